@@ -1,0 +1,1 @@
+"""Metrics: agreement between annotators, divergences between distributions, calibration."""

@@ -1,0 +1,1111 @@
+"""The vote model: items x annotators x labels as integer-coded arrays.
+
+A :class:`Votes` object holds one row per vote as three aligned integer arrays
+(``item_index``, ``annotator_index`` — optional, since some datasets such as
+ChaosNLI publish counts without annotator ids — and ``label_index``) plus the
+lookup tables that give them meaning: ``item_ids``, ``annotator_ids`` and an
+ordered :class:`LabelSet` with aliases. Per-item metadata (texts, original gold
+labels) and gold labels travel with it.
+
+Everything downstream (soft labels, subsampling, annotator quality, aligned
+records) consumes this object or the ``counts()`` matrix derived from it.
+Vote rows keep the order in which they were read, so "vote order" (used by
+ChaosNLI's consecutive-wrong-answers rule) is the row order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from annokit._validation import check_counts, check_option, first_offenders
+from annokit.errors import VoteSchemaError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import datasets
+    import pyarrow as pa
+
+__all__ = ["LabelSet", "Votes", "VoteCounts", "count_batches", "CHAOSNLI_NLI_LABELS"]
+
+DuplicatePolicy = Literal["error", "first", "last", "keep"]
+_MISSING_STRINGS = frozenset({"", "nan", "none", "null", "na", "n/a"})
+
+
+def _natural_key(text: str) -> tuple:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
+def _as_str_values(values: Any, *, what: str, where: str) -> np.ndarray:
+    """Convert ids or labels to an object array of str; reject missing values.
+
+    Integral floats (``1.0``, typical of pandas columns with gaps) become ``"1"``.
+    """
+    arr = values.to_numpy(dtype=object) if isinstance(values, pd.Series) else np.asarray(
+        values, dtype=object
+    )
+    if arr.ndim != 1:
+        arr = arr.reshape(-1)
+    isna = pd.isna(arr)
+    if isna.any():
+        row = int(np.argmax(isna))
+        raise VoteSchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
+    if pd.api.types.infer_dtype(arr, skipna=False) == "string":
+        out = arr
+    else:  # map each distinct value once, not each row
+        codes, uniques = pd.factorize(pd.Series(arr, dtype=object), sort=False)
+        out = np.asarray([_scalar_to_str(v) for v in uniques], dtype=object)[codes]
+    blank = pd.Series(out, dtype=object).str.strip().str.lower().isin(_MISSING_STRINGS).to_numpy()
+    if blank.any():
+        row = int(np.argmax(blank))
+        raise VoteSchemaError(f"{where}: {what} is empty at row {row} (got {arr[row]!r})")
+    return out
+
+
+def _scalar_to_str(v: Any) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return str(v).lower()
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    if isinstance(v, (np.integer,)):
+        return str(int(v))
+    return str(v)
+
+
+class LabelSet:
+    """An ordered set of label names with aliases.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The labels in their canonical order; the column order of every count
+        and probability matrix.
+    aliases : mapping of str to str, optional
+        Alternative spellings mapped to a canonical name (``{"e": "entailment"}``).
+        Lookup is case-sensitive first, then case-insensitive.
+
+    Examples
+    --------
+    >>> labels = LabelSet(["entailment", "neutral", "contradiction"],
+    ...                   aliases={"e": "entailment", "n": "neutral", "c": "contradiction"})
+    >>> labels.encode(["n", "entailment", "c"]).tolist()
+    [1, 0, 2]
+    >>> labels.index_of("C")
+    2
+    """
+
+    def __init__(self, names: Iterable[Any], *, aliases: Mapping[str, str] | None = None):
+        names = tuple(_scalar_to_str(n) for n in names)
+        if not names:
+            raise VoteSchemaError("a label set needs at least one label")
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise VoteSchemaError(f"label names must be unique; repeated: {dup}")
+        self.names: tuple[str, ...] = names
+        self.aliases: dict[str, str] = {}
+        for alias, target in (aliases or {}).items():
+            alias, target = _scalar_to_str(alias), _scalar_to_str(target)
+            if target not in names:
+                raise VoteSchemaError(f"alias {alias!r} points to unknown label {target!r}; "
+                                      f"labels are {list(names)}")
+            if alias in names and alias != target:
+                raise VoteSchemaError(f"alias {alias!r} is itself a label name")
+            self.aliases[alias] = target
+        self._lookup: dict[str, int] = {n: i for i, n in enumerate(names)}
+        for alias, target in self.aliases.items():
+            self._lookup[alias] = self._lookup[target]
+        self._lookup_ci: dict[str, int] = {}
+        for key, idx in self._lookup.items():
+            self._lookup_ci.setdefault(key.lower(), idx)
+
+    @classmethod
+    def infer(cls, values: Iterable[Any]) -> LabelSet:
+        """Label set of the distinct values, in natural sort order ("2" before "10")."""
+        uniq = pd.unique(pd.Series(list(values), dtype=object).map(_scalar_to_str))
+        return cls(sorted(uniq, key=_natural_key))
+
+    @classmethod
+    def coerce(cls, labels: LabelSet | Sequence[Any] | None, values: Iterable[Any] = ()) -> LabelSet:
+        """A LabelSet from an existing one, a sequence of names, or inferred from ``values``."""
+        if isinstance(labels, LabelSet):
+            return labels
+        if labels is None:
+            return cls.infer(values)
+        return cls(labels)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, LabelSet) and self.names == other.names
+                and self.aliases == other.aliases)
+
+    def __hash__(self) -> int:
+        return hash((self.names, tuple(sorted(self.aliases.items()))))
+
+    def __repr__(self) -> str:
+        extra = f", aliases={self.aliases}" if self.aliases else ""
+        return f"LabelSet({list(self.names)}{extra})"
+
+    def index_of(self, label: Any) -> int:
+        """Column index of a label name or alias; raises on an unknown label."""
+        key = _scalar_to_str(label)
+        idx = self._lookup.get(key)
+        if idx is None:
+            idx = self._lookup_ci.get(key.lower())
+        if idx is None:
+            raise VoteSchemaError(f"unknown label {label!r}; expected one of {self._known()}")
+        return idx
+
+    def _known(self) -> list[str]:
+        return list(self.names) + [a for a in self.aliases if a not in self.names]
+
+    def canonical(self, label: Any) -> str:
+        """The canonical name for a label name or alias."""
+        return self.names[self.index_of(label)]
+
+    def encode(self, values: Any, *, where: str = "labels") -> np.ndarray:
+        """Map raw label values (names, aliases, ints) to column indices.
+
+        Vectorised: each distinct value is looked up once. Raises
+        :class:`VoteSchemaError` naming the first unknown or empty value and its row.
+        """
+        raw = _as_str_values(values, what="label", where=where)
+        codes, uniques = pd.factorize(pd.Series(raw, dtype=object), sort=False)
+        table = np.empty(len(uniques), dtype=np.int64)
+        for j, u in enumerate(uniques):
+            try:
+                table[j] = self.index_of(u)
+            except VoteSchemaError:
+                row = int(np.argmax(codes == j))
+                raise VoteSchemaError(
+                    f"{where}: unknown label {u!r} at row {row}; expected one of {self._known()}"
+                ) from None
+        return table[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+
+    def permutation_to(self, names: Sequence[Any]) -> np.ndarray:
+        """Indices ``p`` such that ``matrix_in_names_order[:, p]`` is in this set's order.
+
+        ``names`` must be the same labels (by name or alias) in some order.
+        """
+        idx = [self.index_of(n) for n in names]
+        if sorted(idx) != list(range(len(self))):
+            raise VoteSchemaError(
+                f"label order {list(names)} does not name each of {list(self.names)} exactly once"
+            )
+        return np.argsort(np.asarray(idx))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"names": list(self.names), "aliases": dict(self.aliases)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LabelSet:
+        return cls(data["names"], aliases=data.get("aliases") or {})
+
+
+CHAOSNLI_NLI_LABELS = LabelSet(
+    ["entailment", "neutral", "contradiction"],
+    aliases={"e": "entailment", "n": "neutral", "c": "contradiction"},
+)
+
+
+def _factorize_ids(values: Any, *, what: str, where: str,
+                   order: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes (first-seen order, or ``order``) and the id table for a column of ids."""
+    arr = _as_str_values(values, what=what, where=where)
+    if order is None:
+        codes, uniques = pd.factorize(pd.Series(arr, dtype=object), sort=False)
+        return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+    ids = np.asarray([_scalar_to_str(v) for v in order], dtype=object)
+    codes = pd.Index(ids).get_indexer(arr)
+    if (codes < 0).any():
+        row = int(np.argmax(codes < 0))
+        raise VoteSchemaError(f"{where}: {what} {arr[row]!r} at row {row} is not in the given ids")
+    return codes.astype(np.int64), ids
+
+
+class Votes:
+    """Votes of annotators on items, as integer-coded arrays.
+
+    Build one with :meth:`from_long`, :meth:`from_wide`, :meth:`from_counts`,
+    :meth:`from_arrow` or :meth:`from_hf`, or with a loader from
+    :mod:`annokit.io`. The constructor takes already-coded arrays.
+
+    Parameters
+    ----------
+    item_index : ndarray of shape (n_votes,)
+        Item code of each vote, in ``range(n_items)``.
+    label_index : ndarray of shape (n_votes,)
+        Label code of each vote, in ``range(len(labels))``.
+    item_ids : array-like of str, shape (n_items,)
+    labels : LabelSet
+    annotator_index : ndarray of shape (n_votes,), optional
+        Annotator code of each vote; None when annotator ids are unknown.
+    annotator_ids : array-like of str, shape (n_annotators,), optional
+    item_metadata : DataFrame with n_items rows, optional
+        Per-item fields (texts, original labels), row ``i`` describing item ``i``.
+    gold : ndarray of shape (n_items,), optional
+        Gold label code per item, -1 where an item has no gold label.
+    duplicates : {"error", "first", "last", "keep"}, default="error"
+        What to do with repeated (item, annotator) votes: raise listing the first
+        offenders, keep the first or last of each, or keep them all.
+
+    Attributes
+    ----------
+    n_items, n_votes, n_labels, n_annotators : int (n_annotators is None without ids)
+    n_duplicates_removed : int
+        Votes dropped by ``duplicates="first" | "last"``.
+    """
+
+    def __init__(
+        self,
+        item_index: Any,
+        label_index: Any,
+        *,
+        item_ids: Any,
+        labels: LabelSet,
+        annotator_index: Any = None,
+        annotator_ids: Any = None,
+        item_metadata: pd.DataFrame | None = None,
+        gold: Any = None,
+        duplicates: DuplicatePolicy = "error",
+        source: str = "votes",
+    ):
+        check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
+        if not isinstance(labels, LabelSet):
+            raise VoteSchemaError(f"labels must be a LabelSet; got {type(labels).__name__}")
+        self.labels = labels
+        self.source = source
+        self.item_ids = np.asarray(item_ids, dtype=object).reshape(-1)
+        item_index = np.asarray(item_index)
+        label_index = np.asarray(label_index)
+        if item_index.shape != label_index.shape or item_index.ndim != 1:
+            raise VoteSchemaError(
+                f"{source}: item_index and label_index must be 1-D of equal length; got "
+                f"{item_index.shape} and {label_index.shape}"
+            )
+        n_items = len(self.item_ids)
+        self.item_index = self._check_codes(item_index, n_items, "item_index")
+        self.label_index = self._check_codes(label_index, len(labels), "label_index")
+        if pd.Index(self.item_ids).has_duplicates:
+            dup = pd.Index(self.item_ids)[pd.Index(self.item_ids).duplicated()].unique()
+            raise VoteSchemaError(f"{source}: item ids must be unique; repeated {first_offenders(dup)}")
+
+        if annotator_index is None:
+            if annotator_ids is not None:
+                raise VoteSchemaError(f"{source}: annotator_ids given without annotator_index")
+            self.annotator_index = None
+            self.annotator_ids = None
+        else:
+            annotator_index = np.asarray(annotator_index)
+            if annotator_index.shape != item_index.shape:
+                raise VoteSchemaError(
+                    f"{source}: annotator_index has shape {annotator_index.shape}, "
+                    f"expected {item_index.shape}"
+                )
+            if annotator_ids is None:
+                annotator_ids = np.arange(int(annotator_index.max()) + 1 if annotator_index.size
+                                          else 0).astype(str)
+            self.annotator_ids = np.asarray(annotator_ids, dtype=object).reshape(-1)
+            self.annotator_index = self._check_codes(
+                annotator_index, len(self.annotator_ids), "annotator_index"
+            )
+
+        if item_metadata is None:
+            item_metadata = pd.DataFrame(index=pd.RangeIndex(n_items))
+        elif len(item_metadata) != n_items:
+            raise VoteSchemaError(
+                f"{source}: item_metadata has {len(item_metadata)} rows for {n_items} items"
+            )
+        self.item_metadata = item_metadata.reset_index(drop=True)
+
+        if gold is None:
+            self.gold = None
+        else:
+            gold = np.asarray(gold)
+            if gold.shape != (n_items,):
+                raise VoteSchemaError(f"{source}: gold has shape {gold.shape}, expected ({n_items},)")
+            gold = gold.astype(np.int64)
+            if gold.size and (gold.min() < -1 or gold.max() >= len(labels)):
+                raise VoteSchemaError(f"{source}: gold codes must be -1 (none) or label indices")
+            self.gold = gold
+
+        self.n_duplicates_removed = 0
+        if self.annotator_index is not None and duplicates != "keep":
+            self._resolve_duplicates(duplicates)
+
+        empty = np.flatnonzero(np.bincount(self.item_index, minlength=n_items) == 0)
+        if empty.size:
+            raise VoteSchemaError(
+                f"{source}: {empty.size} item(s) have zero votes, e.g. "
+                f"{first_offenders(self.item_ids[empty])}"
+            )
+
+    # -- construction helpers -------------------------------------------------
+
+    def _check_codes(self, codes: np.ndarray, n: int, name: str) -> np.ndarray:
+        if codes.size and codes.dtype.kind not in "iu":
+            raise VoteSchemaError(f"{self.source}: {name} must be integers; got dtype {codes.dtype}")
+        codes = codes.astype(np.int32 if n < 2**31 - 1 else np.int64, copy=False)
+        if codes.size and (codes.min() < 0 or codes.max() >= n):
+            raise VoteSchemaError(f"{self.source}: {name} has codes outside range({n})")
+        return codes
+
+    def _resolve_duplicates(self, policy: DuplicatePolicy) -> None:
+        key = self.item_index.astype(np.int64) * max(len(self.annotator_ids), 1) + self.annotator_index
+        dup_mask = pd.Series(key).duplicated(keep=False).to_numpy()
+        if not dup_mask.any():
+            return
+        if policy == "error":
+            rows = np.flatnonzero(dup_mask)
+            pairs = list(dict.fromkeys(
+                (self.item_ids[self.item_index[r]], self.annotator_ids[self.annotator_index[r]])
+                for r in rows[:50]
+            ))
+            n_pairs = int(pd.Series(key[dup_mask]).nunique())
+            raise VoteSchemaError(
+                f"{self.source}: {n_pairs} (item, annotator) pair(s) have more than one vote, e.g. "
+                f"{first_offenders(pairs)}; pass duplicates='first', 'last' or 'keep' to accept them"
+            )
+        keep = ~pd.Series(key).duplicated(keep=policy).to_numpy()
+        self.n_duplicates_removed = int((~keep).sum())
+        self.item_index = self.item_index[keep]
+        self.label_index = self.label_index[keep]
+        self.annotator_index = self.annotator_index[keep]
+
+    # -- basic properties -----------------------------------------------------
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_votes(self) -> int:
+        return len(self.item_index)
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def has_annotators(self) -> bool:
+        return self.annotator_index is not None
+
+    @property
+    def n_annotators(self) -> int | None:
+        return None if self.annotator_ids is None else len(self.annotator_ids)
+
+    def __repr__(self) -> str:
+        ann = "unknown" if self.n_annotators is None else self.n_annotators
+        return (f"Votes(n_items={self.n_items}, n_votes={self.n_votes}, n_annotators={ann}, "
+                f"labels={list(self.labels.names)})")
+
+    def __len__(self) -> int:
+        return self.n_votes
+
+    # -- derived views --------------------------------------------------------
+
+    def counts(self) -> np.ndarray:
+        """Vote counts, an int64 ndarray of shape (n_items, n_labels)."""
+        flat = self.item_index.astype(np.int64) * self.n_labels + self.label_index
+        return np.bincount(flat, minlength=self.n_items * self.n_labels).reshape(
+            self.n_items, self.n_labels
+        )
+
+    def votes_per_item(self) -> np.ndarray:
+        """Number of votes on each item, shape (n_items,)."""
+        return np.bincount(self.item_index, minlength=self.n_items)
+
+    def votes_per_annotator(self) -> np.ndarray:
+        """Number of votes by each annotator, shape (n_annotators,)."""
+        self._require_annotators("votes_per_annotator")
+        return np.bincount(self.annotator_index, minlength=self.n_annotators)
+
+    def annotator_label_counts(self) -> np.ndarray:
+        """How often each annotator used each label, shape (n_annotators, n_labels)."""
+        self._require_annotators("annotator_label_counts")
+        flat = self.annotator_index.astype(np.int64) * self.n_labels + self.label_index
+        return np.bincount(flat, minlength=self.n_annotators * self.n_labels).reshape(
+            self.n_annotators, self.n_labels
+        )
+
+    def _require_annotators(self, what: str) -> None:
+        if self.annotator_index is None:
+            raise VoteSchemaError(
+                f"{what} needs annotator ids, but {self.source} has none (counts-only data such "
+                "as ChaosNLI)"
+            )
+
+    def gold_labels(self) -> np.ndarray:
+        """Gold label codes (n_items,), -1 where unknown; raises when there is no gold at all."""
+        if self.gold is None or not (self.gold >= 0).any():
+            raise VoteSchemaError(f"{self.source} has no gold labels")
+        return self.gold
+
+    # -- subsetting -----------------------------------------------------------
+
+    def select_votes(self, mask: Any) -> Votes:
+        """Keep the votes where ``mask`` is true; items left with no vote are removed.
+
+        The caller is responsible for reporting removed items (see ``item_ids``
+        of the result against this object's).
+        """
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != (self.n_votes,):
+            raise VoteSchemaError(f"vote mask has shape {mask.shape}, expected ({self.n_votes},)")
+        keep_items = np.bincount(self.item_index[mask], minlength=self.n_items) > 0
+        remap = np.cumsum(keep_items) - 1
+        return self._rebuild(
+            item_index=remap[self.item_index[mask]],
+            label_index=self.label_index[mask],
+            annotator_index=None if self.annotator_index is None else self.annotator_index[mask],
+            item_keep=keep_items,
+        )
+
+    def select_items(self, items: Any) -> Votes:
+        """Keep the given items (a boolean mask over items or integer positions), in that order."""
+        items = np.asarray(items)
+        if items.dtype == bool:
+            if items.shape != (self.n_items,):
+                raise VoteSchemaError(f"item mask has shape {items.shape}, expected ({self.n_items},)")
+            positions = np.flatnonzero(items)
+        else:
+            positions = items.astype(np.int64)
+            if positions.size and (positions.min() < 0 or positions.max() >= self.n_items):
+                raise VoteSchemaError(f"item positions must be in range({self.n_items})")
+            if len(np.unique(positions)) != len(positions):
+                raise VoteSchemaError("item positions must not repeat")
+        remap = np.full(self.n_items, -1, dtype=np.int64)
+        remap[positions] = np.arange(len(positions))
+        new_item = remap[self.item_index]
+        mask = new_item >= 0
+        # stable sort by new item position keeps within-item vote order
+        order = np.argsort(new_item[mask], kind="stable")
+        return Votes(
+            new_item[mask][order], self.label_index[mask][order], item_ids=self.item_ids[positions],
+            labels=self.labels,
+            annotator_index=None if self.annotator_index is None
+            else self.annotator_index[mask][order],
+            annotator_ids=self.annotator_ids,
+            item_metadata=self.item_metadata.iloc[positions],
+            gold=None if self.gold is None else self.gold[positions],
+            duplicates="keep", source=self.source,
+        )
+
+    def _rebuild(self, *, item_index, label_index, annotator_index, item_keep) -> Votes:
+        return Votes(
+            item_index, label_index, item_ids=self.item_ids[item_keep], labels=self.labels,
+            annotator_index=annotator_index, annotator_ids=self.annotator_ids,
+            item_metadata=self.item_metadata.loc[item_keep],
+            gold=None if self.gold is None else self.gold[item_keep],
+            duplicates="keep", source=self.source,
+        )
+
+    def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
+        """Positions of item ids (str-compared); -1 for ids that are not present."""
+        ids = np.asarray([_scalar_to_str(i) for i in ids], dtype=object)
+        return pd.Index(self.item_ids).get_indexer(ids)
+
+    # -- equality -------------------------------------------------------------
+
+    def equals(self, other: Votes) -> bool:
+        """True when both hold the same votes, ids, labels, metadata and gold, in the same order."""
+        if not isinstance(other, Votes):
+            return False
+
+        def same(a, b):
+            if a is None or b is None:
+                return a is None and b is None
+            return np.array_equal(np.asarray(a), np.asarray(b))
+
+        return (
+            self.labels == other.labels
+            and same(self.item_ids, other.item_ids)
+            and same(self.item_index, other.item_index)
+            and same(self.label_index, other.label_index)
+            and same(self.annotator_index, other.annotator_index)
+            and same(self.annotator_ids, other.annotator_ids)
+            and same(self.gold, other.gold)
+            and _frames_equal(self.item_metadata, other.item_metadata)
+        )
+
+    # -- constructors ---------------------------------------------------------
+
+    @classmethod
+    def from_long(
+        cls,
+        df: pd.DataFrame,
+        *,
+        item: str = "item",
+        label: str = "label",
+        annotator: str | None = "annotator",
+        labels: LabelSet | Sequence[Any] | None = None,
+        gold: str | None = None,
+        item_columns: Sequence[str] = (),
+        duplicates: DuplicatePolicy = "error",
+        source: str = "votes",
+    ) -> Votes:
+        """Votes from a long DataFrame, one row per vote.
+
+        Parameters
+        ----------
+        df : DataFrame
+            One row per vote.
+        item, label : str
+            Column names of the item id and the label.
+        annotator : str or None
+            Column of annotator ids; None (or a missing column named
+            ``"annotator"``, the default) means annotator ids are unknown.
+        labels : LabelSet or sequence of names, optional
+            Label order. Default: a categorical column's categories (a
+            :meth:`to_long` frame round-trips), else the distinct values in
+            natural order.
+        gold : str, optional
+            Column holding each item's gold label (constant within an item).
+        item_columns : sequence of str
+            Columns holding per-item metadata (constant within an item).
+
+        Raises
+        ------
+        VoteSchemaError
+            Missing columns, missing ids, empty or unknown labels, duplicate
+            (item, annotator) votes, or item fields that vary within an item.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"item": ["q1", "q1", "q2"], "annotator": ["a", "b", "a"],
+        ...                    "label": ["yes", "no", "yes"]})
+        >>> Votes.from_long(df).counts().tolist()
+        [[1, 1], [0, 1]]
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise VoteSchemaError(f"{source}: expected a pandas DataFrame; got {type(df).__name__}")
+        if annotator == "annotator" and "annotator" not in df.columns:
+            annotator = None
+        wanted = [c for c in (item, label, annotator, gold, *item_columns) if c is not None]
+        missing = [c for c in wanted if c not in df.columns]
+        if missing:
+            raise VoteSchemaError(
+                f"{source} is missing column(s) {missing}; got {list(map(str, df.columns))}"
+            )
+        if len(df) == 0:
+            raise VoteSchemaError(f"{source} has no votes")
+        attrs = df.attrs.get("annokit", {})
+        if labels is None and "labels" in attrs:
+            labels = LabelSet.from_dict(attrs["labels"])
+        elif labels is None and isinstance(df[label].dtype, pd.CategoricalDtype):
+            labels = LabelSet(list(df[label].cat.categories))
+        label_values = df[label]
+        if isinstance(label_values.dtype, pd.CategoricalDtype):
+            label_values = label_values.astype(object)
+        labelset = LabelSet.coerce(labels, _as_str_values(label_values, what="label",
+                                                          where=f"{source}, column {label!r}"))
+        label_codes = labelset.encode(label_values, where=f"{source}, column {label!r}")
+        item_order = (list(df[item].cat.categories)
+                      if isinstance(df[item].dtype, pd.CategoricalDtype) else None)
+        item_codes, item_ids = _factorize_ids(
+            df[item].astype(object), what="item id", where=f"{source}, column {item!r}",
+            order=item_order,
+        )
+        ann_codes = ann_ids = None
+        if annotator is not None:
+            ann_order = (list(df[annotator].cat.categories)
+                         if isinstance(df[annotator].dtype, pd.CategoricalDtype) else None)
+            ann_codes, ann_ids = _factorize_ids(
+                df[annotator].astype(object), what="annotator id",
+                where=f"{source}, column {annotator!r}", order=ann_order,
+            )
+        first_rows = _first_row_per_item(item_codes, len(item_ids))
+        meta_cols = [c for c in item_columns if c != gold]
+        if "item_metadata" in attrs and not meta_cols:
+            meta = pd.DataFrame(attrs["item_metadata"], index=pd.RangeIndex(len(item_ids)))
+        else:
+            meta = _item_fields(df, item_codes, first_rows, meta_cols, item_ids, source)
+        gold_codes = None
+        if gold is not None:
+            gold_codes = _gold_codes(df[gold], item_codes, first_rows, labelset, item_ids,
+                                     f"{source}, column {gold!r}")
+        elif "gold" in attrs:
+            gold_codes = np.asarray(attrs["gold"], dtype=np.int64)
+        return cls(item_codes, label_codes, item_ids=item_ids, labels=labelset,
+                   annotator_index=ann_codes, annotator_ids=ann_ids, item_metadata=meta,
+                   gold=gold_codes, duplicates=duplicates, source=source)
+
+    @classmethod
+    def from_wide(
+        cls,
+        df: pd.DataFrame,
+        *,
+        item: str = "item",
+        annotator_columns: Sequence[str] | None = None,
+        labels: LabelSet | Sequence[Any] | None = None,
+        gold: str | None = None,
+        item_columns: Sequence[str] = (),
+        source: str = "votes",
+    ) -> Votes:
+        """Votes from a wide DataFrame: one row per item, one column per annotator.
+
+        A blank cell (NaN, None or empty string) means the annotator did not vote
+        on that item. ``annotator_columns`` defaults to every column other than
+        ``item``, ``gold`` and ``item_columns``.
+
+        Examples
+        --------
+        >>> wide = pd.DataFrame({"item": ["q1", "q2"], "ann1": ["yes", None], "ann2": ["no", "no"]})
+        >>> Votes.from_wide(wide).counts().tolist()
+        [[1, 1], [1, 0]]
+        """
+        if item not in df.columns:
+            raise VoteSchemaError(f"{source} is missing column {item!r}; got {list(df.columns)}")
+        reserved = {item, gold, *item_columns}
+        if annotator_columns is None:
+            annotator_columns = [c for c in df.columns if c not in reserved]
+        missing = [c for c in annotator_columns if c not in df.columns]
+        if missing:
+            raise VoteSchemaError(f"{source} is missing annotator column(s) {missing}")
+        if not annotator_columns:
+            raise VoteSchemaError(f"{source} has no annotator columns")
+        item_codes_row, item_ids = _factorize_ids(df[item].astype(object), what="item id",
+                                                  where=f"{source}, column {item!r}")
+        if len(item_ids) != len(df):
+            dup = df[item][df[item].duplicated()].tolist()
+            raise VoteSchemaError(f"{source}: each item must be on one row; repeated {first_offenders(dup)}")
+        cells = df[list(annotator_columns)].to_numpy(dtype=object)
+        present = ~pd.isna(cells)
+        present &= ~pd.DataFrame(cells).astype(str).apply(lambda s: s.str.strip() == "").to_numpy()
+        empty_rows = np.flatnonzero(~present.any(axis=1))
+        if empty_rows.size:
+            raise VoteSchemaError(
+                f"{source}: {empty_rows.size} item(s) have zero votes, e.g. "
+                f"{first_offenders(item_ids[empty_rows])}"
+            )
+        rows, cols = np.nonzero(present)  # row-major: votes grouped by item
+        values = cells[rows, cols]
+        labelset = LabelSet.coerce(labels, _as_str_values(values, what="label", where=source))
+        label_codes = labelset.encode(values, where=source)
+        meta = df[list(item_columns)].reset_index(drop=True) if item_columns else None
+        gold_codes = None
+        if gold is not None:
+            gold_codes = _gold_codes(df[gold], np.arange(len(df)), np.arange(len(df)), labelset,
+                                     item_ids, f"{source}, column {gold!r}")
+        return cls(item_codes_row[rows], label_codes, item_ids=item_ids, labels=labelset,
+                   annotator_index=cols, annotator_ids=[str(c) for c in annotator_columns],
+                   item_metadata=meta, gold=gold_codes, source=source)
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: Any,
+        *,
+        labels: LabelSet | Sequence[Any] | None = None,
+        item_ids: Sequence[Any] | None = None,
+        item_metadata: pd.DataFrame | None = None,
+        gold: Any = None,
+        source: str = "counts",
+    ) -> Votes:
+        """Votes from an (n_items, n_labels) count matrix (annotator ids unknown).
+
+        A DataFrame's index gives the item ids and its columns the labels.
+
+        Examples
+        --------
+        >>> Votes.from_counts([[3, 1], [0, 2]], labels=["yes", "no"]).n_votes
+        6
+        """
+        if isinstance(counts, pd.DataFrame):
+            item_ids = list(counts.index) if item_ids is None else item_ids
+            labels = list(counts.columns) if labels is None else labels
+            counts = counts.to_numpy()
+        arr = check_counts(counts, name=source, allow_empty_rows=True)
+        if item_ids is None:
+            item_ids = np.arange(arr.shape[0]).astype(str)
+        item_ids = _as_str_values(item_ids, what="item id", where=source)
+        if len(item_ids) != arr.shape[0]:
+            raise VoteSchemaError(f"{source}: {len(item_ids)} item ids for {arr.shape[0]} rows")
+        empty = np.flatnonzero(arr.sum(axis=1) == 0)
+        if empty.size:
+            raise VoteSchemaError(
+                f"{source}: {empty.size} item(s) have zero votes, e.g. {first_offenders(item_ids[empty])}"
+            )
+        labelset = LabelSet.coerce(labels if labels is not None else
+                                   [str(j) for j in range(arr.shape[1])])
+        if len(labelset) != arr.shape[1]:
+            raise VoteSchemaError(f"{source}: {len(labelset)} labels for {arr.shape[1]} columns")
+        flat = arr.reshape(-1)
+        cells = np.repeat(np.arange(flat.size), flat)
+        item_index, label_index = np.divmod(cells, arr.shape[1])
+        return cls(item_index, label_index, item_ids=item_ids, labels=labelset,
+                   item_metadata=item_metadata, gold=gold, source=source)
+
+    @classmethod
+    def from_arrow(
+        cls,
+        data: pa.Table | Iterable[pa.RecordBatch],
+        *,
+        item: str = "item",
+        label: str = "label",
+        annotator: str | None = "annotator",
+        labels: LabelSet | Sequence[Any] | None = None,
+        duplicates: DuplicatePolicy = "error",
+        source: str = "votes",
+    ) -> Votes:
+        """Votes from an Arrow table or an iterable of record batches (long format).
+
+        Ids and labels are dictionary-encoded by Arrow (C++), not by Python.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = data if isinstance(data, pa.Table) else pa.Table.from_batches(list(data))
+        if annotator == "annotator" and "annotator" not in table.column_names:
+            annotator = None
+        wanted = [c for c in (item, label, annotator) if c is not None]
+        missing = [c for c in wanted if c not in table.column_names]
+        if missing:
+            raise VoteSchemaError(f"{source} is missing column(s) {missing}; got {table.column_names}")
+        if table.num_rows == 0:
+            raise VoteSchemaError(f"{source} has no votes")
+
+        def encode(col: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+            arr = table.column(col)
+            if arr.null_count:
+                row = int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
+                raise VoteSchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
+            if not pa.types.is_dictionary(arr.type):
+                arr = pc.dictionary_encode(arr)
+            arr = arr.unify_dictionaries() if isinstance(arr, pa.ChunkedArray) else arr
+            chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+            dictionary = chunks[0].dictionary
+            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks])
+            return codes.astype(np.int64, copy=False), np.asarray(dictionary.to_pylist(), dtype=object)
+
+        item_codes, item_dict = encode(item, "item id")
+        # the dictionary is in first-seen order; drop entries no row uses (from unify)
+        item_codes, item_ids = _compact(item_codes, item_dict)
+        item_ids = _as_str_values(item_ids, what="item id", where=f"{source}, column {item!r}")
+        label_codes, label_dict = encode(label, "label")
+        label_dict = _as_str_values(label_dict, what="label", where=f"{source}, column {label!r}")
+        labelset = LabelSet.coerce(labels, label_dict)
+        try:
+            table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
+        except VoteSchemaError as exc:
+            raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
+        ann_codes = ann_ids = None
+        if annotator is not None:
+            ann_codes, ann_dict = encode(annotator, "annotator id")
+            ann_codes, ann_ids = _compact(ann_codes, ann_dict)
+            ann_ids = _as_str_values(ann_ids, what="annotator id", where=source)
+        return cls(item_codes, table_map[label_codes], item_ids=item_ids, labels=labelset,
+                   annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
+                   source=source)
+
+    # -- exporters ------------------------------------------------------------
+
+    def to_long(self) -> pd.DataFrame:
+        """One row per vote: ``item``, ``annotator`` (when known) and ``label`` columns.
+
+        Ids and labels are categoricals whose categories keep the id tables and
+        label order; label aliases, item metadata and gold ride in
+        ``df.attrs["annokit"]``, so :meth:`from_long` restores an equal object.
+        """
+        data = {"item": pd.Categorical.from_codes(self.item_index, categories=self.item_ids)}
+        if self.annotator_index is not None:
+            data["annotator"] = pd.Categorical.from_codes(self.annotator_index,
+                                                          categories=self.annotator_ids)
+        data["label"] = pd.Categorical.from_codes(self.label_index,
+                                                  categories=list(self.labels.names))
+        df = pd.DataFrame(data)
+        df.attrs["annokit"] = {
+            "labels": self.labels.to_dict(),
+            "item_metadata": self.item_metadata.to_dict(orient="list"),
+        }
+        if self.gold is not None:
+            df.attrs["annokit"]["gold"] = self.gold.tolist()
+        return df
+
+    def to_hf(self) -> datasets.Dataset:
+        """A Hugging Face ``datasets.Dataset`` with one row per item.
+
+        Columns: ``item`` (str), ``labels`` (sequence of ``ClassLabel`` in this
+        label order), ``annotators`` (sequence of str, when known), ``gold``
+        (``ClassLabel``, -1 for none, when present), then the item metadata.
+        Label aliases are kept in the dataset's ``info.description`` as JSON.
+        """
+        import datasets
+
+        order = np.argsort(self.item_index, kind="stable")
+        bounds = np.cumsum(self.votes_per_item())[:-1]
+        labels_per_item = np.split(self.label_index[order].astype(np.int64), bounds)
+        class_label = datasets.ClassLabel(names=list(self.labels.names))
+        columns: dict[str, Any] = {"item": [str(i) for i in self.item_ids],
+                                   "labels": [x.tolist() for x in labels_per_item]}
+        features: dict[str, Any] = {"item": datasets.Value("string"),
+                                    "labels": datasets.Sequence(class_label)}
+        if self.annotator_index is not None:
+            ann_names = self.annotator_ids.astype(str)
+            columns["annotators"] = [ann_names[x].tolist() for x in
+                                     np.split(self.annotator_index[order], bounds)]
+            features["annotators"] = datasets.Sequence(datasets.Value("string"))
+        if self.gold is not None:
+            columns["gold"] = self.gold.tolist()
+            features["gold"] = class_label
+        meta = self.item_metadata
+        reserved = set(columns)
+        clash = [c for c in meta.columns if c in reserved]
+        if clash:
+            raise VoteSchemaError(f"item metadata column(s) {clash} clash with reserved names")
+        ds_meta = datasets.Dataset.from_pandas(meta, preserve_index=False) if len(meta.columns) \
+            else None
+        if ds_meta is not None:
+            for c in meta.columns:
+                columns[c] = ds_meta[c]
+                features[c] = ds_meta.features[c]
+        features = datasets.Features(features)
+        info = datasets.DatasetInfo(features=features, description=json.dumps(
+            {"annokit": {"labels": self.labels.to_dict(),
+                         "annotator_ids_known": self.annotator_index is not None,
+                         "annotator_ids": None if self.annotator_ids is None
+                         else [str(a) for a in self.annotator_ids],
+                         "metadata_columns": [str(c) for c in meta.columns]}}))
+        return datasets.Dataset.from_dict(columns, features=features, info=info)
+
+    @classmethod
+    def from_hf(
+        cls,
+        dataset: datasets.Dataset,
+        *,
+        item: str = "item",
+        labels_column: str = "labels",
+        annotators_column: str | None = "annotators",
+        gold: str | None = "gold",
+        source: str = "dataset",
+    ) -> Votes:
+        """Votes from a Hugging Face dataset with one row per item and a list of votes.
+
+        Label names come from a ``ClassLabel`` feature when the votes are
+        class-coded, else from the values. Other columns become item metadata.
+        """
+        import datasets
+
+        cols = dataset.column_names
+        for c in (item, labels_column):
+            if c not in cols:
+                raise VoteSchemaError(f"{source} is missing column {c!r}; got {cols}")
+        stored: dict[str, Any] = {}
+        try:
+            stored = json.loads(dataset.info.description or "{}").get("annokit", {})
+        except (json.JSONDecodeError, AttributeError):
+            stored = {}
+        feat = dataset.features[labels_column]
+        inner = getattr(feat, "feature", None)
+        if inner is None and isinstance(feat, list) and feat:
+            inner = feat[0]
+        table = dataset.data.table
+        import pyarrow.compute as pc
+
+        lists = table.column(labels_column).combine_chunks()
+        lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False)
+        item_ids = _as_str_values(table.column(item).to_pylist(), what="item id", where=source)
+        flat_values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
+        if isinstance(inner, datasets.ClassLabel):
+            names = inner.names
+            aliases = stored.get("labels", {}).get("aliases", {})
+            labelset = LabelSet(names, aliases=aliases)
+            label_codes = flat_values.astype(np.int64)
+            if label_codes.size and (label_codes.min() < 0 or label_codes.max() >= len(names)):
+                raise VoteSchemaError(f"{source}: class-coded votes outside the ClassLabel range")
+        else:
+            labelset = (LabelSet.from_dict(stored["labels"]) if "labels" in stored
+                        else LabelSet.infer(flat_values))
+            label_codes = labelset.encode(flat_values, where=f"{source}, column {labels_column!r}")
+        item_index = np.repeat(np.arange(len(item_ids)), lengths)
+        ann_codes = ann_ids = None
+        if annotators_column and annotators_column in cols:
+            ann_flat = pc.list_flatten(table.column(annotators_column).combine_chunks())
+            order = stored.get("annotator_ids")
+            ann_codes, ann_ids = _factorize_ids(ann_flat.to_numpy(zero_copy_only=False),
+                                                what="annotator id", where=source, order=order)
+        gold_codes = None
+        reserved = {item, labels_column, annotators_column}
+        if gold and gold in cols:
+            reserved.add(gold)
+            gfeat = dataset.features[gold]
+            gvals = table.column(gold).to_numpy(zero_copy_only=False)
+            if isinstance(gfeat, datasets.ClassLabel):
+                gold_codes = gvals.astype(np.int64)
+            else:
+                gold_codes = np.full(len(item_ids), -1, dtype=np.int64)
+                have = ~pd.isna(gvals)
+                gold_codes[have] = labelset.encode(gvals[have], where=f"{source}, column {gold!r}")
+        meta_cols = [c for c in cols if c not in reserved]
+        meta = (dataset.select_columns(meta_cols).to_pandas() if meta_cols
+                else pd.DataFrame(index=pd.RangeIndex(len(item_ids))))
+        return cls(item_index, label_codes, item_ids=item_ids, labels=labelset,
+                   annotator_index=ann_codes, annotator_ids=ann_ids, item_metadata=meta,
+                   gold=gold_codes, duplicates="error", source=source)
+
+
+# -- chunked counting (map-reduce) -------------------------------------------
+
+class VoteCounts:
+    """Item x label vote counts keyed by item id; mergeable across chunks.
+
+    ``count_batches`` produces one per chunk (or per worker); ``merge`` adds
+    two, aligning items by id. Merging is associative and commutative up to
+    item order (first-seen order is kept), so the same code runs on a
+    distributed engine. Duplicate (item, annotator) votes cannot be detected
+    across chunks; build a :class:`Votes` when that check matters.
+    """
+
+    def __init__(self, item_ids: Any, counts: np.ndarray, labels: LabelSet):
+        self.item_ids = np.asarray(item_ids, dtype=object)
+        self.counts = np.asarray(counts, dtype=np.int64)
+        self.labels = labels
+
+    def merge(self, other: VoteCounts) -> VoteCounts:
+        if other.labels.names != self.labels.names:
+            raise VoteSchemaError(
+                f"cannot merge counts over labels {list(self.labels.names)} and "
+                f"{list(other.labels.names)}"
+            )
+        pos = pd.Index(self.item_ids).get_indexer(other.item_ids)
+        new = pos < 0
+        ids = np.concatenate([self.item_ids, other.item_ids[new]])
+        counts = np.concatenate([self.counts, np.zeros((int(new.sum()), len(self.labels)),
+                                                       dtype=np.int64)])
+        pos[new] = np.arange(len(self.item_ids), len(ids))
+        np.add.at(counts, pos, other.counts)
+        return VoteCounts(ids, counts, self.labels)
+
+    def to_votes(self, *, source: str = "counts") -> Votes:
+        return Votes.from_counts(self.counts, labels=self.labels, item_ids=self.item_ids,
+                                 source=source)
+
+
+def count_batches(
+    batches: Iterable[pa.RecordBatch] | pa.Table,
+    *,
+    labels: LabelSet | Sequence[Any],
+    item: str = "item",
+    label: str = "label",
+    source: str = "votes",
+) -> VoteCounts:
+    """Count votes chunk by chunk and sum the partial counts.
+
+    Each batch is dictionary-encoded by Arrow and counted with ``bincount``; the
+    per-chunk :class:`VoteCounts` are merged by item id. The label set must be
+    given up front, so every chunk codes labels the same way.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    labelset = LabelSet.coerce(labels)
+    if isinstance(batches, pa.Table):
+        batches = batches.to_batches()
+    total: VoteCounts | None = None
+    for n, batch in enumerate(batches):
+        if batch.num_rows == 0:
+            continue
+        where = f"{source}, batch {n}"
+        for col in (item, label):
+            if col not in batch.schema.names:
+                raise VoteSchemaError(f"{where} is missing column {col!r}; got {batch.schema.names}")
+            if batch.column(col).null_count:
+                raise VoteSchemaError(f"{where}: column {col!r} has missing values")
+        items = batch.column(item)
+        items = items if pa.types.is_dictionary(items.type) else pc.dictionary_encode(items)
+        labs = batch.column(label)
+        labs = labs if pa.types.is_dictionary(labs.type) else pc.dictionary_encode(labs)
+        lab_map = labelset.encode(
+            _as_str_values(labs.dictionary.to_pylist(), what="label", where=where), where=where
+        )
+        ic = items.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        lc = lab_map[labs.indices.to_numpy(zero_copy_only=False)]
+        n_i, n_l = len(items.dictionary), len(labelset)
+        counts = np.bincount(ic * n_l + lc, minlength=n_i * n_l).reshape(n_i, n_l)
+        ids = _as_str_values(items.dictionary.to_pylist(), what="item id", where=where)
+        used = counts.sum(axis=1) > 0
+        part = VoteCounts(ids[used], counts[used], labelset)
+        total = part if total is None else total.merge(part)
+    if total is None:
+        raise VoteSchemaError(f"{source} has no votes")
+    return total
+
+
+# -- private helpers ----------------------------------------------------------
+
+def _compact(codes: np.ndarray, dictionary: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop unused dictionary entries and renumber codes in first-seen order."""
+    n = len(dictionary)
+    first = np.full(n, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes)))
+    used = np.flatnonzero(first < len(codes))
+    used = used[np.argsort(first[used], kind="stable")]
+    remap = np.full(n, -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return remap[codes], dictionary[used]
+
+
+def _first_row_per_item(item_codes: np.ndarray, n_items: int) -> np.ndarray:
+    first = np.full(n_items, len(item_codes), dtype=np.int64)
+    np.minimum.at(first, item_codes, np.arange(len(item_codes)))
+    return first
+
+
+def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarray,
+                 columns: Sequence[str], item_ids: np.ndarray, source: str) -> pd.DataFrame:
+    """Per-item metadata from columns that must be constant within each item."""
+    if not columns:
+        return pd.DataFrame(index=pd.RangeIndex(len(first_rows)))
+    meta = df[list(columns)].iloc[first_rows].reset_index(drop=True)
+    for c in columns:
+        col = df[c]
+        if col.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():
+            continue  # nested values are taken from the first row
+        values = col.to_numpy(dtype=object)
+        expected = meta[c].to_numpy(dtype=object)[item_codes]
+        same = (values == expected) | (pd.isna(values) & pd.isna(expected))
+        if not same.all():
+            row = int(np.argmin(same))
+            raise VoteSchemaError(
+                f"{source}: column {c!r} must be constant within an item; item "
+                f"{item_ids[item_codes[row]]!r} has {expected[row]!r} and {values[row]!r} (row {row})"
+            )
+    return meta
+
+
+def _gold_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarray,
+                labels: LabelSet, item_ids: np.ndarray, where: str) -> np.ndarray:
+    frame = pd.DataFrame({"g": column.to_numpy(dtype=object)})
+    _item_fields(frame, item_codes, first_rows, ["g"], item_ids, where)
+    per_item = column.to_numpy(dtype=object)[first_rows]
+    out = np.full(len(first_rows), -1, dtype=np.int64)
+    have = ~pd.isna(per_item)
+    if have.any():
+        out[have] = labels.encode(per_item[have], where=where)
+    return out
+
+
+def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return False
+    for c in a.columns:
+        x = a[c].tolist()
+        y = b[c].tolist()
+        if len(x) != len(y):
+            return False
+        for u, v in zip(x, y):
+            if isinstance(u, np.ndarray):
+                u = u.tolist()
+            if isinstance(v, np.ndarray):
+                v = v.tolist()
+            if u != v and not (pd.api.types.is_scalar(u) and pd.isna(u) and pd.isna(v)):
+                return False
+    return True
