@@ -1,0 +1,151 @@
+"""Loaders and writers: files in, :class:`~annokit.votes.Votes` out.
+
+``read_votes`` is the single entry point the CLI uses; it dispatches on
+``format`` ("auto" sniffs the file): ChaosNLI JSON Lines, long tables (one
+row per vote) or wide tables (one column per annotator).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from annokit._validation import check_option
+from annokit.errors import DataFormatError
+from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
+from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
+from annokit.io.tabular import (
+    attach_gold,
+    detect_columns,
+    read_gold,
+    read_long,
+    read_table,
+    read_wide,
+)
+from annokit.votes import DuplicatePolicy, LabelSet, Votes
+
+__all__ = [
+    "read_votes",
+    "read_chaosnli",
+    "read_long",
+    "read_wide",
+    "read_gold",
+    "read_table",
+    "attach_gold",
+    "detect_columns",
+    "load_dataset",
+    "dataset_path",
+    "list_datasets",
+    "write_votes",
+    "REGISTRY",
+    "FORMATS",
+]
+
+Format = Literal["auto", "chaosnli", "long", "wide"]
+FORMATS = ("auto", "chaosnli", "long", "wide")
+
+
+def sniff_format(path: str | os.PathLike) -> str:
+    """Guess "chaosnli", "long" or "wide" from a file's extension and columns."""
+    path = Path(path)
+    if path.suffix.lower() in (".jsonl", ".json", ".ndjson") and looks_like_chaosnli(path):
+        return "chaosnli"
+    df = read_table(path).head(0) if path.suffix.lower() != ".parquet" else None
+    columns = list(df.columns) if df is not None else _parquet_columns(path)
+    roles = detect_columns(columns)
+    if roles["item"] is not None and roles["label"] is not None:
+        return "long"
+    if roles["item"] is not None and len(columns) > 1:
+        return "wide"
+    raise DataFormatError(
+        f"{path.name}: cannot tell the format from columns {columns}; pass --format "
+        "(chaosnli, long or wide) and name the columns"
+    )
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return list(pq.read_schema(path).names)
+
+
+def read_votes(
+    path: str | os.PathLike,
+    *,
+    format: Format = "auto",
+    columns: Mapping[str, str | None] | None = None,
+    labels: LabelSet | Sequence[Any] | None = None,
+    gold: str | os.PathLike | None = None,
+    duplicates: DuplicatePolicy = "error",
+) -> Votes:
+    """Read votes from a file in any supported format.
+
+    Parameters
+    ----------
+    path : path-like
+        A ChaosNLI ``.jsonl`` file, or a CSV / TSV / JSON Lines / Parquet table,
+        or the name of a registered dataset (``"chaosnli-snli"``), which is then
+        loaded from the cache.
+    format : {"auto", "chaosnli", "long", "wide"}
+    columns : mapping, optional
+        Column roles for long files (see :func:`annokit.io.read_long`).
+    labels : LabelSet or sequence of names, optional
+    gold : path-like, optional
+        A separate gold file for long files.
+    duplicates : {"error", "first", "last", "keep"}
+    """
+    check_option("format", format, FORMATS)
+    if str(path) in REGISTRY and not Path(path).exists():
+        return load_dataset(str(path))
+    path = Path(path)
+    if not path.is_file():
+        raise DataFormatError(f"{path}: no such file")
+    fmt = sniff_format(path) if format == "auto" else format
+    if fmt == "chaosnli":
+        return read_chaosnli(path, labels=labels if isinstance(labels, LabelSet) else None)
+    if fmt == "wide":
+        votes = read_wide(path, labels=labels)
+        if gold is not None:
+            votes = attach_gold(votes, read_gold(gold))
+        return votes
+    return read_long(path, columns=columns, labels=labels, gold=gold, duplicates=duplicates)
+
+
+def write_votes(votes: Votes, path: str | os.PathLike) -> Path:
+    """Write votes as a long table (CSV, TSV, JSON Lines or Parquet by extension), atomically.
+
+    Columns: ``item``, ``annotator`` (when known), ``label`` (names), and
+    ``gold`` when the votes carry gold labels.
+    """
+    import tempfile
+
+    path = Path(path)
+    df = votes.to_long()
+    df.attrs = {}
+    for col in ("item", "annotator", "label"):
+        if col in df:
+            df[col] = df[col].astype(str)
+    if votes.gold is not None:
+        names = [*votes.labels.names, ""]
+        df["gold"] = [names[g] for g in votes.gold[votes.item_index]]
+    suffix = path.suffix.lower()
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        if suffix == ".parquet":
+            df.to_parquet(tmp, index=False)
+        elif suffix in (".jsonl", ".ndjson"):
+            df.to_json(tmp, orient="records", lines=True)
+        elif suffix in (".tsv", ".tab"):
+            df.to_csv(tmp, sep="\t", index=False)
+        elif suffix == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            raise DataFormatError(f"{path.name}: cannot write {suffix!r}; use .csv, .tsv, .jsonl or .parquet")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path

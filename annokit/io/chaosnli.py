@@ -1,0 +1,203 @@
+"""Loader for ChaosNLI JSON Lines files (Nie, Zhou and Bansal, EMNLP 2020).
+
+Each line is one item with 100 votes given as ``label_counter`` (authoritative)
+and, redundantly, ``label_count`` / ``label_dist`` in a fixed label order
+(NLI: [e, n, c]; alphaNLI: [1, 2]). Annotator ids are not released, so the
+votes carry no annotator index.
+
+References
+----------
+Nie, Zhou and Bansal (2020). What Can We Learn from Collective Human Opinions on
+Natural Language Inference Data? EMNLP. arXiv:2010.03532.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.errors import DataFormatError, VoteSchemaError
+from annokit.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
+
+__all__ = ["read_chaosnli", "ALPHANLI_LABELS", "looks_like_chaosnli"]
+
+ALPHANLI_LABELS = LabelSet(["1", "2"])
+_NLI_KEYS = {"e", "n", "c"}
+_TEXT_FIELDS = ("premise", "hypothesis", "obs1", "obs2", "hyp1", "hyp2", "source")
+
+
+def looks_like_chaosnli(path: str | os.PathLike) -> bool:
+    """True when the first non-blank line is a JSON object with a ``label_counter``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    row = json.loads(line)
+                    return isinstance(row, dict) and "label_counter" in row
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return False
+
+
+def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) -> Votes:
+    """Read a ChaosNLI ``.jsonl`` file (SNLI, MNLI-m or alphaNLI subset).
+
+    Parameters
+    ----------
+    path : path-like
+        A ``chaosNLI_*.jsonl`` file.
+    labels : LabelSet, optional
+        Label set to code votes with. Default: entailment / neutral /
+        contradiction with aliases e / n / c for NLI files, ``"1"`` / ``"2"``
+        for alphaNLI (detected from the ``label_counter`` keys).
+
+    Returns
+    -------
+    Votes
+        Counts-only votes (no annotator ids). ``item_metadata`` holds
+        ``old_label`` (original gold), ``majority_label`` (the file's),
+        ``old_labels`` (SNLI/MNLI: the five original labels), the file's
+        ``entropy`` (bits) and the text fields of ``example``, all labels as
+        canonical names.
+
+    Raises
+    ------
+    DataFormatError
+        A line that is not a JSON object, a ``label_counter`` that is not an
+        object of non-negative integers, ``label_count`` or ``label_dist`` that
+        disagree with it, or a repeated ``uid``; the message names the file and
+        line.
+    """
+    path = Path(path)
+    name = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DataFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+    rows: list[dict[str, Any]] = []
+    line_numbers: list[int] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(f"line {lineno} of {name}: invalid JSON ({exc.msg}, column "
+                                  f"{exc.colno})") from None
+        if not isinstance(row, dict):
+            raise DataFormatError(f"line {lineno} of {name}: expected a JSON object, got "
+                                  f"{type(row).__name__}")
+        rows.append(row)
+        line_numbers.append(lineno)
+    if not rows:
+        raise DataFormatError(f"{name} has no items")
+
+    for row, lineno in zip(rows, line_numbers):
+        _check_row(row, lineno, name)
+    keys = {str(k) for row in rows for k in row["label_counter"]}
+    if labels is None:
+        labels = CHAOSNLI_NLI_LABELS if keys & _NLI_KEYS or not keys <= {"1", "2"} else ALPHANLI_LABELS
+
+    n, n_labels = len(rows), len(labels)
+    counts = np.zeros((n, n_labels), dtype=np.int64)
+    for i, (row, lineno) in enumerate(zip(rows, line_numbers)):
+        for key, value in row["label_counter"].items():
+            try:
+                j = labels.index_of(key)
+            except VoteSchemaError:
+                raise DataFormatError(
+                    f"line {lineno} of {name}: label_counter has unknown label {key!r}; expected "
+                    f"one of {list(labels.names) + list(labels.aliases)}"
+                ) from None
+            counts[i, j] += value
+        _check_redundant(row, counts[i], lineno, name)
+    empty = np.flatnonzero(counts.sum(axis=1) == 0)
+    if empty.size:
+        i = int(empty[0])
+        raise DataFormatError(f"line {line_numbers[i]} of {name}: item {rows[i]['uid']!r} has zero votes")
+
+    uids = [str(r["uid"]) for r in rows]
+    seen: dict[str, int] = {}
+    for uid, lineno in zip(uids, line_numbers):
+        if uid in seen:
+            raise DataFormatError(f"line {lineno} of {name}: uid {uid!r} repeats line {seen[uid]}")
+        seen[uid] = lineno
+
+    meta = _metadata(rows, line_numbers, labels, name)
+    return Votes.from_counts(counts, labels=labels, item_ids=uids, item_metadata=meta, source=name)
+
+
+def _check_row(row: dict[str, Any], lineno: int, name: str) -> None:
+    where = f"line {lineno} of {name}"
+    if "uid" not in row or row["uid"] in (None, ""):
+        raise DataFormatError(f"{where}: missing uid")
+    counter = row.get("label_counter")
+    if not isinstance(counter, dict):
+        raise DataFormatError(f"{where}: label_counter is not an object")
+    for key, value in counter.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
+                or float(value) != int(value):
+            raise DataFormatError(
+                f"{where}: label_counter[{key!r}] must be a non-negative integer; got {value!r}"
+            )
+        counter[key] = int(value)
+
+
+def _check_redundant(row: dict[str, Any], counts: np.ndarray, lineno: int, name: str) -> None:
+    """``label_count`` / ``label_dist`` are in label order and must agree with ``label_counter``."""
+    where = f"line {lineno} of {name}"
+    if "label_count" in row:
+        lc = row["label_count"]
+        if not isinstance(lc, list) or len(lc) != len(counts) or list(map(float, lc)) != \
+                counts.astype(float).tolist():
+            raise DataFormatError(
+                f"{where}: label_count {lc!r} disagrees with label_counter {row['label_counter']!r}"
+            )
+    if "label_dist" in row:
+        ld = row["label_dist"]
+        if not isinstance(ld, list) or len(ld) != len(counts):
+            raise DataFormatError(f"{where}: label_dist must be a list of {len(counts)} numbers")
+        expected = counts / max(int(counts.sum()), 1)
+        if not np.allclose(np.asarray(ld, dtype=float), expected, atol=1e-6):
+            raise DataFormatError(
+                f"{where}: label_dist {ld!r} disagrees with label_counter {row['label_counter']!r}"
+            )
+
+
+def _metadata(rows: list[dict[str, Any]], line_numbers: list[int], labels: LabelSet,
+              name: str) -> pd.DataFrame:
+    def canon(value: Any, lineno: int, field: str) -> str | None:
+        if value is None or value == "":
+            return None
+        try:
+            return labels.canonical(value)
+        except VoteSchemaError:
+            raise DataFormatError(f"line {lineno} of {name}: {field} {value!r} is not a known label") \
+                from None
+
+    data: dict[str, list[Any]] = {
+        "old_label": [canon(r.get("old_label"), ln, "old_label") for r, ln in zip(rows, line_numbers)],
+        "majority_label": [canon(r.get("majority_label"), ln, "majority_label")
+                           for r, ln in zip(rows, line_numbers)],
+    }
+    if any("old_labels" in r for r in rows):
+        data["old_labels"] = [
+            [canon(x, ln, "old_labels") for x in (r.get("old_labels") or [])]
+            for r, ln in zip(rows, line_numbers)
+        ]
+    if any("entropy" in r for r in rows):
+        data["entropy"] = [float(r["entropy"]) if r.get("entropy") is not None else float("nan")
+                           for r in rows]
+    examples = [r.get("example") if isinstance(r.get("example"), dict) else {} for r in rows]
+    for field in _TEXT_FIELDS:
+        if any(field in e for e in examples):
+            data[field] = [e.get(field) for e in examples]
+    return pd.DataFrame(data)
