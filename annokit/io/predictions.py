@@ -1,0 +1,581 @@
+"""Model prediction files -> :class:`Predictions` (item ids + probability rows).
+
+Readers for the shapes prediction files come in:
+
+* **JSON Lines** (``.jsonl``, and ``.json`` files that hold one object per
+  line, such as the Baan et al. 2022 prediction files): one object per line
+  with an id field and a ``probs`` (or ``predicted_probabilities``) and/or
+  ``logits`` list.
+* **JSON** holding an array of such objects, or the official ChaosNLI shape
+  ``{model_name: {uid: {"uid": ..., "logits" | "predicted_probabilities": [...]}}}``
+  (also ``{uid: {...}}`` without the model level).
+* **CSV / TSV** with an id column and either a ``probs`` / ``logits`` column
+  holding a JSON list per row, or one column per class (``prob_<label>`` /
+  ``logit_<label>``, or, when no such prefix is used, every other column, whose
+  headers then name the classes).
+* **Parquet** with the same columns as CSV (list columns are read natively).
+* **.npy** (loaded with ``allow_pickle=False``): either a structured array with
+  an id field (fixed-width string or integer) and a ``probs`` or ``logits``
+  sub-array field, or a plain 2-D float array of *probabilities* whose item ids
+  are in a sidecar text file next to it, ``<name>.ids.txt`` for ``<name>.npy``
+  (one id per line, UTF-8). A plain array is never read as logits: save a
+  structured array with a ``logits`` field for that.
+
+The class order of a prediction file is never guessed from the data: it is
+given explicitly when the predictions are aligned with votes
+(:func:`annokit.records.align`, ``pred_labels``), or taken from per-class
+column headers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit._validation import first_offenders
+from annokit.errors import DataFormatError, VoteSchemaError
+
+__all__ = ["Predictions", "read_predictions", "softmax", "ID_FIELDS"]
+
+#: Id fields tried in this order when ``id_field`` is not given.
+ID_FIELDS = ("item", "id", "uid")
+_PROB_FIELDS = ("probs", "predicted_probabilities", "probabilities")
+_LOGIT_FIELDS = ("logits",)
+_PROB_PREFIXES = ("probs_", "prob_", "p_")
+_LOGIT_PREFIXES = ("logits_", "logit_")
+
+
+def softmax(logits: Any) -> np.ndarray:
+    """Row-wise softmax, stable for large logits (the row maximum is subtracted).
+
+    ``-inf`` logits give probability 0; a row must have at least one finite logit.
+
+    Examples
+    --------
+    >>> softmax([[0.0, 0.0], [1000.0, 0.0]]).round(6).tolist()
+    [[0.5, 0.5], [1.0, 0.0]]
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    top = z.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(z - top)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True, eq=False)
+class Predictions:
+    """Probability rows of one model, keyed by item id.
+
+    Attributes
+    ----------
+    item_ids : ndarray of str, shape (n_rows,)
+        Unique item ids.
+    probs : ndarray of shape (n_rows, n_labels)
+        Validated probability rows in the file's class order.
+    logits : ndarray of shape (n_rows, n_labels) or None
+        The logits when the file had them (``probs`` is then the file's
+        probabilities if it had both, else ``softmax(logits)``).
+    label_names : tuple of str or None
+        Class names when the file names them (per-class columns); else None.
+    sources : tuple of str
+        The files read, in order.
+    source_index : ndarray of int, shape (n_rows,)
+        Which file each row came from.
+    locations : ndarray of str, shape (n_rows,)
+        Where each row is in its file ("line 3", "row 0", "entry 5").
+    """
+
+    item_ids: np.ndarray
+    probs: np.ndarray
+    logits: np.ndarray | None = None
+    label_names: tuple[str, ...] | None = None
+    sources: tuple[str, ...] = ("arrays",)
+    source_index: np.ndarray | None = None
+    locations: np.ndarray | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.probs.shape[0])
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.probs.shape[1])
+
+    def where(self, row: int) -> str:
+        """'line 3 of preds.jsonl' for a row."""
+        src = self.sources[int(self.source_index[row])] if self.source_index is not None else self.sources[0]
+        loc = self.locations[row] if self.locations is not None else f"row {row}"
+        return f"{loc} of {src}"
+
+    @classmethod
+    def from_arrays(cls, item_ids: Any, *, probs: Any = None, logits: Any = None,
+                    label_names: Sequence[str] | None = None, renormalize: bool = False,
+                    atol: float = 1e-4, source: str = "arrays") -> Predictions:
+        """Predictions from in-memory arrays, validated like a file.
+
+        Examples
+        --------
+        >>> p = Predictions.from_arrays(["a", "b"], logits=[[0.0, 0.0], [2.0, 0.0]])
+        >>> p.probs.round(3).tolist()
+        [[0.5, 0.5], [0.881, 0.119]]
+        """
+        ids = _ids_to_str(item_ids, source=source)
+        n = len(ids)
+        locations = np.array([f"row {i}" for i in range(n)], dtype=object)
+        return _build(ids, probs, logits, label_names=label_names, source=source,
+                      locations=locations, renormalize=renormalize, atol=atol)
+
+
+# ---------------------------------------------------------------------------
+# validation shared by every reader
+
+
+def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None) -> np.ndarray:
+    arr = np.asarray(values, dtype=object).reshape(-1)
+    bad = pd.isna(arr)
+    if bad.any():
+        i = int(np.argmax(bad))
+        loc = locations[i] if locations is not None else f"row {i}"
+        raise DataFormatError(f"{loc} of {source}: item id is missing")
+    if pd.api.types.infer_dtype(arr, skipna=False) == "string":
+        out = arr
+    else:
+        out = np.array([_id_str(v) for v in arr], dtype=object)
+    blank = ~pd.Series(out, dtype=object).str.strip().astype(bool).to_numpy()
+    if blank.any():
+        i = int(np.argmax(blank))
+        loc = locations[i] if locations is not None else f"row {i}"
+        raise DataFormatError(f"{loc} of {source}: item id is empty")
+    return out
+
+
+def _id_str(v: Any) -> str:
+    if isinstance(v, bytes):
+        return v.decode("utf-8")
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return str(v)
+
+
+def _matrix(values: Any, *, field: str, source: str, locations: np.ndarray) -> np.ndarray:
+    """Stack per-row vectors into a float matrix; name the first bad row on failure."""
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        arr = values.astype(np.float64)
+        if arr.ndim != 2:
+            raise DataFormatError(f"{source}: {field} must be 2-D; got shape {arr.shape}")
+        return arr
+    rows = list(values)
+    try:
+        arr = np.asarray(rows, dtype=np.float64)
+        if arr.ndim == 2:
+            return arr
+    except (TypeError, ValueError):
+        pass
+    width = None
+    for i, r in enumerate(rows):  # error path only: find the offending row
+        try:
+            v = np.asarray(r, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DataFormatError(f"{locations[i]} of {source}: {field} is not a list of numbers; "
+                                  f"got {r!r}") from None
+        if v.ndim != 1:
+            raise DataFormatError(f"{locations[i]} of {source}: {field} is not a list of numbers; "
+                                  f"got {r!r}")
+        if width is None:
+            width = v.shape[0]
+        elif v.shape[0] != width:
+            raise DataFormatError(f"{locations[i]} of {source}: {field} has {v.shape[0]} values; "
+                                  f"earlier rows have {width}")
+    raise DataFormatError(f"{source}: {field} could not be read as a matrix")
+
+
+def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[str] | None,
+           source: str, locations: np.ndarray, renormalize: bool, atol: float) -> Predictions:
+    if probs is None and logits is None:
+        raise VoteSchemaError(f"{source}: give probs or logits")
+    P = None if probs is None else _matrix(probs, field="probs", source=source, locations=locations)
+    Z = None if logits is None else _matrix(logits, field="logits", source=source, locations=locations)
+    for name, m in (("probs", P), ("logits", Z)):
+        if m is None:
+            continue
+        if m.shape[0] != len(ids):
+            raise DataFormatError(f"{source}: {len(ids)} item ids but {m.shape[0]} {name} rows")
+        if m.shape[1] < 2:
+            raise DataFormatError(f"{source}: {name} need at least 2 classes; got {m.shape[1]}")
+        finite = np.isfinite(m).all(axis=1)
+        if not finite.all():
+            i = int(np.argmin(finite))
+            raise DataFormatError(f"{locations[i]} of {source} (item {ids[i]!r}): {name} has a "
+                                  f"NaN or infinite value: {m[i].tolist()}")
+    if P is not None and Z is not None and P.shape != Z.shape:
+        raise DataFormatError(f"{source}: probs have shape {P.shape} but logits {Z.shape}")
+    if P is None:
+        P = softmax(Z)
+    else:
+        neg = (P < 0).any(axis=1)
+        if neg.any():
+            i = int(np.argmax(neg))
+            raise DataFormatError(f"{locations[i]} of {source} (item {ids[i]!r}): probs has a "
+                                  f"negative value: {P[i].tolist()}")
+        sums = P.sum(axis=1)
+        off = np.abs(sums - 1.0) > atol
+        if renormalize:
+            zero = sums <= 0
+            if zero.any():
+                i = int(np.argmax(zero))
+                raise DataFormatError(f"{locations[i]} of {source} (item {ids[i]!r}): probs sum "
+                                      f"to 0 and cannot be renormalised")
+            P = P / sums[:, None]
+        elif off.any():
+            i = int(np.argmax(off))
+            raise DataFormatError(
+                f"{locations[i]} of {source} (item {ids[i]!r}): probs sum to {sums[i]:.6g}, not 1 "
+                f"within atol={atol:g} ({off.sum()} such row(s)); pass renormalize=True "
+                f"(CLI: --renormalize) to divide each row by its sum")
+    if label_names is not None:
+        label_names = tuple(str(n) for n in label_names)
+        if len(label_names) != P.shape[1]:
+            raise DataFormatError(f"{source}: {len(label_names)} label names for {P.shape[1]} columns")
+    _check_unique(ids, locations, source)
+    return Predictions(item_ids=ids, probs=P, logits=Z, label_names=label_names,
+                       sources=(source,), source_index=np.zeros(len(ids), dtype=np.int64),
+                       locations=locations)
+
+
+def _check_unique(ids: np.ndarray, locations: np.ndarray, source: str) -> None:
+    dup = pd.Series(ids).duplicated(keep=False).to_numpy()
+    if dup.any():
+        first = ids[np.argmax(dup)]
+        rows = np.flatnonzero(ids == first)
+        raise DataFormatError(f"{source}: item id {first!r} appears more than once "
+                              f"({', '.join(str(locations[r]) for r in rows[:3])}); "
+                              f"{int(pd.Series(ids[dup]).nunique())} duplicated id(s) in all")
+
+
+# ---------------------------------------------------------------------------
+# readers
+
+
+def _pick_id_field(fields: Sequence[str], id_field: str | None, where: str) -> str:
+    if id_field is not None:
+        if id_field not in fields:
+            raise DataFormatError(f"{where}: id field {id_field!r} not found; got fields {list(fields)}")
+        return id_field
+    for f in ID_FIELDS:
+        if f in fields:
+            return f
+    raise DataFormatError(f"{where}: no item id field (tried {list(ID_FIELDS)}); got fields "
+                          f"{list(fields)}; name it with id_field= (CLI: --id-field)")
+
+
+def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_field: str | None,
+                  renormalize: bool, atol: float, keys: Sequence[str] | None = None) -> Predictions:
+    if not records:
+        raise DataFormatError(f"{source}: no prediction rows")
+    for i, r in enumerate(records):
+        if not isinstance(r, dict):
+            raise DataFormatError(f"{locations[i]} of {source}: expected a JSON object; got "
+                                  f"{type(r).__name__}")
+    first = records[0]
+    fields = list(first)
+    if keys is not None and id_field is None and not any(f in fields for f in ID_FIELDS):
+        raw_ids: list[Any] = list(keys)  # {uid: {...}} without an id inside the records
+    else:
+        idf = _pick_id_field(fields, id_field, f"{locations[0]} of {source}")
+        raw_ids = []
+        for i, r in enumerate(records):
+            if idf not in r:
+                raise DataFormatError(f"{locations[i]} of {source}: id field {idf!r} is missing")
+            raw_ids.append(r[idf])
+    ids = _ids_to_str(raw_ids, source=source, locations=locations)
+    pf = next((f for f in _PROB_FIELDS if f in first), None)
+    lf = next((f for f in _LOGIT_FIELDS if f in first), None)
+    if pf is None and lf is None:
+        raise DataFormatError(f"{locations[0]} of {source}: no probability field "
+                              f"{list(_PROB_FIELDS)} or logits field {list(_LOGIT_FIELDS)}; got "
+                              f"fields {fields}")
+
+    def column(f: str) -> list[Any]:
+        out = []
+        for i, r in enumerate(records):
+            if f not in r or r[f] is None:
+                raise DataFormatError(f"{locations[i]} of {source} (item {ids[i]!r}): field {f!r} "
+                                      "is missing")
+            out.append(r[f])
+        return out
+
+    return _build(ids, column(pf) if pf else None, column(lf) if lf else None, label_names=None,
+                  source=source, locations=locations, renormalize=renormalize, atol=atol)
+
+
+def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
+               model: str | None) -> Predictions:
+    source = str(path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list):
+        locs = np.array([f"element {i}" for i in range(len(whole))], dtype=object)
+        return _from_records(whole, locs, source=source, id_field=id_field,
+                             renormalize=renormalize, atol=atol)
+    if isinstance(whole, dict) and whole and all(isinstance(v, dict) for v in whole.values()):
+        inner = list(whole.values())
+        nested = all(v and all(isinstance(x, dict) for x in v.values()) for v in inner)
+        if nested:  # {model: {uid: {...}}} (ChaosNLI's official format)
+            models = list(whole)
+            if model is None:
+                if len(models) > 1:
+                    raise DataFormatError(f"{source} holds predictions of {len(models)} models "
+                                          f"{first_offenders(models)}; choose one with model= "
+                                          "(CLI: --model)")
+                model = models[0]
+            if model not in whole:
+                raise DataFormatError(f"{source}: no model {model!r}; models are {models}")
+            table = whole[model]
+            source = f"{source} (model {model!r})"
+        else:
+            table = whole
+        keys = list(table)
+        locs = np.array([f"entry {k!r}" for k in keys], dtype=object)
+        return _from_records(list(table.values()), locs, source=source, id_field=id_field,
+                             renormalize=renormalize, atol=atol, keys=keys)
+    # JSON Lines
+    records, lines = [], []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(f"line {n} of {source}: not valid JSON ({exc.msg})") from None
+        lines.append(f"line {n}")
+    return _from_records(records, np.array(lines, dtype=object), source=source, id_field=id_field,
+                         renormalize=renormalize, atol=atol)
+
+
+def _parse_cell(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except json.JSONDecodeError:
+            return v  # reported by _matrix with its location
+    return v
+
+
+def _from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: str, id_field: str | None,
+                renormalize: bool, atol: float) -> Predictions:
+    if len(df) == 0:
+        raise DataFormatError(f"{source}: no prediction rows")
+    cols = [str(c) for c in df.columns]
+    df.columns = cols
+    idf = _pick_id_field(cols, id_field, source)
+    ids = _ids_to_str(df[idf].to_numpy(dtype=object), source=source, locations=locations)
+    rest = [c for c in cols if c != idf]
+    pf = next((f for f in _PROB_FIELDS if f in rest), None)
+    lf = next((f for f in _LOGIT_FIELDS if f in rest), None)
+    label_names = None
+    if pf or lf:
+        probs = None if pf is None else [_parse_cell(v) for v in df[pf].to_numpy(dtype=object)]
+        logits = None if lf is None else [_parse_cell(v) for v in df[lf].to_numpy(dtype=object)]
+    else:
+        pcols = [c for c in rest if c.startswith(_PROB_PREFIXES)]
+        lcols = [c for c in rest if c.startswith(_LOGIT_PREFIXES)]
+        if lcols and not pcols:
+            chosen, kind = lcols, "logits"
+            label_names = [_strip_prefix(c, _LOGIT_PREFIXES) for c in lcols]
+        elif pcols:
+            chosen, kind = pcols, "probs"
+            label_names = [_strip_prefix(c, _PROB_PREFIXES) for c in pcols]
+        else:
+            chosen, kind, label_names = rest, "probs", rest
+        mat = np.empty((len(df), len(chosen)), dtype=np.float64)
+        for j, c in enumerate(chosen):
+            vals = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=np.float64)
+            bad = np.isnan(vals) & ~df[c].astype(str).str.lower().isin(["nan"]).to_numpy()
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise DataFormatError(f"{locations[i]} of {source}: column {c!r} is not numeric "
+                                      f"(got {df[c].iloc[i]!r}); class columns used: {chosen}")
+            mat[:, j] = vals
+        probs, logits = (mat, None) if kind == "probs" else (None, mat)
+    return _build(ids, probs, logits, label_names=label_names, source=source, locations=locations,
+                  renormalize=renormalize, atol=atol)
+
+
+def _strip_prefix(name: str, prefixes: Sequence[str]) -> str:
+    for p in prefixes:
+        if name.startswith(p):
+            return name[len(p):]
+    return name
+
+
+def _read_csv(path: Path, *, sep: str, id_field: str | None, renormalize: bool,
+              atol: float) -> Predictions:
+    try:
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataFormatError(f"{path}: not a readable CSV/TSV file ({exc})") from None
+    locs = np.array([f"line {i + 2}" for i in range(len(df))], dtype=object)
+    return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
+                       atol=atol)
+
+
+def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
+                  atol: float) -> Predictions:
+    try:
+        df = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a bad file
+        raise DataFormatError(f"{path}: not a readable Parquet file ({exc})") from None
+    locs = np.array([f"row {i}" for i in range(len(df))], dtype=object)
+    return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
+                       atol=atol)
+
+
+def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: float) -> Predictions:
+    source = str(path)
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        raise DataFormatError(f"{source}: cannot load without pickle ({exc}); store ids as "
+                              "fixed-width strings, not Python objects") from None
+    if arr.dtype.names:
+        names = list(arr.dtype.names)
+        locs = np.array([f"row {i}" for i in range(arr.shape[0])], dtype=object)
+        idf = _pick_id_field(names, id_field, source)
+        ids = _ids_to_str(arr[idf].tolist(), source=source, locations=locs)
+        pf = next((f for f in _PROB_FIELDS if f in names), None)
+        lf = next((f for f in _LOGIT_FIELDS if f in names), None)
+        if pf is None and lf is None:
+            raise DataFormatError(f"{source}: structured array has no probs or logits field; "
+                                  f"got fields {names}")
+        return _build(ids, None if pf is None else arr[pf], None if lf is None else arr[lf],
+                      label_names=None, source=source, locations=locs, renormalize=renormalize,
+                      atol=atol)
+    if arr.ndim != 2:
+        raise DataFormatError(f"{source}: expected a structured array or a 2-D probability "
+                              f"array; got shape {arr.shape}")
+    sidecar = path.with_name(path.name[: -len(".npy")] + ".ids.txt")
+    if not sidecar.exists():
+        raise DataFormatError(f"{source}: a plain 2-D array needs its item ids in {sidecar} "
+                              "(one per line)")
+    raw = [line for line in sidecar.read_text(encoding="utf-8").splitlines()]
+    while raw and not raw[-1].strip():
+        raw.pop()
+    locs = np.array([f"row {i}" for i in range(arr.shape[0])], dtype=object)
+    if len(raw) != arr.shape[0]:
+        raise DataFormatError(f"{sidecar} has {len(raw)} ids but {source} has {arr.shape[0]} rows")
+    ids = _ids_to_str(raw, source=str(sidecar), locations=locs)
+    return _build(ids, arr, None, label_names=None, source=source, locations=locs,
+                  renormalize=renormalize, atol=atol)
+
+
+def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
+              model: str | None) -> Predictions:
+    if not path.exists():
+        raise DataFormatError(f"prediction file not found: {path}")
+    name = path.name.lower()
+    if name.endswith((".json", ".jsonl", ".ndjson")):
+        return _read_json(path, id_field=id_field, renormalize=renormalize, atol=atol, model=model)
+    if name.endswith(".csv"):
+        return _read_csv(path, sep=",", id_field=id_field, renormalize=renormalize, atol=atol)
+    if name.endswith((".tsv", ".tab")):
+        return _read_csv(path, sep="\t", id_field=id_field, renormalize=renormalize, atol=atol)
+    if name.endswith((".parquet", ".pq")):
+        return _read_parquet(path, id_field=id_field, renormalize=renormalize, atol=atol)
+    if name.endswith(".npy"):
+        return _read_npy(path, id_field=id_field, renormalize=renormalize, atol=atol)
+    raise DataFormatError(f"{path}: unknown prediction file type; expected .json, .jsonl, .csv, "
+                          ".tsv, .parquet or .npy")
+
+
+def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str | None = None,
+                     renormalize: bool = False, atol: float = 1e-4,
+                     model: str | None = None) -> Predictions:
+    """Read one model's predictions from one or more files.
+
+    Parameters
+    ----------
+    paths : path or sequence of paths
+        Several files (e.g. dev and test halves) are concatenated in order.
+    id_field : str, optional
+        The item id field or column; by default the first of ``item``, ``id``,
+        ``uid`` that the file has.
+    renormalize : bool, default=False
+        Divide probability rows by their sum instead of rejecting rows that do
+        not sum to 1 within ``atol`` (rows must still be finite and >= 0).
+    atol : float, default=1e-4
+        Tolerance on row sums.
+    model : str, optional
+        Which model to read from a ChaosNLI-style ``{model: {uid: ...}}`` file
+        that holds several.
+
+    Returns
+    -------
+    Predictions
+
+    Raises
+    ------
+    DataFormatError
+        Unreadable file, missing id or probability field, a non-finite,
+        negative or non-normalised row (naming file, line and item id), or an
+        item id that appears twice (within a file or in two files, naming both).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "p.jsonl").write_text('{"uid": "a", "probs": [0.2, 0.8]}\\n'
+    ...                                '{"uid": "b", "probs": [0.5, 0.5]}\\n')
+    >>> preds = read_predictions(d / "p.jsonl")
+    >>> preds.item_ids.tolist(), preds.probs.tolist()
+    (['a', 'b'], [[0.2, 0.8], [0.5, 0.5]])
+    >>> _ = (d / "q.jsonl").write_text('{"uid": "c", "probs": [0.2, 0.9]}\\n')
+    >>> read_predictions(d / "q.jsonl")
+    Traceback (most recent call last):
+    ...
+    annokit.errors.DataFormatError: line 1 of ...q.jsonl (item 'c'): probs sum to 1.1, not 1 ...
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise VoteSchemaError("read_predictions needs at least one path")
+    parts = [_read_one(p, id_field=id_field, renormalize=renormalize, atol=atol, model=model)
+             for p in paths]
+    if len(parts) == 1:
+        return parts[0]
+    widths = {p.n_labels for p in parts}
+    if len(widths) > 1:
+        raise DataFormatError("prediction files disagree on the number of classes: "
+                              + ", ".join(f"{p.sources[0]}: {p.n_labels}" for p in parts))
+    names = {p.label_names for p in parts}
+    if len(names) > 1:
+        raise DataFormatError("prediction files name their classes differently: "
+                              + ", ".join(f"{p.sources[0]}: {p.label_names}" for p in parts))
+    ids = np.concatenate([p.item_ids for p in parts])
+    src_idx = np.concatenate([np.full(p.n_rows, k, dtype=np.int64) for k, p in enumerate(parts)])
+    locs = np.concatenate([p.locations for p in parts])
+    dup = pd.Series(ids).duplicated(keep=False).to_numpy()
+    if dup.any():
+        first = ids[np.argmax(dup)]
+        rows = np.flatnonzero(ids == first)
+        where = " and ".join(f"{parts[src_idx[r]].sources[0]} ({locs[r]})" for r in rows[:2])
+        raise DataFormatError(f"item id {first!r} appears in {where}; "
+                              f"{int(pd.Series(ids[dup]).nunique())} id(s) are duplicated across "
+                              "the prediction files")
+    logits = (np.concatenate([p.logits for p in parts])
+              if all(p.logits is not None for p in parts) else None)
+    return Predictions(item_ids=ids, probs=np.concatenate([p.probs for p in parts]), logits=logits,
+                       label_names=parts[0].label_names,
+                       sources=tuple(p.sources[0] for p in parts), source_index=src_idx,
+                       locations=locs)
