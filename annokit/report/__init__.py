@@ -1,0 +1,36 @@
+"""The agreement-binned analysis report: build (pydantic model) and render (JSON/HTML/Markdown).
+
+>>> from annokit.votes import Votes
+>>> from annokit.report import build_report, dump_json
+>>> votes = Votes.from_counts([[9, 1], [5, 5], [2, 8]], labels=["yes", "no"])
+>>> report = build_report(votes, {"model": [[0.9, 0.1], [0.5, 0.5], [0.3, 0.7]]},
+...                       bins=1, n_bootstrap=0)
+>>> round(report.models[0].metrics["dist_ce"].estimate, 3)
+0.033
+>>> dump_json(report).startswith("{")
+True
+"""
+
+from annokit.report.build import (
+    ModelPredictions,
+    agreement_bins,
+    apply_temperature,
+    build_report,
+    split_half_counts,
+)
+from annokit.report.model import SCHEMA_VERSION, Report, dump_json, export_schema, report_schema
+from annokit.report.write import write_report
+
+__all__ = [
+    "ModelPredictions",
+    "Report",
+    "SCHEMA_VERSION",
+    "agreement_bins",
+    "apply_temperature",
+    "build_report",
+    "dump_json",
+    "export_schema",
+    "report_schema",
+    "split_half_counts",
+    "write_report",
+]

@@ -1,0 +1,546 @@
+"""Votes + model predictions -> the :class:`~annokit.report.model.Report` model.
+
+Nothing here draws or writes files: :func:`build_report` computes numbers,
+the renderers read them. The steps:
+
+1. human distributions ``pi`` from the vote counts, their majority (ties:
+   first tied label in label order, reported) and entropy;
+2. agreement bins of items by human entropy in bits: equal-count quantile cut
+   points (Nie et al. 2020, Sec. 5.4) or user edges;
+3. per model, per-item values from :mod:`annokit.metrics.human` and
+   :mod:`annokit.metrics.divergence` and binned metrics from
+   :mod:`annokit.metrics.calibration`, globally and per agreement bin;
+4. percentile bootstrap over items, with *one* resampling matrix shared by all
+   models, so pairwise differences are paired bootstraps on the same items;
+5. a split-half human ceiling: each item's votes are split into two disjoint
+   random halves H1 and H2 (Baan et al. 2022, Sec. 6 subsample 20 of 100);
+   H1 is scored against all votes like a model.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+import annokit
+from annokit._validation import check_probs, check_rng
+from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.metrics import calibration, human
+from annokit.metrics.divergence import jensen_shannon_distance, kl_divergence, tvd
+from annokit.report.model import (
+    METRIC_KEYS,
+    BinCeiling,
+    BinMetrics,
+    Binning,
+    Histogram,
+    HumanCeiling,
+    Interval,
+    ModelReport,
+    PairwiseDifference,
+    Reliability,
+    Report,
+    Settings,
+    SubsamplingPoint,
+)
+from annokit.soft_labels import distributions, entropy, majority
+from annokit.votes import Votes
+
+__all__ = ["ModelPredictions", "agreement_bins", "build_report", "per_item_values",
+           "split_half_counts", "apply_temperature"]
+
+#: Metrics that are means of per-item values (these sum back, weighted by n, over bins).
+ADDITIVE_METRICS = ("accuracy", "dist_ce", "ent_ce", "ent_ce_signed", "jsd", "kl", "rank_cs")
+
+_HIST_BINS = 20
+
+
+@dataclass
+class ModelPredictions:
+    """One model's predicted distributions, aligned with the votes' items and labels.
+
+    Parameters
+    ----------
+    name : str
+        Display name (the user's ``--model NAME=...``).
+    probs : ndarray of shape (n_items, n_labels)
+        Row ``i`` is the prediction for ``votes.item_ids[i]``, columns in
+        ``votes.labels`` order.
+    sources : sequence of str
+        File names the predictions came from (directories are not reported).
+    temperature : float, optional
+        Temperature already applied to ``probs``, if any.
+    temperature_note : str, optional
+        How the temperature was chosen (fixed, fitted on which file, ...).
+    """
+
+    name: str
+    probs: np.ndarray
+    sources: Sequence[str] = field(default_factory=tuple)
+    temperature: float | None = None
+    temperature_note: str | None = None
+
+
+def apply_temperature(probs: Any, temperature: float) -> np.ndarray:
+    """``softmax(log(p) / T)`` row-wise, i.e. logits divided by ``T`` (Guo et al. 2017).
+
+    Softmax is invariant to adding a constant per row, so log-probabilities
+    stand in for the logits. Zero probabilities stay zero.
+
+    Examples
+    --------
+    >>> apply_temperature([[0.8, 0.2]], 1.0).round(6).tolist()
+    [[0.8, 0.2]]
+    >>> apply_temperature([[0.8, 0.2]], 1e9).round(6).tolist()
+    [[0.5, 0.5]]
+    """
+    p = check_probs(probs)
+    if not np.isfinite(temperature) or temperature <= 0:
+        raise VoteSchemaError(f"temperature must be a finite number > 0; got {temperature!r}")
+    with np.errstate(divide="ignore"):
+        z = np.log(p) / temperature
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5
+                   ) -> tuple[np.ndarray, np.ndarray, str, list[str]]:
+    """Group items by human-label entropy.
+
+    Parameters
+    ----------
+    human_entropy : ndarray of shape (n_items,)
+        Entropy of each item's human distribution (bits in the report).
+    bins : int or sequence of float, default 5
+        An int: cut points at the ``b / bins`` quantiles of the entropies (Nie et
+        al. 2020: "entropy quantiles as the cut points ... bins with roughly
+        equal numbers"). Repeated cut points (many tied entropies, e.g. unanimous
+        items) are merged, with a :class:`DegenerateInputWarning`. A sequence:
+        increasing edges that must cover every entropy.
+
+    Returns
+    -------
+    edges : ndarray of shape (n_bins + 1,)
+    index : ndarray of int, shape (n_items,)
+        Bin of each item: ``edges[b] <= H < edges[b + 1]``, the last bin closed.
+    method : {"quantile", "edges"}
+    notes : list of str
+        What was merged, for the report.
+
+    Examples
+    --------
+    >>> edges, idx, method, _ = agreement_bins([0.0, 0.2, 0.5, 0.9], 2)
+    >>> edges.tolist(), idx.tolist()
+    ([0.0, 0.35, 0.9], [0, 0, 1, 1])
+    """
+    h = np.asarray(human_entropy, dtype=np.float64)
+    if h.ndim != 1 or h.size == 0:
+        raise VoteSchemaError(f"human entropy must be a non-empty 1-D array; got shape {h.shape}")
+    notes: list[str] = []
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if bins < 1:
+            raise VoteSchemaError(f"bins must be a positive integer or a list of edges; got {bins}")
+        edges = np.quantile(h, np.linspace(0.0, 1.0, int(bins) + 1))
+        unique = np.unique(edges)
+        if unique.size < edges.size:
+            if unique.size == 1:  # every item has the same entropy
+                unique = np.array([unique[0], unique[0]])
+            msg = (f"{edges.size - unique.size} repeated entropy quantile(s) merged: "
+                   f"{int(bins)} bins requested, {unique.size - 1} formed (many items share "
+                   "one entropy value)")
+            warnings.warn(msg, DegenerateInputWarning, stacklevel=3)
+            notes.append(msg)
+        edges = unique
+        method = "quantile"
+    else:
+        edges = np.asarray(list(bins), dtype=np.float64)
+        if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)):
+            raise VoteSchemaError(f"bin edges must be at least two finite numbers; got {list(bins)}")
+        if np.any(np.diff(edges) <= 0):
+            raise VoteSchemaError(f"bin edges must be strictly increasing; got {edges.tolist()}")
+        outside = (h < edges[0]) | (h > edges[-1])
+        if outside.any():
+            raise VoteSchemaError(
+                f"bin edges [{edges[0]}, {edges[-1]}] leave out {int(outside.sum())} item(s) "
+                f"with human entropy {h[outside][:3].round(4).tolist()}...; widen the edges")
+        method = "edges"
+    index = np.clip(np.searchsorted(edges, h, side="right") - 1, 0, edges.size - 2)
+    return edges, index, method, notes
+
+
+def per_item_values(probs: np.ndarray, human_probs: np.ndarray, majority_labels: np.ndarray
+                    ) -> dict[str, np.ndarray]:
+    """Per-item metric values of one model (means of these are the additive metrics).
+
+    Keys: ``accuracy`` (0/1 vs majority), ``dist_ce`` (TVD, Baan Eq. 7),
+    ``ent_ce_signed`` (Baan Eq. 5, nats) and ``ent_ce`` (its absolute value),
+    ``jsd`` (Jensen-Shannon distance, scipy convention), ``kl`` (KL(human ||
+    model), model clipped at 1e-15), ``rank_cs`` (0/1, Baan Eq. 6), plus
+    ``entropy`` (model entropy, nats).
+    """
+    signed = human.entropy_calibration_error(probs, human_probs)
+    return {
+        "accuracy": human.accuracy(probs, majority_labels, reduction="none"),
+        "dist_ce": human.distribution_calibration_error(probs, human_probs),
+        "ent_ce_signed": signed,
+        "ent_ce": np.abs(signed),
+        "jsd": jensen_shannon_distance(human_probs, probs),
+        "kl": kl_divergence(human_probs, probs),
+        "rank_cs": human.rank_calibration_score(probs, human_probs).astype(np.float64),
+        "entropy": entropy(probs, base=None),
+    }
+
+
+def split_half_counts(votes: Votes, *, votes_per_half: int | None = None,
+                      rng: np.random.Generator | int | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two disjoint random vote subsets per item (H1, H2), vectorised over votes.
+
+    Each item's votes are put in a random order; H1 takes the first ``k_i``
+    and H2 the next ``k_i``, with ``k_i = floor(n_i / 2)`` or
+    ``min(votes_per_half, floor(n_i / 2))``.
+
+    Returns
+    -------
+    h1, h2 : ndarray of int64, shape (n_items, n_labels)
+        Vote counts of the two halves (all-zero rows where ``n_i < 2``).
+    usable : ndarray of bool, shape (n_items,)
+        Items with at least two votes.
+    """
+    gen = check_rng(rng)
+    n_items, n_labels = votes.n_items, votes.n_labels
+    per_item = votes.votes_per_item()
+    k = per_item // 2
+    if votes_per_half is not None:
+        if votes_per_half < 1:
+            raise VoteSchemaError(f"votes_per_half must be >= 1; got {votes_per_half}")
+        k = np.minimum(k, votes_per_half)
+    order = np.lexsort((gen.random(votes.n_votes), votes.item_index))
+    item_sorted = votes.item_index[order]
+    starts = np.concatenate([[0], np.cumsum(per_item)[:-1]])
+    rank = np.arange(votes.n_votes) - starts[item_sorted]
+    ki = k[item_sorted]
+    label_sorted = votes.label_index[order]
+    flat = item_sorted * n_labels + label_sorted
+    size = n_items * n_labels
+    h1 = np.bincount(flat[rank < ki], minlength=size).reshape(n_items, n_labels)
+    h2 = np.bincount(flat[(rank >= ki) & (rank < 2 * ki)], minlength=size).reshape(
+        n_items, n_labels)
+    return h1, h2, k >= 1
+
+
+def _interval(estimate: float, reps: np.ndarray | None, confidence: float) -> Interval:
+    if reps is None or reps.size == 0:
+        return Interval(estimate=estimate)
+    alpha = (1.0 - confidence) / 2.0
+    finite = reps[np.isfinite(reps)]
+    if finite.size == 0:
+        return Interval(estimate=estimate)
+    low, high = np.quantile(finite, [alpha, 1.0 - alpha])
+    return Interval(estimate=estimate, low=float(low), high=float(high))
+
+
+def _mean_or_none(values: np.ndarray) -> float | None:
+    return float(values.mean()) if values.size else None
+
+
+def _binned_metrics(probs: np.ndarray, human_probs: np.ndarray, labels: np.ndarray,
+                    n_ece_bins: int) -> tuple[float, float]:
+    ece = calibration.expected_calibration_error(probs, labels, n_bins=n_ece_bins)
+    smece = calibration.soft_calibration_error(probs, human_probs, n_bins=n_ece_bins)
+    return ece, smece
+
+
+def _histogram(values: np.ndarray, edges: np.ndarray) -> Histogram:
+    counts, _ = np.histogram(np.clip(values, edges[0], edges[-1]), bins=edges)
+    return Histogram(edges=edges.tolist(), counts=counts.astype(int).tolist())
+
+
+def _none_list(a: np.ndarray | None, n: int) -> list[float | None]:
+    if a is None:
+        return [None] * n
+    return [None if not np.isfinite(v) else float(v) for v in a]
+
+
+def _dataset_summary(votes: Votes) -> dict[str, Any]:
+    try:
+        from annokit.stats import dataset_stats  # the lead's `annokit stats --json` dict
+    except ImportError:
+        dataset_stats = None
+    if dataset_stats is not None:
+        return dataset_stats(votes)
+    per_item = votes.votes_per_item()
+    counts = votes.counts()
+    h = entropy(distributions(counts), base=2)
+    maj = majority(counts)
+    return {
+        "n_items": votes.n_items,
+        "n_votes": votes.n_votes,
+        "n_labels": votes.n_labels,
+        "labels": list(votes.labels.names),
+        "n_annotators": votes.n_annotators,
+        "votes_per_item": {"min": int(per_item.min()), "mean": float(per_item.mean()),
+                           "max": int(per_item.max())},
+        "entropy_bits": {"mean": float(h.mean()), "median": float(np.median(h))},
+        "n_majority_ties": maj.n_ties,
+    }
+
+
+def build_report(
+    votes: Votes,
+    models: Sequence[ModelPredictions] | Mapping[str, Any],
+    *,
+    bins: int | Sequence[float] = 5,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    n_ece_bins: int = 10,
+    ceiling: bool = True,
+    votes_per_half: int | None = None,
+    subsampling: Sequence[Mapping[str, Any]] | None = None,
+    title: str | None = None,
+    rng: np.random.Generator | int | None = 0,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Build the agreement-binned analysis report.
+
+    Parameters
+    ----------
+    votes : Votes
+        The human votes; defines the items and the label order.
+    models : sequence of ModelPredictions, or mapping of name to probs
+        Predictions aligned with ``votes`` (row i = ``votes.item_ids[i]``,
+        columns in ``votes.labels`` order), e.g. ``AlignedRecords.probs``.
+    bins : int or sequence of float, default 5
+        Agreement bins: the number of equal-count human-entropy quantile bins,
+        or explicit edges in bits. See :func:`agreement_bins`.
+    n_bootstrap : int, default 1000
+        Bootstrap resamples over items (0: no intervals, no pairwise intervals).
+    confidence : float, default 0.95
+        Coverage of the percentile intervals.
+    n_ece_bins : int, default 10
+        Equal-width confidence bins of ECE, SMECE and the reliability diagrams.
+    ceiling : bool, default True
+        Compute the split-half human ceiling (needs items with >= 2 votes).
+    votes_per_half : int, optional
+        Votes per half in the ceiling (default: half of each item's votes).
+    subsampling : sequence of mapping, optional
+        A precomputed "how many annotations" curve: rows with ``k``,
+        ``tvd_mean``, ``tvd_low``, ``tvd_high`` (``annokit subsample --json``).
+    title : str, optional
+    rng : numpy Generator or int seed, default 0
+        Randomness of the bootstrap and the ceiling split. An int seed is
+        recorded in the report; the same seed gives the same report.
+    progress : callable, optional
+        Called with a short stage name after each stage (for progress bars).
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    VoteSchemaError
+        If predictions do not match the votes' shape, or options are invalid.
+
+    Examples
+    --------
+    >>> votes = Votes.from_counts([[9, 1], [5, 5], [1, 9], [7, 3]], labels=["a", "b"])
+    >>> preds = {"m": [[0.8, 0.2], [0.6, 0.4], [0.3, 0.7], [0.6, 0.4]]}
+    >>> rep = build_report(votes, preds, bins=2, n_bootstrap=20)
+    >>> [b.n for b in rep.models[0].per_bin], rep.models[0].metrics["accuracy"].estimate
+    ([2, 2], 1.0)
+    """
+    step = progress or (lambda _name: None)
+    if isinstance(models, Mapping):
+        models = [ModelPredictions(name=str(k), probs=np.asarray(v, dtype=np.float64))
+                  for k, v in models.items()]
+    models = list(models)
+    if not models:
+        raise VoteSchemaError("a report needs at least one model")
+    names = [m.name for m in models]
+    if len(set(names)) != len(names):
+        raise VoteSchemaError(f"model names must be unique; got {names}")
+    if not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 0:
+        raise VoteSchemaError(f"n_bootstrap must be an integer >= 0; got {n_bootstrap!r}")
+    if not 0.0 < confidence < 1.0:
+        raise VoteSchemaError(f"confidence must be in (0, 1); got {confidence!r}")
+    seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
+    gen = check_rng(rng)
+    # independent streams: adding a model does not change the ceiling split
+    boot_gen, ceil_gen = (np.random.default_rng(s) for s in gen.bit_generator.seed_seq.spawn(2)) \
+        if hasattr(gen.bit_generator, "seed_seq") else (gen, gen)
+
+    counts = votes.counts()
+    n_items, n_labels = counts.shape
+    human_probs = distributions(counts)
+    maj = majority(counts, ties="first")
+    h_bits = entropy(human_probs, base=2)
+    h_nats = entropy(human_probs, base=None)
+    notes: list[str] = []
+    if maj.n_ties:
+        notes.append(f"{maj.n_ties} of {n_items} items have a tied majority; accuracy and ECE "
+                     "use the first tied label in label order")
+    edges, bin_idx, method, bin_notes = agreement_bins(h_bits, bins)
+    notes += bin_notes
+    n_bins = edges.size - 1
+    bin_counts = np.bincount(bin_idx, minlength=n_bins)
+    bin_masks = [bin_idx == b for b in range(n_bins)]
+    for b in np.flatnonzero(bin_counts == 0):
+        msg = f"agreement bin {b} is empty"
+        warnings.warn(msg, DegenerateInputWarning, stacklevel=2)
+        notes.append(msg)
+    binning = Binning(
+        method=method, requested_bins=int(bins) if method == "quantile" else n_bins,
+        entropy_base=2.0, edges=edges.tolist(), counts=bin_counts.tolist(),
+        mean_entropy=[_mean_or_none(h_bits[m]) for m in bin_masks],
+        labels=[f"{edges[b]:.2f}-{edges[b + 1]:.2f}" for b in range(n_bins)],
+    )
+    step("binning")
+
+    idx = boot_gen.integers(0, n_items, size=(n_bootstrap, n_items)) if n_bootstrap else None
+    ln_k = float(np.log(n_labels))
+    hist_edges = {
+        "dist_ce": np.linspace(0.0, 1.0, _HIST_BINS + 1),
+        "ent_ce_signed": np.linspace(-ln_k, ln_k, _HIST_BINS + 1),
+        "ent_ce_abs": np.linspace(0.0, ln_k, _HIST_BINS + 1),
+        "entropy": np.linspace(0.0, ln_k, _HIST_BINS + 1),
+    }
+    reports: list[ModelReport] = []
+    replicates: dict[str, dict[str, np.ndarray]] = {}
+    estimates: dict[str, dict[str, float]] = {}
+    for model in models:
+        probs = check_probs(model.probs, name=f"predictions of model {model.name!r}")
+        if probs.shape != (n_items, n_labels):
+            raise VoteSchemaError(
+                f"predictions of model {model.name!r} have shape {probs.shape}; the votes "
+                f"need ({n_items}, {n_labels}) (items x labels, in the votes' order)")
+        values = per_item_values(probs, human_probs, maj.labels)
+        ece, smece = _binned_metrics(probs, human_probs, maj.labels, n_ece_bins)
+        est = {key: float(values[key].mean()) for key in METRIC_KEYS if key in values}
+        est.update(ece=ece, smece=smece)
+        reps: dict[str, np.ndarray] = {}
+        if idx is not None:
+            for key in METRIC_KEYS:
+                if key in values:
+                    reps[key] = values[key][idx].mean(axis=1)
+            pairs = [_binned_metrics(probs[row], human_probs[row], maj.labels[row], n_ece_bins)
+                     for row in idx]
+            reps["ece"] = np.array([p[0] for p in pairs])
+            reps["smece"] = np.array([p[1] for p in pairs])
+        metrics = {key: _interval(est[key], reps.get(key), confidence) for key in METRIC_KEYS}
+        per_bin = []
+        for b, mask in enumerate(bin_masks):
+            n = int(mask.sum())
+            if n == 0:
+                per_bin.append(BinMetrics(bin=b, n=0, accuracy=None, ece=None, smece=None,
+                                          dist_ce=None, ent_ce=None, ent_ce_signed=None,
+                                          jsd=None, kl=None, rank_cs=None))
+                continue
+            b_ece, b_smece = _binned_metrics(probs[mask], human_probs[mask], maj.labels[mask],
+                                             n_ece_bins)
+            per_bin.append(BinMetrics(
+                bin=b, n=n, ece=b_ece, smece=b_smece,
+                **{key: float(values[key][mask].mean()) for key in ADDITIVE_METRICS}))
+        rel = calibration.reliability_diagram(probs, maj.labels, human_probs, n_bins=n_ece_bins)
+        reliability = Reliability(
+            edges=np.asarray(rel.edges, dtype=float).tolist(),
+            count=np.asarray(rel.count).astype(int).tolist(),
+            confidence=_none_list(rel.mean_confidence, n_ece_bins),
+            accuracy=_none_list(rel.accuracy, n_ece_bins),
+            soft_target=_none_list(rel.mean_soft_target, n_ece_bins))
+        histograms = {
+            "dist_ce": _histogram(values["dist_ce"], hist_edges["dist_ce"]),
+            "ent_ce_signed": _histogram(values["ent_ce_signed"], hist_edges["ent_ce_signed"]),
+            "ent_ce_abs": _histogram(values["ent_ce"], hist_edges["ent_ce_abs"]),
+            "entropy": _histogram(values["entropy"], hist_edges["entropy"]),
+        }
+        reports.append(ModelReport(
+            name=model.name, sources=[str(s) for s in model.sources], n_items=n_items,
+            temperature=model.temperature, temperature_note=model.temperature_note,
+            metrics=metrics, per_bin=per_bin, reliability=reliability, histograms=histograms))
+        replicates[model.name] = reps
+        estimates[model.name] = est
+        step(f"model {model.name}")
+
+    comparisons: list[PairwiseDifference] = []
+    for a, b in combinations(names, 2):
+        for key in METRIC_KEYS:
+            diff = estimates[a][key] - estimates[b][key]
+            p_value = None
+            reps_d = None
+            if idx is not None:
+                reps_d = replicates[a][key] - replicates[b][key]
+                p_value = float(min(1.0, 2.0 * min(np.mean(reps_d <= 0), np.mean(reps_d >= 0))))
+            comparisons.append(PairwiseDifference(
+                model_a=a, model_b=b, metric=key,
+                difference=_interval(diff, reps_d, confidence), p_value=p_value))
+    step("comparisons")
+
+    human_ceiling = None
+    if ceiling:
+        human_ceiling = _ceiling(votes, counts, human_probs, maj.labels, bin_idx, n_bins,
+                                 votes_per_half, ceil_gen, notes)
+    step("ceiling")
+
+    report = Report(
+        annokit_version=annokit.__version__,
+        title=title or "annokit agreement-binned report",
+        labels=list(votes.labels.names),
+        dataset=_dataset_summary(votes),
+        binning=binning,
+        models=reports,
+        comparisons=comparisons,
+        human_entropy=_histogram(h_nats, hist_edges["entropy"]),
+        human_ceiling=human_ceiling,
+        subsampling=[SubsamplingPoint(**{k: row[k] for k in ("k", "tvd_mean", "tvd_low",
+                                                              "tvd_high")})
+                     for row in subsampling] if subsampling else None,
+        settings=Settings(seed=seed, n_bootstrap=int(n_bootstrap), confidence=confidence,
+                          n_ece_bins=n_ece_bins, tie_policy="first"),
+        notes=notes,
+    )
+    step("done")
+    return report
+
+
+def _ceiling(votes: Votes, counts: np.ndarray, human_probs: np.ndarray, maj_labels: np.ndarray,
+             bin_idx: np.ndarray, n_bins: int, votes_per_half: int | None,
+             gen: np.random.Generator, notes: list[str]) -> HumanCeiling | None:
+    h1, h2, usable = split_half_counts(votes, votes_per_half=votes_per_half, rng=gen)
+    n_skipped = int((~usable).sum())
+    if not usable.any():
+        notes.append("no human ceiling: every item has fewer than 2 votes")
+        return None
+    if n_skipped:
+        notes.append(f"human ceiling leaves out {n_skipped} item(s) with fewer than 2 votes")
+    u = usable
+    p1 = distributions(h1[u])
+    p2 = distributions(h2[u])
+    full = human_probs[u]
+    d1 = tvd(p1, full)
+    j1 = jensen_shannon_distance(full, p1)
+    acc = (majority(h1[u], ties="first").labels == maj_labels[u]).astype(np.float64)
+    d12 = tvd(p1, p2)
+    b_u = bin_idx[u]
+
+    def cell(b: int, mask: np.ndarray) -> BinCeiling:
+        return BinCeiling(bin=b, n=int(mask.sum()), dist_ce=_mean_or_none(d1[mask]),
+                          jsd=_mean_or_none(j1[mask]), accuracy=_mean_or_none(acc[mask]),
+                          half_vs_half_dist_ce=_mean_or_none(d12[mask]))
+
+    per_item = votes.votes_per_item()[u]
+    k_note = (f"{votes_per_half} votes per half" if votes_per_half
+              else "half of each item's votes per half")
+    return HumanCeiling(
+        votes_per_half=votes_per_half, n_items=int(u.sum()), n_skipped=n_skipped,
+        method=(f"disjoint random halves H1, H2 of each item's votes ({k_note}; "
+                f"{int(per_item.min())}-{int(per_item.max())} votes per item); H1 scored "
+                "against all votes"),
+        per_bin=[cell(b, b_u == b) for b in range(n_bins)],
+        overall=cell(-1, np.ones(b_u.size, dtype=bool)),
+    )

@@ -1,0 +1,253 @@
+"""The report model: a versioned, JSON-serialisable description of one analysis.
+
+Building (:mod:`annokit.report.build`) fills these pydantic models from votes
+and model predictions; rendering (:mod:`annokit.report.render_html`,
+:mod:`annokit.report.render_md`, :func:`dump_json`) only reads them. The JSON
+Schema of :class:`Report` is exported to ``annokit/report/schema.json`` and a
+test keeps the two in sync (regenerate with :func:`export_schema`).
+
+The JSON form is deterministic: keys sorted, floats written with
+:data:`FLOAT_DIGITS` significant digits, NaN written as ``null``, no
+timestamps and no absolute paths (sources are recorded by file name only).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "FLOAT_DIGITS",
+    "METRIC_KEYS",
+    "Interval",
+    "Binning",
+    "BinMetrics",
+    "BinCeiling",
+    "HumanCeiling",
+    "Histogram",
+    "Reliability",
+    "ModelReport",
+    "PairwiseDifference",
+    "SubsamplingPoint",
+    "Settings",
+    "Report",
+    "dump_json",
+    "report_schema",
+    "export_schema",
+    "SCHEMA_PATH",
+]
+
+#: Bump the minor part for added optional fields, the major part for anything else.
+SCHEMA_VERSION = "1.0"
+
+#: Significant digits of every float written to report.json.
+FLOAT_DIGITS = 10
+
+#: Global metrics of each model, in display order (keys as in ``annokit evaluate --json``).
+METRIC_KEYS: tuple[str, ...] = (
+    "accuracy", "ece", "smece", "dist_ce", "ent_ce", "jsd", "kl", "rank_cs",
+)
+
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+
+Number = float | None
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class Interval(_Model):
+    """A point estimate with a percentile-bootstrap interval (``low``/``high`` null without bootstrap)."""
+
+    estimate: Number
+    low: Number = None
+    high: Number = None
+
+
+class Binning(_Model):
+    """How items were grouped into agreement bins by their human-label entropy."""
+
+    method: Literal["quantile", "edges"] = Field(
+        description="'quantile': equal-count bins of human entropy (Nie et al. 2020); "
+                    "'edges': user-given edges")
+    requested_bins: int
+    entropy_base: float = Field(description="logarithm base of the entropies the edges refer to")
+    edges: list[float] = Field(description="n_bins + 1 increasing edges; bin b holds "
+                                           "edges[b] <= H < edges[b+1] (last bin closed)")
+    counts: list[int] = Field(description="items per bin")
+    mean_entropy: list[Number] = Field(description="mean human entropy per bin")
+    labels: list[str] = Field(description="display label of each bin")
+
+
+class BinMetrics(_Model):
+    """One model's metrics on the items of one agreement bin."""
+
+    bin: int
+    n: int
+    accuracy: Number
+    ece: Number
+    smece: Number
+    dist_ce: Number
+    ent_ce: Number = Field(description="mean |EntCE| in nats")
+    ent_ce_signed: Number = Field(description="mean EntCE = H(model) - H(human), nats")
+    jsd: Number
+    kl: Number
+    rank_cs: Number
+
+
+class BinCeiling(_Model):
+    """Split-half human ceiling on one agreement bin."""
+
+    bin: int
+    n: int = Field(description="items of the bin with enough votes for two halves")
+    dist_ce: Number = Field(description="mean TVD between the half-sample distribution H1 and "
+                                        "all votes")
+    jsd: Number
+    accuracy: Number = Field(description="share of items whose H1 majority equals the full majority")
+    half_vs_half_dist_ce: Number = Field(description="mean TVD between the disjoint halves H1, H2")
+
+
+class HumanCeiling(_Model):
+    """What a 'realistic' classifier reaches: disjoint half samples of the votes (Baan et al. 2022)."""
+
+    votes_per_half: int | None = Field(description="votes drawn per half (None: per item half its votes)")
+    n_items: int
+    n_skipped: int = Field(description="items with fewer than 2 votes (no split possible)")
+    method: str
+    per_bin: list[BinCeiling]
+    overall: BinCeiling
+
+
+class Histogram(_Model):
+    """Counts of a per-item quantity on fixed edges (last bin closed)."""
+
+    edges: list[float]
+    counts: list[int]
+
+
+class Reliability(_Model):
+    """Top-label reliability-diagram data on equal-width confidence bins (empty bins: null)."""
+
+    edges: list[float]
+    count: list[int]
+    confidence: list[Number] = Field(description="mean top-label probability")
+    accuracy: list[Number] = Field(description="share of items whose top label is the majority")
+    soft_target: list[Number] = Field(description="mean human probability of the predicted label")
+
+
+class ModelReport(_Model):
+    """Everything reported about one model."""
+
+    name: str
+    sources: list[str] = Field(description="prediction file names (no directories)")
+    n_items: int
+    temperature: Number = Field(default=None, description="temperature applied, if any")
+    temperature_note: str | None = None
+    metrics: dict[str, Interval] = Field(description="global metrics with bootstrap intervals")
+    per_bin: list[BinMetrics]
+    reliability: Reliability
+    histograms: dict[str, Histogram] = Field(
+        description="per-item 'dist_ce', 'ent_ce_signed', 'ent_ce_abs' and model 'entropy' (nats)")
+
+
+class PairwiseDifference(_Model):
+    """Paired-bootstrap difference ``model_a - model_b`` of one metric on the same items."""
+
+    model_a: str
+    model_b: str
+    metric: str
+    difference: Interval
+    p_value: Number = Field(default=None, description="two-sided bootstrap share of resamples "
+                                                      "on the other side of zero")
+
+
+class SubsamplingPoint(_Model):
+    """One point of the 'how many annotations are enough' curve."""
+
+    k: int
+    tvd_mean: Number
+    tvd_low: Number
+    tvd_high: Number
+
+
+class Settings(_Model):
+    """The options the report was built with (enough to rebuild it)."""
+
+    seed: int | None
+    n_bootstrap: int
+    confidence: float
+    n_ece_bins: int
+    tie_policy: str
+
+
+class Report(_Model):
+    """The agreement-binned analysis report (``report.json``)."""
+
+    schema_version: Literal["1.0"] = SCHEMA_VERSION
+    annokit_version: str
+    title: str
+    labels: list[str]
+    dataset: dict[str, Any] = Field(description="dataset summary, as `annokit stats --json`")
+    binning: Binning
+    models: list[ModelReport]
+    comparisons: list[PairwiseDifference]
+    human_entropy: Histogram = Field(description="human entropy (nats) on the models' entropy edges")
+    human_ceiling: HumanCeiling | None = None
+    subsampling: list[SubsamplingPoint] | None = None
+    settings: Settings
+    notes: list[str] = Field(default_factory=list,
+                             description="warnings and decisions a reader should know about")
+
+
+def _clean(value: Any) -> Any:
+    """Round floats to FLOAT_DIGITS significant digits; NaN/inf -> None; recurse."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        out = float(f"{value:.{FLOAT_DIGITS}g}")
+        return 0.0 if out == 0 else out  # no "-0.0"
+    if isinstance(value, int):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _clean(value.item())
+    return value
+
+
+def dump_json(report: Report) -> str:
+    """The canonical ``report.json`` text: sorted keys, fixed float precision, trailing newline.
+
+    Examples
+    --------
+    >>> iv = Interval(estimate=1 / 3, low=float("nan"))
+    >>> json.dumps(_clean(iv.model_dump()), sort_keys=True)
+    '{"estimate": 0.3333333333, "high": null, "low": null}'
+    """
+    data = _clean(report.model_dump(mode="python"))
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of :class:`Report` (draft 2020-12, as pydantic generates it)."""
+    schema = Report.model_json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://annokit.invalid/report-schema-{SCHEMA_VERSION}.json"
+    return schema
+
+
+def export_schema(path: str | Path = SCHEMA_PATH) -> Path:
+    """Write :func:`report_schema` to ``path`` (default: the copy shipped in the package)."""
+    path = Path(path)
+    path.write_text(json.dumps(report_schema(), sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    return path

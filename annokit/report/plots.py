@@ -1,0 +1,324 @@
+"""Report figures drawn with matplotlib's Agg backend, from plain arrays.
+
+Every function returns SVG text (for inline embedding) or PNG bytes when
+``fmt="png"``. Colours follow the Okabe-Ito palette, which stays distinct
+under the common colour-vision deficiencies; every axis is labelled. SVG
+output is deterministic (fixed hash salt, no date metadata, text as paths so
+the page needs no fonts).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import matplotlib
+
+matplotlib.use("Agg", force=False)
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from annokit.errors import VoteSchemaError  # noqa: E402
+
+__all__ = [
+    "OKABE_ITO",
+    "HUMAN_COLOR",
+    "reliability_diagrams",
+    "error_histograms",
+    "entropy_histograms",
+    "per_bin_bars",
+    "subsampling_curve",
+    "render",
+]
+
+#: Okabe & Ito (2008) colour-blind-safe palette, black left for the human reference.
+OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
+                              "#56B4E9", "#F0E442")
+HUMAN_COLOR = "#000000"
+_HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo")
+
+Format = Literal["svg", "png"]
+
+_RC = {
+    "svg.hashsalt": "annokit",
+    "svg.fonttype": "path",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "figure.dpi": 100,
+}
+
+
+def color(i: int) -> str:
+    """The i-th model colour (cycles after seven models)."""
+    return OKABE_ITO[i % len(OKABE_ITO)]
+
+
+def render(fig: Figure, fmt: Format = "svg") -> str | bytes:
+    """Serialise and close a figure: SVG text without the XML prolog, or PNG bytes."""
+    if fmt not in ("svg", "png"):
+        raise VoteSchemaError(f"fmt must be 'svg' or 'png'; got {fmt!r}")
+    buf = io.BytesIO()
+    try:
+        with matplotlib.rc_context(_RC):
+            if fmt == "png":
+                fig.savefig(buf, format="png", dpi=150, bbox_inches="tight",
+                            metadata={"Software": None})
+                return buf.getvalue()
+            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    finally:
+        plt.close(fig)
+    text = buf.getvalue().decode("utf-8")
+    text = text[text.index("<svg"):]
+    # scale with the page: keep the viewBox, let CSS decide the size
+    text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1', text, count=1)
+    return text
+
+
+def _figure(ncols: int, nrows: int = 1, *, width: float = 10.0, height: float = 3.4) -> tuple:
+    with matplotlib.rc_context(_RC):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False)
+    return fig, axes
+
+
+def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Format = "svg"):
+    """Hard (against the majority) and soft (against mean human probability) reliability diagrams.
+
+    Parameters
+    ----------
+    bins : mapping
+        Arrays of equal length, one entry per confidence bin: ``"edges"``
+        (n_bins + 1), ``"count"``, ``"confidence"`` (mean top-label probability),
+        ``"accuracy"`` (share whose top label is the majority) and ``"soft_target"``
+        (mean human probability of the predicted label). Empty bins hold NaN.
+    title : str
+        Model name shown above the panels.
+    """
+    edges = np.asarray(bins["edges"], dtype=float)
+    count = np.asarray(bins["count"], dtype=float)
+    conf = np.asarray(bins["confidence"], dtype=float)
+    width = np.diff(edges)
+    centers = edges[:-1] + width / 2
+    with matplotlib.rc_context(_RC):
+        fig, axes = _figure(2, width=10.0, height=3.8)
+        for ax, key, name in ((axes[0, 0], "accuracy", "Hard: accuracy vs majority"),
+                              (axes[0, 1], "soft_target", "Soft: mean human probability")):
+            target = np.asarray(bins[key], dtype=float)
+            ok = count > 0
+            ax.bar(centers[ok], target[ok], width=width[ok] * 0.95, color=OKABE_ITO[0],
+                   edgecolor="white", label="observed")
+            gap_low = np.minimum(target, conf)
+            ax.bar(centers[ok], np.abs(conf - target)[ok], bottom=gap_low[ok],
+                   width=width[ok] * 0.95, color=OKABE_ITO[3], alpha=0.35, hatch="//",
+                   edgecolor=OKABE_ITO[3], linewidth=0.0, label="gap to confidence")
+            ax.plot([0, 1], [0, 1], linestyle="--", color="#555555", linewidth=1,
+                    label="perfect calibration")
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1.12)
+            ax.set_xlabel("model confidence (top-label probability)")
+            ax.set_ylabel("accuracy vs majority" if key == "accuracy"
+                          else "mean human probability of predicted label")
+            ax.set_title(f"{title}: {name}" if title else name)
+            for c, n in zip(centers[ok], count[ok]):
+                ax.text(c, 1.03, f"{int(n)}", ha="center", va="bottom", fontsize=6,
+                        rotation=90 if len(centers) > 10 else 0)
+            ax.legend(loc="upper left", frameon=False, bbox_to_anchor=(0.0, 0.93))
+        fig.text(0.5, -0.02, "numbers above the bars: items per confidence bin", ha="center",
+                 fontsize=7)
+        fig.tight_layout()
+    return render(fig, fmt)
+
+
+def _stairs(ax, hist: Mapping[str, Sequence[float]], *, i: int, label: str) -> None:
+    ax.stairs(np.asarray(hist["counts"], dtype=float), np.asarray(hist["edges"], dtype=float),
+              color=color(i), linewidth=1.6, label=label, hatch=_HATCHES[i % len(_HATCHES)])
+
+
+def error_histograms(dist_ce: Mapping[str, Mapping[str, Sequence[float]]],
+                     ent_ce_signed: Mapping[str, Mapping[str, Sequence[float]]],
+                     ent_ce_abs: Mapping[str, Mapping[str, Sequence[float]]], *,
+                     fmt: Format = "svg"):
+    """Histograms of per-item DistCE and of signed and absolute EntCE, one outline per model.
+
+    Each argument maps a model name to a histogram ``{"edges": ..., "counts": ...}``:
+    per-item DistCE = TVD(model, human) (Baan et al. 2022, Eq. 7) and EntCE =
+    H(model) - H(human) in nats (Eq. 5), signed and absolute.
+    """
+    names = list(dist_ce)
+    with matplotlib.rc_context(_RC):
+        fig, axes = _figure(3, width=12.0, height=3.4)
+        panels = ((axes[0, 0], dist_ce, "DistCE (TVD to human distribution)", "Per-item DistCE"),
+                  (axes[0, 1], ent_ce_signed, "EntCE = H(model) - H(human) [nats]",
+                   "Signed EntCE (< 0: more certain than humans)"),
+                  (axes[0, 2], ent_ce_abs, "|EntCE| [nats]", "Absolute EntCE"))
+        for ax, data, xlabel, title in panels:
+            for i, name in enumerate(names):
+                _stairs(ax, data[name], i=i, label=name)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel("items")
+            ax.set_title(title)
+        axes[0, 0].legend(frameon=False)
+        fig.tight_layout()
+    return render(fig, fmt)
+
+
+def entropy_histograms(human: Mapping[str, Sequence[float]],
+                       models: Mapping[str, Mapping[str, Sequence[float]]], *,
+                       fmt: Format = "svg"):
+    """Human entropy against each model's predictive entropy (nats), one panel per model.
+
+    ``human`` and each value of ``models`` are histograms ``{"edges", "counts"}`` on the same edges.
+    """
+    names = list(models)
+    ncols = max(1, min(3, len(names)))
+    nrows = max(1, int(np.ceil(len(names) / ncols)))
+    h_edges = np.asarray(human["edges"], dtype=float)
+    h_counts = np.asarray(human["counts"], dtype=float)
+    with matplotlib.rc_context(_RC):
+        fig, axes = _figure(ncols, nrows, width=4.0 * ncols, height=3.2)
+        for j, ax in enumerate(axes.ravel()):
+            if j >= len(names):
+                ax.set_visible(False)
+                continue
+            name = names[j]
+            ax.stairs(h_counts, h_edges, fill=True, color="#BBBBBB", label="human")
+            _stairs(ax, models[name], i=j, label=name)
+            ax.set_xlabel("entropy [nats]")
+            ax.set_ylabel("items")
+            ax.set_title(f"Entropy: human vs {name}")
+            ax.legend(frameon=False)
+        fig.tight_layout()
+    return render(fig, fmt)
+
+
+def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Sequence[float]]],
+                 *, ceiling: Mapping[str, Sequence[float]] | None = None,
+                 metric_labels: Mapping[str, str] | None = None, fmt: Format = "svg"):
+    """Grouped bars: one panel per metric, agreement bins on x, one bar per model.
+
+    Parameters
+    ----------
+    bin_labels : sequence of str
+        Label of each agreement bin (lowest human entropy first).
+    values : mapping metric -> (mapping model -> per-bin values)
+    ceiling : mapping metric -> per-bin values, optional
+        Split-half human ceiling drawn as a black line with markers.
+    metric_labels : mapping metric -> axis label, optional
+    """
+    metrics = list(values)
+    metric_labels = dict(metric_labels or {})
+    ncols = min(3, len(metrics))
+    nrows = int(np.ceil(len(metrics) / ncols))
+    x = np.arange(len(bin_labels))
+    with matplotlib.rc_context(_RC):
+        fig, axes = _figure(ncols, nrows, width=12.0, height=3.3)
+        for j, ax in enumerate(axes.ravel()):
+            if j >= len(metrics):
+                ax.set_visible(False)
+                continue
+            metric = metrics[j]
+            models = list(values[metric])
+            w = 0.8 / max(1, len(models))
+            for i, name in enumerate(models):
+                vals = np.asarray(values[metric][name], dtype=float)
+                ax.bar(x - 0.4 + w * (i + 0.5), np.nan_to_num(vals), width=w, color=color(i),
+                       hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white", linewidth=0.3,
+                       label=name)
+            if ceiling and metric in ceiling:
+                ax.plot(x, np.asarray(ceiling[metric], dtype=float), color=HUMAN_COLOR,
+                        marker="o", linewidth=1.2, label="human split-half")
+            ax.set_xticks(x)
+            ax.set_xticklabels(bin_labels, rotation=20, ha="right", fontsize=7)
+            ax.set_xlabel("agreement bin (human entropy, bits)")
+            ax.set_ylabel(metric_labels.get(metric, metric))
+            ax.set_title(metric_labels.get(metric, metric))
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        for ax in axes.ravel()[1:]:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        fig.legend(handles, labels, loc="upper center", ncol=min(6, len(labels)), frameon=False,
+                   bbox_to_anchor=(0.5, 1.04))
+        fig.tight_layout()
+    return render(fig, fmt)
+
+
+def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[float],
+                      high: Sequence[float], *, fmt: Format = "svg"):
+    """Mean TVD between a k-vote estimate and all votes, with its percentile band."""
+    k = np.asarray(k, dtype=float)
+    with matplotlib.rc_context(_RC):
+        fig, axes = _figure(1, width=6.0, height=3.4)
+        ax = axes[0, 0]
+        ax.fill_between(k, np.asarray(low, float), np.asarray(high, float), color=OKABE_ITO[5],
+                        alpha=0.35, label="interval over repetitions")
+        ax.plot(k, np.asarray(mean, float), marker="o", color=OKABE_ITO[0], label="mean")
+        ax.set_xlabel("votes per item (k)")
+        ax.set_ylabel("TVD to all-votes distribution")
+        ax.set_title("How many annotations are enough")
+        ax.legend(frameon=False)
+        fig.tight_layout()
+    return render(fig, fmt)
+
+
+#: Axis/legend names of the per-bin metrics drawn in the bar panels.
+BIN_METRIC_LABELS = {
+    "accuracy": "accuracy vs majority",
+    "ece": "ECE (vs majority)",
+    "smece": "SMECE (vs human probability)",
+    "dist_ce": "mean DistCE (TVD)",
+    "ent_ce": "mean |EntCE| [nats]",
+    "jsd": "Jensen-Shannon distance",
+    "kl": "KL(human || model) [nats]",
+    "rank_cs": "RankCS",
+}
+
+
+def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
+    """Every figure of a :class:`~annokit.report.model.Report`, keyed by a stable id.
+
+    Keys: ``reliability-<i>`` (one per model, in report order), ``error-histograms``,
+    ``entropy-histograms``, ``per-bin``, and ``subsampling`` when the report has a curve.
+    """
+    figs: dict[str, Any] = {}
+    for i, m in enumerate(report.models):
+        rel = m.reliability
+        nan = float("nan")
+        figs[f"reliability-{i}"] = reliability_diagrams(
+            {"edges": rel.edges, "count": rel.count,
+             "confidence": [nan if v is None else v for v in rel.confidence],
+             "accuracy": [nan if v is None else v for v in rel.accuracy],
+             "soft_target": [nan if v is None else v for v in rel.soft_target]},
+            title=m.name, fmt=fmt)
+
+    def hists(key: str) -> dict[str, dict[str, list]]:
+        return {m.name: m.histograms[key].model_dump() for m in report.models}
+
+    figs["error-histograms"] = error_histograms(hists("dist_ce"), hists("ent_ce_signed"),
+                                                hists("ent_ce_abs"), fmt=fmt)
+    figs["entropy-histograms"] = entropy_histograms(report.human_entropy.model_dump(),
+                                                    hists("entropy"), fmt=fmt)
+    values = {key: {m.name: [np.nan if getattr(b, key) is None else getattr(b, key)
+                             for b in m.per_bin] for m in report.models}
+              for key in BIN_METRIC_LABELS}
+    ceiling = None
+    if report.human_ceiling is not None:
+        ceiling = {key: [np.nan if getattr(c, key) is None else getattr(c, key)
+                         for c in report.human_ceiling.per_bin]
+                   for key in ("accuracy", "dist_ce", "jsd")}
+    figs["per-bin"] = per_bin_bars(report.binning.labels, values, ceiling=ceiling,
+                                   metric_labels=BIN_METRIC_LABELS, fmt=fmt)
+    if report.subsampling:
+        pts = report.subsampling
+        figs["subsampling"] = subsampling_curve([p.k for p in pts], [p.tvd_mean for p in pts],
+                                                [p.tvd_low for p in pts],
+                                                [p.tvd_high for p in pts], fmt=fmt)
+    return figs
