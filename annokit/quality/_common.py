@@ -1,0 +1,138 @@
+"""Shared helpers of the annotator-quality estimators (private).
+
+Everything here works on the integer-coded vote arrays of :class:`~annokit.votes.Votes`
+and is vectorised: sparse matrices, ``np.bincount`` and index arithmetic, never a
+Python loop over votes or items.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from annokit.errors import AnnokitWarning, VoteSchemaError
+from annokit.votes import Votes
+
+__all__ = [
+    "require_votes",
+    "require_annotators",
+    "vote_matrix",
+    "gold_codes",
+    "normalize_log",
+    "warn_not_converged",
+]
+
+
+def require_votes(votes: Any, what: str) -> Votes:
+    """Raise unless ``votes`` is a :class:`Votes` object."""
+    if not isinstance(votes, Votes):
+        raise VoteSchemaError(f"{what} expects an annokit.votes.Votes object; got "
+                              f"{type(votes).__name__}")
+    return votes
+
+
+def require_annotators(votes: Any, what: str) -> Votes:
+    """Raise a clear error when the votes carry no annotator ids (e.g. ChaosNLI)."""
+    votes = require_votes(votes, what)
+    if not votes.has_annotators:
+        raise VoteSchemaError(
+            f"{what} needs annotator ids, but {votes.source} has none (counts-only data such as "
+            "ChaosNLI publish no annotator ids); use majority vote or soft labels instead"
+        )
+    return votes
+
+
+def vote_matrix(votes: Votes) -> sparse.csr_matrix:
+    """Sparse (n_items, n_annotators * n_labels) count matrix, column ``j * n_labels + l``.
+
+    Entry ``[i, j * L + l]`` counts the votes of annotator ``j`` for label ``l`` on item
+    ``i`` (1 for ordinary data; more when duplicate votes are kept).
+    """
+    n_labels = votes.n_labels
+    cols = votes.annotator_index.astype(np.int64) * n_labels + votes.label_index
+    data = np.ones(votes.n_votes, dtype=np.float64)
+    mat = sparse.csr_matrix(
+        (data, (votes.item_index.astype(np.int64), cols)),
+        shape=(votes.n_items, votes.n_annotators * n_labels),
+    )
+    mat.sum_duplicates()
+    return mat
+
+
+def gold_codes(votes: Votes, gold: Any = None, *, what: str) -> np.ndarray:
+    """Gold label codes per item (-1 = none) from ``gold`` or ``votes.gold``.
+
+    ``gold`` may be an array of codes of shape (n_items,), or a mapping of item id
+    to label name/alias.
+    """
+    if gold is None:
+        if votes.gold is None:
+            return np.full(votes.n_items, -1, dtype=np.int64)
+        return np.asarray(votes.gold, dtype=np.int64)
+    if isinstance(gold, dict):
+        codes = np.full(votes.n_items, -1, dtype=np.int64)
+        ids = list(gold)
+        pos = votes.item_positions(ids)
+        unknown = [i for i, p in zip(ids, pos) if p < 0]
+        if unknown:
+            raise VoteSchemaError(f"{what}: gold names {len(unknown)} item(s) that are not in the "
+                                  f"votes, e.g. {unknown[:5]}")
+        codes[pos] = votes.labels.encode(list(gold.values()), where=f"{what}: gold")
+        return codes
+    arr = np.asarray(gold)
+    if arr.shape != (votes.n_items,):
+        raise VoteSchemaError(f"{what}: gold must have one code per item, shape ({votes.n_items},); "
+                              f"got {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise VoteSchemaError(f"{what}: gold codes must be integers (-1 = none); got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < -1 or arr.max() >= votes.n_labels):
+        raise VoteSchemaError(f"{what}: gold codes must be -1 (none) or in range({votes.n_labels})")
+    return arr
+
+
+def normalize_log(log_post: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise softmax of unnormalised log posteriors; returns (posteriors, log normaliser)."""
+    top = log_post.max(axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    post = np.exp(log_post - top)
+    norm = post.sum(axis=1, keepdims=True)
+    post /= norm
+    return post, (np.log(norm) + top)[:, 0]
+
+
+def clamp(post: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Replace the rows of items with a gold label (code >= 0) by one-hot rows, in place."""
+    known = np.flatnonzero(gold >= 0)
+    if known.size:
+        post[known] = 0.0
+        post[known, gold[known]] = 1.0
+    return post
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise VoteSchemaError(f"{name} must be a positive integer; got {value!r}")
+    return int(value)
+
+
+def check_nonneg_float(name: str, value: Any, *, positive: bool = False) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise VoteSchemaError(f"{name} must be a number; got {value!r}") from None
+    if not np.isfinite(out) or out < 0 or (positive and out == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise VoteSchemaError(f"{name} must be a finite number {bound}; got {value!r}")
+    return out
+
+
+def warn_not_converged(name: str, n_iter: int, change: float, tol: float) -> None:
+    warnings.warn(
+        f"{name} stopped after {n_iter} iterations without converging (last relative change "
+        f"in log-likelihood {change:.3g} > tol {tol:g}); raise max_iter or tol",
+        AnnokitWarning, stacklevel=3,
+    )

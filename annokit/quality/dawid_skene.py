@@ -1,0 +1,247 @@
+"""Dawid-Skene EM: full confusion matrices per annotator, and the one-coin variant.
+
+Both estimators alternate an M-step (class priors and annotator parameters from
+the current item posteriors) and an E-step (item posteriors from the parameters),
+starting from the vote distributions (majority-vote soft labels). Each step is
+two sparse matrix products over the (items x annotator-label) vote matrix, so a
+5M-vote set costs a few hundred milliseconds per iteration.
+
+References
+----------
+Dawid, A. P. and Skene, A. M. (1979). Maximum likelihood estimation of observer
+error-rates using the EM algorithm. *Applied Statistics* 28(1), 20-28.
+doi:10.2307/2346806
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from annokit.quality._common import (
+    check_nonneg_float,
+    check_positive_int,
+    clamp,
+    gold_codes,
+    normalize_log,
+    require_annotators,
+    vote_matrix,
+    warn_not_converged,
+)
+from annokit.votes import Votes
+
+__all__ = ["DawidSkene", "OneCoinDawidSkene"]
+
+
+class _EMBase:
+    def _gold(self, votes: Votes) -> np.ndarray:
+        if not self.clamp_gold:
+            return np.full(votes.n_items, -1, dtype=np.int64)
+        return gold_codes(votes, None, what=f"{type(self).__name__}.fit")
+
+    def _check_params(self) -> None:
+        check_positive_int("max_iter", self.max_iter)
+        check_nonneg_float("tol", self.tol)
+        check_nonneg_float("smoothing", self.smoothing)
+
+    def _finish(self, post, log_norm, n_iter, converged, change, votes) -> None:
+        self.posteriors_ = post
+        self.labels_ = post.argmax(axis=1)
+        self.n_iter_ = n_iter
+        self.converged_ = converged
+        self.log_likelihood_ = float(log_norm.sum())
+        if not converged:
+            warn_not_converged(type(self).__name__, n_iter, change, self.tol)
+
+
+class DawidSkene(_EMBase):
+    """Dawid-Skene (1979) EM with a full confusion matrix per annotator.
+
+    Parameters
+    ----------
+    max_iter : int, default=100
+        Maximum number of EM iterations (one M-step plus one E-step each).
+    tol : float, default=1e-6
+        Stop when the relative change of the log-likelihood,
+        ``|ll_t - ll_{t-1}| / |ll_{t-1}|``, falls below ``tol``.
+    smoothing : float, default=0.01
+        Pseudo-count added to every confusion-matrix cell and class-prior count
+        in the M-step (a symmetric Dirichlet MAP estimate); keeps log
+        probabilities finite for annotators who never used a label. 0 gives the
+        plain maximum-likelihood update of the paper.
+    clamp_gold : bool, default=False
+        Fix the posterior of items with a gold label (``votes.gold``) to that label
+        in every E-step (semi-supervised Dawid-Skene).
+
+    Attributes
+    ----------
+    posteriors_ : ndarray of shape (n_items, n_labels)
+        ``P(true label = k | votes)``; usable as soft labels.
+    labels_ : ndarray of shape (n_items,)
+        Most probable label (first in label order on exact ties).
+    priors_ : ndarray of shape (n_labels,)
+        Class priors ``pi_k``.
+    confusions_ : ndarray of shape (n_annotators, n_labels, n_labels)
+        ``confusions_[j, k, l] = P(annotator j says l | true label k)``; rows of
+        annotators without votes are uniform.
+    n_iter_ : int
+    converged_ : bool
+    log_likelihood_ : float
+        Observed-data log-likelihood ``sum_i log sum_k pi_k prod_j pi^(j)_{k, l_ij}``
+        at the final parameters (Dawid and Skene 1979, eq. 2.4).
+
+    Notes
+    -----
+    M-step (eqs. 2.3, 2.5): ``pi^(j)_{kl} ∝ sum_i T_ik n^(j)_il + smoothing`` and
+    ``p_k ∝ sum_i T_ik + smoothing``; E-step (eq. 2.5):
+    ``T_ik ∝ p_k prod_j prod_l (pi^(j)_{kl})^{n^(j)_il}``, computed in log space.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": list("aaabbbccc"), "annotator": list("xyzxyzxyz"),
+    ...                    "label": list("110000111")})
+    >>> ds = DawidSkene().fit(Votes.from_long(df))
+    >>> ds.labels_.tolist(), ds.converged_
+    ([1, 0, 1], True)
+    >>> bool(abs(ds.posteriors_.sum(axis=1) - 1).max() < 1e-12)
+    True
+    """
+
+    def __init__(self, *, max_iter: int = 100, tol: float = 1e-6, smoothing: float = 0.01,
+                 clamp_gold: bool = False):
+        self.max_iter = max_iter
+        self.tol = tol
+        self.smoothing = smoothing
+        self.clamp_gold = clamp_gold
+
+    def fit(self, votes: Votes) -> DawidSkene:
+        votes = require_annotators(votes, "DawidSkene.fit")
+        self._check_params()
+        n_items, n_labels, n_ann = votes.n_items, votes.n_labels, votes.n_annotators
+        gold = self._gold(votes)
+        x = vote_matrix(votes)                       # (items, J*L)
+        xt = x.T.tocsr()                              # (J*L, items)
+        counts = votes.counts().astype(np.float64)
+        post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
+        prev = -np.inf
+        change = np.inf
+        converged = False
+        n_iter = 0
+        for n_iter in range(1, self.max_iter + 1):
+            priors, conf = self._m_step(xt, post, n_ann, n_labels)
+            # E-step: log T_ik = log p_k + sum_{j,l} n^(j)_il log pi^(j)_kl
+            log_conf = np.log(conf).transpose(0, 2, 1).reshape(n_ann * n_labels, n_labels)
+            log_post = np.asarray(x @ log_conf) + np.log(priors)
+            post, log_norm = normalize_log(log_post)
+            clamp(post, gold)
+            ll = float(log_norm.sum())
+            change = abs(ll - prev) / max(abs(prev), 1e-300) if np.isfinite(prev) else np.inf
+            prev = ll
+            if change < self.tol:
+                converged = True
+                break
+        self.priors_, self.confusions_ = priors, conf
+        self._finish(post, log_norm, n_iter, converged, change, votes)
+        return self
+
+    def _m_step(self, xt, post, n_ann, n_labels):
+        a = self.smoothing
+        priors = post.sum(axis=0) + a
+        priors = priors / priors.sum()
+        # (J*L, K) -> (J, L, K) -> (J, K, L): expected counts of "true k, said l"
+        conf = np.asarray(xt @ post).reshape(n_ann, n_labels, n_labels).transpose(0, 2, 1) + a
+        totals = conf.sum(axis=2, keepdims=True)
+        conf = np.divide(conf, totals, out=np.full_like(conf, 1.0 / n_labels), where=totals > 0)
+        return priors, conf
+
+
+class OneCoinDawidSkene(_EMBase):
+    """One-coin Dawid-Skene: each annotator has a single accuracy (skill).
+
+    Annotator ``j`` reports the true label with probability ``s_j`` and each other
+    label with probability ``(1 - s_j) / (n_labels - 1)``.
+
+    Parameters
+    ----------
+    max_iter : int, default=100
+    tol : float, default=1e-6
+        Relative change of the log-likelihood at which EM stops.
+    smoothing : float, default=0.01
+        Pseudo-count added to each annotator's expected correct and incorrect
+        vote counts (and to the class-prior counts) in the M-step.
+    clamp_gold : bool, default=False
+        Fix the posteriors of gold items to their gold label.
+
+    Attributes
+    ----------
+    posteriors_ : ndarray of shape (n_items, n_labels)
+    labels_ : ndarray of shape (n_items,)
+    priors_ : ndarray of shape (n_labels,)
+    skills_ : ndarray of shape (n_annotators,)
+        Estimated accuracy ``s_j`` (0.5 for annotators without votes... of the
+        smoothing prior, i.e. ``1/2``).
+    confusions_ : ndarray of shape (n_annotators, n_labels, n_labels)
+        The implied confusion matrices (for the Raykar-Yu spammer score).
+    n_iter_, converged_, log_likelihood_
+        As in :class:`DawidSkene`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": list("aaabbbccc"), "annotator": list("xyzxyzxyz"),
+    ...                    "label": list("110000111")})
+    >>> oc = OneCoinDawidSkene().fit(Votes.from_long(df))
+    >>> oc.labels_.tolist()
+    [1, 0, 1]
+    """
+
+    def __init__(self, *, max_iter: int = 100, tol: float = 1e-6, smoothing: float = 0.01,
+                 clamp_gold: bool = False):
+        self.max_iter = max_iter
+        self.tol = tol
+        self.smoothing = smoothing
+        self.clamp_gold = clamp_gold
+
+    def fit(self, votes: Votes) -> OneCoinDawidSkene:
+        votes = require_annotators(votes, "OneCoinDawidSkene.fit")
+        self._check_params()
+        n_items, n_labels, n_ann = votes.n_items, votes.n_labels, votes.n_annotators
+        gold = self._gold(votes)
+        item, ann, lab = votes.item_index, votes.annotator_index, votes.label_index
+        flat = item.astype(np.int64) * n_labels + lab
+        n_per_ann = np.bincount(ann, minlength=n_ann).astype(np.float64)
+        counts = votes.counts().astype(np.float64)
+        post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
+        a = self.smoothing
+        prev, change, converged, n_iter = -np.inf, np.inf, False, 0
+        others = max(n_labels - 1, 1)
+        for n_iter in range(1, self.max_iter + 1):
+            priors = post.sum(axis=0) + a
+            priors = priors / priors.sum()
+            correct = np.bincount(ann, weights=post.reshape(-1)[flat], minlength=n_ann)
+            skills = (correct + a) / (n_per_ann + 2 * a) if a > 0 else np.divide(
+                correct, n_per_ann, out=np.full(n_ann, 0.5), where=n_per_ann > 0)
+            skills = np.clip(skills, 1e-12, 1 - 1e-12)
+            log_right = np.log(skills)
+            log_wrong = np.log((1 - skills) / others)
+            # log T_ik = log p_k + sum_v log_wrong_j + sum_{v: l_v = k} (log_right_j - log_wrong_j)
+            base = np.bincount(item, weights=log_wrong[ann], minlength=n_items)
+            bonus = np.bincount(flat, weights=(log_right - log_wrong)[ann],
+                                minlength=n_items * n_labels).reshape(n_items, n_labels)
+            post, log_norm = normalize_log(bonus + base[:, None] + np.log(priors))
+            clamp(post, gold)
+            ll = float(log_norm.sum())
+            change = abs(ll - prev) / max(abs(prev), 1e-300) if np.isfinite(prev) else np.inf
+            prev = ll
+            if change < self.tol:
+                converged = True
+                break
+        self.priors_ = priors
+        self.skills_ = skills
+        off = (1 - skills) / others
+        eye = np.eye(n_labels, dtype=bool)
+        self.confusions_ = np.where(eye, skills[:, None, None], off[:, None, None])
+        self._finish(post, log_norm, n_iter, converged, change, votes)
+        return self

@@ -1,0 +1,445 @@
+"""Audited annotator filtering: scores, thresholds, ChaosNLI's gold rule.
+
+:func:`filter_annotators` scores every annotator with one method, removes the
+flagged annotators' votes, and returns the filtered votes with an
+:class:`Audit` that lists every removed annotator (score, threshold, reason,
+round), the votes and items affected, items left with too few votes and the
+total variation distance each item's soft label moved. Nothing leaves the
+votes without appearing in the audit.
+
+Threshold rules are applied until a fixed point: after removing the flagged
+annotators the remaining ones are scored again (their scores depend on the
+others' votes), until a round flags nobody. Hence filtering the output again
+with the same rule changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit._validation import check_option
+from annokit.errors import AnnokitWarning, DegenerateInputWarning, VoteSchemaError
+from annokit.metrics.divergence import tvd
+from annokit.quality._common import check_positive_int, gold_codes, require_annotators
+from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
+from annokit.quality.mace import MACE
+from annokit.quality.spammer import spammer_score
+from annokit.quality.stats import annotator_stats
+from annokit.votes import Votes
+
+__all__ = ["filter_annotators", "annotator_scores", "Audit", "METHODS", "DEFAULT_THRESHOLDS",
+           "CHAOSNLI_MIN_GOLD_ACCURACY", "CHAOSNLI_MAX_WRONG_RUN"]
+
+#: ChaosNLI (Nie et al. 2020, section 3): annotators below 75% accuracy on the
+#: unanimous gold control items, or with 4 consecutive wrong answers, were blocked.
+CHAOSNLI_MIN_GOLD_ACCURACY = 0.75
+CHAOSNLI_MAX_WRONG_RUN = 4
+
+METHODS = ("ds", "onecoin", "mace", "agreement", "gold", "entropy")
+
+#: Score below the threshold -> flagged. Scores: ds = Raykar-Yu spammer score of the
+#: Dawid-Skene confusion matrices (0 spammer .. 1 perfect); onecoin = one-coin skill
+#: minus chance (1/n_labels), rescaled to [0, 1]; mace = MACE competence; agreement =
+#: mean share of co-annotators agreeing, minus chance, rescaled; gold = accuracy on
+#: gold items; entropy = normalised label-usage entropy.
+DEFAULT_THRESHOLDS = {"ds": 0.1, "onecoin": 0.2, "mace": 0.3, "agreement": 0.15,
+                      "gold": CHAOSNLI_MIN_GOLD_ACCURACY, "entropy": 0.1}
+
+
+def _chance_rescale(x: np.ndarray, n_labels: int) -> np.ndarray:
+    chance = 1.0 / n_labels
+    return (x - chance) / (1.0 - chance)
+
+
+def annotator_scores(votes: Votes, method: str, *, gold: Any = None,
+                     rng: np.random.Generator | int | None = 0) -> np.ndarray:
+    """Quality score per annotator (higher is better); NaN for annotators without evidence.
+
+    Parameters
+    ----------
+    votes : Votes
+        With annotator ids.
+    method : {"ds", "onecoin", "mace", "agreement", "gold", "entropy"}
+        See :data:`DEFAULT_THRESHOLDS` for what each score means.
+    gold : array-like of shape (n_items,), optional
+        Gold codes for ``method="gold"`` (default ``votes.gold``).
+    rng : numpy Generator, int or None, default=0
+        Seeds MACE's restarts (fixed by default so that scores are reproducible).
+
+    Returns
+    -------
+    ndarray of shape (n_annotators,)
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
+    ...                    "label": list("110001111000")})
+    >>> annotator_scores(Votes.from_long(df), "agreement").round(2).tolist()
+    [0.5, 0.5, 0.0]
+    """
+    votes = require_annotators(votes, f"annotator_scores(method={method!r})")
+    check_option("method", method, METHODS)
+    active = votes.votes_per_annotator() > 0
+    if method == "ds":
+        scores = spammer_score(DawidSkene().fit(votes).confusions_)
+    elif method == "onecoin":
+        scores = _chance_rescale(OneCoinDawidSkene().fit(votes).skills_, votes.n_labels)
+    elif method == "mace":
+        scores = MACE(rng=rng).fit(votes).competence_
+    else:
+        stats = annotator_stats(votes, gold=gold, alpha=False)
+        if method == "agreement":
+            scores = _chance_rescale(stats["agreement"].to_numpy(), votes.n_labels)
+        elif method == "entropy":
+            scores = stats["label_entropy"].to_numpy()
+        else:
+            scores = stats["gold_accuracy"].to_numpy()
+    return np.where(active, scores, np.nan)
+
+
+@dataclass
+class Audit:
+    """What a filter removed, and why.
+
+    Attributes
+    ----------
+    method : str
+    threshold : float
+        The threshold applied (derived from the scores under ``top_fraction``).
+    top_fraction : float or None
+    rounds : int
+        Scoring rounds run until no annotator was flagged.
+    annotators : DataFrame
+        One row per removed annotator: ``annotator``, ``n_votes``, ``score``,
+        ``threshold``, ``reason``, ``round``.
+    items : DataFrame
+        One row per item of the input: ``item``, ``n_votes_before``,
+        ``n_votes_after``, ``removed`` (no vote left), ``too_few_votes`` (kept but
+        below ``min_votes``), ``tvd`` (total variation distance between the vote
+        distributions before and after; NaN for removed items), ``majority_changed``.
+    n_votes_before, n_votes_after, n_annotators_before, n_annotators_after : int
+    min_votes : int
+    """
+
+    method: str
+    threshold: float
+    top_fraction: float | None
+    rounds: int
+    annotators: pd.DataFrame
+    items: pd.DataFrame
+    n_votes_before: int
+    n_votes_after: int
+    n_annotators_before: int
+    n_annotators_after: int
+    min_votes: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_votes_removed(self) -> int:
+        return self.n_votes_before - self.n_votes_after
+
+    @property
+    def removed_annotators(self) -> list[str]:
+        return self.annotators["annotator"].astype(str).tolist()
+
+    @property
+    def items_affected(self) -> list[str]:
+        it = self.items
+        return it.loc[it.n_votes_after < it.n_votes_before, "item"].astype(str).tolist()
+
+    @property
+    def items_removed(self) -> list[str]:
+        return self.items.loc[self.items.removed, "item"].astype(str).tolist()
+
+    @property
+    def items_too_few_votes(self) -> list[str]:
+        return self.items.loc[self.items.too_few_votes, "item"].astype(str).tolist()
+
+    def summary(self) -> dict[str, Any]:
+        """The headline numbers as a JSON-ready dict."""
+        moved = self.items.tvd.to_numpy(dtype=float)
+        moved = moved[np.isfinite(moved)]
+        return {
+            "method": self.method,
+            "threshold": _num(self.threshold),
+            "top_fraction": self.top_fraction,
+            "rounds": self.rounds,
+            "n_annotators_before": self.n_annotators_before,
+            "n_annotators_removed": len(self.annotators),
+            "n_annotators_after": self.n_annotators_after,
+            "n_votes_before": self.n_votes_before,
+            "n_votes_removed": self.n_votes_removed,
+            "n_votes_after": self.n_votes_after,
+            "n_items_before": len(self.items),
+            "n_items_affected": len(self.items_affected),
+            "n_items_removed": len(self.items_removed),
+            "n_items_too_few_votes": len(self.items_too_few_votes),
+            "min_votes": self.min_votes,
+            "n_majority_changed": int(self.items.majority_changed.sum()),
+            "tvd_mean": _num(moved.mean()) if moved.size else None,
+            "tvd_max": _num(moved.max()) if moved.size else None,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, JSON-ready: the summary, removed annotators, and per-item rows."""
+        out = self.summary()
+        out["annotators"] = [{k: _num(v) for k, v in row.items()}
+                             for row in self.annotators.to_dict(orient="records")]
+        out["items_removed"] = self.items_removed
+        out["items_too_few_votes"] = self.items_too_few_votes
+        out["items"] = [{k: _num(v) for k, v in row.items()}
+                        for row in self.items[self.items.n_votes_after
+                                              < self.items.n_votes_before].to_dict(orient="records")]
+        out["notes"] = list(self.notes)
+        return out
+
+    def write_json(self, path: str | os.PathLike) -> Path:
+        """Write :meth:`to_dict` as JSON, atomically (temporary file + ``os.replace``)."""
+        return write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return None if not math.isfinite(float(v)) else float(v)
+    return v
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write text to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def filter_annotators(
+    votes: Votes,
+    *,
+    method: str,
+    threshold: float | None = None,
+    top_fraction: float | None = None,
+    gold: Any = None,
+    min_votes: int = 2,
+    max_wrong_run: int | None = None,
+    max_rounds: int = 20,
+    rng: np.random.Generator | int | None = 0,
+) -> tuple[Votes, Audit]:
+    """Remove low-quality annotators and report exactly what was removed.
+
+    Parameters
+    ----------
+    votes : Votes
+        With annotator ids.
+    method : {"ds", "onecoin", "mace", "agreement", "gold", "entropy"}
+        The score (see :func:`annotator_scores`). ``"gold"`` is ChaosNLI's rule:
+        accuracy on gold items below ``threshold`` (default 0.75) or at least
+        ``max_wrong_run`` (default 4) consecutive wrong gold answers in vote order.
+    threshold : float, optional
+        Annotators scoring below it are removed. Default
+        ``DEFAULT_THRESHOLDS[method]`` unless ``top_fraction`` is given.
+    top_fraction : float in (0, 1), optional
+        Instead of a threshold, remove this fraction of the annotators with
+        votes, lowest scores first (rounded up; one round only). Re-applying a
+        fraction removes more; for an idempotent rule re-use
+        ``audit.threshold``.
+    gold : array-like of shape (n_items,), optional
+        Gold codes (-1 = none); default ``votes.gold``.
+    min_votes : int, default=2
+        Items left with fewer votes are listed as ``too_few_votes`` in the audit.
+    max_wrong_run : int, optional
+        Gold rule only; default 4 (ChaosNLI).
+    max_rounds : int, default=20
+        Bound on the fixed-point iteration of threshold rules.
+    rng : numpy Generator, int or None, default=0
+        Seeds MACE; fixed by default so that the filter is reproducible.
+
+    Returns
+    -------
+    filtered : Votes
+        The votes of the kept annotators (vote order preserved); items left
+        with no vote are removed (and listed in the audit).
+    audit : Audit
+
+    Raises
+    ------
+    VoteSchemaError
+        No annotator ids, an unknown method, both or neither of threshold and
+        top_fraction where one is needed, or the gold rule without gold labels.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
+    ...                    "label": list("110001111000"), "gold": list("111000111000")})
+    >>> votes = Votes.from_long(df, gold="gold")
+    >>> kept, audit = filter_annotators(votes, method="gold")
+    >>> audit.removed_annotators, audit.n_votes_removed
+    (['z'], 4)
+    """
+    votes = require_annotators(votes, "filter_annotators")
+    check_option("method", method, METHODS)
+    check_positive_int("min_votes", min_votes)
+    check_positive_int("max_rounds", max_rounds)
+    if threshold is not None and top_fraction is not None:
+        raise VoteSchemaError("give either threshold or top_fraction, not both")
+    if top_fraction is not None:
+        if not (isinstance(top_fraction, (int, float)) and 0 < top_fraction < 1):
+            raise VoteSchemaError(f"top_fraction must be in (0, 1); got {top_fraction!r}")
+    elif threshold is None:
+        threshold = DEFAULT_THRESHOLDS[method]
+    if threshold is not None and not (isinstance(threshold, (int, float))
+                                      and math.isfinite(threshold)):
+        raise VoteSchemaError(f"threshold must be a finite number; got {threshold!r}")
+    g = gold_codes(votes, gold, what="filter_annotators")
+    if method == "gold":
+        if not (g >= 0).any():
+            raise VoteSchemaError(
+                "method='gold' needs gold labels (votes.gold or gold=); none of the items has one"
+            )
+        if max_wrong_run is None:
+            max_wrong_run = CHAOSNLI_MAX_WRONG_RUN
+        check_positive_int("max_wrong_run", max_wrong_run)
+    elif max_wrong_run is not None:
+        raise VoteSchemaError("max_wrong_run applies only to method='gold'")
+
+    keep_vote = np.ones(votes.n_votes, dtype=bool)
+    removed = np.zeros(votes.n_annotators, dtype=bool)
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    n_rounds = 0
+    current = votes
+    converged = False
+    for n_rounds in range(1, max_rounds + 1):
+        flagged, scores, reasons, used = _flag(current, method, threshold, top_fraction, g[
+            _item_map(votes, current)], max_wrong_run, rng)
+        flagged &= ~removed
+        if top_fraction is not None:
+            threshold = used
+        if not flagged.any():
+            converged = True
+            break
+        n_per = current.votes_per_annotator()
+        for j in np.flatnonzero(flagged):
+            rows.append({"annotator": str(votes.annotator_ids[j]), "n_votes": int(n_per[j]),
+                         "score": float(scores[j]), "threshold": float(used),
+                         "reason": reasons[j], "round": n_rounds})
+        removed |= flagged
+        keep_vote = ~removed[votes.annotator_index]
+        if not keep_vote.any():
+            raise VoteSchemaError(
+                f"filter_annotators(method={method!r}) would remove every annotator; "
+                "lower the threshold"
+            )
+        current = votes.select_votes(keep_vote)
+        if top_fraction is not None:
+            converged = True
+            break
+    if not converged:
+        warnings.warn(f"filter_annotators stopped after {max_rounds} rounds while still flagging "
+                      "annotators; the result may change if filtered again", AnnokitWarning,
+                      stacklevel=2)
+        notes.append(f"stopped after max_rounds={max_rounds} rounds without reaching a fixed point")
+
+    audit = _build_audit(votes, current, keep_vote, method, threshold, top_fraction, n_rounds,
+                         rows, min_votes, notes)
+    too_few = int(audit.items.too_few_votes.sum())
+    if too_few:
+        warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
+                      "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
+    return current, audit
+
+
+def _item_map(original: Votes, current: Votes) -> np.ndarray:
+    """Positions in ``original`` of the items of ``current``."""
+    if current is original:
+        return np.arange(original.n_items)
+    return original.item_positions(current.item_ids)
+
+
+def _flag(votes, method, threshold, top_fraction, gold, max_wrong_run, rng):
+    """(flagged mask, scores, reasons, threshold used) for the annotators of ``votes``."""
+    scores = annotator_scores(votes, method, gold=gold, rng=rng)
+    n_ann = votes.n_annotators
+    reasons = np.full(n_ann, "", dtype=object)
+    valid = np.isfinite(scores)
+    if top_fraction is not None:
+        candidates = np.flatnonzero(valid)
+        k = min(int(math.ceil(top_fraction * len(candidates))), len(candidates))
+        order = candidates[np.argsort(scores[candidates], kind="stable")][:k]
+        flagged = np.zeros(n_ann, dtype=bool)
+        flagged[order] = True
+        used = float(scores[order].max()) if k else float("nan")
+        reasons[flagged] = f"{method} score in the lowest {top_fraction:g} of annotators"
+        return flagged, scores, reasons, used
+    flagged = valid & (scores < threshold)
+    reasons[flagged] = f"{method} score below {threshold:g}"
+    if method == "gold":
+        from annokit.quality.stats import max_consecutive_wrong
+
+        runs = max_consecutive_wrong(votes, gold)
+        long_run = runs >= max_wrong_run
+        both = flagged & long_run
+        only_run = long_run & ~flagged
+        reasons[only_run] = f"{max_wrong_run} or more consecutive wrong gold answers"
+        reasons[both] = (f"gold accuracy below {threshold:g} and {max_wrong_run} or more "
+                         "consecutive wrong gold answers")
+        flagged = flagged | long_run
+    return flagged, scores, reasons, float(threshold)
+
+
+def _build_audit(before: Votes, after: Votes, keep_vote, method, threshold, top_fraction,
+                 rounds, rows, min_votes, notes) -> Audit:
+    n_before = before.votes_per_item()
+    n_after = np.bincount(before.item_index[keep_vote], minlength=before.n_items)
+    counts_before = before.counts()
+    flat = before.item_index[keep_vote].astype(np.int64) * before.n_labels + \
+        before.label_index[keep_vote]
+    counts_after = np.bincount(flat, minlength=before.n_items * before.n_labels).reshape(
+        before.n_items, before.n_labels)
+    kept = n_after > 0
+    moved = np.full(before.n_items, np.nan)
+    p_before = counts_before / n_before[:, None]
+    if kept.any():
+        p_after = counts_after[kept] / n_after[kept, None]
+        moved[kept] = tvd(p_before[kept], p_after)
+    maj_before = counts_before.argmax(axis=1)
+    maj_after = counts_after.argmax(axis=1)
+    items = pd.DataFrame({
+        "item": before.item_ids.astype(object),
+        "n_votes_before": n_before,
+        "n_votes_after": n_after,
+        "removed": ~kept,
+        "too_few_votes": kept & (n_after < min_votes),
+        "tvd": moved,
+        "majority_changed": kept & (maj_before != maj_after),
+    })
+    annotators = pd.DataFrame(rows, columns=["annotator", "n_votes", "score", "threshold",
+                                             "reason", "round"])
+    active_before = int((before.votes_per_annotator() > 0).sum())
+    return Audit(
+        method=method, threshold=float(threshold) if threshold is not None else float("nan"),
+        top_fraction=top_fraction, rounds=rounds, annotators=annotators, items=items,
+        n_votes_before=before.n_votes, n_votes_after=int(keep_vote.sum()),
+        n_annotators_before=active_before,
+        n_annotators_after=int((after.votes_per_annotator() > 0).sum()),
+        min_votes=min_votes, notes=notes,
+    )
