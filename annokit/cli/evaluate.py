@@ -1,0 +1,141 @@
+"""``annokit evaluate``: calibration of model predictions against human label distributions."""
+
+from __future__ import annotations
+
+import warnings
+
+import click
+
+from annokit.cli._common import FORMAT_OPTION, echo_json
+
+
+def _labels(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",")]
+    if any(not n for n in names):
+        raise click.BadParameter(f"empty label name in {value!r}; give names separated by commas, "
+                                 "e.g. e,c,n", param_hint="--pred-labels")
+    return names
+
+
+@click.command(name="evaluate")
+@click.option("--votes", "votes_path", required=True, type=click.Path(dir_okay=False),
+              help="Human votes: a ChaosNLI .jsonl file or a long/wide table (as for stats).")
+@click.option("--predictions", "pred_paths", required=True, multiple=True,
+              type=click.Path(dir_okay=False),
+              help="Prediction file (.jsonl/.json/.csv/.tsv/.parquet/.npy); repeat for several "
+                   "files of one model (e.g. dev and test halves).")
+@click.option("--pred-labels", help="Class of each prediction column in file order, by name or "
+                                    "alias, comma-separated (e.g. e,c,n).")
+@click.option("--id-field", help="Item id field of the prediction files (default: item, id or uid).")
+@click.option("--model", help="Model to read from a ChaosNLI-style {model: {uid: ...}} file.")
+@click.option("--on-missing", type=click.Choice(["error", "drop"]), default="error",
+              show_default=True, help="Vote items without a prediction: fail, or drop them "
+                                      "(reported).")
+@click.option("--renormalize", is_flag=True,
+              help="Divide probability rows by their sum instead of rejecting rows that do not "
+                   "sum to 1.")
+@click.option("--n-bins", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Bins of ECE, MCE, classwise ECE and SMECE.")
+@click.option("--temperature", type=float, help="Divide the logits by this temperature.")
+@click.option("--fit-temperature-on", "fit_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="Fit the temperature on these (dev) prediction files, joined to the same "
+                   "votes, and apply it.")
+@click.option("--oracle-temperature", is_flag=True,
+              help="Fit the temperature on the evaluated items themselves (an upper bound, "
+                   "reported as mode 'oracle').")
+@click.option("--temperature-objective", type=click.Choice(["nll_majority", "nll_soft", "ece_grid"]),
+              default="nll_majority", show_default=True, help="What a fitted temperature minimises.")
+@click.option("--ties", type=click.Choice(["report", "first", "random"]), default="report",
+              show_default=True, help="Tie policy of the human majority (random uses --seed).")
+@click.option("--bootstrap", "n_boot", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Bootstrap replicates for percentile 95% intervals (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the bootstrap and of random tie breaking.")
+@FORMAT_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
+def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | None,
+             id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
+             n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
+             oracle_temperature: bool, temperature_objective: str, ties: str, n_boot: int,
+             seed: int, fmt: str, as_json: bool) -> None:
+    """Evaluate a model's probabilities against the human label distributions.
+
+    Joins the predictions to the votes by item id and label name, then reports
+    accuracy against the human majority, ECE, MCE, classwise ECE, SMECE,
+    RankCS, EntCE (nats), DistCE, Jensen-Shannon distance, KL, Brier and NLL,
+    next to a chance (uniform) and an oracle (human distribution) baseline.
+    """
+    from annokit.io import read_votes
+    from annokit.io.predictions import read_predictions
+    from annokit.metrics.suite import evaluate as run_suite
+    from annokit.metrics.temperature import temperature_scale
+    from annokit.records import align
+
+    n_temp = (temperature is not None) + bool(fit_paths) + bool(oracle_temperature)
+    if n_temp > 1:
+        raise click.UsageError("use only one of --temperature, --fit-temperature-on and "
+                               "--oracle-temperature")
+    labels = _labels(pred_labels)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        votes = read_votes(votes_path, format=fmt)
+        preds = read_predictions(list(pred_paths), id_field=id_field, renormalize=renormalize,
+                                 model=model)
+        records = align(votes, preds, pred_labels=labels, on_missing=on_missing, ties=ties,
+                        rng=seed)
+        info = None
+        if n_temp:
+            fit_on = None
+            if fit_paths:
+                dev = read_predictions(list(fit_paths), id_field=id_field,
+                                       renormalize=renormalize, model=model)
+                with warnings.catch_warnings():  # dev files cover other items: expected
+                    warnings.simplefilter("ignore")
+                    fit_on = align(votes, dev, pred_labels=labels, on_missing="drop", ties=ties,
+                                   rng=seed)
+            records, info = temperature_scale(records, temperature=temperature, fit_on=fit_on,
+                                              oracle=oracle_temperature,
+                                              objective=temperature_objective, n_bins=n_bins)
+            if info["mode"] == "fit" and info["n_overlap_items"]:
+                warnings.warn(f"{info['n_overlap_items']} items used to fit the temperature are "
+                              "also evaluated", stacklevel=1)
+        result = run_suite(records, n_bins=n_bins, n_boot=n_boot, rng=seed)
+        result.temperature = info
+    for w in caught:
+        click.echo(f"Warning: {' '.join(str(w.message).split())}", err=True)
+    if as_json:
+        echo_json(result.to_dict())
+    else:
+        click.echo(_table(result))
+
+
+def _table(result) -> str:
+    from annokit.metrics.suite import METRICS, UNITS
+
+    lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)}   bins: {result.n_bins}",
+             f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "
+             f"dropped vote items: {result.n_dropped_items}   "
+             f"tied majorities: {result.n_ties} (policy {result.tie_policy})"]
+    if result.temperature is not None:
+        t = result.temperature
+        extra = (f", objective {t['objective']}, fitted on {t['n_fit_items']} items"
+                 if t["mode"] != "fixed" else "")
+        lines.append(f"temperature: {t['value']:.4g} ({t['mode']}{extra})")
+    ci = bool(result.intervals)
+    head = f"{'metric':<20}{'model':>10}"
+    if ci:
+        head += f"{'95% CI':>22}"
+    head += f"{'chance':>10}{'oracle':>10}  unit"
+    lines += ["", head, "-" * len(head)]
+    for name in METRICS:
+        row = f"{name:<20}{result.metrics[name]:>10.4f}"
+        if ci:
+            r = result.intervals[name]
+            row += f"{f'[{r.low:.4f}, {r.high:.4f}]':>22}"
+        for kind in ("chance", "oracle"):
+            row += f"{result.baselines[kind][name]:>10.4f}" if result.baselines else f"{'':>10}"
+        lines.append(row + ("  sqrt(nats)" if name == "jsd" else f"  {UNITS[name]}"
+                            if name in UNITS else ""))
+    return "\n".join(lines)
