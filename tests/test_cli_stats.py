@@ -1,0 +1,79 @@
+"""``annokit stats`` and ``annokit demo`` through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from annokit.cli import main
+
+STATS_KEYS = {"n_items", "n_votes", "n_annotators", "labels", "votes_per_item", "entropy", "ties",
+              "majority_change", "label_counts", "krippendorff_alpha", "fleiss_kappa"}
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_stats_json_on_chaosnli(shared_data):
+    result = run("stats", str(shared_data("chaosnli", "chaosNLI_snli.jsonl")), "--json",
+                 "--bootstrap", "50")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert STATS_KEYS <= set(out)
+    assert out["n_annotators"] is None and out["ties"] == 14
+    assert out["majority_change"] == {"rate": 378 / 1514, "n_changed": 378, "n_compared": 1514,
+                                      "n_tied": 14}
+    assert out["votes_per_item"] == {"min": 100, "median": 100.0, "max": 100}
+    assert out["entropy"]["base"] == 2.0
+
+
+def test_stats_is_deterministic_and_seeded(shared_data):
+    path = str(shared_data("dog", "answer.csv"))
+    a = run("stats", path, "--json", "--seed", "3").output
+    assert a == run("stats", path, "--json", "--seed", "3").output
+    assert a != run("stats", path, "--json", "--seed", "4").output
+
+
+def test_stats_table_and_card(tmp_path):
+    f = tmp_path / "v.csv"
+    f.write_text("item,annotator,label\nq1,a,x\nq1,b,y\nq2,a,y\nq2,b,y\n")
+    table = run("stats", str(f))
+    assert table.exit_code == 0 and "items with a tied top label" in table.output
+    card = run("stats", str(f), "--card", "--bootstrap", "0")
+    assert card.output.startswith("| statistic | value |")
+    out = json.loads(run("stats", str(f), "--json", "--bootstrap", "0").output)
+    assert out["majority_change"] is None and out["n_annotators"] == 2
+    assert out["krippendorff_alpha"]["ci_low"] is None
+
+
+@pytest.mark.parametrize("content, message", [
+    ("item,annotator,label\nq1,a,x\nq1,,y\n",
+     "Error: line 3 of v.csv, column 'annotator': empty annotator id\n"),
+    ("item,annotator,label\nq1,a,x\nq1,a,y\n",
+     "Error: v.csv: 1 (item, annotator) pair(s) have more than one vote, e.g. [('q1', 'a')]; "
+     "pass duplicates='first', 'last' or 'keep' to accept them\n"),
+])
+def test_stats_bad_input_is_one_line_exit_1(tmp_path, content, message):
+    f = tmp_path / "v.csv"
+    f.write_text(content)
+    result = run("stats", str(f))
+    assert result.exit_code == 1
+    assert result.output == message
+    assert "Traceback" not in result.output
+
+
+def test_stats_missing_file_and_bad_option(tmp_path):
+    result = run("stats", str(tmp_path / "nope.csv"))
+    assert result.exit_code == 1 and result.output == f"Error: {tmp_path / 'nope.csv'}: no such file\n"
+    result = run("stats", str(tmp_path / "nope.csv"), "--format", "xml")
+    assert result.exit_code == 2 and "Invalid value for '--format'" in result.output
+
+
+def test_demo_prints_stats():
+    result = run("demo", "--json")
+    assert result.exit_code == 0, result.output
+    first = result.output
+    assert run("demo", "--json").output == first
