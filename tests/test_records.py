@@ -474,3 +474,125 @@ def test_chaosnli_official_sample_file(shared_data):
     first = json.loads(path.read_text())["random_baseline"]["3515378674.jpg#2r1c"]
     pos = rec.item_ids.tolist().index("3515378674.jpg#2r1c")
     np.testing.assert_allclose(rec.probs[pos], first["predicted_probabilities"])
+
+
+# --------------------------------------------------------------------------- evaluate() on records
+
+
+def _suite_records():
+    rng = np.random.default_rng(11)
+    counts = rng.integers(0, 6, size=(40, 3))
+    counts[:, 1] += 1
+    probs = rng.dirichlet([1.0, 2.0, 1.0], size=40)
+    return AlignedRecords.from_arrays(probs, counts, labels=NLI)
+
+
+def test_evaluate_matches_independent_computations():
+    from scipy.spatial.distance import jensenshannon
+    from scipy.stats import entropy
+
+    from annokit.metrics.suite import METRICS, evaluate
+
+    rec = _suite_records()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        res = evaluate(rec)
+    m, p, h, y = res.metrics, rec.probs, rec.human, rec.majority.labels
+    assert set(METRICS) <= set(m) and "temperature" not in m
+    assert m["accuracy"] == np.mean([np.argmax(p[i]) == y[i] for i in range(40)])
+    ent = [entropy(p[i]) - entropy(h[i]) for i in range(40)]
+    assert m["ent_ce"] == pytest.approx(np.mean(np.abs(ent)), abs=1e-12)
+    assert m["ent_ce_signed"] == pytest.approx(np.mean(ent), abs=1e-12)
+    assert m["dist_ce"] == pytest.approx(np.mean([0.5 * np.abs(p[i] - h[i]).sum()
+                                                  for i in range(40)]), abs=1e-12)
+    assert m["jsd"] == pytest.approx(np.mean([jensenshannon(h[i], p[i]) for i in range(40)]),
+                                     abs=1e-12)
+    assert m["kl"] == pytest.approx(np.mean([entropy(h[i], np.maximum(p[i], 1e-15))
+                                             for i in range(40)]), abs=1e-12)
+    onehot = np.eye(3)[y]
+    assert m["brier"] == pytest.approx(((p - onehot) ** 2).sum(axis=1).mean(), abs=1e-12)
+    assert m["brier_soft"] == pytest.approx(((p - h) ** 2).sum(axis=1).mean(), abs=1e-12)
+    assert m["nll"] == pytest.approx(-(h * np.log(p)).sum(axis=1).mean(), abs=1e-12)
+    assert m["nll_majority"] == pytest.approx(-np.log(p[np.arange(40), y]).mean(), abs=1e-12)
+    rank = [list(np.argsort(p[i], kind="stable")) == list(np.argsort(h[i], kind="stable"))
+            for i in range(40)]
+    assert m["rank_cs"] == np.mean(rank) and m["rank_cs_tie_aware"] >= m["rank_cs"]
+    # from-scratch top-label ECE, 10 equal-width bins [lo, hi), last closed
+    conf, pred = p.max(axis=1), p.argmax(axis=1)
+    bins = np.minimum((conf * 10).astype(int), 9)
+    ece = sum(abs((pred[bins == b] == y[bins == b]).mean() - conf[bins == b].mean()) *
+              (bins == b).mean() for b in range(10) if (bins == b).any())
+    assert m["ece"] == pytest.approx(ece, abs=1e-12)
+    frame = res.per_item
+    assert len(frame) == 40 and frame["correct"].mean() == m["accuracy"]
+    np.testing.assert_allclose(frame["ent_ce"], ent, atol=1e-12)
+
+
+def test_evaluate_baselines():
+    from annokit.metrics.suite import baseline_records, evaluate
+
+    rec = _suite_records()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        res = evaluate(rec)
+        chance = evaluate(baseline_records(rec, "chance"), baselines=False)
+    oracle = res.baselines["oracle"]
+    for key in ("ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl", "smece", "smece_classwise",
+                "brier_soft"):
+        assert oracle[key] == 0.0, key
+    assert oracle["accuracy"] == 1.0 and oracle["rank_cs"] == 1.0 and oracle["ece"] > 0
+    assert res.baselines["chance"] == chance.metrics and chance.baselines == {}
+    assert res.baselines["chance"]["nll"] == pytest.approx(np.log(3))
+    with pytest.raises(VoteSchemaError, match="baseline must be 'chance' or 'oracle'; got 'best'"):
+        baseline_records(rec, "best")
+
+
+def test_evaluate_bootstrap_shares_resamples_and_is_seeded():
+    from annokit.metrics.bootstrap import bootstrap_ci
+    from annokit.metrics.suite import METRICS, evaluate
+
+    rec = _suite_records()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        a = evaluate(rec, n_boot=60, rng=5)
+        b = evaluate(rec, n_boot=60, rng=5)
+        c = evaluate(rec, n_boot=60, rng=np.random.default_rng(5))
+    assert set(a.intervals) == set(METRICS) and a.seed == 5 and c.seed is not None
+    for name in METRICS:
+        r = a.intervals[name]
+        assert r.low <= r.high and (r.low, r.high) == (b.intervals[name].low, b.intervals[name].high)
+        assert r.estimate == pytest.approx(a.metrics[name])
+    direct = bootstrap_ci(a.per_item["dist_ce"].to_numpy(), n_boot=60, rng=5)
+    assert (direct.low, direct.high) == (a.intervals["dist_ce"].low, a.intervals["dist_ce"].high)
+    doc = a.to_dict()
+    assert doc["ci"]["ece"] == {"low": a.intervals["ece"].low, "high": a.intervals["ece"].high}
+    assert doc["bootstrap"] == {"n_boot": 60, "confidence": 0.95, "seed": 5}
+    json.dumps(doc, allow_nan=False)
+
+
+def test_evaluate_ties_and_errors():
+    from annokit.metrics.suite import evaluate
+    from annokit.metrics.temperature import apply_temperature
+
+    rec = AlignedRecords.from_arrays([[0.2, 0.8], [0.6, 0.4]], [[2, 2], [3, 1]],
+                                     labels=["yes", "no"])
+    with pytest.warns(DegenerateInputWarning, match=re.escape(
+            "1 of 2 items have a tied human majority; tie policy 'report' takes the first tied "
+            "label in label order")):
+        res = evaluate(rec)
+    assert res.metrics["accuracy"] == 0.5 and res.n_ties == 1
+    draws = set()
+    for seed in range(12):
+        with pytest.warns(DegenerateInputWarning, match="draws one tied label at random"):
+            draws.add(evaluate(rec, ties="random", rng=seed).metrics["accuracy"])
+    assert draws == {0.5, 1.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        hot = evaluate(apply_temperature(rec, 2.0))
+    assert hot.metrics["temperature"] == 2.0
+    with pytest.raises(VoteSchemaError, match=re.escape("n_boot must be an integer >= 0; got -1")):
+        evaluate(rec, n_boot=-1)
+    with pytest.raises(VoteSchemaError, match=re.escape("n_boot must be an integer >= 0; got True")):
+        evaluate(rec, n_boot=True)
+    with pytest.raises(VoteSchemaError, match="expected AlignedRecords .*; got list"):
+        evaluate([[0.5, 0.5]])
