@@ -312,12 +312,8 @@ def filter_annotators(
     if threshold is not None and not (isinstance(threshold, (int, float))
                                       and math.isfinite(threshold)):
         raise VoteSchemaError(f"threshold must be a finite number; got {threshold!r}")
-    g = gold_codes(votes, gold, what="filter_annotators")
+    g = _require_gold(votes, method, gold)
     if method == "gold":
-        if not (g >= 0).any():
-            raise VoteSchemaError(
-                "method='gold' needs gold labels (votes.gold or gold=); none of the items has one"
-            )
         if max_wrong_run is None:
             max_wrong_run = CHAOSNLI_MAX_WRONG_RUN
         check_positive_int("max_wrong_run", max_wrong_run)
@@ -369,6 +365,17 @@ def filter_annotators(
         warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
                       "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
     return current, audit
+
+
+def _require_gold(votes: Votes, method: str, gold: Any = None) -> np.ndarray:
+    """Gold codes; raise when the gold rule is asked for without any gold label."""
+    g = gold_codes(votes, gold, what="filter_annotators")
+    if method == "gold" and not (g >= 0).any():
+        raise VoteSchemaError(
+            "method 'gold' needs gold labels (a gold column, a gold file or gold=); none of the "
+            f"{votes.n_items} items has one"
+        )
+    return g
 
 
 def _item_map(original: Votes, current: Votes) -> np.ndarray:
