@@ -1,0 +1,201 @@
+"""``annokit evaluate`` through click's CliRunner (issue 3, part 4)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from annokit.cli import main
+
+#: Keys of ``--json`` documented in docs/readme/evaluate.md (a public interface).
+TOP_KEYS = {"n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
+            "n_bins", "tie_policy", "n_ties", "units", "metrics", "baselines"}
+REQUIRED_METRICS = {"accuracy", "ece", "mce", "classwise_ece", "smece", "rank_cs",
+                    "rank_cs_tie_aware", "ent_ce", "dist_ce", "jsd", "kl", "brier", "nll"}
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["evaluate", *map(str, args)])
+
+
+@pytest.fixture
+def small(tmp_path):
+    votes = tmp_path / "votes.csv"
+    votes.write_text("item,annotator,label\n"
+                     "q1,a,yes\nq1,b,yes\nq1,c,no\n"
+                     "q2,a,no\nq2,b,no\nq2,c,no\n"
+                     "q3,a,yes\nq3,b,no\nq3,c,no\n")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"item": "q1", "probs": [0.3, 0.7]}\n'   # columns: no, yes
+                     '{"item": "q2", "probs": [0.9, 0.1]}\n'
+                     '{"item": "q3", "probs": [0.6, 0.4]}\n'
+                     '{"item": "q9", "probs": [0.5, 0.5]}\n')
+    return votes, preds
+
+
+def test_json_output_keys_and_values(small):
+    votes, preds = small
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert TOP_KEYS <= set(out) and "ci" not in out and "temperature" not in out
+    assert REQUIRED_METRICS <= set(out["metrics"])
+    assert out["n_items"] == 3 and out["n_unmatched_predictions"] == 1
+    assert out["n_dropped_items"] == 0 and out["dropped_item_ids"] == []
+    assert out["labels"] == ["no", "yes"]  # the votes' label order (natural sort)
+    assert out["metrics"]["accuracy"] == 1.0
+    assert out["metrics"]["dist_ce"] == pytest.approx((abs(0.3 - 1 / 3) + 0.1 + abs(0.6 - 2 / 3)) / 3)
+    assert out["units"]["ent_ce"] == "nats"
+    assert out["baselines"]["oracle"]["dist_ce"] == 0.0
+    assert result.stderr == ""
+
+
+def test_table_output(small):
+    votes, preds = small
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "items: 3   labels: no, yes   bins: 10"
+    assert lines[1].startswith("unmatched prediction rows (ignored): 1   dropped vote items: 0")
+    assert any(line.startswith("accuracy") and "1.0000" in line for line in lines)
+    assert any(line.startswith("ent_ce ") and line.endswith("nats") for line in lines)
+
+
+def test_bootstrap_json_has_intervals(small):
+    votes, preds = small
+    args = ("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--json",
+            "--bootstrap", "50", "--seed", "3")
+    first, second = run(*args), run(*args)
+    assert first.exit_code == 0, first.output
+    assert first.stdout == second.stdout
+    out = json.loads(first.stdout)
+    assert set(out["ci"]) >= REQUIRED_METRICS
+    for name, ci in out["ci"].items():
+        assert ci["low"] <= out["metrics"][name] + 1e-12 or name in ("mce",)
+        assert ci["low"] <= ci["high"]
+    assert out["bootstrap"] == {"n_boot": 50, "confidence": 0.95, "seed": 3}
+    table = run(*args[:-5], "--bootstrap", "20")
+    assert "95% CI" in table.stdout
+
+
+def test_temperature_options(small):
+    votes, preds = small
+    base = ("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--json")
+    out = json.loads(run(*base, "--temperature", "2").stdout)
+    assert out["metrics"]["temperature"] == 2.0
+    assert out["temperature"] == {"value": 2.0, "mode": "fixed"}
+    result = run(*base, "--oracle-temperature", "--temperature-objective", "nll_soft")
+    out = json.loads(result.stdout)
+    assert out["temperature"]["mode"] == "oracle" and out["temperature"]["n_overlap_items"] == 3
+    assert out["temperature"]["objective"] == "nll_soft"
+    table = run(*base[:-1], "--temperature", "2")
+    assert "temperature: 2 (fixed)" in table.stdout
+
+
+def test_fit_temperature_on_dev_file(small, tmp_path):
+    votes, _ = small
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text('{"item": "q1", "probs": [0.1, 0.9]}\n{"item": "q2", "probs": [0.95, 0.05]}\n')
+    test = tmp_path / "test.jsonl"
+    test.write_text('{"item": "q3", "probs": [0.8, 0.2]}\n')
+    result = run("--votes", votes, "--predictions", test, "--pred-labels", "no,yes",
+                 "--on-missing", "drop", "--fit-temperature-on", dev, "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["temperature"]["mode"] == "fit" and out["temperature"]["n_fit_items"] == 2
+    assert out["temperature"]["n_overlap_items"] == 0
+    assert out["n_items"] == 1 and out["dropped_item_ids"] == ["q1", "q2"]
+    assert result.stderr == ("Warning: 2 of 3 vote items have no prediction, e.g. ['q1', 'q2']; "
+                             "they are dropped and 1 items are kept\n")
+    overlap = run("--votes", votes, "--predictions", test, "--pred-labels", "no,yes",
+                  "--on-missing", "drop", "--fit-temperature-on", test, "--json")
+    assert "Warning: 1 items used to fit the temperature are also evaluated" in overlap.stderr
+
+
+def test_missing_items_is_one_line_exit_1(small, tmp_path):
+    votes, _ = small
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"item": "q2", "probs": [0.9, 0.1]}\n')
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes")
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: 2 of 3 vote items have no prediction, e.g. ['q1', 'q3']; pass "
+                             "on_missing='drop' (CLI: --on-missing drop) to evaluate only the "
+                             "items with predictions\n")
+
+
+def test_mismatched_labels_exit_1(small):
+    votes, preds = small
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,maybe")
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: prediction labels ['no', 'maybe'] do not match the votes' "
+                             "labels ['no', 'yes'] (names or aliases ['no', 'yes']): unknown "
+                             "['maybe']; missing ['yes']\n")
+
+
+def test_bad_prediction_row_exit_1(small, tmp_path):
+    votes, _ = small
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"item": "q1", "probs": [0.3, 0.8]}\n')
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes")
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: line 1 of {preds} (item 'q1'): probs sum to 1.1, not 1 within "
+                             "atol=0.0001 (1 such row(s)); pass renormalize=True (CLI: "
+                             "--renormalize) to divide each row by its sum\n")
+    ok = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--renormalize",
+             "--on-missing", "drop", "--json")
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["n_items"] == 1
+
+
+def test_missing_prediction_file_exit_1(small, tmp_path):
+    votes, _ = small
+    result = run("--votes", votes, "--predictions", tmp_path / "none.jsonl", "--pred-labels", "a,b")
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: prediction file not found: {tmp_path / 'none.jsonl'}\n"
+
+
+def test_usage_errors_exit_2(small):
+    votes, preds = small
+    both = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+               "--temperature", "2", "--oracle-temperature")
+    assert both.exit_code == 2
+    assert both.stderr.splitlines()[-1] == ("Error: use only one of --temperature, "
+                                            "--fit-temperature-on and --oracle-temperature")
+    empty = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,,yes")
+    assert empty.exit_code == 2
+    assert empty.stderr.splitlines()[-1] == ("Error: Invalid value for --pred-labels: empty label "
+                                             "name in 'no,,yes'; give names separated by commas, "
+                                             "e.g. e,c,n")
+    missing = run("--votes", votes, "--pred-labels", "no,yes")
+    assert missing.exit_code == 2 and "Missing option '--predictions'" in missing.stderr
+
+
+def test_chaosnli_with_baan_predictions(shared_data):
+    votes = shared_data("chaosnli", "chaosNLI_snli.jsonl")
+    d = shared_data("chaosnli_predictions_baan2022")
+    result = run("--votes", votes, "--predictions", d / "SNLI_dev_roberta-base_0.json",
+                 "--predictions", d / "SNLI_test_roberta-base_0.json", "--pred-labels", "e,c,n",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["n_items"] == 1514 and out["n_unmatched_predictions"] == 2 * 4921 - 1514
+    assert out["n_ties"] == 14 and out["labels"] == ["entailment", "neutral", "contradiction"]
+    assert result.stderr == ("Warning: 14 of 1514 items have a tied human majority; tie policy "
+                             "'report' takes the first tied label in label order\n")
+    # seed 0 alone: Table 1's RoBERTa column is the mean of three seeds
+    assert out["metrics"]["accuracy"] == pytest.approx(0.74, abs=0.01)
+    only_test = run("--votes", votes, "--predictions", d / "SNLI_test_roberta-base_0.json",
+                    "--pred-labels", "e,c,n")
+    assert only_test.exit_code == 1
+    assert only_test.stderr.startswith("Error: 729 of 1514 vote items have no prediction, e.g. [")
+
+
+def test_chaosnli_official_format_with_model_option(shared_data):
+    votes = shared_data("chaosnli", "chaosNLI_mnli_m.jsonl")
+    preds = shared_data("chaosnli_prediction_samples", "mnli_random_baseline.json")
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "e,n,c", "--model",
+                 "random_baseline", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["n_items"] == 1599 and out["n_unmatched_predictions"] == 0
