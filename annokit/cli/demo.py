@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from annokit.cli._common import echo_json
 
 
 @click.command(name="demo")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the synthetic data.")
+@click.option("--out", type=click.Path(file_okay=False), default="annokit-demo",
+              show_default=True, help="Directory of the report (replaced if it holds one).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the synthetic data, models and bootstrap.")
+@click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=1000,
+              show_default=True, help="Bootstrap resamples of the report (0: no intervals).")
+@click.option("--png", is_flag=True, help="Also write every figure as PNG.")
+@click.option("--no-report", is_flag=True, help="Only print the dataset statistics.")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-def demo(seed: int, as_json: bool) -> None:
+def demo(out: str, seed: int, n_bootstrap: int, png: bool, no_report: bool,
+         as_json: bool) -> None:
     """Generate a deterministic synthetic multi-annotator dataset (items across
-    agreement levels, annotators including spammers) and print its statistics.
+    agreement levels, annotators including spammers) and four synthetic models
+    (posterior-matching, overconfident, underconfident, temperature-scaled),
+    print the dataset statistics and write the full report to --out.
     """
     from annokit.stats import dataset_stats, stats_table
     from annokit.synthetic import make_votes
@@ -21,7 +33,18 @@ def demo(seed: int, as_json: bool) -> None:
     result = dataset_stats(data.votes, rng=seed)
     if as_json:
         echo_json(result)
+    else:
+        click.echo(f"annokit demo: synthetic dataset (seed {seed}), "
+                   f"{int(data.spammer.sum())} of {data.spammer.size} annotators are spammers\n")
+        click.echo(stats_table(result))
+    if no_report:
         return
-    click.echo(f"annokit demo: synthetic dataset (seed {seed}), "
-               f"{int(data.spammer.sum())} of {data.spammer.size} annotators are spammers\n")
-    click.echo(stats_table(result))
+    from annokit.report import build_report, write_report
+    from annokit.report.demo import make_models
+
+    models = make_models(data.votes, data.true_probs, rng=seed)
+    report = build_report(data.votes, models, n_bootstrap=n_bootstrap, rng=seed,
+                          title="annokit demo: synthetic dataset, four synthetic models")
+    path = write_report(report, out, png=png)
+    click.echo(f"\nreport written to {path / 'report.html'} (also report.md, report.json, "
+               "figures/)", file=sys.stderr if as_json else None)

@@ -72,7 +72,7 @@ def render(fig: Figure, fmt: Format = "svg") -> str | bytes:
                 fig.savefig(buf, format="png", dpi=150, bbox_inches="tight",
                             metadata={"Software": None})
                 return buf.getvalue()
-            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+            fig.savefig(buf, format="svg", metadata={"Date": None})
     finally:
         plt.close(fig)
     text = buf.getvalue().decode("utf-8")
@@ -130,9 +130,9 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
                 ax.text(c, 1.03, f"{int(n)}", ha="center", va="bottom", fontsize=6,
                         rotation=90 if len(centers) > 10 else 0)
             ax.legend(loc="upper left", frameon=False, bbox_to_anchor=(0.0, 0.93))
-        fig.text(0.5, -0.02, "numbers above the bars: items per confidence bin", ha="center",
+        fig.text(0.5, 0.01, "numbers above the bars: items per confidence bin", ha="center",
                  fontsize=7)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
     return render(fig, fmt)
 
 
@@ -246,8 +246,8 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
                     handles.append(h)
                     labels.append(lab)
         fig.legend(handles, labels, loc="upper center", ncol=min(6, len(labels)), frameon=False,
-                   bbox_to_anchor=(0.5, 1.04))
-        fig.tight_layout()
+                   bbox_to_anchor=(0.5, 1.0))
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / (3.3 * nrows)))
     return render(fig, fmt)
 
 

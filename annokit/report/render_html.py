@@ -19,14 +19,17 @@ __all__ = ["render_html"]
 _CSS = """
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
-       margin: 0 auto; max-width: 1200px; padding: 1rem 1.5rem 3rem; color: #1a1a1a;
+       margin: 0 auto; max-width: 1320px; padding: 1rem 1.5rem 3rem; color: #1a1a1a;
        line-height: 1.45; }
 h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
-h2 { font-size: 1.25rem; margin-top: 2rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
+h3 { font-size: 1.05rem; margin: 1.2rem 0 0.2rem; }
+h2 { font-size: 1.25rem; margin-top: 1.6rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
 p.meta { color: #555; margin-top: 0; }
-nav ul { columns: 2; padding-left: 1.2rem; }
-table { border-collapse: collapse; margin: 0.6rem 0 0.3rem; font-size: 0.85rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: right; }
+nav ul { display: flex; gap: 1.5rem; list-style: none; padding-left: 0; margin: 0.4rem 0; }
+table { border-collapse: collapse; margin: 0.6rem 0 0.3rem; font-size: 0.8rem; }
+caption, figcaption { white-space: normal; }
+th, td { border: 1px solid #ccc; padding: 0.2rem 0.45rem; text-align: right;
+         white-space: nowrap; }
 th { background: #f2f2f2; }
 td:first-child, th:first-child { text-align: left; }
 caption { caption-side: bottom; text-align: left; color: #555; font-size: 0.8rem;
@@ -70,7 +73,8 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
     title = html.escape(report.title)
     models = ", ".join(html.escape(m.name) for m in report.models)
     nav = ['<li><a href="#summary">Summary</a></li>', '<li><a href="#bins">Agreement bins</a></li>',
-           '<li><a href="#figures">Figures</a></li>', '<li><a href="#details">Per-bin tables</a></li>']
+           '<li><a href="#figures">Figures</a></li>', '<li><a href="#details">Per-bin tables</a></li>',
+           '<li><a href="#dataset">Dataset</a></li>']
     parts = [
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -85,16 +89,19 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
         parts.append('<ul class="notes">' + "".join(f"<li>{html.escape(n)}</li>"
                                                   for n in report.notes) + "</ul>")
     parts.append('<h2 id="summary">Summary</h2>')
-    parts += [_table(by_id[k]) for k in ("table-global", "table-dataset") if k in by_id]
-    parts.append('<h2 id="bins">Agreement bins</h2>')
-    parts += [_table(by_id[k]) for k in ("table-bins", "table-ceiling") if k in by_id]
+    parts.append(_table(by_id["table-global"]))
     parts.append('<h2 id="figures">Figures</h2>')
-    for key, svg in figures.items():
+    order = sorted(figures, key=lambda k: (k != "per-bin", k.startswith("subsampling")))
+    for key in order:
         parts.append(f'<figure id="figure-{html.escape(key)}" class="report-figure">'
                      f"<figcaption>{html.escape(figure_title(key, report))}</figcaption>"
-                     f"{svg}</figure>")
+                     f"{figures[key]}</figure>")
+    parts.append('<h2 id="bins">Agreement bins</h2>')
+    parts += [_table(by_id[k]) for k in ("table-bins", "table-ceiling") if k in by_id]
     parts.append('<h2 id="details">Per-bin tables and comparisons</h2>')
     shown = {"table-global", "table-dataset", "table-bins", "table-ceiling"}
     parts += [_table(t) for t in tables if t.id not in shown]
+    parts.append('<h2 id="dataset">Dataset</h2>')
+    parts.append(_table(by_id["table-dataset"]))
     parts += ["</main>", "</body>", "</html>"]
     return "\n".join(parts) + "\n"

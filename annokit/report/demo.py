@@ -1,0 +1,94 @@
+"""Synthetic *models* for ``annokit demo``: predictions built from the true item distributions.
+
+:func:`annokit.synthetic.make_votes` draws votes from known per-item human
+distributions ``pi``; here four models are derived from the same ``pi`` so the
+report has something to show:
+
+- ``posterior-matching``: ``softmax(log pi + noise)``, the model that learned the
+  human distribution (up to noise);
+- ``overconfident``: the same logits divided by a temperature < 1;
+- ``underconfident``: divided by a temperature > 1;
+- ``temperature-scaled``: the overconfident model with a temperature fitted
+  (:func:`annokit.metrics.temperature.fit_temperature`, NLL of the majority) on
+  the even-numbered items, the textbook post-hoc fix (Guo et al. 2017) that
+  Baan et al. (2022) examine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from annokit._validation import check_probs, check_rng
+from annokit.errors import VoteSchemaError
+from annokit.report.build import ModelPredictions
+from annokit.votes import Votes
+
+__all__ = ["make_models", "DEMO_TEMPERATURES"]
+
+#: Temperatures of the over- and underconfident demo models.
+DEMO_TEMPERATURES = {"overconfident": 0.4, "underconfident": 2.5}
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def make_models(votes: Votes, true_probs: np.ndarray, *, noise: float = 0.5,
+                rng: np.random.Generator | int | None = 0) -> list[ModelPredictions]:
+    """Four synthetic models of the items of ``votes``.
+
+    Parameters
+    ----------
+    votes : Votes
+        The synthetic votes (used to fit the temperature-scaled model).
+    true_probs : ndarray of shape (n_items, n_labels)
+        The distributions the votes were drawn from, in ``votes`` item order.
+    noise : float, default 0.5
+        Standard deviation of the Gaussian noise added to ``log pi`` (shared by
+        all four models, so they differ only in temperature).
+    rng : numpy Generator or int seed, default 0
+
+    Returns
+    -------
+    list of ModelPredictions
+
+    Examples
+    --------
+    >>> from annokit.synthetic import make_votes
+    >>> data = make_votes(n_items=40, n_annotators=10, votes_per_item=5, rng=0)
+    >>> [m.name for m in make_models(data.votes, data.true_probs, rng=0)]
+    ['posterior-matching', 'overconfident', 'underconfident', 'temperature-scaled']
+    """
+    from annokit.metrics.temperature import fit_temperature
+    from annokit.records import AlignedRecords
+
+    pi = check_probs(true_probs, name="true_probs")
+    if pi.shape != (votes.n_items, votes.n_labels):
+        raise VoteSchemaError(f"true_probs has shape {pi.shape}; the votes need "
+                              f"({votes.n_items}, {votes.n_labels})")
+    if not np.isfinite(noise) or noise < 0:
+        raise VoteSchemaError(f"noise must be a finite number >= 0; got {noise!r}")
+    gen = check_rng(rng)
+    logits = np.log(np.maximum(pi, 1e-6)) + gen.normal(0.0, noise, size=pi.shape)
+    over_t, under_t = DEMO_TEMPERATURES["overconfident"], DEMO_TEMPERATURES["underconfident"]
+    over = _softmax(logits / over_t)
+    dev = np.arange(votes.n_items) % 2 == 0
+    counts = votes.counts()
+    fitted = fit_temperature(AlignedRecords.from_arrays(
+        over[dev], counts[dev], labels=votes.labels, item_ids=votes.item_ids[dev], ties="first"))
+    return [
+        ModelPredictions("posterior-matching", _softmax(logits), sources=["synthetic"],
+                         temperature_note="log true distribution + Gaussian noise "
+                                          f"(sd {noise:g})"),
+        ModelPredictions("overconfident", over, sources=["synthetic"], temperature=over_t,
+                         temperature_note="posterior-matching logits / T"),
+        ModelPredictions("underconfident", _softmax(logits / under_t), sources=["synthetic"],
+                         temperature=under_t, temperature_note="posterior-matching logits / T"),
+        ModelPredictions("temperature-scaled", _softmax(np.log(over) / fitted),
+                         sources=["synthetic"], temperature=fitted,
+                         temperature_note=(f"overconfident model scaled by T fitted (NLL of the "
+                                           f"majority) on the {int(dev.sum())} even-numbered "
+                                           "items, which are also in the report")),
+    ]
