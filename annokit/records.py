@@ -31,7 +31,7 @@ from annokit.io.predictions import Predictions, read_predictions, softmax
 from annokit.soft_labels import Majority, distributions, majority
 from annokit.votes import LabelSet, Votes
 
-__all__ = ["AlignedRecords", "align", "read_predictions", "Predictions", "softmax"]
+__all__ = ["AlignedRecords", "Predictions", "align", "read_predictions", "softmax"]
 
 
 @dataclass(frozen=True, eq=False)

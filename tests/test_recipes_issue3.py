@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _shared import DATA_ROOT
 
 RECIPES = Path(__file__).resolve().parents[1] / "recipes"
@@ -119,6 +118,6 @@ def test_recipe_scripts_run(name):
     _need_data("chaosnli")
     _need_data("chaosnli_predictions_baan2022")
     proc = subprocess.run([sys.executable, str(RECIPES / f"{name}.py"), "--data", str(DATA_ROOT)],
-                          capture_output=True, text=True, timeout=300)
+                          check=False, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "paper" in proc.stdout and "ours" in proc.stdout.lower()

@@ -173,12 +173,12 @@ def test_npy_errors(tmp_path):
 
 
 @pytest.mark.parametrize("row, message", [
-    ({"uid": "b", "probs": [0.5, float("nan")]}, "line 2 of {f} (item 'b'): probs has a NaN or "
-                                                 "infinite value: [0.5, nan]"),
-    ({"uid": "b", "probs": [1.2, -0.2]}, "line 2 of {f} (item 'b'): probs has a negative value: "
-                                         "[1.2, -0.2]"),
-    ({"uid": "b", "probs": [0.5, 0.6]}, "line 2 of {f} (item 'b'): probs sum to 1.1, not 1 within "
-                                        "atol=0.0001 (1 such row(s)); pass renormalize=True"),
+    ({"uid": "b", "probs": [0.5, float("nan")]}, ("line 2 of {f} (item 'b'): probs has a NaN or "
+                                                 "infinite value: [0.5, nan]")),
+    ({"uid": "b", "probs": [1.2, -0.2]}, ("line 2 of {f} (item 'b'): probs has a negative value: "
+                                         "[1.2, -0.2]")),
+    ({"uid": "b", "probs": [0.5, 0.6]}, ("line 2 of {f} (item 'b'): probs sum to 1.1, not 1 within "
+                                        "atol=0.0001 (1 such row(s)); pass renormalize=True")),
     ({"uid": "b", "probs": [0.5, 0.3, 0.2]}, "line 2 of {f}: probs has 3 values; earlier rows have 2"),
     ({"uid": "b", "probs": ["x", 1]}, "line 2 of {f}: probs is not a list of numbers; got ['x', 1]"),
     ({"uid": "b", "probs": [[0.5], [0.5]]}, "line 2 of {f}: probs is not a list of numbers"),
@@ -329,10 +329,10 @@ def test_align_logits_follow_the_permutation():
 
 
 @pytest.mark.parametrize("labels, message", [
-    (["e", "c", "x"], "prediction labels ['e', 'c', 'x'] do not match the votes' labels "
+    (["e", "c", "x"], ("prediction labels ['e', 'c', 'x'] do not match the votes' labels "
                       "['entailment', 'neutral', 'contradiction'] (names or aliases ['entailment', "
                       "'neutral', 'contradiction', 'e', 'n', 'c']): unknown ['x']; missing "
-                      "['neutral']"),
+                      "['neutral']")),
     (["e", "c", "c"], "named twice ['contradiction']; missing ['neutral']"),
     (["e", "c"], "pred_labels names 2 classes ['e', 'c'] but the predictions have 3 columns"),
 ], ids=["unknown", "repeated", "count"])

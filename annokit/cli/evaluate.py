@@ -115,9 +115,9 @@ def _table(result) -> str:
     from annokit.metrics.suite import METRICS, UNITS
 
     lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)}   bins: {result.n_bins}",
-             f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "
+             (f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "
              f"dropped vote items: {result.n_dropped_items}   "
-             f"tied majorities: {result.n_ties} (policy {result.tie_policy})"]
+             f"tied majorities: {result.n_ties} (policy {result.tie_policy})")]
     if result.temperature is not None:
         t = result.temperature
         extra = (f", objective {t['objective']}, fitted on {t['n_fit_items']} items"

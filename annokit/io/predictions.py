@@ -41,7 +41,7 @@ import pandas as pd
 from annokit._validation import first_offenders
 from annokit.errors import DataFormatError, VoteSchemaError
 
-__all__ = ["Predictions", "read_predictions", "softmax", "ID_FIELDS"]
+__all__ = ["ID_FIELDS", "Predictions", "read_predictions", "softmax"]
 
 #: Id fields tried in this order when ``id_field`` is not given.
 ID_FIELDS = ("item", "id", "uid")
@@ -434,7 +434,7 @@ def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
                   atol: float) -> Predictions:
     try:
         df = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for a bad file
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise DataFormatError(f"{path}: not a readable Parquet file ({exc})") from None
     locs = np.array([f"row {i}" for i in range(len(df))], dtype=object)
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,

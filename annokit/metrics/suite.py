@@ -67,7 +67,7 @@ from annokit.metrics.human import (
 from annokit.records import AlignedRecords
 from annokit.soft_labels import majority
 
-__all__ = ["evaluate", "EvaluationResult", "METRICS", "UNITS", "baseline_records"]
+__all__ = ["METRICS", "UNITS", "EvaluationResult", "baseline_records", "evaluate"]
 
 #: Scalar metric keys in output order.
 METRICS = ("accuracy", "ece", "ece_adaptive", "mce", "classwise_ece", "smece", "smece_classwise",
@@ -312,6 +312,12 @@ def evaluate(records: AlignedRecords, *, n_bins: int = 10, n_boot: int = 0,
         n_boot=int(n_boot), confidence=confidence, seed=seed)
 
 
+def _resampled(f: Callable[[np.ndarray, np.ndarray, np.ndarray], float], p: np.ndarray,
+               h: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], float]:
+    """A binned metric as a function of resampled item indices."""
+    return lambda idx: f(p[idx], h[idx], y[idx])
+
+
 def _bootstrap(p: np.ndarray, h: np.ndarray, y: np.ndarray, per_item: dict[str, np.ndarray], *,
                n_bins: int, n_boot: int, confidence: float, seed: int
                ) -> dict[str, BootstrapResult]:
@@ -323,8 +329,7 @@ def _bootstrap(p: np.ndarray, h: np.ndarray, y: np.ndarray, per_item: dict[str, 
         if name == "ent_ce":
             stat: Any = np.abs(per_item["ent_ce_signed"])
         elif name in binned:
-            f = binned[name]
-            stat = (lambda f: lambda idx: f(p[idx], h[idx], y[idx]))(f)
+            stat = _resampled(binned[name], p, h, y)
         else:
             stat = per_item[name]
         out[name] = bootstrap_ci(stat, n_items=n if callable(stat) else None, n_boot=n_boot,

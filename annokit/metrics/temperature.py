@@ -44,8 +44,14 @@ from annokit.errors import DegenerateInputWarning, VoteSchemaError
 from annokit.metrics.divergence import KL_EPS
 from annokit.records import AlignedRecords
 
-__all__ = ["fit_temperature", "apply_temperature", "temperature_scale", "OBJECTIVES",
-           "DEFAULT_GRID", "DEFAULT_BOUNDS"]
+__all__ = [
+    "DEFAULT_BOUNDS",
+    "DEFAULT_GRID",
+    "OBJECTIVES",
+    "apply_temperature",
+    "fit_temperature",
+    "temperature_scale",
+]
 
 OBJECTIVES = ("nll_majority", "nll_soft", "ece_grid")
 #: Grid of :func:`fit_temperature` with ``objective="ece_grid"``: 0.1, 0.2, ..., 5.0.
