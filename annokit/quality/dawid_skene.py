@@ -51,7 +51,7 @@ class _EMBase:
         self.n_iter_ = n_iter
         self.converged_ = converged
         self.log_likelihood_ = float(log_norm.sum())
-        if not converged:
+        if not converged and self.tol > 0:   # tol=0 asks for exactly max_iter iterations
             warn_not_converged(type(self).__name__, n_iter, change, self.tol)
 
 

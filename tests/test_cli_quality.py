@@ -1,0 +1,136 @@
+"""CLI: annokit annotators | filter | aggregate."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from annokit.cli import main
+from annokit.io import read_votes
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def small(tmp_path):
+    """Votes with a gold file: annotator s answers at random-ish, the others agree."""
+    rows = []
+    truth = {}
+    for k in range(30):
+        t = str(k % 3)
+        truth[f"q{k}"] = t
+        for a in ("a1", "a2", "a3", "a4"):
+            rows.append((f"q{k}", a, t if (k + len(a) * int(a[1])) % 7 else str((int(t) + 1) % 3)))
+        rows.append((f"q{k}", "s", str((k * 5 + 1) % 3)))
+    votes = tmp_path / "votes.csv"
+    pd.DataFrame(rows, columns=["question", "worker", "answer"]).to_csv(votes, index=False)
+    gold = tmp_path / "truth.csv"
+    pd.DataFrame({"question": list(truth), "truth": list(truth.values())}).to_csv(gold, index=False)
+    return votes, gold
+
+
+def test_annotators_json_has_documented_keys(runner, small):
+    votes, gold = small
+    res = runner.invoke(main, ["annotators", "--votes", str(votes), "--gold", str(gold),
+                               "--method", "gold", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["method"] == "gold" and data["threshold"] == 0.75
+    assert {"annotator", "n_votes", "score", "flagged"} <= set(data["annotators"][0])
+    flagged = {a["annotator"] for a in data["annotators"] if a["flagged"]}
+    assert flagged == {"s"} and data["n_flagged"] == 1
+
+
+def test_annotators_table_marks_flagged(runner, small):
+    votes, gold = small
+    res = runner.invoke(main, ["annotators", "--votes", str(votes), "--method", "agreement"])
+    assert res.exit_code == 0, res.output
+    first = res.output.splitlines()[1]
+    assert first.startswith("s ") and "*" in first
+    assert res.output.strip().endswith("(method agreement, threshold 0.1)")
+
+
+def test_filter_writes_votes_and_audit_and_is_idempotent(runner, small, tmp_path):
+    votes, gold = small
+    out, audit = tmp_path / "kept.csv", tmp_path / "audit.json"
+    res = runner.invoke(main, ["filter", "--votes", str(votes), "--gold", str(gold),
+                               "--method", "gold", "--out", str(out), "--audit", str(audit)])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("removed 1 of 5 annotators (30 of 150 votes; method gold")
+    data = json.loads(audit.read_text())
+    assert data["annotators"][0]["annotator"] == "s"
+    assert data["n_votes_removed"] == 30 and data["n_items_affected"] == 30
+    kept = read_votes(out)
+    assert kept.n_votes == 120 and "s" not in set(kept.annotator_ids[kept.annotator_index])
+    out2, audit2 = tmp_path / "kept2.parquet", tmp_path / "audit2.json"
+    res = runner.invoke(main, ["filter", "--votes", str(out), "--method", "gold", "--out", str(out2),
+                               "--audit", str(audit2), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["n_votes_removed"] == 0
+    assert read_votes(out2).equals(kept)
+    assert not list(tmp_path.glob(".*"))                     # no temporary files left behind
+
+
+def test_aggregate_json_summary_and_soft_output(runner, small, tmp_path):
+    votes, gold = small
+    for method in ("mv", "wmv", "ds", "onecoin", "mace"):
+        res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--gold", str(gold),
+                                   "--method", method, "--json"])
+        assert res.exit_code == 0, res.output
+        data = json.loads(res.output)
+        assert set(data) >= {"method", "n_items", "n_gold", "accuracy", "iterations", "converged"}
+        assert data["n_items"] == 30 and data["n_gold"] == 30 and data["accuracy"] >= 0.9
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--method", "ds", "--json"])
+    assert json.loads(res.output)["accuracy"] is None
+    out = tmp_path / "labels.csv"
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--method", "ds", "--soft",
+                               "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["item", "label", "p_0", "p_1", "p_2"]
+    assert (table[["p_0", "p_1", "p_2"]].sum(axis=1) - 1).abs().max() < 1e-9
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes)])
+    assert res.output.splitlines()[0] == "item,label,tied"
+
+
+def test_aggregate_on_snow_rte_matches_source_md(runner, shared_data):
+    path = shared_data("snow2008_rte", "rte.standardized.tsv")
+    res = runner.invoke(main, ["aggregate", "--votes", str(path), "--method", "mv", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["accuracy"] == 0.9025        # SOURCE.md, first-seen ties
+
+
+def test_errors_are_one_line_with_exit_1(runner, small, tmp_path, shared_data):
+    votes, gold = small
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--out", str(tmp_path / "x.txt")])
+    assert res.exit_code == 1
+    assert res.output == "Error: x.txt: cannot write '.txt'; use .csv, .tsv or .parquet\n"
+    res = runner.invoke(main, ["filter", "--votes", str(votes), "--method", "gold",
+                               "--out", str(tmp_path / "k.csv"), "--audit", str(tmp_path / "a.json")])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: method 'gold' needs gold labels")
+    chaos = shared_data("chaosnli", "chaosNLI_snli.jsonl")
+    res = runner.invoke(main, ["annotators", "--votes", str(chaos)])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: annokit annotators needs annotator ids, but "
+                                 "chaosNLI_snli.jsonl has none")
+
+
+def test_usage_errors_exit_2(runner, small, tmp_path):
+    votes, _ = small
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--method", "glad"])
+    assert res.exit_code == 2 and "Invalid value for '--method'" in res.output
+    res = runner.invoke(main, ["filter", "--votes", str(votes), "--method", "ds"])
+    assert res.exit_code == 2 and "Missing option '--out'" in res.output
+
+
+@pytest.mark.parametrize("command", ["annotators", "filter", "aggregate"])
+def test_commands_have_help(runner, command):
+    res = runner.invoke(main, [command, "--help"])
+    assert res.exit_code == 0 and "--votes" in res.output
