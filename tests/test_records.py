@@ -596,3 +596,24 @@ def test_evaluate_ties_and_errors():
         evaluate(rec, n_boot=True)
     with pytest.raises(VoteSchemaError, match="expected AlignedRecords .*; got list"):
         evaluate([[0.5, 0.5]])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 60), st.integers(2, 4), st.integers(1, 15), st.integers(0, 2**31))
+def test_vectorised_bootstrap_replicates_equal_the_metric_functions(n, k, n_bins, seed):
+    from annokit.metrics.suite import _binned, _replicates
+
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.ones(k) * 0.5, size=n)
+    probs[: n // 3] = np.round(probs[: n // 3], 1)  # values on bin edges
+    probs[: n // 3] /= probs[: n // 3].sum(axis=1, keepdims=True)
+    counts = rng.integers(0, 4, size=(n, k))
+    counts[:, 0] += 1
+    rec = AlignedRecords.from_arrays(probs, counts)
+    p, h, y = rec.probs, rec.human, rec.majority.labels
+    fast, slow = _replicates(p, h, y, n_bins), _binned(n_bins)
+    idx = np.vstack([np.arange(n), rng.integers(0, n, size=(7, n))])
+    for name, f in fast.items():
+        got = f(idx)
+        want = [slow[name](p[i], h[i], y[i]) for i in idx]
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=name)

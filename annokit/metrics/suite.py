@@ -49,6 +49,7 @@ import pandas as pd
 
 from annokit._validation import check_rng
 from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.metrics import _binning
 from annokit.metrics.bootstrap import BootstrapResult, bootstrap_ci
 from annokit.metrics.calibration import (
     classwise_calibration_error,
@@ -312,9 +313,77 @@ def evaluate(records: AlignedRecords, *, n_bins: int = 10, n_boot: int = 0,
         n_boot=int(n_boot), confidence=confidence, seed=seed)
 
 
+def _replicates(p: np.ndarray, h: np.ndarray, y: np.ndarray, n_bins: int
+                ) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """The equal-width binned metrics on every resample (rows of an index matrix) at once.
+
+    An item's bin does not depend on the resample, so each resample's per-bin
+    sums (count, confidence, correctness, soft target; the sufficient statistics
+    of :mod:`annokit.metrics.calibration`) come from one ``bincount`` over
+    (resample, bin), with the binning of :mod:`annokit.metrics._binning`.
+    ``ece_adaptive`` recomputes each resample's quantile edges and bins with
+    ``searchsorted(edges, c, "right") = #(edges <= c)``, counted edge by edge.
+    Row ``arange(n)`` reproduces the metric functions (tested to 1e-12).
+    """
+    n, k = p.shape
+    edges = _binning.uniform_edges(n_bins)
+    rows = np.arange(n)
+    pred = p.argmax(axis=1)
+    conf = p[rows, pred]
+    top_bin = _binning.bin_index(conf, edges)
+    correct = (pred == y).astype(np.float64)
+    soft_top = h[rows, pred]
+    cls_bin = _binning.bin_index(p, edges)  # (n, k): class k binned on p[:, k]
+    hit = (y[:, None] == np.arange(k)).astype(np.float64)
+
+    def top_sums(idx: np.ndarray, weights: list[np.ndarray | None]) -> list[np.ndarray]:
+        r = idx.shape[0]
+        flat = (np.arange(r)[:, None] * n_bins + top_bin[idx]).ravel()
+        return [np.bincount(flat, weights=None if w is None else w[idx].ravel(),
+                            minlength=r * n_bins).reshape(r, n_bins) for w in weights]
+
+    def cw_sums(idx: np.ndarray, target: np.ndarray) -> np.ndarray:
+        r = idx.shape[0]
+        cell = (np.arange(r)[:, None, None] * k + np.arange(k)) * n_bins + cls_bin[idx]
+        flat = cell.ravel()
+        gap = (p[idx] - target[idx]).ravel()  # sum_b |sum p_k - sum target_k| per class
+        sums = np.bincount(flat, weights=gap, minlength=r * k * n_bins).reshape(r, k, n_bins)
+        return np.abs(sums).sum(axis=2).mean(axis=1) / n
+
+    def ece(idx: np.ndarray) -> np.ndarray:
+        s_conf, s_hit = top_sums(idx, [conf, correct])
+        return np.abs(s_conf - s_hit).sum(axis=1) / n
+
+    def ece_adaptive(idx: np.ndarray) -> np.ndarray:
+        r = idx.shape[0]
+        c = conf[idx]
+        q_edges = np.quantile(c, np.linspace(0.0, 1.0, n_bins + 1), axis=1).T  # (r, n_bins + 1)
+        b = np.zeros(c.shape, dtype=np.int64)
+        for j in range(n_bins + 1):  # a loop over edges, not items
+            b += c >= q_edges[:, j:j + 1]
+        b = np.clip(b - 1, 0, n_bins - 1)
+        flat = (np.arange(r)[:, None] * n_bins + b).ravel()
+        gap = (c - correct[idx]).ravel()
+        sums = np.bincount(flat, weights=gap, minlength=r * n_bins).reshape(r, n_bins)
+        return np.abs(sums).sum(axis=1) / n
+
+    def smece(idx: np.ndarray) -> np.ndarray:
+        s_conf, s_soft = top_sums(idx, [conf, soft_top])
+        return np.abs(s_conf - s_soft).sum(axis=1) / n
+
+    def mce(idx: np.ndarray) -> np.ndarray:
+        count, s_conf, s_hit = top_sums(idx, [None, conf, correct])
+        gaps = np.abs(s_conf - s_hit) / np.maximum(count, 1)
+        return np.where(count > 0, gaps, 0.0).max(axis=1)
+
+    return {"ece": ece, "ece_adaptive": ece_adaptive, "mce": mce, "smece": smece,
+            "classwise_ece": lambda idx: cw_sums(idx, hit),
+            "smece_classwise": lambda idx: cw_sums(idx, h)}
+
+
 def _resampled(f: Callable[[np.ndarray, np.ndarray, np.ndarray], float], p: np.ndarray,
                h: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], float]:
-    """A binned metric as a function of resampled item indices."""
+    """A binned metric as a function of one resample's item indices."""
     return lambda idx: f(p[idx], h[idx], y[idx])
 
 
@@ -325,13 +394,17 @@ def _bootstrap(p: np.ndarray, h: np.ndarray, y: np.ndarray, per_item: dict[str, 
     n = p.shape[0]
     out: dict[str, BootstrapResult] = {}
     binned = _binned(n_bins)
+    fast = _replicates(p, h, y, n_bins)
     for name in METRICS:
+        vectorized = name in fast
         if name == "ent_ce":
             stat: Any = np.abs(per_item["ent_ce_signed"])
+        elif vectorized:
+            stat = fast[name]
         elif name in binned:
             stat = _resampled(binned[name], p, h, y)
         else:
             stat = per_item[name]
         out[name] = bootstrap_ci(stat, n_items=n if callable(stat) else None, n_boot=n_boot,
-                                 confidence=confidence, rng=seed)
+                                 confidence=confidence, rng=seed, vectorized=vectorized)
     return out
