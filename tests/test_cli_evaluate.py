@@ -63,6 +63,22 @@ def test_table_output(small):
     assert any(line.startswith("ent_ce ") and line.endswith("nats") for line in lines)
 
 
+def test_per_item_csv(small, tmp_path):
+    import pandas as pd
+
+    votes, preds = small
+    out = tmp_path / "items.csv"
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--per-item",
+                 out, "--json")
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out)
+    assert frame["item"].tolist() == ["q1", "q2", "q3"]
+    assert {"majority", "is_tied", "correct", "rank_cs", "ent_ce", "dist_ce", "jsd", "kl"} <= set(
+        frame.columns)
+    metrics = json.loads(result.stdout)["metrics"]
+    assert frame["dist_ce"].mean() == pytest.approx(metrics["dist_ce"], abs=1e-12)
+
+
 def test_bootstrap_json_has_intervals(small):
     votes, preds = small
     args = ("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--json",

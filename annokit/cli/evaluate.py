@@ -54,12 +54,14 @@ def _labels(value: str | None) -> list[str] | None:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the bootstrap and of random tie breaking.")
 @FORMAT_OPTION
+@click.option("--per-item", "per_item_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | None,
              id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
              n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str, ties: str, n_boot: int,
-             seed: int, fmt: str, as_json: bool) -> None:
+             seed: int, fmt: str, per_item_path: str | None, as_json: bool) -> None:
     """Evaluate a model's probabilities against the human label distributions.
 
     Joins the predictions to the votes by item id and label name, then reports
@@ -105,6 +107,8 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
         result.temperature = info
     for w in caught:
         click.echo(f"Warning: {' '.join(str(w.message).split())}", err=True)
+    if per_item_path:
+        result.per_item.to_csv(per_item_path, index=False)
     if as_json:
         echo_json(result.to_dict())
     else:
