@@ -277,6 +277,7 @@ class Votes:
         gold: Any = None,
         duplicates: DuplicatePolicy = "error",
         source: str = "votes",
+        _ids_unique: bool = False,
     ):
         check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
         if not isinstance(labels, LabelSet):
@@ -294,7 +295,7 @@ class Votes:
         n_items = len(self.item_ids)
         self.item_index = self._check_codes(item_index, n_items, "item_index")
         self.label_index = self._check_codes(label_index, len(labels), "label_index")
-        if pd.Index(self.item_ids).has_duplicates:
+        if not _ids_unique and pd.Index(self.item_ids).has_duplicates:
             dup = pd.Index(self.item_ids)[pd.Index(self.item_ids).duplicated()].unique()
             raise VoteSchemaError(f"{source}: item ids must be unique; repeated {first_offenders(dup)}")
 
@@ -360,9 +361,10 @@ class Votes:
 
     def _resolve_duplicates(self, policy: DuplicatePolicy) -> None:
         key = self.item_index.astype(np.int64) * max(len(self.annotator_ids), 1) + self.annotator_index
-        dup_mask = pd.Series(key).duplicated(keep=False).to_numpy()
-        if not dup_mask.any():
+        ordered = np.sort(key)  # a sort beats hashing here; the common case is "no duplicates"
+        if not (ordered[1:] == ordered[:-1]).any():
             return
+        dup_mask = pd.Series(key).duplicated(keep=False).to_numpy()
         if policy == "error":
             rows = np.flatnonzero(dup_mask)
             pairs = list(dict.fromkeys(
@@ -774,24 +776,42 @@ class Votes:
             raise VoteSchemaError(f"{source} has no votes")
 
         def encode(col: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+            """Codes and the str values they index, validated by Arrow kernels (no Python loop)."""
             arr = table.column(col)
             if arr.null_count:
                 row = int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
                 raise VoteSchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
             if not pa.types.is_dictionary(arr.type):
                 arr = pc.dictionary_encode(arr)
-            arr = arr.unify_dictionaries() if isinstance(arr, pa.ChunkedArray) else arr
-            chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-            dictionary = chunks[0].dictionary
-            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks])
-            return codes.astype(np.int64, copy=False), np.asarray(dictionary.to_pylist(), dtype=object)
+            # One global dictionary without ChunkedArray.unify_dictionaries (slow with many
+            # chunks): hash the concatenated chunk dictionaries once, then remap each chunk.
+            chunks = [c for c in arr.chunks if len(c)]
+            sizes = np.array([len(c.dictionary) for c in chunks], dtype=np.int64)
+            merged = pc.dictionary_encode(pa.concat_arrays([c.dictionary for c in chunks]))
+            to_global = merged.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            codes = np.concatenate([
+                to_global[start + c.indices.to_numpy(zero_copy_only=False)]
+                for start, c in zip(starts, chunks)
+            ])
+            dictionary = merged.dictionary
+            if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
+                dictionary = pc.cast(dictionary, pa.string())
+            blank = pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(dictionary)),
+                             value_set=pa.array(sorted(_MISSING_STRINGS)))
+            if pc.any(blank).as_py():
+                entry = int(np.argmax(blank.to_numpy(zero_copy_only=False)))
+                row = int(np.argmax(codes == entry))
+                raise VoteSchemaError(f"{source}: {what} is empty at row {row} (column {col!r}, "
+                                      f"got {dictionary[entry].as_py()!r})")
+            used = np.bincount(codes, minlength=len(dictionary)) > 0
+            if not used.all():  # unify_dictionaries can leave entries no row uses
+                codes = (np.cumsum(used) - 1)[codes]
+                dictionary = dictionary.filter(pa.array(used))
+            return codes, dictionary.to_numpy(zero_copy_only=False).astype(object)
 
-        item_codes, item_dict = encode(item, "item id")
-        # the dictionary is in first-seen order; drop entries no row uses (from unify)
-        item_codes, item_ids = _compact(item_codes, item_dict)
-        item_ids = _as_str_values(item_ids, what="item id", where=f"{source}, column {item!r}")
+        item_codes, item_ids = encode(item, "item id")
         label_codes, label_dict = encode(label, "label")
-        label_dict = _as_str_values(label_dict, what="label", where=f"{source}, column {label!r}")
         labelset = LabelSet.coerce(labels, label_dict)
         try:
             table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
@@ -799,12 +819,10 @@ class Votes:
             raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
         ann_codes = ann_ids = None
         if annotator is not None:
-            ann_codes, ann_dict = encode(annotator, "annotator id")
-            ann_codes, ann_ids = _compact(ann_codes, ann_dict)
-            ann_ids = _as_str_values(ann_ids, what="annotator id", where=source)
+            ann_codes, ann_ids = encode(annotator, "annotator id")
         return cls(item_codes, table_map[label_codes], item_ids=item_ids, labels=labelset,
                    annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
-                   source=source)
+                   source=source, _ids_unique=True)
 
     # -- exporters ------------------------------------------------------------
 
@@ -1040,18 +1058,6 @@ def count_batches(
 
 
 # -- private helpers ----------------------------------------------------------
-
-def _compact(codes: np.ndarray, dictionary: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Drop unused dictionary entries and renumber codes in first-seen order."""
-    n = len(dictionary)
-    first = np.full(n, len(codes), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(codes)))
-    used = np.flatnonzero(first < len(codes))
-    used = used[np.argsort(first[used], kind="stable")]
-    remap = np.full(n, -1, dtype=np.int64)
-    remap[used] = np.arange(len(used))
-    return remap[codes], dictionary[used]
-
 
 def _first_row_per_item(item_codes: np.ndarray, n_items: int) -> np.ndarray:
     first = np.full(n_items, len(item_codes), dtype=np.int64)

@@ -155,6 +155,10 @@ def read_long(
     [[1, 1], [0, 1]]
     """
     path = Path(path)
+    if _kind(path) == "parquet" and not item_columns:
+        fast = _read_long_parquet(path, columns, labels, gold, duplicates)
+        if fast is not None:
+            return fast
     df = read_table(path)
     roles = detect_columns(list(df.columns), given=columns)
     for role in ("item", "label"):
@@ -187,6 +191,39 @@ def read_long(
     if gold_series is not None:
         votes = attach_gold(votes, gold_series)
     return votes
+
+
+def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
+                       labels: LabelSet | Sequence[Any] | None, gold: str | os.PathLike | None,
+                       duplicates: DuplicatePolicy) -> Votes | None:
+    """Arrow path for Parquet votes without a gold column: no pandas round trip.
+
+    Returns None when the file needs the general path (a gold column in the file).
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        names = list(pq.read_schema(path).names)
+    except OSError as exc:
+        raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
+    roles = detect_columns(names, given=columns)
+    if roles["gold"] is not None or roles["item"] is None or roles["label"] is None:
+        return None
+    wanted = [c for c in (roles["item"], roles["annotator"], roles["label"]) if c]
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise VoteSchemaError(f"{path.name} is missing column(s) {missing}; got {names}")
+    table = pq.read_table(path, columns=wanted, read_dictionary=wanted)
+    gold_series = read_gold(gold) if gold is not None else None
+    if labels is None and gold_series is not None:
+        import pyarrow.compute as pc
+
+        seen = pc.unique(table.column(roles["label"]).combine_chunks().dictionary).to_pylist()
+        labels = LabelSet.infer(list(seen) + list(gold_series.to_numpy(dtype=object)))
+    votes = Votes.from_arrow(table, item=roles["item"], label=roles["label"],
+                             annotator=roles["annotator"], labels=labels, duplicates=duplicates,
+                             source=path.name)
+    return attach_gold(votes, gold_series) if gold_series is not None else votes
 
 
 def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path, df: pd.DataFrame,
