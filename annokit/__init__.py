@@ -6,7 +6,7 @@ annotations are enough.
 """
 
 from annokit.errors import AnnokitError, DataFormatError, VoteSchemaError
-from annokit.votes import CHAOSNLI_NLI_LABELS, LabelSet, VoteCounts, Votes, count_batches
+from annokit.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 
 __version__ = "0.1.0"
 
@@ -16,8 +16,6 @@ __all__ = [
     "VoteSchemaError",
     "LabelSet",
     "Votes",
-    "VoteCounts",
-    "count_batches",
     "CHAOSNLI_NLI_LABELS",
     "__version__",
 ]

@@ -13,7 +13,7 @@ import numpy as np
 
 from annokit.errors import VoteSchemaError
 
-__all__ = ["check_rng", "check_counts", "check_probs", "check_option", "first_offenders"]
+__all__ = ["check_counts", "check_option", "check_probs", "check_rng", "first_offenders"]
 
 RngLike = "np.random.Generator | int | None"
 

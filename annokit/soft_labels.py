@@ -15,14 +15,14 @@ from annokit._validation import check_counts, check_option, check_rng
 from annokit.errors import VoteSchemaError
 
 __all__ = [
+    "Majority",
+    "MajorityChange",
+    "agreement",
     "distributions",
     "entropy",
-    "normalized_entropy",
-    "agreement",
     "majority",
-    "Majority",
     "majority_change",
-    "MajorityChange",
+    "normalized_entropy",
 ]
 
 TiePolicy = Literal["report", "first", "random"]

@@ -16,7 +16,7 @@ from annokit.metrics.agreement import fleiss_kappa, krippendorff_alpha
 from annokit.soft_labels import distributions, entropy, majority, majority_change
 from annokit.votes import Votes
 
-__all__ = ["dataset_stats", "stats_markdown", "stats_table", "STATS_SCHEMA_VERSION"]
+__all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "stats_markdown", "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
 

@@ -18,7 +18,7 @@ from annokit._validation import check_rng
 from annokit.errors import VoteSchemaError
 from annokit.votes import LabelSet, Votes
 
-__all__ = ["SyntheticDataset", "make_votes", "DEMO_LABELS"]
+__all__ = ["DEMO_LABELS", "SyntheticDataset", "make_votes"]
 
 DEMO_LABELS = LabelSet(["positive", "neutral", "negative"],
                        aliases={"pos": "positive", "neu": "neutral", "neg": "negative"})

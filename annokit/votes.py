@@ -15,10 +15,9 @@ ChaosNLI's consecutive-wrong-answers rule) is the row order.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -26,11 +25,7 @@ import pandas as pd
 from annokit._validation import check_counts, check_option, first_offenders
 from annokit.errors import VoteSchemaError
 
-if TYPE_CHECKING:  # pragma: no cover
-    import datasets
-    import pyarrow as pa
-
-__all__ = ["LabelSet", "Votes", "VoteCounts", "count_batches", "CHAOSNLI_NLI_LABELS"]
+__all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
 
 DuplicatePolicy = Literal["error", "first", "last", "keep"]
 _MISSING_STRINGS = frozenset({"", "nan", "none", "null", "na", "n/a"})
@@ -234,9 +229,9 @@ def _factorize_ids(values: Any, *, what: str, where: str,
 class Votes:
     """Votes of annotators on items, as integer-coded arrays.
 
-    Build one with :meth:`from_long`, :meth:`from_wide`, :meth:`from_counts`,
-    :meth:`from_arrow` or :meth:`from_hf`, or with a loader from
-    :mod:`annokit.io`. The constructor takes already-coded arrays.
+    Build one with :meth:`from_long`, :meth:`from_wide` or :meth:`from_counts`,
+    or with a loader from :mod:`annokit.io` (files, Arrow tables and record
+    batches, Hugging Face datasets). The constructor takes already-coded arrays.
 
     Parameters
     ----------
@@ -746,84 +741,6 @@ class Votes:
         return cls(item_index, label_index, item_ids=item_ids, labels=labelset,
                    item_metadata=item_metadata, gold=gold, source=source)
 
-    @classmethod
-    def from_arrow(
-        cls,
-        data: pa.Table | Iterable[pa.RecordBatch],
-        *,
-        item: str = "item",
-        label: str = "label",
-        annotator: str | None = "annotator",
-        labels: LabelSet | Sequence[Any] | None = None,
-        duplicates: DuplicatePolicy = "error",
-        source: str = "votes",
-    ) -> Votes:
-        """Votes from an Arrow table or an iterable of record batches (long format).
-
-        Ids and labels are dictionary-encoded by Arrow (C++), not by Python.
-        """
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        table = data if isinstance(data, pa.Table) else pa.Table.from_batches(list(data))
-        if annotator == "annotator" and "annotator" not in table.column_names:
-            annotator = None
-        wanted = [c for c in (item, label, annotator) if c is not None]
-        missing = [c for c in wanted if c not in table.column_names]
-        if missing:
-            raise VoteSchemaError(f"{source} is missing column(s) {missing}; got {table.column_names}")
-        if table.num_rows == 0:
-            raise VoteSchemaError(f"{source} has no votes")
-
-        def encode(col: str, what: str) -> tuple[np.ndarray, np.ndarray]:
-            """Codes and the str values they index, validated by Arrow kernels (no Python loop)."""
-            arr = table.column(col)
-            if arr.null_count:
-                row = int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
-                raise VoteSchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
-            if not pa.types.is_dictionary(arr.type):
-                arr = pc.dictionary_encode(arr)
-            # One global dictionary without ChunkedArray.unify_dictionaries (slow with many
-            # chunks): hash the concatenated chunk dictionaries once, then remap each chunk.
-            chunks = [c for c in arr.chunks if len(c)]
-            sizes = np.array([len(c.dictionary) for c in chunks], dtype=np.int64)
-            merged = pc.dictionary_encode(pa.concat_arrays([c.dictionary for c in chunks]))
-            to_global = merged.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            codes = np.concatenate([
-                to_global[start + c.indices.to_numpy(zero_copy_only=False)]
-                for start, c in zip(starts, chunks)
-            ])
-            dictionary = merged.dictionary
-            if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
-                dictionary = pc.cast(dictionary, pa.string())
-            blank = pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(dictionary)),
-                             value_set=pa.array(sorted(_MISSING_STRINGS)))
-            if pc.any(blank).as_py():
-                entry = int(np.argmax(blank.to_numpy(zero_copy_only=False)))
-                row = int(np.argmax(codes == entry))
-                raise VoteSchemaError(f"{source}: {what} is empty at row {row} (column {col!r}, "
-                                      f"got {dictionary[entry].as_py()!r})")
-            used = np.bincount(codes, minlength=len(dictionary)) > 0
-            if not used.all():  # unify_dictionaries can leave entries no row uses
-                codes = (np.cumsum(used) - 1)[codes]
-                dictionary = dictionary.filter(pa.array(used))
-            return codes, dictionary.to_numpy(zero_copy_only=False).astype(object)
-
-        item_codes, item_ids = encode(item, "item id")
-        label_codes, label_dict = encode(label, "label")
-        labelset = LabelSet.coerce(labels, label_dict)
-        try:
-            table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
-        except VoteSchemaError as exc:
-            raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
-        ann_codes = ann_ids = None
-        if annotator is not None:
-            ann_codes, ann_ids = encode(annotator, "annotator id")
-        return cls(item_codes, table_map[label_codes], item_ids=item_ids, labels=labelset,
-                   annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
-                   source=source, _ids_unique=True)
-
     # -- exporters ------------------------------------------------------------
 
     def to_long(self) -> pd.DataFrame:
@@ -832,6 +749,7 @@ class Votes:
         Ids and labels are categoricals whose categories keep the id tables and
         label order; label aliases, item metadata and gold ride in
         ``df.attrs["annokit"]``, so :meth:`from_long` restores an equal object.
+        For Hugging Face datasets see :func:`annokit.io.to_hf`.
         """
         data = {"item": pd.Categorical.from_codes(self.item_index, categories=self.item_ids)}
         if self.annotator_index is not None:
@@ -847,215 +765,6 @@ class Votes:
         if self.gold is not None:
             df.attrs["annokit"]["gold"] = self.gold.tolist()
         return df
-
-    def to_hf(self) -> datasets.Dataset:
-        """A Hugging Face ``datasets.Dataset`` with one row per item.
-
-        Columns: ``item`` (str), ``labels`` (sequence of ``ClassLabel`` in this
-        label order), ``annotators`` (sequence of str, when known), ``gold``
-        (``ClassLabel``, -1 for none, when present), then the item metadata.
-        Label aliases are kept in the dataset's ``info.description`` as JSON.
-        """
-        import datasets
-
-        order = np.argsort(self.item_index, kind="stable")
-        bounds = np.cumsum(self.votes_per_item())[:-1]
-        labels_per_item = np.split(self.label_index[order].astype(np.int64), bounds)
-        class_label = datasets.ClassLabel(names=list(self.labels.names))
-        columns: dict[str, Any] = {"item": [str(i) for i in self.item_ids],
-                                   "labels": [x.tolist() for x in labels_per_item]}
-        features: dict[str, Any] = {"item": datasets.Value("string"),
-                                    "labels": datasets.Sequence(class_label)}
-        if self.annotator_index is not None:
-            ann_names = self.annotator_ids.astype(str)
-            columns["annotators"] = [ann_names[x].tolist() for x in
-                                     np.split(self.annotator_index[order], bounds)]
-            features["annotators"] = datasets.Sequence(datasets.Value("string"))
-        if self.gold is not None:
-            columns["gold"] = self.gold.tolist()
-            features["gold"] = class_label
-        meta = self.item_metadata
-        reserved = set(columns)
-        clash = [c for c in meta.columns if c in reserved]
-        if clash:
-            raise VoteSchemaError(f"item metadata column(s) {clash} clash with reserved names")
-        ds_meta = datasets.Dataset.from_pandas(meta, preserve_index=False) if len(meta.columns) \
-            else None
-        if ds_meta is not None:
-            for c in meta.columns:
-                columns[c] = ds_meta[c]
-                features[c] = ds_meta.features[c]
-        features = datasets.Features(features)
-        info = datasets.DatasetInfo(features=features, description=json.dumps(
-            {"annokit": {"labels": self.labels.to_dict(),
-                         "annotator_ids_known": self.annotator_index is not None,
-                         "annotator_ids": None if self.annotator_ids is None
-                         else [str(a) for a in self.annotator_ids],
-                         "metadata_columns": [str(c) for c in meta.columns]}}))
-        return datasets.Dataset.from_dict(columns, features=features, info=info)
-
-    @classmethod
-    def from_hf(
-        cls,
-        dataset: datasets.Dataset,
-        *,
-        item: str = "item",
-        labels_column: str = "labels",
-        annotators_column: str | None = "annotators",
-        gold: str | None = "gold",
-        source: str = "dataset",
-    ) -> Votes:
-        """Votes from a Hugging Face dataset with one row per item and a list of votes.
-
-        Label names come from a ``ClassLabel`` feature when the votes are
-        class-coded, else from the values. Other columns become item metadata.
-        """
-        import datasets
-
-        cols = dataset.column_names
-        for c in (item, labels_column):
-            if c not in cols:
-                raise VoteSchemaError(f"{source} is missing column {c!r}; got {cols}")
-        stored: dict[str, Any] = {}
-        try:
-            stored = json.loads(dataset.info.description or "{}").get("annokit", {})
-        except (json.JSONDecodeError, AttributeError):
-            stored = {}
-        feat = dataset.features[labels_column]
-        inner = getattr(feat, "feature", None)
-        if inner is None and isinstance(feat, list) and feat:
-            inner = feat[0]
-        table = dataset.data.table
-        import pyarrow.compute as pc
-
-        lists = table.column(labels_column).combine_chunks()
-        lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False)
-        item_ids = _as_str_values(table.column(item).to_pylist(), what="item id", where=source)
-        flat_values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
-        if isinstance(inner, datasets.ClassLabel):
-            names = inner.names
-            aliases = stored.get("labels", {}).get("aliases", {})
-            labelset = LabelSet(names, aliases=aliases)
-            label_codes = flat_values.astype(np.int64)
-            if label_codes.size and (label_codes.min() < 0 or label_codes.max() >= len(names)):
-                raise VoteSchemaError(f"{source}: class-coded votes outside the ClassLabel range")
-        else:
-            labelset = (LabelSet.from_dict(stored["labels"]) if "labels" in stored
-                        else LabelSet.infer(flat_values))
-            label_codes = labelset.encode(flat_values, where=f"{source}, column {labels_column!r}")
-        item_index = np.repeat(np.arange(len(item_ids)), lengths)
-        ann_codes = ann_ids = None
-        if annotators_column and annotators_column in cols:
-            ann_flat = pc.list_flatten(table.column(annotators_column).combine_chunks())
-            order = stored.get("annotator_ids")
-            ann_codes, ann_ids = _factorize_ids(ann_flat.to_numpy(zero_copy_only=False),
-                                                what="annotator id", where=source, order=order)
-        gold_codes = None
-        reserved = {item, labels_column, annotators_column}
-        if gold and gold in cols:
-            reserved.add(gold)
-            gfeat = dataset.features[gold]
-            gvals = table.column(gold).to_numpy(zero_copy_only=False)
-            if isinstance(gfeat, datasets.ClassLabel):
-                gold_codes = gvals.astype(np.int64)
-            else:
-                gold_codes = np.full(len(item_ids), -1, dtype=np.int64)
-                have = ~pd.isna(gvals)
-                gold_codes[have] = labelset.encode(gvals[have], where=f"{source}, column {gold!r}")
-        meta_cols = [c for c in cols if c not in reserved]
-        meta = (dataset.select_columns(meta_cols).to_pandas() if meta_cols
-                else pd.DataFrame(index=pd.RangeIndex(len(item_ids))))
-        return cls(item_index, label_codes, item_ids=item_ids, labels=labelset,
-                   annotator_index=ann_codes, annotator_ids=ann_ids, item_metadata=meta,
-                   gold=gold_codes, duplicates="error", source=source)
-
-
-# -- chunked counting (map-reduce) -------------------------------------------
-
-class VoteCounts:
-    """Item x label vote counts keyed by item id; mergeable across chunks.
-
-    ``count_batches`` produces one per chunk (or per worker); ``merge`` adds
-    two, aligning items by id. Merging is associative and commutative up to
-    item order (first-seen order is kept), so the same code runs on a
-    distributed engine. Duplicate (item, annotator) votes cannot be detected
-    across chunks; build a :class:`Votes` when that check matters.
-    """
-
-    def __init__(self, item_ids: Any, counts: np.ndarray, labels: LabelSet):
-        self.item_ids = np.asarray(item_ids, dtype=object)
-        self.counts = np.asarray(counts, dtype=np.int64)
-        self.labels = labels
-
-    def merge(self, other: VoteCounts) -> VoteCounts:
-        if other.labels.names != self.labels.names:
-            raise VoteSchemaError(
-                f"cannot merge counts over labels {list(self.labels.names)} and "
-                f"{list(other.labels.names)}"
-            )
-        pos = pd.Index(self.item_ids).get_indexer(other.item_ids)
-        new = pos < 0
-        ids = np.concatenate([self.item_ids, other.item_ids[new]])
-        counts = np.concatenate([self.counts, np.zeros((int(new.sum()), len(self.labels)),
-                                                       dtype=np.int64)])
-        pos[new] = np.arange(len(self.item_ids), len(ids))
-        np.add.at(counts, pos, other.counts)
-        return VoteCounts(ids, counts, self.labels)
-
-    def to_votes(self, *, source: str = "counts") -> Votes:
-        return Votes.from_counts(self.counts, labels=self.labels, item_ids=self.item_ids,
-                                 source=source)
-
-
-def count_batches(
-    batches: Iterable[pa.RecordBatch] | pa.Table,
-    *,
-    labels: LabelSet | Sequence[Any],
-    item: str = "item",
-    label: str = "label",
-    source: str = "votes",
-) -> VoteCounts:
-    """Count votes chunk by chunk and sum the partial counts.
-
-    Each batch is dictionary-encoded by Arrow and counted with ``bincount``; the
-    per-chunk :class:`VoteCounts` are merged by item id. The label set must be
-    given up front, so every chunk codes labels the same way.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    labelset = LabelSet.coerce(labels)
-    if isinstance(batches, pa.Table):
-        batches = batches.to_batches()
-    total: VoteCounts | None = None
-    for n, batch in enumerate(batches):
-        if batch.num_rows == 0:
-            continue
-        where = f"{source}, batch {n}"
-        for col in (item, label):
-            if col not in batch.schema.names:
-                raise VoteSchemaError(f"{where} is missing column {col!r}; got {batch.schema.names}")
-            if batch.column(col).null_count:
-                raise VoteSchemaError(f"{where}: column {col!r} has missing values")
-        items = batch.column(item)
-        items = items if pa.types.is_dictionary(items.type) else pc.dictionary_encode(items)
-        labs = batch.column(label)
-        labs = labs if pa.types.is_dictionary(labs.type) else pc.dictionary_encode(labs)
-        lab_map = labelset.encode(
-            _as_str_values(labs.dictionary.to_pylist(), what="label", where=where), where=where
-        )
-        ic = items.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        lc = lab_map[labs.indices.to_numpy(zero_copy_only=False)]
-        n_i, n_l = len(items.dictionary), len(labelset)
-        counts = np.bincount(ic * n_l + lc, minlength=n_i * n_l).reshape(n_i, n_l)
-        ids = _as_str_values(items.dictionary.to_pylist(), what="item id", where=where)
-        used = counts.sum(axis=1) > 0
-        part = VoteCounts(ids[used], counts[used], labelset)
-        total = part if total is None else total.merge(part)
-    if total is None:
-        raise VoteSchemaError(f"{source} has no votes")
-    return total
-
 
 # -- private helpers ----------------------------------------------------------
 

@@ -33,7 +33,7 @@ STEPS = {
     "read_table": "import pyarrow.parquet as pq; t = pq.read_table(PATH); n = t.num_rows",
     "annokit read_votes().counts()": "from annokit.io import read_votes; c = read_votes(PATH).counts()",
     "annokit count_batches (streaming)": (
-        "import pyarrow.parquet as pq; from annokit import count_batches; "
+        "import pyarrow.parquet as pq; from annokit.io import count_batches; "
         "c = count_batches(pq.ParquetFile(PATH).iter_batches(batch_size=1 << 20, "
         "columns=['item', 'label']), labels=['entailment', 'neutral', 'contradiction']).counts"
     ),

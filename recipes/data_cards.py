@@ -58,7 +58,7 @@ def _version() -> str:
 def expected_card(card: Path, data: Path) -> str:
     text = card.read_text(encoding="utf-8")
     votes_file, gold_file = SOURCES[card.name]
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), flags=re.S)
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), flags=re.DOTALL)
     if not pattern.search(text):
         raise SystemExit(f"{card}: no {BEGIN} ... {END} block")
     block = stats_block(data, votes_file, gold_file)

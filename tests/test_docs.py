@@ -8,10 +8,10 @@ import shlex
 from pathlib import Path
 
 import pytest
+from _shared import DATA_ROOT
 from click.testing import CliRunner
 
 from annokit.cli import COMMANDS, main
-from _shared import DATA_ROOT
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -25,7 +25,7 @@ def _quickstart():
 
 
 def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
+    return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.DOTALL)
 
 
 def _with_data(text: str) -> str:

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import json
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from annokit.errors import DataFormatError, DatasetNotFoundError, DegenerateInputWarning, VoteSchemaError
+from annokit.errors import (
+    DataFormatError,
+    DatasetNotFoundError,
+    DegenerateInputWarning,
+    VoteSchemaError,
+)
 from annokit.io import (
     read_chaosnli,
     read_gold,
     read_long,
     read_votes,
     read_wide,
+    registry,
     write_votes,
 )
-from annokit.io import registry
 from annokit.soft_labels import majority
 
 # Figures from each folder's SOURCE.md (shared/data): items, votes, annotators, gold items.

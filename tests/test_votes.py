@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annokit import CHAOSNLI_NLI_LABELS, LabelSet, Votes, VoteSchemaError, count_batches
-from annokit.votes import VoteCounts
+from annokit import CHAOSNLI_NLI_LABELS, LabelSet, Votes, VoteSchemaError
+from annokit.io import VoteCounts, count_batches, from_hf, to_hf, votes_from_arrow
 
 
 def long_df():
@@ -73,9 +73,9 @@ def test_round_trips_long_hf_counts_arrow():
     v = Votes.from_long(long_df(), labels=LabelSet(["yes", "no"], aliases={"y": "yes"}),
                         item_columns=["text"])
     assert Votes.from_long(v.to_long()).equals(v)
-    assert Votes.from_hf(v.to_hf()).equals(v)
+    assert from_hf(to_hf(v)).equals(v)
     table = pa.Table.from_pandas(long_df()[["item", "annotator", "label"]])
-    va = Votes.from_arrow(table, labels=["yes", "no"])
+    va = votes_from_arrow(table, labels=["yes", "no"])
     np.testing.assert_array_equal(va.counts(), v.counts())
     vc = Votes.from_counts(v.counts(), labels=v.labels, item_ids=v.item_ids)
     np.testing.assert_array_equal(vc.counts(), v.counts())
@@ -85,9 +85,9 @@ def test_hf_round_trip_of_counts_only_chaosnli(shared_data):
     from annokit.io import read_chaosnli
 
     v = read_chaosnli(shared_data("chaosnli", "chaosNLI_snli.jsonl"))
-    ds = v.to_hf()
+    ds = to_hf(v)
     assert ds.features["labels"].feature.names == ["entailment", "neutral", "contradiction"]
-    back = Votes.from_hf(ds)
+    back = from_hf(ds)
     assert back.equals(v)
     assert back.labels.aliases == {"e": "entailment", "n": "neutral", "c": "contradiction"}
 
@@ -103,7 +103,7 @@ def test_counts_round_trip_through_every_constructor(table):
     np.testing.assert_array_equal(Votes.from_counts(counts, labels=names,
                                                     item_ids=v.item_ids).counts(), counts)
     np.testing.assert_array_equal(
-        Votes.from_arrow(pa.Table.from_pandas(df), labels=names).counts(), counts)
+        votes_from_arrow(pa.Table.from_pandas(df), labels=names).counts(), counts)
     wide = df.pivot(index="item", columns="annotator", values="label").reindex(v.item_ids)
     wide = wide.reset_index()
     np.testing.assert_array_equal(Votes.from_wide(wide, labels=names).counts(), counts)
@@ -222,12 +222,12 @@ ERRORS = [
     (lambda: Votes.from_counts([[1]]).select_items(np.array([True, False])), "item mask has shape"),
     (lambda: Votes.from_counts([[1], [1]]).select_items([0, 5]), r"positions must be in range\(2\)"),
     (lambda: Votes.from_counts([[1], [1]]).select_items([0, 0]), "must not repeat"),
-    (lambda: Votes.from_arrow(pa.table({"item": ["a"]})), r"missing column\(s\) \['label'\]"),
-    (lambda: Votes.from_arrow(pa.table({"item": pa.array([], pa.string()),
+    (lambda: votes_from_arrow(pa.table({"item": ["a"]})), r"missing column\(s\) \['label'\]"),
+    (lambda: votes_from_arrow(pa.table({"item": pa.array([], pa.string()),
                                         "label": pa.array([], pa.string())})), "has no votes"),
-    (lambda: Votes.from_arrow(pa.table({"item": ["a", None], "label": ["x", "y"]})),
+    (lambda: votes_from_arrow(pa.table({"item": ["a", None], "label": ["x", "y"]})),
      "item id is missing at row 1"),
-    (lambda: Votes.from_arrow(pa.table({"item": ["a"], "label": ["x"]}), labels=["y"]),
+    (lambda: votes_from_arrow(pa.table({"item": ["a"], "label": ["x"]}), labels=["y"]),
      "unknown label 'x'"),
     (lambda: count_batches(pa.table({"item": ["a"]}), labels=["x"]), "missing column 'label'"),
     (lambda: count_batches(pa.table({"item": ["a", None], "label": ["x", "x"]}), labels=["x"]),
@@ -235,7 +235,7 @@ ERRORS = [
     (lambda: count_batches([], labels=["x"]), "has no votes"),
     (lambda: VoteCounts(["a"], [[1]], LabelSet(["x"])).merge(VoteCounts(["a"], [[1]], LabelSet(["y"]))),
      "cannot merge counts over labels"),
-    (lambda: Votes.from_hf(Votes.from_counts([[1]]).to_hf().remove_columns("labels")),
+    (lambda: from_hf(to_hf(Votes.from_counts([[1]])).remove_columns("labels")),
      "missing column 'labels'"),
 ]
 
@@ -249,4 +249,4 @@ def test_errors_name_what_and_where(call, message):
 def test_to_hf_rejects_metadata_that_clashes_with_reserved_columns():
     v = Votes.from_counts([[1, 0]], item_metadata=pd.DataFrame({"labels": ["oops"]}))
     with pytest.raises(VoteSchemaError, match=r"metadata column\(s\) \['labels'\] clash"):
-        v.to_hf()
+        to_hf(v)

@@ -16,7 +16,7 @@ import click
 
 from annokit.errors import AnnokitError
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["COMMANDS", "main"]
 
 #: command name -> (module, function, one-line help). The help is repeated here so
 #: that ``annokit --help`` lists commands without importing them.

@@ -10,8 +10,9 @@ from annokit.cli._common import echo_json
 
 
 @click.command(name="demo")
-@click.option("--out", type=click.Path(file_okay=False), default="annokit-demo",
-              show_default=True, help="Directory of the report (replaced if it holds one).")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Directory of the report (replaced if it holds one); default ./annokit-demo. "
+                   "With --json the report is written only when --out is given.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the synthetic data, models and bootstrap.")
 @click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=1000,
@@ -19,7 +20,7 @@ from annokit.cli._common import echo_json
 @click.option("--png", is_flag=True, help="Also write every figure as PNG.")
 @click.option("--no-report", is_flag=True, help="Only print the dataset statistics.")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-def demo(out: str, seed: int, n_bootstrap: int, png: bool, no_report: bool,
+def demo(out: str | None, seed: int, n_bootstrap: int, png: bool, no_report: bool,
          as_json: bool) -> None:
     """Generate a deterministic synthetic multi-annotator dataset (items across
     agreement levels, annotators including spammers) and four synthetic models
@@ -37,8 +38,9 @@ def demo(out: str, seed: int, n_bootstrap: int, png: bool, no_report: bool,
         click.echo(f"annokit demo: synthetic dataset (seed {seed}), "
                    f"{int(data.spammer.sum())} of {data.spammer.size} annotators are spammers\n")
         click.echo(stats_table(result))
-    if no_report:
+    if no_report or (as_json and out is None):
         return
+    out = out or "annokit-demo"
     from annokit.report import build_report, write_report
     from annokit.report.demo import make_models
 

@@ -14,7 +14,9 @@ from typing import Any, Literal
 
 from annokit._validation import check_option
 from annokit.errors import DataFormatError
+from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
+from annokit.io.hf import from_hf, to_hf
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.tabular import (
     attach_gold,
@@ -27,20 +29,25 @@ from annokit.io.tabular import (
 from annokit.votes import DuplicatePolicy, LabelSet, Votes
 
 __all__ = [
-    "read_votes",
-    "read_chaosnli",
-    "read_long",
-    "read_wide",
-    "read_gold",
-    "read_table",
-    "attach_gold",
-    "detect_columns",
-    "load_dataset",
-    "dataset_path",
-    "list_datasets",
-    "write_votes",
-    "REGISTRY",
     "FORMATS",
+    "REGISTRY",
+    "VoteCounts",
+    "attach_gold",
+    "count_batches",
+    "dataset_path",
+    "detect_columns",
+    "from_hf",
+    "list_datasets",
+    "load_dataset",
+    "read_chaosnli",
+    "read_gold",
+    "read_long",
+    "read_table",
+    "read_votes",
+    "read_wide",
+    "to_hf",
+    "votes_from_arrow",
+    "write_votes",
 ]
 
 Format = Literal["auto", "chaosnli", "long", "wide"]

@@ -24,7 +24,7 @@ import pandas as pd
 from annokit.errors import DataFormatError, VoteSchemaError
 from annokit.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 
-__all__ = ["read_chaosnli", "ALPHANLI_LABELS", "looks_like_chaosnli"]
+__all__ = ["ALPHANLI_LABELS", "looks_like_chaosnli", "read_chaosnli"]
 
 ALPHANLI_LABELS = LabelSet(["1", "2"])
 _NLI_KEYS = {"e", "n", "c"}

@@ -18,10 +18,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from annokit.errors import DatasetNotFoundError, DataFormatError
+from annokit.errors import DataFormatError, DatasetNotFoundError
 from annokit.votes import Votes
 
-__all__ = ["DatasetSpec", "REGISTRY", "load_dataset", "dataset_path", "cache_dir", "list_datasets"]
+__all__ = ["REGISTRY", "DatasetSpec", "cache_dir", "dataset_path", "list_datasets", "load_dataset"]
 
 _CHAOSNLI_URL = "https://www.dropbox.com/s/h4j7dqszmpt2679/chaosNLI_v1.0.zip?dl=1"
 _CHAOSNLI_CITATION = ("Nie, Zhou and Bansal (2020). What Can We Learn from Collective Human Opinions "

@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 
 from annokit.errors import DataFormatError, VoteSchemaError
+from annokit.io.arrow import votes_from_arrow
 from annokit.votes import DuplicatePolicy, LabelSet, Votes, _as_str_values
 
-__all__ = ["read_table", "read_long", "read_wide", "read_gold", "detect_columns", "ROLE_SPELLINGS"]
+__all__ = ["ROLE_SPELLINGS", "detect_columns", "read_gold", "read_long", "read_table", "read_wide"]
 
 #: Column spellings tried, in order, for each role when no mapping is given.
 ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -220,7 +221,7 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
 
         seen = pc.unique(table.column(roles["label"]).combine_chunks().dictionary).to_pylist()
         labels = LabelSet.infer(list(seen) + list(gold_series.to_numpy(dtype=object)))
-    votes = Votes.from_arrow(table, item=roles["item"], label=roles["label"],
+    votes = votes_from_arrow(table, item=roles["item"], label=roles["label"],
                              annotator=roles["annotator"], labels=labels, duplicates=duplicates,
                              source=path.name)
     return attach_gold(votes, gold_series) if gold_series is not None else votes

@@ -18,7 +18,7 @@ import numpy as np
 from annokit._validation import check_counts, check_rng
 from annokit.errors import DegenerateInputWarning, VoteSchemaError
 
-__all__ = ["krippendorff_alpha", "fleiss_kappa", "AgreementResult"]
+__all__ = ["AgreementResult", "fleiss_kappa", "krippendorff_alpha"]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from annokit.errors import VoteSchemaError
 
-__all__ = ["tvd", "jensen_shannon_distance", "kl_divergence", "KL_EPS"]
+__all__ = ["KL_EPS", "jensen_shannon_distance", "kl_divergence", "tvd"]
 
 #: Model probabilities are clipped to at least this value inside KL (ChaosNLI's choice).
 KL_EPS = 1e-15
