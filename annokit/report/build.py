@@ -147,12 +147,17 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5
             raise VoteSchemaError(f"bins must be a positive integer or a list of edges; got {bins}")
         edges = np.quantile(h, np.linspace(0.0, 1.0, int(bins) + 1))
         unique = np.unique(edges)
-        if unique.size < edges.size:
-            if unique.size == 1:  # every item has the same entropy
-                unique = np.array([unique[0], unique[0]])
+        msg = None
+        if unique.size == 1:  # every item has the same entropy: one bin [H, H]
+            unique = np.array([unique[0], unique[0]])
+            if bins > 1:
+                msg = (f"every item has the same human entropy ({h[0]:.4g} bits): {int(bins)} "
+                       "bins requested, 1 formed")
+        elif unique.size < edges.size:
             msg = (f"{edges.size - unique.size} repeated entropy quantile(s) merged: "
                    f"{int(bins)} bins requested, {unique.size - 1} formed (many items share "
                    "one entropy value)")
+        if msg:
             warnings.warn(msg, DegenerateInputWarning, stacklevel=3)
             notes.append(msg)
         edges = unique
@@ -323,13 +328,15 @@ def _none_list(a: np.ndarray | None, n: int) -> list[float | None]:
     return [None if not np.isfinite(v) else float(v) for v in a]
 
 
-def _dataset_summary(votes: Votes, *, n_boot: int, seed: int | None) -> dict[str, Any]:
+def _dataset_summary(votes: Votes, *, n_boot: int, seed: int | None,
+                     notes: list[str]) -> dict[str, Any]:
+    """``annokit stats --json`` of the votes; a smaller summary where that cannot be computed."""
+    from annokit.stats import dataset_stats
+
     try:
-        from annokit.stats import dataset_stats  # the same dict as `annokit stats --json`
-    except ImportError:  # pragma: no cover - the stats module ships with annokit
-        dataset_stats = None
-    if dataset_stats is not None:
         return dataset_stats(votes, n_boot=n_boot, rng=seed)
+    except VoteSchemaError as exc:
+        notes.append(f"dataset statistics reduced: {exc}")
     per_item = votes.votes_per_item()
     counts = votes.counts()
     h = entropy(distributions(counts), base=2)
@@ -540,12 +547,13 @@ def build_report(
                                  votes_per_half, ceil_gen, notes)
     step("ceiling")
 
+    dataset = _dataset_summary(votes, n_boot=min(int(n_bootstrap), 1000),
+                               seed=0 if seed is None else seed, notes=notes)
     report = Report(
         annokit_version=annokit.__version__,
         title=title or "annokit agreement-binned report",
         labels=list(votes.labels.names),
-        dataset=_dataset_summary(votes, n_boot=min(int(n_bootstrap), 1000),
-                                 seed=0 if seed is None else seed),
+        dataset=dataset,
         binning=binning,
         models=reports,
         comparisons=comparisons,

@@ -3,8 +3,8 @@
 Every function returns SVG text (for inline embedding) or PNG bytes when
 ``fmt="png"``. Colours follow the Okabe-Ito palette, which stays distinct
 under the common colour-vision deficiencies; every axis is labelled. SVG
-output is deterministic (fixed hash salt, no date metadata, text as paths so
-the page needs no fonts).
+output is deterministic (fixed hash salt, no date metadata); text stays
+``<text>`` in a generic sans-serif family, so the page needs no font files.
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ Format = Literal["svg", "png"]
 
 _RC = {
     "svg.hashsalt": "annokit",
-    "svg.fonttype": "path",
+    "svg.fonttype": "none",  # <text> in the local sans-serif font: no font files needed
     "font.size": 9,
+    "font.family": "sans-serif",
     "axes.titlesize": 10,
     "axes.labelsize": 9,
     "legend.fontsize": 8,

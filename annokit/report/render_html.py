@@ -8,6 +8,7 @@ works from ``file://``.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping
 
 from annokit.report.model import Report
@@ -39,12 +40,24 @@ figure { margin: 1rem 0 1.6rem; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { font-weight: 600; margin-bottom: 0.3rem; }
 ul.notes li { color: #6b4a00; }
+span.ci { color: #555; font-size: 0.75rem; }
 """
+
+
+_INTERVAL = re.compile(r"^(\S+) (\[[^\]]+\])$")
+
+
+def _cell(text: str) -> str:
+    """Escape; put a bootstrap interval under its estimate so wide tables stay readable."""
+    m = _INTERVAL.match(text)
+    if m:
+        return f'{html.escape(m.group(1))}<br><span class="ci">{html.escape(m.group(2))}</span>'
+    return html.escape(text)
 
 
 def _table(t: Table) -> str:
     head = "".join(f"<th scope=\"col\">{html.escape(h)}</th>" for h in t.header)
-    body = "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+    body = "\n".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>"
                      for row in t.rows)
     cap = f"<caption>{html.escape(t.caption)}</caption>" if t.caption else ""
     return (f'<section class="table-section"><h3>{html.escape(t.title)}</h3>'
