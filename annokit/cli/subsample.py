@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,29 @@ def subsample(path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon:
     to the votes extrapolates beyond the votes available.
     """
     from annokit.io import read_votes
-    from annokit.subsample import recommend_k, subsampling_curve
 
     votes = read_votes(path, format=fmt)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        curve, rec = _compute(votes, ks, reps, seed, epsilon, short, jobs)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        click.echo(f"Warning: {' '.join(message.split())}", err=True)
+    if plot:
+        write_plot(curve, rec, plot)
+    if as_json:
+        echo_json(curve_json(curve, rec))
+        return
+    frame = curve.to_frame()
+    click.echo(f"{votes.n_items} items, {curve.n_votes_min}-{curve.n_votes_max} votes per item, "
+               f"{reps} repetitions, seed {seed}")
+    click.echo(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    click.echo(recommendation_line(rec))
+
+
+def _compute(votes: Any, ks: list[int], reps: int, seed: int, epsilon: float, short: str,
+             jobs: int) -> tuple[Any, Any]:
+    from annokit.subsample import recommend_k, subsampling_curve
+
     work = reps * votes.n_items * max(ks)
     if work > PROGRESS_THRESHOLD:
         with click.progressbar(length=1000, label="subsampling", file=sys.stderr) as bar:
@@ -76,17 +97,7 @@ def subsample(path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon:
                                       n_jobs=jobs, progress=progress)
     else:
         curve = subsampling_curve(votes, ks, reps=reps, rng=seed, short=short, n_jobs=jobs)
-    rec = recommend_k(curve, epsilon, counts=votes, rng=seed)
-    if plot:
-        write_plot(curve, rec, plot)
-    if as_json:
-        echo_json(curve_json(curve, rec))
-        return
-    frame = curve.to_frame()
-    click.echo(f"{votes.n_items} items, {curve.n_votes_min}-{curve.n_votes_max} votes per item, "
-               f"{reps} repetitions, seed {seed}")
-    click.echo(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    click.echo(recommendation_line(rec))
+    return curve, recommend_k(curve, epsilon, counts=votes, rng=seed)
 
 
 def recommendation_line(rec: Any) -> str:

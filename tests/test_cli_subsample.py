@@ -1,0 +1,119 @@
+"""``annokit subsample`` through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from annokit.cli import main
+from annokit.subsample import CURVE_KEYS
+
+TOP_KEYS = {"curve", "recommended_k", "n_items", "reps", "seed"}
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["subsample", *args])
+
+
+@pytest.fixture
+def votes_csv(tmp_path):
+    rows = ["item,annotator,label"]
+    labels = "xxyxyyxxzx"
+    for i in range(8):
+        for a in range(6):
+            rows.append(f"q{i},w{a},{labels[(i + a * (i % 3)) % 10]}")
+    path = tmp_path / "votes.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_json_has_the_documented_keys_and_stdout_is_pure_json(votes_csv):
+    result = run("--votes", str(votes_csv), "--k", "1,2,3", "--reps", "20", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert TOP_KEYS <= set(out)
+    assert [set(r) for r in out["curve"]] == [set(CURVE_KEYS)] * 3
+    assert [r["k"] for r in out["curve"]] == [1, 2, 3]
+    assert out["n_items"] == 8 and out["reps"] == 20 and out["seed"] == 0
+    assert out["recommendation_source"] in ("observed", "extrapolated", "not reached")
+
+
+def test_same_seed_same_output_other_seed_differs(votes_csv):
+    args = ("--votes", str(votes_csv), "--k", "1,3", "--reps", "20", "--json")
+    a = run(*args, "--seed", "5").stdout
+    assert a == run(*args, "--seed", "5").stdout
+    assert a == run(*args, "--seed", "5", "--jobs", "2").stdout
+    assert a != run(*args, "--seed", "6").stdout
+
+
+def test_table_output_and_recommendation_line(votes_csv):
+    result = run("--votes", str(votes_csv), "--k", "1,3", "--reps", "10")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == ("8 items, 6-6 votes per item, 10 repetitions, "
+                                              "seed 0")
+    assert "tvd_mean" in result.stdout and "recommended k = " in result.stdout
+
+
+def test_plot_is_written_atomically(votes_csv, tmp_path):
+    target = tmp_path / "curve.png"
+    result = run("--votes", str(votes_csv), "--k", "1,2,3", "--reps", "10", "--plot", str(target))
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.png", "votes.csv"]
+
+
+def test_plot_errors_are_one_line(votes_csv, tmp_path):
+    result = run("--votes", str(votes_csv), "--k", "1", "--reps", "2", "--plot",
+                 str(tmp_path / "curve.txt"))
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: --plot {tmp_path / 'curve.txt'}: unsupported image type "
+                             "'txt'; use .png, .svg or .pdf\n")
+    missing = tmp_path / "nope" / "c.png"
+    result = run("--votes", str(votes_csv), "--k", "1", "--reps", "2", "--plot", str(missing))
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: --plot {missing}: directory {missing.parent} does not exist\n"
+
+
+def test_short_items_error_then_skip(votes_csv):
+    result = run("--votes", str(votes_csv), "--k", "1,7", "--reps", "5")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: 8 item(s) have fewer than k=7 votes (fewest: 6), e.g. ['q0', 'q1', 'q2', 'q3', "
+        "'q4' and 3 more]; pass short='skip' (--short skip) to leave them out or short='keep' "
+        "(--short keep) to use all their votes\n")
+    result = run("--votes", str(votes_csv), "--k", "1,7", "--reps", "5", "--short", "keep",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["n_short"] == [0, 8] and out["curve"][1]["tvd_mean"] == 0
+    assert result.stderr == (
+        "Warning: 8 item(s) have fewer than k=7 votes (fewest: 6), e.g. ['q0', 'q1', 'q2', "
+        "'q3', 'q4' and 3 more]; kept with all their votes (short='keep')\n")
+
+
+@pytest.mark.parametrize("value", ["1,a", "0,2", ""])
+def test_bad_k_is_a_usage_error(votes_csv, value):
+    result = run("--votes", str(votes_csv), "--k", value)
+    assert result.exit_code == 2
+    assert "expected comma-separated positive integers" in result.stderr
+
+
+def test_help_lists_the_options():
+    result = CliRunner().invoke(main, ["subsample", "--help"])
+    assert result.exit_code == 0
+    for option in ("--votes", "--format", "--k", "--reps", "--seed", "--epsilon", "--json",
+                   "--plot", "--short"):
+        assert option in result.output
+
+
+def test_chaosnli_progress_bar_goes_to_stderr(shared_data):
+    path = str(shared_data("chaosnli", "chaosNLI_snli.jsonl"))
+    result = run("--votes", path, "--k", "1,20", "--reps", "100", "--json")
+    assert result.exit_code == 0, result.output
+    assert "subsampling" in result.stderr and "subsampling" not in result.stdout
+    out = json.loads(result.stdout)
+    assert out["n_items"] == 1514
+    assert 0.065 < out["curve"][1]["tvd_mean"] < 0.075
+    assert out["recommendation_source"] == "observed" and 20 < out["recommended_k"] <= 50
