@@ -327,7 +327,7 @@ def _entropy_bins(counts: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarr
     p = counts / counts.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         h = -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
-    h = np.round(h, 12)
+    h = np.round(h, 12) + 0.0  # no negative zeros in the edges
     edges = np.unique(np.quantile(h, np.linspace(0, 1, n_bins + 1), method="lower"))
     if len(edges) == 1 or edges[-1] < h.max():
         edges = np.r_[edges, h.max()] if edges[-1] < h.max() else np.r_[edges, edges[-1]]

@@ -381,7 +381,8 @@ def test_baan_table2_order_of_magnitude(shared_data, paper):
     votes = chaosnli_votes(shared_data)
     d = shared_data("chaosnli_predictions_baan2022")
     preds = read_predictions([d / "SNLI_dev_roberta-base_0.json", d / "SNLI_test_roberta-base_0.json"])
-    sh = split_half(votes, 20, rng=1, reference="rest")
+    # against all 100 votes, as the paper text says (the recipe shows the notebook's 60 too)
+    sh = split_half(votes, 20, rng=1, reference="full")
     records = align(votes.select_items(sh.item_positions), preds, pred_labels=["e", "c", "n"])
     roberta = sh.distce(records.probs)
     with warnings.catch_warnings():
