@@ -91,14 +91,40 @@ def _as_2d(x: Any) -> Any:
     return x.to_numpy() if hasattr(x, "to_numpy") else x
 
 
-def validate_inputs(probs: Any, labels: Any = None, targets: Any = None
+def _shallow_probs(x: Any, name: str) -> np.ndarray:
+    arr = np.asarray(_as_2d(x), dtype=np.float64)
+    if arr.ndim != 2:
+        raise VoteSchemaError(f"{name} must be 2-D (n_items, n_labels); got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise VoteSchemaError(f"{name} has no rows")
+    return arr
+
+
+def validate_inputs(probs: Any, labels: Any = None, targets: Any = None, *, deep: bool = True
                     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Validate ``probs`` (n_items, n_labels), optional ``labels`` (n_items,) and ``targets``."""
-    p = check_probs(_as_2d(probs), name="probs")
-    y = None if labels is None else check_labels(labels, p.shape[0], p.shape[1])
+    """Validate ``probs`` (n_items, n_labels), optional ``labels`` (n_items,) and ``targets``.
+
+    ``deep=False`` checks shapes and dtypes only and leaves the value checks
+    (finite, non-negative, rows summing to 1, labels in range) to the fused
+    kernel, which reports a failure so that the caller re-runs with
+    ``deep=True`` and raises the usual message.
+    """
+    if deep:
+        p = check_probs(_as_2d(probs), name="probs")
+    else:
+        p = _shallow_probs(probs, "probs")
+    y = None
+    if labels is not None:
+        lab = labels.to_numpy() if hasattr(labels, "to_numpy") else labels
+        lab = np.asarray(lab)
+        if not deep and lab.dtype.kind in "iu" and lab.ndim == 1 and lab.shape[0] == p.shape[0]:
+            y = lab.astype(np.int64, copy=False)
+        else:
+            y = check_labels(lab, p.shape[0], p.shape[1])
     t = None
     if targets is not None:
-        t = check_probs(_as_2d(targets), name="targets")
+        t = check_probs(_as_2d(targets), name="targets") if deep else _shallow_probs(
+            targets, "targets")
         if t.shape != p.shape:
             raise VoteSchemaError(
                 f"targets must have the shape of probs {p.shape}; got {t.shape}")

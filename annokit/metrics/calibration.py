@@ -44,13 +44,29 @@ def _edges(probs: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
     return _binning.quantile_edges(probs.max(axis=1), n_bins)
 
 
+def _validate(probs: Any, labels: Any = None, targets: Any = None
+              ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Shapes always; values here for small inputs, inside the fused kernel for large ones."""
+    from annokit.metrics import _fast
+
+    n = len(probs) if hasattr(probs, "__len__") else 0
+    return _binning.validate_inputs(probs, labels, targets, deep=not _fast.use_fast(n))
+
+
 def _update(probs: np.ndarray, labels: np.ndarray | None, targets: np.ndarray | None,
             edges: np.ndarray, *, classwise: bool = True) -> BinStats:
-    """Per-bin sums; the numba kernel for large uniform-binned inputs, numpy otherwise."""
+    """Per-bin sums; the numba kernel for large inputs, numpy otherwise.
+
+    When the kernel's value checks fail, the numpy validation runs and raises
+    the usual message.
+    """
     from annokit.metrics import _fast
 
     if _fast.use_fast(probs.shape[0]):
-        return _fast.update_fast(probs, labels, targets, edges, classwise=classwise)
+        out = _fast.update_fast(probs, labels, targets, edges, classwise=classwise)
+        if out is not None:
+            return out
+        probs, labels, targets = _binning.validate_inputs(probs, labels, targets)
     return _binning.update_numpy(probs, labels, targets, edges, classwise=classwise)
 
 
@@ -102,7 +118,7 @@ def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10,
     0.3
     """
     n_bins = _binning.check_n_bins(n_bins)
-    p, y, _ = _binning.validate_inputs(probs, labels)
+    p, y, _ = _validate(probs, labels)
     return _binning.compute_top(_update(p, y, None, _edges(p, n_bins, strategy), classwise=False))
 
 
@@ -133,7 +149,7 @@ def max_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> float
     0.6
     """
     n_bins = _binning.check_n_bins(n_bins)
-    p, y, _ = _binning.validate_inputs(probs, labels)
+    p, y, _ = _validate(probs, labels)
     return _binning.compute_top(_update(p, y, None, _binning.uniform_edges(n_bins),
                                         classwise=False), reduce="max")
 
@@ -172,7 +188,7 @@ def classwise_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) ->
     0.0
     """
     n_bins = _binning.check_n_bins(n_bins)
-    p, y, _ = _binning.validate_inputs(probs, labels)
+    p, y, _ = _validate(probs, labels)
     return _binning.compute_classwise(_update(p, y, None, _binning.uniform_edges(n_bins)))
 
 
@@ -265,7 +281,7 @@ def soft_calibration_error(probs: Any, targets: Any, *, n_bins: int = 10,
         gap = np.bincount(idx, weights=p, minlength=n_bins) - np.bincount(
             idx, weights=t, minlength=n_bins)
         return float(np.abs(gap).sum() / p.shape[0])
-    p, _, t = _binning.validate_inputs(probs, None, targets)
+    p, _, t = _validate(probs, None, targets)
     if mode == "top_label":
         return _binning.compute_top(_update(p, None, t, edges, classwise=False), soft=True)
     return _binning.compute_classwise(_update(p, None, t, edges), soft=True)
@@ -345,7 +361,7 @@ def reliability_diagram(probs: Any, labels: Any, targets: Any = None, *, n_bins:
     ([0, 2], [nan, 0.5])
     """
     n_bins = _binning.check_n_bins(n_bins)
-    p, y, t = _binning.validate_inputs(probs, labels, targets)
+    p, y, t = _validate(probs, labels, targets)
     edges = _edges(p, n_bins, strategy)
     s = _update(p, y, t, edges, classwise=False)
     return ReliabilityDiagram(edges, s.count, _means(s.sum_conf, s.count),
@@ -388,7 +404,7 @@ class CalibrationErrorAccumulator:
         """Add a batch: ``probs`` (n, n_labels), ``labels`` (n,) and/or ``targets`` (n, n_labels)."""
         if labels is None and targets is None:
             raise VoteSchemaError("update needs labels, targets or both")
-        p, y, t = _binning.validate_inputs(probs, labels, targets)
+        p, y, t = _validate(probs, labels, targets)
         if p.shape[1] != self.n_labels:
             raise VoteSchemaError(
                 f"probs has {p.shape[1]} columns; the accumulator was built for {self.n_labels}")

@@ -37,6 +37,8 @@ __all__ = [
     "brier_score",
     "negative_log_likelihood",
     "RANK_SORT_KIND",
+    "calibration_summary",
+    "SUMMARY_KEYS",
 ]
 
 #: Sort kind for RankCS. Baan et al.'s code calls ``np.argsort`` with the default
@@ -283,3 +285,103 @@ def negative_log_likelihood(probs: Any, labels_or_targets: Any, *, eps: float = 
     logp = np.log(np.maximum(p, eps))
     terms = np.where(t > 0, t * logp, 0.0)
     return _reduce(-terms.sum(axis=1), reduction)
+
+
+#: Keys of :func:`calibration_summary`, in order.
+SUMMARY_KEYS = ("accuracy", "ece", "mce", "classwise_ece", "smece", "smece_classwise",
+                "rank_cs", "rank_cs_tie_aware", "ent_ce", "ent_ce_signed", "dist_ce", "jsd",
+                "kl", "brier", "brier_soft", "nll", "nll_soft")
+
+
+def _summary_numpy(p: np.ndarray, y: np.ndarray, t: np.ndarray, n_bins: int) -> dict[str, float]:
+    """Reference: the individual public functions, one after the other."""
+    from annokit.metrics import calibration as cal
+    from annokit.metrics.divergence import jensen_shannon_distance, kl_divergence
+
+    ent = entropy_calibration_error(p, t)
+    return {
+        "accuracy": accuracy(p, y),
+        "ece": cal.expected_calibration_error(p, y, n_bins=n_bins),
+        "mce": cal.max_calibration_error(p, y, n_bins=n_bins),
+        "classwise_ece": cal.classwise_calibration_error(p, y, n_bins=n_bins),
+        "smece": cal.soft_calibration_error(p, t, n_bins=n_bins),
+        "smece_classwise": cal.soft_calibration_error(p, t, n_bins=n_bins, mode="classwise"),
+        "rank_cs": float(rank_calibration_score(p, t).mean()),
+        "rank_cs_tie_aware": float(rank_calibration_score(p, t, tie_aware=True).mean()),
+        "ent_ce": float(np.abs(ent).mean()),
+        "ent_ce_signed": float(ent.mean()),
+        "dist_ce": float(distribution_calibration_error(p, t).mean()),
+        "jsd": float(jensen_shannon_distance(t, p).mean()),
+        "kl": float(kl_divergence(t, p).mean()),
+        "brier": brier_score(p, y),
+        "brier_soft": brier_score(p, t),
+        "nll": negative_log_likelihood(p, y),
+        "nll_soft": negative_log_likelihood(p, t),
+    }
+
+
+def calibration_summary(probs: Any, labels: Any, targets: Any, *, n_bins: int = 10
+                        ) -> dict[str, float]:
+    """Every scalar metric of a model against hard and soft targets, in one pass.
+
+    For large inputs (and numba installed) a fused kernel reads each array once
+    and checks the values in the same pass; otherwise the public functions of
+    this module and :mod:`annokit.metrics.calibration` run one after another.
+    Both give the same numbers (to floating-point summation order).
+
+    Parameters
+    ----------
+    probs : array-like of shape (n_items, n_labels)
+        Model distributions.
+    labels : array-like of shape (n_items,)
+        Hard targets (e.g. the human majority with ties resolved explicitly).
+    targets : array-like of shape (n_items, n_labels)
+        Human distributions in the same label order.
+    n_bins : int, default 10
+        Equal-width bins for the binned metrics.
+
+    Returns
+    -------
+    dict
+        ``accuracy``; ``ece``, ``mce``, ``classwise_ece`` (against ``labels``);
+        ``smece`` (top-label) and ``smece_classwise`` (against ``targets``);
+        ``rank_cs`` and ``rank_cs_tie_aware``; ``ent_ce`` (mean |EntCE|, nats) and
+        ``ent_ce_signed`` (mean EntCE, nats); ``dist_ce`` (mean TVD); ``jsd``
+        (mean Jensen-Shannon distance, scipy convention) and ``kl`` (mean
+        KL(human || model), nats, model clipped at 1e-15); ``brier`` (against
+        one-hot ``labels``) and ``brier_soft`` (against ``targets``), both summed
+        over classes; ``nll`` (against ``labels``) and ``nll_soft``
+        (cross-entropy against ``targets``), nats.
+
+    Raises
+    ------
+    VoteSchemaError
+        On invalid input.
+
+    Examples
+    --------
+    >>> s = calibration_summary([[0.8, 0.2], [0.3, 0.7]], [0, 1], [[0.6, 0.4], [0.3, 0.7]])
+    >>> round(s["dist_ce"], 6), s["rank_cs"]
+    (0.1, 1.0)
+    """
+    from annokit.metrics import _fast
+    from annokit.metrics.calibration import _validate
+
+    n_bins = _binning.check_n_bins(n_bins)
+    p, y, t = _validate(probs, labels, targets)
+    if _fast.use_fast(p.shape[0]):
+        out = _fast.summary_fast(p, y, t, _binning.uniform_edges(n_bins))
+        if out is not None:
+            stats, sums = out
+            means = dict(zip(_fast.SUMMARY_SUMS, (sums / p.shape[0]).tolist()))
+            return {
+                "accuracy": means["accuracy"],
+                "ece": _binning.compute_top(stats),
+                "mce": _binning.compute_top(stats, reduce="max"),
+                "classwise_ece": _binning.compute_classwise(stats),
+                "smece": _binning.compute_top(stats, soft=True),
+                "smece_classwise": _binning.compute_classwise(stats, soft=True),
+                **{key: means[key] for key in SUMMARY_KEYS[6:]},
+            }
+        p, y, t = _binning.validate_inputs(p, y, t)
+    return _summary_numpy(p, y, t, n_bins)
