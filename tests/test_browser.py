@@ -11,6 +11,7 @@ Skipped only when no Chromium executable is found.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -59,7 +60,8 @@ class DevToolsPipe:
         self.proc = subprocess.Popen(
             [executable, *CHROMIUM_FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            preexec_fn=wire_fds, pass_fds=(3, 4))  # kept open after wire_fds
+            # fds 3/4 must be placed between fork and exec; pass_fds keeps them open after it
+            preexec_fn=wire_fds, pass_fds=(3, 4))  # noqa: PLW1509
         os.close(to_child_r)
         os.close(from_child_w)
         self._buf = b""
@@ -118,10 +120,8 @@ class DevToolsPipe:
         return json.loads(raw)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # the browser may already be gone
             self.send("Browser.close", timeout=5)
-        except Exception:  # noqa: BLE001 - closing anyway
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -21,7 +21,6 @@ from annokit.report import (
     build_report,
     dump_json,
     report_schema,
-    split_half_counts,
 )
 from annokit.report.build import ADDITIVE_METRICS, _binned_replicates
 from annokit.report.model import SCHEMA_PATH, Report
@@ -190,31 +189,22 @@ def test_build_report_rejects_bad_input(models, kwargs, match):
 
 # --- ceiling, temperature ----------------------------------------------------------------------
 
-def test_split_half_counts_are_disjoint_halves_of_each_items_votes():
-    votes = Votes.from_counts([[5, 3, 2], [1, 0, 0], [2, 2, 1]], labels=["a", "b", "c"])
-    h1, h2, usable = split_half_counts(votes, rng=0)
-    counts = votes.counts()
-    assert usable.tolist() == [True, False, True]
-    assert (h1 + h2 <= counts).all()
-    assert h1.sum(axis=1).tolist() == [5, 0, 2] and h2.sum(axis=1).tolist() == [5, 0, 2]
-    h1b, _, _ = split_half_counts(votes, votes_per_half=1, rng=0)
-    assert h1b.sum(axis=1).tolist() == [1, 0, 1]
-    assert np.array_equal(split_half_counts(votes, rng=5)[0], split_half_counts(votes, rng=5)[0])
-    with pytest.raises(VoteSchemaError, match="votes_per_half must be >= 1"):
-        split_half_counts(votes, votes_per_half=0)
-
-
 def test_ceiling_reports_skipped_single_vote_items():
     votes = Votes.from_counts([[5, 3, 2], [1, 0, 0], [2, 2, 1], [4, 0, 4]], labels=["a", "b", "c"])
     rep = build_report(votes, {"m": np.full((4, 3), 1 / 3)}, bins=1, n_bootstrap=0)
-    hc = rep.human_ceiling
-    assert hc.n_skipped == 1 and hc.n_items == 3
-    assert any("fewer than 2 votes" in n for n in rep.notes)
+    hc = rep.human_ceiling  # median 7.5 votes -> halves of 3; items with < 6 votes left out
+    assert (hc.votes_per_half, hc.n_skipped, hc.n_items) == (3, 2, 2)
+    assert "human ceiling leaves out 2 item(s) with fewer than 6 votes (two halves of 3)" in rep.notes
+    rep = build_report(votes, {"m": np.full((4, 3), 1 / 3)}, bins=1, n_bootstrap=0,
+                       votes_per_half=1)
+    assert (rep.human_ceiling.n_skipped, rep.human_ceiling.overall.n) == (1, 3)
+    with pytest.raises(VoteSchemaError, match="votes_per_half must be >= 1; got 0"):
+        build_report(votes, {"m": np.full((4, 3), 1 / 3)}, n_bootstrap=0, votes_per_half=0)
     single = Votes.from_counts([[1, 0], [0, 1]], labels=["x", "y"])
     with pytest.warns(DegenerateInputWarning, match="every item has the same human entropy"):
         rep = build_report(single, {"m": [[0.5, 0.5], [0.5, 0.5]]}, bins=3, n_bootstrap=0)
     assert rep.human_ceiling is None
-    assert "no human ceiling: every item has fewer than 2 votes" in rep.notes
+    assert "no human ceiling: too few votes per item for two disjoint halves" in rep.notes
     assert any(n.startswith("dataset statistics reduced: krippendorff_alpha") for n in rep.notes)
     assert rep.dataset["n_items"] == 2
 

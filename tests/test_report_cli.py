@@ -84,8 +84,8 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     (["--model", "m={good}", "--bins", "1,x"],
      "Error: --bins must be an integer or comma-separated edges; got '1,x'\n"),
     (["--model", "m={good}", "--model", "k={good}", "--fit-temperature-on", "{good}"],
-     "Error: --fit-temperature-on '{good}': with several models write NAME=PATH[,PATH] to say "
-     "whose temperature to fit\n"),
+     ("Error: --fit-temperature-on '{good}': with several models write NAME=PATH[,PATH] to "
+      "say whose temperature to fit\n")),
     (["--model", "m={good}", "--model", "m={good}"],
      "Error: --model names must be unique; got ['m', 'm']\n"),
 ])

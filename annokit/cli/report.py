@@ -205,4 +205,4 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
                "figures/)", err=as_json)
 
 
-__all__ = ["report", "load_models", "AnnokitError"]
+__all__ = ["AnnokitError", "load_models", "report"]

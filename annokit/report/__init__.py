@@ -16,21 +16,19 @@ from annokit.report.build import (
     agreement_bins,
     apply_temperature,
     build_report,
-    split_half_counts,
 )
 from annokit.report.model import SCHEMA_VERSION, Report, dump_json, export_schema, report_schema
 from annokit.report.write import write_report
 
 __all__ = [
+    "SCHEMA_VERSION",
     "ModelPredictions",
     "Report",
-    "SCHEMA_VERSION",
     "agreement_bins",
     "apply_temperature",
     "build_report",
     "dump_json",
     "export_schema",
     "report_schema",
-    "split_half_counts",
     "write_report",
 ]

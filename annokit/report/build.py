@@ -12,9 +12,9 @@ the renderers read them. The steps:
    :mod:`annokit.metrics.calibration`, globally and per agreement bin;
 4. percentile bootstrap over items, with *one* resampling matrix shared by all
    models, so pairwise differences are paired bootstraps on the same items;
-5. a split-half human ceiling: each item's votes are split into two disjoint
-   random halves H1 and H2 (Baan et al. 2022, Sec. 6 subsample 20 of 100);
-   H1 is scored against all votes like a model.
+5. a split-half human ceiling (:func:`annokit.subsample.split_half`): two
+   disjoint random k-vote halves H1 and H2 of each item's votes (Baan et al.
+   2022, Sec. 5, use 20 of 100); H1 is scored against all votes like a model.
 """
 
 from __future__ import annotations
@@ -50,8 +50,13 @@ from annokit.report.model import (
 from annokit.soft_labels import distributions, entropy, majority
 from annokit.votes import Votes
 
-__all__ = ["ModelPredictions", "agreement_bins", "build_report", "per_item_values",
-           "split_half_counts", "apply_temperature"]
+__all__ = [
+    "ModelPredictions",
+    "agreement_bins",
+    "apply_temperature",
+    "build_report",
+    "per_item_values",
+]
 
 #: Metrics that are means of per-item values (these sum back, weighted by n, over bins).
 ADDITIVE_METRICS = ("accuracy", "dist_ce", "ent_ce", "ent_ce_signed", "jsd", "kl", "rank_cs")
@@ -199,44 +204,6 @@ def per_item_values(probs: np.ndarray, human_probs: np.ndarray, majority_labels:
         "rank_cs": human.rank_calibration_score(probs, human_probs).astype(np.float64),
         "entropy": entropy(probs, base=None),
     }
-
-
-def split_half_counts(votes: Votes, *, votes_per_half: int | None = None,
-                      rng: np.random.Generator | int | None = None
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two disjoint random vote subsets per item (H1, H2), vectorised over votes.
-
-    Each item's votes are put in a random order; H1 takes the first ``k_i``
-    and H2 the next ``k_i``, with ``k_i = floor(n_i / 2)`` or
-    ``min(votes_per_half, floor(n_i / 2))``.
-
-    Returns
-    -------
-    h1, h2 : ndarray of int64, shape (n_items, n_labels)
-        Vote counts of the two halves (all-zero rows where ``n_i < 2``).
-    usable : ndarray of bool, shape (n_items,)
-        Items with at least two votes.
-    """
-    gen = check_rng(rng)
-    n_items, n_labels = votes.n_items, votes.n_labels
-    per_item = votes.votes_per_item()
-    k = per_item // 2
-    if votes_per_half is not None:
-        if votes_per_half < 1:
-            raise VoteSchemaError(f"votes_per_half must be >= 1; got {votes_per_half}")
-        k = np.minimum(k, votes_per_half)
-    order = np.lexsort((gen.random(votes.n_votes), votes.item_index))
-    item_sorted = votes.item_index[order]
-    starts = np.concatenate([[0], np.cumsum(per_item)[:-1]])
-    rank = np.arange(votes.n_votes) - starts[item_sorted]
-    ki = k[item_sorted]
-    label_sorted = votes.label_index[order]
-    flat = item_sorted * n_labels + label_sorted
-    size = n_items * n_labels
-    h1 = np.bincount(flat[rank < ki], minlength=size).reshape(n_items, n_labels)
-    h2 = np.bincount(flat[(rank >= ki) & (rank < 2 * ki)], minlength=size).reshape(
-        n_items, n_labels)
-    return h1, h2, k >= 1
 
 
 def _as_predictions(name: str, value: Any, votes: Votes) -> ModelPredictions:
@@ -390,7 +357,8 @@ def build_report(
     ceiling : bool, default True
         Compute the split-half human ceiling (needs items with >= 2 votes).
     votes_per_half : int, optional
-        Votes per half in the ceiling (default: half of each item's votes).
+        Votes per half in the ceiling (default: half the median number of votes
+        per item); items with fewer than twice that many votes are left out and counted.
     subsampling : sequence of mapping, optional
         A precomputed "how many annotations" curve: rows with ``k``,
         ``tvd_mean``, ``tvd_low``, ``tvd_high`` (``annokit subsample --json``).
@@ -543,7 +511,7 @@ def build_report(
 
     human_ceiling = None
     if ceiling:
-        human_ceiling = _ceiling(votes, counts, human_probs, maj.labels, bin_idx, n_bins,
+        human_ceiling = _ceiling(votes, human_probs, maj.labels, bin_idx, n_bins,
                                  votes_per_half, ceil_gen, notes)
     step("ceiling")
 
@@ -570,39 +538,43 @@ def build_report(
     return report
 
 
-def _ceiling(votes: Votes, counts: np.ndarray, human_probs: np.ndarray, maj_labels: np.ndarray,
+def _ceiling(votes: Votes, human_probs: np.ndarray, maj_labels: np.ndarray,
              bin_idx: np.ndarray, n_bins: int, votes_per_half: int | None,
              gen: np.random.Generator, notes: list[str]) -> HumanCeiling | None:
-    h1, h2, usable = split_half_counts(votes, votes_per_half=votes_per_half, rng=gen)
-    n_skipped = int((~usable).sum())
-    if not usable.any():
-        notes.append("no human ceiling: every item has fewer than 2 votes")
+    """Split-half ceiling from :func:`annokit.subsample.split_half` (H1 scored against all votes)."""
+    from annokit.subsample import split_half
+
+    per_item = votes.votes_per_item()
+    k = votes_per_half if votes_per_half is not None else int(np.median(per_item)) // 2
+    if votes_per_half is not None and votes_per_half < 1:
+        raise VoteSchemaError(f"votes_per_half must be >= 1; got {votes_per_half}")
+    if k < 1 or not (per_item >= 2 * k).any():
+        notes.append("no human ceiling: too few votes per item for two disjoint halves")
         return None
-    if n_skipped:
-        notes.append(f"human ceiling leaves out {n_skipped} item(s) with fewer than 2 votes")
-    u = usable
-    p1 = distributions(h1[u])
-    p2 = distributions(h2[u])
-    full = human_probs[u]
-    d1 = tvd(p1, full)
-    j1 = jensen_shannon_distance(full, p1)
-    acc = (majority(h1[u], ties="first").labels == maj_labels[u]).astype(np.float64)
-    d12 = tvd(p1, p2)
-    b_u = bin_idx[u]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)  # counted and noted below
+        sh = split_half(votes, k, rng=gen, reference="full", short="skip")
+    if sh.n_short:
+        notes.append(f"human ceiling leaves out {sh.n_short} item(s) with fewer than {2 * k} "
+                     f"votes (two halves of {k})")
+    pos = sh.item_positions
+    full = human_probs[pos]
+    d1 = sh.distce_h1
+    j1 = jensen_shannon_distance(full, sh.h1)
+    acc = (majority(np.rint(sh.h1 * k), ties="first").labels == maj_labels[pos]).astype(float)
+    d12 = tvd(sh.h1, sh.h2)
+    b_u = bin_idx[pos]
 
     def cell(b: int, mask: np.ndarray) -> BinCeiling:
         return BinCeiling(bin=b, n=int(mask.sum()), dist_ce=_mean_or_none(d1[mask]),
                           jsd=_mean_or_none(j1[mask]), accuracy=_mean_or_none(acc[mask]),
                           half_vs_half_dist_ce=_mean_or_none(d12[mask]))
 
-    per_item = votes.votes_per_item()[u]
-    k_note = (f"{votes_per_half} votes per half" if votes_per_half
-              else "half of each item's votes per half")
     return HumanCeiling(
-        votes_per_half=votes_per_half, n_items=int(u.sum()), n_skipped=n_skipped,
-        method=(f"disjoint random halves H1, H2 of each item's votes ({k_note}; "
-                f"{int(per_item.min())}-{int(per_item.max())} votes per item); H1 scored "
-                "against all votes"),
+        votes_per_half=k, n_items=int(pos.size), n_skipped=int(sh.n_short),
+        method=(f"disjoint random halves H1, H2 of {k} votes per item "
+                "(annokit.subsample.split_half; Baan et al. 2022 use 20 of 100); H1 scored "
+                "against all votes; H1 majority ties resolved to the first label"),
         per_bin=[cell(b, b_u == b) for b in range(n_bins)],
         overall=cell(-1, np.ones(b_u.size, dtype=bool)),
     )

@@ -23,7 +23,7 @@ from annokit.errors import VoteSchemaError
 from annokit.report.build import ModelPredictions
 from annokit.votes import Votes
 
-__all__ = ["make_models", "DEMO_TEMPERATURES"]
+__all__ = ["DEMO_TEMPERATURES", "make_models"]
 
 #: Temperatures of the over- and underconfident demo models.
 DEMO_TEMPERATURES = {"overconfident": 0.4, "underconfident": 2.5}

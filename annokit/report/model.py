@@ -21,25 +21,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "SCHEMA_VERSION",
     "FLOAT_DIGITS",
     "METRIC_KEYS",
-    "Interval",
-    "Binning",
-    "BinMetrics",
+    "SCHEMA_PATH",
+    "SCHEMA_VERSION",
     "BinCeiling",
-    "HumanCeiling",
+    "BinMetrics",
+    "Binning",
     "Histogram",
-    "Reliability",
+    "HumanCeiling",
+    "Interval",
     "ModelReport",
     "PairwiseDifference",
-    "SubsamplingPoint",
-    "Settings",
+    "Reliability",
     "Report",
+    "Settings",
+    "SubsamplingPoint",
     "dump_json",
-    "report_schema",
     "export_schema",
-    "SCHEMA_PATH",
+    "report_schema",
 ]
 
 #: Bump the minor part for added optional fields, the major part for anything else.
@@ -116,9 +116,9 @@ class BinCeiling(_Model):
 class HumanCeiling(_Model):
     """What a 'realistic' classifier reaches: disjoint half samples of the votes (Baan et al. 2022)."""
 
-    votes_per_half: int | None = Field(description="votes drawn per half (None: per item half its votes)")
+    votes_per_half: int = Field(description="votes drawn per half (k)")
     n_items: int
-    n_skipped: int = Field(description="items with fewer than 2 votes (no split possible)")
+    n_skipped: int = Field(description="items with fewer than 2k votes (no split possible)")
     method: str
     per_bin: list[BinCeiling]
     overall: BinCeiling

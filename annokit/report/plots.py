@@ -18,21 +18,21 @@ import matplotlib
 
 matplotlib.use("Agg", force=False)
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
 
-from annokit.errors import VoteSchemaError  # noqa: E402
+from annokit.errors import VoteSchemaError
 
 __all__ = [
-    "OKABE_ITO",
     "HUMAN_COLOR",
-    "reliability_diagrams",
-    "error_histograms",
+    "OKABE_ITO",
     "entropy_histograms",
+    "error_histograms",
     "per_bin_bars",
-    "subsampling_curve",
+    "reliability_diagrams",
     "render",
+    "subsampling_curve",
 ]
 
 #: Okabe & Ito (2008) colour-blind-safe palette, black left for the human reference.

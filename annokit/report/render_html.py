@@ -93,9 +93,9 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{title}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
         f"<header><h1>{title}</h1>",
-        f'<p class="meta">annokit {html.escape(report.annokit_version)} &middot; report schema '
-        f"{html.escape(report.schema_version)} &middot; models: {models} &middot; labels: "
-        f"{html.escape(', '.join(report.labels))} &middot; seed: {report.settings.seed}</p>",
+        (f'<p class="meta">annokit {html.escape(report.annokit_version)} &middot; report schema '
+         f"{html.escape(report.schema_version)} &middot; models: {models} &middot; labels: "
+         f"{html.escape(', '.join(report.labels))} &middot; seed: {report.settings.seed}</p>"),
         "<nav><ul>" + "".join(nav) + "</ul></nav></header>", "<main>",
     ]
     if report.notes:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from annokit.report.model import Report
 from annokit.report.tables import Table, report_tables
 
-__all__ = ["render_markdown", "FIGURE_TITLES"]
+__all__ = ["FIGURE_TITLES", "render_markdown"]
 
 FIGURE_TITLES = {
     "error-histograms": "Per-item DistCE and EntCE (Baan et al. 2022, Fig. 1)",
@@ -58,9 +58,9 @@ def render_markdown(report: Report, *, figures: Mapping[str, str] | None = None)
     '# annokit agreement-binned report'
     """
     parts = [f"# {report.title}", "",
-             f"annokit {report.annokit_version}, report schema {report.schema_version}; "
-             f"models: {', '.join(m.name for m in report.models)}; labels: "
-             f"{', '.join(report.labels)}; seed: {report.settings.seed}.", ""]
+             (f"annokit {report.annokit_version}, report schema {report.schema_version}; "
+              f"models: {', '.join(m.name for m in report.models)}; labels: "
+              f"{', '.join(report.labels)}; seed: {report.settings.seed}."), ""]
     if report.notes:
         parts += ["**Notes**", ""] + [f"- {n}" for n in report.notes] + [""]
     for t in report_tables(report):

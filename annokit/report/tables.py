@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from annokit.report.model import METRIC_KEYS, Interval, Report
 
-__all__ = ["Table", "report_tables", "fmt_number", "fmt_interval", "METRIC_NAMES"]
+__all__ = ["METRIC_NAMES", "Table", "fmt_interval", "fmt_number", "report_tables"]
 
 #: Column headers of the metrics (direction of "better" in brackets).
 METRIC_NAMES = {
@@ -49,7 +50,7 @@ def fmt_number(value: Any, digits: int = 3) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if value != value:  # NaN
+        if math.isnan(value):
             return "-"
         return f"{value:.{digits}f}"
     return str(value)
@@ -91,7 +92,7 @@ def report_tables(report: Report) -> list[Table]:
                str(n), fmt_number(b.mean_entropy[i])] for i, n in enumerate(b.counts)],
         caption=("Equal-count bins cut at human-entropy quantiles (Nie et al. 2020)"
                  if b.method == "quantile" else "User-given bin edges")))
-    conf = int(round(report.settings.confidence * 100))
+    conf = round(report.settings.confidence * 100)
     boot = report.settings.n_bootstrap
     tables.append(Table(
         id="table-global", title="Global metrics",

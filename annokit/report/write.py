@@ -18,7 +18,7 @@ from annokit.report.plots import report_figures
 from annokit.report.render_html import render_html
 from annokit.report.render_md import render_markdown
 
-__all__ = ["write_report", "REPORT_FILES"]
+__all__ = ["REPORT_FILES", "write_report"]
 
 #: Files every report directory holds (figures/ in addition).
 REPORT_FILES = ("report.json", "report.html", "report.md")
