@@ -122,7 +122,7 @@ class DawidSkene(_EMBase):
         n_items, n_labels, n_ann = votes.n_items, votes.n_labels, votes.n_annotators
         gold = self._gold(votes)
         x = vote_matrix(votes)                       # (items, J*L)
-        xt = x.T.tocsr()                              # (J*L, items)
+        xt = x.T                                      # CSC view: fast scatter into (J*L, K)
         counts = votes.counts().astype(np.float64)
         post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
         prev = -np.inf
@@ -180,8 +180,7 @@ class OneCoinDawidSkene(_EMBase):
     labels_ : ndarray of shape (n_items,)
     priors_ : ndarray of shape (n_labels,)
     skills_ : ndarray of shape (n_annotators,)
-        Estimated accuracy ``s_j`` (0.5 for annotators without votes... of the
-        smoothing prior, i.e. ``1/2``).
+        Estimated accuracy ``s_j`` (1/2 for annotators without votes).
     confusions_ : ndarray of shape (n_annotators, n_labels, n_labels)
         The implied confusion matrices (for the Raykar-Yu spammer score).
     n_iter_, converged_, log_likelihood_
@@ -209,9 +208,10 @@ class OneCoinDawidSkene(_EMBase):
         self._check_params()
         n_items, n_labels, n_ann = votes.n_items, votes.n_labels, votes.n_annotators
         gold = self._gold(votes)
-        item, ann, lab = votes.item_index, votes.annotator_index, votes.label_index
-        flat = item.astype(np.int64) * n_labels + lab
-        n_per_ann = np.bincount(ann, minlength=n_ann).astype(np.float64)
+        x = vote_matrix(votes)                        # (items, J*L)
+        xt = x.T                                      # CSC view
+        n_per_ann = np.asarray(x.sum(axis=0)).reshape(n_ann, n_labels).sum(axis=1)
+        eye = np.eye(n_labels, dtype=bool)
         counts = votes.counts().astype(np.float64)
         post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
         a = self.smoothing
@@ -220,17 +220,18 @@ class OneCoinDawidSkene(_EMBase):
         for n_iter in range(1, self.max_iter + 1):
             priors = post.sum(axis=0) + a
             priors = priors / priors.sum()
-            correct = np.bincount(ann, weights=post.reshape(-1)[flat], minlength=n_ann)
+            # expected correct votes of j: sum over j's votes of P(T_i = given label)
+            mass = np.asarray(xt @ post).reshape(n_ann, n_labels, n_labels)
+            correct = mass[:, eye].sum(axis=1)
             skills = (correct + a) / (n_per_ann + 2 * a) if a > 0 else np.divide(
                 correct, n_per_ann, out=np.full(n_ann, 0.5), where=n_per_ann > 0)
             skills = np.clip(skills, 1e-12, 1 - 1e-12)
             log_right = np.log(skills)
             log_wrong = np.log((1 - skills) / others)
-            # log T_ik = log p_k + sum_v log_wrong_j + sum_{v: l_v = k} (log_right_j - log_wrong_j)
-            base = np.bincount(item, weights=log_wrong[ann], minlength=n_items)
-            bonus = np.bincount(flat, weights=(log_right - log_wrong)[ann],
-                                minlength=n_items * n_labels).reshape(n_items, n_labels)
-            post, log_norm = normalize_log(bonus + base[:, None] + np.log(priors))
+            # log T_ik = log p_k + sum_v (log s_j if l_v = k else log((1 - s_j) / (K - 1)))
+            log_p = np.where(eye[None, :, :], log_right[:, None, None], log_wrong[:, None, None])
+            log_post = np.asarray(x @ log_p.reshape(n_ann * n_labels, n_labels)) + np.log(priors)
+            post, log_norm = normalize_log(log_post)
             clamp(post, gold)
             ll = float(log_norm.sum())
             change = abs(ll - prev) / max(abs(prev), 1e-300) if np.isfinite(prev) else np.inf

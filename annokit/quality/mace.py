@@ -13,8 +13,8 @@ prior on strategies, parameters replaced by ``exp(E[log .])`` through the
 digamma function), or plain EM with additive smoothing ``0.01 / n_labels``
 (``method="em"``); a fixed number of random restarts (initial parameters
 ``1 + 0.5 * U(0, 1)`` normalised), keeping the restart with the highest log
-marginal likelihood. Every E-step is vectorised over votes with
-``np.bincount``; nothing depends on row order.
+marginal likelihood. Every E-step is two sparse matrix products over the
+(items x annotator-answer) vote matrix; nothing depends on row order.
 
 References
 ----------
@@ -37,6 +37,7 @@ from annokit.quality._common import (
     gold_codes,
     normalize_log,
     require_annotators,
+    vote_matrix,
 )
 from annokit.votes import Votes
 
@@ -200,45 +201,49 @@ class MACE:
 
 
 class _Data:
-    """Vote arrays of one fit, with the vectorised E-step."""
+    """The vote matrix of one fit, with the vectorised E-step.
+
+    ``P(A = a | T = l)`` depends only on the annotator ``j``, the answer ``a`` and
+    ``l``, so the E-step is the Dawid-Skene E-step with MACE's confusion matrix
+    ``(1 - theta_j) xi_j[a] + theta_j [a == l]``: one sparse product
+    ``X @ log P`` over the (items x annotator-answer) count matrix ``X``; the
+    expected counts need the posterior mass of the given answer, ``X.T @ post``.
+    """
 
     def __init__(self, votes: Votes, gold: np.ndarray):
-        self.item = votes.item_index
-        self.ann = votes.annotator_index
-        self.lab = votes.label_index
         self.n_items, self.n_labels, self.n_ann = votes.n_items, votes.n_labels, votes.n_annotators
-        self.flat = self.item.astype(np.int64) * self.n_labels + self.lab
+        self.x = vote_matrix(votes)                     # (items, J*L), item-sorted CSR
+        self.xt = self.x.T                              # CSC view: fast scatter into (J*L, L)
+        self.n_ja = np.asarray(self.x.sum(axis=0)).reshape(self.n_ann, self.n_labels)
         self.gold = gold
         self.log_prior = -np.log(self.n_labels)
+        self.eye = np.eye(self.n_labels, dtype=bool)
 
     def e_step(self, spam: np.ndarray, strat: np.ndarray) -> dict:
-        # per vote: guess = P(spam) xi_j[a], know = P(know); P(a | t) = guess + know [a == t]
-        guess = spam[self.ann, 0] * strat[self.ann, self.lab]
-        know = spam[self.ann, 1]
+        n_ann, n_labels = self.n_ann, self.n_labels
+        guess = spam[:, :1] * strat                     # (J, L): P(spam) xi_j[a]
+        know = spam[:, 1:]                              # (J, 1): P(know)
         log_guess = np.log(guess)
         log_hit = np.log(guess + know)
-        base = np.bincount(self.item, weights=log_guess, minlength=self.n_items)
-        bonus = np.bincount(self.flat, weights=log_hit - log_guess,
-                            minlength=self.n_items * self.n_labels).reshape(self.n_items,
-                                                                             self.n_labels)
-        post, log_norm = normalize_log(bonus + base[:, None] + self.log_prior)
+        # log P(a | T = l) for row (j, a), column l
+        log_p = np.where(self.eye[None, :, :], log_hit[:, :, None], log_guess[:, :, None])
+        log_post = np.asarray(self.x @ log_p.reshape(n_ann * n_labels, n_labels)) + self.log_prior
+        post, log_norm = normalize_log(log_post)
         known = self.gold >= 0
         if known.any():
             # control items: the marginal is restricted to the gold label
             rows = np.flatnonzero(known)
-            log_norm[rows] = (bonus + base[:, None])[rows, self.gold[rows]] + self.log_prior
+            log_norm[rows] = log_post[rows, self.gold[rows]]
             clamp(post, self.gold)
-        # expected counts: P(T = a) * know / (guess + know) knowing; the rest spamming
-        p_true = post.reshape(-1)[self.flat]
-        know_post = p_true * know / (guess + know)
-        spam_post = 1.0 - know_post
+        # expected counts: a vote (j, a) on item i "knows" with P(T_i = a) know / (guess + know)
+        mass = np.asarray(self.xt @ post).reshape(n_ann, n_labels, n_labels)
+        p_true = mass[:, self.eye]                      # (J, L): sum of P(T_i = a) over votes (j, a)
+        know_c = p_true * (know / (guess + know))
+        strat_c = self.n_ja - know_c
         return {
             "post": post,
             "ll": float(log_norm.sum()),
-            "know": np.bincount(self.ann, weights=know_post, minlength=self.n_ann),
-            "spam_c": np.bincount(self.ann, weights=spam_post, minlength=self.n_ann),
-            "strat_c": np.bincount(self.ann.astype(np.int64) * self.n_labels + self.lab,
-                                   weights=spam_post,
-                                   minlength=self.n_ann * self.n_labels).reshape(self.n_ann,
-                                                                                 self.n_labels),
+            "know": know_c.sum(axis=1),
+            "spam_c": strat_c.sum(axis=1),
+            "strat_c": strat_c,
         }
