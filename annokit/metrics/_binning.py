@@ -76,7 +76,7 @@ def check_labels(labels: Any, n_items: int, n_labels: int, *, name: str = "label
         if np.any(arr != np.round(arr)):
             bad = int(np.flatnonzero(arr != np.round(arr))[0])
             raise VoteSchemaError(
-                f"{name} must be integer class indices; got {arr[bad]!r} at item {bad}")
+                f"{name} must be integer class indices; got {arr[bad].item()!r} at item {bad}")
     elif arr.dtype.kind not in "iub":
         raise VoteSchemaError(f"{name} must be integer class indices; got dtype {arr.dtype}")
     arr = arr.astype(np.int64, copy=False)

@@ -213,7 +213,7 @@ def _binary_pair(probs: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
                 f"{name} has NaN or infinite values in row {int(np.argmin(np.isfinite(a)))}")
         if a.min() < 0 or a.max() > 1:
             bad = int(np.flatnonzero((a < 0) | (a > 1))[0])
-            raise VoteSchemaError(f"{name} must lie in [0, 1]; got {a[bad]!r} in row {bad}")
+            raise VoteSchemaError(f"{name} must lie in [0, 1]; got {float(a[bad])!r} in row {bad}")
         out.append(a)
     if out[0].shape != out[1].shape:
         raise VoteSchemaError(
