@@ -42,9 +42,11 @@ __all__ = [
 ]
 
 #: Sort kind for RankCS. Baan et al.'s code calls ``np.argsort`` with the default
-#: kind ("quicksort" = introsort), which for fewer than 17 elements runs an
-#: insertion sort and is therefore stable; "stable" gives that same order for any
-#: number of classes (tied classes keep the votes' label order).
+#: kind ("quicksort" = introsort), which in the numpy of 2022 ran an insertion
+#: sort for fewer than 17 elements and was therefore stable; "stable" gives that
+#: order for any number of classes (tied classes keep the votes' label order).
+#: Newer numpy (>= 1.25) may dispatch the default kind to a SIMD sort on AVX-512
+#: CPUs that does not keep ties in order, so the default is no longer reproducible.
 RANK_SORT_KIND = "stable"
 
 _REDUCTIONS = ("mean", "none")
@@ -142,8 +144,9 @@ def rank_calibration_score(probs: Any, targets: Any, *, tie_aware: bool = False)
     -----
     Ties in the *model* row are ordered by label index in both variants (stable
     sort). Baan et al. leave human ties unspecified (their footnote 4); their
-    code's default ``np.argsort`` is an insertion sort for fewer than 17
-    classes, which is stable, so ``kind="stable"`` reproduces it.
+    code's default ``np.argsort`` was, in the numpy of 2022, an insertion sort
+    for fewer than 17 classes, which is stable, so ``kind="stable"`` reproduces
+    it (see :data:`RANK_SORT_KIND`; today's default kind can be unstable).
 
     Examples
     --------
