@@ -160,11 +160,16 @@ def ranks_to_cumulative(item_index: np.ndarray, label_index: np.ndarray, ranks: 
 
 
 def cumulative_to_counts(X: np.ndarray, kk: np.ndarray) -> np.ndarray:
-    """Per-label counts (n_labels, n_items, reps) from cumulative ``X`` and sizes ``kk``."""
-    first = X[:1]
-    rest = np.diff(X, axis=0)
-    last = (kk.astype(np.int32)[:, None] - X[-1])[None]
-    return np.concatenate([first, rest, last], axis=0)
+    """Per-label counts (n_labels, n_items, reps) from cumulative ``X`` and sizes ``kk``.
+
+    int16 when every size fits (half the memory traffic of int32), else int32.
+    """
+    dtype = np.int16 if kk.max() < 2**15 else np.int32
+    out = np.empty((X.shape[0] + 1,) + X.shape[1:], dtype=dtype)
+    out[0] = X[0]
+    np.subtract(X[1:], X[:-1], out=out[1:-1], casting="unsafe")
+    np.subtract(kk.astype(np.int32)[:, None], X[-1], out=out[-1], casting="unsafe")
+    return out
 
 
 _TINY = np.float32(1e-30)
@@ -224,32 +229,29 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
     sqlogq = np.zeros(shape, f32) if need_hq else None
     smlogm = np.zeros(shape, f32) if "jsd" in which else None
     cross = np.zeros(shape, f32) if "kl" in which else None
-    xj = np.empty(shape, f32)
     q = np.empty(shape, f32)
     tmp = np.empty(shape, f32)
     tmp2 = np.empty(shape, f32)
     for j in range(n_labels):
         pj = ref.p[:, j : j + 1]
-        np.copyto(xj, x[j], casting="unsafe")
-        np.divide(xj, kk32, out=q)
+        np.divide(x[j], kk32, out=q, casting="unsafe")
         if tvd is not None:
             np.subtract(q, pj, out=tmp)
             np.abs(tmp, out=tmp)
             tvd += tmp
-        if sqlogq is not None:
-            np.maximum(q, _TINY, out=tmp)
+        if sqlogq is not None:  # q log q, with log(0 + tiny) * 0 = 0
+            np.add(q, _TINY, out=tmp)
             np.log(tmp, out=tmp)
             tmp *= q
             sqlogq += tmp
-        if smlogm is not None:
+        if smlogm is not None:  # s log s with s = p + q = 2m
             np.add(q, pj, out=tmp2)
-            tmp2 *= f32(0.5)
-            np.maximum(tmp2, _TINY, out=tmp)
+            np.add(tmp2, _TINY, out=tmp)
             np.log(tmp, out=tmp)
             tmp *= tmp2
             smlogm += tmp
         if cross is not None:
-            np.add(xj, ref.alpha, out=tmp)
+            np.add(x[j], ref.alpha, out=tmp, casting="unsafe")
             np.log(tmp, out=tmp)
             tmp *= pj
             cross += tmp
@@ -262,11 +264,13 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
         np.subtract(ref.sum_plogp, sqlogq, out=slot["entropy_bias"])
         slot["entropy_bias"] /= f32(np.log(2.0))
     if smlogm is not None:
-        # JSD = H(m) - (H(p) + H(q)) / 2 = -sum m log m + (sum p log p + sum q log q) / 2
+        # JSD = H(m) - (H(p) + H(q)) / 2 with m = s / 2, sum s = 2:
+        # -sum m log m = -(1/2) sum s log s + log 2
         js = slot["jsd"]
         np.add(ref.sum_plogp, sqlogq, out=js)
-        js *= f32(0.5)
         js -= smlogm
+        js *= f32(0.5)
+        js += f32(np.log(2.0))
         np.maximum(js, f32(0.0), out=js)
         np.sqrt(js, out=js)
     if cross is not None:
@@ -278,8 +282,8 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
         top = x[0].copy()
         for j in range(1, n_labels):
             np.maximum(top, x[j], out=top)
-        n_top = np.zeros(shape, np.int32)
-        hits = np.zeros(shape, np.int32)
+        n_top = np.zeros(shape, np.int16)
+        hits = np.zeros(shape, np.int16)
         eq = np.empty(shape, bool)
         for j in range(n_labels):
             np.equal(x[j], top, out=eq)
@@ -293,22 +297,26 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
     return names, res
 
 
-def summarise(res: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
-              include: np.ndarray | None) -> np.ndarray:
-    """Means over items per repetition, overall and per contiguous item group.
+def group_matrix(groups: np.ndarray, n_groups: int, include: np.ndarray | None) -> np.ndarray:
+    """(n_groups, n_items) float32 indicator of each included item's group."""
+    w = np.zeros((n_groups, len(groups)), dtype=np.float32)
+    w[groups, np.arange(len(groups))] = 1.0 if include is None else include
+    return w
 
-    ``res`` (n_metrics, n_items, reps) holds per-item values with items sorted
-    by group; ``starts`` are the first rows of the groups and ``sizes`` the
-    included items per group. Returns (n_metrics, reps, 1 + n_groups): column
-    0 the mean over all included items, then one column per group (NaN when
-    the group has no included item).
+
+def summarise(res: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Means over items per repetition, overall and per item group.
+
+    ``res`` (n_metrics, n_items, reps) holds per-item values; ``groups``
+    (n_groups, n_items) is :func:`group_matrix`. Returns (n_metrics, reps,
+    1 + n_groups): column 0 the mean over all included items, then one column
+    per group (NaN when the group has no included item). Group sums are
+    float32 (exact for whole-number sums below 2^24, such as agreement at
+    k = n) and are added across groups in float64.
     """
-    if include is not None:
-        res = res * include[None, :, None].astype(res.dtype)
-    # float32 partial sums per group (exact for whole-number sums below 2^24, e.g.
-    # agreement at k = n), accumulated in float64 across groups
-    sums = np.add.reduceat(res, starts, axis=1).astype(np.float64)  # (M, G, reps)
-    out = np.empty((res.shape[0], res.shape[2], 1 + len(starts)))
+    sums = np.matmul(groups, res).astype(np.float64)  # (M, G, reps)
+    sizes = groups.sum(axis=1, dtype=np.float64)
+    out = np.empty((res.shape[0], res.shape[2], 1 + groups.shape[0]))
     out[:, :, 0] = sums.sum(axis=1) / sizes.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
         per_group = sums / sizes[None, :, None]

@@ -463,7 +463,7 @@ def subsampling_curve(
                               f"{int(n.max())}); choose smaller ks")
 
     edges, bins, bin_counts = _entropy_bins(counts, n_bins)
-    # items sorted by bin so that per-bin means are contiguous reductions
+    # items sorted by bin (contiguous groups)
     order = np.argsort(bins, kind="stable")
     inverse = np.empty_like(order)
     inverse[order] = np.arange(n_items)
@@ -471,7 +471,6 @@ def subsampling_curve(
     s_n = n[order]
     s_bins = bins[order]
     s_included = included[:, order]
-    starts = np.r_[0, np.cumsum(bin_counts)[:-1]]
 
     n_min = int(n.min())
     grid_ks = np.arange(1, n_min // 2 + 1) if grid else np.zeros(0, dtype=np.int64)
@@ -485,9 +484,9 @@ def subsampling_curve(
     values = {m: np.empty((reps, len(ks_arr))) for m in metric_names}
     bin_values = {m: np.empty((reps, len(ks_arr), n_b)) for m in metric_names}
     grid_tvd = np.empty((reps, len(grid_ks)))
-    inc_sizes = [np.bincount(s_bins, weights=s_included[i], minlength=n_b)
-                 for i in range(len(ks_arr))]
-    one_group, all_size = np.array([0]), np.array([float(n_items)])
+    group_w = [_eng.group_matrix(s_bins, n_b, None if s_included[i].all() else s_included[i])
+               for i in range(len(ks_arr))]
+    one_group = _eng.group_matrix(np.zeros(n_items, dtype=np.int64), 1, None)
     k_max = max(stops)
     chunks = _eng.rep_chunks(reps, n_items * n_labels * 8)
     children = gen.spawn(len(chunks))
@@ -509,9 +508,8 @@ def subsampling_curve(
             tv = None
             if k in k_pos:
                 i = k_pos[k]
-                inc = s_included[i]
                 names, res = _eng.count_metrics(x, kk, ref)
-                summ = _eng.summarise(res, starts, inc_sizes[i], None if inc.all() else inc)
+                summ = _eng.summarise(res, group_w[i])
                 for mi, m in enumerate(names):
                     values[m][a:b, i] = summ[mi, :, 0]
                     bin_values[m][a:b, i, :] = summ[mi, :, 1:]
@@ -520,7 +518,7 @@ def subsampling_curve(
             if k in g_pos:
                 if tv is None:
                     tv = _eng.count_metrics(x, kk, ref, which=("tvd",))[1]
-                grid_tvd[a:b, g_pos[k]] = _eng.summarise(tv, one_group, all_size, None)[0, :, 0]
+                grid_tvd[a:b, g_pos[k]] = _eng.summarise(tv, one_group)[0, :, 0]
             if progress is not None:
                 with lock:
                     done[0] += (b - a) * (k - prev) / (k_max * reps)
