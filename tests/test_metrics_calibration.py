@@ -425,3 +425,31 @@ def test_no_warnings_for_empty_bins():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         expected_calibration_error(PAVLOVIC_PROBS, PAVLOVIC_LABELS, n_bins=20)
+
+
+# --------------------------------------------------------------------------- SMECE recipe
+
+def _load_recipe():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "recipes" / "smece_simulation.py"
+    spec = importlib.util.spec_from_file_location("smece_simulation", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_smece_simulation_small(capsys):
+    # Leznik (2026) experiment 4, small: SMECE(A) exactly 0, ECE(A) near 0.115.
+    recipe = _load_recipe()
+    rng = np.random.default_rng(0)
+    exp4 = recipe.experiment4((300, 1000), 4, rng)
+    assert recipe.headline(exp4)
+    out = capsys.readouterr().out
+    assert "SMECE(A) == 0 exactly at every size and replicate: True" in out
+    exp1 = recipe.one_run(1500, 2.0, rng)
+    assert exp1["A"][0] == 0.0
+    # the paper's inversion: ECE (thresholded outcomes) prefers overconfident B to A
+    assert exp1["B"][1] < exp1["A"][1]
+    assert min(exp1, key=lambda m: exp1[m][0]) == "A"
