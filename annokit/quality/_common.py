@@ -132,7 +132,7 @@ def check_nonneg_float(name: str, value: Any, *, positive: bool = False) -> floa
 
 def warn_not_converged(name: str, n_iter: int, change: float, tol: float) -> None:
     warnings.warn(
-        f"{name} stopped after {n_iter} iterations without converging (last relative change "
-        f"in log-likelihood {change:.3g} > tol {tol:g}); raise max_iter or tol",
+        f"{name} stopped after {n_iter} iterations without converging (last change of the "
+        f"log-likelihood per vote {change:.3g} > tol {tol:g}); raise max_iter or tol",
         AnnokitWarning, stacklevel=3,
     )

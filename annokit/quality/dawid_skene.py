@@ -62,9 +62,10 @@ class DawidSkene(_EMBase):
     ----------
     max_iter : int, default=100
         Maximum number of EM iterations (one M-step plus one E-step each).
-    tol : float, default=1e-6
-        Stop when the relative change of the log-likelihood,
-        ``|ll_t - ll_{t-1}| / |ll_{t-1}|``, falls below ``tol``.
+    tol : float, default=1e-5
+        Stop when the log-likelihood per vote changes by less than ``tol`` (nats):
+        ``|ll_t - ll_{t-1}| / n_votes < tol``; the same scale-free criterion (and
+        default) as crowd-kit's, whatever the size of the data.
     smoothing : float, default=0.01
         Pseudo-count added to every confusion-matrix cell and class-prior count
         in the M-step (a symmetric Dirichlet MAP estimate); keeps log
@@ -109,7 +110,7 @@ class DawidSkene(_EMBase):
     True
     """
 
-    def __init__(self, *, max_iter: int = 100, tol: float = 1e-6, smoothing: float = 0.01,
+    def __init__(self, *, max_iter: int = 100, tol: float = 1e-5, smoothing: float = 0.01,
                  clamp_gold: bool = False):
         self.max_iter = max_iter
         self.tol = tol
@@ -137,7 +138,7 @@ class DawidSkene(_EMBase):
             post, log_norm = normalize_log(log_post)
             clamp(post, gold)
             ll = float(log_norm.sum())
-            change = abs(ll - prev) / max(abs(prev), 1e-300) if np.isfinite(prev) else np.inf
+            change = abs(ll - prev) / votes.n_votes if np.isfinite(prev) else np.inf
             prev = ll
             if change < self.tol:
                 converged = True
@@ -166,8 +167,8 @@ class OneCoinDawidSkene(_EMBase):
     Parameters
     ----------
     max_iter : int, default=100
-    tol : float, default=1e-6
-        Relative change of the log-likelihood at which EM stops.
+    tol : float, default=1e-5
+        Change of the log-likelihood per vote (nats) at which EM stops.
     smoothing : float, default=0.01
         Pseudo-count added to each annotator's expected correct and incorrect
         vote counts (and to the class-prior counts) in the M-step.
@@ -196,7 +197,7 @@ class OneCoinDawidSkene(_EMBase):
     [1, 0, 1]
     """
 
-    def __init__(self, *, max_iter: int = 100, tol: float = 1e-6, smoothing: float = 0.01,
+    def __init__(self, *, max_iter: int = 100, tol: float = 1e-5, smoothing: float = 0.01,
                  clamp_gold: bool = False):
         self.max_iter = max_iter
         self.tol = tol
@@ -234,7 +235,7 @@ class OneCoinDawidSkene(_EMBase):
             post, log_norm = normalize_log(log_post)
             clamp(post, gold)
             ll = float(log_norm.sum())
-            change = abs(ll - prev) / max(abs(prev), 1e-300) if np.isfinite(prev) else np.inf
+            change = abs(ll - prev) / votes.n_votes if np.isfinite(prev) else np.inf
             prev = ll
             if change < self.tol:
                 converged = True

@@ -61,8 +61,8 @@ class MACE:
         Iterations per restart (the reference implementation's default; it runs
         a fixed number, which ``tol=0`` reproduces).
     tol : float, default=1e-7
-        A restart stops early when the relative change of the log marginal
-        likelihood falls below ``tol``.
+        A restart stops early when the log marginal likelihood per vote changes
+        by less than ``tol`` (nats) between iterations.
     alpha, beta : float, default=0.5
         Beta prior pseudo-counts of spamming and knowing (``method="vb"``).
     smoothing : float, optional
@@ -175,7 +175,7 @@ class MACE:
             spam, strat = self._m_step(stats, smoothing)
             stats = data.e_step(spam, strat)
             ll = stats["ll"]
-            change = (abs(ll - prev) / max(abs(prev), 1e-300)) if np.isfinite(prev) else np.inf
+            change = abs(ll - prev) / data.n_votes if np.isfinite(prev) else np.inf
             prev = ll
             if change < self.tol:
                 converged = True
@@ -212,6 +212,7 @@ class _Data:
 
     def __init__(self, votes: Votes, gold: np.ndarray):
         self.n_items, self.n_labels, self.n_ann = votes.n_items, votes.n_labels, votes.n_annotators
+        self.n_votes = votes.n_votes
         self.x = vote_matrix(votes)                     # (items, J*L), item-sorted CSR
         self.xt = self.x.T                              # CSC view: fast scatter into (J*L, L)
         self.n_ja = np.asarray(self.x.sum(axis=0)).reshape(self.n_ann, self.n_labels)
