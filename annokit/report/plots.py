@@ -40,6 +40,7 @@ OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79
                               "#56B4E9", "#F0E442")
 HUMAN_COLOR = "#000000"
 _HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo")
+_LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)))
 
 Format = Literal["svg", "png"]
 
@@ -70,7 +71,7 @@ def render(fig: Figure, fmt: Format = "svg") -> str | bytes:
     try:
         with matplotlib.rc_context(_RC):
             if fmt == "png":
-                fig.savefig(buf, format="png", dpi=150, bbox_inches="tight",
+                fig.savefig(buf, format="png", dpi=150,
                             metadata={"Software": None})
                 return buf.getvalue()
             fig.savefig(buf, format="svg", metadata={"Date": None})
@@ -81,6 +82,17 @@ def render(fig: Figure, fmt: Format = "svg") -> str | bytes:
     # scale with the page: keep the viewBox, let CSS decide the size
     text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1', text, count=1)
     return text
+
+
+def _adjust(fig: Figure, ncols: int, nrows: int, *, left: float = 0.7, right: float = 0.15,
+            bottom: float = 0.65, top: float = 0.4, wspace: float = 0.75,
+            hspace: float = 1.0) -> None:
+    """Fixed margins in inches (cheaper than a layout engine, which costs an extra draw)."""
+    w, h = fig.get_size_inches()
+    ax_w = max(0.5, (w - left - right - (ncols - 1) * wspace) / ncols)
+    ax_h = max(0.5, (h - bottom - top - (nrows - 1) * hspace) / nrows)
+    fig.subplots_adjust(left=left / w, right=1 - right / w, bottom=bottom / h, top=1 - top / h,
+                        wspace=wspace / ax_w, hspace=hspace / ax_h)
 
 
 def _figure(ncols: int, nrows: int = 1, *, width: float = 10.0, height: float = 3.4) -> tuple:
@@ -133,13 +145,14 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
             ax.legend(loc="upper left", frameon=False, bbox_to_anchor=(0.0, 0.93))
         fig.text(0.5, 0.01, "numbers above the bars: items per confidence bin", ha="center",
                  fontsize=7)
-        fig.tight_layout(rect=(0, 0.04, 1, 1))
+        _adjust(fig, 2, 1, bottom=0.75, wspace=0.9)
     return render(fig, fmt)
 
 
 def _stairs(ax, hist: Mapping[str, Sequence[float]], *, i: int, label: str) -> None:
     ax.stairs(np.asarray(hist["counts"], dtype=float), np.asarray(hist["edges"], dtype=float),
-              color=color(i), linewidth=1.6, label=label, hatch=_HATCHES[i % len(_HATCHES)])
+              color=color(i), linewidth=1.6, label=label,
+              linestyle=_LINESTYLES[i % len(_LINESTYLES)])
 
 
 def error_histograms(dist_ce: Mapping[str, Mapping[str, Sequence[float]]],
@@ -166,7 +179,7 @@ def error_histograms(dist_ce: Mapping[str, Mapping[str, Sequence[float]]],
             ax.set_ylabel("items")
             ax.set_title(title)
         axes[0, 0].legend(frameon=False)
-        fig.tight_layout()
+        _adjust(fig, 3, 1)
     return render(fig, fmt)
 
 
@@ -195,7 +208,7 @@ def entropy_histograms(human: Mapping[str, Sequence[float]],
             ax.set_ylabel("items")
             ax.set_title(f"Entropy: human vs {name}")
             ax.legend(frameon=False)
-        fig.tight_layout()
+        _adjust(fig, ncols, nrows, hspace=0.95)
     return render(fig, fmt)
 
 
@@ -248,7 +261,7 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
                     labels.append(lab)
         fig.legend(handles, labels, loc="upper center", ncol=min(6, len(labels)), frameon=False,
                    bbox_to_anchor=(0.5, 1.0))
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / (3.3 * nrows)))
+        _adjust(fig, ncols, nrows, bottom=0.95, top=0.75, hspace=1.25)
     return render(fig, fmt)
 
 
@@ -266,7 +279,7 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
         ax.set_ylabel("TVD to all-votes distribution")
         ax.set_title("How many annotations are enough")
         ax.legend(frameon=False)
-        fig.tight_layout()
+        _adjust(fig, 1, 1)
     return render(fig, fmt)
 
 
