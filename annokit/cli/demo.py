@@ -48,5 +48,5 @@ def demo(out: str | None, seed: int, n_bootstrap: int, png: bool, no_report: boo
     report = build_report(data.votes, models, n_bootstrap=n_bootstrap, rng=seed,
                           title="annokit demo: synthetic dataset, four synthetic models")
     path = write_report(report, out, png=png)
-    click.echo(f"\nreport written to {path / 'report.html'} (also report.md, report.json, "
+    click.echo(f"\nreport written to {path.resolve() / 'report.html'} (also report.md, report.json, "
                "figures/)", file=sys.stderr if as_json else None)

@@ -201,7 +201,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
         progress("written")
     if as_json:
         click.echo(dump_json(rep), nl=False)
-    click.echo(f"report written to {path / 'report.html'} (also report.md, report.json, "
+    click.echo(f"report written to {path.resolve() / 'report.html'} (also report.md, report.json, "
                "figures/)", err=as_json)
 
 
