@@ -291,7 +291,7 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
             eq &= ref.top[:, j : j + 1]
             hits += eq
         if "majority_agreement" in which:
-            np.divide(hits, n_top, out=slot["majority_agreement"], casting="unsafe")
+            np.divide(hits, n_top, out=slot["majority_agreement"], dtype=f32, casting="unsafe")
         if "majority_tie" in which:
             np.greater(n_top, 1, out=slot["majority_tie"], casting="unsafe")
     return names, res
