@@ -31,15 +31,21 @@ import tracemalloc
 
 import numpy as np
 
+CPU_TIMES: dict[int, float] = {}
+
 
 def _median_time(fn, repeat: int) -> float:
+    """Median wall time; the median CPU time (all threads) is kept in CPU_TIMES[id(fn)]."""
     fn()  # warm-up (JIT cache load, page faults)
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
         gc.collect()
+        c0 = time.process_time()
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    CPU_TIMES[id(fn)] = statistics.median(cpu)
     return statistics.median(times)
 
 
@@ -70,20 +76,23 @@ def main(argv: list[str] | None = None) -> int:
 
     n, k, nb = args.n, args.k, args.n_bins
     print(f"annokit metrics benchmark: n={n:,} k={k} n_bins={nb} repeat={args.repeat} "
-          f"numba={'yes' if _fast.HAVE_NUMBA else 'no'} cpus={os.cpu_count()}")
+          f"numba={'yes' if _fast.HAVE_NUMBA else 'no'} cpus={os.cpu_count()} "
+          f"load average before={os.getloadavg()[0]:.2f}")
     probs, labels, targets = _make(n, k)
     input_bytes = probs.nbytes + labels.nbytes + targets.nbytes
     print(f"input bytes: {input_bytes / 1e6:.1f} MB (probs {probs.nbytes / 1e6:.0f}, "
           f"targets {targets.nbytes / 1e6:.0f}, labels {labels.nbytes / 1e6:.0f})")
 
     rows = []
-    floor = _median_time(lambda: (np.sum(probs), np.sum(targets)), args.repeat)
+    floor_fn = lambda: (np.sum(probs), np.sum(targets))
+    floor = _median_time(floor_fn, args.repeat)
     rows.append(("floor: numpy.sum over probs + targets", floor))
-    suite = _median_time(lambda: calibration_summary(probs, labels, targets, n_bins=nb),
-                         args.repeat)
+    suite_fn = lambda: calibration_summary(probs, labels, targets, n_bins=nb)
+    suite = _median_time(suite_fn, args.repeat)
     rows.append(("suite: calibration_summary (all metrics)", suite))
     ece = _median_time(lambda: expected_calibration_error(probs, labels, n_bins=nb), args.repeat)
     rows.append(("ECE (annokit, fused)", ece))
+    floor_cpu, suite_cpu = CPU_TIMES[id(floor_fn)], CPU_TIMES[id(suite_fn)]
     if not args.no_numpy_reference:
         edges = _binning.uniform_edges(nb)
 
@@ -122,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         peers["netcal ECE"] = _median_time(lambda: nc.measure(probs, labels), args.repeat)
     except ImportError as exc:
         print(f"netcal: skipped ({exc})")
-    except Exception as exc:  # netcal versions differ; report rather than crash
+    except Exception as exc:  # noqa: BLE001 - a peer failing must not stop the benchmark
         print(f"netcal: failed ({type(exc).__name__}: {exc})")
     for name, t in peers.items():
         rows.append((name, t))
@@ -132,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, t in rows:
         print(f"{name:48s} {t:10.4f} {t / floor:9.2f}")
     print()
-    print(f"suite / floor = {suite / floor:.2f} (target <= 15)")
+    print(f"suite / floor = {suite / floor:.2f} wall (target <= 15); "
+          f"CPU time {suite_cpu:.3f} s / {floor_cpu:.3f} s = {suite_cpu / floor_cpu:.2f}; "
+          f"load average after={os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
     for name, t in peers.items():
         print(f"{name} / annokit ECE = {t / ece:.1f}x (target >= 5)")
 

@@ -69,7 +69,7 @@ def test_paired_diff_of_model_with_itself_is_exactly_zero(values):
     r = paired_bootstrap_diff(values, values, n_boot=300, rng=9)
     assert r.estimate == 0.0 and r.low == 0.0 and r.high == 0.0
     assert (r.replicates == 0).all()
-    f = lambda idx: values[idx].mean(axis=1)  # noqa: E731
+    f = lambda idx: values[idx].mean(axis=1)
     r2 = paired_bootstrap_diff(f, f, n_items=300, n_boot=50, rng=9, vectorized=True)
     assert (r2.replicates == 0).all()
 

@@ -300,8 +300,8 @@ def test_accumulator_batches_equal_functions(path, seed, n_batches):
         "smece_classwise": soft_calibration_error(probs, targets, n_bins=8, mode="classwise"),
     }
     assert got.keys() == expected.keys()
-    for key in expected:
-        assert got[key] == pytest.approx(expected[key], abs=1e-12), key
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=1e-12), key
 
 
 def test_accumulator_labels_only_and_errors():

@@ -29,8 +29,18 @@ import numpy as np
 from annokit._validation import check_probs
 from annokit.errors import VoteSchemaError
 
-__all__ = ["BinStats", "uniform_edges", "quantile_edges", "bin_index", "validate_inputs",
-           "check_labels", "check_n_bins", "update_numpy", "compute_top", "compute_classwise"]
+__all__ = [
+    "BinStats",
+    "bin_index",
+    "check_labels",
+    "check_n_bins",
+    "compute_classwise",
+    "compute_top",
+    "quantile_edges",
+    "uniform_edges",
+    "update_numpy",
+    "validate_inputs",
+]
 
 
 def check_n_bins(n_bins: Any) -> int:

@@ -15,6 +15,7 @@ once per environment.
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import numpy as np
@@ -64,10 +65,8 @@ if HAVE_NUMBA:
         # the equal-width formula, then walk to the exact edge (also correct for
         # arbitrary sorted edges, e.g. quantile bins).
         b = int(c * n_bins)
-        if b > n_bins - 1:
-            b = n_bins - 1
-        if b < 0:
-            b = 0
+        b = min(b, n_bins - 1)
+        b = max(b, 0)
         while b > 0 and c < edges[b]:
             b -= 1
         while b < n_bins - 1 and c >= edges[b + 1]:
@@ -403,7 +402,7 @@ def summary_fast(probs: np.ndarray, labels: np.ndarray, targets: np.ndarray,
     n_bins = len(edges) - 1
     log_eps = float(np.log(EPS))
     bounds = np.linspace(0, n, N_PARTS + 1).astype(np.int64)
-    parts = [(p[a:b], t[a:b], y[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    parts = [(p[a:b], t[a:b], y[a:b]) for a, b in itertools.pairwise(bounds) if b > a]
     workers = max(1, min(len(parts), os.cpu_count() or 1))
     if workers == 1:
         results = [_summary_part(*part, e, k, n_bins, log_eps) for part in parts]
@@ -418,5 +417,12 @@ def summary_fast(probs: np.ndarray, labels: np.ndarray, targets: np.ndarray,
     return _collapse(n, lanes, True, True, True), sums
 
 
-__all__ = ["HAVE_NUMBA", "FAST_MIN_ITEMS", "use_fast", "update_fast", "summary_fast",
-           "SUMMARY_SUMS", "BLOCK_ROWS"]
+__all__ = [
+    "BLOCK_ROWS",
+    "FAST_MIN_ITEMS",
+    "HAVE_NUMBA",
+    "SUMMARY_SUMS",
+    "summary_fast",
+    "update_fast",
+    "use_fast",
+]

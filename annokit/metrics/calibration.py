@@ -24,13 +24,13 @@ from annokit.metrics import _binning
 from annokit.metrics._binning import BinStats
 
 __all__ = [
+    "CalibrationErrorAccumulator",
+    "ReliabilityDiagram",
+    "classwise_calibration_error",
     "expected_calibration_error",
     "max_calibration_error",
-    "classwise_calibration_error",
-    "soft_calibration_error",
     "reliability_diagram",
-    "ReliabilityDiagram",
-    "CalibrationErrorAccumulator",
+    "soft_calibration_error",
 ]
 
 _STRATEGIES = ("uniform", "quantile")

@@ -30,15 +30,15 @@ from annokit.metrics import _binning
 from annokit.metrics.divergence import KL_EPS, tvd
 
 __all__ = [
-    "entropy_calibration_error",
-    "rank_calibration_score",
-    "distribution_calibration_error",
+    "RANK_SORT_KIND",
+    "SUMMARY_KEYS",
     "accuracy",
     "brier_score",
-    "negative_log_likelihood",
-    "RANK_SORT_KIND",
     "calibration_summary",
-    "SUMMARY_KEYS",
+    "distribution_calibration_error",
+    "entropy_calibration_error",
+    "negative_log_likelihood",
+    "rank_calibration_score",
 ]
 
 #: Sort kind for RankCS. Baan et al.'s code calls ``np.argsort`` with the default
