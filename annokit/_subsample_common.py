@@ -68,3 +68,9 @@ def short_items(n: np.ndarray, k: int, short: str, *, ids: Sequence[Any] | None)
     action = "left out" if short == "skip" else "kept with all their votes"
     warnings.warn(f"{what}; {action} (short={short!r})", DegenerateInputWarning, stacklevel=3)
     return mask
+
+
+def check_reps(reps: Any) -> int:
+    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
+        raise VoteSchemaError(f"reps must be a positive integer; got {reps!r}")
+    return int(reps)

@@ -113,7 +113,7 @@ def nested_count_draws(counts: np.ndarray, k_max: int, reps: int, gen: np.random
     bits = 16 if n.max() <= 1024 else 32
     cum = np.cumsum(counts, axis=1)[:, : n_labels - 1].T.astype(np.int32)[:, :, None]
     X = np.zeros((n_labels - 1, n_items, reps), dtype=np.int32)
-    stops = set(int(s) for s in stops)
+    stops = {int(s) for s in stops}
     tmp = np.empty((n_items, reps), dtype=np.int32)
     hit = np.empty((n_items, reps), dtype=bool)
     for t in range(1, k_max + 1):

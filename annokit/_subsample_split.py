@@ -18,7 +18,7 @@ from annokit.errors import DegenerateInputWarning, VoteSchemaError
 from annokit.metrics.divergence import KL_EPS, kl_divergence, tvd
 from annokit.votes import Votes
 
-__all__ = ["SplitHalf", "split_half", "HistogramDivergence", "distce_histogram_divergence"]
+__all__ = ["HistogramDivergence", "SplitHalf", "distce_histogram_divergence", "split_half"]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ Natural Language Inference Data? EMNLP. arXiv:2010.03532.
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,18 +30,13 @@ import numpy as np
 import pandas as pd
 
 from annokit import _subsample_engine as _eng
-from annokit._subsample_common import (
-    ShortPolicy,
-    as_counts,
-    check_k,
-    check_ks,
-    short_items,
-)
+from annokit._subsample_common import ShortPolicy, as_counts, check_ks, check_reps, short_items
 from annokit._subsample_dirichlet import (
     DirichletMultinomial,
     ExtrapolatedCurve,
     extrapolation_check,
 )
+from annokit._subsample_draw import CountSubsample, subsample_counts, subsample_votes
 from annokit._subsample_split import (
     HistogramDivergence,
     SplitHalf,
@@ -50,157 +44,30 @@ from annokit._subsample_split import (
     split_half,
 )
 from annokit._validation import check_option, check_rng
-from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.errors import VoteSchemaError
 from annokit.votes import Votes
 
 __all__ = [
-    "subsample_counts",
-    "subsample_votes",
+    "CURVE_KEYS",
     "CountSubsample",
-    "subsampling_curve",
-    "SubsampleCurve",
-    "recommend_k",
-    "Recommendation",
-    "split_half",
-    "SplitHalf",
-    "distce_histogram_divergence",
-    "HistogramDivergence",
     "DirichletMultinomial",
     "ExtrapolatedCurve",
+    "HistogramDivergence",
+    "Recommendation",
+    "SplitHalf",
+    "SubsampleCurve",
+    "distce_histogram_divergence",
     "extrapolation_check",
-    "CURVE_KEYS",
+    "recommend_k",
+    "split_half",
+    "subsample_counts",
+    "subsample_votes",
+    "subsampling_curve",
 ]
 
 #: Keys of each row of :meth:`SubsampleCurve.to_records` (the CLI's ``--json`` "curve").
 CURVE_KEYS = ("k", "tvd_mean", "tvd_low", "tvd_high", "jsd_mean", "kl_mean",
               "majority_agreement", "entropy_bias")
-
-
-# -- single subsamples ----------------------------------------------------------
-
-@dataclass(frozen=True)
-class CountSubsample:
-    """k-vote subsamples drawn from counts.
-
-    Attributes
-    ----------
-    counts : ndarray of shape (reps, n_kept, n_labels)
-        Vote counts of each repetition's subsample, for the kept items.
-    item_positions : ndarray of shape (n_kept,)
-        Row of each kept item in the input.
-    k : int
-    n_short : int
-        Items with fewer than k votes (skipped under ``short="skip"``, kept
-        whole under ``"keep"``).
-    short : str
-    """
-
-    counts: np.ndarray
-    item_positions: np.ndarray
-    k: int
-    n_short: int
-    short: str
-
-
-def subsample_counts(counts: Any, k: int, *, reps: int = 1,
-                     rng: np.random.Generator | int | None = None,
-                     short: ShortPolicy = "error") -> CountSubsample:
-    """Draw k votes per item without replacement from vote counts alone.
-
-    Parameters
-    ----------
-    counts : array-like of shape (n_items, n_labels) or Votes
-        Whole-number vote counts (``Votes.counts()``).
-    k : int
-        Votes per item in each subsample.
-    reps : int, default=1
-        Independent repetitions.
-    rng : numpy Generator, int seed or None
-    short : {"error", "skip", "keep"}, default="error"
-        Items with fewer than ``k`` votes: raise, leave them out, or keep all
-        their votes. Always reported (a :class:`DegenerateInputWarning`).
-
-    Returns
-    -------
-    CountSubsample
-
-    Notes
-    -----
-    Exact multivariate hypergeometric draws, vectorised across items and
-    repetitions as a chain of univariate hypergeometric draws over labels:
-    ``x_j | x_<j ~ Hypergeometric(good=c_j, bad=sum_{l>j} c_l, draws=k - sum_{l<j} x_l)``.
-
-    Examples
-    --------
-    >>> sub = subsample_counts([[30, 70, 0], [5, 5, 90]], 10, reps=3, rng=0)
-    >>> sub.counts.shape, sub.counts.sum(axis=2).tolist()
-    ((3, 2, 3), [[10, 10], [10, 10], [10, 10]])
-    """
-    cnt, *_ = as_counts(counts)
-    k = check_k(k)
-    reps = _check_reps(reps)
-    gen = check_rng(rng)
-    n = cnt.sum(axis=1)
-    short_mask = short_items(n, k, short, ids=None)
-    keep = ~short_mask if short == "skip" else np.ones(len(n), dtype=bool)
-    positions = np.flatnonzero(keep)
-    sizes = np.minimum(n[positions], k)
-    draws = _eng.hypergeometric_counts(cnt[positions], sizes, reps, gen)
-    return CountSubsample(counts=draws, item_positions=positions, k=k,
-                          n_short=int(short_mask.sum()), short=short)
-
-
-def subsample_votes(votes: Votes, k: int, *, rng: np.random.Generator | int | None = None,
-                    short: ShortPolicy = "error") -> Votes:
-    """Keep k randomly chosen vote rows per item (by annotator), without replacement.
-
-    Parameters
-    ----------
-    votes : Votes
-    k : int
-    rng : numpy Generator, int seed or None
-    short : {"error", "skip", "keep"}, default="error"
-        Items with fewer than ``k`` votes: raise, drop them, or keep all their
-        votes; always reported with a :class:`DegenerateInputWarning`.
-
-    Returns
-    -------
-    Votes
-        The chosen vote rows in their original order, with annotators, item
-        metadata and gold labels carried along.
-
-    Notes
-    -----
-    Each repetition sorts the vote rows on (item, uniform random key), which
-    permutes every item's votes uniformly at random; a vote is kept when its
-    rank within the item is below ``k``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"item": list("aaaabb"), "annotator": list("wxyzwx"),
-    ...                    "label": list("ppnnpn")})
-    >>> v = Votes.from_long(df, item="item", annotator="annotator", label="label")
-    >>> subsample_votes(v, 2, rng=0).votes_per_item().tolist()
-    [2, 2]
-    """
-    if not isinstance(votes, Votes):
-        raise VoteSchemaError(f"subsample_votes needs a Votes object; got {type(votes).__name__}")
-    k = check_k(k)
-    gen = check_rng(rng)
-    n = votes.votes_per_item()
-    short_mask = short_items(n, k, short, ids=votes.item_ids)
-    ranks = _eng.vote_rank_draws(votes.item_index, votes.n_items, 1, gen)[0]
-    mask = ranks < k
-    if short == "skip":
-        mask &= ~short_mask[votes.item_index]
-    return votes.select_votes(mask)
-
-
-def _check_reps(reps: Any) -> int:
-    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
-        raise VoteSchemaError(f"reps must be a positive integer; got {reps!r}")
-    return int(reps)
 
 
 # -- curves ---------------------------------------------------------------------
@@ -431,7 +298,7 @@ def subsampling_curve(
     check_option("method", method, ("auto", "counts", "votes"))
     counts, item_ids, _, votes = as_counts(data)
     ks_arr = check_ks(ks)
-    reps = _check_reps(reps)
+    reps = check_reps(reps)
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise VoteSchemaError(f"n_bins must be a positive integer; got {n_bins!r}")
     if not (0 < float(interval) < 1):
@@ -671,6 +538,3 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = 0.05, *,
                           source="extrapolated" if found["k"] is not None else "not reached",
                           target="population distribution (Dirichlet-multinomial fit)")
 
-
-def _warn(message: str) -> None:
-    warnings.warn(message, DegenerateInputWarning, stacklevel=3)

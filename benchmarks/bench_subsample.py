@@ -58,32 +58,32 @@ print(json.dumps({{"seconds": wall, "cpu_seconds": cpu, "peak_alloc_mb": peak / 
 STEPS = {
     "annokit subsampling_curve, n_jobs=1": (
         "from annokit.subsample import subsampling_curve",
-        "curves = [subsampling_curve(v, range(1, 101), reps=reps, rng=0, n_jobs=1) "
-        "for v in votes]\ncheck = [round(float(c.values['tvd'][:, 19].mean()), 4) for c in curves]",
+        ("curves = [subsampling_curve(v, range(1, 101), reps=reps, rng=0, n_jobs=1) "
+        "for v in votes]\ncheck = [round(float(c.values['tvd'][:, 19].mean()), 4) for c in curves]"),
         1),
     "annokit subsampling_curve, n_jobs=2": (
         "from annokit.subsample import subsampling_curve",
-        "curves = [subsampling_curve(v, range(1, 101), reps=reps, rng=0, n_jobs=2) "
-        "for v in votes]\ncheck = [round(float(c.values['tvd'][:, 19].mean()), 4) for c in curves]",
+        ("curves = [subsampling_curve(v, range(1, 101), reps=reps, rng=0, n_jobs=2) "
+        "for v in votes]\ncheck = [round(float(c.values['tvd'][:, 19].mean()), 4) for c in curves]"),
         2),
     "annokit subsample_counts per k (TVD only)": (
-        "from annokit.subsample import subsample_counts\n"
-        "from annokit.metrics.divergence import tvd",
-        "check = []\n"
+        ("from annokit.subsample import subsample_counts\n"
+        "from annokit.metrics.divergence import tvd"),
+        ("check = []\n"
         "for v in votes:\n"
         "    c = v.counts(); p = c / c.sum(1, keepdims=True); rng = np.random.default_rng(0)\n"
         "    means = [tvd((subsample_counts(c, k, reps=reps, rng=rng).counts / k)"
         ".reshape(-1, c.shape[1]), np.tile(p, (reps, 1))).mean() for k in range(1, 101)]\n"
-        "    check.append(round(float(means[19]), 4))",
+        "    check.append(round(float(means[19]), 4))"),
         1),
     "peer: per-item multivariate_hypergeometric, 100 items (TVD only)": (
         "from annokit.metrics.divergence import tvd",
-        "check = []\n"
+        ("check = []\n"
         "c = votes[0].counts()[:100]; p = c / c.sum(1, keepdims=True); rng = np.random.default_rng(0)\n"
         "for k in range(1, 101):\n"
         "    x = np.stack([rng.multivariate_hypergeometric(row, k, size=reps) for row in c], 1)\n"
         "    check.append(float(tvd((x / k).reshape(-1, 3), np.tile(p, (reps, 1))).mean()))\n"
-        "check = [round(check[19], 4)]",
+        "check = [round(check[19], 4)]"),
         1),
 }
 PEER = "peer: per-item multivariate_hypergeometric, 100 items (TVD only)"

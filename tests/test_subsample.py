@@ -27,7 +27,7 @@ from annokit.subsample import (
     subsample_votes,
     subsampling_curve,
 )
-from annokit.votes import CHAOSNLI_NLI_LABELS, Votes
+from annokit.votes import Votes
 
 
 def chaosnli_votes(shared_data, name="snli"):
