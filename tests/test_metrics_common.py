@@ -142,7 +142,7 @@ def test_summary_matches_dict_and_invariances(data):
     for key, name in [("ece", "ece"), ("mce", "mce"), ("classwise_ece", "classwise_ece"),
                       ("smece", "smece"), ("smece_classwise", "smece_classwise"),
                       ("accuracy", "accuracy"), ("brier", "brier"), ("brier_soft", "brier_soft"),
-                      ("nll", "nll"), ("nll_soft", "nll_soft")]:
+                      ("nll", "nll_soft"), ("nll_majority", "nll")]:
         same(summary[key], call(name, probs, labels, targets))
     perm = np.array([2, 0, 3, 1])
     relabelled = calibration_summary(probs[:, perm], np.argsort(perm)[labels], targets[:, perm])

@@ -293,7 +293,11 @@ def negative_log_likelihood(probs: Any, labels_or_targets: Any, *, eps: float = 
 #: Keys of :func:`calibration_summary`, in order.
 SUMMARY_KEYS = ("accuracy", "ece", "mce", "classwise_ece", "smece", "smece_classwise",
                 "rank_cs", "rank_cs_tie_aware", "ent_ce", "ent_ce_signed", "dist_ce", "jsd",
-                "kl", "brier", "brier_soft", "nll", "nll_soft")
+                "kl", "brier", "brier_soft", "nll", "nll_majority")
+
+
+#: Summary key -> name of the fused kernel's per-item sum (see _fast.SUMMARY_SUMS).
+_SUM_OF = {"nll": "nll_soft", "nll_majority": "nll"}
 
 
 def _summary_numpy(p: np.ndarray, y: np.ndarray, t: np.ndarray, n_bins: int) -> dict[str, float]:
@@ -318,8 +322,8 @@ def _summary_numpy(p: np.ndarray, y: np.ndarray, t: np.ndarray, n_bins: int) -> 
         "kl": float(kl_divergence(t, p).mean()),
         "brier": brier_score(p, y),
         "brier_soft": brier_score(p, t),
-        "nll": negative_log_likelihood(p, y),
-        "nll_soft": negative_log_likelihood(p, t),
+        "nll": negative_log_likelihood(p, t),
+        "nll_majority": negative_log_likelihood(p, y),
     }
 
 
@@ -353,8 +357,9 @@ def calibration_summary(probs: Any, labels: Any, targets: Any, *, n_bins: int = 
         (mean Jensen-Shannon distance, scipy convention) and ``kl`` (mean
         KL(human || model), nats, model clipped at 1e-15); ``brier`` (against
         one-hot ``labels``) and ``brier_soft`` (against ``targets``), both summed
-        over classes; ``nll`` (against ``labels``) and ``nll_soft``
-        (cross-entropy against ``targets``), nats.
+        over classes; ``nll`` (cross-entropy against ``targets``) and
+        ``nll_majority`` (NLL of ``labels``), nats. The names are those of
+        :mod:`annokit.metrics.suite` and ``annokit evaluate --json``.
 
     Raises
     ------
@@ -384,7 +389,7 @@ def calibration_summary(probs: Any, labels: Any, targets: Any, *, n_bins: int = 
                 "classwise_ece": _binning.compute_classwise(stats),
                 "smece": _binning.compute_top(stats, soft=True),
                 "smece_classwise": _binning.compute_classwise(stats, soft=True),
-                **{key: means[key] for key in SUMMARY_KEYS[6:]},
+                **{key: means[_SUM_OF.get(key, key)] for key in SUMMARY_KEYS[6:]},
             }
         p, y, t = _binning.validate_inputs(p, y, t)
     return _summary_numpy(p, y, t, n_bins)
