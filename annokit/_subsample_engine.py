@@ -33,6 +33,10 @@ __all__: list[str] = []
 #: the per-chunk working arrays stay in the CPU cache.
 CELL_BUDGET = 1_000_000
 
+#: Up to this many votes per item, vote positions are drawn from 16-bit words (4 per
+#: 64-bit output; rejection rate below n / 2^16), else from 32-bit words.
+BITS16_MAX_VOTES = 1024
+
 
 def rep_chunks(reps: int, n_cells_per_rep: int) -> list[tuple[int, int]]:
     """Deterministic split of ``range(reps)`` into chunks bounded by ``CELL_BUDGET``."""
@@ -85,7 +89,9 @@ def _bounded_ints(gen: np.random.Generator, s: np.ndarray, shape: tuple[int, int
         thresh = np.where(s > 0, (1 << bits) % np.maximum(s, 1), 0).astype(wide)
     m = x * s_w
     mask = wide((1 << bits) - 1)
-    bad = np.nonzero((m & mask) < thresh)
+    low = m & mask
+    rejected = np.less(low, thresh, out=np.empty(shape, dtype=bool))
+    bad = np.nonzero(rejected) if rejected.any() else (np.zeros(0, np.intp),) * 2
     while bad[0].size:  # rare: probability below s / 2^bits per draw
         redo = gen.bit_generator.random_raw(-(-bad[0].size // per_word))
         xr = redo.view(dtype)[: bad[0].size].astype(wide)
@@ -93,7 +99,9 @@ def _bounded_ints(gen: np.random.Generator, s: np.ndarray, shape: tuple[int, int
         m[bad] = mr
         still = (mr & mask) < thresh[bad[0], 0]
         bad = (bad[0][still], bad[1][still])
-    return (m >> wide(bits)).astype(np.int32)
+    m >>= wide(bits)
+    # values are below s < 2^31: reinterpret the 32-bit words, convert the 64-bit ones
+    return m.view(np.int32) if bits == 16 else m.astype(np.int32)
 
 
 def nested_count_draws(counts: np.ndarray, k_max: int, reps: int, gen: np.random.Generator,
@@ -110,7 +118,7 @@ def nested_count_draws(counts: np.ndarray, k_max: int, reps: int, gen: np.random
     """
     n_items, n_labels = counts.shape
     n = counts.sum(axis=1)
-    bits = 16 if n.max() <= 1024 else 32
+    bits = 16 if n.max() <= BITS16_MAX_VOTES else 32
     cum = np.cumsum(counts, axis=1)[:, : n_labels - 1].T.astype(np.int32)[:, :, None]
     X = np.zeros((n_labels - 1, n_items, reps), dtype=np.int32)
     stops = {int(s) for s in stops}

@@ -106,6 +106,9 @@ def split_half(data: Votes | Any, k: int = 20, *, rng: np.random.Generator | int
     check_option("short", short, ("error", "skip"))
     k = check_k(k)
     counts, item_ids, _, _ = as_counts(data)
+    if counts.shape[1] < 2:
+        raise VoteSchemaError(f"a split-half ceiling needs at least two labels; got "
+                              f"{counts.shape[1]}")
     gen = check_rng(rng)
     n = counts.sum(axis=1)
     need = 2 * k + (1 if reference == "rest" else 0)

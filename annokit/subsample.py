@@ -315,6 +315,8 @@ def subsampling_curve(
 
     n = counts.sum(axis=1)
     n_items, n_labels = counts.shape
+    if n_labels < 2:
+        raise VoteSchemaError(f"subsampling curves need at least two labels; got {n_labels}")
     n_short = np.array([int((n < k).sum()) for k in ks_arr])
     if short == "error" and n_short.any():
         short_items(n, int(ks_arr[np.argmax(n_short > 0)]), "error", ids=item_ids)

@@ -435,6 +435,8 @@ def test_histogram_divergence_by_hand_and_errors():
      "method='votes' needs a Votes object"),
     (lambda: subsampling_curve([[1, 2]], [1], reps=2, n_jobs=0), "n_jobs must be a positive"),
     (lambda: subsampling_curve([[1, 2]], [1], reps=2, short="drop"), "short must be one of"),
+    (lambda: subsampling_curve([[3], [2]], [1], reps=2), "need at least two labels; got 1"),
+    (lambda: split_half([[30], [40]], 5), "needs at least two labels; got 1"),
 ])
 def test_argument_errors(call, message):
     with pytest.raises(VoteSchemaError, match=message):
