@@ -194,13 +194,14 @@ def test_report_in_headless_chromium(demo_report: Path):
     n_models = 4
     expected_figures = (["figure-per-bin"]
                         + [f"figure-reliability-{i}" for i in range(n_models)]
-                        + ["figure-error-histograms", "figure-entropy-histograms"])
+                        + ["figure-error-histograms", "figure-entropy-histograms",
+                           "figure-subsampling"])
     assert counts["figure_ids"] == expected_figures
     assert counts["figures_with_svg"] == counts["figures"] == len(expected_figures)
     assert all(h > 100 for h in counts["svg_heights"]), counts["svg_heights"]
     expected_tables = (["table-global", "table-bins", "table-ceiling"]
                        + [f"table-bins-model-{i}" for i in range(n_models)]
-                       + ["table-comparisons", "table-dataset"])
+                       + ["table-comparisons", "table-subsampling", "table-dataset"])
     assert counts["tables"] == expected_tables
     assert counts["empty_tables"] == 0
     assert counts["title"].startswith("annokit demo")

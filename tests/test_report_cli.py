@@ -58,6 +58,7 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
                  "--model", f"sharp={paths['sharp', 'dev']},{paths['sharp', 'test']}",
                  "--pred-labels", "b,a", "--bins", "3", "--bootstrap", "40",
                  "--temperature", "sharp=4", "--fit-temperature-on", f"sharp={paths['sharp', 'dev']}",
+                 "--subsample", "1,3,6", "--subsample-reps", "20",
                  "--out", out, "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -66,6 +67,9 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     assert data["models"][2]["temperature"] == 4.0
     assert "20 items with votes" in data["models"][3]["temperature_note"]
     assert len(data["binning"]["counts"]) == 3 and sum(data["binning"]["counts"]) == 40
+    curve = data["subsampling"]
+    assert [p["k"] for p in curve] == [1, 3, 6] and curve[-1]["tvd_mean"] == 0.0  # all 6 votes
+    assert curve[0]["tvd_mean"] > curve[1]["tvd_mean"] > 0
     assert f"report written to {out / 'report.html'}" in result.stderr
     assert "annokit report" in result.stderr  # the progress bar
     for name in ("report.html", "report.md", "report.json", "figures/per-bin.svg",
@@ -86,6 +90,8 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     (["--model", "m={good}", "--model", "k={good}", "--fit-temperature-on", "{good}"],
      ("Error: --fit-temperature-on '{good}': with several models write NAME=PATH[,PATH] to "
       "say whose temperature to fit\n")),
+    (["--model", "m={good}", "--subsample", "1,two"],
+     "Error: --subsample must be comma-separated integers; got '1,two'\n"),
     (["--model", "m={good}", "--model", "m={good}"],
      "Error: --model names must be unique; got ['m', 'm']\n"),
 ])

@@ -42,11 +42,16 @@ def demo(out: str | None, seed: int, n_bootstrap: int, png: bool, no_report: boo
         return
     out = out or "annokit-demo"
     from annokit.report import build_report, write_report
+    from annokit.report.build import subsampling_rows
     from annokit.report.demo import make_models
 
     models = make_models(data.votes, data.true_probs, rng=seed)
+    notes: list[str] = []
+    curve = subsampling_rows(data.votes, [1, 2, 3, 5, 10, 20], reps=200, rng=seed, notes=notes)
     report = build_report(data.votes, models, n_bootstrap=n_bootstrap, rng=seed,
+                          subsampling=curve,
                           title="annokit demo: synthetic dataset, four synthetic models")
+    report.notes = notes + report.notes
     path = write_report(report, out, png=png)
     click.echo(f"\nreport written to {path.resolve() / 'report.html'} (also report.md, report.json, "
                "figures/)", file=sys.stderr if as_json else None)

@@ -127,6 +127,19 @@ def load_models(votes, model_specs, *, pred_labels, id_field, on_missing, temper
     return votes, out, notes
 
 
+def subsampling_rows(votes, ks, *, reps: int, seed: int, notes: list[str]) -> list[dict]:
+    """``--subsample K,K,...`` parsed and computed (see :func:`annokit.report.build.subsampling_rows`)."""
+    from annokit.report.build import subsampling_rows as rows
+
+    if isinstance(ks, str):
+        try:
+            ks = [int(k) for k in ks.split(",") if k.strip()]
+        except ValueError:
+            raise VoteSchemaError(f"--subsample must be comma-separated integers; got {ks!r}") \
+                from None
+    return rows(votes, ks, reps=reps, rng=seed, notes=notes)
+
+
 @click.command(name="report")
 @click.option("--votes", "votes_path", required=True, type=click.Path(dir_okay=False),
               help="Votes file (any format `annokit stats` reads) or a registered dataset name.")
@@ -154,6 +167,11 @@ def load_models(votes, model_specs, *, pred_labels, id_field, on_missing, temper
 @click.option("--n-bins", "n_ece_bins", type=click.IntRange(min=1), default=10, show_default=True,
               help="Equal-width confidence bins of ECE, SMECE and the reliability diagrams.")
 @click.option("--no-ceiling", is_flag=True, help="Skip the split-half human ceiling.")
+@click.option("--subsample", "subsample_ks", default=None, metavar="K,K,...",
+              help="Also compute the 'how many annotations' curve for these k "
+                   "(annokit subsample; items with fewer than k votes are skipped at that k).")
+@click.option("--subsample-reps", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Repetitions of the subsampling curve.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the bootstrap and the ceiling split.")
 @click.option("--title", default=None, help="Page title.")
@@ -163,8 +181,8 @@ def load_models(votes, model_specs, *, pred_labels, id_field, on_missing, temper
 @click.option("--json", "as_json", is_flag=True, help="Also print report.json on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, temperatures,
-           fit_temperature_on, n_bootstrap, n_ece_bins, no_ceiling, seed, title, png, out,
-           as_json, quiet):
+           fit_temperature_on, n_bootstrap, n_ece_bins, no_ceiling, subsample_ks, subsample_reps,
+           seed, title, png, out, as_json, quiet):
     """Write the agreement-binned analysis report of one or more models to --out:
     report.html (self-contained page), report.md, report.json (versioned schema)
     and figures/.
@@ -186,17 +204,23 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
             raise VoteSchemaError(f"--bins must be an integer or comma-separated edges; "
                                   f"got {bins!r}") from None
     n_models = len(models) + len(temperatures) + len(fit_temperature_on)
+    notes: list[str] = []
     with _Progress(length=3 + len(models) + n_models + 4, enabled=not quiet) as progress:
         votes = read_votes(votes_path, format=fmt)
         progress("votes")
-        votes, preds, notes = load_models(
+        votes, preds, model_notes = load_models(
             votes, models, pred_labels=pred_labels, id_field=id_field, on_missing=on_missing,
             temperatures=temperatures, fit_temperature_on=fit_temperature_on, progress=progress)
+        curve = None
+        if subsample_ks:
+            curve = subsampling_rows(votes, subsample_ks, reps=subsample_reps, seed=seed,
+                                     notes=notes)
         rep = build_report(votes, preds, bins=bin_spec, n_bootstrap=n_bootstrap,
                            n_ece_bins=n_ece_bins, ceiling=not no_ceiling, rng=seed,
+                           subsampling=curve,
                            title=title or f"annokit report: {Path(votes_path).name}",
                            progress=progress)
-        rep.notes = notes + rep.notes
+        rep.notes = model_notes + notes + rep.notes
         path = write_report(rep, out, png=png)
         progress("written")
     if as_json:
@@ -205,4 +229,4 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
                "figures/)", err=as_json)
 
 
-__all__ = ["AnnokitError", "load_models", "report"]
+__all__ = ["AnnokitError", "load_models", "report", "subsampling_rows"]

@@ -56,6 +56,7 @@ __all__ = [
     "apply_temperature",
     "build_report",
     "per_item_values",
+    "subsampling_rows",
 ]
 
 #: Metrics that are means of per-item values (these sum back, weighted by n, over bins).
@@ -204,6 +205,26 @@ def per_item_values(probs: np.ndarray, human_probs: np.ndarray, majority_labels:
         "rank_cs": human.rank_calibration_score(probs, human_probs).astype(np.float64),
         "entropy": entropy(probs, base=None),
     }
+
+
+def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
+                     rng: np.random.Generator | int | None = 0,
+                     notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """The "how many annotations" curve of :func:`annokit.subsample.subsampling_curve` as rows.
+
+    Items with fewer than k votes are skipped at that k (``short="skip"``); the
+    warnings saying how many are appended to ``notes``. Pass the rows to
+    :func:`build_report` as ``subsampling``.
+    """
+    from annokit.subsample import subsampling_curve
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateInputWarning)
+        curve = subsampling_curve(votes, ks, reps=reps, rng=rng, short="skip", grid=False)
+    if notes is not None:
+        notes += [f"subsampling: {w.message}" for w in caught
+                  if issubclass(w.category, DegenerateInputWarning)]
+    return curve.to_records()
 
 
 def _as_predictions(name: str, value: Any, votes: Votes) -> ModelPredictions:
@@ -360,8 +381,10 @@ def build_report(
         Votes per half in the ceiling (default: half the median number of votes
         per item); items with fewer than twice that many votes are left out and counted.
     subsampling : sequence of mapping, optional
-        A precomputed "how many annotations" curve: rows with ``k``,
-        ``tvd_mean``, ``tvd_low``, ``tvd_high`` (``annokit subsample --json``).
+        A precomputed "how many annotations are enough" curve: rows with ``k``,
+        ``tvd_mean``, ``tvd_low``, ``tvd_high`` and optionally ``jsd_mean``,
+        ``kl_mean``, ``majority_agreement``, ``entropy_bias``
+        (``SubsampleCurve.to_records()``, the "curve" of ``annokit subsample --json``).
     title : str, optional
     rng : numpy Generator or int seed, default 0
         Randomness of the bootstrap and the ceiling split. An int seed is
@@ -527,8 +550,7 @@ def build_report(
         comparisons=comparisons,
         human_entropy=_histogram(h_nats, hist_edges["entropy"]),
         human_ceiling=human_ceiling,
-        subsampling=[SubsamplingPoint(**{k: row[k] for k in ("k", "tvd_mean", "tvd_low",
-                                                              "tvd_high")})
+        subsampling=[SubsamplingPoint(**{k: row.get(k) for k in SubsamplingPoint.model_fields})
                      for row in subsampling] if subsampling else None,
         settings=Settings(seed=seed, n_bootstrap=int(n_bootstrap), confidence=confidence,
                           n_ece_bins=n_ece_bins, tie_policy="first"),

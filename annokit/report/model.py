@@ -174,6 +174,11 @@ class SubsamplingPoint(_Model):
     tvd_mean: Number
     tvd_low: Number
     tvd_high: Number
+    jsd_mean: Number = None
+    kl_mean: Number = None
+    majority_agreement: Number = Field(default=None, description="share of items whose k-vote "
+                                                                 "majority is the full majority")
+    entropy_bias: Number = Field(default=None, description="mean H(k votes) - H(all votes), bits")
 
 
 class Settings(_Model):
