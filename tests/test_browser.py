@@ -201,7 +201,8 @@ def test_report_in_headless_chromium(demo_report: Path):
     assert all(h > 100 for h in counts["svg_heights"]), counts["svg_heights"]
     expected_tables = (["table-global", "table-bins", "table-ceiling"]
                        + [f"table-bins-model-{i}" for i in range(n_models)]
-                       + ["table-comparisons", "table-subsampling", "table-dataset"])
+                       + ["table-comparisons", "table-annotators", "table-subsampling",
+                          "table-dataset"])
     assert counts["tables"] == expected_tables
     assert counts["empty_tables"] == 0
     assert counts["title"].startswith("annokit demo")

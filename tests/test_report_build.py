@@ -245,3 +245,24 @@ def test_same_seed_gives_byte_identical_json_and_another_seed_differs():
     c = dump_json(build_report(votes, {"m": probs}, n_bootstrap=50, rng=8))
     assert a == b and a != c
     assert "NaN" not in a and '"seed": 7' in a
+
+
+def test_annotator_quality_is_reported_when_annotator_ids_are_known():
+    from annokit.synthetic import make_votes
+
+    data = make_votes(n_items=200, n_annotators=20, votes_per_item=8, spammer_fraction=0.2, rng=1)
+    probs = distributions(data.votes.counts(), smoothing=1.0)
+    rep = build_report(data.votes, {"m": probs}, n_bootstrap=0, ceiling=False)
+    aq = rep.annotator_quality
+    assert aq.methods == ["ds", "agreement"] and aq.n_annotators == 20
+    assert [r.annotator for r in aq.annotators if r.flagged["ds"]] != []
+    spammers = set(data.votes.annotator_ids[data.spammer])
+    flagged = {r.annotator for r in aq.annotators if r.flagged["agreement"]}
+    assert flagged <= spammers and len(flagged) >= len(spammers) // 2
+    first = [r.scores["ds"] for r in aq.annotators]
+    assert first == sorted(first)
+    assert build_report(data.votes, {"m": probs}, n_bootstrap=0, ceiling=False,
+                        quality_methods=()).annotator_quality is None
+    counts_only = Votes.from_counts(data.votes.counts(), labels=data.votes.labels)
+    assert build_report(counts_only, {"m": probs}, n_bootstrap=0,
+                        ceiling=False).annotator_quality is None

@@ -51,6 +51,13 @@ def demo(out: str | None, seed: int, n_bootstrap: int, png: bool, no_report: boo
     report = build_report(data.votes, models, n_bootstrap=n_bootstrap, rng=seed,
                           subsampling=curve,
                           title="annokit demo: synthetic dataset, four synthetic models")
+    aq = report.annotator_quality
+    if aq is not None:
+        known = set(data.votes.annotator_ids[data.spammer].tolist())
+        for m in aq.methods:
+            hits = sum(r.flagged[m] and r.annotator in known for r in aq.annotators)
+            notes.append(f"demo truth: {len(known)} injected spammers; {m} flags "
+                         f"{aq.n_flagged[m]} annotators, {hits} of them spammers")
     report.notes = notes + report.notes
     path = write_report(report, out, png=png)
     click.echo(f"\nreport written to {path.resolve() / 'report.html'} (also report.md, report.json, "

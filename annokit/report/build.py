@@ -34,6 +34,8 @@ from annokit.metrics import calibration, human
 from annokit.metrics.divergence import jensen_shannon_distance, kl_divergence, tvd
 from annokit.report.model import (
     METRIC_KEYS,
+    AnnotatorQuality,
+    AnnotatorRow,
     BinCeiling,
     BinMetrics,
     Binning,
@@ -354,6 +356,7 @@ def build_report(
     votes_per_half: int | None = None,
     subsampling: Sequence[Mapping[str, Any]] | None = None,
     title: str | None = None,
+    quality_methods: Sequence[str] = ("ds", "agreement"),
     rng: np.random.Generator | int | None = 0,
     progress: Callable[[str], None] | None = None,
 ) -> Report:
@@ -386,6 +389,9 @@ def build_report(
         ``kl_mean``, ``majority_agreement``, ``entropy_bias``
         (``SubsampleCurve.to_records()``, the "curve" of ``annokit subsample --json``).
     title : str, optional
+    quality_methods : sequence of str, default ("ds", "agreement")
+        Annotator-quality scores (:func:`annokit.quality.annotator_scores`)
+        reported when the votes carry annotator ids; empty to skip.
     rng : numpy Generator or int seed, default 0
         Randomness of the bootstrap and the ceiling split. An int seed is
         recorded in the report; the same seed gives the same report.
@@ -538,6 +544,10 @@ def build_report(
                                  votes_per_half, ceil_gen, notes)
     step("ceiling")
 
+    annotator_quality = None
+    if quality_methods and votes.has_annotators:
+        annotator_quality = _annotator_quality(votes, quality_methods, notes)
+    step("annotators")
     dataset = _dataset_summary(votes, n_boot=min(int(n_bootstrap), 1000),
                                seed=0 if seed is None else seed, notes=notes)
     report = Report(
@@ -550,6 +560,7 @@ def build_report(
         comparisons=comparisons,
         human_entropy=_histogram(h_nats, hist_edges["entropy"]),
         human_ceiling=human_ceiling,
+        annotator_quality=annotator_quality,
         subsampling=[SubsamplingPoint(**{k: row.get(k) for k in SubsamplingPoint.model_fields})
                      for row in subsampling] if subsampling else None,
         settings=Settings(seed=seed, n_bootstrap=int(n_bootstrap), confidence=confidence,
@@ -558,6 +569,29 @@ def build_report(
     )
     step("done")
     return report
+
+
+def _annotator_quality(votes: Votes, methods: Sequence[str],
+                       notes: list[str]) -> AnnotatorQuality:
+    """Scores and flags of every annotator under each method (thresholds: the quality defaults)."""
+    from annokit.quality import DEFAULT_THRESHOLDS, annotator_scores
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores = {m: annotator_scores(votes, m, rng=0) for m in methods}
+    notes += [f"annotator quality: {w.message}" for w in caught
+              if issubclass(w.category, DegenerateInputWarning)]
+    thresholds = {m: float(DEFAULT_THRESHOLDS[m]) for m in methods}
+    flagged = {m: np.nan_to_num(scores[m], nan=np.inf) < thresholds[m] for m in methods}
+    first = scores[methods[0]]
+    order = np.lexsort((np.arange(first.size), np.nan_to_num(first, nan=np.inf)))
+    per = votes.votes_per_annotator()
+    rows = [AnnotatorRow(annotator=str(votes.annotator_ids[a]), n_votes=int(per[a]),
+                         scores={m: float(scores[m][a]) for m in methods},
+                         flagged={m: bool(flagged[m][a]) for m in methods}) for a in order]
+    return AnnotatorQuality(methods=list(methods), thresholds=thresholds,
+                            n_annotators=int(first.size),
+                            n_flagged={m: int(flagged[m].sum()) for m in methods}, annotators=rows)
 
 
 def _ceiling(votes: Votes, human_probs: np.ndarray, maj_labels: np.ndarray,

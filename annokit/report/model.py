@@ -25,6 +25,8 @@ __all__ = [
     "METRIC_KEYS",
     "SCHEMA_PATH",
     "SCHEMA_VERSION",
+    "AnnotatorQuality",
+    "AnnotatorRow",
     "BinCeiling",
     "BinMetrics",
     "Binning",
@@ -181,6 +183,25 @@ class SubsamplingPoint(_Model):
     entropy_bias: Number = Field(default=None, description="mean H(k votes) - H(all votes), bits")
 
 
+class AnnotatorRow(_Model):
+    """Quality scores of one annotator (higher is better) and whether each method flags them."""
+
+    annotator: str
+    n_votes: int
+    scores: dict[str, Number]
+    flagged: dict[str, bool]
+
+
+class AnnotatorQuality(_Model):
+    """Annotator quality (:func:`annokit.quality.annotator_scores`), when annotator ids are known."""
+
+    methods: list[str]
+    thresholds: dict[str, float] = Field(description="score below the threshold -> flagged")
+    n_annotators: int
+    n_flagged: dict[str, int]
+    annotators: list[AnnotatorRow] = Field(description="every annotator, lowest first score first")
+
+
 class Settings(_Model):
     """The options the report was built with (enough to rebuild it)."""
 
@@ -205,6 +226,7 @@ class Report(_Model):
     human_entropy: Histogram = Field(description="human entropy (nats) on the models' entropy edges")
     human_ceiling: HumanCeiling | None = None
     subsampling: list[SubsamplingPoint] | None = None
+    annotator_quality: AnnotatorQuality | None = None
     settings: Settings
     notes: list[str] = Field(default_factory=list,
                              description="warnings and decisions a reader should know about")

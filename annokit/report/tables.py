@@ -134,6 +134,21 @@ def report_tables(report: Report) -> list[Table]:
                   for c in report.comparisons],
             caption="Differences on the same bootstrap resamples of items; p is the two-sided "
                     "share of resamples on the other side of zero."))
+    aq = report.annotator_quality
+    if aq is not None:
+        shown = [r for r in aq.annotators if any(r.flagged.values())]
+        shown = shown or aq.annotators[:10]
+        tables.append(Table(
+            id="table-annotators", title="Annotator quality",
+            header=["annotator", "votes"] + [f"{m} score" for m in aq.methods]
+            + [f"flagged by {m}" for m in aq.methods],
+            rows=[[r.annotator, str(r.n_votes)] + [fmt_number(r.scores[m]) for m in aq.methods]
+                  + ["yes" if r.flagged[m] else "" for m in aq.methods] for r in shown],
+            caption=(f"{len(shown)} of {aq.n_annotators} annotators shown (flagged by any method, "
+                     "else the lowest scores); flagged: "
+                     + ", ".join(f"{m} {aq.n_flagged[m]} (score < {aq.thresholds[m]:g})"
+                                 for m in aq.methods)
+                     + ". Scores from annokit.quality.annotator_scores; higher is better.")))
     if report.subsampling:
         tables.append(Table(
             id="table-subsampling", title="How many annotations are enough",
