@@ -237,9 +237,9 @@ def test_writer_refuses_foreign_directories_and_files(small_report, tmp_path):
 
 def test_report_json_is_byte_identical_across_runs_and_user_edges_are_kept(files, tmp_path):
     votes, paths = files
-    args = ["report", "--votes", votes, "--model", f"good={paths['good', 'dev']},"
-            f"{paths['good', 'test']}", "--pred-labels", "b,a", "--bins", "0,0.5,1",
-            "--bootstrap", "25", "--seed", "3", "--quiet"]
+    model = f"good={paths['good', 'dev']},{paths['good', 'test']}"
+    args = ["report", "--votes", votes, "--model", model, "--pred-labels", "b,a",
+            "--bins", "0,0.5,1", "--bootstrap", "25", "--seed", "3", "--quiet"]
     assert run(*args, "--out", tmp_path / "one").exit_code == 0
     assert run(*args, "--out", tmp_path / "two").exit_code == 0
     one = (tmp_path / "one" / "report.json").read_bytes()
