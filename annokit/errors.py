@@ -10,11 +10,11 @@ from __future__ import annotations
 
 __all__ = [
     "AnnokitError",
-    "VoteSchemaError",
+    "AnnokitWarning",
     "DataFormatError",
     "DatasetNotFoundError",
-    "AnnokitWarning",
     "DegenerateInputWarning",
+    "VoteSchemaError",
 ]
 
 

@@ -126,10 +126,12 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
                           "majority_accuracy": float((maj.labels[has] == votes.gold[has]).mean()),
                           "n_tied": int(maj.is_tied[has].sum())}
     gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    result["krippendorff_alpha"] = krippendorff_alpha(counts, n_boot=n_boot, confidence=confidence,
-                                                      rng=gen).to_dict()
-    result["fleiss_kappa"] = fleiss_kappa(counts, n_boot=n_boot, confidence=confidence,
-                                          rng=gen).to_dict()
+    pairable = per_item >= 2
+    for key, coefficient in (("krippendorff_alpha", krippendorff_alpha),
+                             ("fleiss_kappa", fleiss_kappa)):
+        # with no item holding two votes there is nothing to agree on: null, not an error
+        result[key] = (coefficient(counts, n_boot=n_boot, confidence=confidence, rng=gen).to_dict()
+                       if pairable.any() else None)
     return result
 
 
@@ -176,6 +178,9 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     for key, title in (("krippendorff_alpha", "Krippendorff's alpha (nominal)"),
                        ("fleiss_kappa", "Fleiss' kappa")):
         a = stats[key]
+        if a is None:
+            rows.append((title, "n/a (no item has two votes)"))
+            continue
         ci = (f" [{_fmt(a['ci_low'])}, {_fmt(a['ci_high'])}] ({100 * a['confidence']:g}% bootstrap, "
               f"{a['n_boot']} reps)" if a["ci_low"] is not None else "")
         rows.append((title, _fmt(a["value"]) + ci))

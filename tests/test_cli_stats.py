@@ -77,3 +77,11 @@ def test_demo_prints_stats():
     assert result.exit_code == 0, result.output
     first = result.output
     assert run("demo", "--json").output == first
+
+
+def test_stats_with_one_vote_per_item_has_null_agreement(tmp_path):
+    f = tmp_path / "v.csv"
+    f.write_text("item,annotator,label\nq1,a,x\nq2,a,y\n")
+    out = json.loads(run("stats", str(f), "--json").output)
+    assert out["krippendorff_alpha"] is None and out["fleiss_kappa"] is None
+    assert "n/a (no item has two votes)" in run("stats", str(f)).output
