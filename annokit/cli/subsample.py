@@ -158,6 +158,11 @@ def write_plot(curve: Any, rec: Any, target: str) -> None:
     ax2.set_xscale("log")
     ax2.set_xlabel("votes per item (k)")
     ax2.set_ylabel("k-vote majority = full majority")
+    for ax in (ax1, ax2):
+        ax.set_xticks(frame.k.tolist())
+        ax.set_xticklabels([str(int(k)) for k in frame.k])
+        ax.minorticks_off()
+    fig.suptitle(f"{curve.n_items} items, {curve.reps} repetitions per k", fontsize=10)
     fig.tight_layout()
     out = Path(target)
     suffix = out.suffix.lower().lstrip(".") or "png"
