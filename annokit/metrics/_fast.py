@@ -86,26 +86,34 @@ if HAVE_NUMBA:
 
     @_jit
     def _bin_kernel(probs, labels, targets, edges, uniform, has_labels, has_targets, classwise,
-                    atol,
-                    count, sum_conf, sum_correct, sum_soft,
-                    cw_count, cw_sum_prob, cw_sum_hit, cw_sum_soft):  # pragma: no cover
+                    atol, top, cw):  # pragma: no cover - compiled
         """One pass: top-label and classwise per-bin sums (see _binning.update_numpy).
 
-        Accumulators carry a leading lane axis of size _LANES (row i goes to lane
-        i % _LANES). Value checks are branch-free flags; returns 1 when any row
-        failed (the caller re-validates with numpy for the message), else 0.
+        ``top[lane, bin, :]`` and ``cw[lane, class, bin, :]`` hold (count, sum of
+        probabilities, sum of hits, sum of soft targets) next to each other; row
+        i goes to lane i % _LANES (breaks store-to-load dependency chains).
+        The value checks are folded into running minima/maxima (no branch per
+        row) and decided at the end: returns 1 when any value failed (the
+        caller re-validates with numpy for the message; the sums are then
+        discarded), else 0. Values are clamped into [0, 1] before binning so
+        that invalid input can never index outside the accumulators.
         """
         n, k = probs.shape
         n_bins = edges.shape[0] - 1
-        bad = False
+        lo = 0.0
+        hi = 1.0
+        dev = 0.0
+        nan = False
+        lab_lo = 0
+        lab_hi = 0
         for i in range(n):
             r = i & 3
-            lab = labels[i] if has_labels else -1
+            lab = labels[i] if has_labels else 0
             conf = probs[i, 0]
             pred = 0
-            lo = conf
-            hi = conf
             s = conf
+            lo = min(lo, conf)
+            hi = max(hi, conf)
             for j in range(1, k):
                 v = probs[i, j]
                 s += v
@@ -114,46 +122,47 @@ if HAVE_NUMBA:
                 better = v > conf
                 conf = v if better else conf
                 pred = j if better else pred
-            # NaN fails every comparison; inf fails hi <= 1 or the sum check
-            bad |= not (lo >= 0.0 and hi <= 1.0 and abs(s - 1.0) <= atol)
-            if has_labels:
-                bad |= lab < 0 or lab >= k
+            dev = max(dev, abs(s - 1.0))
+            nan |= np.isnan(s)
+            lab_lo = min(lab_lo, lab)
+            lab_hi = max(lab_hi, lab)
             if has_targets:
                 st = 0.0
-                tlo = 1.0
-                thi = 0.0
                 for j in range(k):
                     v = targets[i, j]
                     st += v
-                    tlo = min(tlo, v)
-                    thi = max(thi, v)
-                bad |= not (tlo >= 0.0 and thi <= 1.0 and abs(st - 1.0) <= atol)
-            if bad:
-                return 1
+                    lo = min(lo, v)
+                    hi = max(hi, v)
+                dev = max(dev, abs(st - 1.0))
+                nan |= np.isnan(st)
+            c = conf if (conf >= 0.0 and conf <= 1.0) else 0.0
             if uniform:
-                b = _find_bin_uniform(conf, edges, n_bins)
+                b = _find_bin_uniform(c, edges, n_bins)
             else:
-                b = _find_bin(conf, edges, n_bins)
-            count[r, b] += 1
-            sum_conf[r, b] += conf
+                b = _find_bin(c, edges, n_bins)
+            top[r, b, 0] += 1.0
+            top[r, b, 1] += conf
             if has_labels:
-                sum_correct[r, b] += 1.0 if pred == lab else 0.0
+                top[r, b, 2] += 1.0 if pred == lab else 0.0
             if has_targets:
-                sum_soft[r, b] += targets[i, pred]
+                top[r, b, 3] += targets[i, pred]
             if classwise:
                 for j in range(k):
                     v = probs[i, j]
+                    c = v if (v >= 0.0 and v <= 1.0) else 0.0
                     if uniform:
-                        bj = _find_bin_uniform(v, edges, n_bins)
+                        bj = _find_bin_uniform(c, edges, n_bins)
                     else:
-                        bj = _find_bin(v, edges, n_bins)
-                    cw_count[r, j, bj] += 1
-                    cw_sum_prob[r, j, bj] += v
+                        bj = _find_bin(c, edges, n_bins)
+                    cw[r, j, bj, 0] += 1.0
+                    cw[r, j, bj, 1] += v
                     if has_labels:
-                        cw_sum_hit[r, j, bj] += 1.0 if lab == j else 0.0
+                        cw[r, j, bj, 2] += 1.0 if lab == j else 0.0
                     if has_targets:
-                        cw_sum_soft[r, j, bj] += targets[i, j]
-        return 0
+                        cw[r, j, bj, 3] += targets[i, j]
+        ok = (lo >= 0.0 and hi <= 1.0 and dev <= atol and not nan
+              and lab_lo >= 0 and lab_hi < k)
+        return 0 if ok else 1
 
     @_jit
     def _summary_prepare(probs, targets, labels, atol, tiny, buf):  # pragma: no cover
@@ -161,15 +170,19 @@ if HAVE_NUMBA:
 
         buf[0] = max(p, tiny), buf[1] = max(t, tiny), buf[2] = max(m, tiny) with
         m = (p / sum p + t / sum t) / 2 (the Jensen-Shannon midpoint on
-        renormalised rows, as scipy). Returns 1 when any row failed a check.
+        renormalised rows, as scipy). The checks are running minima/maxima
+        decided at the end; returns 1 when any row failed.
         """
         n, k = probs.shape
-        bad = False
+        lo = 0.0
+        hi = 1.0
+        dev = 0.0
+        nan = False
+        lab_lo = 0
+        lab_hi = 0
         for i in range(n):
             sp = 0.0
             st = 0.0
-            lo = 1.0
-            hi = 0.0
             for j in range(k):
                 pv = probs[i, j]
                 tv = targets[i, j]
@@ -177,9 +190,11 @@ if HAVE_NUMBA:
                 st += tv
                 lo = min(lo, min(pv, tv))
                 hi = max(hi, max(pv, tv))
+            dev = max(dev, max(abs(sp - 1.0), abs(st - 1.0)))
+            nan |= np.isnan(sp) or np.isnan(st)
             lab = labels[i]
-            bad |= not (lo >= 0.0 and hi <= 1.0 and abs(sp - 1.0) <= atol
-                        and abs(st - 1.0) <= atol) or lab < 0 or lab >= k
+            lab_lo = min(lab_lo, lab)
+            lab_hi = max(lab_hi, lab)
             isp = 1.0 / sp
             ist = 1.0 / st
             for j in range(k):
@@ -188,16 +203,19 @@ if HAVE_NUMBA:
                 buf[0, i, j] = max(pv, tiny)
                 buf[1, i, j] = max(tv, tiny)
                 buf[2, i, j] = max(0.5 * (pv * isp + tv * ist), tiny)
-        return 1 if bad else 0
+        ok = (lo >= 0.0 and hi <= 1.0 and dev <= atol and not nan
+              and lab_lo >= 0 and lab_hi < k)
+        return 0 if ok else 1
 
     @_jit
-    def _summary_block(probs, targets, labels, logs, edges, log_eps,
-                       count, sum_conf, sum_correct, sum_soft,
-                       cw_count, cw_sum_prob, cw_sum_hit, cw_sum_soft, sums):  # pragma: no cover
-        """Every binned sum (lane axis first) and the per-item sums, for one block.
+    def _summary_block(probs, targets, labels, logs, edges, log_eps, top, cw,
+                       sums):  # pragma: no cover - compiled
+        """Every binned sum (packed as in _bin_kernel) and the per-item sums, for one block.
 
-        ``logs`` holds np.log of _summary_prepare's buffer (numpy's SIMD log).
-        sums: see SUMMARY_SUMS.
+        ``logs`` holds np.log of _summary_prepare's buffer (numpy's SIMD log);
+        ``sums``: see SUMMARY_SUMS. Formulas: EntCE Baan et al. (2022) Eq. 5,
+        DistCE Eq. 7, RankCS Eq. 6; JS distance and KL as
+        :mod:`annokit.metrics.divergence`; Brier and NLL as :mod:`annokit.metrics.human`.
         """
         n, k = probs.shape
         n_bins = edges.shape[0] - 1
@@ -226,11 +244,11 @@ if HAVE_NUMBA:
             lsp = dp - 0.5 * dp * dp + dp * dp * dp / 3.0
             lst = dt - 0.5 * dt * dt + dt * dt * dt / 3.0
             b = _find_bin_uniform(conf, edges, n_bins)
-            count[r, b] += 1
-            sum_conf[r, b] += conf
             hit = 1.0 if pred == lab else 0.0
-            sum_correct[r, b] += hit
-            sum_soft[r, b] += targets[i, pred]
+            top[r, b, 0] += 1.0
+            top[r, b, 1] += conf
+            top[r, b, 2] += hit
+            top[r, b, 3] += targets[i, pred]
             hp = 0.0
             ht = 0.0
             l1 = 0.0
@@ -242,11 +260,13 @@ if HAVE_NUMBA:
             for j in range(k):
                 pj = probs[i, j]
                 tj = targets[i, j]
+                yj = 1.0 if lab == j else 0.0
                 bj = _find_bin_uniform(pj, edges, n_bins)
-                cw_count[r, j, bj] += 1
-                cw_sum_prob[r, j, bj] += pj
-                cw_sum_hit[r, j, bj] += 1.0 if lab == j else 0.0
-                cw_sum_soft[r, j, bj] += tj
+                cw[r, j, bj, 0] += 1.0
+                cw[r, j, bj, 1] += pj
+                cw[r, j, bj, 2] += yj
+                cw[r, j, bj, 3] += tj
+                # logs were taken of max(x, tiny): 0 * log terms are 0 * finite = 0
                 lp = logs[0, i, j]
                 lt = logs[1, i, j]
                 lm = logs[2, i, j]
@@ -256,12 +276,9 @@ if HAVE_NUMBA:
                 l1 += abs(pj - tj)
                 kl += tj * (lt - lpc)
                 ce -= tj * lpc
-                pn = pj * isp
-                tn = tj * ist
-                # 0 * (log 0 - log m) terms vanish: log was taken of max(x, tiny)
-                js += pn * (lp - lsp - lm) if pj > 0 else 0.0
-                js += tn * (lt - lst - lm) if tj > 0 else 0.0
-                d = pj - (1.0 if j == lab else 0.0)
+                # Jensen-Shannon on renormalised rows (scipy): pn log(pn / m) + tn log(tn / m)
+                js += pj * isp * (lp - lsp - lm) + tj * ist * (lt - lst - lm)
+                d = pj - yj
                 b_lab += d * d
                 d = pj - tj
                 b_soft += d * d
@@ -278,7 +295,7 @@ if HAVE_NUMBA:
             s8 -= max(logs[0, i, lab], log_eps)
             s9 += ce
             # RankCS without sorting: a stable ascending argsort puts class a
-            # before class b > a iff v[a] <= v[b], so two stable argsorts agree
+            # before class c > a iff v[a] <= v[c], so two stable argsorts agree
             # iff every pair is ordered alike; the tie-aware variant asks that
             # the human values never decrease along the model's order, i.e.
             # pairwise consistency with it.
@@ -306,22 +323,23 @@ if HAVE_NUMBA:
         sums[11] += s11
 
 
-def _lanes(n_bins: int, k: int, labels: bool, targets: bool, classwise: bool):
-    z = np.zeros
-    d1, d2 = np.zeros((1, 1)), np.zeros((1, 1, 1))
-    return (z((_LANES, n_bins), np.int64), z((_LANES, n_bins)),
-            z((_LANES, n_bins)) if labels else d1, z((_LANES, n_bins)) if targets else d1,
-            z((_LANES, k, n_bins), np.int64) if classwise else np.zeros((1, 1, 1), np.int64),
-            z((_LANES, k, n_bins)) if classwise else d2,
-            z((_LANES, k, n_bins)) if classwise and labels else d2,
-            z((_LANES, k, n_bins)) if classwise and targets else d2)
+def _accumulators(n_bins: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Packed per-lane accumulators: top (lanes, n_bins, 4), classwise (lanes, k, n_bins, 4)."""
+    return np.zeros((_LANES, n_bins, 4)), np.zeros((_LANES, k, n_bins, 4))
 
 
-def _collapse(n: int, lanes, labels: bool, targets: bool, classwise: bool) -> BinStats:
-    c, sc, sk, ss, cc, cp, ch, cs = (a.sum(axis=0) for a in lanes)
-    return BinStats(n, c, sc, sk if labels else None, ss if targets else None,
-                    cc if classwise else None, cp if classwise else None,
-                    ch if classwise and labels else None, cs if classwise and targets else None)
+def _collapse(n: int, top: np.ndarray, cw: np.ndarray, labels: bool, targets: bool,
+              classwise: bool) -> BinStats:
+    """Sum the lanes and unpack (count, probability, hit, soft) into BinStats."""
+    t = top.sum(axis=0)
+    c = cw.sum(axis=0)
+    return BinStats(
+        n, t[:, 0].astype(np.int64), t[:, 1].copy(), t[:, 2].copy() if labels else None,
+        t[:, 3].copy() if targets else None,
+        c[..., 0].astype(np.int64) if classwise else None,
+        c[..., 1].copy() if classwise else None,
+        c[..., 2].copy() if classwise and labels else None,
+        c[..., 3].copy() if classwise and targets else None)
 
 
 def _c(a: np.ndarray | None, dtype, ndim: int) -> np.ndarray:
@@ -334,20 +352,52 @@ def update_fast(probs: np.ndarray, labels: np.ndarray | None, targets: np.ndarra
                 edges: np.ndarray, *, classwise: bool = True) -> BinStats | None:
     """Numba version of :func:`annokit.metrics._binning.update_numpy`.
 
+    The rows are split into :data:`N_PARTS` contiguous parts run on threads.
     Returns the statistics, or None when a value check failed (the caller then
     runs the numpy validation, which raises the proper error).
     """
     n, k = probs.shape
     has_l, has_t = labels is not None, targets is not None
-    lanes = _lanes(len(edges) - 1, k, has_l, has_t, classwise)
-    code = _bin_kernel(
-        _c(probs, np.float64, 2), _c(labels, np.int64, 1), _c(targets, np.float64, 2),
-        np.ascontiguousarray(edges, dtype=np.float64),
-        bool(np.array_equal(edges, _binning.uniform_edges(len(edges) - 1))),
-        has_l, has_t, classwise, ATOL, *lanes)
-    if code:
+    n_bins = len(edges) - 1
+    p = _c(probs, np.float64, 2)
+    y = _c(labels, np.int64, 1)
+    t = _c(targets, np.float64, 2)
+    e = np.ascontiguousarray(edges, dtype=np.float64)
+    uniform = bool(np.array_equal(edges, _binning.uniform_edges(n_bins)))
+
+    def part(a: int, b: int):
+        top, cw = _accumulators(n_bins, k if classwise else 1)
+        code = _bin_kernel(p[a:b], y[a:b] if has_l else y, t[a:b] if has_t else t, e, uniform,
+                           has_l, has_t, classwise, ATOL, top, cw)
+        return None if code else (top, cw)
+
+    results = _run_parts(part, n)
+    if results is None:
         return None
-    return _collapse(n, lanes, has_l, has_t, classwise)
+    top = np.concatenate([r[0] for r in results])
+    cw = np.concatenate([r[1] for r in results])
+    return _collapse(n, top, cw, has_l, has_t, classwise)
+
+
+#: Large inputs are split into this many contiguous parts, run on up to as many
+#: threads (the kernels release the GIL). The split does not depend on the
+#: number of CPUs, so results are the same everywhere.
+N_PARTS = 2
+
+
+def _run_parts(fn, n: int):
+    """Run ``fn(start, stop)`` on N_PARTS contiguous row ranges, on threads when there are CPUs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = np.linspace(0, n, N_PARTS + 1).astype(np.int64)
+    ranges = [(int(a), int(b)) for a, b in itertools.pairwise(bounds) if b > a]
+    workers = max(1, min(len(ranges), os.cpu_count() or 1))
+    if workers == 1:
+        results = [fn(a, b) for a, b in ranges]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(lambda r: fn(*r), ranges))
+    return None if any(r is None for r in results) else results
 
 
 #: Names of the per-item sums of the summary kernel, in order.
@@ -356,7 +406,7 @@ SUMMARY_SUMS = ("accuracy", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl", "
 
 
 def _summary_part(p, t, y, e, k, n_bins, log_eps):
-    lanes = _lanes(n_bins, k, True, True, True)
+    top, cw = _accumulators(n_bins, k)
     sums = np.zeros(len(SUMMARY_SUMS))
     n = p.shape[0]
     rows = min(BLOCK_ROWS, n)
@@ -368,18 +418,13 @@ def _summary_part(p, t, y, e, k, n_bins, log_eps):
         pb, tb, yb = p[start:stop], t[start:stop], y[start:stop]
         if m < rows:  # last block: fresh C-contiguous buffers (one kernel layout)
             buf, logs = np.empty((3, m, k)), np.empty((3, m, k))
-        bb, lb = buf, logs
-        if _summary_prepare(pb, tb, yb, ATOL, _TINY, bb):
+        if _summary_prepare(pb, tb, yb, ATOL, _TINY, buf):
             return None
-        np.log(bb, out=lb)
-        _summary_block(pb, tb, yb, lb, e, log_eps, *lanes, sums)
-    return lanes, sums
+        np.log(buf, out=logs)
+        _summary_block(pb, tb, yb, logs, e, log_eps, top, cw, sums)
+    return top, cw, sums
 
 
-#: The summary splits its rows into this many contiguous parts, run on up to as
-#: many threads (the kernels release the GIL). The split does not depend on the
-#: number of CPUs, so results are the same everywhere.
-N_PARTS = 2
 
 
 def summary_fast(probs: np.ndarray, labels: np.ndarray, targets: np.ndarray,
@@ -392,8 +437,6 @@ def summary_fast(probs: np.ndarray, labels: np.ndarray, targets: np.ndarray,
     split into :data:`N_PARTS` parts processed on threads. Returns None when a
     value check failed.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     n, k = probs.shape
     p = _c(probs, np.float64, 2)
     y = _c(labels, np.int64, 1)
@@ -401,20 +444,14 @@ def summary_fast(probs: np.ndarray, labels: np.ndarray, targets: np.ndarray,
     e = np.ascontiguousarray(edges, dtype=np.float64)
     n_bins = len(edges) - 1
     log_eps = float(np.log(EPS))
-    bounds = np.linspace(0, n, N_PARTS + 1).astype(np.int64)
-    parts = [(p[a:b], t[a:b], y[a:b]) for a, b in itertools.pairwise(bounds) if b > a]
-    workers = max(1, min(len(parts), os.cpu_count() or 1))
-    if workers == 1:
-        results = [_summary_part(*part, e, k, n_bins, log_eps) for part in parts]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(lambda part: _summary_part(*part, e, k, n_bins, log_eps),
-                                    parts))
-    if any(r is None for r in results):
+    results = _run_parts(lambda a, b: _summary_part(p[a:b], t[a:b], y[a:b], e, k, n_bins,
+                                                    log_eps), n)
+    if results is None:
         return None
-    lanes = [np.concatenate([r[0][i] for r in results]) for i in range(8)]
-    sums = np.sum([r[1] for r in results], axis=0)
-    return _collapse(n, lanes, True, True, True), sums
+    top = np.concatenate([r[0] for r in results])
+    cw = np.concatenate([r[1] for r in results])
+    sums = np.sum([r[2] for r in results], axis=0)
+    return _collapse(n, top, cw, True, True, True), sums
 
 
 __all__ = [
