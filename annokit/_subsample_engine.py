@@ -70,7 +70,7 @@ def hypergeometric_counts(counts: np.ndarray, k: np.ndarray, reps: int,
 
 def _bounded_ints(gen: np.random.Generator, s: np.ndarray, shape: tuple[int, int],
                   bits: int) -> np.ndarray:
-    """Uniform integers in ``[0, s)`` (``s`` of shape (n_items, 1); 0 gives 0), exactly.
+    """Uniform integers in ``[0, s)`` (``s`` broadcastable to ``shape``; 0 gives 0), exactly.
 
     Lemire's multiply-and-shift with rejection (Lemire 2019, "Fast random
     integer generation in an interval", Algorithm 5): ``m = x * s`` for
@@ -84,9 +84,9 @@ def _bounded_ints(gen: np.random.Generator, s: np.ndarray, shape: tuple[int, int
     wide = np.uint32 if bits == 16 else np.uint64
     raw = gen.bit_generator.random_raw(-(-size // per_word))
     x = raw.view(dtype)[:size].reshape(shape).astype(wide)
+    s = np.broadcast_to(s, shape)
     s_w = s.astype(wide)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        thresh = np.where(s > 0, (1 << bits) % np.maximum(s, 1), 0).astype(wide)
+    thresh = np.where(s > 0, (1 << bits) % np.maximum(s, 1), 0).astype(wide)
     m = x * s_w
     mask = wide((1 << bits) - 1)
     low = m & mask
@@ -95,9 +95,9 @@ def _bounded_ints(gen: np.random.Generator, s: np.ndarray, shape: tuple[int, int
     while bad[0].size:  # rare: probability below s / 2^bits per draw
         redo = gen.bit_generator.random_raw(-(-bad[0].size // per_word))
         xr = redo.view(dtype)[: bad[0].size].astype(wide)
-        mr = xr * s_w[bad[0], 0]
+        mr = xr * s_w[bad]
         m[bad] = mr
-        still = (mr & mask) < thresh[bad[0], 0]
+        still = (mr & mask) < thresh[bad]
         bad = (bad[0][still], bad[1][still])
     m >>= wide(bits)
     # values are below s < 2^31: reinterpret the 32-bit words, convert the 64-bit ones
@@ -106,7 +106,7 @@ def _bounded_ints(gen: np.random.Generator, s: np.ndarray, shape: tuple[int, int
 
 def nested_count_draws(counts: np.ndarray, k_max: int, reps: int, gen: np.random.Generator,
                        stops: Sequence[int]) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(k, X)`` for each k in ``stops``; ``X`` has shape (n_labels - 1, n_items, reps).
+    """Yield ``(k, X)`` for each k in ``stops``; ``X`` has shape (n_labels - 1, reps, n_items).
 
     ``X[j]`` counts the first k votes (of a uniformly random order of each
     item's votes) whose label is ``<= j``. At draw ``t`` an item with ``r``
@@ -119,14 +119,15 @@ def nested_count_draws(counts: np.ndarray, k_max: int, reps: int, gen: np.random
     n_items, n_labels = counts.shape
     n = counts.sum(axis=1)
     bits = 16 if n.max() <= BITS16_MAX_VOTES else 32
-    cum = np.cumsum(counts, axis=1)[:, : n_labels - 1].T.astype(np.int32)[:, :, None]
-    X = np.zeros((n_labels - 1, n_items, reps), dtype=np.int32)
+    cum = np.ascontiguousarray(np.cumsum(counts, axis=1)[:, : n_labels - 1].T, dtype=np.int32)
+    X = np.zeros((n_labels - 1, reps, n_items), dtype=np.int32)
     stops = {int(s) for s in stops}
-    tmp = np.empty((n_items, reps), dtype=np.int32)
-    hit = np.empty((n_items, reps), dtype=bool)
+    tmp = np.empty((reps, n_items), dtype=np.int32)
+    hit = np.empty((reps, n_items), dtype=bool)
+    # the same full-size bounds every step (an item's bound only depends on t)
     for t in range(1, k_max + 1):
-        left = np.maximum(n - (t - 1), 0)[:, None]
-        v = _bounded_ints(gen, left, (n_items, reps), bits)
+        left = np.maximum(n - (t - 1), 0)
+        v = _bounded_ints(gen, left, (reps, n_items), bits)
         for j in range(n_labels - 1):
             np.subtract(cum[j], X[j], out=tmp)
             np.less(v, tmp, out=hit)
@@ -156,19 +157,19 @@ def ranks_to_cumulative(item_index: np.ndarray, label_index: np.ndarray, ranks: 
                         n_items: int, n_labels: int, k: int) -> np.ndarray:
     """Counts of the votes with rank < k, as ``X`` of :func:`nested_count_draws`."""
     reps = ranks.shape[0]
-    X = np.zeros((n_labels - 1, n_items, reps), dtype=np.int32)
+    X = np.zeros((n_labels - 1, reps, n_items), dtype=np.int32)
     rows = np.broadcast_to(np.arange(reps)[:, None], ranks.shape)
     items = np.broadcast_to(item_index, ranks.shape)
     taken = ranks < k
     for j in range(n_labels - 1):
         sel = taken & (label_index <= j)[None, :]
-        X[j] = np.bincount(items[sel] * reps + rows[sel],
-                           minlength=n_items * reps).reshape(n_items, reps)
+        X[j] = np.bincount(rows[sel] * n_items + items[sel],
+                           minlength=reps * n_items).reshape(reps, n_items)
     return X
 
 
 def cumulative_to_counts(X: np.ndarray, kk: np.ndarray) -> np.ndarray:
-    """Per-label counts (n_labels, n_items, reps) from cumulative ``X`` and sizes ``kk``.
+    """Per-label counts (n_labels, reps, n_items) from cumulative ``X`` and sizes ``kk``.
 
     int16 when every size fits (half the memory traffic of int32), else int32.
     """
@@ -176,7 +177,7 @@ def cumulative_to_counts(X: np.ndarray, kk: np.ndarray) -> np.ndarray:
     out = np.empty((X.shape[0] + 1,) + X.shape[1:], dtype=dtype)
     out[0] = X[0]
     np.subtract(X[1:], X[:-1], out=out[1:-1], casting="unsafe")
-    np.subtract(kk.astype(np.int32)[:, None], X[-1], out=out[-1], casting="unsafe")
+    np.subtract(kk.astype(np.int32), X[-1], out=out[-1], casting="unsafe")
     return out
 
 
@@ -192,10 +193,11 @@ class Reference:
         self.n = counts.sum(axis=1)
         self.n_labels = counts.shape[1]
         # computed exactly as the k-vote side is, so that k = n gives exact zeros
-        self.p = counts.astype(np.float32) / self.n.astype(np.float32)[:, None]  # (N, L)
-        pc = np.maximum(self.p, _TINY)
-        self.sum_plogp = (self.p * np.log(pc)).sum(axis=1, dtype=np.float32)[:, None]  # -H(p)
-        self.top = counts == counts.max(axis=1, keepdims=True)  # (N, L)
+        p = counts.astype(np.float32) / self.n.astype(np.float32)[:, None]
+        self.p = np.ascontiguousarray(p.T)  # (L, N): rows broadcast along reps
+        pc = np.maximum(p, _TINY)
+        self.sum_plogp = (p * np.log(pc)).sum(axis=1, dtype=np.float32)  # -H(p), (N,)
+        self.top = np.ascontiguousarray((counts == counts.max(axis=1, keepdims=True)).T)
         self.alpha = np.float32(kl_smoothing)
 
 
@@ -204,17 +206,18 @@ METRICS = ("tvd", "jsd", "kl", "majority_agreement", "majority_tie", "entropy_bi
 
 def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
                   which: Sequence[str] = METRICS) -> tuple[list[str], np.ndarray]:
-    """Per (item, repetition) metrics of k-vote counts ``x`` against the full data.
+    """Per (repetition, item) metrics of k-vote counts ``x`` against the full data.
 
     Parameters
     ----------
-    x : ndarray of shape (n_labels, n_items, reps)
+    x : ndarray of shape (n_labels, reps, n_items)
         Vote counts of the k-vote estimate.
     kk : ndarray of shape (n_items,)
         Votes in each item's estimate (``k``, or fewer for short items kept).
 
     Returns the metric names (in :data:`METRICS` order) and an array of
-    shape (n_metrics, n_items, reps), float32:
+    shape (n_metrics, reps, n_items), float32 (items on the inner axis, so that
+    per-item quantities broadcast along contiguous rows):
 
     * ``tvd``: ``0.5 * sum_j |q_j - p_j|`` with ``q = x / kk`` and ``p`` the full data.
     * ``jsd``: Jensen-Shannon distance, natural log (``scipy`` convention):
@@ -228,9 +231,9 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
     * ``entropy_bias``: ``H(q) - H(p)`` in bits.
     """
     which = set(which)
-    n_labels, n_items, reps = x.shape
-    kk32 = kk.astype(np.float32)[:, None]
-    shape = (n_items, reps)
+    n_labels, reps, n_items = x.shape
+    kk32 = kk.astype(np.float32)
+    shape = (reps, n_items)
     f32 = np.float32
     tvd = np.zeros(shape, f32) if "tvd" in which else None
     need_hq = bool({"jsd", "entropy_bias"} & which)
@@ -241,7 +244,7 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
     tmp = np.empty(shape, f32)
     tmp2 = np.empty(shape, f32)
     for j in range(n_labels):
-        pj = ref.p[:, j : j + 1]
+        pj = ref.p[j]
         np.divide(x[j], kk32, out=q, casting="unsafe")
         if tvd is not None:
             np.subtract(q, pj, out=tmp)
@@ -264,7 +267,7 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
             tmp *= pj
             cross += tmp
     names = [m for m in METRICS if m in which]
-    res = np.empty((len(names), n_items, reps), f32)
+    res = np.empty((len(names), reps, n_items), f32)
     slot = {m: res[i] for i, m in enumerate(names)}
     if tvd is not None:
         np.multiply(tvd, f32(0.5), out=slot["tvd"])
@@ -296,7 +299,7 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
         for j in range(n_labels):
             np.equal(x[j], top, out=eq)
             n_top += eq
-            eq &= ref.top[:, j : j + 1]
+            eq &= ref.top[j]
             hits += eq
         if "majority_agreement" in which:
             np.divide(hits, n_top, out=slot["majority_agreement"], dtype=f32, casting="unsafe")
@@ -315,21 +318,20 @@ def group_matrix(groups: np.ndarray, n_groups: int, include: np.ndarray | None) 
 def summarise(res: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Means over items per repetition, overall and per item group.
 
-    ``res`` (n_metrics, n_items, reps) holds per-item values; ``groups``
+    ``res`` (n_metrics, reps, n_items) holds per-item values; ``groups``
     (n_groups, n_items) is :func:`group_matrix`. Returns (n_metrics, reps,
     1 + n_groups): column 0 the mean over all included items, then one column
     per group (NaN when the group has no included item). Group sums are
     float32 (exact for whole-number sums below 2^24, such as agreement at
     k = n) and are added across groups in float64.
     """
-    sums = np.matmul(groups, res).astype(np.float64)  # (M, G, reps)
+    sums = np.matmul(res, groups.T).astype(np.float64)  # (M, reps, G)
     sizes = groups.sum(axis=1, dtype=np.float64)
-    out = np.empty((res.shape[0], res.shape[2], 1 + groups.shape[0]))
-    out[:, :, 0] = sums.sum(axis=1) / sizes.sum()
+    out = np.empty((res.shape[0], res.shape[1], 1 + groups.shape[0]))
+    out[:, :, 0] = sums.sum(axis=2) / sizes.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
-        per_group = sums / sizes[None, :, None]
-    per_group[:, sizes == 0, :] = np.nan
-    out[:, :, 1:] = per_group.transpose(0, 2, 1)
+        out[:, :, 1:] = sums / sizes
+    out[:, :, 1:][:, :, sizes == 0] = np.nan
     return out
 
 

@@ -122,8 +122,8 @@ def split_half(data: Votes | Any, k: int = 20, *, rng: np.random.Generator | int
     for t, X in _eng.nested_count_draws(sub, 2 * k, 1, gen, (k, 2 * k)):
         draws[t] = X.copy()
     kk = np.full(len(keep), float(k))
-    x1 = _eng.cumulative_to_counts(draws[k], kk)[:, :, 0].T
-    x12 = _eng.cumulative_to_counts(draws[2 * k], 2 * kk)[:, :, 0].T
+    x1 = _eng.cumulative_to_counts(draws[k], kk)[:, 0, :].T.astype(np.int64)
+    x12 = _eng.cumulative_to_counts(draws[2 * k], 2 * kk)[:, 0, :].T.astype(np.int64)
     x2 = x12 - x1
     h1 = x1 / k
     h2 = x2 / k

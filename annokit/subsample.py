@@ -382,7 +382,7 @@ def subsampling_curve(
                 for mi, m in enumerate(names):
                     values[m][a:b, i] = summ[mi, :, 0]
                     bin_values[m][a:b, i, :] = summ[mi, :, 1:]
-                item_sum[:, i] = res[0].sum(axis=1, dtype=np.float64)
+                item_sum[:, i] = res[0].sum(axis=0, dtype=np.float64)
                 tv = res[:1]
             if k in g_pos:
                 if tv is None:
