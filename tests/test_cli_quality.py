@@ -111,6 +111,11 @@ def test_errors_are_one_line_with_exit_1(runner, small, tmp_path, shared_data):
     res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--out", str(tmp_path / "x.txt")])
     assert res.exit_code == 1
     assert res.output == "Error: x.txt: cannot write '.txt'; use .csv, .tsv or .parquet\n"
+    res = runner.invoke(main, ["filter", "--votes", str(votes), "--method", "ds",
+                               "--out", str(tmp_path / "k.xlsx"), "--audit", str(tmp_path / "a.json")])
+    assert res.exit_code == 1
+    assert res.output == ("Error: k.xlsx: cannot write '.xlsx'; use .csv, .tsv, .jsonl or "
+                          ".parquet\n")
     res = runner.invoke(main, ["filter", "--votes", str(votes), "--method", "gold",
                                "--out", str(tmp_path / "k.csv"), "--audit", str(tmp_path / "a.json")])
     assert res.exit_code == 1

@@ -244,6 +244,7 @@ def test_weighted_majority_uses_weights_and_defaults_to_agreement():
 @pytest.mark.parametrize("make, match", [
     (lambda: DawidSkene(max_iter=0), "max_iter must be a positive integer; got 0"),
     (lambda: DawidSkene(tol=-1.0), "tol must be a finite number >= 0; got -1.0"),
+    (lambda: DawidSkene(tol="small"), "tol must be a number; got 'small'"),
     (lambda: OneCoinDawidSkene(smoothing=float("nan")), "smoothing must be a finite number >= 0"),
     (lambda: MACE(method="gibbs"), r"method must be one of \['vb', 'em'\]; got 'gibbs'"),
     (lambda: MACE(alpha=0), "alpha must be a finite number > 0; got 0"),
