@@ -84,9 +84,10 @@ def _bounded_ints(gen: np.random.Generator, s: np.ndarray, shape: tuple[int, int
     wide = np.uint32 if bits == 16 else np.uint64
     raw = gen.bit_generator.random_raw(-(-size // per_word))
     x = raw.view(dtype)[:size].reshape(shape).astype(wide)
-    s = np.broadcast_to(s, shape)
+    s = np.asarray(s)
     s_w = s.astype(wide)
-    thresh = np.where(s > 0, (1 << bits) % np.maximum(s, 1), 0).astype(wide)
+    thresh = np.where(s > 0, (1 << bits) % np.maximum(s, 1), 0).astype(wide)  # per item
+    s_full, thresh_full = np.broadcast_to(s_w, shape), np.broadcast_to(thresh, shape)
     m = x * s_w
     mask = wide((1 << bits) - 1)
     low = m & mask
@@ -95,9 +96,9 @@ def _bounded_ints(gen: np.random.Generator, s: np.ndarray, shape: tuple[int, int
     while bad[0].size:  # rare: probability below s / 2^bits per draw
         redo = gen.bit_generator.random_raw(-(-bad[0].size // per_word))
         xr = redo.view(dtype)[: bad[0].size].astype(wide)
-        mr = xr * s_w[bad]
+        mr = xr * s_full[bad]
         m[bad] = mr
-        still = (mr & mask) < thresh[bad]
+        still = (mr & mask) < thresh_full[bad]
         bad = (bad[0][still], bad[1][still])
     m >>= wide(bits)
     # values are below s < 2^31: reinterpret the 32-bit words, convert the 64-bit ones
