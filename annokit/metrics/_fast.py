@@ -52,10 +52,6 @@ BLOCK_ROWS = 8192
 #: Interleaved copies of the bin accumulators (breaks store-to-load dependency chains).
 _LANES = 4
 
-#: Smallest positive normal float64: values are clipped to it before logs, so
-#: ``0 * log(0)`` terms are ``0 * finite`` (the references use ``np.where``).
-_TINY = np.finfo(np.float64).tiny
-
 if HAVE_NUMBA:
     _jit = numba.njit(cache=True, nogil=True)
 
@@ -165,13 +161,12 @@ if HAVE_NUMBA:
         return 0 if ok else 1
 
     @_jit
-    def _summary_prepare(probs, targets, labels, atol, tiny, buf):  # pragma: no cover
-        """Value checks and the arguments of the logs for one block.
+    def _summary_prepare(probs, targets, labels, atol, mid):  # pragma: no cover - compiled
+        """Value checks and the Jensen-Shannon midpoint for one block.
 
-        buf[0] = max(p, tiny), buf[1] = max(t, tiny), buf[2] = max(m, tiny) with
-        m = (p / sum p + t / sum t) / 2 (the Jensen-Shannon midpoint on
-        renormalised rows, as scipy). The checks are running minima/maxima
-        decided at the end; returns 1 when any row failed.
+        mid = (p / sum p + t / sum t) / 2 on renormalised rows, as scipy. The
+        checks are running minima/maxima decided at the end; returns 1 when any
+        row failed.
         """
         n, k = probs.shape
         lo = 0.0
@@ -198,11 +193,7 @@ if HAVE_NUMBA:
             isp = 1.0 / sp
             ist = 1.0 / st
             for j in range(k):
-                pv = probs[i, j]
-                tv = targets[i, j]
-                buf[0, i, j] = max(pv, tiny)
-                buf[1, i, j] = max(tv, tiny)
-                buf[2, i, j] = max(0.5 * (pv * isp + tv * ist), tiny)
+                mid[i, j] = 0.5 * (probs[i, j] * isp + targets[i, j] * ist)
         ok = (lo >= 0.0 and hi <= 1.0 and dev <= atol and not nan
               and lab_lo >= 0 and lab_hi < k)
         return 0 if ok else 1
@@ -212,7 +203,8 @@ if HAVE_NUMBA:
                        sums):  # pragma: no cover - compiled
         """Every binned sum (packed as in _bin_kernel) and the per-item sums, for one block.
 
-        ``logs`` holds np.log of _summary_prepare's buffer (numpy's SIMD log);
+        ``logs`` holds np.log of (probs, targets, midpoint) (numpy's SIMD log;
+        -inf where a value is 0, so every log term is guarded by its weight);
         ``sums``: see SUMMARY_SUMS. Formulas: EntCE Baan et al. (2022) Eq. 5,
         DistCE Eq. 7, RankCS Eq. 6; JS distance and KL as
         :mod:`annokit.metrics.divergence`; Brier and NLL as :mod:`annokit.metrics.human`.
@@ -266,18 +258,21 @@ if HAVE_NUMBA:
                 cw[r, j, bj, 1] += pj
                 cw[r, j, bj, 2] += yj
                 cw[r, j, bj, 3] += tj
-                # logs were taken of max(x, tiny): 0 * log terms are 0 * finite = 0
+                # log(0) = -inf: every log term is selected away when its weight is 0
                 lp = logs[0, i, j]
                 lt = logs[1, i, j]
                 lm = logs[2, i, j]
                 lpc = max(lp, log_eps)  # log(max(p, 1e-15)) as ChaosNLI's KL
-                hp -= pj * lp
-                ht -= tj * lt
+                pos_p = pj > 0.0
+                pos_t = tj > 0.0
+                hp -= pj * lp if pos_p else 0.0
+                ht -= tj * lt if pos_t else 0.0
                 l1 += abs(pj - tj)
-                kl += tj * (lt - lpc)
+                kl += tj * (lt - lpc) if pos_t else 0.0
                 ce -= tj * lpc
                 # Jensen-Shannon on renormalised rows (scipy): pn log(pn / m) + tn log(tn / m)
-                js += pj * isp * (lp - lsp - lm) + tj * ist * (lt - lst - lm)
+                js += pj * isp * (lp - lsp - lm) if pos_p else 0.0
+                js += tj * ist * (lt - lst - lm) if pos_t else 0.0
                 d = pj - yj
                 b_lab += d * d
                 d = pj - tj
@@ -410,21 +405,21 @@ def _summary_part(p, t, y, e, k, n_bins, log_eps):
     sums = np.zeros(len(SUMMARY_SUMS))
     n = p.shape[0]
     rows = min(BLOCK_ROWS, n)
-    buf = np.empty((3, rows, k))
     logs = np.empty((3, rows, k))
-    for start in range(0, n, rows):
-        stop = min(start + rows, n)
-        m = stop - start
-        pb, tb, yb = p[start:stop], t[start:stop], y[start:stop]
-        if m < rows:  # last block: fresh C-contiguous buffers (one kernel layout)
-            buf, logs = np.empty((3, m, k)), np.empty((3, m, k))
-        if _summary_prepare(pb, tb, yb, ATOL, _TINY, buf):
-            return None
-        np.log(buf, out=logs)
-        _summary_block(pb, tb, yb, logs, e, log_eps, top, cw, sums)
+    with np.errstate(divide="ignore"):  # log(0) = -inf is expected and guarded
+        for start in range(0, n, rows):
+            stop = min(start + rows, n)
+            m = stop - start
+            pb, tb, yb = p[start:stop], t[start:stop], y[start:stop]
+            if m < rows:  # last block: fresh C-contiguous buffers (one kernel layout)
+                logs = np.empty((3, m, k))
+            if _summary_prepare(pb, tb, yb, ATOL, logs[2]):
+                return None
+            np.log(pb, out=logs[0])
+            np.log(tb, out=logs[1])
+            np.log(logs[2], out=logs[2])
+            _summary_block(pb, tb, yb, logs, e, log_eps, top, cw, sums)
     return top, cw, sums
-
-
 
 
 def summary_fast(probs: np.ndarray, labels: np.ndarray, targets: np.ndarray,
