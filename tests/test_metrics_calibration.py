@@ -185,6 +185,22 @@ def test_inner_edges_follow_documented_convention():
 
 # --------------------------------------------------------------------------- numba == numpy
 
+@pytest.mark.parametrize("n_bins", [1, 2, 3, 7, 10, 13, 15, 20, 100])
+def test_fast_bin_finders_follow_the_convention(n_bins):
+    if not _fast.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    edges = _binning.uniform_edges(n_bins)
+    rng = np.random.default_rng(n_bins)
+    values = np.clip(np.concatenate([edges, np.nextafter(edges, 2), np.nextafter(edges, -1),
+                                     rng.random(200)]), 0, 1)
+    expected = _binning.bin_index(values, edges).tolist()
+    assert [_fast._find_bin_uniform(v, edges, n_bins) for v in values] == expected
+    assert [_fast._find_bin(v, edges, n_bins) for v in values] == expected
+    quantile = _binning.quantile_edges(rng.random(50) ** 3, n_bins)
+    assert [_fast._find_bin(v, quantile, n_bins) for v in values] == \
+        _binning.bin_index(values, quantile).tolist()
+
+
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_fast_kernel_equals_numpy(k):
     if not _fast.HAVE_NUMBA:
