@@ -26,7 +26,7 @@ from annokit.metrics._binning import BinStats
 try:  # pragma: no cover - exercised implicitly
     import numba
 
-    HAVE_NUMBA = os.environ.get("ANNOKIT_DISABLE_NUMBA", "") == ""
+    HAVE_NUMBA = True
 except ImportError:  # pragma: no cover
     numba = None
     HAVE_NUMBA = False
