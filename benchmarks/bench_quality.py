@@ -24,7 +24,7 @@ crowd-kit pulls in torch, so it lives in a separate environment::
 crowd-kit's MACE depends on the row order of its input; it is timed here, but
 its accuracy is not the reference for a faithful MACE (see the final report).
 
-Options: ``--sizes 100k,5m``, ``--repeats N`` (annokit; crowd-kit runs once on
+Options: ``--sizes 100k,5m``, ``--methods mv,ds,onecoin,mace``, ``--repeats N`` (annokit; crowd-kit runs once on
 5M), ``--skip-crowdkit-mace-5m`` is implied (crowd-kit's MACE on 5M votes would
 take tens of minutes; pass ``--crowdkit-mace-5m`` to run it anyway),
 ``--data DIR``.
@@ -190,7 +190,8 @@ def have_crowdkit() -> str | None:
         return None
 
 
-def synthetic_table(sizes, repeats, ck_version, ck_mace_5m) -> None:
+def synthetic_table(sizes, repeats, ck_version, ck_mace_5m,
+                    methods=("mv", "ds", "onecoin", "mace")) -> None:
     print("Synthetic 3-class votes, 15% uniform spammers; median wall time (s) of "
           f"{repeats} run(s) for annokit, 1 for crowd-kit on 5M; peak RSS added (MB)")
     header = (f"{'set':<5} {'method':<8} {'annokit s':>10} {'(fit)':>7} {'MB':>7} {'acc':>8} "
@@ -198,7 +199,7 @@ def synthetic_table(sizes, repeats, ck_version, ck_mace_5m) -> None:
     print("speed-up = crowd-kit time / annokit time including input encoding; (fit) = / fit alone")
     print(header)
     for size in sizes:
-        for method in ("mv", "ds", "onecoin", "mace"):
+        for method in methods:
             ours = [run_worker("annokit", method, size, 0) for _ in range(repeats)]
             if any("error" in r for r in ours):
                 print(f"{size:<5} {method:<8} annokit failed: {ours[0].get('error')}")
@@ -277,6 +278,7 @@ def main(argv=None) -> int:
     ap.add_argument("--crowdkit-mace-5m", action="store_true")
     ap.add_argument("--data", type=Path, default=Path(os.environ.get(
         "ANNOKIT_TEST_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")))
+    ap.add_argument("--methods", default="mv,ds,onecoin,mace")
     ap.add_argument("--no-real", action="store_true")
     args = ap.parse_args(argv)
     if args.worker:
@@ -287,7 +289,7 @@ def main(argv=None) -> int:
     print(f"crowd-kit: {ck or 'not importable (annokit figures only)'}; numpy {np.__version__}; "
           f"cores {os.cpu_count()}")
     synthetic_table([s for s in args.sizes.split(",") if s], args.repeats, ck,
-                    args.crowdkit_mace_5m)
+                    args.crowdkit_mace_5m, tuple(args.methods.split(",")))
     if not args.no_real and args.data.is_dir():
         real_table(args.data, ck)
     return 0

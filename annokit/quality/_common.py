@@ -52,11 +52,13 @@ def vote_matrix(votes: Votes) -> sparse.csr_matrix:
     ``i`` (1 for ordinary data; more when duplicate votes are kept).
     """
     n_labels = votes.n_labels
-    cols = votes.annotator_index.astype(np.int64) * n_labels + votes.label_index
+    n_cols = votes.n_annotators * n_labels
+    idx = np.int32 if max(n_cols, votes.n_items) < 2**31 - 1 else np.int64  # scipy's index type
+    cols = votes.annotator_index.astype(idx) * idx(n_labels) + votes.label_index.astype(idx)
     data = np.ones(votes.n_votes, dtype=np.float64)
     # duplicate (item, annotator, label) entries, if any, stay separate: products add them
     return sparse.csr_matrix(
-        (data, (votes.item_index, cols)), shape=(votes.n_items, votes.n_annotators * n_labels),
+        (data, (votes.item_index.astype(idx, copy=False), cols)), shape=(votes.n_items, n_cols),
     )
 
 

@@ -121,7 +121,8 @@ class Audit:
         The threshold applied (derived from the scores under ``top_fraction``).
     top_fraction : float or None
     rounds : int
-        Scoring rounds run until no annotator was flagged.
+        Scoring rounds run; the last one flags nobody (a fixed point), except under
+        ``top_fraction`` (one round) or when ``max_rounds`` was reached.
     annotators : DataFrame
         One row per removed annotator: ``annotator``, ``n_votes``, ``score``,
         ``threshold``, ``reason``, ``round``.
