@@ -40,14 +40,16 @@ STEPS = {
 }
 
 RUNNER = """
-import resource, sys, time, json
+import sys, time, json
 PATH = sys.argv[1]
 import pyarrow, numpy, pandas  # imports are not part of the measured step
 {prep}
 t0 = time.perf_counter()
 {code}
 dt = time.perf_counter() - t0
-print(json.dumps({{"seconds": dt, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork + exec
+hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(json.dumps({{"seconds": dt, "peak_rss_mb": hwm / 1024}}))
 """
 
 

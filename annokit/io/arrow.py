@@ -60,14 +60,25 @@ def votes_from_arrow(
             arr = pc.dictionary_encode(arr)
         # One global dictionary without ChunkedArray.unify_dictionaries (slow with many
         # chunks): hash the concatenated chunk dictionaries once, then remap each chunk.
+        # Chunks read from one Parquet row group share a dictionary: hash each distinct one once.
         chunks = [c for c in arr.chunks if len(c)]
-        sizes = np.array([len(c.dictionary) for c in chunks], dtype=np.int64)
-        merged = pc.dictionary_encode(pa.concat_arrays([c.dictionary for c in chunks]))
-        to_global = merged.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        distinct: dict[tuple, int] = {}
+        dicts = []
+        which = []
+        for c in chunks:
+            key = (tuple(b.address if b is not None else 0 for b in c.dictionary.buffers()),
+                   c.dictionary.offset, len(c.dictionary))
+            if key not in distinct:
+                distinct[key] = len(dicts)
+                dicts.append(c.dictionary)
+            which.append(distinct[key])
+        sizes = np.array([len(d) for d in dicts], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        merged = pc.dictionary_encode(pa.concat_arrays(dicts))
+        to_global = merged.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         codes = np.concatenate([
-            to_global[start + c.indices.to_numpy(zero_copy_only=False)]
-            for start, c in zip(starts, chunks)
+            to_global[starts[w] + c.indices.to_numpy(zero_copy_only=False)]
+            for w, c in zip(which, chunks)
         ])
         dictionary = merged.dictionary
         if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
