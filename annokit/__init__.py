@@ -2,20 +2,45 @@
 
 Load per-annotator votes, build soft labels, find spammers, evaluate models
 against the distribution of human judgements, and decide how many
-annotations are enough.
+annotations are enough. The vote model is imported eagerly; everything else
+is re-exported lazily (PEP 562) so that the command line starts fast.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from annokit.errors import AnnokitError, DataFormatError, VoteSchemaError
 from annokit.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AnnokitError",
-    "DataFormatError",
-    "VoteSchemaError",
-    "LabelSet",
-    "Votes",
-    "CHAOSNLI_NLI_LABELS",
-    "__version__",
-]
+_LAZY: dict[str, str] = {
+    "read_votes": "annokit.io", "load_dataset": "annokit.io", "write_votes": "annokit.io",
+    "distributions": "annokit.soft_labels", "entropy": "annokit.soft_labels",
+    "majority": "annokit.soft_labels", "majority_change": "annokit.soft_labels",
+    "dataset_stats": "annokit.stats",
+    "subsampling_curve": "annokit.subsample", "recommend_k": "annokit.subsample",
+    "split_half": "annokit.subsample",
+    "align": "annokit.records", "AlignedRecords": "annokit.records",
+    "read_predictions": "annokit.records",
+    "evaluate": "annokit.metrics.suite",
+    "filter_annotators": "annokit.quality", "DawidSkene": "annokit.quality", "MACE": "annokit.quality",
+    "MajorityVote": "annokit.quality",
+    "build_report": "annokit.report", "write_report": "annokit.report",
+}
+
+__all__ = sorted(["AnnokitError", "DataFormatError", "VoteSchemaError", "LabelSet", "Votes",
+                  "CHAOSNLI_NLI_LABELS", "__version__", *_LAZY])
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'annokit' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

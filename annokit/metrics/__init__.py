@@ -1,1 +1,44 @@
-"""Metrics: agreement between annotators, divergences between distributions, calibration."""
+"""Metrics: agreement between annotators, divergences between distributions, calibration.
+
+Names are re-exported lazily (PEP 562), so importing one submodule, such as
+``annokit.metrics.agreement`` for ``annokit stats``, does not load the numba
+kernels of the calibration metrics.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    # agreement between annotators
+    "krippendorff_alpha": "agreement", "fleiss_kappa": "agreement", "AgreementResult": "agreement",
+    # divergences between distributions
+    "tvd": "divergence", "jensen_shannon_distance": "divergence", "kl_divergence": "divergence",
+    # calibration against hard and soft labels
+    "expected_calibration_error": "calibration", "max_calibration_error": "calibration",
+    "classwise_calibration_error": "calibration", "soft_calibration_error": "calibration",
+    "reliability_diagram": "calibration", "ReliabilityDiagram": "calibration",
+    "CalibrationErrorAccumulator": "calibration",
+    # calibration to the human distribution (Baan et al. 2022) and proper scores
+    "entropy_calibration_error": "human", "rank_calibration_score": "human",
+    "distribution_calibration_error": "human", "accuracy": "human", "brier_score": "human",
+    "negative_log_likelihood": "human", "calibration_summary": "human", "SUMMARY_KEYS": "human",
+    # intervals, the suite on aligned records, temperature scaling
+    "bootstrap_ci": "bootstrap", "paired_bootstrap_diff": "bootstrap", "BootstrapResult": "bootstrap",
+    "evaluate": "suite", "EvaluationResult": "suite",
+    "fit_temperature": "temperature", "apply_temperature": "temperature",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'annokit.metrics' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"annokit.metrics.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
