@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 
 SIZES = {
-    "100k": dict(n_items=20_000, per_item=5, n_annotators=1_000),
-    "5m": dict(n_items=1_000_000, per_item=5, n_annotators=10_000),
+    "100k": {"n_items": 20_000, "per_item": 5, "n_annotators": 1_000},
+    "5m": {"n_items": 1_000_000, "per_item": 5, "n_annotators": 10_000},
 }
 
 
@@ -174,7 +174,7 @@ def worker(lib: str, method: str, size: str, seed: int) -> dict:
 
 def run_worker(lib, method, size, seed) -> dict:
     cmd = [sys.executable, __file__, "--worker", lib, method, size, str(seed)]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr else "failed"}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -186,7 +186,7 @@ def have_crowdkit() -> str | None:
 
         import crowdkit  # noqa: F401
         return md.version("crowd-kit")
-    except Exception:
+    except (ImportError, OSError, md.PackageNotFoundError):
         return None
 
 

@@ -90,7 +90,7 @@ def chaosnli_style(data: Path, rng: np.random.Generator, *, n_annotators: int = 
 def inject(votes: Votes, fraction: float, kind: str, rng: np.random.Generator):
     """Replace the answers of a random ``fraction`` of annotators by spam; return (votes, mask)."""
     active = np.flatnonzero(votes.votes_per_annotator() > 0)
-    n_spam = int(round(fraction * len(active)))
+    n_spam = round(fraction * len(active))
     spam = np.zeros(votes.n_annotators, dtype=bool)
     spam[rng.choice(active, size=n_spam, replace=False)] = True
     is_spam_vote = spam[votes.annotator_index]

@@ -48,7 +48,7 @@ def test_annotators_json_has_documented_keys(runner, small):
 
 
 def test_annotators_table_marks_flagged(runner, small):
-    votes, gold = small
+    votes, _gold = small
     res = runner.invoke(main, ["annotators", "--votes", str(votes), "--method", "agreement"])
     assert res.exit_code == 0, res.output
     first = res.output.splitlines()[1]
@@ -107,7 +107,7 @@ def test_aggregate_on_snow_rte_matches_source_md(runner, shared_data):
 
 
 def test_errors_are_one_line_with_exit_1(runner, small, tmp_path, shared_data):
-    votes, gold = small
+    votes, _gold = small
     res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--out", str(tmp_path / "x.txt")])
     assert res.exit_code == 1
     assert res.output == "Error: x.txt: cannot write '.txt'; use .csv, .tsv or .parquet\n"

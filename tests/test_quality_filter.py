@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_quality_models import synthetic, vote_sets
 
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, VoteSchemaError
 from annokit.io import read_votes
@@ -25,8 +26,7 @@ from annokit.quality import (
     max_consecutive_wrong,
     spammer_score,
 )
-from annokit.votes import LabelSet, Votes
-from test_quality_models import synthetic, vote_sets
+from annokit.votes import Votes
 
 
 def reliability(votes: Votes, drop: int | None = None) -> np.ndarray:
@@ -148,7 +148,7 @@ def test_filter_twice_changes_nothing(votes, method, threshold):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AnnokitWarning)
         try:
-            once, audit1 = filter_annotators(votes, method=method, threshold=threshold)
+            once, _audit1 = filter_annotators(votes, method=method, threshold=threshold)
         except VoteSchemaError as exc:
             assert "would remove every annotator" in str(exc)
             return
@@ -181,7 +181,7 @@ def test_nothing_is_dropped_without_being_audited(votes, method, threshold):
 
 def test_filter_removes_injected_spammers_and_reports_tvd():
     votes, _ = synthetic(n_items=400, n_ann=20, seed=12, n_spam=4)
-    kept, audit = filter_annotators(votes, method="mace")
+    _kept, audit = filter_annotators(votes, method="mace")
     assert set(audit.removed_annotators) >= {"a0", "a1", "a2", "a3"}
     assert audit.summary()["n_items_affected"] == len(audit.items_affected) > 0
     assert audit.summary()["tvd_mean"] > 0
@@ -206,10 +206,10 @@ def test_chaosnli_gold_rule_accuracy_and_wrong_run():
     df["gold"] = df["item"].map(gold)
     votes = Votes.from_long(df, gold="gold", labels=["0", "1"])
     kept, audit = filter_annotators(votes, method="gold")
-    assert audit.removed_annotators == ["w"]
+    assert audit.removed_annotators == ["w"] and kept.n_votes == votes.n_votes - 5
     assert audit.annotators.reason[0] == ("gold accuracy below 0.75 and 4 or more consecutive "
                                           "wrong gold answers")
-    kept, audit = filter_annotators(votes, method="gold", max_wrong_run=1)
+    _kept, audit = filter_annotators(votes, method="gold", max_wrong_run=1)
     assert sorted(audit.removed_annotators) == ["v", "w", "y"]
     reasons = dict(zip(audit.annotators.annotator, audit.annotators.reason))
     assert reasons["y"] == "1 or more consecutive wrong gold answers"
@@ -217,7 +217,7 @@ def test_chaosnli_gold_rule_accuracy_and_wrong_run():
 
 def test_top_fraction_removes_lowest_scores_once():
     votes, _ = synthetic(n_items=300, n_ann=20, seed=13, n_spam=4)
-    kept, audit = filter_annotators(votes, method="onecoin", top_fraction=0.2)
+    _kept, audit = filter_annotators(votes, method="onecoin", top_fraction=0.2)
     assert len(audit.annotators) == 4 and audit.rounds == 1
     assert set(audit.removed_annotators) == {"a0", "a1", "a2", "a3"}
     assert audit.threshold == pytest.approx(audit.annotators.score.max())
@@ -228,7 +228,7 @@ def test_filter_warns_about_items_left_with_too_few_votes():
                        "label": list("10111")})
     votes = Votes.from_long(df)
     with pytest.warns(DegenerateInputWarning, match=r"1 item\(s\) have fewer than 2 votes"):
-        kept, audit = filter_annotators(votes, method="agreement", threshold=0.5)
+        _kept, audit = filter_annotators(votes, method="agreement", threshold=0.5)
     # x and y each agree with half of their co-votes (chance-rescaled score 0): both go,
     # item a loses every vote, item b keeps z's single vote
     assert sorted(audit.removed_annotators) == ["x", "y"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -148,14 +149,20 @@ def test_posteriors_are_distributions_and_relabelling_permutes(votes, data):
     other = relabel(votes, perm)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AnnokitWarning)
-        for make in (lambda: MajorityVote(ties="first_seen"), WeightedMajorityVote,
-                     lambda: DawidSkene(tol=0, max_iter=30),
-                     lambda: OneCoinDawidSkene(tol=0, max_iter=30)):
+        # With a tie in some item's counts the data can be exactly symmetric under a label
+        # swap; EM then sits on an unstable symmetric fixed point that rounding breaks either
+        # way, so equivariance is only checked for EM on tie-free data.
+        tie_free = MajorityVote().fit(votes).n_ties_ == 0
+        for make, check in ((lambda: MajorityVote(ties="first_seen"), True),
+                            (WeightedMajorityVote, True),
+                            (lambda: DawidSkene(tol=0, max_iter=30), tie_free),
+                            (lambda: OneCoinDawidSkene(tol=0, max_iter=30), tie_free)):
             a, b = make().fit(votes), make().fit(other)
             for est in (a, b):
                 assert (est.posteriors_ >= 0).all()
                 np.testing.assert_allclose(est.posteriors_.sum(axis=1), 1.0, atol=1e-12)
-            np.testing.assert_allclose(b.posteriors_[:, perm], a.posteriors_, atol=1e-9)
+            if check:
+                np.testing.assert_allclose(b.posteriors_[:, perm], a.posteriors_, atol=1e-9)
         m = MACE(rng=0, n_restarts=2, max_iter=5).fit(votes)
         assert (m.posteriors_ >= 0).all()
         np.testing.assert_allclose(m.posteriors_.sum(axis=1), 1.0, atol=1e-12)
@@ -163,7 +170,7 @@ def test_posteriors_are_distributions_and_relabelling_permutes(votes, data):
 
 
 def test_mace_relabelling_permutes_on_clear_data():
-    votes, truth = synthetic(seed=3)
+    votes, _truth = synthetic(seed=3)
     perm = np.array([2, 0, 1])
     a = MACE(rng=0, tol=1e-12, max_iter=300).fit(votes)
     b = MACE(rng=0, tol=1e-12, max_iter=300).fit(relabel(votes, perm))
@@ -196,7 +203,7 @@ def test_dawid_skene_log_likelihood_does_not_decrease():
         warnings.simplefilter("error", AnnokitWarning)    # tol=0: a fixed count, no warning
         lls = [DawidSkene(max_iter=k, tol=0, smoothing=0.0).fit(votes).log_likelihood_
                for k in (2, 4, 8, 16)]
-    assert all(b >= a - 1e-8 for a, b in zip(lls, lls[1:]))
+    assert all(b >= a - 1e-8 for a, b in itertools.pairwise(lls))
 
 
 def test_clamped_gold_items_keep_their_label():
@@ -343,7 +350,7 @@ def test_mace_matches_a_loop_transcription_of_the_reference(method, with_control
     for i, a, lab in zip(votes.item_index, votes.annotator_index, votes.label_index):
         item_votes[i].append((int(a), int(lab)))
     controls = {int(d): int(gold[d]) for d in np.flatnonzero(gold >= 0)}
-    ref_post, ref_spam, ref_strat, ref_ll = _reference_mace(
+    ref_post, _ref_spam, ref_strat, ref_ll = _reference_mace(
         item_votes, votes.n_labels, spam, strat, 10, variational=method == "vb", controls=controls)
 
     est = MACE(method=method, max_iter=10, tol=0)

@@ -17,11 +17,11 @@ from annokit.errors import AnnokitWarning, VoteSchemaError
 from annokit.votes import Votes
 
 __all__ = [
-    "require_votes",
-    "require_annotators",
-    "vote_matrix",
     "gold_codes",
     "normalize_log",
+    "require_annotators",
+    "require_votes",
+    "vote_matrix",
     "warn_not_converged",
 ]
 

@@ -15,8 +15,6 @@ doi:10.2307/2346806
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from annokit.quality._common import (
@@ -120,7 +118,7 @@ class DawidSkene(_EMBase):
     def fit(self, votes: Votes) -> DawidSkene:
         votes = require_annotators(votes, "DawidSkene.fit")
         self._check_params()
-        n_items, n_labels, n_ann = votes.n_items, votes.n_labels, votes.n_annotators
+        n_labels, n_ann = votes.n_labels, votes.n_annotators
         gold = self._gold(votes)
         x = vote_matrix(votes)                       # (items, J*L)
         xt = x.T                                      # CSC view: fast scatter into (J*L, K)
@@ -207,7 +205,7 @@ class OneCoinDawidSkene(_EMBase):
     def fit(self, votes: Votes) -> OneCoinDawidSkene:
         votes = require_annotators(votes, "OneCoinDawidSkene.fit")
         self._check_params()
-        n_items, n_labels, n_ann = votes.n_items, votes.n_labels, votes.n_annotators
+        n_labels, n_ann = votes.n_labels, votes.n_annotators
         gold = self._gold(votes)
         x = vote_matrix(votes)                        # (items, J*L)
         xt = x.T                                      # CSC view

@@ -37,8 +37,15 @@ from annokit.quality.spammer import spammer_score
 from annokit.quality.stats import annotator_stats
 from annokit.votes import Votes
 
-__all__ = ["filter_annotators", "annotator_scores", "Audit", "METHODS", "DEFAULT_THRESHOLDS",
-           "CHAOSNLI_MIN_GOLD_ACCURACY", "CHAOSNLI_MAX_WRONG_RUN"]
+__all__ = [
+    "CHAOSNLI_MAX_WRONG_RUN",
+    "CHAOSNLI_MIN_GOLD_ACCURACY",
+    "DEFAULT_THRESHOLDS",
+    "METHODS",
+    "Audit",
+    "annotator_scores",
+    "filter_annotators",
+]
 
 #: ChaosNLI (Nie et al. 2020, section 3): annotators below 75% accuracy on the
 #: unanimous gold control items, or with 4 consecutive wrong answers, were blocked.
@@ -394,7 +401,7 @@ def _flag(votes, method, threshold, top_fraction, gold, max_wrong_run, rng):
     valid = np.isfinite(scores)
     if top_fraction is not None:
         candidates = np.flatnonzero(valid)
-        k = min(int(math.ceil(top_fraction * len(candidates))), len(candidates))
+        k = min(math.ceil(top_fraction * len(candidates)), len(candidates))
         order = candidates[np.argsort(scores[candidates], kind="stable")][:k]
         flagged = np.zeros(n_ann, dtype=bool)
         flagged[order] = True

@@ -148,7 +148,7 @@ class MACE:
             if best is None or result["ll"] > best["ll"]:
                 best = dict(result, restart=restart)
 
-        post, know_c, spam_c, strat_c = best["post"], best["know"], best["spam_c"], best["strat_c"]
+        post, know_c, spam_c = best["post"], best["know"], best["spam_c"]
         if self.method == "vb":
             comp = (know_c + self.beta) / (know_c + spam_c + self.alpha + self.beta)
         else:

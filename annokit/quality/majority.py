@@ -21,7 +21,7 @@ from annokit.quality._common import require_annotators, require_votes
 from annokit.soft_labels import majority
 from annokit.votes import Votes
 
-__all__ = ["MajorityVote", "WeightedMajorityVote", "first_seen_order", "TIE_POLICIES"]
+__all__ = ["TIE_POLICIES", "MajorityVote", "WeightedMajorityVote", "first_seen_order"]
 
 TiePolicy = Literal["first_seen", "report", "first", "random"]
 TIE_POLICIES = ("first_seen", "report", "first", "random")

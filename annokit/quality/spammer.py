@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from annokit.errors import VoteSchemaError
-from annokit.quality.dawid_skene import DawidSkene
 from annokit.quality._common import require_annotators
+from annokit.quality.dawid_skene import DawidSkene
 from annokit.votes import Votes
 
-__all__ = ["spammer_score", "SpammerScore"]
+__all__ = ["SpammerScore", "spammer_score"]
 
 
 def spammer_score(confusions: Any) -> np.ndarray:
