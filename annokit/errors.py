@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "AnnokitError",
     "AnnokitWarning",
+    "ConvergenceWarning",
     "DataFormatError",
     "DatasetNotFoundError",
     "DegenerateInputWarning",
@@ -40,3 +41,7 @@ class AnnokitWarning(UserWarning):
 
 class DegenerateInputWarning(AnnokitWarning):
     """Legal but degenerate input: a single vote on an item, an empty bin, a tie."""
+
+
+class ConvergenceWarning(AnnokitWarning):
+    """An iterative estimator (EM, optimisation) stopped before meeting its tolerance."""

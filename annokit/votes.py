@@ -35,30 +35,43 @@ def _natural_key(text: str) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
 
-def _as_str_values(values: Any, *, what: str, where: str) -> np.ndarray:
-    """Convert ids or labels to an object array of str; reject missing values.
+def _factorize_str(values: Any, *, what: str, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and distinct str values of a column of ids or labels; rejects missing values.
 
-    Integral floats (``1.0``, typical of pandas columns with gaps) become ``"1"``.
+    Hashes the raw column once (keeping its dtype: an int column is not boxed
+    into Python objects), then converts and checks only the distinct values.
+    Integral floats (``1.0``, typical of pandas columns with gaps) become ``"1"``;
+    raw values that convert to the same string (``1`` and ``"1"``) share a code.
     """
-    arr = values.to_numpy(dtype=object) if isinstance(values, pd.Series) else np.asarray(
-        values, dtype=object
-    )
-    if arr.ndim != 1:
-        arr = arr.reshape(-1)
-    isna = pd.isna(arr)
-    if isna.any():
-        row = int(np.argmax(isna))
+    if isinstance(values, pd.Series):
+        raw = values
+    else:
+        raw = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+        raw = raw.reshape(-1)
+    codes, uniques = pd.factorize(raw, sort=False, use_na_sentinel=True)
+    if len(codes) and (codes < 0).any():
+        row = int(np.argmax(codes < 0))
         raise VoteSchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
-    if pd.api.types.infer_dtype(arr, skipna=False) == "string":
-        out = arr
-    else:  # map each distinct value once, not each row
-        codes, uniques = pd.factorize(pd.Series(arr, dtype=object), sort=False)
-        out = np.asarray([_scalar_to_str(v) for v in uniques], dtype=object)[codes]
-    blank = pd.Series(out, dtype=object).str.strip().str.lower().isin(_MISSING_STRINGS).to_numpy()
+    uniques = np.asarray(uniques, dtype=object)
+    if pd.api.types.infer_dtype(uniques, skipna=False) == "string":
+        text = uniques
+    else:
+        text = np.asarray([_scalar_to_str(v) for v in uniques], dtype=object)
+    blank = pd.Series(text, dtype=object).str.strip().str.lower().isin(_MISSING_STRINGS).to_numpy()
     if blank.any():
-        row = int(np.argmax(blank))
-        raise VoteSchemaError(f"{where}: {what} is empty at row {row} (got {arr[row]!r})")
-    return out
+        j = int(np.argmax(blank))
+        row = int(np.argmax(codes == j))
+        raise VoteSchemaError(f"{where}: {what} is empty at row {row} (got {uniques[j]!r})")
+    merged, distinct = pd.factorize(text, sort=False)
+    if len(distinct) != len(text):
+        codes = merged[codes]
+    return codes.astype(np.int64, copy=False), np.asarray(distinct, dtype=object)
+
+
+def _as_str_values(values: Any, *, what: str, where: str) -> np.ndarray:
+    """Ids or labels as an object array of str (see :func:`_factorize_str`)."""
+    codes, distinct = _factorize_str(values, what=what, where=where)
+    return distinct[codes]
 
 
 def _scalar_to_str(v: Any) -> str:
@@ -172,8 +185,7 @@ class LabelSet:
         Vectorised: each distinct value is looked up once. Raises
         :class:`VoteSchemaError` naming the first unknown or empty value and its row.
         """
-        raw = _as_str_values(values, what="label", where=where)
-        codes, uniques = pd.factorize(pd.Series(raw, dtype=object), sort=False)
+        codes, uniques = _factorize_str(values, what="label", where=where)
         table = np.empty(len(uniques), dtype=np.int64)
         for j, u in enumerate(uniques):
             try:
@@ -214,16 +226,16 @@ CHAOSNLI_NLI_LABELS = LabelSet(
 def _factorize_ids(values: Any, *, what: str, where: str,
                    order: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes (first-seen order, or ``order``) and the id table for a column of ids."""
-    arr = _as_str_values(values, what=what, where=where)
+    codes, distinct = _factorize_str(values, what=what, where=where)
     if order is None:
-        codes, uniques = pd.factorize(pd.Series(arr, dtype=object), sort=False)
-        return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+        return codes, distinct
     ids = np.asarray([_scalar_to_str(v) for v in order], dtype=object)
-    codes = pd.Index(ids).get_indexer(arr)
-    if (codes < 0).any():
-        row = int(np.argmax(codes < 0))
-        raise VoteSchemaError(f"{where}: {what} {arr[row]!r} at row {row} is not in the given ids")
-    return codes.astype(np.int64), ids
+    position = pd.Index(ids).get_indexer(distinct)
+    if (position < 0).any():
+        j = int(np.argmax(position < 0))
+        row = int(np.argmax(codes == j))
+        raise VoteSchemaError(f"{where}: {what} {distinct[j]!r} at row {row} is not in the given ids")
+    return position[codes].astype(np.int64), ids
 
 
 class Votes:
@@ -356,7 +368,9 @@ class Votes:
 
     def _resolve_duplicates(self, policy: DuplicatePolicy) -> None:
         key = self.item_index.astype(np.int64) * max(len(self.annotator_ids), 1) + self.annotator_index
-        ordered = np.sort(key)  # a sort beats hashing here; the common case is "no duplicates"
+        # A sort beats hashing here, and timsort ("stable") is near-linear on votes grouped by
+        # item, the usual file layout; the common case is "no duplicates".
+        ordered = np.sort(key, kind="stable")
         if not (ordered[1:] == ordered[:-1]).any():
             return
         dup_mask = pd.Series(key).duplicated(keep=False).to_numpy()
@@ -602,25 +616,29 @@ class Votes:
         label_values = df[label]
         if isinstance(label_values.dtype, pd.CategoricalDtype):
             label_values = label_values.astype(object)
-        labelset = LabelSet.coerce(labels, _as_str_values(label_values, what="label",
-                                                          where=f"{source}, column {label!r}"))
-        label_codes = labelset.encode(label_values, where=f"{source}, column {label!r}")
-        item_order = (list(df[item].cat.categories)
-                      if isinstance(df[item].dtype, pd.CategoricalDtype) else None)
-        item_codes, item_ids = _factorize_ids(
-            df[item].astype(object), what="item id", where=f"{source}, column {item!r}",
-            order=item_order,
-        )
+        where_label = f"{source}, column {label!r}"
+        raw_codes, raw_labels = _factorize_str(label_values, what="label", where=where_label)
+        labelset = LabelSet.coerce(labels, raw_labels)
+        try:
+            label_codes = labelset.encode(raw_labels, where=where_label)[raw_codes]
+        except VoteSchemaError:  # name the row, not the position among distinct labels
+            label_codes = labelset.encode(label_values, where=where_label)
+
+        def ids_of(col: str, what: str) -> tuple[np.ndarray, np.ndarray]:
+            column = df[col]
+            if isinstance(column.dtype, pd.CategoricalDtype):
+                return _factorize_ids(column.astype(object), what=what,
+                                      where=f"{source}, column {col!r}",
+                                      order=list(column.cat.categories))
+            return _factorize_ids(column, what=what, where=f"{source}, column {col!r}")
+
+        item_codes, item_ids = ids_of(item, "item id")
         ann_codes = ann_ids = None
         if annotator is not None:
-            ann_order = (list(df[annotator].cat.categories)
-                         if isinstance(df[annotator].dtype, pd.CategoricalDtype) else None)
-            ann_codes, ann_ids = _factorize_ids(
-                df[annotator].astype(object), what="annotator id",
-                where=f"{source}, column {annotator!r}", order=ann_order,
-            )
-        first_rows = _first_row_per_item(item_codes, len(item_ids))
+            ann_codes, ann_ids = ids_of(annotator, "annotator id")
         meta_cols = [c for c in item_columns if c != gold]
+        needs_rows = gold is not None or bool(meta_cols)
+        first_rows = _first_row_per_item(item_codes, len(item_ids)) if needs_rows else None
         if "item_metadata" in attrs and not meta_cols:
             meta = pd.DataFrame(attrs["item_metadata"], index=pd.RangeIndex(len(item_ids)))
         else:
@@ -633,7 +651,7 @@ class Votes:
             gold_codes = np.asarray(attrs["gold"], dtype=np.int64)
         return cls(item_codes, label_codes, item_ids=item_ids, labels=labelset,
                    annotator_index=ann_codes, annotator_ids=ann_ids, item_metadata=meta,
-                   gold=gold_codes, duplicates=duplicates, source=source)
+                   gold=gold_codes, duplicates=duplicates, source=source, _ids_unique=True)
 
     @classmethod
     def from_wide(
@@ -769,16 +787,19 @@ class Votes:
 # -- private helpers ----------------------------------------------------------
 
 def _first_row_per_item(item_codes: np.ndarray, n_items: int) -> np.ndarray:
-    first = np.full(n_items, len(item_codes), dtype=np.int64)
-    np.minimum.at(first, item_codes, np.arange(len(item_codes)))
-    return first
+    """Row of each item's first vote: a stable sort by item, then the start of each run."""
+    if n_items == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(item_codes, kind="stable")
+    starts = np.searchsorted(item_codes[order], np.arange(n_items), side="left")
+    return order[starts]
 
 
 def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarray,
                  columns: Sequence[str], item_ids: np.ndarray, source: str) -> pd.DataFrame:
     """Per-item metadata from columns that must be constant within each item."""
     if not columns:
-        return pd.DataFrame(index=pd.RangeIndex(len(first_rows)))
+        return pd.DataFrame(index=pd.RangeIndex(len(item_ids)))
     meta = df[list(columns)].iloc[first_rows].reset_index(drop=True)
     for c in columns:
         col = df[c]
