@@ -75,9 +75,9 @@ def votes_from_arrow(
         sizes = np.array([len(d) for d in dicts], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         merged = pc.dictionary_encode(pa.concat_arrays(dicts))
-        to_global = merged.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        to_global = merged.indices.to_numpy(zero_copy_only=False)  # int32: half the bytes to move
         codes = np.concatenate([
-            to_global[starts[w] + c.indices.to_numpy(zero_copy_only=False)]
+            to_global[c.indices.to_numpy(zero_copy_only=False) + np.int32(starts[w])]
             for w, c in zip(which, chunks)
         ])
         dictionary = merged.dictionary
@@ -126,20 +126,9 @@ class VoteCounts:
         self.counts = np.asarray(counts, dtype=np.int64)
         self.labels = labels
 
-    def merge(self, other: VoteCounts) -> VoteCounts:
-        if other.labels.names != self.labels.names:
-            raise VoteSchemaError(
-                f"cannot merge counts over labels {list(self.labels.names)} and "
-                f"{list(other.labels.names)}"
-            )
-        pos = pd.Index(self.item_ids).get_indexer(other.item_ids)
-        new = pos < 0
-        ids = np.concatenate([self.item_ids, other.item_ids[new]])
-        counts = np.concatenate([self.counts, np.zeros((int(new.sum()), len(self.labels)),
-                                                       dtype=np.int64)])
-        pos[new] = np.arange(len(self.item_ids), len(ids))
-        np.add.at(counts, pos, other.counts)
-        return VoteCounts(ids, counts, self.labels)
+    def merge(self, *others: VoteCounts) -> VoteCounts:
+        """Sum these counts with ``others``, aligning items by id (first-seen order)."""
+        return _merge_counts([self, *others])
 
     def to_votes(self, *, source: str = "counts") -> Votes:
         return Votes.from_counts(self.counts, labels=self.labels, item_ids=self.item_ids,
@@ -166,7 +155,7 @@ def count_batches(
     labelset = LabelSet.coerce(labels)
     if isinstance(batches, pa.Table):
         batches = batches.to_batches()
-    total: VoteCounts | None = None
+    parts: list[VoteCounts] = []
     for n, batch in enumerate(batches):
         if batch.num_rows == 0:
             continue
@@ -187,10 +176,30 @@ def count_batches(
         lc = lab_map[labs.indices.to_numpy(zero_copy_only=False)]
         n_i, n_l = len(items.dictionary), len(labelset)
         counts = np.bincount(ic * n_l + lc, minlength=n_i * n_l).reshape(n_i, n_l)
-        ids = _as_str_values(items.dictionary.to_pylist(), what="item id", where=where)
+        dictionary = items.dictionary
+        if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
+            dictionary = pc.cast(dictionary, pa.string())
+        ids = dictionary.to_numpy(zero_copy_only=False).astype(object)
         used = counts.sum(axis=1) > 0
-        part = VoteCounts(ids[used], counts[used], labelset)
-        total = part if total is None else total.merge(part)
-    if total is None:
+        parts.append(VoteCounts(ids[used], counts[used], labelset))
+    if not parts:
         raise VoteSchemaError(f"{source} has no votes")
-    return total
+    return _merge_counts(parts)
+
+
+def _merge_counts(parts: Sequence[VoteCounts]) -> VoteCounts:
+    """Sum partial counts by item id in one pass: one factorisation, one bincount per label."""
+    first = parts[0]
+    for other in parts[1:]:
+        if other.labels.names != first.labels.names:
+            raise VoteSchemaError(
+                f"cannot merge counts over labels {list(first.labels.names)} and "
+                f"{list(other.labels.names)}"
+            )
+    ids = np.concatenate([p.item_ids for p in parts])
+    stacked = np.concatenate([p.counts for p in parts])
+    codes, uniques = pd.factorize(pd.Series(ids, dtype=object), sort=False)
+    n = len(uniques)
+    merged = np.stack([np.bincount(codes, weights=stacked[:, j], minlength=n)
+                       for j in range(stacked.shape[1])], axis=1).astype(np.int64)
+    return VoteCounts(np.asarray(uniques, dtype=object), merged, first.labels)
