@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annokit.errors import AnnokitWarning, VoteSchemaError
+from annokit.errors import AnnokitWarning, ConvergenceWarning, VoteSchemaError
 from annokit.io import read_votes
 from annokit.quality import (
     MACE,
@@ -234,7 +234,7 @@ def test_mace_is_seeded_and_row_order_free():
 
 def test_dawid_skene_warns_when_not_converged():
     votes, _ = synthetic(seed=6)
-    with pytest.warns(AnnokitWarning, match="stopped after 1 iterations without converging"):
+    with pytest.warns(ConvergenceWarning, match="stopped after 1 iterations without converging"):
         ds = DawidSkene(max_iter=1).fit(votes)
     assert not ds.converged_ and ds.n_iter_ == 1
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from annokit.errors import AnnokitWarning, VoteSchemaError
+from annokit.errors import ConvergenceWarning, VoteSchemaError
 from annokit.votes import Votes
 
 __all__ = [
@@ -144,5 +144,5 @@ def warn_not_converged(name: str, n_iter: int, change: float, tol: float) -> Non
     warnings.warn(
         f"{name} stopped after {n_iter} iterations without converging (last change of the "
         f"log-likelihood per vote {change:.3g} > tol {tol:g}); raise max_iter or tol",
-        AnnokitWarning, stacklevel=3,
+        ConvergenceWarning, stacklevel=3,
     )
