@@ -2,8 +2,9 @@
 
     python benchmarks/bench_counts.py [--votes 10000000] [--repeat 3] [--data DIR]
 
-1. A seeded long Parquet file of N votes (string item / annotator / label ids,
-   5 votes per item) is made once under benchmarks/_out/. Each measurement runs
+1. A seeded long Parquet file of N votes (string item / annotator / label ids)
+   is made once under benchmarks/_out/ for each votes-per-item value (5: two
+   million distinct item ids, the hashing-heavy extreme; 100: ChaosNLI-like). Each measurement runs
    in a fresh subprocess, so peak RSS (ru_maxrss) is that step's alone:
    - peer: ``pyarrow.parquet.read_table(path)`` (the floor: just reading the file);
    - annokit: ``read_votes(path).counts()`` (full validation: missing and empty
@@ -53,21 +54,20 @@ print(json.dumps({{"seconds": dt, "peak_rss_mb": hwm / 1024}}))
 """
 
 
-def make_parquet(n_votes: int) -> Path:
+def make_parquet(n_votes: int, k: int) -> Path:
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path = OUT / f"votes_{n_votes}.parquet"
+    path = OUT / f"votes_{n_votes}_k{k}.parquet"
     if path.exists():
         return path
     OUT.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
-    k = 5
     n_items = n_votes // k
     item = np.repeat(np.arange(n_items), k)
     slot = np.tile(np.arange(k), n_items)
-    annotator = (item * 7 + slot * 9973) % 50_000  # distinct within an item
+    annotator = (item * 7 + slot * 499) % 50_000  # distinct within an item (k <= 100)
     label = rng.integers(0, 3, n_items * k)
     names = np.array(["entailment", "neutral", "contradiction"])
     table = pa.table({
@@ -96,23 +96,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--votes", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--votes-per-item", type=lambda v: [int(x) for x in v.split(",")],
+                        default=[5, 100], help="comma-separated; one file per value")
     parser.add_argument("--data", type=Path, default=Path(
         os.environ.get("ANNOKIT_TEST_DATA", ROOT.parent / "shared" / "data")))
     args = parser.parse_args()
 
-    print(f"making {args.votes:,}-vote Parquet file ...", file=sys.stderr)
-    path = make_parquet(args.votes)
-    print(f"file: {path.name}, {path.stat().st_size / 2**20:.1f} MiB; median of {args.repeat} runs")
-    results = {}
-    for name, code in STEPS.items():
-        print(f"  measuring {name} ...", file=sys.stderr)
-        prep = "import annokit.io, annokit" if "annokit" in name else ""
-        results[name] = measure(code, path, args.repeat, prep)
-    floor = results["read_table"][0]
-    print(f"{'step':<36}{'seconds':>9}{'x read_table':>14}{'peak RSS MB':>13}")
-    for name, (sec, rss) in results.items():
-        print(f"{name:<36}{sec:>9.2f}{sec / floor:>14.2f}{rss:>13.0f}")
-    print("target: annokit read_votes().counts() <= 2.0x read_table")
+    for k in args.votes_per_item:
+        print(f"making {args.votes:,}-vote Parquet file, {k} votes per item ...", file=sys.stderr)
+        path = make_parquet(args.votes, k)
+        print(f"\nfile: {path.name}, {args.votes // k:,} items x {k} votes, "
+              f"{path.stat().st_size / 2**20:.1f} MiB; median of {args.repeat} runs")
+        results = {}
+        for name, code in STEPS.items():
+            print(f"  measuring {name} ...", file=sys.stderr)
+            prep = "import annokit.io, annokit" if "annokit" in name else ""
+            results[name] = measure(code, path, args.repeat, prep)
+        floor = results["read_table"][0]
+        print(f"{'step':<36}{'seconds':>9}{'x read_table':>14}{'peak RSS MB':>13}")
+        for name, (sec, rss) in results.items():
+            print(f"{name:<36}{sec:>9.2f}{sec / floor:>14.2f}{rss:>13.0f}")
+    print("target: annokit read_votes().counts() <= 2.0x read_table\n")
 
     chaos = args.data / "chaosnli" / "chaosNLI_snli.jsonl"
     if chaos.exists():

@@ -11,9 +11,7 @@ Each measurement runs in a fresh subprocess so that peak memory is not
 inherited from an earlier one; timings include building the model input from
 the same long DataFrame (annokit: ``Votes.from_long``; crowd-kit takes the
 frame directly), and are also shown for the fit alone. annokit's input is
-built from the integer columns with ``pd.factorize`` and the ``Votes``
-constructor (``Votes.from_long`` converts ids to strings and takes ~50 s on
-5M votes here, a loader cost outside this comparison).
+built with ``Votes.from_long``, which also checks for duplicate votes.
 
 crowd-kit pulls in torch, so it lives in a separate environment::
 
@@ -139,17 +137,9 @@ def worker(lib: str, method: str, size: str, seed: int) -> dict:
         model = _annokit_model(method)     # imports happen here, outside the timed region
         with PeakRSS() as mem:
             t0 = time.perf_counter()
-            # integer-coded input: factorise ids the way a loader of integer columns would
-            # (Votes.from_long converts every id to str first, which dominates at 5M votes)
-            # (duplicates="keep": the generator draws distinct annotators per item, and
-            # crowd-kit does not look for repeated votes either)
-            item_codes, item_ids = pd.factorize(df["item"].to_numpy())
-            ann_codes, ann_ids = pd.factorize(df["annotator"].to_numpy())
-            votes = Votes(item_codes, df["label"].to_numpy(),
-                          item_ids=np.array(list(map(str, item_ids.tolist())), dtype=object),
-                          labels=LabelSet(["0", "1", "2"]), annotator_index=ann_codes,
-                          annotator_ids=np.array(list(map(str, ann_ids.tolist())), dtype=object),
-                          duplicates="keep")
+            # the same long DataFrame through the public loader, with its full checks
+            # (ids as str, labels coded, duplicate (item, annotator) votes rejected)
+            votes = Votes.from_long(df, labels=LabelSet(["0", "1", "2"]))
             t1 = time.perf_counter()
             est = model.fit(votes)
             t2 = time.perf_counter()

@@ -106,7 +106,7 @@ def votes_from_arrow(
     ann_codes = ann_ids = None
     if annotator is not None:
         ann_codes, ann_ids = encode(annotator, "annotator id")
-    return Votes(item_codes, table_map[label_codes], item_ids=item_ids, labels=labelset,
+    return Votes(item_codes, table_map.astype(np.int32)[label_codes], item_ids=item_ids, labels=labelset,
                annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
                source=source, _ids_unique=True)
 
