@@ -15,8 +15,7 @@ ChaosNLI's consecutive-wrong-answers rule) is the row order.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -24,220 +23,18 @@ import pandas as pd
 
 from annokit._validation import check_counts, check_option, first_offenders
 from annokit.errors import VoteSchemaError
+from annokit.labels import (
+    CHAOSNLI_NLI_LABELS,
+    LabelSet,
+    _as_str_values,
+    _factorize_ids,
+    _factorize_str,
+    _scalar_to_str,
+)
 
 __all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
 
 DuplicatePolicy = Literal["error", "first", "last", "keep"]
-_MISSING_STRINGS = frozenset({"", "nan", "none", "null", "na", "n/a"})
-
-
-def _natural_key(text: str) -> tuple:
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
-
-
-def _factorize_str(values: Any, *, what: str, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """Codes and distinct str values of a column of ids or labels; rejects missing values.
-
-    Hashes the raw column once (keeping its dtype: an int column is not boxed
-    into Python objects), then converts and checks only the distinct values.
-    Integral floats (``1.0``, typical of pandas columns with gaps) become ``"1"``;
-    raw values that convert to the same string (``1`` and ``"1"``) share a code.
-    """
-    if isinstance(values, pd.Series):
-        raw = values
-    else:
-        raw = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
-        raw = raw.reshape(-1)
-    codes, uniques = pd.factorize(raw, sort=False, use_na_sentinel=True)
-    if len(codes) and (codes < 0).any():
-        row = int(np.argmax(codes < 0))
-        raise VoteSchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
-    uniques = np.asarray(uniques, dtype=object)
-    if pd.api.types.infer_dtype(uniques, skipna=False) == "string":
-        text = uniques
-    else:
-        text = np.asarray([_scalar_to_str(v) for v in uniques], dtype=object)
-    blank = pd.Series(text, dtype=object).str.strip().str.lower().isin(_MISSING_STRINGS).to_numpy()
-    if blank.any():
-        j = int(np.argmax(blank))
-        row = int(np.argmax(codes == j))
-        raise VoteSchemaError(f"{where}: {what} is empty at row {row} (got {uniques[j]!r})")
-    merged, distinct = pd.factorize(text, sort=False)
-    if len(distinct) != len(text):
-        codes = merged[codes]
-    return codes.astype(np.int64, copy=False), np.asarray(distinct, dtype=object)
-
-
-def _as_str_values(values: Any, *, what: str, where: str) -> np.ndarray:
-    """Ids or labels as an object array of str (see :func:`_factorize_str`)."""
-    codes, distinct = _factorize_str(values, what=what, where=where)
-    return distinct[codes]
-
-
-def _scalar_to_str(v: Any) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return str(v).lower()
-    if isinstance(v, (float, np.floating)) and float(v).is_integer():
-        return str(int(v))
-    if isinstance(v, (np.integer,)):
-        return str(int(v))
-    return str(v)
-
-
-class LabelSet:
-    """An ordered set of label names with aliases.
-
-    Parameters
-    ----------
-    names : sequence of str
-        The labels in their canonical order; the column order of every count
-        and probability matrix.
-    aliases : mapping of str to str, optional
-        Alternative spellings mapped to a canonical name (``{"e": "entailment"}``).
-        Lookup is case-sensitive first, then case-insensitive.
-
-    Examples
-    --------
-    >>> labels = LabelSet(["entailment", "neutral", "contradiction"],
-    ...                   aliases={"e": "entailment", "n": "neutral", "c": "contradiction"})
-    >>> labels.encode(["n", "entailment", "c"]).tolist()
-    [1, 0, 2]
-    >>> labels.index_of("C")
-    2
-    """
-
-    def __init__(self, names: Iterable[Any], *, aliases: Mapping[str, str] | None = None):
-        names = tuple(_scalar_to_str(n) for n in names)
-        if not names:
-            raise VoteSchemaError("a label set needs at least one label")
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            raise VoteSchemaError(f"label names must be unique; repeated: {dup}")
-        self.names: tuple[str, ...] = names
-        self.aliases: dict[str, str] = {}
-        for alias, target in (aliases or {}).items():
-            alias, target = _scalar_to_str(alias), _scalar_to_str(target)
-            if target not in names:
-                raise VoteSchemaError(f"alias {alias!r} points to unknown label {target!r}; "
-                                      f"labels are {list(names)}")
-            if alias in names and alias != target:
-                raise VoteSchemaError(f"alias {alias!r} is itself a label name")
-            self.aliases[alias] = target
-        self._lookup: dict[str, int] = {n: i for i, n in enumerate(names)}
-        for alias, target in self.aliases.items():
-            self._lookup[alias] = self._lookup[target]
-        self._lookup_ci: dict[str, int] = {}
-        for key, idx in self._lookup.items():
-            self._lookup_ci.setdefault(key.lower(), idx)
-
-    @classmethod
-    def infer(cls, values: Iterable[Any]) -> LabelSet:
-        """Label set of the distinct values, in natural sort order ("2" before "10")."""
-        uniq = pd.unique(pd.Series(list(values), dtype=object).map(_scalar_to_str))
-        return cls(sorted(uniq, key=_natural_key))
-
-    @classmethod
-    def coerce(cls, labels: LabelSet | Sequence[Any] | None, values: Iterable[Any] = ()) -> LabelSet:
-        """A LabelSet from an existing one, a sequence of names, or inferred from ``values``."""
-        if isinstance(labels, LabelSet):
-            return labels
-        if labels is None:
-            return cls.infer(values)
-        return cls(labels)
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def __iter__(self):
-        return iter(self.names)
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, LabelSet) and self.names == other.names
-                and self.aliases == other.aliases)
-
-    def __hash__(self) -> int:
-        return hash((self.names, tuple(sorted(self.aliases.items()))))
-
-    def __repr__(self) -> str:
-        extra = f", aliases={self.aliases}" if self.aliases else ""
-        return f"LabelSet({list(self.names)}{extra})"
-
-    def index_of(self, label: Any) -> int:
-        """Column index of a label name or alias; raises on an unknown label."""
-        key = _scalar_to_str(label)
-        idx = self._lookup.get(key)
-        if idx is None:
-            idx = self._lookup_ci.get(key.lower())
-        if idx is None:
-            raise VoteSchemaError(f"unknown label {label!r}; expected one of {self._known()}")
-        return idx
-
-    def _known(self) -> list[str]:
-        return list(self.names) + [a for a in self.aliases if a not in self.names]
-
-    def canonical(self, label: Any) -> str:
-        """The canonical name for a label name or alias."""
-        return self.names[self.index_of(label)]
-
-    def encode(self, values: Any, *, where: str = "labels") -> np.ndarray:
-        """Map raw label values (names, aliases, ints) to column indices.
-
-        Vectorised: each distinct value is looked up once. Raises
-        :class:`VoteSchemaError` naming the first unknown or empty value and its row.
-        """
-        codes, uniques = _factorize_str(values, what="label", where=where)
-        table = np.empty(len(uniques), dtype=np.int64)
-        for j, u in enumerate(uniques):
-            try:
-                table[j] = self.index_of(u)
-            except VoteSchemaError:
-                row = int(np.argmax(codes == j))
-                raise VoteSchemaError(
-                    f"{where}: unknown label {u!r} at row {row}; expected one of {self._known()}"
-                ) from None
-        return table[codes] if len(codes) else np.zeros(0, dtype=np.int64)
-
-    def permutation_to(self, names: Sequence[Any]) -> np.ndarray:
-        """Indices ``p`` such that ``matrix_in_names_order[:, p]`` is in this set's order.
-
-        ``names`` must be the same labels (by name or alias) in some order.
-        """
-        idx = [self.index_of(n) for n in names]
-        if sorted(idx) != list(range(len(self))):
-            raise VoteSchemaError(
-                f"label order {list(names)} does not name each of {list(self.names)} exactly once"
-            )
-        return np.argsort(np.asarray(idx))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"names": list(self.names), "aliases": dict(self.aliases)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> LabelSet:
-        return cls(data["names"], aliases=data.get("aliases") or {})
-
-
-CHAOSNLI_NLI_LABELS = LabelSet(
-    ["entailment", "neutral", "contradiction"],
-    aliases={"e": "entailment", "n": "neutral", "c": "contradiction"},
-)
-
-
-def _factorize_ids(values: Any, *, what: str, where: str,
-                   order: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes (first-seen order, or ``order``) and the id table for a column of ids."""
-    codes, distinct = _factorize_str(values, what=what, where=where)
-    if order is None:
-        return codes, distinct
-    ids = np.asarray([_scalar_to_str(v) for v in order], dtype=object)
-    position = pd.Index(ids).get_indexer(distinct)
-    if (position < 0).any():
-        j = int(np.argmax(position < 0))
-        row = int(np.argmax(codes == j))
-        raise VoteSchemaError(f"{where}: {what} {distinct[j]!r} at row {row} is not in the given ids")
-    return position[codes].astype(np.int64), ids
-
-
 class Votes:
     """Votes of annotators on items, as integer-coded arrays.
 

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from annokit.errors import VoteSchemaError
-from annokit.votes import _MISSING_STRINGS, DuplicatePolicy, LabelSet, Votes, _as_str_values
+from annokit.labels import _MISSING_STRINGS, LabelSet, _as_str_values
+from annokit.votes import DuplicatePolicy, Votes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa

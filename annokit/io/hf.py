@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from annokit.errors import VoteSchemaError
-from annokit.votes import LabelSet, Votes, _as_str_values, _factorize_ids
+from annokit.labels import LabelSet, _as_str_values, _factorize_ids
+from annokit.votes import Votes
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets

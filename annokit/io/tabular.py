@@ -19,7 +19,8 @@ import pandas as pd
 
 from annokit.errors import DataFormatError, VoteSchemaError
 from annokit.io.arrow import votes_from_arrow
-from annokit.votes import DuplicatePolicy, LabelSet, Votes, _as_str_values
+from annokit.labels import LabelSet, _as_str_values
+from annokit.votes import DuplicatePolicy, Votes
 
 __all__ = ["ROLE_SPELLINGS", "detect_columns", "read_gold", "read_long", "read_table", "read_wide"]
 
@@ -86,7 +87,7 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
         raise VoteSchemaError(f"unknown column role(s) {sorted(unknown)}; roles are {list(ROLE_SPELLINGS)}")
     lower = {c.lower(): c for c in columns}
     out: dict[str, str | None] = {}
-    taken: set[str] = set(v for v in given.values() if v)
+    taken: set[str] = {v for v in given.values() if v}
     for role in roles:
         if role in given:
             out[role] = given[role]
