@@ -274,3 +274,59 @@ def test_registry_errors(tmp_path, monkeypatch):
         spec.name, spec.filename, notzip.as_uri(), spec.sha256, spec.member))
     with pytest.raises(DataFormatError, match="is not a zip with"):
         registry.dataset_path("chaosnli-mnli", cache=tmp_path / "c2")
+
+
+def test_parquet_and_arrow_errors(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from annokit.io import votes_from_arrow
+
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet")
+    with pytest.raises(DataFormatError, match="bad.parquet: cannot parse as parquet"):
+        read_votes(bad, format="long")
+    pq.write_table(pa.table({"item": ["a"], "label": ["x"]}), tmp_path / "v.parquet")
+    with pytest.raises(VoteSchemaError, match=r"v.parquet is missing column\(s\) \['who'\]"):
+        read_long(tmp_path / "v.parquet", columns={"annotator": "who"})
+    with pytest.raises(VoteSchemaError, match=r"item id is empty at row 1 \(column 'item', got ' '\)"):
+        votes_from_arrow(pa.table({"item": ["a", " "], "label": ["x", "y"]}))
+
+
+def test_parquet_with_a_separate_gold_file(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"item": ["a", "a", "b"], "annotator": ["1", "2", "1"],
+                             "label": ["x", "x", "y"]}), tmp_path / "v.parquet")
+    (tmp_path / "g.csv").write_text("item,gold\na,z\nb,y\n")
+    v = read_votes(tmp_path / "v.parquet", gold=tmp_path / "g.csv")
+    assert v.labels.names == ("x", "y", "z") and v.gold.tolist() == [2, 1]
+
+
+def test_hf_errors():
+    from annokit import Votes
+    from annokit.io import from_hf, to_hf
+
+    ds = to_hf(Votes.from_long(pd.DataFrame({"item": ["a"], "annotator": ["u"], "label": ["x"]})))
+    with pytest.raises(VoteSchemaError, match="annotator id 'stranger' at row 0 is not in the given ids"):
+        from_hf(ds.map(lambda row: {"annotators": ["stranger"]}))
+    # ClassLabel stores -1 for "no label"; a vote cannot be missing
+    with pytest.raises(VoteSchemaError, match="class-coded votes outside the ClassLabel range"):
+        from_hf(ds.map(lambda row: {"labels": [-1]}))
+
+
+def test_sniffing_reads_only_headers_and_reports_unparsable_files(tmp_path):
+    from annokit.io import read_columns
+
+    (tmp_path / "v.jsonl").write_text('{"item": "a", "annotator": "u", "label": "x"}\n')
+    assert read_columns(tmp_path / "v.jsonl") == ["item", "annotator", "label"]
+    assert read_votes(tmp_path / "v.jsonl").counts().tolist() == [[1]]
+    (tmp_path / "bad.parquet").write_bytes(b"nope")
+    with pytest.raises(DataFormatError, match="bad.parquet: cannot parse as parquet"):
+        read_votes(tmp_path / "bad.parquet")
+    (tmp_path / "bad.jsonl").write_text("{oops\n")
+    with pytest.raises(DataFormatError, match="bad.jsonl: cannot parse as jsonl"):
+        read_columns(tmp_path / "bad.jsonl")
+    with pytest.raises(DataFormatError, match="no such file"):
+        read_columns(tmp_path / "absent.csv")

@@ -21,6 +21,7 @@ from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_data
 from annokit.io.tabular import (
     attach_gold,
     detect_columns,
+    read_columns,
     read_gold,
     read_long,
     read_table,
@@ -59,8 +60,7 @@ def sniff_format(path: str | os.PathLike) -> str:
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson") and looks_like_chaosnli(path):
         return "chaosnli"
-    df = read_table(path).head(0) if path.suffix.lower() != ".parquet" else None
-    columns = list(df.columns) if df is not None else _parquet_columns(path)
+    columns = read_columns(path)
     roles = detect_columns(columns)
     if roles["item"] is not None and roles["label"] is not None:
         return "long"
@@ -70,12 +70,6 @@ def sniff_format(path: str | os.PathLike) -> str:
         f"{path.name}: cannot tell the format from columns {columns}; pass --format "
         "(chaosnli, long or wide) and name the columns"
     )
-
-
-def _parquet_columns(path: Path) -> list[str]:
-    import pyarrow.parquet as pq
-
-    return list(pq.read_schema(path).names)
 
 
 def read_votes(

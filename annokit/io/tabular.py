@@ -9,6 +9,7 @@ or detected from common spellings (``item,annotator,label``,
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,7 +23,8 @@ from annokit.io.arrow import votes_from_arrow
 from annokit.labels import LabelSet, _as_str_values
 from annokit.votes import DuplicatePolicy, Votes
 
-__all__ = ["ROLE_SPELLINGS", "detect_columns", "read_gold", "read_long", "read_table", "read_wide"]
+__all__ = ["ROLE_SPELLINGS", "detect_columns", "read_columns", "read_gold", "read_long", "read_table",
+           "read_wide"]
 
 #: Column spellings tried, in order, for each role when no mapping is given.
 ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -76,6 +78,30 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     df.columns = [str(c).strip() for c in df.columns]
     df.attrs["annokit_line_offset"] = offset
     return df
+
+
+def read_columns(path: str | os.PathLike) -> list[str]:
+    """Column names of a table file, reading only its header (or schema, or first JSON line)."""
+    path = Path(path)
+    kind = _kind(path)
+    try:
+        if kind in ("csv", "tsv"):
+            frame = pd.read_csv(path, sep="," if kind == "csv" else "\t", nrows=0, dtype=str,
+                                quoting=3 if kind == "tsv" else 0)
+            return [str(c).strip() for c in frame.columns]
+        if kind == "jsonl":
+            with open(path, encoding="utf-8") as fh:
+                first = next((line for line in fh if line.strip()), "{}")
+            row = json.loads(first)
+            return [str(c) for c in row] if isinstance(row, dict) else []
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    except FileNotFoundError:
+        raise DataFormatError(f"{path}: no such file") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:  # ArrowInvalid, JSONDecodeError
+        msg = " ".join(str(exc).split())
+        raise DataFormatError(f"{path.name}: cannot parse as {kind}: {msg}") from None
 
 
 def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "annotator", "label", "gold"),
@@ -206,7 +232,7 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
 
     try:
         names = list(pq.read_schema(path).names)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
         raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
     roles = detect_columns(names, given=columns)
     if roles["gold"] is not None or roles["item"] is None or roles["label"] is None:
