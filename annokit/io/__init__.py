@@ -41,6 +41,7 @@ __all__ = [
     "list_datasets",
     "load_dataset",
     "read_chaosnli",
+    "read_columns",
     "read_gold",
     "read_long",
     "read_table",
