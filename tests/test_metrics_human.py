@@ -185,6 +185,86 @@ def test_summary_fast_path_rejects_bad_values(monkeypatch):
         calibration_summary(t, [0, 0, 5, 0], t)
 
 
+def test_fast_log_is_within_one_ulp_of_numpy():
+    # The k = 3 summary kernel uses its own vectorisable log (fdlibm's algorithm).
+    if not _fast.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.random(200_000), rng.random(1000) * 1e-300,
+                        10.0 ** rng.uniform(-320, 0, 1000),
+                        [5e-324, 1e-310, 2.0**-1022, 1e-15, np.nextafter(1e-15, 0), 0.5,
+                         np.sqrt(0.5), np.sqrt(2.0) / 2 + 1e-16, 1.0 - 2**-53, 1.0]])
+    got = np.empty_like(x)
+    _fast._log_array(x, got)
+    want = np.log(x)
+    assert np.all(np.abs(got - want) <= np.spacing(np.abs(want))), \
+        np.max(np.abs(got - want) / np.spacing(np.abs(want)))
+    assert got[-1] == 0.0
+    zero = np.empty(1)
+    _fast._log_array(np.zeros(1), zero)
+    assert np.isfinite(zero[0]) and zero[0] < np.log(_fast.EPS)  # 0 * log(0) = 0, clipped
+
+
+@pytest.mark.parametrize("n", [20_001, 3])
+def test_summary_k3_kernel_equals_reference_on_edge_rows(n, monkeypatch):
+    # k = 3 has its own kernel: several chunks and both parts (n > BLOCK_ROWS),
+    # exact zeros and ones, subnormal and clipped probabilities, ties on both sides,
+    # model == human rows, row sums off by rounding.
+    if not _fast.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(33)
+    p = model_probs(rng, n, 3)
+    t = vote_targets(rng, n, 3, n_votes=4)
+    edge = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1e-310, 0.5, 0.5 - 1e-310],
+                     [1e-16, 1e-20, 1.0 - 1e-16], [1 / 3, 1 / 3, 1 / 3], [0.5, 0.5, 0.0],
+                     [0.1, 0.2, 0.7], [0.7, 0.2, 0.1 + 1e-7]])
+    m = min(len(edge), n)
+    p[:m] = edge[:m]
+    t[:m] = edge[::-1][:m]
+    p[-m:] = t[-m:]  # model equals the human distribution
+    y = t.argmax(axis=1)
+    monkeypatch.setattr(_fast, "FAST_MIN_ITEMS", 1)
+    fast = calibration_summary(p, y, t, n_bins=10)
+    monkeypatch.setattr(_fast, "use_fast", lambda n: False)
+    ref = calibration_summary(p, y, t, n_bins=10)
+    for key in SUMMARY_KEYS:
+        assert fast[key] == pytest.approx(ref[key], rel=1e-12, abs=1e-12), key
+
+
+@pytest.mark.parametrize("where, value, match", [
+    ("probs", np.nan, "probs has NaN or infinite values in row 1"),
+    ("targets", -0.5, "targets"),
+    ("probs", 1.5, "probs"),
+    ("labels", 3, r"labels must lie in \[0, 3\)"),
+    ("labels", -1, r"labels must lie in \[0, 3\)"),
+])
+def test_summary_k3_kernel_rejects_bad_values(where, value, match, monkeypatch):
+    if not _fast.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(_fast, "FAST_MIN_ITEMS", 1)
+    p = np.tile([0.2, 0.3, 0.5], (4, 1))
+    t = p.copy()
+    y = np.array([2, 2, 2, 2])
+    if where == "labels":
+        y[1] = value
+    else:
+        arr = p if where == "probs" else t
+        arr[1, 0] = value
+    with pytest.raises(VoteSchemaError, match=match):
+        calibration_summary(p, y, t)
+
+
+def test_summary_k3_kernel_rejects_rows_not_summing_to_one(monkeypatch):
+    if not _fast.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(_fast, "FAST_MIN_ITEMS", 1)
+    p = np.tile([0.2, 0.3, 0.5], (4, 1))
+    bad = p.copy()
+    bad[3] = [0.2, 0.3, 0.4]
+    with pytest.raises(VoteSchemaError, match="sum to 1"):
+        calibration_summary(p, [0, 0, 0, 0], bad)
+
+
 # --------------------------------------------------------------------------- real data
 
 @pytest.fixture

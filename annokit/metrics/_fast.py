@@ -7,6 +7,13 @@ compare these kernels against them. The kernels also do the value checks
 a large input is read once; when a check fails, the caller re-runs the numpy
 validation, which raises the usual message.
 
+For k = 3 classes the summary has its own pair of kernels: one branch-free
+loop over rows that LLVM vectorises (checks, argmax, every per-item sum, with
+logs from :func:`_log`, an fdlibm log accurate to < 1 ulp, instead of numpy's
+``np.log`` on block temporaries), then the scalar scatter into the bins, chunk
+by chunk so the second pass reads from cache. Other k use the blocked kernels
+(:func:`_summary_prepare`, ``np.log``, :func:`_summary_block`).
+
 numba is optional: without it (or for inputs below :data:`FAST_MIN_ITEMS`
 rows, where numpy is as fast and no compilation is triggered) the numpy path
 runs. Kernels are compiled with ``cache=True`` so the compilation cost is paid
@@ -25,6 +32,9 @@ from annokit.metrics._binning import BinStats
 
 try:  # pragma: no cover - exercised implicitly
     import numba
+    from llvmlite import ir as _ir
+    from numba import types as _types
+    from numba.extending import intrinsic as _intrinsic
 
     HAVE_NUMBA = True
 except ImportError:  # pragma: no cover
@@ -318,6 +328,239 @@ if HAVE_NUMBA:
         sums[11] += s11
 
 
+    # ------------------------------------------------------------------ k = 3 summary
+    # A vectorisable log (fdlibm's e_log.c, error < 1 ulp, as accurate as np.log)
+    # so that the whole per-item part of the summary runs as one SIMD loop with
+    # no temporaries; numba's scalar np.log is a libm call per value (~7 ns).
+
+    _LN2_HI = 6.93147180369123816490e-01
+    _LN2_LO = 1.90821492927058770002e-10
+    _TWO54 = 1.80143985094819840000e+16
+    _TINY = 2.2250738585072014e-308
+    _LG1 = 6.666666666666735130e-01
+    _LG2 = 3.999999999940941908e-01
+    _LG3 = 2.857142874366239149e-01
+    _LG4 = 2.222219843214978396e-01
+    _LG5 = 1.818357216161805012e-01
+    _LG6 = 1.531383769920937332e-01
+    _LG7 = 1.479819860511658591e-01
+
+    @_intrinsic
+    def _as_int(typingctx, x):  # pragma: no cover - compiled
+        """The bits of a float64 as int64 (LLVM bitcast)."""
+        if x != _types.float64:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], _ir.IntType(64))
+        return _types.int64(_types.float64), codegen
+
+    @_intrinsic
+    def _as_float(typingctx, i):  # pragma: no cover - compiled
+        """The float64 with the bits of an int64 (LLVM bitcast)."""
+        if i != _types.int64:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], _ir.DoubleType())
+        return _types.float64(_types.int64), codegen
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def _log(x):  # pragma: no cover - compiled
+        """Natural log, fdlibm ``__ieee754_log`` without branches (error < 1 ulp).
+
+        Strict IEEE arithmetic (no fastmath: the flags stay on these
+        instructions when LLVM inlines the function into a caller). Subnormal
+        inputs are scaled by 2**54 as in fdlibm. ``x = 0`` gives -746.5 (a
+        finite value below log(1e-15), so 0 * log 0 = 0 with no branch); values
+        outside [0, 1] give meaningless finite numbers (such inputs fail the
+        value checks and are discarded).
+        """
+        sub = x < _TINY
+        xs = x * _TWO54 if sub else x
+        ix = _as_int(xs)
+        k = ((ix >> 52) & 0x7FF) - (1077 if sub else 1023)
+        hx = (ix >> 32) & 0x000FFFFF
+        i = (hx + 0x95F64) & 0x100000
+        f = _as_float((ix & 0x000FFFFFFFFFFFFF) | ((i ^ 0x3FF00000) << 32)) - 1.0
+        k += i >> 20
+        s = f / (2.0 + f)
+        dk = float(k)
+        z = s * s
+        w = z * z
+        t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
+        t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+        r = t2 + t1
+        hfsq = 0.5 * f * f
+        big = ((hx - 0x6147A) | (0x6B851 - hx)) > 0
+        a = dk * _LN2_HI - ((hfsq - (s * (hfsq + r) + dk * _LN2_LO)) - f)
+        b = dk * _LN2_HI - ((s * (f - r) - dk * _LN2_LO) - f)
+        return a if big else b
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def _log_array(x, out):  # pragma: no cover - compiled
+        """``out[i] = _log(x[i])`` (for the tests)."""
+        for i in range(x.shape[0]):
+            out[i] = _log(x[i])
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
+    def _summary_sums3(p, t, labels, log_eps, atol, out):  # pragma: no cover - compiled
+        """The per-item sums of :data:`SUMMARY_SUMS` and a count of failed checks, k = 3.
+
+        ``p``, ``t``: the flattened (n * 3,) C-order rows. One loop with no
+        stores and no branches, which LLVM vectorises over rows. ``reassoc``
+        only lets LLVM keep SIMD partial sums of the row values (a different
+        summation order; the per-row arithmetic is written so that it is the
+        same as in _summary_block); the logs are the strict :func:`_log`.
+        ``out[12]`` counts rows that fail a value check (value outside [0, 1]
+        or NaN, row sum off by more than atol, label outside [0, 3)).
+        """
+        n = labels.shape[0]
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = s8 = s9 = s10 = s11 = s12 = 0.0
+        for i in range(n):
+            lab = labels[i]
+            p0 = p[3 * i]
+            p1 = p[3 * i + 1]
+            p2 = p[3 * i + 2]
+            t0 = t[3 * i]
+            t1 = t[3 * i + 1]
+            t2 = t[3 * i + 2]
+            sp = p0 + p1 + p2
+            st = t0 + t1 + t2
+            okv = ((p0 >= 0.0) & (p0 <= 1.0) & (p1 >= 0.0) & (p1 <= 1.0) & (p2 >= 0.0)
+                   & (p2 <= 1.0) & (t0 >= 0.0) & (t0 <= 1.0) & (t1 >= 0.0) & (t1 <= 1.0)
+                   & (t2 >= 0.0) & (t2 <= 1.0))
+            dp = sp - 1.0
+            dt = st - 1.0
+            oks = (abs(dp) <= atol) & (abs(dt) <= atol) & (lab >= 0) & (lab < 3)
+            s12 += 0.0 if okv & oks else 1.0
+            # argmax, first index on ties
+            b1 = p1 > p0
+            c = p1 if b1 else p0
+            pr = 1 if b1 else 0
+            pr = 2 if p2 > c else pr
+            s0 += 1.0 if pr == lab else 0.0
+            isp = 1.0 / sp
+            ist = 1.0 / st
+            lsp = dp - 0.5 * dp * dp + dp * dp * dp / 3.0
+            lst = dt - 0.5 * dt * dt + dt * dt * dt / 3.0
+            lp0 = _log(p0)
+            lp1 = _log(p1)
+            lp2 = _log(p2)
+            lt0 = _log(t0)
+            lt1 = _log(t1)
+            lt2 = _log(t2)
+            lm0 = _log(0.5 * (p0 * isp + t0 * ist))
+            lm1 = _log(0.5 * (p1 * isp + t1 * ist))
+            lm2 = _log(0.5 * (p2 * isp + t2 * ist))
+            lc0 = max(log_eps, lp0)  # log(max(p, 1e-15))
+            lc1 = max(log_eps, lp1)
+            lc2 = max(log_eps, lp2)
+            # every log term has its weight as a factor, and _log(0) is finite
+            e = (t0 * lt0 + t1 * lt1 + t2 * lt2) - (p0 * lp0 + p1 * lp1 + p2 * lp2)
+            s1 += abs(e)
+            s2 += e
+            s3 += 0.5 * (abs(p0 - t0) + abs(p1 - t1) + abs(p2 - t2))
+            js = (p0 * isp * (lp0 - lsp - lm0) + t0 * ist * (lt0 - lst - lm0)
+                  + p1 * isp * (lp1 - lsp - lm1) + t1 * ist * (lt1 - lst - lm1)
+                  + p2 * isp * (lp2 - lsp - lm2) + t2 * ist * (lt2 - lst - lm2))
+            js = 0.5 * js
+            s4 += np.sqrt(max(0.0, js))
+            s5 += t0 * (lt0 - lc0) + t1 * (lt1 - lc1) + t2 * (lt2 - lc2)
+            d0 = p0 - (1.0 if lab == 0 else 0.0)
+            d1 = p1 - (1.0 if lab == 1 else 0.0)
+            d2 = p2 - (1.0 if lab == 2 else 0.0)
+            s6 += d0 * d0 + d1 * d1 + d2 * d2
+            d0 = p0 - t0
+            d1 = p1 - t1
+            d2 = p2 - t2
+            s7 += d0 * d0 + d1 * d1 + d2 * d2
+            s8 -= lc0 if lab == 0 else (lc1 if lab == 1 else lc2)
+            s9 -= t0 * lc0 + t1 * lc1 + t2 * lc2
+            # RankCS as in _summary_block, pairs (0, 1), (0, 2), (1, 2)
+            a01 = p0 <= p1
+            a02 = p0 <= p2
+            a12 = p1 <= p2
+            h01 = t0 <= t1
+            h02 = t0 <= t2
+            h12 = t1 <= t2
+            same = (a01 == h01) & (a02 == h02) & (a12 == h12)
+            mono = ((h01 if a01 else t1 <= t0) & (h02 if a02 else t2 <= t0)
+                    & (h12 if a12 else t2 <= t1))
+            s10 += 1.0 if same else 0.0
+            s11 += 1.0 if mono else 0.0
+        out[0] += s0
+        out[1] += s1
+        out[2] += s2
+        out[3] += s3
+        out[4] += s4
+        out[5] += s5
+        out[6] += s6
+        out[7] += s7
+        out[8] += s8
+        out[9] += s9
+        out[10] += s10
+        out[11] += s11
+        out[12] += s12
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def _summary_bins3(p, t, labels, edges, top, cw):  # pragma: no cover - compiled
+        """The binned sums of _bin_kernel (labels, targets, classwise, uniform edges), k = 3.
+
+        No value checks (_summary_sums3 does them); values are clamped into
+        [0, 1] before binning so that invalid input cannot index outside the
+        accumulators.
+        """
+        n = labels.shape[0]
+        nb = edges.shape[0] - 1
+        for i in range(n):
+            r = i & 3
+            lab = labels[i]
+            p0 = p[3 * i]
+            p1 = p[3 * i + 1]
+            p2 = p[3 * i + 2]
+            t0 = t[3 * i]
+            t1 = t[3 * i + 1]
+            t2 = t[3 * i + 2]
+            b1 = p1 > p0
+            c = p1 if b1 else p0
+            tp = t1 if b1 else t0
+            pr = 1 if b1 else 0
+            b2 = p2 > c
+            c = p2 if b2 else c
+            tp = t2 if b2 else tp
+            pr = 2 if b2 else pr
+            b = _find_bin_uniform(c if (c >= 0.0) & (c <= 1.0) else 0.0, edges, nb)
+            top[r, b, 0] += 1.0
+            top[r, b, 1] += c
+            top[r, b, 2] += 1.0 if pr == lab else 0.0
+            top[r, b, 3] += tp
+            b = _find_bin_uniform(p0 if (p0 >= 0.0) & (p0 <= 1.0) else 0.0, edges, nb)
+            cw[r, 0, b, 0] += 1.0
+            cw[r, 0, b, 1] += p0
+            cw[r, 0, b, 2] += 1.0 if lab == 0 else 0.0
+            cw[r, 0, b, 3] += t0
+            b = _find_bin_uniform(p1 if (p1 >= 0.0) & (p1 <= 1.0) else 0.0, edges, nb)
+            cw[r, 1, b, 0] += 1.0
+            cw[r, 1, b, 1] += p1
+            cw[r, 1, b, 2] += 1.0 if lab == 1 else 0.0
+            cw[r, 1, b, 3] += t1
+            b = _find_bin_uniform(p2 if (p2 >= 0.0) & (p2 <= 1.0) else 0.0, edges, nb)
+            cw[r, 2, b, 0] += 1.0
+            cw[r, 2, b, 1] += p2
+            cw[r, 2, b, 2] += 1.0 if lab == 2 else 0.0
+            cw[r, 2, b, 3] += t2
+
+    @_jit
+    def _summary3(p, t, labels, edges, log_eps, atol, chunk, top, cw, out):  # pragma: no cover
+        """Both k = 3 kernels chunk by chunk (the chunk is still in cache for the second)."""
+        n = labels.shape[0]
+        for a in range(0, n, chunk):
+            b = min(a + chunk, n)
+            _summary_sums3(p[3 * a:3 * b], t[3 * a:3 * b], labels[a:b], log_eps, atol, out)
+            _summary_bins3(p[3 * a:3 * b], t[3 * a:3 * b], labels[a:b], edges, top, cw)
+
+
 def _accumulators(n_bins: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Packed per-lane accumulators: top (lanes, n_bins, 4), classwise (lanes, k, n_bins, 4)."""
     return np.zeros((_LANES, n_bins, 4)), np.zeros((_LANES, k, n_bins, 4))
@@ -402,6 +645,10 @@ SUMMARY_SUMS = ("accuracy", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl", "
 
 def _summary_part(p, t, y, e, k, n_bins, log_eps):
     top, cw = _accumulators(n_bins, k)
+    if k == 3:
+        out = np.zeros(len(SUMMARY_SUMS) + 1)
+        _summary3(p.reshape(-1), t.reshape(-1), y, e, log_eps, ATOL, BLOCK_ROWS, top, cw, out)
+        return None if out[-1] else (top, cw, out[:-1])
     sums = np.zeros(len(SUMMARY_SUMS))
     n = p.shape[0]
     rows = min(BLOCK_ROWS, n)
@@ -426,7 +673,9 @@ def summary_fast(probs: np.ndarray, labels: np.ndarray, targets: np.ndarray,
                  edges: np.ndarray) -> tuple[BinStats, np.ndarray] | None:
     """Every binned sum and the per-item sums :data:`SUMMARY_SUMS`, block by block.
 
-    Each block of :data:`BLOCK_ROWS` rows is read once by a numba kernel that
+    k = 3: per chunk of :data:`BLOCK_ROWS` rows, :func:`_summary_sums3` (one
+    vectorised loop: checks and the per-item sums) then :func:`_summary_bins3`
+    (the binned sums). Other k: each block is read once by a numba kernel that
     checks values and prepares the log arguments, once by numpy's vectorised
     ``np.log`` (in cache), and once by the accumulating kernel. The rows are
     split into :data:`N_PARTS` parts processed on threads. Returns None when a
