@@ -205,6 +205,25 @@ def test_fast_log_is_within_one_ulp_of_numpy():
     assert np.isfinite(zero[0]) and zero[0] < np.log(_fast.EPS)  # 0 * log(0) = 0, clipped
 
 
+def test_fast_log_stays_strict_inside_a_fastmath_caller():
+    # _summary_sums3 is compiled with fastmath={"reassoc"}; the inlined _log must not be.
+    if not _fast.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    import numba
+
+    @numba.njit(error_model="numpy", fastmath=True)
+    def logs_in_fastmath(x, out):
+        for i in range(x.shape[0]):
+            out[i] = _fast._log(x[i])
+
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.random(50_000), 10.0 ** rng.uniform(-320, 0, 5000), [0.0, 1.0]])
+    strict, inlined = np.empty_like(x), np.empty_like(x)
+    _fast._log_array(x, strict)
+    logs_in_fastmath(x, inlined)
+    np.testing.assert_array_equal(inlined, strict)
+
+
 @pytest.mark.parametrize("n", [20_001, 3])
 def test_summary_k3_kernel_equals_reference_on_edge_rows(n, monkeypatch):
     # k = 3 has its own kernel: several chunks and both parts (n > BLOCK_ROWS),

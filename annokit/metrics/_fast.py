@@ -408,10 +408,15 @@ if HAVE_NUMBA:
         """The per-item sums of :data:`SUMMARY_SUMS` and a count of failed checks, k = 3.
 
         ``p``, ``t``: the flattened (n * 3,) C-order rows. One loop with no
-        stores and no branches, which LLVM vectorises over rows. ``reassoc``
-        only lets LLVM keep SIMD partial sums of the row values (a different
-        summation order; the per-row arithmetic is written so that it is the
-        same as in _summary_block); the logs are the strict :func:`_log`.
+        stores and no branches, which LLVM vectorises over rows. The formulas
+        are those of _summary_block. ``reassoc`` (the only fast-math flag:
+        no contraction, no finite-math or reciprocal approximations) lets LLVM
+        keep SIMD partial sums across rows and reorder additions, which changes
+        results by rounding only (the tests compare with the numpy reference to
+        1e-12). The logs are the strict :func:`_log`: fast-math flags belong to
+        the instructions of the function that declares them, so they stay
+        strict when LLVM inlines ``_log`` here (checked bitwise against
+        :func:`_log_array`).
         ``out[12]`` counts rows that fail a value check (value outside [0, 1]
         or NaN, row sum off by more than atol, label outside [0, 3)).
         """
