@@ -156,12 +156,18 @@ def main(argv: list[str] | None = None) -> int:
             _fast._summary_sums3(flat_p, flat_t, labels, log_eps, _fast.ATOL,
                                  np.zeros(len(_fast.SUMMARY_SUMS) + 1))
 
+        idx = np.empty(4 * n, dtype=np.int64)
+
+        def binidx_pass():
+            _fast._summary_binidx3(flat_p, 1.0 / nb, nb, idx)
+
         def bins_pass():
             top, cw = _fast._accumulators(nb, k)
-            _fast._summary_bins3(flat_p, flat_t, labels, edges, top, cw)
+            _fast._summary_bins3(flat_p, flat_t, labels, idx, top, cw)
 
         parts = [("checks + per-item sums (vectorised, 9 logs/row)", sums_pass),
-                 ("binned sums (scalar scatter, 4 bins/row)", bins_pass),
+                 ("bin indices (vectorised, 4 bins/row)", binidx_pass),
+                 ("binned sums (scalar scatter, 16 adds/row)", bins_pass),
                  ("both, chunked as in the suite",
                   lambda: _fast._summary_part(probs, targets, labels, edges, k, nb, log_eps))]
         print(f"single-thread breakdown (ns per row; the suite splits the rows into "

@@ -205,6 +205,28 @@ def test_fast_log_is_within_one_ulp_of_numpy():
     assert np.isfinite(zero[0]) and zero[0] < np.log(_fast.EPS)  # 0 * log(0) = 0, clipped
 
 
+@pytest.mark.parametrize("n_bins", [1, 2, 3, 7, 10, 15, 100, 1000])
+def test_k3_bin_finder_follows_the_convention(n_bins):
+    # _find_bin_step (no edge look-ups) must equal clip(searchsorted(edges, c, "right") - 1)
+    # on numpy's linspace edges, including values on, just above and just below every edge.
+    if not _fast.HAVE_NUMBA:
+        pytest.skip("numba is not installed")
+    from annokit.metrics import _binning
+
+    edges = _binning.uniform_edges(n_bins)
+    assert _fast._linspace_step(edges) == 1.0 / n_bins
+    assert _fast._linspace_step(np.array([0.0, 0.3, 1.0])) is None
+    rng = np.random.default_rng(n_bins)
+    probs = rng.dirichlet(np.ones(3), size=5000)
+    near = np.concatenate([edges, np.nextafter(edges, 2.0), np.nextafter(edges, -1.0)]).clip(0, 1)
+    probs[:len(near), 0] = near  # rows need not sum to 1 here: only the bins are checked
+    idx = np.empty(4 * len(probs), dtype=np.int64)
+    _fast._summary_binidx3(np.ascontiguousarray(probs).reshape(-1), 1.0 / n_bins, n_bins, idx)
+    idx = idx.reshape(-1, 4)
+    assert np.array_equal(idx[:, 0], _binning.bin_index(probs.max(axis=1), edges))
+    assert np.array_equal(idx[:, 1:], _binning.bin_index(probs, edges))
+
+
 def test_fast_log_stays_strict_inside_a_fastmath_caller():
     # _summary_sums3 is compiled with fastmath={"reassoc"}; the inlined _log must not be.
     if not _fast.HAVE_NUMBA:

@@ -508,16 +508,52 @@ if HAVE_NUMBA:
         out[11] += s11
         out[12] += s12
 
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def _summary_bins3(p, t, labels, edges, top, cw):  # pragma: no cover - compiled
-        """The binned sums of _bin_kernel (labels, targets, classwise, uniform edges), k = 3.
+    @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+    def _find_bin_step(c, step, fnb, last):  # pragma: no cover - compiled
+        """_find_bin_uniform without the table look-ups, so that it vectorises.
 
-        No value checks (_summary_sums3 does them); values are clamped into
-        [0, 1] before binning so that invalid input cannot index outside the
-        accumulators.
+        Exact for ``edges = np.linspace(0, 1, n_bins + 1)``, whose inner edges
+        are ``b * step`` with ``step = 1 / n_bins`` (checked by
+        :func:`_linspace_step` before use) and whose last edge is 1. ``c`` is
+        clamped into [0, 1] first (values outside fail the checks anyway).
+        """
+        c = c if (c >= 0.0) & (c <= 1.0) else 0.0
+        b = min(int(c * fnb), last)
+        fb = float(b)
+        hi = (fb + 1.0) * step
+        hi = hi if b < last else 1.0
+        b = b - (c < fb * step) + (c >= hi)
+        return min(b, last)
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def _summary_binidx3(p, step, n_bins, idx):  # pragma: no cover - compiled
+        """Bins of the top-label confidence and of the three probabilities, k = 3.
+
+        ``idx[4 i]`` is the bin of ``max(p[i])``, ``idx[4 i + 1 + j]`` that of
+        ``p[i, j]``. Branch-free: LLVM vectorises the loop.
+        """
+        n = p.shape[0] // 3
+        fnb = float(n_bins)
+        last = n_bins - 1
+        for i in range(n):
+            p0 = p[3 * i]
+            p1 = p[3 * i + 1]
+            p2 = p[3 * i + 2]
+            c = max(p0, p1)
+            c = max(c, p2)
+            idx[4 * i] = _find_bin_step(c, step, fnb, last)
+            idx[4 * i + 1] = _find_bin_step(p0, step, fnb, last)
+            idx[4 * i + 2] = _find_bin_step(p1, step, fnb, last)
+            idx[4 * i + 3] = _find_bin_step(p2, step, fnb, last)
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def _summary_bins3(p, t, labels, idx, top, cw):  # pragma: no cover - compiled
+        """The binned sums of _bin_kernel (labels, targets, classwise), k = 3.
+
+        ``idx``: the bins from :func:`_summary_binidx3`. No value checks
+        (_summary_sums3 does them). Row i goes to lane i % 4 as in _bin_kernel.
         """
         n = labels.shape[0]
-        nb = edges.shape[0] - 1
         for i in range(n):
             r = i & 3
             lab = labels[i]
@@ -535,35 +571,38 @@ if HAVE_NUMBA:
             c = p2 if b2 else c
             tp = t2 if b2 else tp
             pr = 2 if b2 else pr
-            b = _find_bin_uniform(c if (c >= 0.0) & (c <= 1.0) else 0.0, edges, nb)
+            b = idx[4 * i]
             top[r, b, 0] += 1.0
             top[r, b, 1] += c
             top[r, b, 2] += 1.0 if pr == lab else 0.0
             top[r, b, 3] += tp
-            b = _find_bin_uniform(p0 if (p0 >= 0.0) & (p0 <= 1.0) else 0.0, edges, nb)
+            b = idx[4 * i + 1]
             cw[r, 0, b, 0] += 1.0
             cw[r, 0, b, 1] += p0
             cw[r, 0, b, 2] += 1.0 if lab == 0 else 0.0
             cw[r, 0, b, 3] += t0
-            b = _find_bin_uniform(p1 if (p1 >= 0.0) & (p1 <= 1.0) else 0.0, edges, nb)
+            b = idx[4 * i + 2]
             cw[r, 1, b, 0] += 1.0
             cw[r, 1, b, 1] += p1
             cw[r, 1, b, 2] += 1.0 if lab == 1 else 0.0
             cw[r, 1, b, 3] += t1
-            b = _find_bin_uniform(p2 if (p2 >= 0.0) & (p2 <= 1.0) else 0.0, edges, nb)
+            b = idx[4 * i + 3]
             cw[r, 2, b, 0] += 1.0
             cw[r, 2, b, 1] += p2
             cw[r, 2, b, 2] += 1.0 if lab == 2 else 0.0
             cw[r, 2, b, 3] += t2
 
     @_jit
-    def _summary3(p, t, labels, edges, log_eps, atol, chunk, top, cw, out):  # pragma: no cover
-        """Both k = 3 kernels chunk by chunk (the chunk is still in cache for the second)."""
+    def _summary3(p, t, labels, step, n_bins, log_eps, atol, chunk, top, cw,
+                  out):  # pragma: no cover - compiled
+        """The k = 3 kernels chunk by chunk (each chunk is still in cache for the next pass)."""
         n = labels.shape[0]
+        idx = np.empty(4 * chunk, dtype=np.int64)
         for a in range(0, n, chunk):
             b = min(a + chunk, n)
             _summary_sums3(p[3 * a:3 * b], t[3 * a:3 * b], labels[a:b], log_eps, atol, out)
-            _summary_bins3(p[3 * a:3 * b], t[3 * a:3 * b], labels[a:b], edges, top, cw)
+            _summary_binidx3(p[3 * a:3 * b], step, n_bins, idx)
+            _summary_bins3(p[3 * a:3 * b], t[3 * a:3 * b], labels[a:b], idx, top, cw)
 
 
 def _accumulators(n_bins: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -648,11 +687,25 @@ SUMMARY_SUMS = ("accuracy", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl", "
                 "brier_soft", "nll", "nll_soft", "rank_cs", "rank_cs_tie_aware")
 
 
+def _linspace_step(edges: np.ndarray) -> float | None:
+    """``1 / n_bins`` when the edges are ``b / n_bins``-spaced as numpy's linspace makes them.
+
+    That is ``edges[b] == b * (1 / n_bins)`` for ``b < n_bins`` and
+    ``edges[-1] == 1``, which :func:`_find_bin_step` relies on; None otherwise.
+    """
+    n_bins = len(edges) - 1
+    step = 1.0 / n_bins
+    inner = np.arange(n_bins, dtype=np.float64) * step
+    return step if np.array_equal(edges[:-1], inner) and edges[-1] == 1.0 else None
+
+
 def _summary_part(p, t, y, e, k, n_bins, log_eps):
     top, cw = _accumulators(n_bins, k)
-    if k == 3:
+    step = _linspace_step(e)
+    if k == 3 and step is not None:
         out = np.zeros(len(SUMMARY_SUMS) + 1)
-        _summary3(p.reshape(-1), t.reshape(-1), y, e, log_eps, ATOL, BLOCK_ROWS, top, cw, out)
+        _summary3(p.reshape(-1), t.reshape(-1), y, step, n_bins, log_eps, ATOL, BLOCK_ROWS,
+                  top, cw, out)
         return None if out[-1] else (top, cw, out[:-1])
     sums = np.zeros(len(SUMMARY_SUMS))
     n = p.shape[0]
