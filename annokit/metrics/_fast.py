@@ -7,11 +7,12 @@ compare these kernels against them. The kernels also do the value checks
 a large input is read once; when a check fails, the caller re-runs the numpy
 validation, which raises the usual message.
 
-For k = 3 classes the summary has its own pair of kernels: one branch-free
-loop over rows that LLVM vectorises (checks, argmax, every per-item sum, with
-logs from :func:`_log`, an fdlibm log accurate to < 1 ulp, instead of numpy's
-``np.log`` on block temporaries), then the scalar scatter into the bins, chunk
-by chunk so the second pass reads from cache. Other k use the blocked kernels
+For k = 3 classes (with numpy's linspace bin edges) the summary has its own
+kernels, run chunk by chunk so that later passes read from cache: one
+branch-free loop over rows that LLVM vectorises (checks, argmax, every per-item
+sum, with logs from :func:`_log`, an fdlibm log accurate to < 1 ulp, instead of
+numpy's ``np.log`` on block temporaries), a vectorised loop for the bin
+indices, and the scalar scatter into the bins. Other k use the blocked kernels
 (:func:`_summary_prepare`, ``np.log``, :func:`_summary_block`).
 
 numba is optional: without it (or for inputs below :data:`FAST_MIN_ITEMS`
@@ -731,9 +732,10 @@ def summary_fast(probs: np.ndarray, labels: np.ndarray, targets: np.ndarray,
                  edges: np.ndarray) -> tuple[BinStats, np.ndarray] | None:
     """Every binned sum and the per-item sums :data:`SUMMARY_SUMS`, block by block.
 
-    k = 3: per chunk of :data:`BLOCK_ROWS` rows, :func:`_summary_sums3` (one
-    vectorised loop: checks and the per-item sums) then :func:`_summary_bins3`
-    (the binned sums). Other k: each block is read once by a numba kernel that
+    k = 3 (linspace edges): per chunk of :data:`BLOCK_ROWS` rows,
+    :func:`_summary_sums3` (one vectorised loop: checks and the per-item sums),
+    :func:`_summary_binidx3` (bin indices) and :func:`_summary_bins3` (the
+    binned sums). Other k: each block is read once by a numba kernel that
     checks values and prepares the log arguments, once by numpy's vectorised
     ``np.log`` (in cache), and once by the accumulating kernel. The rows are
     split into :data:`N_PARTS` parts processed on threads. Returns None when a
