@@ -21,11 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 CARDS = ROOT / "data_cards"
 BEGIN, END = "<!-- annokit:stats:begin -->", "<!-- annokit:stats:end -->"
 
-#: card file -> (votes file, gold file or None), relative to the data folder
+#: card file -> (votes file, gold file or None), relative to the data folder. ChaosNLI cards are
+#: named after their registry names (annokit.io.load_dataset), not after the data files.
 SOURCES: dict[str, tuple[str, str | None]] = {
-    "chaosnli_snli.md": ("chaosnli/chaosNLI_snli.jsonl", None),
-    "chaosnli_mnli_m.md": ("chaosnli/chaosNLI_mnli_m.jsonl", None),
-    "chaosnli_alphanli.md": ("chaosnli/chaosNLI_alphanli.jsonl", None),
+    "chaosnli-snli.md": ("chaosnli/chaosNLI_snli.jsonl", None),
+    "chaosnli-mnli.md": ("chaosnli/chaosNLI_mnli_m.jsonl", None),
+    "chaosnli-alphanli.md": ("chaosnli/chaosNLI_alphanli.jsonl", None),
     "snow2008_rte.md": ("snow2008_rte/rte.standardized.tsv", None),
     "bluebirds.md": ("bluebirds/answer.csv", "bluebirds/truth.csv"),
     "dog.md": ("dog/answer.csv", "dog/truth.csv"),
