@@ -28,6 +28,7 @@ from annokit._validation import check_option
 from annokit.errors import VoteSchemaError
 from annokit.metrics import _binning
 from annokit.metrics.divergence import KL_EPS, tvd
+from annokit.soft_labels import entropy
 
 __all__ = [
     "RANK_SORT_KIND",
@@ -75,12 +76,6 @@ def _reduce(values: np.ndarray, reduction: str) -> float | np.ndarray:
     return float(values.mean()) if reduction == "mean" else values
 
 
-def _entropy_nats(p: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-    return -terms.sum(axis=1)
-
-
 def entropy_calibration_error(probs: Any, targets: Any) -> np.ndarray:
     """Signed entropy calibration error per item, ``H(model) - H(human)`` in nats.
 
@@ -111,7 +106,7 @@ def entropy_calibration_error(probs: Any, targets: Any) -> np.ndarray:
     [0.693147]
     """
     p, t = _pair(probs, targets)
-    return _entropy_nats(p) - _entropy_nats(t)
+    return entropy(p, base=None) - entropy(t, base=None)
 
 
 def rank_calibration_score(probs: Any, targets: Any, *, tie_aware: bool = False) -> np.ndarray:

@@ -41,6 +41,7 @@ from scipy.optimize import minimize_scalar
 
 from annokit._validation import check_option
 from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.io.predictions import softmax
 from annokit.metrics.divergence import KL_EPS
 from annokit.records import AlignedRecords
 
@@ -75,12 +76,6 @@ def _logits(records: AlignedRecords) -> np.ndarray:
         return np.log(records.probs)
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    top = z.max(axis=1, keepdims=True)
-    e = np.exp(z - top)
-    return e / e.sum(axis=1, keepdims=True)
-
-
 def _check_temperature(t: Any) -> float:
     try:
         value = float(t)
@@ -93,7 +88,7 @@ def _check_temperature(t: Any) -> float:
 
 def _nll(z: np.ndarray, targets: np.ndarray, t: float) -> float:
     """Mean cross-entropy ``-sum_j y_j log max(softmax(z/t)_j, eps)`` (Guo et al. 2017, NLL)."""
-    p = _softmax(z / t)
+    p = softmax(z / t)
     logp = np.log(np.maximum(p, KL_EPS))
     return float(-np.where(targets > 0, targets * logp, 0.0).sum(axis=1).mean())
 
@@ -150,7 +145,7 @@ def fit_temperature(records: AlignedRecords, *, objective: str = "nll_majority",
             raise VoteSchemaError(f"grid must hold positive finite temperatures; got "
                                   f"{np.asarray(grid).tolist()!r}")
         y = records.majority.labels
-        eces = np.array([expected_calibration_error(_softmax(z / t), y, n_bins=n_bins)
+        eces = np.array([expected_calibration_error(softmax(z / t), y, n_bins=n_bins)
                          for t in values])
         best = int(np.argmin(eces))
         if values.size > 1 and best in (0, values.size - 1):
@@ -194,7 +189,7 @@ def apply_temperature(records: AlignedRecords, temperature: float) -> AlignedRec
     t = _check_temperature(temperature)
     z = _logits(records) / t
     total = t if records.temperature is None else records.temperature * t
-    return records.with_probs(_softmax(z), logits=z, temperature=total)
+    return records.with_probs(softmax(z), logits=z, temperature=total)
 
 
 def temperature_scale(records: AlignedRecords, *, temperature: float | None = None,

@@ -20,6 +20,7 @@ import numpy as np
 
 from annokit._validation import check_probs, check_rng
 from annokit.errors import VoteSchemaError
+from annokit.io.predictions import softmax
 from annokit.report.build import ModelPredictions
 from annokit.votes import Votes
 
@@ -27,12 +28,6 @@ __all__ = ["DEMO_TEMPERATURES", "make_models"]
 
 #: Temperatures of the over- and underconfident demo models.
 DEMO_TEMPERATURES = {"overconfident": 0.4, "underconfident": 2.5}
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def make_models(votes: Votes, true_probs: np.ndarray, *, noise: float = 0.5,
@@ -73,20 +68,20 @@ def make_models(votes: Votes, true_probs: np.ndarray, *, noise: float = 0.5,
     gen = check_rng(rng)
     logits = np.log(np.maximum(pi, 1e-6)) + gen.normal(0.0, noise, size=pi.shape)
     over_t, under_t = DEMO_TEMPERATURES["overconfident"], DEMO_TEMPERATURES["underconfident"]
-    over = _softmax(logits / over_t)
+    over = softmax(logits / over_t)
     dev = np.arange(votes.n_items) % 2 == 0
     counts = votes.counts()
     fitted = fit_temperature(AlignedRecords.from_arrays(
         over[dev], counts[dev], labels=votes.labels, item_ids=votes.item_ids[dev], ties="first"))
     return [
-        ModelPredictions("posterior-matching", _softmax(logits), sources=["synthetic"],
+        ModelPredictions("posterior-matching", softmax(logits), sources=["synthetic"],
                          temperature_note="log true distribution + Gaussian noise "
                                           f"(sd {noise:g})"),
         ModelPredictions("overconfident", over, sources=["synthetic"], temperature=over_t,
                          temperature_note="posterior-matching logits / T"),
-        ModelPredictions("underconfident", _softmax(logits / under_t), sources=["synthetic"],
+        ModelPredictions("underconfident", softmax(logits / under_t), sources=["synthetic"],
                          temperature=under_t, temperature_note="posterior-matching logits / T"),
-        ModelPredictions("temperature-scaled", _softmax(np.log(over) / fitted),
+        ModelPredictions("temperature-scaled", softmax(np.log(over) / fitted),
                          sources=["synthetic"], temperature=fitted,
                          temperature_note=(f"overconfident model scaled by T fitted (NLL of the "
                                            f"majority) on the {int(dev.sum())} even-numbered "
