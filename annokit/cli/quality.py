@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import click
 
+from annokit._atomic import atomic_path
 from annokit.cli._common import FORMAT_OPTION, echo_json
 from annokit.errors import DataFormatError
 
@@ -35,17 +34,11 @@ def _write_table(df, path: str) -> Path:
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv", ".parquet"):
         raise DataFormatError(f"{path.name}: cannot write {suffix!r}; use .csv, .tsv or .parquet")
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         if suffix == ".parquet":
             df.to_parquet(tmp, index=False)
         else:
             df.to_csv(tmp, index=False, sep="," if suffix == ".csv" else "\t")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
 import click
 
+from annokit._atomic import atomic_path
 from annokit.cli._common import FORMAT_OPTION, echo_json
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.
@@ -174,14 +173,8 @@ def write_plot(curve: Any, rec: Any, target: str) -> None:
     if not directory.is_dir():
         plt.close(fig)
         raise AnnokitError(f"--plot {target}: directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{out.name}.", suffix=f".{suffix}")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format=suffix, dpi=120)
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+        with atomic_path(out, suffix=f".{suffix}") as tmp:
+            fig.savefig(tmp, format=suffix, dpi=120)
     finally:
         plt.close(fig)

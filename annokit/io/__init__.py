@@ -12,6 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
+from annokit._atomic import atomic_path
 from annokit._validation import check_option
 from annokit.errors import DataFormatError
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
@@ -121,8 +124,6 @@ def write_votes(votes: Votes, path: str | os.PathLike) -> Path:
     Columns: ``item``, ``annotator`` (when known), ``label`` (names), and
     ``gold`` when the votes carry gold labels.
     """
-    import tempfile
-
     path = Path(path)
     df = votes.to_long()
     df.attrs = {}
@@ -131,23 +132,18 @@ def write_votes(votes: Votes, path: str | os.PathLike) -> Path:
             df[col] = df[col].astype(str)
     if votes.gold is not None:
         names = [*votes.labels.names, ""]
-        df["gold"] = [names[g] for g in votes.gold[votes.item_index]]
+        df["gold"] = np.asarray(names, dtype=object)[votes.gold[votes.item_index]]
     suffix = path.suffix.lower()
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-    os.close(fd)
-    try:
-        if suffix == ".parquet":
-            df.to_parquet(tmp, index=False)
-        elif suffix in (".jsonl", ".ndjson"):
-            df.to_json(tmp, orient="records", lines=True)
-        elif suffix in (".tsv", ".tab"):
-            df.to_csv(tmp, sep="\t", index=False)
-        elif suffix == ".csv":
-            df.to_csv(tmp, index=False)
-        else:
-            raise DataFormatError(f"{path.name}: cannot write {suffix!r}; use .csv, .tsv, .jsonl or .parquet")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    writers = {
+        ".parquet": lambda tmp: df.to_parquet(tmp, index=False),
+        ".jsonl": lambda tmp: df.to_json(tmp, orient="records", lines=True),
+        ".ndjson": lambda tmp: df.to_json(tmp, orient="records", lines=True),
+        ".tsv": lambda tmp: df.to_csv(tmp, sep="\t", index=False),
+        ".tab": lambda tmp: df.to_csv(tmp, sep="\t", index=False),
+        ".csv": lambda tmp: df.to_csv(tmp, index=False),
+    }
+    if suffix not in writers:
+        raise DataFormatError(f"{path.name}: cannot write {suffix!r}; use .csv, .tsv, .jsonl or .parquet")
+    with atomic_path(path) as tmp:
+        writers[suffix](tmp)
     return path

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit._atomic import write_text_atomic
 from annokit._validation import check_option
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, VoteSchemaError
 from annokit.metrics.divergence import tvd
@@ -227,20 +227,6 @@ def _num(v: Any) -> Any:
     if isinstance(v, (float, np.floating)):
         return None if not math.isfinite(float(v)) else float(v)
     return v
-
-
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write text to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
 
 
 def filter_annotators(
