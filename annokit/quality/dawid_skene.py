@@ -33,6 +33,15 @@ __all__ = ["DawidSkene", "OneCoinDawidSkene"]
 
 
 class _EMBase:
+    """Parameters and bookkeeping shared by the EM estimators (both take the same options)."""
+
+    def __init__(self, *, max_iter: int = 100, tol: float = 1e-5, smoothing: float = 0.01,
+                 clamp_gold: bool = False):
+        self.max_iter = max_iter
+        self.tol = tol
+        self.smoothing = smoothing
+        self.clamp_gold = clamp_gold
+
     def _gold(self, votes: Votes) -> np.ndarray:
         if not self.clamp_gold:
             return np.full(votes.n_items, -1, dtype=np.int64)
@@ -107,13 +116,6 @@ class DawidSkene(_EMBase):
     >>> bool(abs(ds.posteriors_.sum(axis=1) - 1).max() < 1e-12)
     True
     """
-
-    def __init__(self, *, max_iter: int = 100, tol: float = 1e-5, smoothing: float = 0.01,
-                 clamp_gold: bool = False):
-        self.max_iter = max_iter
-        self.tol = tol
-        self.smoothing = smoothing
-        self.clamp_gold = clamp_gold
 
     def fit(self, votes: Votes) -> DawidSkene:
         votes = require_annotators(votes, "DawidSkene.fit")
@@ -194,13 +196,6 @@ class OneCoinDawidSkene(_EMBase):
     >>> oc.labels_.tolist()
     [1, 0, 1]
     """
-
-    def __init__(self, *, max_iter: int = 100, tol: float = 1e-5, smoothing: float = 0.01,
-                 clamp_gold: bool = False):
-        self.max_iter = max_iter
-        self.tol = tol
-        self.smoothing = smoothing
-        self.clamp_gold = clamp_gold
 
     def fit(self, votes: Votes) -> OneCoinDawidSkene:
         votes = require_annotators(votes, "OneCoinDawidSkene.fit")
