@@ -115,10 +115,9 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         result["majority_change"] = majority_change(new_majority, old, tied=maj.tied).to_dict()
         result["old_majority_counts"] = _label_counts(old, names)
     if "old_labels" in votes.item_metadata.columns:
-        flat = [x for row in votes.item_metadata["old_labels"] if row is not None for x in row
-                if x is not None]
+        flat = votes.item_metadata["old_labels"].explode().dropna().to_numpy(dtype=object)
         result["original_label_counts"] = _label_counts(
-            votes.labels.encode(flat) if flat else np.zeros(0, dtype=np.int64), names)
+            votes.labels.encode(flat) if flat.size else np.zeros(0, dtype=np.int64), names)
     result["gold"] = None
     if votes.gold is not None and (votes.gold >= 0).any():
         has = votes.gold >= 0

@@ -605,8 +605,9 @@ def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarra
     meta = df[list(columns)].iloc[first_rows].reset_index(drop=True)
     for c in columns:
         col = df[c]
-        if col.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():
-            continue  # nested values are taken from the first row
+        if (col.dtype == object and pd.api.types.infer_dtype(meta[c], skipna=True) == "mixed"
+                and meta[c].map(lambda v: isinstance(v, (list, dict, np.ndarray))).any()):
+            continue  # nested values (lists, dicts) are taken from each item's first row
         values = col.to_numpy(dtype=object)
         expected = meta[c].to_numpy(dtype=object)[item_codes]
         same = (values == expected) | (pd.isna(values) & pd.isna(expected))

@@ -49,6 +49,15 @@ def test_from_long_codes_counts_and_metadata():
     assert "n_votes=5" in repr(v) and len(v) == 5
 
 
+def test_item_columns_may_hold_lists_and_mixed_scalars_are_still_checked():
+    df = long_df().assign(tags=[["a"], ["a"], ["b", "c"], ["b", "c"], []])
+    v = Votes.from_long(df, labels=["yes", "no"], item_columns=["tags"])
+    assert v.item_metadata["tags"].tolist() == [["a"], ["b", "c"], []]
+    mixed = long_df().assign(code=["1", 1, 2, 2, 3])
+    with pytest.raises(VoteSchemaError, match="column 'code' must be constant within an item"):
+        Votes.from_long(mixed, item_columns=["code"])
+
+
 def test_label_order_is_natural_by_default():
     df = pd.DataFrame({"item": ["x"] * 3, "annotator": ["a", "b", "c"], "label": [10, 2, 1]})
     assert Votes.from_long(df).labels.names == ("1", "2", "10")
