@@ -495,8 +495,11 @@ class Votes:
             dup = df[item][df[item].duplicated()].tolist()
             raise VoteSchemaError(f"{source}: each item must be on one row; repeated {first_offenders(dup)}")
         cells = df[list(annotator_columns)].to_numpy(dtype=object)
-        present = ~pd.isna(cells)
-        present &= ~pd.DataFrame(cells).astype(str).apply(lambda s: s.str.strip() == "").to_numpy()
+        # blank = missing or whitespace-only; decided once per distinct cell value
+        codes, distinct = pd.factorize(cells.ravel(), use_na_sentinel=True)
+        blank = pd.Series(np.asarray(distinct, dtype=object)).astype(str).str.strip().eq("")
+        is_blank = np.append(blank.to_numpy(), True)  # code -1 (NaN/None) takes the last entry
+        present = ~is_blank[codes].reshape(cells.shape)
         empty_rows = np.flatnonzero(~present.any(axis=1))
         if empty_rows.size:
             raise VoteSchemaError(
