@@ -140,9 +140,10 @@ def check_nonneg_float(name: str, value: Any, *, positive: bool = False) -> floa
     return out
 
 
-def warn_not_converged(name: str, n_iter: int, change: float, tol: float) -> None:
+def warn_not_converged(name: str, n_iter: int, change: float, tol: float, *,
+                       what: str = "log-likelihood") -> None:
     warnings.warn(
         f"{name} stopped after {n_iter} iterations without converging (last change of the "
-        f"log-likelihood per vote {change:.3g} > tol {tol:g}); raise max_iter or tol",
+        f"{what} per vote {change:.3g} > tol {tol:g}); raise max_iter or tol",
         ConvergenceWarning, stacklevel=3,
     )

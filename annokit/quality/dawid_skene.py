@@ -16,6 +16,7 @@ doi:10.2307/2346806
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import entr
 
 from annokit.quality._common import (
     check_nonneg_float,
@@ -52,14 +53,41 @@ class _EMBase:
         check_nonneg_float("tol", self.tol)
         check_nonneg_float("smoothing", self.smoothing)
 
-    def _finish(self, post, log_norm, n_iter, converged, change, votes) -> None:
+    def _run(self, votes: Votes, m_step, log_joint):
+        """Alternate M- and E-steps from the majority-vote soft labels until the bound converges.
+
+        ``m_step(post) -> params`` and ``log_joint(params) -> (n_items, n_labels)``
+        array of ``log p_k + sum_v log P(vote v | true label k)``. Each iteration
+        evaluates the evidence lower bound per vote at the M-step pair,
+        ``F(q, theta) = (sum_ik q_ik log_joint_ik + H(q)) / n_votes``, which EM never
+        decreases, and stops once it improves by less than ``tol``, keeping the
+        posteriors ``q`` of the last E-step and the parameters re-estimated from them.
+        """
+        gold = self._gold(votes)
+        counts = votes.counts().astype(np.float64)
+        post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
+        prev, change, converged = -np.inf, np.inf, False
+        for n_iter in range(1, self.max_iter + 1):
+            params = m_step(post)
+            joint = log_joint(params)
+            expected = np.multiply(post, joint, out=np.zeros_like(post), where=post > 0).sum()
+            bound = (expected + entr(post).sum()) / votes.n_votes
+            change, prev = bound - prev, bound
+            if self.tol > 0 and change < self.tol:   # tol=0 asks for exactly max_iter iterations
+                converged = True
+                log_norm = normalize_log(joint)[1]
+                break
+            post, log_norm = normalize_log(joint)
+            clamp(post, gold)
         self.posteriors_ = post
         self.labels_ = post.argmax(axis=1)
         self.n_iter_ = n_iter
         self.converged_ = converged
         self.log_likelihood_ = float(log_norm.sum())
-        if not converged and self.tol > 0:   # tol=0 asks for exactly max_iter iterations
-            warn_not_converged(type(self).__name__, n_iter, change, self.tol)
+        if not converged and self.tol > 0:
+            warn_not_converged(type(self).__name__, n_iter, change, self.tol,
+                               what="evidence lower bound")
+        return params
 
 
 class DawidSkene(_EMBase):
@@ -70,9 +98,13 @@ class DawidSkene(_EMBase):
     max_iter : int, default=100
         Maximum number of EM iterations (one M-step plus one E-step each).
     tol : float, default=1e-5
-        Stop when the log-likelihood per vote changes by less than ``tol`` (nats):
-        ``|ll_t - ll_{t-1}| / n_votes < tol``; the same scale-free criterion (and
-        default) as crowd-kit's, whatever the size of the data.
+        Stop when the evidence lower bound per vote (nats),
+        ``F(q, theta) = (E_q[log p(votes, true labels | theta)] + H(q)) / n_votes``
+        evaluated after each M-step, improves by less than ``tol``; the
+        posteriors kept are those of the last E-step and the parameters are
+        re-estimated from them. This is crowd-kit's criterion and default, so
+        both stop at the same iteration; scale-free whatever the size of the
+        data. ``tol=0`` runs exactly ``max_iter`` iterations.
     smoothing : float, default=0.01
         Pseudo-count added to every confusion-matrix cell and class-prior count
         in the M-step (a symmetric Dirichlet MAP estimate); keeps log
@@ -94,6 +126,7 @@ class DawidSkene(_EMBase):
         ``confusions_[j, k, l] = P(annotator j says l | true label k)``; rows of
         annotators without votes are uniform.
     n_iter_ : int
+        Number of M-steps (the first starts from the majority-vote soft labels).
     converged_ : bool
     log_likelihood_ : float
         Observed-data log-likelihood ``sum_i log sum_k pi_k prod_j pi^(j)_{k, l_ij}``
@@ -121,41 +154,27 @@ class DawidSkene(_EMBase):
         votes = require_annotators(votes, "DawidSkene.fit")
         self._check_params()
         n_labels, n_ann = votes.n_labels, votes.n_annotators
-        gold = self._gold(votes)
         x = vote_matrix(votes)                       # (items, J*L)
         xt = x.T                                      # CSC view: fast scatter into (J*L, K)
-        counts = votes.counts().astype(np.float64)
-        post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
-        prev = -np.inf
-        change = np.inf
-        converged = False
-        n_iter = 0
-        for n_iter in range(1, self.max_iter + 1):
-            priors, conf = self._m_step(xt, post, n_ann, n_labels)
-            # E-step: log T_ik = log p_k + sum_{j,l} n^(j)_il log pi^(j)_kl
-            log_conf = np.log(conf).transpose(0, 2, 1).reshape(n_ann * n_labels, n_labels)
-            log_post = np.asarray(x @ log_conf) + np.log(priors)
-            post, log_norm = normalize_log(log_post)
-            clamp(post, gold)
-            ll = float(log_norm.sum())
-            change = abs(ll - prev) / votes.n_votes if np.isfinite(prev) else np.inf
-            prev = ll
-            if change < self.tol:
-                converged = True
-                break
-        self.priors_, self.confusions_ = priors, conf
-        self._finish(post, log_norm, n_iter, converged, change, votes)
-        return self
-
-    def _m_step(self, xt, post, n_ann, n_labels):
         a = self.smoothing
-        priors = post.sum(axis=0) + a
-        priors = priors / priors.sum()
-        # (J*L, K) -> (J, L, K) -> (J, K, L): expected counts of "true k, said l"
-        conf = np.asarray(xt @ post).reshape(n_ann, n_labels, n_labels).transpose(0, 2, 1) + a
-        totals = conf.sum(axis=2, keepdims=True)
-        conf = np.divide(conf, totals, out=np.full_like(conf, 1.0 / n_labels), where=totals > 0)
-        return priors, conf
+
+        def m_step(post):
+            priors = post.sum(axis=0) + a
+            # (J*L, K) -> (J, L, K) -> (J, K, L): expected counts of "true k, said l"
+            conf = np.asarray(xt @ post).reshape(n_ann, n_labels, n_labels).transpose(0, 2, 1) + a
+            totals = conf.sum(axis=2, keepdims=True)
+            conf = np.divide(conf, totals, out=np.full_like(conf, 1.0 / n_labels), where=totals > 0)
+            return priors / priors.sum(), conf
+
+        def log_joint(params):
+            # log p_k + sum_{j,l} n^(j)_il log pi^(j)_kl
+            priors, conf = params
+            with np.errstate(divide="ignore"):       # smoothing=0: log 0 = -inf is meant
+                log_conf = np.log(conf).transpose(0, 2, 1).reshape(n_ann * n_labels, n_labels)
+                return np.asarray(x @ log_conf) + np.log(priors)
+
+        self.priors_, self.confusions_ = self._run(votes, m_step, log_joint)
+        return self
 
 
 class OneCoinDawidSkene(_EMBase):
@@ -168,7 +187,8 @@ class OneCoinDawidSkene(_EMBase):
     ----------
     max_iter : int, default=100
     tol : float, default=1e-5
-        Change of the log-likelihood per vote (nats) at which EM stops.
+        Change of the evidence lower bound per vote (nats) at which EM stops, as
+        in :class:`DawidSkene`.
     smoothing : float, default=0.01
         Pseudo-count added to each annotator's expected correct and incorrect
         vote counts (and to the class-prior counts) in the M-step.
@@ -201,42 +221,31 @@ class OneCoinDawidSkene(_EMBase):
         votes = require_annotators(votes, "OneCoinDawidSkene.fit")
         self._check_params()
         n_labels, n_ann = votes.n_labels, votes.n_annotators
-        gold = self._gold(votes)
         x = vote_matrix(votes)                        # (items, J*L)
         xt = x.T                                      # CSC view
         n_per_ann = np.asarray(x.sum(axis=0)).reshape(n_ann, n_labels).sum(axis=1)
         eye = np.eye(n_labels, dtype=bool)
-        counts = votes.counts().astype(np.float64)
-        post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
-        a = self.smoothing
-        prev, change, converged, n_iter = -np.inf, np.inf, False, 0
         others = max(n_labels - 1, 1)
-        for n_iter in range(1, self.max_iter + 1):
+        a = self.smoothing
+
+        def m_step(post):
             priors = post.sum(axis=0) + a
-            priors = priors / priors.sum()
             # expected correct votes of j: sum over j's votes of P(T_i = given label)
-            mass = np.asarray(xt @ post).reshape(n_ann, n_labels, n_labels)
-            correct = mass[:, eye].sum(axis=1)
+            correct = np.asarray(xt @ post).reshape(n_ann, n_labels, n_labels)[:, eye].sum(axis=1)
             skills = (correct + a) / (n_per_ann + 2 * a) if a > 0 else np.divide(
                 correct, n_per_ann, out=np.full(n_ann, 0.5), where=n_per_ann > 0)
-            skills = np.clip(skills, 1e-12, 1 - 1e-12)
+            return priors / priors.sum(), np.clip(skills, 1e-12, 1 - 1e-12)
+
+        def log_joint(params):
+            # log p_k + sum_v (log s_j if l_v = k else log((1 - s_j) / (K - 1)))
+            priors, skills = params
             log_right = np.log(skills)
             log_wrong = np.log((1 - skills) / others)
-            # log T_ik = log p_k + sum_v (log s_j if l_v = k else log((1 - s_j) / (K - 1)))
             log_p = np.where(eye[None, :, :], log_right[:, None, None], log_wrong[:, None, None])
-            log_post = np.asarray(x @ log_p.reshape(n_ann * n_labels, n_labels)) + np.log(priors)
-            post, log_norm = normalize_log(log_post)
-            clamp(post, gold)
-            ll = float(log_norm.sum())
-            change = abs(ll - prev) / votes.n_votes if np.isfinite(prev) else np.inf
-            prev = ll
-            if change < self.tol:
-                converged = True
-                break
-        self.priors_ = priors
+            return np.asarray(x @ log_p.reshape(n_ann * n_labels, n_labels)) + np.log(priors)
+
+        self.priors_, skills = self._run(votes, m_step, log_joint)
         self.skills_ = skills
         off = (1 - skills) / others
-        eye = np.eye(n_labels, dtype=bool)
         self.confusions_ = np.where(eye, skills[:, None, None], off[:, None, None])
-        self._finish(post, log_norm, n_iter, converged, change, votes)
         return self
