@@ -22,16 +22,30 @@ distribution (so honest annotators disagree as much as ChaosNLI's crowd did),
 
 Note on false positives: the real crowds contain genuinely poor annotators
 (25 of Snow et al.'s 164 RTE workers, most with 20 answers, are not
-significantly better than chance on gold), which are indistinguishable from an
-injected uniform spammer. ``fpr`` counts them as false positives anyway;
-``fpr_competent`` is the false-positive rate among the annotators whose clean
-gold answers are significantly better than chance (one-sided binomial test,
-p < 0.05), the annotators a filter must not remove. The gold rule is ChaosNLI's
-(accuracy < 0.75 on gold items or 4 consecutive wrong gold answers); on these
-datasets every item has gold, so it sees every answer.
+significantly better than chance on gold; four of them gave 540-800 answers at
+50-58% accuracy on a two-label task), which are indistinguishable from an
+injected uniform spammer. ``fpr`` (the issue's measure) counts them as false
+positives anyway; ``fpr_competent`` is the false-positive rate among the
+annotators whose clean gold answers are significantly better than chance
+(one-sided binomial test, p < 0.05), the annotators a filter must not remove.
+The gold rule is ChaosNLI's (accuracy < 0.75 on gold items or 4 consecutive
+wrong gold answers); on these datasets every item has gold, so it sees every
+answer.
+
+To show what is attainable at all, the ``oracle-lrt`` rows are a likelihood-ratio
+test on each annotator's gold answers (uniform spammer against an honest
+annotator of accuracy p1; by Neyman-Pearson the most powerful test of one
+annotator given its gold answers), with p1 and the threshold both chosen
+*knowing which annotators were injected*: the lowest ``fpr`` at which it
+reaches 90% recall. It is a reference point, not a bound: it sees only gold
+answers, and where gold itself is hard (dog) agreement with co-annotators
+separates spammers better. The recipe also prints, for the clean crowd, how
+many annotators score on gold no better than the 90th percentile of a uniform
+spammer with the same number of answers: a detector that ranks by gold
+accuracy has to remove them to reach 90% recall (RTE: 14 of 164, 8.5%).
 
 Acceptance target (issue 5): with 20% uniform spammers on RTE and dog, the
-best method reaches >= 90% recall with <= 5% false positives.
+best method reaches >= 90% recall with <= 5% false positives (``fpr``).
 
 Run: ``python recipes/spammer_study.py [--data DIR] [--repeats N] [--fractions 0.1,0.2]``
 """
@@ -123,6 +137,49 @@ def competent_annotators(votes: Votes) -> np.ndarray:
     return (n > 0) & (binom.sf(k - 1, n, 1.0 / votes.n_labels) < 0.05)
 
 
+def oracle_lrt(votes: Votes, spam: np.ndarray, *, min_recall: float = 0.9) -> dict | None:
+    """Best likelihood-ratio test on gold answers, tuned knowing the injected spammers.
+
+    For each annotator with ``k`` of ``n`` gold answers right, the log likelihood
+    ratio of "uniform spammer" (accuracy 1/K) to "honest, accuracy p1" (errors
+    spread over the other K-1 labels). For p1 on a grid, flag the annotators
+    whose ratio is at least the largest threshold that still flags
+    ``min_recall`` of the injected spammers; return the p1 with the lowest
+    false-positive rate. None without gold.
+    """
+    if votes.gold is None or not (votes.gold >= 0).any():
+        return None
+    stats = annotator_stats(votes, alpha=False)
+    n = stats["n_gold"].to_numpy(dtype=float)
+    k = np.round(stats["gold_accuracy"].fillna(0).to_numpy() * n)
+    K = votes.n_labels
+    target = spam & (n > 0)
+    best = None
+    for p1 in np.arange(0.55, 0.96, 0.05):
+        llr = n * np.log(1.0 / K) - (k * np.log(p1) + (n - k) * np.log((1 - p1) / (K - 1)))
+        need = int(np.ceil(min_recall * target.sum()))
+        cut = np.sort(llr[target])[::-1][need - 1]
+        flagged = (llr >= cut) & (n > 0)
+        row = {"recall": (flagged & spam).sum() / max(spam.sum(), 1),
+               "fpr": (flagged & ~spam).sum() / max((~spam).sum(), 1), "p1": float(p1)}
+        if best is None or row["fpr"] < best["fpr"]:
+            best = row
+    return best
+
+
+def spammer_like(votes: Votes) -> tuple[int, int] | None:
+    """(annotators whose gold score is within a uniform spammer's 90th percentile, annotators)."""
+    if votes.gold is None or not (votes.gold >= 0).any():
+        return None
+    from scipy.stats import binom
+
+    stats = annotator_stats(votes, alpha=False)
+    n = stats["n_gold"].to_numpy()
+    k = np.round(stats["gold_accuracy"].fillna(0).to_numpy() * n)
+    like = (n > 0) & (k <= binom.ppf(0.9, n, 1.0 / votes.n_labels))
+    return int(like.sum()), int((n > 0).sum())
+
+
 def soft(votes: Votes) -> np.ndarray:
     c = votes.counts().astype(float)
     return c / c.sum(axis=1, keepdims=True)
@@ -168,6 +225,16 @@ def run(data: Path, fractions: list[float], repeats: int, kinds: list[str],
                             "items_removed": len(audit.items_removed),
                             "seconds": time.perf_counter() - t0,
                         })
+                    oracle = oracle_lrt(spammed, spam)
+                    if oracle is not None:
+                        flagged_comp = np.nan   # not computed for the oracle
+                        rows.append({
+                            "dataset": name, "kind": kind, "fraction": frac, "repeat": rep,
+                            "method": "oracle-lrt", "recall": oracle["recall"],
+                            "fpr": oracle["fpr"], "fpr_competent": flagged_comp,
+                            "tvd_unfiltered": tvd_spam, "tvd_filtered": np.nan,
+                            "items_removed": np.nan, "seconds": np.nan,
+                        })
     return rows
 
 
@@ -198,18 +265,30 @@ def main(argv: list[str] | None = None) -> int:
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print()
     print("Acceptance (issue 5): 20% uniform spammers, best method recall >= 0.90 with "
-          "false positives <= 0.05 (fpr_competent; raw fpr printed beside it)")
+          "false positives (fpr) <= 0.05")
     ok_all = True
     for name in ("rte", "dog"):
         sub = table[(table.dataset == name) & (table.kind == "uniform") & (table.fraction == 0.2)]
         if sub.empty:
             continue
-        good = sub[sub.fpr_competent <= 0.05].sort_values("recall", ascending=False)
-        best = good.iloc[0] if len(good) else sub.sort_values("recall", ascending=False).iloc[0]
-        ok = bool(best.recall >= 0.90 and best.fpr_competent <= 0.05)
+        methods = sub[sub.method != "oracle-lrt"]
+        hits = methods[methods.recall >= 0.90].sort_values("fpr")
+        best = hits.iloc[0] if len(hits) else methods.sort_values("recall").iloc[-1]
+        ok = bool(best.recall >= 0.90 and best.fpr <= 0.05)
         ok_all &= ok
-        print(f"  {name}: best method {best.method}: recall {best.recall:.3f}, fpr_competent "
-              f"{best.fpr_competent:.3f} (raw fpr {best.fpr:.3f}) -> {'PASS' if ok else 'FAIL'}")
+        print(f"  {name}: best method {best.method}: recall {best.recall:.3f}, fpr {best.fpr:.3f} "
+              f"(fpr among competent annotators {best.fpr_competent:.3f}) -> "
+              f"{'PASS' if ok else 'FAIL'}")
+        path, gold = GOLD_DATASETS[name]
+        like = spammer_like(read_votes(args.data / path,
+                                       gold=None if gold is None else args.data / gold))
+        if like is not None:
+            print(f"      clean crowd: {like[0]} of {like[1]} annotators score on gold no better "
+                  "than the 90th percentile of a uniform spammer with as many answers")
+        oracle = sub[sub.method == "oracle-lrt"]
+        if len(oracle):
+            print(f"      oracle likelihood-ratio test on gold answers, tuned knowing the "
+                  f"spammers: recall {oracle.recall.iloc[0]:.3f} at fpr {oracle.fpr.iloc[0]:.3f}")
     return 0 if ok_all else 1
 
 
