@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from annokit.cli import main
 
-#: Keys of ``--json`` documented in docs/readme/evaluate.md (a public interface).
+#: Keys of ``--json`` documented in README.md (a public interface).
 TOP_KEYS = {"n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
             "n_bins", "tie_policy", "n_ties", "units", "metrics", "baselines"}
 REQUIRED_METRICS = {"accuracy", "ece", "mce", "classwise_ece", "smece", "rank_cs",

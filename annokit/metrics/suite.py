@@ -148,7 +148,7 @@ class EvaluationResult:
     temperature: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document printed by ``annokit evaluate --json`` (see docs/readme)."""
+        """The JSON document printed by ``annokit evaluate --json`` (keys documented in README.md)."""
         out: dict[str, Any] = {
             "n_items": self.n_items,
             "n_unmatched_predictions": self.n_unmatched_predictions,
