@@ -146,7 +146,9 @@ class Votes:
         if self.annotator_index is not None and duplicates != "keep":
             self._resolve_duplicates(duplicates)
 
-        empty = np.flatnonzero(np.bincount(self.item_index, minlength=n_items) == 0)
+        voted = np.zeros(n_items, dtype=bool)
+        voted[self.item_index] = True  # not a bincount: no int64 copy of the codes
+        empty = np.flatnonzero(~voted)
         if empty.size:
             raise VoteSchemaError(
                 f"{source}: {empty.size} item(s) have zero votes, e.g. "
@@ -164,17 +166,9 @@ class Votes:
         return codes
 
     def _resolve_duplicates(self, policy: DuplicatePolicy) -> None:
-        key = self.item_index.astype(np.int64)
-        key *= max(len(self.annotator_ids), 1)
-        key += self.annotator_index
-        # A sort beats hashing here, and timsort ("stable") is near-linear on votes grouped by
-        # item, the usual file layout; the common case is "no duplicates". Sorted in place on
-        # a copy: one 8-byte-per-vote buffer, not three.
-        ordered = key.copy()
-        ordered.sort(kind="stable")
-        if not (ordered[1:] == ordered[:-1]).any():
+        if not self._has_duplicate_pairs():
             return
-        del ordered
+        key = self._pair_keys(self.item_index, self.annotator_index)
         dup_mask = pd.Series(key).duplicated(keep=False).to_numpy()
         if policy == "error":
             rows = np.flatnonzero(dup_mask)
@@ -192,6 +186,42 @@ class Votes:
         self.item_index = self.item_index[keep]
         self.label_index = self.label_index[keep]
         self.annotator_index = self.annotator_index[keep]
+
+    def _pair_keys(self, items: np.ndarray, annotators: np.ndarray) -> np.ndarray:
+        """One int64 key per (item, annotator) vote: ``item * n_annotators + annotator``."""
+        key = items.astype(np.int64)
+        key *= max(len(self.annotator_ids), 1)
+        key += annotators
+        return key
+
+    def _has_duplicate_pairs(self, block: int = 1 << 20) -> bool:
+        """Whether some (item, annotator) pair has more than one vote.
+
+        A sort beats hashing here, and timsort ("stable") is near-linear on votes grouped by
+        item, the usual file layout; the common case is "no duplicates". When votes are grouped
+        by item (item codes never decrease, as every loader's first-seen coding gives for such
+        files), a pair can only repeat inside one item's run, so runs are checked in blocks of
+        about ``block`` votes cut at item boundaries: the keys of one block, not of every vote,
+        are held at a time (a fresh buffer of a few hundred MB costs more to fault in than to
+        sort).
+        """
+        items, annotators = self.item_index, self.annotator_index
+        n = len(items)
+        grouped = all(bool((items[a + 1:e + 1] >= items[a:e]).all())
+                      for a, e in ((a, min(a + block, n - 1)) for a in range(0, n - 1, block)))
+        if not grouped:
+            block = n
+        a = 0
+        while a < n:
+            b = n if a + block >= n else int(np.searchsorted(items, items[a + block], side="left"))
+            if b <= a:  # one item has more than a block of votes: take its whole run
+                b = int(np.searchsorted(items, items[a], side="right"))
+            key = self._pair_keys(items[a:b], annotators[a:b])
+            key.sort(kind="stable")
+            if (key[1:] == key[:-1]).any():
+                return True
+            a = b
+        return False
 
     # -- basic properties -----------------------------------------------------
 
@@ -227,10 +257,14 @@ class Votes:
 
     def counts(self) -> np.ndarray:
         """Vote counts, an int64 ndarray of shape (n_items, n_labels)."""
-        flat = self.item_index.astype(np.int64) * self.n_labels + self.label_index
-        return np.bincount(flat, minlength=self.n_items * self.n_labels).reshape(
-            self.n_items, self.n_labels
-        )
+        counts = np.zeros(self.n_items * self.n_labels, dtype=np.int64)
+        block = 1 << 20  # flat cell indices of a block of votes at a time, not of every vote
+        for a in range(0, self.n_votes, block):
+            flat = self.item_index[a:a + block].astype(np.int64)
+            flat *= self.n_labels
+            flat += self.label_index[a:a + block]
+            np.add.at(counts, flat, 1)
+        return counts.reshape(self.n_items, self.n_labels)
 
     def votes_per_item(self) -> np.ndarray:
         """Number of votes on each item, shape (n_items,)."""

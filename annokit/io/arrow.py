@@ -9,6 +9,7 @@ results (:class:`VoteCounts`) merge by item id.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +40,6 @@ def votes_from_arrow(
     Ids and labels are dictionary-encoded by Arrow (C++), not by Python.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     table = data if isinstance(data, pa.Table) else pa.Table.from_batches(list(data))
     if annotator == "annotator" and "annotator" not in table.column_names:
@@ -48,68 +48,288 @@ def votes_from_arrow(
     missing = [c for c in wanted if c not in table.column_names]
     if missing:
         raise VoteSchemaError(f"{source} is missing column(s) {missing}; got {table.column_names}")
-    if table.num_rows == 0:
+    return _votes_from_tables([table], table.num_rows, item=item, label=label, annotator=annotator,
+                              labels=labels, duplicates=duplicates, source=source)
+
+
+def _votes_from_tables(
+    tables: Iterable[pa.Table],
+    n_rows: int,
+    *,
+    item: str,
+    label: str,
+    annotator: str | None,
+    labels: LabelSet | Sequence[Any] | None,
+    duplicates: DuplicatePolicy,
+    source: str,
+    extra_labels: Sequence[Any] = (),
+) -> Votes:
+    """Votes from consecutive tables of ``n_rows`` votes in all (one table, or a file's row groups).
+
+    Each table is coded and can be released before the next is read (see :class:`_ColumnCoder`),
+    so a Parquet file is never held whole. ``extra_labels`` (e.g. gold labels) join the vote
+    labels when the label set is inferred.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if n_rows == 0:
         raise VoteSchemaError(f"{source} has no votes")
+    roles = {item: "item id", label: "label"}
+    if annotator is not None:
+        roles[annotator] = "annotator id"
+    coders = {col: _ColumnCoder(n_rows) for col in roles}
+    start = 0
+    for table in tables:
+        for col, what in roles.items():
+            arr = table.column(col)
+            if arr.null_count:
+                row = start + int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
+                raise VoteSchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
+            coders[col].add(arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr))
+        start += table.num_rows
 
-    def encode(col: str, what: str) -> tuple[np.ndarray, np.ndarray]:
-        """Codes and the str values they index, validated by Arrow kernels (no Python loop)."""
-        arr = table.column(col)
-        if arr.null_count:
-            row = int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
-            raise VoteSchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
-        if not pa.types.is_dictionary(arr.type):
-            arr = pc.dictionary_encode(arr)
-        # One global dictionary without ChunkedArray.unify_dictionaries (slow with many
-        # chunks): hash the concatenated chunk dictionaries once, then remap each chunk.
-        # Chunks read from one Parquet row group share a dictionary: hash each distinct one once.
-        chunks = [c for c in arr.chunks if len(c)]
-        distinct: dict[tuple, int] = {}
-        dicts = []
-        which = []
-        for c in chunks:
-            key = (tuple(b.address if b is not None else 0 for b in c.dictionary.buffers()),
-                   c.dictionary.offset, len(c.dictionary))
-            if key not in distinct:
-                distinct[key] = len(dicts)
-                dicts.append(c.dictionary)
-            which.append(distinct[key])
-        sizes = np.array([len(d) for d in dicts], dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        merged = pc.dictionary_encode(pa.concat_arrays(dicts))
-        to_global = merged.indices.to_numpy(zero_copy_only=False)  # int32: half the bytes to move
-        codes = np.concatenate([
-            to_global[c.indices.to_numpy(zero_copy_only=False) + np.int32(starts[w])]
-            for w, c in zip(which, chunks)
-        ])
-        dictionary = merged.dictionary
-        if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
-            dictionary = pc.cast(dictionary, pa.string())
-        blank = pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(dictionary)),
-                         value_set=pa.array(sorted(_MISSING_STRINGS)))
-        if pc.any(blank).as_py():
-            entry = int(np.argmax(blank.to_numpy(zero_copy_only=False)))
+    def finish(col: str, *, mostly_distinct: bool = False) -> tuple[np.ndarray, pa.Array]:
+        """Codes and the (str) values they index; no value is blank."""
+        codes, dictionary = coders.pop(col).finish(mostly_distinct=mostly_distinct)
+        entry = _first_blank(dictionary)
+        if entry >= 0:
             row = int(np.argmax(codes == entry))
-            raise VoteSchemaError(f"{source}: {what} is empty at row {row} (column {col!r}, "
+            raise VoteSchemaError(f"{source}: {roles[col]} is empty at row {row} (column {col!r}, "
                                   f"got {dictionary[entry].as_py()!r})")
-        used = np.bincount(codes, minlength=len(dictionary)) > 0
-        if not used.all():  # unify_dictionaries can leave entries no row uses
-            codes = (np.cumsum(used) - 1)[codes]
-            dictionary = dictionary.filter(pa.array(used))
-        return codes, dictionary.to_numpy(zero_copy_only=False).astype(object)
+        return codes, dictionary
 
-    item_codes, item_ids = encode(item, "item id")
-    label_codes, label_dict = encode(label, "label")
+    item_codes, item_dict = finish(item, mostly_distinct=True)
+    item_ids = item_dict.to_numpy(zero_copy_only=False)
+    del item_dict
+    label_codes, label_dict = finish(label)
+    label_dict = label_dict.to_numpy(zero_copy_only=False)
+    if labels is None and len(extra_labels):
+        labels = LabelSet.infer([*label_dict, *extra_labels])
     labelset = LabelSet.coerce(labels, label_dict)
     try:
         table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
     except VoteSchemaError as exc:
         raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
+    _map_in_place(label_codes, table_map.astype(label_codes.dtype))
     ann_codes = ann_ids = None
     if annotator is not None:
-        ann_codes, ann_ids = encode(annotator, "annotator id")
-    return Votes(item_codes, table_map.astype(np.int32)[label_codes], item_ids=item_ids, labels=labelset,
-               annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
-               source=source, _ids_unique=True)
+        ann_codes, ann_dict = finish(annotator)
+        ann_ids = ann_dict.to_numpy(zero_copy_only=False)
+    return Votes(item_codes, label_codes, item_ids=item_ids, labels=labelset,
+                 annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
+                 source=source, _ids_unique=True)
+
+
+# -- dictionary coding helpers --------------------------------------------------
+
+# Fingerprints are a polynomial hash mod 2**64 over the bytes of a string. The base is odd, so it
+# has an inverse mod 2**64 and a fingerprint can be read off prefix sums at any string offset.
+_FP_BASE = 0x100000001B3
+_FP_BASE_INV = pow(_FP_BASE, -1, 2**64)
+_FP_LENGTH_MIX = np.uint64(0x9E3779B97F4A7C15)
+_FP_MIN_VALUES = 1 << 18  # below this Arrow's hash table fits in cache and is as fast
+_FP_BLOCK = 1 << 13  # strings per block: keeps the per-byte uint64 buffers in cache
+
+
+class _ColumnCoder:
+    """Codes of one dictionary-encoded column, fed chunk by chunk, into one dictionary.
+
+    Without ``ChunkedArray.unify_dictionaries`` (slow with many chunks): chunks read from one
+    Parquet row group share a dictionary, so each distinct dictionary is kept once, and a
+    chunk's indices are stored at once, offset to point into the concatenation of the kept
+    dictionaries; the chunk itself can then be released. :meth:`finish` codes the concatenated
+    dictionaries once (:func:`_first_seen_codes`) and maps the stored codes through them in
+    place. No temporary is the size of the column: on this kind of workload, faulting in a fresh
+    buffer of a few hundred MB costs more than filling it.
+    """
+
+    def __init__(self, n_rows: int):
+        self.codes = np.empty(n_rows, dtype=np.int32)
+        self.n = 0
+        self.dictionaries: list[pa.Array] = []  # kept alive, so buffer addresses stay unique
+        self.starts: dict[tuple, int] = {}
+        self.size = 0
+
+    def add(self, arr: pa.ChunkedArray) -> None:
+        for chunk in arr.chunks:
+            if not len(chunk):
+                continue
+            dictionary = chunk.dictionary
+            key = (tuple(b.address if b is not None else 0 for b in dictionary.buffers()),
+                   dictionary.offset, len(dictionary))
+            start = self.starts.get(key)
+            if start is None:
+                start = self.starts[key] = self.size
+                self.dictionaries.append(dictionary)
+                self.size += len(dictionary)
+                if self.size >= 2**31 and self.codes.dtype == np.int32:
+                    self.codes = self.codes.astype(np.int64)
+            part = self.codes[self.n:self.n + len(chunk)]
+            part[:] = chunk.indices.to_numpy(zero_copy_only=False)
+            part += start
+            self.n += len(chunk)
+
+    def finish(self, *, mostly_distinct: bool) -> tuple[np.ndarray, pa.Array]:
+        """The codes (first-seen order of the dictionaries) and the str values they index.
+
+        Dictionary entries that no row uses are dropped.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        values = self.dictionaries[0] if len(self.dictionaries) == 1 else \
+            pa.concat_arrays(self.dictionaries)
+        self.dictionaries, self.starts = [], {}
+        to_global, dictionary = _first_seen_codes(values, mostly_distinct=mostly_distinct)
+        del values
+        codes = self.codes[:self.n]
+        used = _map_in_place(codes, to_global.astype(codes.dtype, copy=False),
+                             n_values=len(dictionary))
+        if not used.all():  # a dictionary can hold entries no row uses
+            _map_in_place(codes, (np.cumsum(used) - 1).astype(codes.dtype))
+            dictionary = dictionary.filter(pa.array(used))
+        if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
+            dictionary = pc.cast(dictionary, pa.string())
+        return codes, dictionary
+
+
+def _map_in_place(codes: np.ndarray, table: np.ndarray, *, n_values: int | None = None,
+                  block: int = 1 << 20) -> np.ndarray | None:
+    """``codes[:] = table[codes]`` a block at a time; with ``n_values``, also return which of
+    ``range(n_values)`` the mapped codes use."""
+    used = None if n_values is None else np.zeros(n_values, dtype=bool)
+    for a in range(0, len(codes), block):
+        part = codes[a:a + block]
+        part[:] = table[part]
+        if used is not None:
+            used[part] = True
+    return used
+
+
+def _first_seen_codes(values: pa.Array, *, mostly_distinct: bool) -> tuple[np.ndarray, pa.Array]:
+    """Codes of ``values`` into their distinct values (first-seen order), and those values.
+
+    The result equals ``pyarrow.compute.dictionary_encode``. For a large string column whose
+    values are mostly distinct (item ids: the merged row-group dictionaries of a file repeat only
+    the items that straddle row groups), a hash table of millions of strings is cache-bound;
+    instead equal values are found by sorting 32-bit fingerprints (:func:`_fingerprints`), and
+    only the values whose fingerprints tie are hashed, so ties between different strings are
+    resolved exactly. Falls back to Arrow's hash when ties are common.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(values)
+    if (mostly_distinct and _FP_MIN_VALUES <= n < 2**31 and values.null_count == 0
+            and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))):
+        fp = _fingerprints(*_string_buffers(values))
+        ordered = np.sort(fp)
+        tied = ordered[1:][ordered[1:] == ordered[:-1]]
+        del ordered
+        if not tied.size:
+            return np.arange(n, dtype=np.int32), values
+        if tied.size <= n // 16:
+            tied = np.unique(tied)
+            candidates = np.flatnonzero(tied.take(np.searchsorted(tied, fp), mode="clip") == fp)
+            del fp
+            sub = pc.dictionary_encode(values.take(pa.array(candidates))).indices
+            sub = sub.to_numpy(zero_copy_only=False)
+            _, first = np.unique(sub, return_index=True)  # sub codes are first-seen ordered
+            # every copy of a value is a candidate, so its first candidate is its first copy
+            rep = candidates[first[sub]]
+            repeat = rep != candidates
+            keep = np.ones(n, dtype=bool)
+            keep[candidates[repeat]] = False
+            codes = np.cumsum(keep, dtype=np.int32)
+            codes -= 1
+            codes[candidates[repeat]] = codes[rep[repeat]]
+            return codes, values.filter(pa.array(keep))
+    encoded = pc.dictionary_encode(values)
+    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary
+
+
+def _string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (``n + 1`` of them, from 0) and UTF-8 bytes of a string array, zero-copy."""
+    import pyarrow as pa
+
+    large = pa.types.is_large_string(values.type)
+    buffers = values.buffers()
+    width = 8 if large else 4
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if large else np.int32,
+                            count=len(values) + 1, offset=values.offset * width)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    if hi == lo or buffers[2] is None:
+        data = np.zeros(0, dtype=np.uint8)
+    else:
+        data = np.frombuffer(buffers[2], dtype=np.uint8, count=hi - lo, offset=lo)
+    return (offsets - offsets[0] if lo else offsets), data
+
+
+def _fingerprints(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """A 32-bit fingerprint of each string; equal strings get equal fingerprints.
+
+    The high half of ``h(s) = (sum_i (s_i + 1) * B**i mod 2**64) xor (len(s) * M)`` for the bytes
+    ``s_i``: within a block of strings, the prefix sums ``P_k = sum_{j<k} (d_j + 1) * B**j`` over
+    the block's bytes ``d`` give ``h`` of the string at ``[a, b)`` as ``(P_b - P_a) * B**-a``.
+    32 bits sort faster than 64; distinct strings may share a fingerprint (about ``n**2 / 2**33``
+    pairs among ``n`` random strings), so callers resolve ties exactly.
+    """
+    n = len(offsets) - 1
+    out = np.empty(n, dtype=np.uint32)
+    bounds = np.append(np.arange(0, n, _FP_BLOCK), n)
+    span = int(np.diff(offsets[bounds]).max()) if n else 0
+    powers = np.full(span + 1, _FP_BASE, dtype=np.uint64)
+    powers[0] = 1
+    np.multiply.accumulate(powers, out=powers)
+    inverse = np.full(span + 1, _FP_BASE_INV, dtype=np.uint64)
+    inverse[0] = 1
+    np.multiply.accumulate(inverse, out=inverse)
+    prefix = np.empty(span + 1, dtype=np.uint64)
+    prefix[0] = 0
+    for a, b in pairwise(bounds):
+        start = int(offsets[a])
+        rel = offsets[a:b + 1] - start
+        size = int(rel[-1])
+        x = data[start:start + size].astype(np.uint64)
+        x += np.uint64(1)
+        x *= powers[:size]
+        np.cumsum(x, out=prefix[1:size + 1])
+        h = prefix[rel[1:]] - prefix[rel[:-1]]
+        h *= inverse[rel[:-1]]
+        h ^= np.diff(rel).astype(np.uint64) * _FP_LENGTH_MIX
+        h >>= np.uint64(32)
+        out[a:b] = h
+    return out
+
+
+def _first_blank(dictionary: pa.Array) -> int:
+    """Index of the first entry that is blank (empty or a missing-value word once trimmed and
+    lower-cased, see ``_MISSING_STRINGS``), or -1.
+
+    Only entries that could be blank are trimmed and lower-cased: those of at most 4 bytes (the
+    longest missing-value word) and those whose first or last byte is not printable ASCII (so
+    trimming might change them). Any other entry is its own trimmed form, longer than every
+    word, and lower-casing cannot shorten it into one (Arrow's simple case mapping takes
+    non-ASCII characters to ASCII only for the Kelvin sign and dotted capital I: "k" and "i").
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    offsets, data = _string_buffers(dictionary)
+    maybe = np.diff(offsets) <= max(len(w) for w in _MISSING_STRINGS)
+    if data.size:  # first and last bytes (of a neighbour for empty entries, which are "maybe")
+        for ends in (np.minimum(offsets[:-1], data.size - 1), np.maximum(offsets[1:] - 1, 0)):
+            byte = data[ends]
+            maybe |= byte <= 0x20
+            maybe |= byte >= 0x7F
+    idx = np.flatnonzero(maybe)
+    if not idx.size:
+        return -1
+    trimmed = pc.utf8_lower(pc.utf8_trim_whitespace(dictionary.take(pa.array(idx))))
+    blank = pc.is_in(trimmed, value_set=pa.array(sorted(_MISSING_STRINGS)))
+    hit = np.flatnonzero(blank.to_numpy(zero_copy_only=False))
+    return int(idx[hit[0]]) if hit.size else -1
 
 
 class VoteCounts:
