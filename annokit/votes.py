@@ -49,6 +49,8 @@ class Votes:
     label_index : ndarray of shape (n_votes,)
         Label code of each vote, in ``range(len(labels))``.
     item_ids : array-like of str, shape (n_items,)
+        Stored as an object ndarray of str; a pyarrow string array is kept as given and
+        converted the first time ``item_ids`` is read.
     labels : LabelSet
     annotator_index : ndarray of shape (n_votes,), optional
         Annotator code of each vote; None when annotator ids are unknown.
@@ -88,7 +90,7 @@ class Votes:
             raise VoteSchemaError(f"labels must be a LabelSet; got {type(labels).__name__}")
         self.labels = labels
         self.source = source
-        self.item_ids = np.asarray(item_ids, dtype=object).reshape(-1)
+        self.item_ids = item_ids
         item_index = np.asarray(item_index)
         label_index = np.asarray(label_index)
         if item_index.shape != label_index.shape or item_index.ndim != 1:
@@ -96,7 +98,7 @@ class Votes:
                 f"{source}: item_index and label_index must be 1-D of equal length; got "
                 f"{item_index.shape} and {label_index.shape}"
             )
-        n_items = len(self.item_ids)
+        n_items = len(self._item_ids)
         self.item_index = self._check_codes(item_index, n_items, "item_index")
         self.label_index = self._check_codes(label_index, len(labels), "label_index")
         if not _ids_unique and pd.Index(self.item_ids).has_duplicates:
@@ -226,8 +228,23 @@ class Votes:
     # -- basic properties -----------------------------------------------------
 
     @property
+    def item_ids(self) -> np.ndarray:
+        """Item ids, an object ndarray of str of shape (n_items,)."""
+        ids = self._item_ids
+        if not isinstance(ids, np.ndarray):  # Arrow strings from a loader, converted on first use
+            ids = self._item_ids = ids.to_numpy(zero_copy_only=False)
+        return ids
+
+    @item_ids.setter
+    def item_ids(self, ids: Any) -> None:
+        # A loader can hand over its pyarrow string array of (millions of) ids: turning them into
+        # Python strings costs more than reading them, and many uses (counts, entropy, stats)
+        # never look at them.
+        self._item_ids = ids if _is_arrow_strings(ids) else np.asarray(ids, dtype=object).reshape(-1)
+
+    @property
     def n_items(self) -> int:
-        return len(self.item_ids)
+        return len(self._item_ids)
 
     @property
     def n_votes(self) -> int:
@@ -624,6 +641,14 @@ class Votes:
         return df
 
 # -- private helpers ----------------------------------------------------------
+
+def _is_arrow_strings(values: Any) -> bool:
+    """Whether ``values`` is a pyarrow (chunked) string array, without importing pyarrow."""
+    cls = type(values)
+    return (cls.__module__.split(".")[0] == "pyarrow"
+            and cls.__name__ in ("StringArray", "LargeStringArray", "ChunkedArray")
+            and str(values.type) in ("string", "large_string"))
+
 
 def _first_row_per_item(item_codes: np.ndarray, n_items: int) -> np.ndarray:
     """Row of each item's first vote: a stable sort by item, then the start of each run."""

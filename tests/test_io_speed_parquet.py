@@ -44,7 +44,8 @@ def test_padded_missing_words_longer_than_four_bytes_are_blank(value):
 
 
 def _dedupe_reference(values: pa.Array):
-    enc = pc.dictionary_encode(values)
+    enc = pc.dictionary_encode(values.combine_chunks() if isinstance(values, pa.ChunkedArray)
+                               else values)
     return enc.indices.to_numpy(zero_copy_only=False).tolist(), enc.dictionary.to_pylist()
 
 
@@ -57,8 +58,10 @@ def test_fingerprint_dedupe_equals_arrow_dictionary_encode(values, collide):
         if collide is not None:  # force fingerprint ties between different strings
             real = arrow._fingerprints
             mp.setattr(arrow, "_fingerprints", lambda o, d: real(o, d) % np.uint32(collide + 1))
+        half = len(values) // 2
         for arr in (pa.array(values, pa.string()), pa.array(values, pa.large_string()),
-                    pa.array(["pad", *values], pa.string()).slice(1)):
+                    pa.array(["pad", *values], pa.string()).slice(1),
+                    pa.chunked_array([values[:half], values[half:]], pa.string())):
             codes, dictionary = arrow._first_seen_codes(arr, mostly_distinct=True)
             assert (codes.tolist(), dictionary.to_pylist()) == _dedupe_reference(arr)
 

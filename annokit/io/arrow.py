@@ -78,7 +78,7 @@ def _votes_from_tables(
     roles = {item: "item id", label: "label"}
     if annotator is not None:
         roles[annotator] = "annotator id"
-    coders = {col: _ColumnCoder(n_rows) for col in roles}
+    coders = {col: _ColumnCoder(n_rows, mostly_distinct=col == item) for col in roles}
     start = 0
     for table in tables:
         for col, what in roles.items():
@@ -89,20 +89,20 @@ def _votes_from_tables(
             coders[col].add(arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr))
         start += table.num_rows
 
-    def finish(col: str, *, mostly_distinct: bool = False) -> tuple[np.ndarray, pa.Array]:
-        """Codes and the (str) values they index; no value is blank."""
-        codes, dictionary = coders.pop(col).finish(mostly_distinct=mostly_distinct)
+    def values_of(col: str) -> tuple[pa.Array, np.ndarray]:
+        """The column's distinct str values, none blank, and the table from its stored codes
+        to their positions."""
+        dictionary, table = coders[col].dictionary()
         entry = _first_blank(dictionary)
         if entry >= 0:
-            row = int(np.argmax(codes == entry))
+            row = coders[col].first_row(table, entry)
             raise VoteSchemaError(f"{source}: {roles[col]} is empty at row {row} (column {col!r}, "
                                   f"got {dictionary[entry].as_py()!r})")
-        return codes, dictionary
+        return dictionary, table
 
-    item_codes, item_dict = finish(item, mostly_distinct=True)
-    item_ids = item_dict.to_numpy(zero_copy_only=False)
-    del item_dict
-    label_codes, label_dict = finish(label)
+    item_ids, table = values_of(item)  # an Arrow array: Votes makes str objects on first use
+    item_codes = coders.pop(item).map(table)
+    label_dict, label_table = values_of(label)
     label_dict = label_dict.to_numpy(zero_copy_only=False)
     if labels is None and len(extra_labels):
         labels = LabelSet.infer([*label_dict, *extra_labels])
@@ -111,11 +111,12 @@ def _votes_from_tables(
         table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
     except VoteSchemaError as exc:
         raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
-    _map_in_place(label_codes, table_map.astype(label_codes.dtype))
+    label_codes = coders.pop(label).map(table_map[label_table])
     ann_codes = ann_ids = None
     if annotator is not None:
-        ann_codes, ann_dict = finish(annotator)
-        ann_ids = ann_dict.to_numpy(zero_copy_only=False)
+        ann_ids, table = values_of(annotator)
+        ann_ids = ann_ids.to_numpy(zero_copy_only=False)
+        ann_codes = coders.pop(annotator).map(table)
     return Votes(item_codes, label_codes, item_ids=item_ids, labels=labelset,
                  annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
                  source=source, _ids_unique=True)
@@ -138,18 +139,24 @@ class _ColumnCoder:
     Without ``ChunkedArray.unify_dictionaries`` (slow with many chunks): chunks read from one
     Parquet row group share a dictionary, so each distinct dictionary is kept once, and a
     chunk's indices are stored at once, offset to point into the concatenation of the kept
-    dictionaries; the chunk itself can then be released. :meth:`finish` codes the concatenated
-    dictionaries once (:func:`_first_seen_codes`) and maps the stored codes through them in
-    place. No temporary is the size of the column: on this kind of workload, faulting in a fresh
-    buffer of a few hundred MB costs more than filling it.
+    dictionaries, and marked used; the chunk itself can then be released. :meth:`dictionary`
+    codes the concatenated dictionaries once (:func:`_first_seen_codes`) and :meth:`map` maps
+    the stored codes in place. No temporary is the size of the column: on this kind of
+    workload, faulting in a fresh buffer of a few hundred MB costs more than filling it.
+
+    With ``mostly_distinct`` (item ids) each new string dictionary is also fingerprinted as it
+    arrives, while the next row group is being read.
     """
 
-    def __init__(self, n_rows: int):
+    def __init__(self, n_rows: int, *, mostly_distinct: bool = False):
         self.codes = np.empty(n_rows, dtype=np.int32)
         self.n = 0
         self.dictionaries: list[pa.Array] = []  # kept alive, so buffer addresses stay unique
+        self.used: list[np.ndarray] = []  # per kept dictionary: entries some row uses
         self.starts: dict[tuple, int] = {}
         self.size = 0
+        self.mostly_distinct = mostly_distinct
+        self.fingerprints: list[np.ndarray] | None = [] if mostly_distinct else None
 
     def add(self, arr: pa.ChunkedArray) -> None:
         for chunk in arr.chunks:
@@ -158,72 +165,99 @@ class _ColumnCoder:
             dictionary = chunk.dictionary
             key = (tuple(b.address if b is not None else 0 for b in dictionary.buffers()),
                    dictionary.offset, len(dictionary))
-            start = self.starts.get(key)
-            if start is None:
-                start = self.starts[key] = self.size
+            if key not in self.starts:
+                self.starts[key] = (len(self.dictionaries), self.size)
                 self.dictionaries.append(dictionary)
+                self.used.append(np.zeros(len(dictionary), dtype=bool))
                 self.size += len(dictionary)
                 if self.size >= 2**31 and self.codes.dtype == np.int32:
                     self.codes = self.codes.astype(np.int64)
+                if self.fingerprints is not None and _is_string(dictionary) \
+                        and not dictionary.null_count:
+                    self.fingerprints.append(_fingerprints(*_string_buffers(dictionary)))
+                else:
+                    self.fingerprints = None
+            w, start = self.starts[key]
+            indices = chunk.indices.to_numpy(zero_copy_only=False)
+            self.used[w][indices] = True
             part = self.codes[self.n:self.n + len(chunk)]
-            part[:] = chunk.indices.to_numpy(zero_copy_only=False)
+            part[:] = indices
             part += start
             self.n += len(chunk)
 
-    def finish(self, *, mostly_distinct: bool) -> tuple[np.ndarray, pa.Array]:
-        """The codes (first-seen order of the dictionaries) and the str values they index.
-
-        Dictionary entries that no row uses are dropped.
-        """
+    def dictionary(self) -> tuple[pa.ChunkedArray, np.ndarray]:
+        """The distinct values some row uses, as str (first-seen order of the dictionaries),
+        and the table from stored codes to their positions."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        values = self.dictionaries[0] if len(self.dictionaries) == 1 else \
-            pa.concat_arrays(self.dictionaries)
-        self.dictionaries, self.starts = [], {}
-        to_global, dictionary = _first_seen_codes(values, mostly_distinct=mostly_distinct)
-        del values
-        codes = self.codes[:self.n]
-        used = _map_in_place(codes, to_global.astype(codes.dtype, copy=False),
-                             n_values=len(dictionary))
+        values = pa.chunked_array(self.dictionaries)  # not concatenated: no copy of the strings
+        fingerprints = None if self.fingerprints is None else np.concatenate(self.fingerprints)
+        seen = np.concatenate(self.used)
+        self.dictionaries, self.fingerprints, self.used = [], None, []
+        table, dictionary = _first_seen_codes(values, mostly_distinct=self.mostly_distinct,
+                                              fingerprints=fingerprints)
+        del values, fingerprints
+        used = np.zeros(len(dictionary), dtype=bool)
+        used[table[seen]] = True
         if not used.all():  # a dictionary can hold entries no row uses
-            _map_in_place(codes, (np.cumsum(used) - 1).astype(codes.dtype))
+            table = (np.cumsum(used) - 1)[table]
             dictionary = dictionary.filter(pa.array(used))
-        if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
+        if not _is_string(dictionary):
             dictionary = pc.cast(dictionary, pa.string())
-        return codes, dictionary
+        return dictionary, table
+
+    def first_row(self, table: np.ndarray, entry: int) -> int:
+        """The first row whose stored code ``table`` maps to ``entry``."""
+        return int(np.argmax(np.isin(self.codes[:self.n], np.flatnonzero(table == entry))))
+
+    def map(self, table: np.ndarray) -> np.ndarray:
+        """The codes, mapped in place through ``table``."""
+        codes = self.codes[:self.n]
+        _map_in_place(codes, np.asarray(table).astype(codes.dtype))
+        return codes
 
 
-def _map_in_place(codes: np.ndarray, table: np.ndarray, *, n_values: int | None = None,
-                  block: int = 1 << 20) -> np.ndarray | None:
-    """``codes[:] = table[codes]`` a block at a time; with ``n_values``, also return which of
-    ``range(n_values)`` the mapped codes use."""
-    used = None if n_values is None else np.zeros(n_values, dtype=bool)
+def _is_string(values: pa.Array) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+
+
+def _map_in_place(codes: np.ndarray, table: np.ndarray, *, block: int = 1 << 20) -> None:
+    """``codes[:] = table[codes]``, a block at a time."""
     for a in range(0, len(codes), block):
         part = codes[a:a + block]
         part[:] = table[part]
-        if used is not None:
-            used[part] = True
-    return used
 
 
-def _first_seen_codes(values: pa.Array, *, mostly_distinct: bool) -> tuple[np.ndarray, pa.Array]:
+def _first_seen_codes(
+    values: pa.ChunkedArray | pa.Array, *, mostly_distinct: bool,
+    fingerprints: np.ndarray | None = None,
+) -> tuple[np.ndarray, pa.ChunkedArray]:
     """Codes of ``values`` into their distinct values (first-seen order), and those values.
 
-    The result equals ``pyarrow.compute.dictionary_encode``. For a large string column whose
+    Codes and values equal ``pyarrow.compute.dictionary_encode``'s; ``fingerprints`` are
+    :func:`_fingerprints` of ``values`` when already computed. For a large string column whose
     values are mostly distinct (item ids: the merged row-group dictionaries of a file repeat only
     the items that straddle row groups), a hash table of millions of strings is cache-bound;
     instead equal values are found by sorting 32-bit fingerprints (:func:`_fingerprints`), and
     only the values whose fingerprints tie are hashed, so ties between different strings are
-    resolved exactly. Falls back to Arrow's hash when ties are common.
+    resolved exactly, and the distinct values are zero-copy slices of ``values`` when few are
+    dropped. Falls back to Arrow's hash when ties are common.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(values, pa.Array):
+        values = pa.chunked_array([values])
     n = len(values)
     if (mostly_distinct and _FP_MIN_VALUES <= n < 2**31 and values.null_count == 0
             and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))):
-        fp = _fingerprints(*_string_buffers(values))
+        if fingerprints is None:
+            fingerprints = np.concatenate(
+                [_fingerprints(*_string_buffers(c)) for c in values.chunks] or [np.zeros(0, np.uint32)])
+        fp = fingerprints
         ordered = np.sort(fp)
         tied = ordered[1:][ordered[1:] == ordered[:-1]]
         del ordered
@@ -233,8 +267,8 @@ def _first_seen_codes(values: pa.Array, *, mostly_distinct: bool) -> tuple[np.nd
             tied = np.unique(tied)
             candidates = np.flatnonzero(tied.take(np.searchsorted(tied, fp), mode="clip") == fp)
             del fp
-            sub = pc.dictionary_encode(values.take(pa.array(candidates))).indices
-            sub = sub.to_numpy(zero_copy_only=False)
+            sub = pc.dictionary_encode(values.take(pa.array(candidates)).combine_chunks())
+            sub = sub.indices.to_numpy(zero_copy_only=False)
             _, first = np.unique(sub, return_index=True)  # sub codes are first-seen ordered
             # every copy of a value is a candidate, so its first candidate is its first copy
             rep = candidates[first[sub]]
@@ -244,9 +278,21 @@ def _first_seen_codes(values: pa.Array, *, mostly_distinct: bool) -> tuple[np.nd
             codes = np.cumsum(keep, dtype=np.int32)
             codes -= 1
             codes[candidates[repeat]] = codes[rep[repeat]]
-            return codes, values.filter(pa.array(keep))
-    encoded = pc.dictionary_encode(values)
-    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary
+            return codes, _keep_entries(values, keep)
+    encoded = pc.dictionary_encode(values.combine_chunks())
+    return encoded.indices.to_numpy(zero_copy_only=False), pa.chunked_array([encoded.dictionary])
+
+
+def _keep_entries(values: pa.ChunkedArray, keep: np.ndarray) -> pa.ChunkedArray:
+    """``values.filter(keep)``; as zero-copy slices between the dropped entries when few are."""
+    import pyarrow as pa
+
+    dropped = np.flatnonzero(~keep)
+    if len(dropped) > 1024:
+        return values.filter(pa.array(keep))
+    bounds = np.concatenate([[-1], dropped, [len(values)]])
+    pieces = [values.slice(int(a) + 1, int(b - a) - 1) for a, b in pairwise(bounds) if b - a > 1]
+    return pa.chunked_array([c for piece in pieces for c in piece.chunks if len(c)], values.type)
 
 
 def _string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -303,7 +349,7 @@ def _fingerprints(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     return out
 
 
-def _first_blank(dictionary: pa.Array) -> int:
+def _first_blank(dictionary: pa.Array | pa.ChunkedArray) -> int:
     """Index of the first entry that is blank (empty or a missing-value word once trimmed and
     lower-cased, see ``_MISSING_STRINGS``), or -1.
 
@@ -316,6 +362,14 @@ def _first_blank(dictionary: pa.Array) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(dictionary, pa.ChunkedArray):
+        start = 0
+        for chunk in dictionary.chunks:
+            entry = _first_blank(chunk)
+            if entry >= 0:
+                return start + entry
+            start += len(chunk)
+        return -1
     offsets, data = _string_buffers(dictionary)
     maybe = np.diff(offsets) <= max(len(w) for w in _MISSING_STRINGS)
     if data.size:  # first and last bytes (of a neighbour for empty entries, which are "maybe")

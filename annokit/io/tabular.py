@@ -260,15 +260,32 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
 
 
 def _row_groups(parquet: Any, columns: list[str], path: Path) -> Iterator[Any]:
-    """The row groups of an open ``pyarrow.parquet.ParquetFile`` as tables, one at a time."""
+    """The row groups of an open ``pyarrow.parquet.ParquetFile`` as tables, one at a time.
+
+    The next row group is read in a background thread while the caller codes the current one
+    (Arrow releases the GIL while it decodes), so at most two are held at once.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     import pyarrow as pa
 
-    for i in range(parquet.num_row_groups):
+    def read(i: int) -> Any:
         try:
-            table = parquet.read_row_group(i, columns=columns)
+            return parquet.read_row_group(i, columns=columns)
         except (OSError, pa.ArrowException) as exc:
             raise DataFormatError(f"{path.name}: cannot read row group {i}: {exc}") from None
-        yield table
+
+    n = parquet.num_row_groups
+    if n == 0:
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(read, 0)
+        for i in range(n):
+            table = pending.result()
+            if i + 1 < n:
+                pending = pool.submit(read, i + 1)
+            yield table
+            del table
 
 
 def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path, df: pd.DataFrame,
