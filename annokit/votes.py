@@ -84,6 +84,7 @@ class Votes:
         duplicates: DuplicatePolicy = "error",
         source: str = "votes",
         _ids_unique: bool = False,
+        _coded: bool = False,
     ):
         check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
         if not isinstance(labels, LabelSet):
@@ -99,8 +100,10 @@ class Votes:
                 f"{item_index.shape} and {label_index.shape}"
             )
         n_items = len(self._item_ids)
-        self.item_index = self._check_codes(item_index, n_items, "item_index")
-        self.label_index = self._check_codes(label_index, len(labels), "label_index")
+        # _coded: the codes come from a loader's dictionary coding of the votes themselves, so
+        # they are in range and every item has a vote by construction; those scans are skipped
+        self.item_index = self._check_codes(item_index, n_items, "item_index", _coded)
+        self.label_index = self._check_codes(label_index, len(labels), "label_index", _coded)
         if not _ids_unique and pd.Index(self.item_ids).has_duplicates:
             dup = pd.Index(self.item_ids)[pd.Index(self.item_ids).duplicated()].unique()
             raise VoteSchemaError(f"{source}: item ids must be unique; repeated {first_offenders(dup)}")
@@ -122,7 +125,7 @@ class Votes:
                                           else 0).astype(str)
             self.annotator_ids = np.asarray(annotator_ids, dtype=object).reshape(-1)
             self.annotator_index = self._check_codes(
-                annotator_index, len(self.annotator_ids), "annotator_index"
+                annotator_index, len(self.annotator_ids), "annotator_index", _coded
             )
 
         if item_metadata is None:
@@ -148,6 +151,8 @@ class Votes:
         if self.annotator_index is not None and duplicates != "keep":
             self._resolve_duplicates(duplicates)
 
+        if _coded:
+            return
         voted = np.zeros(n_items, dtype=bool)
         voted[self.item_index] = True  # not a bincount: no int64 copy of the codes
         empty = np.flatnonzero(~voted)
@@ -159,11 +164,11 @@ class Votes:
 
     # -- construction helpers -------------------------------------------------
 
-    def _check_codes(self, codes: np.ndarray, n: int, name: str) -> np.ndarray:
+    def _check_codes(self, codes: np.ndarray, n: int, name: str, coded: bool = False) -> np.ndarray:
         if codes.size and codes.dtype.kind not in "iu":
             raise VoteSchemaError(f"{self.source}: {name} must be integers; got dtype {codes.dtype}")
         codes = codes.astype(np.int32 if n < 2**31 - 1 else np.int64, copy=False)
-        if codes.size and (codes.min() < 0 or codes.max() >= n):
+        if codes.size and not coded and (codes.min() < 0 or codes.max() >= n):
             raise VoteSchemaError(f"{self.source}: {name} has codes outside range({n})")
         return codes
 

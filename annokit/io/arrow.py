@@ -119,7 +119,7 @@ def _votes_from_tables(
         ann_codes = coders.pop(annotator).map(table)
     return Votes(item_codes, label_codes, item_ids=item_ids, labels=labelset,
                  annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
-                 source=source, _ids_unique=True)
+                 source=source, _ids_unique=True, _coded=True)
 
 
 # -- dictionary coding helpers --------------------------------------------------
@@ -157,6 +157,7 @@ class _ColumnCoder:
         self.size = 0
         self.mostly_distinct = mostly_distinct
         self.fingerprints: list[np.ndarray] | None = [] if mostly_distinct else None
+        self.sorted_fingerprints: list[np.ndarray] = []
 
     def add(self, arr: pa.ChunkedArray) -> None:
         for chunk in arr.chunks:
@@ -175,14 +176,22 @@ class _ColumnCoder:
                 if self.fingerprints is not None and _is_string(dictionary) \
                         and not dictionary.null_count:
                     self.fingerprints.append(_fingerprints(*_string_buffers(dictionary)))
+                    self.sorted_fingerprints.append(np.sort(self.fingerprints[-1]))
                 else:
                     self.fingerprints = None
             w, start = self.starts[key]
             indices = chunk.indices.to_numpy(zero_copy_only=False)
-            self.used[w][indices] = True
+            used = self.used[w]
+            if len(indices) >= len(used) // 8:
+                used |= np.bincount(indices, minlength=len(used)) > 0
+            else:  # a short chunk of a long dictionary
+                used[indices] = True
             part = self.codes[self.n:self.n + len(chunk)]
-            part[:] = indices
-            part += start
+            if indices.dtype == part.dtype:
+                np.add(indices, part.dtype.type(start), out=part)
+            else:
+                part[:] = indices
+                part += start
             self.n += len(chunk)
 
     def dictionary(self) -> tuple[pa.ChunkedArray, np.ndarray]:
@@ -192,12 +201,17 @@ class _ColumnCoder:
         import pyarrow.compute as pc
 
         values = pa.chunked_array(self.dictionaries)  # not concatenated: no copy of the strings
-        fingerprints = None if self.fingerprints is None else np.concatenate(self.fingerprints)
+        fingerprints = ordered = None
+        if self.fingerprints is not None:
+            fingerprints = np.concatenate(self.fingerprints)
+            # sorted runs, merged by timsort in about log2(runs) linear passes
+            ordered = np.concatenate(self.sorted_fingerprints)
+            ordered.sort(kind="stable")
         seen = np.concatenate(self.used)
-        self.dictionaries, self.fingerprints, self.used = [], None, []
+        self.dictionaries, self.fingerprints, self.sorted_fingerprints, self.used = [], None, [], []
         table, dictionary = _first_seen_codes(values, mostly_distinct=self.mostly_distinct,
-                                              fingerprints=fingerprints)
-        del values, fingerprints
+                                              fingerprints=fingerprints, ordered=ordered)
+        del values, fingerprints, ordered
         used = np.zeros(len(dictionary), dtype=bool)
         used[table[seen]] = True
         if not used.all():  # a dictionary can hold entries no row uses
@@ -233,12 +247,12 @@ def _map_in_place(codes: np.ndarray, table: np.ndarray, *, block: int = 1 << 20)
 
 def _first_seen_codes(
     values: pa.ChunkedArray | pa.Array, *, mostly_distinct: bool,
-    fingerprints: np.ndarray | None = None,
+    fingerprints: np.ndarray | None = None, ordered: np.ndarray | None = None,
 ) -> tuple[np.ndarray, pa.ChunkedArray]:
     """Codes of ``values`` into their distinct values (first-seen order), and those values.
 
     Codes and values equal ``pyarrow.compute.dictionary_encode``'s; ``fingerprints`` are
-    :func:`_fingerprints` of ``values`` when already computed. For a large string column whose
+    :func:`_fingerprints` of ``values`` when already computed, ``ordered`` the same sorted. For a large string column whose
     values are mostly distinct (item ids: the merged row-group dictionaries of a file repeat only
     the items that straddle row groups), a hash table of millions of strings is cache-bound;
     instead equal values are found by sorting 32-bit fingerprints (:func:`_fingerprints`), and
@@ -258,7 +272,7 @@ def _first_seen_codes(
             fingerprints = np.concatenate(
                 [_fingerprints(*_string_buffers(c)) for c in values.chunks] or [np.zeros(0, np.uint32)])
         fp = fingerprints
-        ordered = np.sort(fp)
+        ordered = np.sort(fp) if ordered is None else ordered
         tied = ordered[1:][ordered[1:] == ordered[:-1]]
         del ordered
         if not tied.size:
