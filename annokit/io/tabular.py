@@ -259,33 +259,42 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
     return attach_gold(votes, gold_series) if gold_series is not None else votes
 
 
-def _row_groups(parquet: Any, columns: list[str], path: Path) -> Iterator[Any]:
-    """The row groups of an open ``pyarrow.parquet.ParquetFile`` as tables, one at a time.
+def _row_groups(parquet: Any, columns: list[str], path: Path, *, readers: int = 2) -> Iterator[Any]:
+    """The row groups of an open ``pyarrow.parquet.ParquetFile`` as tables, in order.
 
-    The next row group is read in a background thread while the caller codes the current one
-    (Arrow releases the GIL while it decodes), so at most two are held at once.
+    Row groups are read ahead by ``readers`` background threads, each with its own handle on the
+    file (Arrow releases the GIL while it decodes), while the caller codes the current one; at
+    most ``readers + 1`` row groups are held at once.
     """
     from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow as pa
-
-    def read(i: int) -> Any:
-        try:
-            return parquet.read_row_group(i, columns=columns)
-        except (OSError, pa.ArrowException) as exc:
-            raise DataFormatError(f"{path.name}: cannot read row group {i}: {exc}") from None
+    import pyarrow.parquet as pq
 
     n = parquet.num_row_groups
     if n == 0:
         return
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(read, 0)
-        for i in range(n):
-            table = pending.result()
-            if i + 1 < n:
-                pending = pool.submit(read, i + 1)
-            yield table
-            del table
+    handles = [parquet] + [pq.ParquetFile(path, read_dictionary=columns)
+                           for _ in range(min(readers, n) - 1)]
+
+    def read(i: int) -> Any:
+        try:
+            return handles[i % len(handles)].read_row_group(i, columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataFormatError(f"{path.name}: cannot read row group {i}: {exc}") from None
+
+    try:
+        with ThreadPoolExecutor(max_workers=len(handles)) as pool:
+            pending = [pool.submit(read, i) for i in range(len(handles))]
+            for i in range(n):
+                table = pending.pop(0).result()
+                if i + len(handles) < n:
+                    pending.append(pool.submit(read, i + len(handles)))
+                yield table
+                del table
+    finally:
+        for handle in handles[1:]:
+            handle.close()
 
 
 def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path, df: pd.DataFrame,
