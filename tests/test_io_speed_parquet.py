@@ -186,3 +186,32 @@ def test_few_fingerprint_ties_are_resolved_exactly_without_hashing_everything(re
         codes, dictionary = arrow._first_seen_codes(arr, mostly_distinct=True)
     assert (codes.tolist(), dictionary.to_pylist()) == _dedupe_reference(arr)
     assert hashed and max(hashed) <= 2 * len(repeats) + 4  # only the tied values
+
+
+@pytest.mark.parametrize("readers", [1, 2, 3])
+def test_row_groups_come_back_in_order_with_any_number_of_readers(tmp_path, readers):
+    from annokit.io.tabular import _row_groups
+
+    df = _votes_frame(n_items=100)
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "v.parquet",
+                   row_group_size=29)
+    with pq.ParquetFile(tmp_path / "v.parquet", read_dictionary=["item", "label"]) as parquet:
+        tables = list(_row_groups(parquet, ["item", "label"], tmp_path / "v.parquet",
+                                  readers=readers))
+    assert pa.concat_tables(tables).column("item").to_pylist() == df["item"].tolist()
+
+
+def test_a_corrupt_row_group_is_a_data_format_error(tmp_path):
+    from annokit.errors import DataFormatError
+
+    df = _votes_frame(n_items=200)
+    path = tmp_path / "v.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path, row_group_size=200)
+    chunk = pq.ParquetFile(path).metadata.row_group(2).column(0)
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    raw = bytearray(path.read_bytes())
+    raw[start + 20:start + chunk.total_compressed_size - 5] = \
+        b"\xab" * (chunk.total_compressed_size - 25)
+    path.write_bytes(bytes(raw))
+    with pytest.raises(DataFormatError, match="v.parquet: cannot read row group 2"):
+        read_votes(path)

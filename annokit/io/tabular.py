@@ -260,7 +260,8 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
 
 
 def _row_groups(parquet: Any, columns: list[str], path: Path, *, readers: int = 2) -> Iterator[Any]:
-    """The row groups of an open ``pyarrow.parquet.ParquetFile`` as tables, in order.
+    """The row groups of ``parquet`` (a ``pyarrow.parquet.ParquetFile`` opened with
+    ``read_dictionary=columns``) as tables, in order.
 
     Row groups are read ahead by ``readers`` background threads, each with its own handle on the
     file (Arrow releases the GIL while it decodes), while the caller codes the current one; at
