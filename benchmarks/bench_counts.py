@@ -9,6 +9,8 @@
    - peer: ``pyarrow.parquet.read_table(path)`` (the floor: just reading the file);
    - annokit: ``read_votes(path).counts()`` (full validation: missing and empty
      ids, label coding, duplicate (item, annotator) check, zero-vote items);
+   - the same, then ``votes.item_ids`` (the Parquet path hands item ids over as Arrow
+     strings; Python str objects are made on first access, and this step shows their cost);
    - annokit streaming: ``count_batches(ParquetFile.iter_batches())`` (map-reduce).
    Target: annokit within 2x of read_table.
 2. ``annokit stats chaosNLI_snli.jsonl --json`` as a subprocess, process start to
@@ -33,6 +35,9 @@ OUT = ROOT / "benchmarks" / "_out"
 STEPS = {
     "read_table": "import pyarrow.parquet as pq; t = pq.read_table(PATH); n = t.num_rows",
     "annokit read_votes().counts()": "from annokit.io import read_votes; c = read_votes(PATH).counts()",
+    "annokit counts(), then .item_ids": (
+        "from annokit.io import read_votes; v = read_votes(PATH); c = v.counts(); i = v.item_ids"
+    ),
     "annokit count_batches (streaming)": (
         "import pyarrow.parquet as pq; from annokit.io import count_batches; "
         "c = count_batches(pq.ParquetFile(PATH).iter_batches(batch_size=1 << 20, "

@@ -215,3 +215,16 @@ def test_a_corrupt_row_group_is_a_data_format_error(tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(DataFormatError, match="v.parquet: cannot read row group 2"):
         read_votes(path)
+
+
+def test_item_ids_from_arrow_are_str_objects_on_first_access(tmp_path):
+    df = _votes_frame(n_items=50)
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "v.parquet",
+                   row_group_size=40)
+    v = read_votes(tmp_path / "v.parquet")
+    assert v.n_items == 50
+    ids = v.item_ids
+    assert isinstance(ids, np.ndarray) and ids.dtype == object and v.item_ids is ids
+    assert ids.tolist() == list(dict.fromkeys(df["item"])) and all(type(i) is str for i in ids)
+    w = Votes([0, 1], [0, 0], item_ids=pa.chunked_array([["a"], ["b"]]), labels=LabelSet(["x"]))
+    assert w.item_ids.tolist() == ["a", "b"] and w.select_items([1]).item_ids.tolist() == ["b"]
