@@ -228,3 +228,12 @@ def test_item_ids_from_arrow_are_str_objects_on_first_access(tmp_path):
     assert ids.tolist() == list(dict.fromkeys(df["item"])) and all(type(i) is str for i in ids)
     w = Votes([0, 1], [0, 0], item_ids=pa.chunked_array([["a"], ["b"]]), labels=LabelSet(["x"]))
     assert w.item_ids.tolist() == ["a", "b"] and w.select_items([1]).item_ids.tolist() == ["b"]
+
+
+def test_an_item_error_is_reported_before_a_label_error():
+    table = pa.table({"item": ["a", " "], "label": ["x", "zzz"]})
+    with pytest.raises(VoteSchemaError, match=r"item id is empty at row 1") as info:
+        votes_from_arrow(table, labels=["x"])
+    assert info.value.__context__ is None or info.value.__suppress_context__
+    with pytest.raises(VoteSchemaError, match=r"unknown label 'zzz' \(dictionary entry\)"):
+        votes_from_arrow(pa.table({"item": ["a", "b"], "label": ["x", "zzz"]}), labels=["x"])

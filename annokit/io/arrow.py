@@ -92,16 +92,15 @@ def _votes_from_tables(
     def values_of(col: str) -> tuple[pa.Array, np.ndarray]:
         """The column's distinct str values, none blank, and the table from its stored codes
         to their positions."""
-        dictionary, table = coders[col].dictionary()
-        entry = _first_blank(dictionary)
+        dictionary, table, entry = coders[col].dictionary()
         if entry >= 0:
             row = coders[col].first_row(table, entry)
             raise VoteSchemaError(f"{source}: {roles[col]} is empty at row {row} (column {col!r}, "
                                   f"got {dictionary[entry].as_py()!r})")
         return dictionary, table
 
-    item_ids, table = values_of(item)  # an Arrow array: Votes makes str objects on first use
-    item_codes = coders.pop(item).map(table)
+    item_ids, table = values_of(item)  # Arrow strings: Votes makes str objects on first use
+    item_codes = coders[item].map(table)
     label_dict, label_table = values_of(label)
     label_dict = label_dict.to_numpy(zero_copy_only=False)
     if labels is None and len(extra_labels):
@@ -111,12 +110,12 @@ def _votes_from_tables(
         table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
     except VoteSchemaError as exc:
         raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
-    label_codes = coders.pop(label).map(table_map[label_table])
+    label_codes = coders[label].map(table_map[label_table])
     ann_codes = ann_ids = None
     if annotator is not None:
         ann_ids, table = values_of(annotator)
         ann_ids = ann_ids.to_numpy(zero_copy_only=False)
-        ann_codes = coders.pop(annotator).map(table)
+        ann_codes = coders[annotator].map(table)
     return Votes(item_codes, label_codes, item_ids=item_ids, labels=labelset,
                  annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
                  source=source, _ids_unique=True, _coded=True)
@@ -158,6 +157,9 @@ class _ColumnCoder:
         self.mostly_distinct = mostly_distinct
         self.fingerprints: list[np.ndarray] | None = [] if mostly_distinct else None
         self.sorted_fingerprints: list[np.ndarray] = []
+        # stored codes of blank entries, found as each string dictionary arrives (None once a
+        # dictionary is not strings: then the coded dictionary is checked at the end)
+        self.blank: list[np.ndarray] | None = []
 
     def add(self, arr: pa.ChunkedArray) -> None:
         for chunk in arr.chunks:
@@ -170,6 +172,10 @@ class _ColumnCoder:
                 self.starts[key] = (len(self.dictionaries), self.size)
                 self.dictionaries.append(dictionary)
                 self.used.append(np.zeros(len(dictionary), dtype=bool))
+                if self.blank is not None and _is_string(dictionary):
+                    self.blank.append(self.size + _blank_entries(dictionary))
+                else:
+                    self.blank = None
                 self.size += len(dictionary)
                 if self.size >= 2**31 and self.codes.dtype == np.int32:
                     self.codes = self.codes.astype(np.int64)
@@ -194,9 +200,9 @@ class _ColumnCoder:
                 part += start
             self.n += len(chunk)
 
-    def dictionary(self) -> tuple[pa.ChunkedArray, np.ndarray]:
+    def dictionary(self) -> tuple[pa.ChunkedArray, np.ndarray, int]:
         """The distinct values some row uses, as str (first-seen order of the dictionaries),
-        and the table from stored codes to their positions."""
+        the table from stored codes to their positions, and the first blank position (-1)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -219,7 +225,14 @@ class _ColumnCoder:
             dictionary = dictionary.filter(pa.array(used))
         if not _is_string(dictionary):
             dictionary = pc.cast(dictionary, pa.string())
-        return dictionary, table
+        if self.blank is None:
+            entry = _first_blank(dictionary)
+        else:
+            blank = np.concatenate([np.zeros(0, dtype=np.int64), *self.blank])
+            blank = table[blank[seen[blank]]]  # only entries some row uses
+            entry = int(blank.min()) if blank.size else -1
+        self.blank = []
+        return dictionary, table, entry
 
     def first_row(self, table: np.ndarray, entry: int) -> int:
         """The first row whose stored code ``table`` maps to ``entry``."""
@@ -364,8 +377,21 @@ def _fingerprints(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
 
 
 def _first_blank(dictionary: pa.Array | pa.ChunkedArray) -> int:
-    """Index of the first entry that is blank (empty or a missing-value word once trimmed and
-    lower-cased, see ``_MISSING_STRINGS``), or -1.
+    """Index of the first blank entry (see :func:`_blank_entries`), or -1."""
+    import pyarrow as pa
+
+    start = 0
+    for chunk in dictionary.chunks if isinstance(dictionary, pa.ChunkedArray) else [dictionary]:
+        blank = _blank_entries(chunk)
+        if blank.size:
+            return start + int(blank[0])
+        start += len(chunk)
+    return -1
+
+
+def _blank_entries(dictionary: pa.Array) -> np.ndarray:
+    """Indices of the entries that are blank: empty, or a missing-value word once trimmed and
+    lower-cased (see ``_MISSING_STRINGS``).
 
     Only entries that could be blank are trimmed and lower-cased: those of at most 4 bytes (the
     longest missing-value word) and those whose first or last byte is not printable ASCII (so
@@ -376,14 +402,6 @@ def _first_blank(dictionary: pa.Array | pa.ChunkedArray) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(dictionary, pa.ChunkedArray):
-        start = 0
-        for chunk in dictionary.chunks:
-            entry = _first_blank(chunk)
-            if entry >= 0:
-                return start + entry
-            start += len(chunk)
-        return -1
     offsets, data = _string_buffers(dictionary)
     maybe = np.diff(offsets) <= max(len(w) for w in _MISSING_STRINGS)
     if data.size:  # first and last bytes (of a neighbour for empty entries, which are "maybe")
@@ -393,11 +411,10 @@ def _first_blank(dictionary: pa.Array | pa.ChunkedArray) -> int:
             maybe |= byte >= 0x7F
     idx = np.flatnonzero(maybe)
     if not idx.size:
-        return -1
+        return idx
     trimmed = pc.utf8_lower(pc.utf8_trim_whitespace(dictionary.take(pa.array(idx))))
     blank = pc.is_in(trimmed, value_set=pa.array(sorted(_MISSING_STRINGS)))
-    hit = np.flatnonzero(blank.to_numpy(zero_copy_only=False))
-    return int(idx[hit[0]]) if hit.size else -1
+    return idx[blank.to_numpy(zero_copy_only=False).astype(bool)]
 
 
 class VoteCounts:
