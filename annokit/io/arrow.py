@@ -8,6 +8,7 @@ results (:class:`VoteCounts`) merge by item id.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -130,6 +131,7 @@ _FP_BASE_INV = pow(_FP_BASE, -1, 2**64)
 _FP_LENGTH_MIX = np.uint64(0x9E3779B97F4A7C15)
 _FP_MIN_VALUES = 1 << 18  # below this Arrow's hash table fits in cache and is as fast
 _FP_BLOCK = 1 << 13  # strings per block: keeps the per-byte uint64 buffers in cache
+_LITTLE = sys.byteorder == "little"
 
 
 class _ColumnCoder:
@@ -292,7 +294,12 @@ def _first_seen_codes(
             return np.arange(n, dtype=np.int32), values
         if tied.size <= n // 16:
             tied = np.unique(tied)
-            candidates = np.flatnonzero(tied.take(np.searchsorted(tied, fp), mode="clip") == fp)
+            # a 64 Ki-entry table of the tied values' low 16 bits rules out nearly every value
+            # cheaply; binary search confirms the rest
+            low = np.zeros(1 << 16, dtype=bool)
+            low[tied & 0xFFFF] = True
+            maybe = np.flatnonzero(low[fp.view(np.uint16)[0::2] if _LITTLE else fp & 0xFFFF])
+            candidates = maybe[tied.take(np.searchsorted(tied, fp[maybe]), mode="clip") == fp[maybe]]
             del fp
             sub = pc.dictionary_encode(values.take(pa.array(candidates)).combine_chunks())
             sub = sub.indices.to_numpy(zero_copy_only=False)
