@@ -237,3 +237,12 @@ def test_an_item_error_is_reported_before_a_label_error():
     assert info.value.__context__ is None or info.value.__suppress_context__
     with pytest.raises(VoteSchemaError, match=r"unknown label 'zzz' \(dictionary entry\)"):
         votes_from_arrow(pa.table({"item": ["a", "b"], "label": ["x", "zzz"]}), labels=["x"])
+
+
+def test_plain_multi_chunk_tables_equal_one_chunk():
+    df = _votes_frame(n_items=60)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    chunked = pa.Table.from_batches(table.to_batches(max_chunksize=17))
+    assert chunked.column("item").num_chunks > 1
+    assert votes_from_arrow(chunked).equals(votes_from_arrow(table))
+    assert votes_from_arrow(table).equals(Votes.from_long(df))

@@ -4,6 +4,10 @@ Ids and labels are dictionary-encoded by Arrow's C++ kernels, never by a Python
 loop, and counting is a ``bincount`` per chunk, so the same code runs over
 data larger than memory: ``count_batches`` is a map-reduce whose partial
 results (:class:`VoteCounts`) merge by item id.
+
+Votes are coded chunk by chunk (:class:`_ColumnCoder`): each chunk's dictionary
+indices are stored as they arrive and the chunk released, so a Parquet file is
+read one row group at a time (``annokit.io.tabular``) and never held whole.
 """
 
 from __future__ import annotations
@@ -90,19 +94,19 @@ def _votes_from_tables(
             coders[col].add(arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr))
         start += table.num_rows
 
-    def values_of(col: str) -> tuple[pa.Array, np.ndarray]:
-        """The column's distinct str values, none blank, and the table from its stored codes
+    def values_of(col: str) -> tuple[pa.ChunkedArray, np.ndarray]:
+        """The column's distinct str values, none blank, and the lookup from its stored codes
         to their positions."""
-        dictionary, table, entry = coders[col].dictionary()
+        dictionary, lookup, entry = coders[col].dictionary()
         if entry >= 0:
-            row = coders[col].first_row(table, entry)
+            row = coders[col].first_row(lookup, entry)
             raise VoteSchemaError(f"{source}: {roles[col]} is empty at row {row} (column {col!r}, "
                                   f"got {dictionary[entry].as_py()!r})")
-        return dictionary, table
+        return dictionary, lookup
 
-    item_ids, table = values_of(item)  # Arrow strings: Votes makes str objects on first use
-    item_codes = coders[item].map(table)
-    label_dict, label_table = values_of(label)
+    item_ids, lookup = values_of(item)  # Arrow strings: Votes makes str objects on first use
+    item_codes = coders[item].map(lookup)
+    label_dict, label_lookup = values_of(label)
     label_dict = label_dict.to_numpy(zero_copy_only=False)
     if labels is None and len(extra_labels):
         labels = LabelSet.infer([*label_dict, *extra_labels])
@@ -111,12 +115,12 @@ def _votes_from_tables(
         table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
     except VoteSchemaError as exc:
         raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
-    label_codes = coders[label].map(table_map[label_table])
+    label_codes = coders[label].map(table_map[label_lookup])
     ann_codes = ann_ids = None
     if annotator is not None:
-        ann_ids, table = values_of(annotator)
+        ann_ids, lookup = values_of(annotator)
         ann_ids = ann_ids.to_numpy(zero_copy_only=False)
-        ann_codes = coders[annotator].map(table)
+        ann_codes = coders[annotator].map(lookup)
     return Votes(item_codes, label_codes, item_ids=item_ids, labels=labelset,
                  annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
                  source=source, _ids_unique=True, _coded=True)
@@ -154,7 +158,7 @@ class _ColumnCoder:
         self.n = 0
         self.dictionaries: list[pa.Array] = []  # kept alive, so buffer addresses stay unique
         self.used: list[np.ndarray] = []  # per kept dictionary: entries some row uses
-        self.starts: dict[tuple, int] = {}
+        self.starts: dict[tuple, tuple[int, int]] = {}  # dictionary -> (position, first code)
         self.size = 0
         self.mostly_distinct = mostly_distinct
         self.fingerprints: list[np.ndarray] | None = [] if mostly_distinct else None
@@ -204,7 +208,7 @@ class _ColumnCoder:
 
     def dictionary(self) -> tuple[pa.ChunkedArray, np.ndarray, int]:
         """The distinct values some row uses, as str (first-seen order of the dictionaries),
-        the table from stored codes to their positions, and the first blank position (-1)."""
+        the lookup from stored codes to their positions, and the first blank position (-1)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -236,14 +240,14 @@ class _ColumnCoder:
         self.blank = []
         return dictionary, table, entry
 
-    def first_row(self, table: np.ndarray, entry: int) -> int:
-        """The first row whose stored code ``table`` maps to ``entry``."""
-        return int(np.argmax(np.isin(self.codes[:self.n], np.flatnonzero(table == entry))))
+    def first_row(self, lookup: np.ndarray, entry: int) -> int:
+        """The first row whose stored code ``lookup`` maps to ``entry``."""
+        return int(np.argmax(np.isin(self.codes[:self.n], np.flatnonzero(lookup == entry))))
 
-    def map(self, table: np.ndarray) -> np.ndarray:
-        """The codes, mapped in place through ``table``."""
+    def map(self, lookup: np.ndarray) -> np.ndarray:
+        """The codes, mapped in place through ``lookup`` (stored code -> final code)."""
         codes = self.codes[:self.n]
-        _map_in_place(codes, np.asarray(table).astype(codes.dtype))
+        _map_in_place(codes, np.asarray(lookup).astype(codes.dtype))
         return codes
 
 
