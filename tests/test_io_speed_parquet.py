@@ -246,3 +246,56 @@ def test_plain_multi_chunk_tables_equal_one_chunk():
     assert chunked.column("item").num_chunks > 1
     assert votes_from_arrow(chunked).equals(votes_from_arrow(table))
     assert votes_from_arrow(table).equals(Votes.from_long(df))
+
+
+@st.composite
+def _dictionary_chunks(draw):
+    """Chunks of a dictionary column: some share a dictionary, dictionaries may repeat values
+    (within and across) and hold entries no row uses."""
+    dictionaries = [pa.array(draw(st.lists(_TEXT, min_size=1, max_size=12)), pa.string())
+                    for _ in range(draw(st.integers(1, 4)))]
+    chunks = []
+    for _ in range(draw(st.integers(1, 6))):
+        d = dictionaries[draw(st.integers(0, len(dictionaries) - 1))]
+        idx = draw(st.lists(st.integers(0, len(d) - 1), min_size=1, max_size=15))
+        chunks.append(pa.DictionaryArray.from_arrays(pa.array(idx, pa.int32()), d))
+    return chunks
+
+
+def _coded_reference(chunks):
+    order, keys = [], set()
+    for c in chunks:
+        key = c.dictionary.buffers()[2].address if c.dictionary.buffers()[2] else id(c.dictionary)
+        if key not in keys:
+            keys.add(key)
+            order.extend(c.dictionary.to_pylist())
+    rows = [v for c in chunks for v in c.to_pylist()]
+    dictionary = [v for v in dict.fromkeys(order) if v in set(rows)]
+    return [dictionary.index(v) for v in rows], dictionary
+
+
+@settings(max_examples=60, deadline=None)
+@given(_dictionary_chunks(), st.sampled_from([None, 0, 2]))
+def test_column_coder_equals_first_seen_coding(chunks, collide):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(arrow, "_FP_MIN_VALUES", 1)  # the fingerprint path even on tiny columns
+        if collide is not None:  # distinct strings share fingerprints (0: all of them)
+            real = arrow._fingerprints
+            mp.setattr(arrow, "_fingerprints", lambda o, d: real(o, d) % np.uint32(collide + 1))
+        for mostly_distinct in (True, False):
+            coder = arrow._ColumnCoder(sum(len(c) for c in chunks), mostly_distinct=mostly_distinct)
+            for c in chunks:
+                coder.add(pa.chunked_array([c]))
+            dictionary, lookup, _ = coder.dictionary()
+            codes = coder.map(lookup)
+            assert (codes.tolist(), dictionary.to_pylist()) == _coded_reference(chunks)
+
+
+def test_a_file_not_grouped_by_item_reads_the_same(tmp_path, monkeypatch):
+    # items in every row group: fingerprint ties are common and Arrow's hash takes over
+    df = _votes_frame(n_items=400).sample(frac=1.0, random_state=3)
+    df.to_csv(tmp_path / "v.csv", index=False)
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "v.parquet",
+                   row_group_size=150)
+    monkeypatch.setattr(arrow, "_FP_MIN_VALUES", 1)
+    assert read_votes(tmp_path / "v.parquet").equals(read_votes(tmp_path / "v.csv"))
