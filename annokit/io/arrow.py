@@ -75,6 +75,8 @@ def _votes_from_tables(
     so a Parquet file is never held whole. ``extra_labels`` (e.g. gold labels) join the vote
     labels when the label set is inferred.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -104,23 +106,37 @@ def _votes_from_tables(
                                   f"got {dictionary[entry].as_py()!r})")
         return dictionary, lookup
 
-    item_ids, lookup = values_of(item)  # Arrow strings: Votes makes str objects on first use
-    item_codes = coders[item].map(lookup)
-    label_dict, label_lookup = values_of(label)
-    label_dict = label_dict.to_numpy(zero_copy_only=False)
-    if labels is None and len(extra_labels):
-        labels = LabelSet.infer([*label_dict, *extra_labels])
-    labelset = LabelSet.coerce(labels, label_dict)
-    try:
-        table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
-    except VoteSchemaError as exc:
-        raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
-    label_codes = coders[label].map(table_map[label_lookup])
-    ann_codes = ann_ids = None
-    if annotator is not None:
-        ann_ids, lookup = values_of(annotator)
-        ann_ids = ann_ids.to_numpy(zero_copy_only=False)
-        ann_codes = coders[annotator].map(lookup)
+    def item_column() -> tuple[np.ndarray, pa.ChunkedArray]:
+        item_ids, lookup = values_of(item)  # Arrow strings: Votes makes str objects on first use
+        return coders[item].map(lookup), item_ids
+
+    # The item column (most of what is left) is finished in a thread beside the label and
+    # annotator columns: numpy and Arrow release the GIL. An item error still comes first.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        items = pool.submit(item_column)
+        try:
+            label_dict, label_lookup = values_of(label)
+            label_dict = label_dict.to_numpy(zero_copy_only=False)
+            if labels is None and len(extra_labels):
+                labels = LabelSet.infer([*label_dict, *extra_labels])
+            labelset = LabelSet.coerce(labels, label_dict)
+            try:
+                table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
+            except VoteSchemaError as exc:
+                raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
+            label_codes = coders[label].map(table_map[label_lookup])
+            ann_codes = ann_ids = None
+            if annotator is not None:
+                ann_ids, lookup = values_of(annotator)
+                ann_ids = ann_ids.to_numpy(zero_copy_only=False)
+                ann_codes = coders[annotator].map(lookup)
+        except VoteSchemaError:
+            try:
+                items.result()
+            except VoteSchemaError as item_error:
+                raise item_error from None
+            raise
+        item_codes, item_ids = items.result()
     return Votes(item_codes, label_codes, item_ids=item_ids, labels=labelset,
                  annotator_index=ann_codes, annotator_ids=ann_ids, duplicates=duplicates,
                  source=source, _ids_unique=True, _coded=True)
