@@ -31,8 +31,37 @@ _LAZY: dict[str, str] = {
     "build_report": "annokit.report", "write_report": "annokit.report",
 }
 
-__all__ = sorted(["AnnokitError", "DataFormatError", "VoteSchemaError", "LabelSet", "Votes",
-                  "CHAOSNLI_NLI_LABELS", "__version__", *_LAZY])
+#: Eager names plus every lazy one (tests/test_public_api.py checks they agree).
+__all__ = [
+    "CHAOSNLI_NLI_LABELS",
+    "MACE",
+    "AlignedRecords",
+    "AnnokitError",
+    "DataFormatError",
+    "DawidSkene",
+    "LabelSet",
+    "MajorityVote",
+    "VoteSchemaError",
+    "Votes",
+    "__version__",
+    "align",
+    "build_report",
+    "dataset_stats",
+    "distributions",
+    "entropy",
+    "evaluate",
+    "filter_annotators",
+    "load_dataset",
+    "majority",
+    "majority_change",
+    "read_predictions",
+    "read_votes",
+    "recommend_k",
+    "split_half",
+    "subsampling_curve",
+    "write_report",
+    "write_votes",
+]
 
 
 def __getattr__(name: str) -> Any:

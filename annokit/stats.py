@@ -167,13 +167,13 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     mc = stats["majority_change"]
     if mc is not None:
         rows.append(("majority change vs original label",
-                     f"{100 * mc['rate']:.2f}% ({mc['n_changed']:,} of {mc['n_compared']:,}; "
-                     f"{mc['n_tied']} tied)"))
+                     (f"{100 * mc['rate']:.2f}% ({mc['n_changed']:,} of {mc['n_compared']:,}; "
+                      f"{mc['n_tied']} tied)")))
     if stats.get("gold"):
         g = stats["gold"]
         rows.append(("majority-vote accuracy vs gold",
-                     f"{_fmt(g['majority_accuracy'])} ({g['n_items']:,} gold items, {g['n_tied']} tied, "
-                     "first tied label)"))
+                     (f"{_fmt(g['majority_accuracy'])} ({g['n_items']:,} gold items, "
+                      f"{g['n_tied']} tied, first tied label)")))
     for key, title in (("krippendorff_alpha", "Krippendorff's alpha (nominal)"),
                        ("fleiss_kappa", "Fleiss' kappa")):
         a = stats[key]

@@ -91,7 +91,7 @@ def make_votes(*, n_items: int = 600, n_annotators: int = 60, votes_per_item: in
     true_probs[rows, others[:, : n_labels - 1]] = rest * (1 - share)[:, None]
     true_probs[np.arange(n_items), dominant] = share
 
-    n_spam = int(round(spammer_fraction * n_annotators))
+    n_spam = round(spammer_fraction * n_annotators)
     kind = np.array(["honest"] * n_annotators, dtype=object)
     spam_ids = gen.choice(n_annotators, n_spam, replace=False)
     kind[spam_ids[: n_spam // 2]] = "uniform"

@@ -73,9 +73,9 @@ def test_items_with_one_vote_are_left_out_with_a_warning():
 
 
 def test_errors():
-    with pytest.raises(VoteSchemaError, match="at least one item with two or more votes"):
-        with pytest.warns(DegenerateInputWarning):
-            fleiss_kappa([[1, 0], [0, 1]])
+    with (pytest.raises(VoteSchemaError, match="at least one item with two or more votes"),
+          pytest.warns(DegenerateInputWarning)):
+        fleiss_kappa([[1, 0], [0, 1]])
     with pytest.raises(VoteSchemaError, match="n_boot must be >= 0"):
         krippendorff_alpha(FLEISS_1971, n_boot=-1)
     with pytest.raises(VoteSchemaError, match=r"confidence must be in \(0, 1\)"):

@@ -53,8 +53,8 @@ def test_stats_table_and_card(tmp_path):
     ("item,annotator,label\nq1,a,x\nq1,,y\n",
      "Error: line 3 of v.csv, column 'annotator': empty annotator id\n"),
     ("item,annotator,label\nq1,a,x\nq1,a,y\n",
-     "Error: v.csv: 1 (item, annotator) pair(s) have more than one vote, e.g. [('q1', 'a')]; "
-     "pass duplicates='first', 'last' or 'keep' to accept them\n"),
+     ("Error: v.csv: 1 (item, annotator) pair(s) have more than one vote, e.g. [('q1', 'a')]; "
+      "pass duplicates='first', 'last' or 'keep' to accept them\n")),
 ])
 def test_stats_bad_input_is_one_line_exit_1(tmp_path, content, message):
     f = tmp_path / "v.csv"

@@ -80,4 +80,4 @@ def test_readme_shell_examples_run(line, tmp_path, monkeypatch):
 def test_readme_python_examples_run(index, monkeypatch, tmp_path):
     code = _with_data(_blocks("python")[index])
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, f"README.md python block {index}", "exec"), {"__name__": "__readme__"})
+    exec(compile(code, f"README.md python block {index}", "exec"), {"__name__": "__readme__"})  # noqa: S102

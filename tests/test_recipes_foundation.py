@@ -6,7 +6,6 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from _shared import DATA_ROOT
 
 ROOT = Path(__file__).resolve().parents[1]

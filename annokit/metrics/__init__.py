@@ -30,7 +30,37 @@ _EXPORTS: dict[str, str] = {
     "fit_temperature": "temperature", "apply_temperature": "temperature",
 }
 
-__all__ = sorted(_EXPORTS)
+#: Every lazy export (tests/test_public_api.py checks they agree).
+__all__ = [
+    "SUMMARY_KEYS",
+    "AgreementResult",
+    "BootstrapResult",
+    "CalibrationErrorAccumulator",
+    "EvaluationResult",
+    "ReliabilityDiagram",
+    "accuracy",
+    "apply_temperature",
+    "bootstrap_ci",
+    "brier_score",
+    "calibration_summary",
+    "classwise_calibration_error",
+    "distribution_calibration_error",
+    "entropy_calibration_error",
+    "evaluate",
+    "expected_calibration_error",
+    "fit_temperature",
+    "fleiss_kappa",
+    "jensen_shannon_distance",
+    "kl_divergence",
+    "krippendorff_alpha",
+    "max_calibration_error",
+    "negative_log_likelihood",
+    "paired_bootstrap_diff",
+    "rank_calibration_score",
+    "reliability_diagram",
+    "soft_calibration_error",
+    "tvd",
+]
 
 
 def __getattr__(name: str) -> Any:
