@@ -44,7 +44,11 @@ def _factorize_str(values: Any, *, what: str, where: str) -> tuple[np.ndarray, n
     if len(codes) and (codes < 0).any():
         row = int(np.argmax(codes < 0))
         raise VoteSchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
-    uniques = np.asarray(uniques, dtype=object)
+    uniques = np.asarray(uniques)
+    if uniques.dtype.kind in "iu":
+        # integers: distinct values are distinct, never blank strings; numpy formats them in C
+        return codes.astype(np.int64, copy=False), uniques.astype(str).astype(object)
+    uniques = uniques.astype(object, copy=False)
     if pd.api.types.infer_dtype(uniques, skipna=False) == "string":
         text = uniques
     else:

@@ -58,6 +58,23 @@ def test_item_columns_may_hold_lists_and_mixed_scalars_are_still_checked():
         Votes.from_long(mixed, item_columns=["code"])
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(-10**12, 10**12), st.integers(0, 5), st.integers(0, 2)),
+                min_size=1, max_size=30, unique_by=lambda t: t[:2]),
+       st.sampled_from(["int64", "int32", "uint16"]))
+def test_integer_id_columns_code_like_their_string_spelling(rows, dtype):
+    df = pd.DataFrame(rows, columns=["item", "annotator", "label"])
+    if dtype != "int64":
+        info = np.iinfo(dtype)
+        df["item"] = df["item"].clip(info.min, info.max)
+        df = df.drop_duplicates(["item", "annotator"])
+    ints = df.astype({"item": dtype, "annotator": dtype, "label": dtype})
+    as_str = df.astype({"item": str, "annotator": str, "label": str})
+    a, b = Votes.from_long(ints), Votes.from_long(as_str)
+    assert a.equals(b)
+    assert all(type(x) is str for x in a.item_ids)
+
+
 def test_label_order_is_natural_by_default():
     df = pd.DataFrame({"item": ["x"] * 3, "annotator": ["a", "b", "c"], "label": [10, 2, 1]})
     assert Votes.from_long(df).labels.names == ("1", "2", "10")
