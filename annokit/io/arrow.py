@@ -512,8 +512,14 @@ def count_batches(
         dictionary = items.dictionary
         if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
             dictionary = pc.cast(dictionary, pa.string())
-        ids = dictionary.to_numpy(zero_copy_only=False).astype(object)
         used = counts.sum(axis=1) > 0
+        blank = _blank_entries(dictionary)
+        blank = blank[used[blank]]
+        if blank.size:
+            row = int(np.argmax(np.isin(ic, blank)))
+            raise VoteSchemaError(f"{where}: item id is empty at row {row} (column {item!r}, "
+                                  f"got {dictionary[int(blank[0])].as_py()!r})")
+        ids = dictionary.to_numpy(zero_copy_only=False).astype(object)
         parts.append(VoteCounts(ids[used], counts[used], labelset))
     if not parts:
         raise VoteSchemaError(f"{source} has no votes")
