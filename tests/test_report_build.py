@@ -17,7 +17,6 @@ from annokit.records import AlignedRecords
 from annokit.report import (
     ModelPredictions,
     agreement_bins,
-    apply_temperature,
     build_report,
     dump_json,
     report_schema,
@@ -208,14 +207,6 @@ def test_ceiling_reports_skipped_single_vote_items():
     # no item has two votes: the agreement coefficients are null, the rest of the summary is there
     assert rep.dataset["krippendorff_alpha"] is None and rep.dataset["fleiss_kappa"] is None
     assert rep.dataset["n_items"] == 2
-
-
-def test_apply_temperature():
-    p = np.array([[0.7, 0.2, 0.1]])
-    assert np.allclose(apply_temperature(p, 1.0), p)
-    assert apply_temperature(p, 0.5)[0, 0] > 0.7 > apply_temperature(p, 2.0)[0, 0]
-    with pytest.raises(VoteSchemaError, match="temperature must be a finite number > 0"):
-        apply_temperature(p, 0.0)
 
 
 # --- JSON: schema and determinism -------------------------------------------------------------

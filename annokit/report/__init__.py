@@ -14,7 +14,6 @@ True
 from annokit.report.build import (
     ModelPredictions,
     agreement_bins,
-    apply_temperature,
     build_report,
 )
 from annokit.report.model import SCHEMA_VERSION, Report, dump_json, export_schema, report_schema
@@ -25,7 +24,6 @@ __all__ = [
     "ModelPredictions",
     "Report",
     "agreement_bins",
-    "apply_temperature",
     "build_report",
     "dump_json",
     "export_schema",

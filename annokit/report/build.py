@@ -55,7 +55,6 @@ from annokit.votes import Votes
 __all__ = [
     "ModelPredictions",
     "agreement_bins",
-    "apply_temperature",
     "build_report",
     "per_item_values",
     "subsampling_rows",
@@ -91,29 +90,6 @@ class ModelPredictions:
     sources: Sequence[str] = field(default_factory=tuple)
     temperature: float | None = None
     temperature_note: str | None = None
-
-
-def apply_temperature(probs: Any, temperature: float) -> np.ndarray:
-    """``softmax(log(p) / T)`` row-wise, i.e. logits divided by ``T`` (Guo et al. 2017).
-
-    Softmax is invariant to adding a constant per row, so log-probabilities
-    stand in for the logits. Zero probabilities stay zero.
-
-    Examples
-    --------
-    >>> apply_temperature([[0.8, 0.2]], 1.0).round(6).tolist()
-    [[0.8, 0.2]]
-    >>> apply_temperature([[0.8, 0.2]], 1e9).round(6).tolist()
-    [[0.5, 0.5]]
-    """
-    p = check_probs(probs)
-    if not np.isfinite(temperature) or temperature <= 0:
-        raise VoteSchemaError(f"temperature must be a finite number > 0; got {temperature!r}")
-    with np.errstate(divide="ignore"):
-        z = np.log(p) / temperature
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5
