@@ -122,6 +122,13 @@ def inject(votes: Votes, fraction: float, kind: str, rng: np.random.Generator):
     return out, spam
 
 
+def gold_tally(votes: Votes) -> tuple[np.ndarray, np.ndarray]:
+    """(gold answers, correct gold answers) per annotator, as floats."""
+    stats = annotator_stats(votes, alpha=False)
+    n = stats["n_gold"].to_numpy(dtype=float)
+    return n, np.round(stats["gold_accuracy"].fillna(0).to_numpy() * n)
+
+
 def competent_annotators(votes: Votes) -> np.ndarray:
     """Annotators whose clean gold answers are significantly better than chance.
 
@@ -133,9 +140,7 @@ def competent_annotators(votes: Votes) -> np.ndarray:
         return np.ones(votes.n_annotators, dtype=bool)
     from scipy.stats import binom
 
-    stats = annotator_stats(votes, alpha=False)
-    n = stats["n_gold"].to_numpy()
-    k = np.round(stats["gold_accuracy"].fillna(0).to_numpy() * n)
+    n, k = gold_tally(votes)
     return (n > 0) & (binom.sf(k - 1, n, 1.0 / votes.n_labels) < 0.05)
 
 
@@ -151,9 +156,7 @@ def oracle_lrt(votes: Votes, spam: np.ndarray, *, min_recall: float = 0.9) -> di
     """
     if votes.gold is None or not (votes.gold >= 0).any():
         return None
-    stats = annotator_stats(votes, alpha=False)
-    n = stats["n_gold"].to_numpy(dtype=float)
-    k = np.round(stats["gold_accuracy"].fillna(0).to_numpy() * n)
+    n, k = gold_tally(votes)
     K = votes.n_labels
     target = spam & (n > 0)
     best = None
@@ -175,9 +178,7 @@ def spammer_like(votes: Votes) -> tuple[int, int] | None:
         return None
     from scipy.stats import binom
 
-    stats = annotator_stats(votes, alpha=False)
-    n = stats["n_gold"].to_numpy()
-    k = np.round(stats["gold_accuracy"].fillna(0).to_numpy() * n)
+    n, k = gold_tally(votes)
     like = (n > 0) & (k <= binom.ppf(0.9, n, 1.0 / votes.n_labels))
     return int(like.sum()), int((n > 0).sum())
 
