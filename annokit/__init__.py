@@ -11,21 +11,21 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 from annokit.errors import AnnokitError, DataFormatError, VoteSchemaError
-from annokit.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "read_votes": "annokit.io", "load_dataset": "annokit.io", "write_votes": "annokit.io",
-    "distributions": "annokit.soft_labels", "entropy": "annokit.soft_labels",
-    "majority": "annokit.soft_labels", "majority_change": "annokit.soft_labels",
-    "dataset_stats": "annokit.stats",
+    "distributions": "annokit.core.soft_labels", "entropy": "annokit.core.soft_labels",
+    "majority": "annokit.core.soft_labels", "majority_change": "annokit.core.soft_labels",
+    "dataset_stats": "annokit.quality.dataset_stats",
     "subsampling_curve": "annokit.subsample", "recommend_k": "annokit.subsample",
     "split_half": "annokit.subsample",
-    "align": "annokit.records", "AlignedRecords": "annokit.records",
-    "read_predictions": "annokit.records",
-    "evaluate": "annokit.metrics.suite",
+    "align": "annokit.metrics.records", "AlignedRecords": "annokit.metrics.records",
+    "read_predictions": "annokit.metrics.records",
+    "evaluate": "annokit.metrics.engine",
     "filter_annotators": "annokit.quality", "DawidSkene": "annokit.quality", "MACE": "annokit.quality",
     "MajorityVote": "annokit.quality",
     "build_report": "annokit.report", "write_report": "annokit.report",

@@ -132,7 +132,7 @@ def worker(lib: str, method: str, size: str, seed: int) -> dict:
     """One measurement (run in a subprocess)."""
     df, truth = synthetic(**SIZES[size], seed=seed)
     if lib == "annokit":
-        from annokit.votes import LabelSet, Votes
+        from annokit.core.votes import LabelSet, Votes
 
         model = _annokit_model(method)     # imports happen here, outside the timed region
         with PeakRSS() as mem:

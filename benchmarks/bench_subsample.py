@@ -69,7 +69,7 @@ STEPS = {
         2),
     "annokit subsample_counts per k, SNLI only (TVD only)": (
         ("from annokit.subsample import subsample_counts\n"
-        "from annokit.metrics.divergence import tvd"),
+        "from annokit.core.divergence import tvd"),
         ("check = []\n"
         "for v in votes[:1]:\n"
         "    c = v.counts(); p = c / c.sum(1, keepdims=True); rng = np.random.default_rng(0)\n"
@@ -78,7 +78,7 @@ STEPS = {
         "    check.append(round(float(means[19]), 4))"),
         1),
     "peer: per-item multivariate_hypergeometric, 100 items (TVD only)": (
-        "from annokit.metrics.divergence import tvd",
+        "from annokit.core.divergence import tvd",
         ("check = []\n"
         "c = votes[0].counts()[:100]; p = c / c.sum(1, keepdims=True); rng = np.random.default_rng(0)\n"
         "for k in range(1, 101):\n"

@@ -10,8 +10,8 @@ against the human majority, RankCS, mean |EntCE| and mean DistCE (mean ± std ov
 seeds); Table 5 (Appendix D) classwise-ECE in %.
 
 We read their released softmax outputs (class order [entailment, contradiction,
-neutral], joined by ``uid``) with :func:`annokit.records.align` and compute every
-number with :func:`annokit.metrics.suite.evaluate`: 10 equal-width bins, majority
+neutral], joined by ``uid``) with :func:`annokit.metrics.records.align` and compute every
+number with :func:`annokit.metrics.engine.evaluate`: 10 equal-width bins, majority
 ties resolved to the first tied label in ChaosNLI's label order (14 tied items),
 EntCE in nats as in their code, RankCS by exact stable ``argsort`` equality as in
 their code. We also fit the oracle temperature ourselves by ECE grid search
@@ -45,9 +45,9 @@ import numpy as np
 
 from annokit.errors import AnnokitWarning
 from annokit.io import read_votes
-from annokit.metrics.suite import evaluate
+from annokit.metrics.engine import evaluate
+from annokit.metrics.records import align
 from annokit.metrics.temperature import apply_temperature, fit_temperature
-from annokit.records import align
 
 #: Paper values: Table 1 (fractions) and Table 5 (classwise-ECE, converted from %).
 PAPER = {

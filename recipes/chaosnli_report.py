@@ -48,8 +48,8 @@ from pathlib import Path
 import numpy as np
 
 from annokit.io import read_votes
+from annokit.metrics.records import align
 from annokit.metrics.temperature import temperature_scale
-from annokit.records import align
 from annokit.report import ModelPredictions, build_report, write_report
 from annokit.report.build import subsampling_rows
 

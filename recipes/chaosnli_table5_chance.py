@@ -7,7 +7,7 @@ the divergence) and the mean KL(human || model) (natural log, model
 probabilities clipped at 1e-15; irrelevant for the uniform model).
 
 We build uniform predictions for every ChaosNLI item, align them with the votes
-(:func:`annokit.records.align`) and run :func:`annokit.metrics.suite.evaluate`;
+(:func:`annokit.metrics.records.align`) and run :func:`annokit.metrics.engine.evaluate`;
 its ``chance`` baseline row is computed the same way and is printed as a check.
 
 Where our numbers differ from the paper: they agree to the paper's rounding
@@ -36,8 +36,8 @@ import numpy as np
 from annokit.errors import AnnokitWarning
 from annokit.io import read_votes
 from annokit.io.predictions import Predictions
-from annokit.metrics.suite import evaluate
-from annokit.records import align
+from annokit.metrics.engine import evaluate
+from annokit.metrics.records import align
 
 #: Table 5, "Chance" row: (JSD, KL) per subset.
 PAPER = {"alphanli": (0.3205, 0.406), "snli": (0.383, 0.5457), "mnli_m": (0.3023, 0.3559)}

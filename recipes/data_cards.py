@@ -41,7 +41,7 @@ def default_data_dir() -> Path:
 def stats_block(data: Path, votes_file: str, gold_file: str | None) -> str:
     """The generated section: the command that makes it, then its Markdown table."""
     from annokit.io import read_votes
-    from annokit.stats import dataset_stats, stats_markdown
+    from annokit.quality.dataset_stats import dataset_stats, stats_markdown
 
     votes = read_votes(data / votes_file, gold=data / gold_file if gold_file else None)
     command = f"annokit stats ../shared/data/{votes_file}" + (

@@ -54,8 +54,8 @@ import pandas as pd
 
 from annokit.errors import AnnokitWarning
 from annokit.io import read_votes
+from annokit.metrics.records import align
 from annokit.metrics.temperature import apply_temperature
-from annokit.records import align
 from annokit.subsample import (
     distce_histogram_divergence,
     extrapolation_check,

@@ -63,11 +63,11 @@ from pathlib import Path
 
 import numpy as np
 
+from annokit.core.divergence import tvd
+from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning
 from annokit.io import read_chaosnli, read_votes
-from annokit.metrics.divergence import tvd
 from annokit.quality import METHODS, annotator_scores, annotator_stats, filter_annotators
-from annokit.votes import Votes
 
 GOLD_DATASETS = {
     "rte": ("snow2008_rte/rte.standardized.tsv", None),

@@ -27,8 +27,8 @@ def demo(out: str | None, seed: int, n_bootstrap: int, png: bool, no_report: boo
     (posterior-matching, overconfident, underconfident, temperature-scaled),
     print the dataset statistics and write the full report to --out.
     """
-    from annokit.stats import dataset_stats, stats_table
-    from annokit.synthetic import make_votes
+    from annokit.io.synthetic import make_votes
+    from annokit.quality.dataset_stats import dataset_stats, stats_table
 
     data = make_votes(rng=seed)
     result = dataset_stats(data.votes, rng=seed)

@@ -71,9 +71,9 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
     """
     from annokit.io import read_votes
     from annokit.io.predictions import read_predictions
-    from annokit.metrics.suite import evaluate as run_suite
+    from annokit.metrics.engine import evaluate as run_suite
+    from annokit.metrics.records import align
     from annokit.metrics.temperature import temperature_scale
-    from annokit.records import align
 
     n_temp = (temperature is not None) + bool(fit_paths) + bool(oracle_temperature)
     if n_temp > 1:
@@ -116,7 +116,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
 
 
 def _table(result) -> str:
-    from annokit.metrics.suite import METRICS, UNITS
+    from annokit.metrics.engine import METRICS, UNITS
 
     lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)}   bins: {result.n_bins}",
              (f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from annokit._atomic import atomic_path
 from annokit.cli._common import FORMAT_OPTION, echo_json
 from annokit.errors import DataFormatError
+from annokit.io.atomic import atomic_path
 
 _SCORE_METHODS = ["agreement", "ds", "onecoin", "mace", "gold", "entropy"]
 _AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace"]

@@ -55,8 +55,8 @@ def load_models(votes, model_specs, *, pred_labels, id_field, on_missing, temper
     import numpy as np
 
     from annokit.errors import DegenerateInputWarning
+    from annokit.metrics.records import align, read_predictions
     from annokit.metrics.temperature import temperature_scale
-    from annokit.records import align, read_predictions
     from annokit.report.build import ModelPredictions
 
     specs = [_split_spec(s, "--model") for s in model_specs]

@@ -29,7 +29,7 @@ def stats(path: str, fmt: str, gold: str | None, n_boot: int, seed: int, base: f
     or a registered dataset name such as chaosnli-snli.
     """
     from annokit.io import read_votes
-    from annokit.stats import dataset_stats, stats_markdown, stats_table
+    from annokit.quality.dataset_stats import dataset_stats, stats_markdown, stats_table
 
     votes = read_votes(path, format=fmt, gold=gold)
     result = dataset_stats(votes, base=base, n_boot=n_boot, rng=seed)

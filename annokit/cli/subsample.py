@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from annokit._atomic import atomic_path
 from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.io.atomic import atomic_path
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.
 PROGRESS_THRESHOLD = 2_000_000

@@ -1,4 +1,4 @@
-"""Loaders and writers: files in, :class:`~annokit.votes.Votes` out.
+"""Loaders and writers: files in, :class:`~annokit.core.votes.Votes` out.
 
 ``read_votes`` is the single entry point the CLI uses; it dispatches on
 ``format`` ("auto" sniffs the file): ChaosNLI JSON Lines, long tables (one
@@ -14,10 +14,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from annokit._atomic import atomic_path
-from annokit._validation import check_option
+from annokit.core.checks import check_option
+from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
 from annokit.errors import DataFormatError
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
+from annokit.io.atomic import atomic_path
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
@@ -30,7 +31,6 @@ from annokit.io.tabular import (
     read_table,
     read_wide,
 )
-from annokit.votes import DuplicatePolicy, LabelSet, Votes
 
 __all__ = [
     "FORMATS",

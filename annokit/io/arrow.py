@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.labels import _MISSING_STRINGS, LabelSet, _as_str_values
+from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import VoteSchemaError
-from annokit.labels import _MISSING_STRINGS, LabelSet, _as_str_values
-from annokit.votes import DuplicatePolicy, Votes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 from annokit.errors import DataFormatError, VoteSchemaError
-from annokit.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 
 __all__ = ["ALPHANLI_LABELS", "looks_like_chaosnli", "read_chaosnli"]
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.labels import LabelSet, _as_str_values, _factorize_ids
+from annokit.core.votes import Votes
 from annokit.errors import VoteSchemaError
-from annokit.labels import LabelSet, _as_str_values, _factorize_ids
-from annokit.votes import Votes
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets

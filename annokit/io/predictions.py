@@ -23,7 +23,7 @@ Readers for the shapes prediction files come in:
 
 The class order of a prediction file is never guessed from the data: it is
 given explicitly when the predictions are aligned with votes
-(:func:`annokit.records.align`, ``pred_labels``), or taken from per-class
+(:func:`annokit.metrics.records.align`, ``pred_labels``), or taken from per-class
 column headers.
 """
 
@@ -38,10 +38,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit._validation import first_offenders
+from annokit.core.checks import first_offenders
+from annokit.core.soft_labels import softmax
 from annokit.errors import DataFormatError, VoteSchemaError
 
-__all__ = ["ID_FIELDS", "Predictions", "read_predictions", "softmax"]
+__all__ = ["ID_FIELDS", "Predictions", "read_predictions"]
 
 #: Id fields tried in this order when ``id_field`` is not given.
 ID_FIELDS = ("item", "id", "uid")
@@ -49,23 +50,6 @@ _PROB_FIELDS = ("probs", "predicted_probabilities", "probabilities")
 _LOGIT_FIELDS = ("logits",)
 _PROB_PREFIXES = ("probs_", "prob_", "p_")
 _LOGIT_PREFIXES = ("logits_", "logit_")
-
-
-def softmax(logits: Any) -> np.ndarray:
-    """Row-wise softmax, stable for large logits (the row maximum is subtracted).
-
-    ``-inf`` logits give probability 0; a row must have at least one finite logit.
-
-    Examples
-    --------
-    >>> softmax([[0.0, 0.0], [1000.0, 0.0]]).round(6).tolist()
-    [[0.5, 0.5], [1.0, 0.0]]
-    """
-    z = np.asarray(logits, dtype=np.float64)
-    top = z.max(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        e = np.exp(z - top)
-    return e / e.sum(axis=1, keepdims=True)
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,8 +18,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, DatasetNotFoundError
-from annokit.votes import Votes
 
 __all__ = ["REGISTRY", "DatasetSpec", "cache_dir", "dataset_path", "list_datasets", "load_dataset"]
 
@@ -163,7 +163,7 @@ def _download(spec: DatasetSpec, target: Path) -> None:
 
 def load_dataset(name: str, *, path: str | os.PathLike | None = None, download: bool = True,
                  cache: str | os.PathLike | None = None) -> Votes:
-    """Load a registered dataset as :class:`~annokit.votes.Votes`.
+    """Load a registered dataset as :class:`~annokit.core.votes.Votes`.
 
     Examples
     --------

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.labels import LabelSet, _as_str_values
+from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, VoteSchemaError
 from annokit.io.arrow import _votes_from_tables
-from annokit.labels import LabelSet, _as_str_values
-from annokit.votes import DuplicatePolicy, Votes
 
 __all__ = ["ROLE_SPELLINGS", "detect_columns", "read_columns", "read_gold", "read_long", "read_table",
            "read_wide"]

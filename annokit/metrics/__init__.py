@@ -14,7 +14,8 @@ _EXPORTS: dict[str, str] = {
     # agreement between annotators
     "krippendorff_alpha": "agreement", "fleiss_kappa": "agreement", "AgreementResult": "agreement",
     # divergences between distributions
-    "tvd": "divergence", "jensen_shannon_distance": "divergence", "kl_divergence": "divergence",
+    "tvd": "annokit.core.divergence", "jensen_shannon_distance": "annokit.core.divergence",
+    "kl_divergence": "annokit.core.divergence",
     # calibration against hard and soft labels
     "expected_calibration_error": "calibration", "max_calibration_error": "calibration",
     "classwise_calibration_error": "calibration", "soft_calibration_error": "calibration",
@@ -26,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     "negative_log_likelihood": "human", "calibration_summary": "human", "SUMMARY_KEYS": "human",
     # intervals, the suite on aligned records, temperature scaling
     "bootstrap_ci": "bootstrap", "paired_bootstrap_diff": "bootstrap", "BootstrapResult": "bootstrap",
-    "evaluate": "suite", "EvaluationResult": "suite",
+    "evaluate": "engine", "EvaluationResult": "engine",
     "fit_temperature": "temperature", "apply_temperature": "temperature",
 }
 
@@ -67,7 +68,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'annokit.metrics' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"annokit.metrics.{module}"), name)
+    path = module if module.startswith("annokit.") else f"annokit.metrics.{module}"
+    return getattr(importlib.import_module(path), name)
 
 
 def __dir__() -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit._validation import check_probs
+from annokit.core.checks import check_probs
 from annokit.errors import VoteSchemaError
 
 __all__ = [

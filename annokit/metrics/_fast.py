@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover
 #: Inputs with fewer rows than this use numpy (no JIT compilation for small inputs).
 FAST_MIN_ITEMS = 50_000
 
-#: Row-sum tolerance, the same as :func:`annokit._validation.check_probs`.
+#: Row-sum tolerance, the same as :func:`annokit.core.checks.check_probs`.
 ATOL = 1e-6
 
 #: Model probabilities are clipped at this value inside logs (as ChaosNLI's KL).
@@ -218,7 +218,7 @@ if HAVE_NUMBA:
         -inf where a value is 0, so every log term is guarded by its weight);
         ``sums``: see SUMMARY_SUMS. Formulas: EntCE Baan et al. (2022) Eq. 5,
         DistCE Eq. 7, RankCS Eq. 6; JS distance and KL as
-        :mod:`annokit.metrics.divergence`; Brier and NLL as :mod:`annokit.metrics.human`.
+        :mod:`annokit.core.divergence`; Brier and NLL as :mod:`annokit.metrics.human`.
         """
         n, k = probs.shape
         n_bins = edges.shape[0] - 1

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit._validation import check_counts, check_rng
+from annokit.core.checks import check_counts, check_rng
 from annokit.errors import DegenerateInputWarning, VoteSchemaError
 
 __all__ = ["AgreementResult", "fleiss_kappa", "krippendorff_alpha"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit._validation import check_rng
+from annokit.core.checks import check_rng
 from annokit.errors import VoteSchemaError
 
 __all__ = ["BootstrapResult", "bootstrap_ci", "paired_bootstrap_diff"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit._validation import check_option
+from annokit.core.checks import check_option
 from annokit.errors import VoteSchemaError
 from annokit.metrics import _binning
 from annokit.metrics._binning import BinStats

@@ -6,7 +6,7 @@ distribution ``pi(x)`` (normalised vote counts) on the same label order:
 - EntCE, signed ``H(f(x)) - H(pi(x))`` in **nats** (Baan et al. 2022, Eq. 5; their
   code uses the natural log; dataset statistics elsewhere in annokit are in bits);
 - RankCS, whether the model ranks the classes as humans do (Eq. 6);
-- DistCE, ``TVD(f(x), pi(x))`` (Eq. 7), via :func:`annokit.metrics.divergence.tvd`.
+- DistCE, ``TVD(f(x), pi(x))`` (Eq. 7), via :func:`annokit.core.divergence.tvd`.
 
 Scores: :func:`accuracy`, :func:`brier_score`, :func:`negative_log_likelihood`,
 each against hard labels or soft targets, with ``reduction="mean"`` (default) or
@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from annokit._validation import check_option
+from annokit.core.checks import check_option
+from annokit.core.divergence import KL_EPS, tvd
+from annokit.core.soft_labels import entropy
 from annokit.errors import VoteSchemaError
 from annokit.metrics import _binning
-from annokit.metrics.divergence import KL_EPS, tvd
-from annokit.soft_labels import entropy
 
 __all__ = [
     "RANK_SORT_KIND",
@@ -193,7 +193,7 @@ def accuracy(probs: Any, labels: Any, *, reduction: str = "mean") -> float | np.
     probs : array-like of shape (n_items, n_labels)
     labels : array-like of shape (n_items,)
         Class indices, e.g. the human majority (resolve its ties explicitly with
-        :func:`annokit.soft_labels.majority`).
+        :func:`annokit.core.soft_labels.majority`).
     reduction : {"mean", "none"}, default "mean"
         "none" returns the per-item 0/1 values.
 
@@ -297,8 +297,8 @@ _SUM_OF = {"nll": "nll_soft", "nll_majority": "nll"}
 
 def _summary_numpy(p: np.ndarray, y: np.ndarray, t: np.ndarray, n_bins: int) -> dict[str, float]:
     """Reference: the individual public functions, one after the other."""
+    from annokit.core.divergence import jensen_shannon_distance, kl_divergence
     from annokit.metrics import calibration as cal
-    from annokit.metrics.divergence import jensen_shannon_distance, kl_divergence
 
     ent = entropy_calibration_error(p, t)
     return {
@@ -354,7 +354,7 @@ def calibration_summary(probs: Any, labels: Any, targets: Any, *, n_bins: int = 
         one-hot ``labels``) and ``brier_soft`` (against ``targets``), both summed
         over classes; ``nll`` (cross-entropy against ``targets``) and
         ``nll_majority`` (NLL of ``labels``), nats. The names are those of
-        :mod:`annokit.metrics.suite` and ``annokit evaluate --json``.
+        :mod:`annokit.metrics.engine` and ``annokit evaluate --json``.
 
     Raises
     ------

@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from annokit._validation import check_option
+from annokit.core.checks import check_option
+from annokit.core.divergence import KL_EPS
+from annokit.core.soft_labels import softmax
 from annokit.errors import DegenerateInputWarning, VoteSchemaError
-from annokit.io.predictions import softmax
-from annokit.metrics.divergence import KL_EPS
-from annokit.records import AlignedRecords
+from annokit.metrics.records import AlignedRecords
 
 __all__ = [
     "DEFAULT_BOUNDS",
@@ -63,7 +63,7 @@ DEFAULT_BOUNDS = (0.01, 100.0)
 
 def _check_records(records: Any) -> AlignedRecords:
     if not isinstance(records, AlignedRecords):
-        raise VoteSchemaError(f"expected AlignedRecords (see annokit.records.align); got "
+        raise VoteSchemaError(f"expected AlignedRecords (see annokit.metrics.records.align); got "
                               f"{type(records).__name__}")
     return records
 
@@ -128,7 +128,7 @@ def fit_temperature(records: AlignedRecords, *, objective: str = "nll_majority",
 
     Examples
     --------
-    >>> from annokit.records import AlignedRecords
+    >>> from annokit.metrics.records import AlignedRecords
     >>> rec = AlignedRecords.from_arrays([[0.9, 0.1], [0.9, 0.1], [0.1, 0.9], [0.1, 0.9]],
     ...                                  [[3, 1], [1, 3], [1, 3], [1, 3]])
     >>> round(fit_temperature(rec), 3)  # 90% confident, 75% right: 9 ** (1 / T) = 3
@@ -179,7 +179,7 @@ def apply_temperature(records: AlignedRecords, temperature: float) -> AlignedRec
 
     Examples
     --------
-    >>> from annokit.records import AlignedRecords
+    >>> from annokit.metrics.records import AlignedRecords
     >>> rec = AlignedRecords.from_arrays([[0.8, 0.2]], [[1, 1]])
     >>> scaled = apply_temperature(rec, 2.0)
     >>> scaled.probs.round(4).tolist(), scaled.temperature
@@ -212,7 +212,7 @@ def temperature_scale(records: AlignedRecords, *, temperature: float | None = No
 
     Examples
     --------
-    >>> from annokit.records import AlignedRecords
+    >>> from annokit.metrics.records import AlignedRecords
     >>> rec = AlignedRecords.from_arrays([[0.9, 0.1], [0.9, 0.1], [0.1, 0.9], [0.1, 0.9]],
     ...                                  [[3, 1], [1, 3], [1, 3], [1, 3]])
     >>> scaled, info = temperature_scale(rec, oracle=True)

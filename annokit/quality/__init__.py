@@ -65,7 +65,7 @@ def make_aggregator(method: str, *, rng=0, clamp_gold: bool = False):
     >>> type(make_aggregator("ds")).__name__
     'DawidSkene'
     """
-    from annokit._validation import check_option
+    from annokit.core.checks import check_option
 
     check_option("method", method, AGGREGATORS)
     if method == "mv":

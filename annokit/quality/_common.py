@@ -1,6 +1,6 @@
 """Shared helpers of the annotator-quality estimators (private).
 
-Everything here works on the integer-coded vote arrays of :class:`~annokit.votes.Votes`
+Everything here works on the integer-coded vote arrays of :class:`~annokit.core.votes.Votes`
 and is vectorised: sparse matrices, ``np.bincount`` and index arithmetic, never a
 Python loop over votes or items.
 """
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from annokit.core.votes import Votes
 from annokit.errors import ConvergenceWarning, VoteSchemaError
-from annokit.votes import Votes
 
 __all__ = [
     "gold_codes",
@@ -29,7 +29,7 @@ __all__ = [
 def require_votes(votes: Any, what: str) -> Votes:
     """Raise unless ``votes`` is a :class:`Votes` object."""
     if not isinstance(votes, Votes):
-        raise VoteSchemaError(f"{what} expects an annokit.votes.Votes object; got "
+        raise VoteSchemaError(f"{what} expects an annokit.core.votes.Votes object; got "
                               f"{type(votes).__name__}")
     return votes
 

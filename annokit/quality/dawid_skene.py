@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import entr
 
+from annokit.core.votes import Votes
 from annokit.quality._common import (
     check_nonneg_float,
     check_positive_int,
@@ -28,7 +29,6 @@ from annokit.quality._common import (
     vote_matrix,
     warn_not_converged,
 )
-from annokit.votes import Votes
 
 __all__ = ["DawidSkene", "OneCoinDawidSkene"]
 

@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit._atomic import write_text_atomic
-from annokit._validation import check_option
+from annokit.core.checks import check_option
+from annokit.core.divergence import tvd
+from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, VoteSchemaError
-from annokit.metrics.divergence import tvd
+from annokit.io.atomic import write_text_atomic
 from annokit.quality._common import check_positive_int, gold_codes, require_annotators
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.mace import MACE
 from annokit.quality.spammer import spammer_score
 from annokit.quality.stats import annotator_stats
-from annokit.votes import Votes
 
 __all__ = [
     "CHAOSNLI_MAX_WRONG_RUN",

@@ -29,7 +29,8 @@ from typing import Literal
 import numpy as np
 from scipy.special import digamma
 
-from annokit._validation import check_option, check_rng
+from annokit.core.checks import check_option, check_rng
+from annokit.core.votes import Votes
 from annokit.quality._common import (
     check_nonneg_float,
     check_positive_int,
@@ -39,7 +40,6 @@ from annokit.quality._common import (
     require_annotators,
     vote_matrix,
 )
-from annokit.votes import Votes
 
 __all__ = ["MACE"]
 

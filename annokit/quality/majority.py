@@ -1,7 +1,7 @@
 """Majority vote and weighted majority vote, with explicit ties.
 
 Ties are never broken silently: every estimator reports ``is_tied_`` and
-``n_ties_``. Besides the policies of :func:`annokit.soft_labels.majority`
+``n_ties_``. Besides the policies of :func:`annokit.core.soft_labels.majority`
 (``"report"``/``"first"``: first tied label in label order; ``"random"``), the
 ``"first_seen"`` policy picks, among the tied labels of an item, the one whose
 first vote comes earliest in vote (file) order. This is the rule behind the
@@ -15,11 +15,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from annokit._validation import check_option, check_rng
+from annokit.core.checks import check_option, check_rng
+from annokit.core.soft_labels import majority
+from annokit.core.votes import Votes
 from annokit.errors import VoteSchemaError
 from annokit.quality._common import require_annotators, require_votes
-from annokit.soft_labels import majority
-from annokit.votes import Votes
 
 __all__ = ["TIE_POLICIES", "MajorityVote", "WeightedMajorityVote", "first_seen_order"]
 

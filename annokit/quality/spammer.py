@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from annokit.core.votes import Votes
 from annokit.errors import VoteSchemaError
 from annokit.quality._common import require_annotators
 from annokit.quality.dawid_skene import DawidSkene
-from annokit.votes import Votes
 
 __all__ = ["SpammerScore", "spammer_score"]
 

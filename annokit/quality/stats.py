@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.votes import Votes
 from annokit.quality._common import gold_codes, require_annotators, require_votes
-from annokit.votes import Votes
 
 __all__ = ["annotator_stats", "krippendorff_alpha_nominal", "max_consecutive_wrong"]
 

@@ -1,6 +1,6 @@
 """The agreement-binned analysis report: build (pydantic model) and render (JSON/HTML/Markdown).
 
->>> from annokit.votes import Votes
+>>> from annokit.core.votes import Votes
 >>> from annokit.report import build_report, dump_json
 >>> votes = Votes.from_counts([[9, 1], [5, 5], [2, 8]], labels=["yes", "no"])
 >>> report = build_report(votes, {"model": [[0.9, 0.1], [0.5, 0.5], [0.3, 0.7]]},

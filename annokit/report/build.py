@@ -8,7 +8,7 @@ the renderers read them. The steps:
 2. agreement bins of items by human entropy in bits: equal-count quantile cut
    points (Nie et al. 2020, Sec. 5.4) or user edges;
 3. per model, per-item values from :mod:`annokit.metrics.human` and
-   :mod:`annokit.metrics.divergence` and binned metrics from
+   :mod:`annokit.core.divergence` and binned metrics from
    :mod:`annokit.metrics.calibration`, globally and per agreement bin;
 4. percentile bootstrap over items, with *one* resampling matrix shared by all
    models, so pairwise differences are paired bootstraps on the same items;
@@ -28,10 +28,12 @@ from typing import Any
 import numpy as np
 
 import annokit
-from annokit._validation import check_probs, check_rng
+from annokit.core.checks import check_probs, check_rng
+from annokit.core.divergence import jensen_shannon_distance, kl_divergence, tvd
+from annokit.core.soft_labels import distributions, entropy, majority
+from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, VoteSchemaError
 from annokit.metrics import calibration, human
-from annokit.metrics.divergence import jensen_shannon_distance, kl_divergence, tvd
 from annokit.report.model import (
     METRIC_KEYS,
     AnnotatorQuality,
@@ -49,8 +51,6 @@ from annokit.report.model import (
     Settings,
     SubsamplingPoint,
 )
-from annokit.soft_labels import distributions, entropy, majority
-from annokit.votes import Votes
 
 __all__ = [
     "ModelPredictions",
@@ -206,7 +206,7 @@ def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
 
 
 def _as_predictions(name: str, value: Any, votes: Votes) -> ModelPredictions:
-    """A probability matrix or :class:`~annokit.records.AlignedRecords` as ModelPredictions."""
+    """A probability matrix or :class:`~annokit.metrics.records.AlignedRecords` as ModelPredictions."""
     if isinstance(value, ModelPredictions):
         return value
     if hasattr(value, "probs") and hasattr(value, "item_ids"):  # AlignedRecords
@@ -297,7 +297,7 @@ def _none_list(a: np.ndarray | None, n: int) -> list[float | None]:
 def _dataset_summary(votes: Votes, *, n_boot: int, seed: int | None,
                      notes: list[str]) -> dict[str, Any]:
     """``annokit stats --json`` of the votes; a smaller summary where that cannot be computed."""
-    from annokit.stats import dataset_stats
+    from annokit.quality.dataset_stats import dataset_stats
 
     try:
         return dataset_stats(votes, n_boot=n_boot, rng=seed)

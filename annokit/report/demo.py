@@ -1,6 +1,6 @@
 """Synthetic *models* for ``annokit demo``: predictions built from the true item distributions.
 
-:func:`annokit.synthetic.make_votes` draws votes from known per-item human
+:func:`annokit.io.synthetic.make_votes` draws votes from known per-item human
 distributions ``pi``; here four models are derived from the same ``pi`` so the
 report has something to show:
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from annokit._validation import check_probs, check_rng
+from annokit.core.checks import check_probs, check_rng
+from annokit.core.soft_labels import softmax
+from annokit.core.votes import Votes
 from annokit.errors import VoteSchemaError
-from annokit.io.predictions import softmax
 from annokit.report.build import ModelPredictions
-from annokit.votes import Votes
 
 __all__ = ["DEMO_TEMPERATURES", "make_models"]
 
@@ -51,13 +51,13 @@ def make_models(votes: Votes, true_probs: np.ndarray, *, noise: float = 0.5,
 
     Examples
     --------
-    >>> from annokit.synthetic import make_votes
+    >>> from annokit.io.synthetic import make_votes
     >>> data = make_votes(n_items=40, n_annotators=10, votes_per_item=5, rng=0)
     >>> [m.name for m in make_models(data.votes, data.true_probs, rng=0)]
     ['posterior-matching', 'overconfident', 'underconfident', 'temperature-scaled']
     """
+    from annokit.metrics.records import AlignedRecords
     from annokit.metrics.temperature import fit_temperature
-    from annokit.records import AlignedRecords
 
     pi = check_probs(true_probs, name="true_probs")
     if pi.shape != (votes.n_items, votes.n_labels):

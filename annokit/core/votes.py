@@ -1,0 +1,585 @@
+"""The vote model: items x annotators x labels as integer-coded arrays.
+
+A :class:`Votes` object holds one row per vote as three aligned integer arrays
+(``item_index``, ``annotator_index`` — optional, since some datasets such as
+ChaosNLI publish counts without annotator ids — and ``label_index``) plus the
+lookup tables that give them meaning: ``item_ids``, ``annotator_ids`` and an
+ordered :class:`LabelSet` with aliases. Per-item metadata (texts, original gold
+labels) and gold labels travel with it.
+
+Everything downstream (soft labels, subsampling, annotator quality, aligned
+records) consumes this object or the ``counts()`` matrix derived from it.
+Vote rows keep the order in which they were read, so "vote order" (used by
+ChaosNLI's consecutive-wrong-answers rule) is the row order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from annokit.core import frames as _frames
+from annokit.core.checks import check_counts, check_option, first_offenders
+from annokit.core.labels import (
+    CHAOSNLI_NLI_LABELS,
+    LabelSet,
+    _as_str_values,
+    _scalar_to_str,
+)
+from annokit.errors import VoteSchemaError
+
+__all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
+
+DuplicatePolicy = Literal["error", "first", "last", "keep"]
+class Votes:
+    """Votes of annotators on items, as integer-coded arrays.
+
+    Build one with :meth:`from_long`, :meth:`from_wide` or :meth:`from_counts`,
+    or with a loader from :mod:`annokit.io` (files, Arrow tables and record
+    batches, Hugging Face datasets). The constructor takes already-coded arrays.
+
+    Parameters
+    ----------
+    item_index : ndarray of shape (n_votes,)
+        Item code of each vote, in ``range(n_items)``.
+    label_index : ndarray of shape (n_votes,)
+        Label code of each vote, in ``range(len(labels))``.
+    item_ids : array-like of str, shape (n_items,)
+        Stored as an object ndarray of str; a pyarrow string array is kept as given and
+        converted the first time ``item_ids`` is read.
+    labels : LabelSet
+    annotator_index : ndarray of shape (n_votes,), optional
+        Annotator code of each vote; None when annotator ids are unknown.
+    annotator_ids : array-like of str, shape (n_annotators,), optional
+    item_metadata : DataFrame with n_items rows, optional
+        Per-item fields (texts, original labels), row ``i`` describing item ``i``.
+    gold : ndarray of shape (n_items,), optional
+        Gold label code per item, -1 where an item has no gold label.
+    duplicates : {"error", "first", "last", "keep"}, default="error"
+        What to do with repeated (item, annotator) votes: raise listing the first
+        offenders, keep the first or last of each, or keep them all.
+
+    Attributes
+    ----------
+    n_items, n_votes, n_labels, n_annotators : int (n_annotators is None without ids)
+    n_duplicates_removed : int
+        Votes dropped by ``duplicates="first" | "last"``.
+    """
+
+    def __init__(
+        self,
+        item_index: Any,
+        label_index: Any,
+        *,
+        item_ids: Any,
+        labels: LabelSet,
+        annotator_index: Any = None,
+        annotator_ids: Any = None,
+        item_metadata: pd.DataFrame | None = None,
+        gold: Any = None,
+        duplicates: DuplicatePolicy = "error",
+        source: str = "votes",
+        _ids_unique: bool = False,
+        _coded: bool = False,
+    ):
+        check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
+        if not isinstance(labels, LabelSet):
+            raise VoteSchemaError(f"labels must be a LabelSet; got {type(labels).__name__}")
+        self.labels = labels
+        self.source = source
+        self.item_ids = item_ids
+        item_index = np.asarray(item_index)
+        label_index = np.asarray(label_index)
+        if item_index.shape != label_index.shape or item_index.ndim != 1:
+            raise VoteSchemaError(
+                f"{source}: item_index and label_index must be 1-D of equal length; got "
+                f"{item_index.shape} and {label_index.shape}"
+            )
+        n_items = len(self._item_ids)
+        # _coded: the codes come from a loader's dictionary coding of the votes themselves, so
+        # they are in range and every item has a vote by construction; those scans are skipped
+        self.item_index = self._check_codes(item_index, n_items, "item_index", _coded)
+        self.label_index = self._check_codes(label_index, len(labels), "label_index", _coded)
+        if not _ids_unique and pd.Index(self.item_ids).has_duplicates:
+            dup = pd.Index(self.item_ids)[pd.Index(self.item_ids).duplicated()].unique()
+            raise VoteSchemaError(f"{source}: item ids must be unique; repeated {first_offenders(dup)}")
+
+        if annotator_index is None:
+            if annotator_ids is not None:
+                raise VoteSchemaError(f"{source}: annotator_ids given without annotator_index")
+            self.annotator_index = None
+            self.annotator_ids = None
+        else:
+            annotator_index = np.asarray(annotator_index)
+            if annotator_index.shape != item_index.shape:
+                raise VoteSchemaError(
+                    f"{source}: annotator_index has shape {annotator_index.shape}, "
+                    f"expected {item_index.shape}"
+                )
+            if annotator_ids is None:
+                annotator_ids = np.arange(int(annotator_index.max()) + 1 if annotator_index.size
+                                          else 0).astype(str)
+            self.annotator_ids = np.asarray(annotator_ids, dtype=object).reshape(-1)
+            self.annotator_index = self._check_codes(
+                annotator_index, len(self.annotator_ids), "annotator_index", _coded
+            )
+
+        if item_metadata is None:
+            item_metadata = pd.DataFrame(index=pd.RangeIndex(n_items))
+        elif len(item_metadata) != n_items:
+            raise VoteSchemaError(
+                f"{source}: item_metadata has {len(item_metadata)} rows for {n_items} items"
+            )
+        self.item_metadata = item_metadata.reset_index(drop=True)
+
+        if gold is None:
+            self.gold = None
+        else:
+            gold = np.asarray(gold)
+            if gold.shape != (n_items,):
+                raise VoteSchemaError(f"{source}: gold has shape {gold.shape}, expected ({n_items},)")
+            gold = gold.astype(np.int64)
+            if gold.size and (gold.min() < -1 or gold.max() >= len(labels)):
+                raise VoteSchemaError(f"{source}: gold codes must be -1 (none) or label indices")
+            self.gold = gold
+
+        self.n_duplicates_removed = 0
+        if self.annotator_index is not None and duplicates != "keep":
+            self._resolve_duplicates(duplicates)
+
+        if _coded:
+            return
+        voted = np.zeros(n_items, dtype=bool)
+        voted[self.item_index] = True  # not a bincount: no int64 copy of the codes
+        empty = np.flatnonzero(~voted)
+        if empty.size:
+            raise VoteSchemaError(
+                f"{source}: {empty.size} item(s) have zero votes, e.g. "
+                f"{first_offenders(self.item_ids[empty])}"
+            )
+
+    # -- construction helpers -------------------------------------------------
+
+    def _check_codes(self, codes: np.ndarray, n: int, name: str, coded: bool = False) -> np.ndarray:
+        if codes.size and codes.dtype.kind not in "iu":
+            raise VoteSchemaError(f"{self.source}: {name} must be integers; got dtype {codes.dtype}")
+        codes = codes.astype(np.int32 if n < 2**31 - 1 else np.int64, copy=False)
+        if codes.size and not coded and (codes.min() < 0 or codes.max() >= n):
+            raise VoteSchemaError(f"{self.source}: {name} has codes outside range({n})")
+        return codes
+
+    def _resolve_duplicates(self, policy: DuplicatePolicy) -> None:
+        if not self._has_duplicate_pairs():
+            return
+        key = self._pair_keys(self.item_index, self.annotator_index)
+        dup_mask = pd.Series(key).duplicated(keep=False).to_numpy()
+        if policy == "error":
+            rows = np.flatnonzero(dup_mask)
+            pairs = list(dict.fromkeys(
+                (self.item_ids[self.item_index[r]], self.annotator_ids[self.annotator_index[r]])
+                for r in rows[:50]
+            ))
+            n_pairs = int(pd.Series(key[dup_mask]).nunique())
+            raise VoteSchemaError(
+                f"{self.source}: {n_pairs} (item, annotator) pair(s) have more than one vote, e.g. "
+                f"{first_offenders(pairs)}; pass duplicates='first', 'last' or 'keep' to accept them"
+            )
+        keep = ~pd.Series(key).duplicated(keep=policy).to_numpy()
+        self.n_duplicates_removed = int((~keep).sum())
+        self.item_index = self.item_index[keep]
+        self.label_index = self.label_index[keep]
+        self.annotator_index = self.annotator_index[keep]
+
+    def _pair_keys(self, items: np.ndarray, annotators: np.ndarray) -> np.ndarray:
+        """One int64 key per (item, annotator) vote: ``item * n_annotators + annotator``."""
+        key = items.astype(np.int64)
+        key *= max(len(self.annotator_ids), 1)
+        key += annotators
+        return key
+
+    def _has_duplicate_pairs(self, block: int = 1 << 20) -> bool:
+        """Whether some (item, annotator) pair has more than one vote.
+
+        A sort beats hashing here, and timsort ("stable") is near-linear on votes grouped by
+        item, the usual file layout; the common case is "no duplicates". When votes are grouped
+        by item (item codes never decrease, as every loader's first-seen coding gives for such
+        files), a pair can only repeat inside one item's run, so runs are checked in blocks of
+        about ``block`` votes cut at item boundaries: the keys of one block, not of every vote,
+        are held at a time (a fresh buffer of a few hundred MB costs more to fault in than to
+        sort).
+        """
+        items, annotators = self.item_index, self.annotator_index
+        n = len(items)
+        grouped = all(bool((items[a + 1:e + 1] >= items[a:e]).all())
+                      for a, e in ((a, min(a + block, n - 1)) for a in range(0, n - 1, block)))
+        if not grouped:
+            block = n
+        a = 0
+        while a < n:
+            b = n if a + block >= n else int(np.searchsorted(items, items[a + block], side="left"))
+            if b <= a:  # one item has more than a block of votes: take its whole run
+                b = int(np.searchsorted(items, items[a], side="right"))
+            key = self._pair_keys(items[a:b], annotators[a:b])
+            key.sort(kind="stable")
+            if (key[1:] == key[:-1]).any():
+                return True
+            a = b
+        return False
+
+    # -- basic properties -----------------------------------------------------
+
+    @property
+    def item_ids(self) -> np.ndarray:
+        """Item ids, an object ndarray of str of shape (n_items,)."""
+        ids = self._item_ids
+        if not isinstance(ids, np.ndarray):  # Arrow strings from a loader, converted on first use
+            ids = self._item_ids = ids.to_numpy(zero_copy_only=False)
+        return ids
+
+    @item_ids.setter
+    def item_ids(self, ids: Any) -> None:
+        # A loader can hand over its pyarrow string array of (millions of) ids: turning them into
+        # Python strings costs more than reading them, and many uses (counts, entropy, stats)
+        # never look at them.
+        self._item_ids = ids if _is_arrow_strings(ids) else np.asarray(ids, dtype=object).reshape(-1)
+
+    @property
+    def n_items(self) -> int:
+        return len(self._item_ids)
+
+    @property
+    def n_votes(self) -> int:
+        return len(self.item_index)
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.labels)
+
+    @property
+    def has_annotators(self) -> bool:
+        return self.annotator_index is not None
+
+    @property
+    def n_annotators(self) -> int | None:
+        return None if self.annotator_ids is None else len(self.annotator_ids)
+
+    def __repr__(self) -> str:
+        ann = "unknown" if self.n_annotators is None else self.n_annotators
+        return (f"Votes(n_items={self.n_items}, n_votes={self.n_votes}, n_annotators={ann}, "
+                f"labels={list(self.labels.names)})")
+
+    def __len__(self) -> int:
+        return self.n_votes
+
+    # -- derived views --------------------------------------------------------
+
+    def counts(self) -> np.ndarray:
+        """Vote counts, an int64 ndarray of shape (n_items, n_labels)."""
+        counts = np.zeros(self.n_items * self.n_labels, dtype=np.int64)
+        block = 1 << 20  # flat cell indices of a block of votes at a time, not of every vote
+        for a in range(0, self.n_votes, block):
+            flat = self.item_index[a:a + block].astype(np.int64)
+            flat *= self.n_labels
+            flat += self.label_index[a:a + block]
+            np.add.at(counts, flat, 1)
+        return counts.reshape(self.n_items, self.n_labels)
+
+    def votes_per_item(self) -> np.ndarray:
+        """Number of votes on each item, shape (n_items,)."""
+        return np.bincount(self.item_index, minlength=self.n_items)
+
+    def votes_per_annotator(self) -> np.ndarray:
+        """Number of votes by each annotator, shape (n_annotators,)."""
+        self._require_annotators("votes_per_annotator")
+        return np.bincount(self.annotator_index, minlength=self.n_annotators)
+
+    def annotator_label_counts(self) -> np.ndarray:
+        """How often each annotator used each label, shape (n_annotators, n_labels)."""
+        self._require_annotators("annotator_label_counts")
+        flat = self.annotator_index.astype(np.int64) * self.n_labels + self.label_index
+        return np.bincount(flat, minlength=self.n_annotators * self.n_labels).reshape(
+            self.n_annotators, self.n_labels
+        )
+
+    def _require_annotators(self, what: str) -> None:
+        if self.annotator_index is None:
+            raise VoteSchemaError(
+                f"{what} needs annotator ids, but {self.source} has none (counts-only data such "
+                "as ChaosNLI)"
+            )
+
+    def gold_labels(self) -> np.ndarray:
+        """Gold label codes (n_items,), -1 where unknown; raises when there is no gold at all."""
+        if self.gold is None or not (self.gold >= 0).any():
+            raise VoteSchemaError(f"{self.source} has no gold labels")
+        return self.gold
+
+    # -- subsetting -----------------------------------------------------------
+
+    def select_votes(self, mask: Any) -> Votes:
+        """Keep the votes where ``mask`` is true; items left with no vote are removed.
+
+        The caller is responsible for reporting removed items (see ``item_ids``
+        of the result against this object's).
+        """
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != (self.n_votes,):
+            raise VoteSchemaError(f"vote mask has shape {mask.shape}, expected ({self.n_votes},)")
+        keep_items = np.bincount(self.item_index[mask], minlength=self.n_items) > 0
+        remap = np.cumsum(keep_items) - 1
+        return self._rebuild(
+            item_index=remap[self.item_index[mask]],
+            label_index=self.label_index[mask],
+            annotator_index=None if self.annotator_index is None else self.annotator_index[mask],
+            item_keep=keep_items,
+        )
+
+    def select_items(self, items: Any) -> Votes:
+        """Keep the given items (a boolean mask over items or integer positions), in that order."""
+        items = np.asarray(items)
+        if items.dtype == bool:
+            if items.shape != (self.n_items,):
+                raise VoteSchemaError(f"item mask has shape {items.shape}, expected ({self.n_items},)")
+            positions = np.flatnonzero(items)
+        else:
+            positions = items.astype(np.int64)
+            if positions.size and (positions.min() < 0 or positions.max() >= self.n_items):
+                raise VoteSchemaError(f"item positions must be in range({self.n_items})")
+            if len(np.unique(positions)) != len(positions):
+                raise VoteSchemaError("item positions must not repeat")
+        remap = np.full(self.n_items, -1, dtype=np.int64)
+        remap[positions] = np.arange(len(positions))
+        new_item = remap[self.item_index]
+        mask = new_item >= 0
+        # stable sort by new item position keeps within-item vote order
+        order = np.argsort(new_item[mask], kind="stable")
+        return Votes(
+            new_item[mask][order], self.label_index[mask][order], item_ids=self.item_ids[positions],
+            labels=self.labels,
+            annotator_index=None if self.annotator_index is None
+            else self.annotator_index[mask][order],
+            annotator_ids=self.annotator_ids,
+            item_metadata=self.item_metadata.iloc[positions],
+            gold=None if self.gold is None else self.gold[positions],
+            duplicates="keep", source=self.source,
+        )
+
+    def _rebuild(self, *, item_index, label_index, annotator_index, item_keep) -> Votes:
+        return Votes(
+            item_index, label_index, item_ids=self.item_ids[item_keep], labels=self.labels,
+            annotator_index=annotator_index, annotator_ids=self.annotator_ids,
+            item_metadata=self.item_metadata.loc[item_keep],
+            gold=None if self.gold is None else self.gold[item_keep],
+            duplicates="keep", source=self.source,
+        )
+
+    def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
+        """Positions of item ids (str-compared); -1 for ids that are not present."""
+        ids = np.asarray([_scalar_to_str(i) for i in ids], dtype=object)
+        return pd.Index(self.item_ids).get_indexer(ids)
+
+    # -- equality -------------------------------------------------------------
+
+    def equals(self, other: Votes) -> bool:
+        """True when both hold the same votes, ids, labels, metadata and gold, in the same order."""
+        if not isinstance(other, Votes):
+            return False
+
+        def same(a, b):
+            if a is None or b is None:
+                return a is None and b is None
+            return np.array_equal(np.asarray(a), np.asarray(b))
+
+        return (
+            self.labels == other.labels
+            and same(self.item_ids, other.item_ids)
+            and same(self.item_index, other.item_index)
+            and same(self.label_index, other.label_index)
+            and same(self.annotator_index, other.annotator_index)
+            and same(self.annotator_ids, other.annotator_ids)
+            and same(self.gold, other.gold)
+            and _frames_equal(self.item_metadata, other.item_metadata)
+        )
+
+    # -- constructors ---------------------------------------------------------
+
+    @classmethod
+    def from_long(
+        cls,
+        df: pd.DataFrame,
+        *,
+        item: str = "item",
+        label: str = "label",
+        annotator: str | None = "annotator",
+        labels: LabelSet | Sequence[Any] | None = None,
+        gold: str | None = None,
+        item_columns: Sequence[str] = (),
+        duplicates: DuplicatePolicy = "error",
+        source: str = "votes",
+    ) -> Votes:
+        """Votes from a long DataFrame, one row per vote.
+
+        Parameters
+        ----------
+        df : DataFrame
+            One row per vote.
+        item, label : str
+            Column names of the item id and the label.
+        annotator : str or None
+            Column of annotator ids; None (or a missing column named
+            ``"annotator"``, the default) means annotator ids are unknown.
+        labels : LabelSet or sequence of names, optional
+            Label order. Default: a categorical column's categories (a
+            :meth:`to_long` frame round-trips), else the distinct values in
+            natural order.
+        gold : str, optional
+            Column holding each item's gold label (constant within an item).
+        item_columns : sequence of str
+            Columns holding per-item metadata (constant within an item).
+
+        Raises
+        ------
+        VoteSchemaError
+            Missing columns, missing ids, empty or unknown labels, duplicate
+            (item, annotator) votes, or item fields that vary within an item.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"item": ["q1", "q1", "q2"], "annotator": ["a", "b", "a"],
+        ...                    "label": ["yes", "no", "yes"]})
+        >>> Votes.from_long(df).counts().tolist()
+        [[1, 1], [0, 1]]
+        """
+        parts = _frames.long_parts(df, item=item, label=label, annotator=annotator,
+                                   labels=labels, gold=gold, item_columns=item_columns,
+                                   source=source)
+        return cls(**parts, duplicates=duplicates, source=source)
+
+    @classmethod
+    def from_wide(
+        cls,
+        df: pd.DataFrame,
+        *,
+        item: str = "item",
+        annotator_columns: Sequence[str] | None = None,
+        labels: LabelSet | Sequence[Any] | None = None,
+        gold: str | None = None,
+        item_columns: Sequence[str] = (),
+        source: str = "votes",
+    ) -> Votes:
+        """Votes from a wide DataFrame: one row per item, one column per annotator.
+
+        A blank cell (NaN, None or empty string) means the annotator did not vote
+        on that item. ``annotator_columns`` defaults to every column other than
+        ``item``, ``gold`` and ``item_columns``.
+
+        Examples
+        --------
+        >>> wide = pd.DataFrame({"item": ["q1", "q2"], "ann1": ["yes", None], "ann2": ["no", "no"]})
+        >>> Votes.from_wide(wide).counts().tolist()
+        [[1, 1], [1, 0]]
+        """
+        parts = _frames.wide_parts(df, item=item, annotator_columns=annotator_columns,
+                                   labels=labels, gold=gold, item_columns=item_columns,
+                                   source=source)
+        return cls(**parts, source=source)
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: Any,
+        *,
+        labels: LabelSet | Sequence[Any] | None = None,
+        item_ids: Sequence[Any] | None = None,
+        item_metadata: pd.DataFrame | None = None,
+        gold: Any = None,
+        source: str = "counts",
+    ) -> Votes:
+        """Votes from an (n_items, n_labels) count matrix (annotator ids unknown).
+
+        A DataFrame's index gives the item ids and its columns the labels.
+
+        Examples
+        --------
+        >>> Votes.from_counts([[3, 1], [0, 2]], labels=["yes", "no"]).n_votes
+        6
+        """
+        if isinstance(counts, pd.DataFrame):
+            item_ids = list(counts.index) if item_ids is None else item_ids
+            labels = list(counts.columns) if labels is None else labels
+            counts = counts.to_numpy()
+        arr = check_counts(counts, name=source, allow_empty_rows=True)
+        if item_ids is None:
+            item_ids = np.arange(arr.shape[0]).astype(str)
+        item_ids = _as_str_values(item_ids, what="item id", where=source)
+        if len(item_ids) != arr.shape[0]:
+            raise VoteSchemaError(f"{source}: {len(item_ids)} item ids for {arr.shape[0]} rows")
+        empty = np.flatnonzero(arr.sum(axis=1) == 0)
+        if empty.size:
+            raise VoteSchemaError(
+                f"{source}: {empty.size} item(s) have zero votes, e.g. {first_offenders(item_ids[empty])}"
+            )
+        labelset = LabelSet.coerce(labels if labels is not None else
+                                   [str(j) for j in range(arr.shape[1])])
+        if len(labelset) != arr.shape[1]:
+            raise VoteSchemaError(f"{source}: {len(labelset)} labels for {arr.shape[1]} columns")
+        flat = arr.reshape(-1)
+        cells = np.repeat(np.arange(flat.size), flat)
+        item_index, label_index = np.divmod(cells, arr.shape[1])
+        return cls(item_index, label_index, item_ids=item_ids, labels=labelset,
+                   item_metadata=item_metadata, gold=gold, source=source)
+
+    # -- exporters ------------------------------------------------------------
+
+    def to_long(self) -> pd.DataFrame:
+        """One row per vote: ``item``, ``annotator`` (when known) and ``label`` columns.
+
+        Ids and labels are categoricals whose categories keep the id tables and
+        label order; label aliases, item metadata and gold ride in
+        ``df.attrs["annokit"]``, so :meth:`from_long` restores an equal object.
+        For Hugging Face datasets see :func:`annokit.io.to_hf`.
+        """
+        data = {"item": pd.Categorical.from_codes(self.item_index, categories=self.item_ids)}
+        if self.annotator_index is not None:
+            data["annotator"] = pd.Categorical.from_codes(self.annotator_index,
+                                                          categories=self.annotator_ids)
+        data["label"] = pd.Categorical.from_codes(self.label_index,
+                                                  categories=list(self.labels.names))
+        df = pd.DataFrame(data)
+        df.attrs["annokit"] = {
+            "labels": self.labels.to_dict(),
+            "item_metadata": self.item_metadata.to_dict(orient="list"),
+        }
+        if self.gold is not None:
+            df.attrs["annokit"]["gold"] = self.gold.tolist()
+        return df
+
+# -- private helpers ----------------------------------------------------------
+
+def _is_arrow_strings(values: Any) -> bool:
+    """Whether ``values`` is a pyarrow (chunked) string array, without importing pyarrow."""
+    cls = type(values)
+    return (cls.__module__.split(".")[0] == "pyarrow"
+            and cls.__name__ in ("StringArray", "LargeStringArray", "ChunkedArray")
+            and str(values.type) in ("string", "large_string"))
+
+
+def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return False
+    for c in a.columns:
+        x = a[c].tolist()
+        y = b[c].tolist()
+        if len(x) != len(y):
+            return False
+        for u, v in zip(x, y):
+            if isinstance(u, np.ndarray):
+                u = u.tolist()
+            if isinstance(v, np.ndarray):
+                v = v.tolist()
+            if u != v and not (pd.api.types.is_scalar(u) and pd.isna(u) and pd.isna(v)):
+                return False
+    return True

@@ -1,0 +1,296 @@
+"""Aligned records: model predictions joined to human soft labels.
+
+:func:`align` joins a model's :class:`~annokit.io.predictions.Predictions` to
+:class:`~annokit.core.votes.Votes` by **item id** and by **label name**. The class
+order of the prediction file is always explicit (``pred_labels``, by name or
+alias, e.g. ``["e", "c", "n"]`` for the Baan et al. 2022 files), and the
+aligned probabilities are permuted into the votes' label order, so every
+column of ``probs``, ``logits``, ``counts`` and ``human`` means the same label.
+
+Nothing is dropped silently: prediction rows for items that are not in the
+votes are counted (``n_unmatched_predictions``); vote items without a
+prediction are an error unless ``on_missing="drop"``, which warns and records
+``n_dropped_items`` and ``dropped_item_ids``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.checks import check_counts, check_option, first_offenders
+from annokit.core.soft_labels import Majority, distributions, majority, softmax
+from annokit.core.votes import LabelSet, Votes
+from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.io.predictions import Predictions, read_predictions
+
+__all__ = ["AlignedRecords", "Predictions", "align", "read_predictions", "softmax"]
+
+
+@dataclass(frozen=True, eq=False)
+class AlignedRecords:
+    """Per-item model probabilities next to human vote counts, in one label order.
+
+    Attributes
+    ----------
+    item_ids : ndarray of str, shape (n_items,)
+        In the votes' item order.
+    labels : LabelSet
+        The votes' labels; the column order of every matrix below.
+    probs : ndarray of shape (n_items, n_labels)
+        Model probabilities.
+    counts : ndarray of int64, shape (n_items, n_labels)
+        Human votes.
+    human : ndarray of shape (n_items, n_labels)
+        Human label distributions ``counts / counts.sum(axis=1)``.
+    majority : Majority
+        Human majority labels with ties flagged (policy as given to :func:`align`).
+    logits : ndarray of shape (n_items, n_labels) or None
+        Model logits when the predictions had them.
+    n_unmatched_predictions : int
+        Prediction rows whose item is not in the votes (ignored).
+    n_dropped_items : int
+        Vote items left out because they had no prediction (``on_missing="drop"``).
+    dropped_item_ids : ndarray of str
+        Their ids.
+    temperature : float or None
+        The temperature applied to ``probs`` (see
+        :func:`annokit.metrics.temperature.apply_temperature`), None if none was.
+    """
+
+    item_ids: np.ndarray
+    labels: LabelSet
+    probs: np.ndarray
+    counts: np.ndarray
+    human: np.ndarray
+    majority: Majority
+    logits: np.ndarray | None = None
+    n_unmatched_predictions: int = 0
+    n_dropped_items: int = 0
+    dropped_item_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    temperature: float | None = None
+
+    def __post_init__(self) -> None:
+        n, k = self.probs.shape
+        if self.counts.shape != (n, k) or self.human.shape != (n, k):
+            raise VoteSchemaError(f"probs {self.probs.shape}, counts {self.counts.shape} and human "
+                                  f"{self.human.shape} must have the same shape")
+        if self.logits is not None and self.logits.shape != (n, k):
+            raise VoteSchemaError(f"logits shape {self.logits.shape} differs from probs {(n, k)}")
+        if len(self.item_ids) != n or len(self.labels) != k:
+            raise VoteSchemaError(f"{len(self.item_ids)} item ids and {len(self.labels)} labels "
+                                  f"for probs of shape {(n, k)}")
+
+    @property
+    def n_items(self) -> int:
+        return int(self.probs.shape[0])
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.probs.shape[1])
+
+    def __len__(self) -> int:
+        return self.n_items
+
+    def __repr__(self) -> str:
+        t = "" if self.temperature is None else f", temperature={self.temperature:g}"
+        return (f"AlignedRecords(n_items={self.n_items}, labels={list(self.labels.names)}, "
+                f"n_unmatched_predictions={self.n_unmatched_predictions}, "
+                f"n_dropped_items={self.n_dropped_items}{t})")
+
+    @classmethod
+    def from_arrays(cls, probs: Any, counts: Any, *, labels: LabelSet | Sequence[str] | None = None,
+                    item_ids: Any = None, logits: Any = None, ties: str = "report",
+                    rng: np.random.Generator | int | None = None) -> AlignedRecords:
+        """Records from a probability matrix and a count matrix already in one label order.
+
+        Examples
+        --------
+        >>> r = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8]], [[3, 1], [2, 2]],
+        ...                                labels=["yes", "no"])
+        >>> r.human.tolist(), r.majority.labels.tolist(), r.majority.n_ties
+        ([[0.75, 0.25], [0.5, 0.5]], [0, 0], 1)
+        """
+        c = check_counts(counts)
+        p = np.asarray(probs, dtype=np.float64)
+        if p.shape != c.shape:
+            raise VoteSchemaError(f"probs shape {p.shape} differs from counts shape {c.shape}")
+        if not np.isfinite(p).all():
+            raise VoteSchemaError("probs contain NaN or infinite values")
+        labelset = LabelSet.coerce(labels if labels is not None
+                                   else [str(j) for j in range(c.shape[1])])
+        ids = (np.arange(c.shape[0]).astype(str).astype(object) if item_ids is None
+               else np.asarray([str(i) for i in item_ids], dtype=object))
+        z = None if logits is None else np.asarray(logits, dtype=np.float64)
+        return cls(item_ids=ids, labels=labelset, probs=p, counts=c, human=distributions(c),
+                   majority=majority(c, ties=ties, rng=rng), logits=z)
+
+    def select(self, items: Any) -> AlignedRecords:
+        """The records of a boolean mask or integer positions (counts of drops kept).
+
+        Examples
+        --------
+        >>> r = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8]], [[3, 1], [0, 2]])
+        >>> r.select([1]).item_ids.tolist()
+        ['1']
+        """
+        idx = np.asarray(items)
+        if idx.dtype == bool:
+            if idx.shape != (self.n_items,):
+                raise VoteSchemaError(f"mask has shape {idx.shape}; expected ({self.n_items},)")
+            idx = np.flatnonzero(idx)
+        idx = idx.astype(np.int64)
+        m = self.majority
+        return dataclasses.replace(
+            self, item_ids=self.item_ids[idx], probs=self.probs[idx], counts=self.counts[idx],
+            human=self.human[idx],
+            majority=Majority(labels=m.labels[idx], is_tied=m.is_tied[idx], tied=m.tied[idx],
+                              policy=m.policy),
+            logits=None if self.logits is None else self.logits[idx])
+
+    def with_probs(self, probs: np.ndarray, *, logits: np.ndarray | None = None,
+                   temperature: float | None = None) -> AlignedRecords:
+        """A copy with other model probabilities (same items, labels and votes)."""
+        probs = np.asarray(probs, dtype=np.float64)
+        if probs.shape != self.probs.shape:
+            raise VoteSchemaError(f"new probs have shape {probs.shape}; expected {self.probs.shape}")
+        return dataclasses.replace(self, probs=probs, logits=logits, temperature=temperature)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per item: id, model probabilities, human distribution, votes, majority."""
+        cols: dict[str, Any] = {"item": self.item_ids}
+        for j, name in enumerate(self.labels.names):
+            cols[f"prob_{name}"] = self.probs[:, j]
+        for j, name in enumerate(self.labels.names):
+            cols[f"human_{name}"] = self.human[:, j]
+        cols["n_votes"] = self.counts.sum(axis=1)
+        cols["majority"] = np.asarray(self.labels.names, dtype=object)[self.majority.labels]
+        cols["is_tied"] = self.majority.is_tied
+        return pd.DataFrame(cols)
+
+
+def _resolve_pred_labels(labels: LabelSet, pred_labels: Sequence[Any], n_columns: int) -> np.ndarray:
+    """Permutation ``p`` with ``file_matrix[:, p]`` in the votes' label order."""
+    given = list(pred_labels)
+    shown = labels._known()
+    if len(given) != n_columns:
+        raise VoteSchemaError(f"pred_labels names {len(given)} classes {given} but the predictions "
+                              f"have {n_columns} columns")
+    idx, unknown = [], []
+    for name in given:
+        try:
+            idx.append(labels.index_of(name))
+        except VoteSchemaError:
+            unknown.append(name)
+    missing = [labels.names[j] for j in range(len(labels)) if j not in idx]
+    repeated = sorted({labels.names[j] for j in idx if idx.count(j) > 1})
+    if unknown or missing or repeated or len(given) != len(labels):
+        parts = []
+        if unknown:
+            parts.append(f"unknown {unknown}")
+        if repeated:
+            parts.append(f"named twice {repeated}")
+        if missing:
+            parts.append(f"missing {missing}")
+        raise VoteSchemaError(f"prediction labels {given} do not match the votes' labels "
+                              f"{list(labels.names)} (names or aliases {shown}): "
+                              + "; ".join(parts))
+    return np.argsort(np.asarray(idx))
+
+
+def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path], *,
+          pred_labels: Sequence[Any] | None = None, on_missing: str = "error",
+          ties: str = "report", rng: np.random.Generator | int | None = None,
+          id_field: str | None = None) -> AlignedRecords:
+    """Join predictions to votes by item id and label name.
+
+    Parameters
+    ----------
+    votes : Votes
+        Human votes; their item order and label order are kept.
+    predictions : Predictions or path(s)
+        Paths are read with :func:`~annokit.io.predictions.read_predictions`.
+    pred_labels : sequence of str, optional
+        The class of each prediction column, in the file's order, by label
+        name or alias (``["e", "c", "n"]``). Required unless the predictions
+        name their classes (per-class CSV columns). Must name each of the
+        votes' labels exactly once.
+    on_missing : {"error", "drop"}, default="error"
+        What to do with vote items that have no prediction: raise (listing how
+        many and the first ids), or keep the intersection, warn and record the
+        dropped items.
+    ties : {"report", "first", "random"}, default="report"
+        Tie policy of the human majority (see :func:`annokit.core.soft_labels.majority`).
+    rng : numpy Generator or int, optional
+        Needed for ``ties="random"``.
+    id_field : str, optional
+        Passed to the reader when ``predictions`` are paths.
+
+    Returns
+    -------
+    AlignedRecords
+
+    Raises
+    ------
+    VoteSchemaError
+        Label sets do not match, no vote item has a prediction, or (with
+        ``on_missing="error"``) some vote items have none.
+
+    Examples
+    --------
+    >>> from annokit.core.votes import CHAOSNLI_NLI_LABELS
+    >>> votes = Votes.from_counts([[80, 20, 0], [10, 10, 80]], labels=CHAOSNLI_NLI_LABELS,
+    ...                           item_ids=["p1", "p2"])
+    >>> preds = Predictions.from_arrays(["p2", "p1", "p9"],
+    ...                                 probs=[[0.1, 0.8, 0.1], [0.7, 0.1, 0.2], [1, 0, 0]])
+    >>> rec = align(votes, preds, pred_labels=["e", "c", "n"])
+    >>> rec.item_ids.tolist(), rec.probs.tolist(), rec.n_unmatched_predictions
+    (['p1', 'p2'], [[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]], 1)
+    """
+    check_option("on_missing", on_missing, ("error", "drop"))
+    if not isinstance(predictions, Predictions):
+        predictions = read_predictions(predictions, id_field=id_field)
+    if pred_labels is None:
+        if predictions.label_names is None:
+            raise VoteSchemaError(
+                f"the class order of the predictions is not known: give pred_labels (CLI: "
+                f"--pred-labels), e.g. {','.join(votes.labels.names)}")
+        pred_labels = predictions.label_names
+    if isinstance(pred_labels, str):
+        pred_labels = [s.strip() for s in pred_labels.split(",")]
+    perm = _resolve_pred_labels(votes.labels, pred_labels, predictions.n_labels)
+
+    pos = pd.Index(predictions.item_ids).get_indexer(pd.Index(votes.item_ids))
+    has = pos >= 0
+    n_missing = int((~has).sum())
+    if not has.any():
+        raise VoteSchemaError(
+            f"none of the {votes.n_items} vote items has a prediction (vote item ids e.g. "
+            f"{first_offenders(votes.item_ids, 3)}; prediction ids e.g. "
+            f"{first_offenders(predictions.item_ids, 3)}); check the id field (CLI: --id-field)")
+    dropped = np.asarray(votes.item_ids[~has], dtype=object)
+    if n_missing:
+        msg = (f"{n_missing} of {votes.n_items} vote items have no prediction, e.g. "
+               f"{first_offenders(dropped)}")
+        if on_missing == "error":
+            raise VoteSchemaError(msg + "; pass on_missing='drop' (CLI: --on-missing drop) to "
+                                  "evaluate only the items with predictions")
+        warnings.warn(msg + f"; they are dropped and {int(has.sum())} items are kept",
+                      DegenerateInputWarning, stacklevel=2)
+    rows = pos[has]
+    counts = votes.counts()[has]
+    probs = predictions.probs[rows][:, perm]
+    logits = None if predictions.logits is None else predictions.logits[rows][:, perm]
+    return AlignedRecords(
+        item_ids=np.asarray(votes.item_ids[has], dtype=object), labels=votes.labels,
+        probs=probs, counts=counts, human=distributions(counts),
+        majority=majority(counts, ties=ties, rng=rng), logits=logits,
+        n_unmatched_predictions=int(predictions.n_rows - rows.size),
+        n_dropped_items=n_missing, dropped_item_ids=dropped)

@@ -1,0 +1,200 @@
+"""Dataset-level statistics of a multi-annotator dataset (``annokit stats``).
+
+:func:`dataset_stats` returns a plain dict whose keys are a public interface
+(``annokit stats --json``, the report's dataset summary, the data cards).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.soft_labels import distributions, entropy, majority, majority_change
+from annokit.core.votes import Votes
+from annokit.metrics.agreement import fleiss_kappa, krippendorff_alpha
+
+__all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "stats_markdown", "stats_table"]
+
+STATS_SCHEMA_VERSION = 1
+
+
+def _label_counts(codes: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
+    tally = np.bincount(codes[codes >= 0], minlength=len(names)) if codes.size else \
+        np.zeros(len(names), dtype=np.int64)
+    return {name: int(n) for name, n in zip(names, tally)}
+
+
+def _codes(votes: Votes, column: str) -> np.ndarray | None:
+    """Label codes of an item metadata column of label names (-1 where missing)."""
+    if column not in votes.item_metadata.columns:
+        return None
+    values = votes.item_metadata[column].to_numpy(dtype=object)
+    have = ~pd.isna(values)
+    out = np.full(len(values), -1, dtype=np.int64)
+    if have.any():
+        out[have] = votes.labels.encode(values[have], where=f"{votes.source}, {column}")
+    return out
+
+
+def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confidence: float = 0.95,
+                  rng: np.random.Generator | int | None = 0) -> dict[str, Any]:
+    """Summary statistics of a vote set.
+
+    Parameters
+    ----------
+    votes : Votes
+    base : float, default=2
+        Logarithm base for entropy (2: bits, as ChaosNLI reports).
+    n_boot : int, default=1000
+        Bootstrap replicates for the agreement coefficients' intervals (0: none).
+    confidence : float, default=0.95
+    rng : numpy Generator or int seed, default=0
+        Seed of the bootstrap, so the same data gives the same bytes.
+
+    Returns
+    -------
+    dict
+        ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
+        ``votes_per_item`` {min, median, max}, ``entropy`` {base, mean, median},
+        ``agreement`` {mean, median} (share of the top label), ``ties`` (items
+        whose top label is tied), ``majority_change`` {rate, n_changed,
+        n_compared, n_tied} or None, ``label_counts`` (votes per label),
+        ``majority_counts`` {label: items whose majority it is, ties counted for
+        the first tied label}, ``old_majority_counts`` / ``original_label_counts``
+        (when the data carry original labels), ``gold`` {n_items, majority_accuracy}
+        or None, ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
+        ci_high, n_items, n_boot, confidence}.
+
+    Notes
+    -----
+    ``majority_change`` compares the new majority with the item's original label
+    (``old_label`` metadata). Where the data publish their own majority label
+    (ChaosNLI's ``majority_label``), that label is the new majority, as in Nie et
+    al. (2020, Table 2); otherwise the first tied label. ``n_tied`` counts the
+    compared items whose new top label is tied, for which "changed" depends on
+    how the tie was broken.
+
+    Examples
+    --------
+    >>> v = Votes.from_counts([[3, 1], [2, 2]], labels=["yes", "no"])
+    >>> s = dataset_stats(v, n_boot=0)
+    >>> s["n_items"], s["ties"], s["label_counts"]
+    (2, 1, {'yes': 5, 'no': 3})
+    """
+    counts = votes.counts()
+    names = votes.labels.names
+    per_item = counts.sum(axis=1)
+    probs = distributions(counts)
+    ent = entropy(probs, base=base)
+    maj = majority(counts, ties="report")
+    published = _codes(votes, "majority_label")
+    new_majority = published if published is not None and (published >= 0).all() else maj.labels
+    old = _codes(votes, "old_label")
+
+    result: dict[str, Any] = {
+        "schema_version": STATS_SCHEMA_VERSION,
+        "source": votes.source,
+        "n_items": votes.n_items,
+        "n_votes": votes.n_votes,
+        "n_annotators": votes.n_annotators,
+        "labels": list(names),
+        "votes_per_item": {"min": int(per_item.min()), "median": float(np.median(per_item)),
+                           "max": int(per_item.max())},
+        "entropy": {"base": base, "mean": float(ent.mean()), "median": float(np.median(ent))},
+        "agreement": {"mean": float((counts.max(axis=1) / per_item).mean()),
+                      "median": float(np.median(counts.max(axis=1) / per_item))},
+        "ties": maj.n_ties,
+        "majority_change": None,
+        "label_counts": _label_counts(votes.label_index, names),
+        "majority_counts": _label_counts(new_majority, names),
+    }
+    if old is not None:
+        result["majority_change"] = majority_change(new_majority, old, tied=maj.tied).to_dict()
+        result["old_majority_counts"] = _label_counts(old, names)
+    if "old_labels" in votes.item_metadata.columns:
+        flat = votes.item_metadata["old_labels"].explode().dropna().to_numpy(dtype=object)
+        result["original_label_counts"] = _label_counts(
+            votes.labels.encode(flat) if flat.size else np.zeros(0, dtype=np.int64), names)
+    result["gold"] = None
+    if votes.gold is not None and (votes.gold >= 0).any():
+        has = votes.gold >= 0
+        result["gold"] = {"n_items": int(has.sum()),
+                          "majority_accuracy": float((maj.labels[has] == votes.gold[has]).mean()),
+                          "n_tied": int(maj.is_tied[has].sum())}
+    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    pairable = per_item >= 2
+    for key, coefficient in (("krippendorff_alpha", krippendorff_alpha),
+                             ("fleiss_kappa", fleiss_kappa)):
+        # with no item holding two votes there is nothing to agree on: null, not an error
+        result[key] = (coefficient(counts, n_boot=n_boot, confidence=confidence, rng=gen).to_dict()
+                       if pairable.any() else None)
+    return result
+
+
+def _fmt(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, float):
+        return "nan" if math.isnan(x) else f"{x:.{digits}f}"
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
+    vpi = stats["votes_per_item"]
+    ent = stats["entropy"]
+    rows = [
+        ("items", _fmt(stats["n_items"])),
+        ("votes", _fmt(stats["n_votes"])),
+        ("annotators", _fmt(stats["n_annotators"]) if stats["n_annotators"] is not None
+         else "unknown (counts only)"),
+        ("labels", ", ".join(stats["labels"])),
+        ("votes per item (min / median / max)", f"{vpi['min']} / {vpi['median']:g} / {vpi['max']}"),
+        (f"entropy, base {ent['base']:g} (mean / median)", f"{_fmt(ent['mean'])} / {_fmt(ent['median'])}"),
+        ("agreement, top-label share (mean)", _fmt(stats["agreement"]["mean"])),
+        ("items with a tied top label", _fmt(stats["ties"])),
+        ("votes per label", ", ".join(f"{k} {v:,}" for k, v in stats["label_counts"].items())),
+        ("majority label counts", ", ".join(f"{k} {v:,}" for k, v in stats["majority_counts"].items())),
+    ]
+    if "old_majority_counts" in stats:
+        rows.append(("original label counts",
+                     ", ".join(f"{k} {v:,}" for k, v in stats["old_majority_counts"].items())))
+    if "original_label_counts" in stats:
+        rows.append(("original annotators' votes per label",
+                     ", ".join(f"{k} {v:,}" for k, v in stats["original_label_counts"].items())))
+    mc = stats["majority_change"]
+    if mc is not None:
+        rows.append(("majority change vs original label",
+                     (f"{100 * mc['rate']:.2f}% ({mc['n_changed']:,} of {mc['n_compared']:,}; "
+                      f"{mc['n_tied']} tied)")))
+    if stats.get("gold"):
+        g = stats["gold"]
+        rows.append(("majority-vote accuracy vs gold",
+                     (f"{_fmt(g['majority_accuracy'])} ({g['n_items']:,} gold items, "
+                      f"{g['n_tied']} tied, first tied label)")))
+    for key, title in (("krippendorff_alpha", "Krippendorff's alpha (nominal)"),
+                       ("fleiss_kappa", "Fleiss' kappa")):
+        a = stats[key]
+        if a is None:
+            rows.append((title, "n/a (no item has two votes)"))
+            continue
+        ci = (f" [{_fmt(a['ci_low'])}, {_fmt(a['ci_high'])}] ({100 * a['confidence']:g}% bootstrap, "
+              f"{a['n_boot']} reps)" if a["ci_low"] is not None else "")
+        rows.append((title, _fmt(a["value"]) + ci))
+    return rows
+
+
+def stats_table(stats: dict[str, Any]) -> str:
+    """A plain-text two-column table for the terminal."""
+    rows = _rows(stats)
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def stats_markdown(stats: dict[str, Any]) -> str:
+    """A Markdown table (the statistics section of a data card)."""
+    lines = ["| statistic | value |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in _rows(stats)]
+    return "\n".join(lines)

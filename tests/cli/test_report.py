@@ -1,0 +1,249 @@
+"""``annokit report`` / ``annokit demo`` through CliRunner, the renderers and the atomic writer."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from annokit.cli import main
+from annokit.core.votes import Votes
+from annokit.errors import AnnokitError, VoteSchemaError
+from annokit.report import build_report, write_report
+from annokit.report import write as write_module
+from annokit.report.plots import render, report_figures
+from annokit.report.render_html import render_html
+from annokit.report.render_md import render_markdown
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def files(tmp_path):
+    """Long votes (item, annotator, label) and two models' JSONL predictions in [b, a] order."""
+    rng = np.random.default_rng(0)
+    n = 40
+    truth = rng.dirichlet([1, 1], n)
+    rows = []
+    for i in range(n):
+        for a in range(6):
+            rows.append({"item": f"q{i}", "annotator": f"w{a}",
+                         "label": "a" if rng.random() < truth[i, 0] else "b"})
+    votes = tmp_path / "votes.csv"
+    pd.DataFrame(rows).to_csv(votes, index=False)
+    paths = {}
+    for name, sharp in (("good", 1.0), ("sharp", 4.0)):
+        p = truth ** sharp
+        p /= p.sum(axis=1, keepdims=True)
+        for half, sl in (("dev", slice(0, 20)), ("test", slice(20, n))):
+            path = tmp_path / f"{name}_{half}.jsonl"
+            with path.open("w") as fh:
+                for i in range(n)[sl]:
+                    fh.write(json.dumps({"uid": f"q{i}", "probs": [p[i, 1], p[i, 0]]}) + "\n")
+            paths[(name, half)] = path
+    return votes, paths
+
+
+def test_report_writes_all_files_and_json_on_request(files, tmp_path):
+    votes, paths = files
+    out = tmp_path / "rep"
+    result = run("report", "--votes", votes,
+                 "--model", f"good={paths['good', 'dev']},{paths['good', 'test']}",
+                 "--model", f"sharp={paths['sharp', 'dev']},{paths['sharp', 'test']}",
+                 "--pred-labels", "b,a", "--bins", "3", "--bootstrap", "40",
+                 "--temperature", "sharp=4", "--fit-temperature-on", f"sharp={paths['sharp', 'dev']}",
+                 "--subsample", "1,3,6", "--subsample-reps", "20",
+                 "--out", out, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [m["name"] for m in data["models"]] == ["good", "sharp", "sharp T=4", "sharp TS"]
+    assert data["models"][0]["sources"] == ["good_dev.jsonl", "good_test.jsonl"]
+    assert data["models"][2]["temperature"] == 4.0
+    assert "20 items with votes" in data["models"][3]["temperature_note"]
+    assert len(data["binning"]["counts"]) == 3 and sum(data["binning"]["counts"]) == 40
+    curve = data["subsampling"]
+    assert [p["k"] for p in curve] == [1, 3, 6] and curve[-1]["tvd_mean"] == 0.0  # all 6 votes
+    assert curve[0]["tvd_mean"] > curve[1]["tvd_mean"] > 0
+    assert f"report written to {out / 'report.html'}" in result.stderr
+    assert "annokit report" in result.stderr  # the progress bar
+    for name in ("report.html", "report.md", "report.json", "figures/per-bin.svg",
+                 "figures/reliability-3.svg"):
+        assert (out / name).is_file(), name
+    assert json.loads((out / "report.json").read_text()) == data
+    assert str(tmp_path) not in (out / "report.json").read_text()  # no absolute paths
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "nameonly"], "Error: --model expects NAME=VALUE; got 'nameonly'\n"),
+    (["--model", "m={good}", "--temperature", "x=2"],
+     "Error: --temperature 'x=2': no --model named 'x'; models are ['m']\n"),
+    (["--model", "m={good}", "--temperature", "m=hot"],
+     "Error: --temperature 'm=hot': 'hot' is not a number\n"),
+    (["--model", "m={good}", "--bins", "1,x"],
+     "Error: --bins must be an integer or comma-separated edges; got '1,x'\n"),
+    (["--model", "m={good}", "--model", "k={good}", "--fit-temperature-on", "{good}"],
+     ("Error: --fit-temperature-on '{good}': with several models write NAME=PATH[,PATH] to "
+      "say whose temperature to fit\n")),
+    (["--model", "m={good}", "--subsample", "1,two"],
+     "Error: --subsample must be comma-separated integers; got '1,two'\n"),
+    (["--model", "m={good}", "--model", "m={good}"],
+     "Error: --model names must be unique; got ['m', 'm']\n"),
+])
+def test_report_user_errors_are_one_line(files, tmp_path, args, message):
+    votes, paths = files
+    good = f"{paths['good', 'dev']},{paths['good', 'test']}"
+    args = [a.format(good=good) for a in args]
+    result = run("report", "--votes", votes, "--pred-labels", "b,a", "--quiet",
+                 "--out", tmp_path / "o", *args)
+    assert result.exit_code == 1
+    assert result.output == message.format(good=good)
+    assert not (tmp_path / "o").exists()
+
+
+def test_report_missing_predictions_error_or_drop(files, tmp_path):
+    votes, paths = files
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']}",
+                 "--pred-labels", "b,a", "--quiet", "--out", tmp_path / "o")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: 20 of 40 vote items have no prediction")
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']}",
+                 "--pred-labels", "b,a", "--quiet", "--on-missing", "drop", "--bins", "2",
+                 "--bootstrap", "0", "--png", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "o" / "figures" / "per-bin.png").read_bytes().startswith(b"\x89PNG")
+    assert "![per-bin](figures/per-bin.png)" in (tmp_path / "o" / "report.md").read_text()
+    rep = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert rep["models"][0]["n_items"] == 20
+    assert rep["notes"][0].startswith("20 of 40 vote items have no prediction from at least one")
+
+
+def test_demo_writes_the_report(tmp_path):
+    out = tmp_path / "a"
+    result = run("demo", "--out", out, "--bootstrap", "30")
+    assert result.exit_code == 0, result.output
+    assert "annokit demo: synthetic dataset (seed 0)" in result.output
+    assert f"report written to {out / 'report.html'}" in result.output
+    names = [m["name"] for m in json.loads((out / "report.json").read_text())["models"]]
+    assert names == ["posterior-matching", "overconfident", "underconfident",
+                     "temperature-scaled"]
+
+
+def test_demo_report_json_is_byte_identical_for_a_seed():
+    from annokit.io.synthetic import make_votes
+    from annokit.report import dump_json
+    from annokit.report.demo import make_models
+
+    def once(seed):
+        data = make_votes(rng=seed)
+        return dump_json(build_report(data.votes, make_models(data.votes, data.true_probs,
+                                                              rng=seed),
+                                      n_bootstrap=30, rng=seed))
+
+    assert once(0) == once(0) != once(1)
+
+
+def test_demo_json_without_out_writes_no_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run("demo", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["n_items"] == 600
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- renderers and writer ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_report():
+    votes = Votes.from_counts([[9, 1, 0], [5, 4, 1], [3, 3, 4], [1, 1, 8], [6, 2, 2], [2, 7, 1]],
+                              labels=["x", "y", "z"])
+    probs = np.array([[0.8, 0.1, 0.1], [0.5, 0.4, 0.1], [0.3, 0.3, 0.4], [0.1, 0.1, 0.8],
+                      [0.6, 0.2, 0.2], [0.2, 0.7, 0.1]])
+    return build_report(votes, {"m<1>": probs, "flat": np.full((6, 3), 1 / 3)}, bins=2,
+                        n_bootstrap=20, subsampling=[
+                            {"k": 1, "tvd_mean": 0.4, "tvd_low": 0.2, "tvd_high": 0.6},
+                            {"k": 5, "tvd_mean": 0.1, "tvd_low": 0.05, "tvd_high": 0.2}])
+
+
+def test_html_is_self_contained_and_escapes_names(small_report):
+    figs = report_figures(small_report)
+    assert set(figs) == {"reliability-0", "reliability-1", "error-histograms",
+                         "entropy-histograms", "per-bin", "subsampling"}
+    page = render_html(small_report, figs)
+    assert "<script" not in page and "<link" not in page and "@import" not in page
+    assert not re.search(r"""(src|href)=["'](https?:|//)""", page)
+    assert "url(http" not in page and "xlink:href=\"http" not in page
+    assert "m&lt;1&gt;" in page and "m<1>" not in page.split("<svg")[0]
+    assert page.count('class="report-figure"') == 6 and page.count("<svg") >= 6
+    assert 'id="table-subsampling"' in page
+
+
+def test_markdown_has_every_table(small_report):
+    md = render_markdown(small_report, figures={"per-bin": "figures/per-bin.svg"})
+    for title in ("### Global metrics", "### Agreement bins", "### Per agreement bin: m<1>",
+                  "### Human ceiling (split-half)", "### Pairwise differences",
+                  "### How many annotations are enough", "![per-bin](figures/per-bin.svg)"):
+        assert title in md
+
+
+def test_svg_output_is_deterministic_and_png_on_request():
+    from annokit.report.plots import per_bin_bars, subsampling_curve
+
+    args = (["low", "high"], {"accuracy": {"m": [0.9, 0.5], "k": [0.8, np.nan]}})
+    assert per_bin_bars(*args) == per_bin_bars(*args)
+    assert subsampling_curve([1, 5], [0.4, 0.1], [0.2, 0.05], [0.6, 0.2],
+                             fmt="png").startswith(b"\x89PNG")
+    import matplotlib.pyplot as plt
+
+    with pytest.raises(VoteSchemaError, match="fmt must be 'svg' or 'png'; got 'pdf'"):
+        render(plt.figure(), "pdf")
+
+
+def test_writer_is_atomic(small_report, tmp_path, monkeypatch):
+    out = tmp_path / "rep"
+    write_report(small_report, out)
+    before = (out / "report.json").read_bytes()
+
+    def boom(*_a, **_k):
+        raise RuntimeError("renderer failed")
+
+    monkeypatch.setattr(write_module, "render_html", boom)
+    monkeypatch.setattr(write_module, "report_figures", lambda *_a, **_k: {"x": "<svg></svg>"})
+    with pytest.raises(RuntimeError, match="renderer failed"):
+        write_report(small_report, out)
+    assert (out / "report.json").read_bytes() == before  # the old report is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]  # no temp dirs left
+    with pytest.raises(RuntimeError, match="renderer failed"):
+        write_report(small_report, tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+
+
+def test_writer_refuses_foreign_directories_and_files(small_report, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(AnnokitError, match="non-empty directory without report.json"):
+        write_report(small_report, other)
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(AnnokitError, match="exists and is not a directory"):
+        write_report(small_report, f)
+
+
+def test_report_json_is_byte_identical_across_runs_and_user_edges_are_kept(files, tmp_path):
+    votes, paths = files
+    model = f"good={paths['good', 'dev']},{paths['good', 'test']}"
+    args = ["report", "--votes", votes, "--model", model, "--pred-labels", "b,a",
+            "--bins", "0,0.5,1", "--bootstrap", "25", "--seed", "3", "--quiet"]
+    assert run(*args, "--out", tmp_path / "one").exit_code == 0
+    assert run(*args, "--out", tmp_path / "two").exit_code == 0
+    one = (tmp_path / "one" / "report.json").read_bytes()
+    assert one == (tmp_path / "two" / "report.json").read_bytes()
+    data = json.loads(one)
+    assert data["binning"]["method"] == "edges" and data["binning"]["edges"] == [0.0, 0.5, 1.0]
+    assert data["settings"]["seed"] == 3
