@@ -12,7 +12,15 @@ import importlib
 from typing import Any
 
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
-from annokit.errors import AnnokitError, DataFormatError, VoteSchemaError
+from annokit.errors import (
+    AlignmentError,
+    AnnokitError,
+    DataFormatError,
+    InputError,
+    InvalidValueError,
+    SchemaError,
+    VoteSchemaError,
+)
 
 __version__ = "0.1.0"
 
@@ -36,11 +44,15 @@ __all__ = [
     "CHAOSNLI_NLI_LABELS",
     "MACE",
     "AlignedRecords",
+    "AlignmentError",
     "AnnokitError",
     "DataFormatError",
     "DawidSkene",
+    "InputError",
+    "InvalidValueError",
     "LabelSet",
     "MajorityVote",
+    "SchemaError",
     "VoteSchemaError",
     "Votes",
     "__version__",
