@@ -18,7 +18,8 @@ def test_all_lists_every_lazy_export():
     import annokit
     import annokit.metrics
 
-    eager = {"AnnokitError", "DataFormatError", "VoteSchemaError", "LabelSet", "Votes",
+    eager = {"AnnokitError", "InputError", "DataFormatError", "SchemaError", "AlignmentError",
+             "InvalidValueError", "VoteSchemaError", "LabelSet", "Votes",
              "CHAOSNLI_NLI_LABELS", "__version__"}
     assert set(annokit.__all__) == eager | set(annokit._LAZY)
     assert set(annokit.metrics.__all__) == set(annokit.metrics._EXPORTS)
