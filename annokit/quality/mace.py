@@ -81,19 +81,23 @@ class MACE:
     competence_ : ndarray of shape (n_annotators,)
         Probability that the annotator knows the answer (``theta_j``): the
         variational posterior mean ``(E[n_know] + beta) / (E[n] + alpha + beta)``
-        for ``method="vb"``, the smoothed EM estimate for ``method="em"``.
+        for ``method="vb"``, the smoothed EM estimate for ``method="em"``, from
+        the expected counts of the E-step that gave ``posteriors_``.
     spamming_ : ndarray of shape (n_annotators,)
         ``1 - competence_``.
     strategies_ : ndarray of shape (n_annotators, n_labels)
-        Spamming strategy ``xi_j`` (label distribution when guessing).
+        Spamming strategy ``xi_j`` (label distribution when guessing), from the
+        same expected counts: the Dirichlet(10) posterior mean for ``method="vb"``,
+        the smoothed EM estimate for ``method="em"``.
     priors_ : ndarray of shape (n_labels,)
         The (uniform) class prior of the model.
     n_iter_ : int
         Iterations run by the winning restart.
     converged_ : bool
-        Whether the winning restart met ``tol`` before ``max_iter``.
+        Whether the winning restart met ``tol`` within ``max_iter`` iterations.
     log_likelihood_ : float
-        Log marginal likelihood of the winning restart.
+        Log marginal likelihood of the winning restart, at the parameters its
+        last E-step used (those of the last M-step).
     best_restart_ : int
 
     Examples
@@ -148,16 +152,21 @@ class MACE:
             if best is None or result["ll"] > best["ll"]:
                 best = dict(result, restart=restart)
 
-        post, know_c, spam_c = best["post"], best["know"], best["spam_c"]
+        # competence_ and strategies_ both from the expected counts of the E-step that gave
+        # posteriors_ (the reference implementation reports the parameters that E-step used)
+        post, know_c, spam_c, strat_c = best["post"], best["know"], best["spam_c"], best["strat_c"]
         if self.method == "vb":
             comp = (know_c + self.beta) / (know_c + spam_c + self.alpha + self.beta)
+            strat = strat_c + _STRATEGY_PRIOR
         else:
             comp = (know_c + smoothing) / (know_c + spam_c + 2 * smoothing)
+            strat = strat_c + smoothing
+        strat = strat / strat.sum(axis=1, keepdims=True)
         self.posteriors_ = post
         self.labels_ = post.argmax(axis=1)
         self.competence_ = comp
         self.spamming_ = 1.0 - comp
-        self.strategies_ = best["strat"]
+        self.strategies_ = strat
         self.priors_ = np.full(n_labels, 1.0 / n_labels)
         self.n_iter_ = best["n_iter"]
         self.converged_ = best["converged"]

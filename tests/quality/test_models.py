@@ -276,7 +276,7 @@ def _reference_mace(item_votes, n_labels, spam, strat, n_iter, *, variational, a
             s = strat_c + smoothing
             strat = s / s.sum(axis=1, keepdims=True)
         marg, know, strat_c, ll = e_step(spam, strat)
-    return marg, spam, strat, ll
+    return marg, spam, strat, ll, know, strat_c
 
 
 @pytest.mark.parametrize("method", ["vb", "em"])
@@ -297,7 +297,7 @@ def test_mace_matches_a_loop_transcription_of_the_reference(method, with_control
     for i, a, lab in zip(votes.item_index, votes.annotator_index, votes.label_index):
         item_votes[i].append((int(a), int(lab)))
     controls = {int(d): int(gold[d]) for d in np.flatnonzero(gold >= 0)}
-    ref_post, _ref_spam, ref_strat, ref_ll = _reference_mace(
+    ref_post, _ref_spam, ref_strat, ref_ll, _, _ = _reference_mace(
         item_votes, votes.n_labels, spam, strat, 10, variational=method == "vb", controls=controls)
 
     est = MACE(method=method, max_iter=10, tol=0)
@@ -306,3 +306,29 @@ def test_mace_matches_a_loop_transcription_of_the_reference(method, with_control
     np.testing.assert_allclose(ours["strat"], ref_strat, rtol=1e-9)
     assert ours["ll"] == pytest.approx(ref_ll, rel=1e-10)
 
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+def test_mace_parameters_come_from_the_e_step_of_the_posteriors(method):
+    # competence_ and strategies_ are both re-estimated from the expected counts of the E-step
+    # that gave posteriors_ (posterior means for vb, the smoothed M-step for em)
+    votes, _ = synthetic(n_items=40, n_ann=6, per_item=3, seed=21)
+    rng = np.random.default_rng(0)                   # the draws of MACE(rng=0, n_restarts=1)
+    spam = 1.0 + 0.5 * rng.random((votes.n_annotators, 2))
+    spam /= spam.sum(axis=1, keepdims=True)
+    strat = 1.0 + 0.5 * rng.random((votes.n_annotators, votes.n_labels))
+    strat /= strat.sum(axis=1, keepdims=True)
+    item_votes = [[] for _ in range(votes.n_items)]
+    for i, a, lab in zip(votes.item_index, votes.annotator_index, votes.label_index):
+        item_votes[i].append((int(a), int(lab)))
+    ref_post, _, _, _, know, strat_c = _reference_mace(
+        item_votes, votes.n_labels, spam, strat, 7, variational=method == "vb")
+    est = MACE(method=method, n_restarts=1, max_iter=7, tol=0, rng=0).fit(votes)
+    smoothing = 0.01 / votes.n_labels
+    prior_know, prior_spam, prior_strat = ((0.5, 0.5, 10.0) if method == "vb"
+                                           else (smoothing, smoothing, smoothing))
+    np.testing.assert_allclose(est.posteriors_, ref_post, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        est.competence_, (know[:, 1] + prior_know) / (know.sum(axis=1) + prior_know + prior_spam),
+        rtol=1e-9)
+    s = strat_c + prior_strat
+    np.testing.assert_allclose(est.strategies_, s / s.sum(axis=1, keepdims=True), rtol=1e-9)
