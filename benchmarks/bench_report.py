@@ -1,6 +1,6 @@
 """Benchmark ``annokit report`` end to end on ChaosNLI-SNLI with three models (prints figures).
 
-    python benchmarks/bench_report.py [--data DIR] [--repeat 3] [--bootstrap 1000]
+    python benchmarks/bench_report.py [--data DIR] [--repeat 3] [--n-boot 1000]
 
 Measured in one run:
 
@@ -48,7 +48,7 @@ def report_args(data: Path, out: Path, n_bootstrap: int) -> list[str]:
             "--model", f"RoBERTa={halves('roberta-base')}",
             "--model", f"BERT={halves('bert-base-uncased')}",
             "--temperature", "RoBERTa=2", "--pred-labels", "e,c,n",
-            "--bootstrap", str(n_bootstrap), "--seed", "0", "--quiet", "--out", str(out)]
+            "--n-boot", str(n_bootstrap), "--seed", "0", "--quiet", "--out", str(out)]
 
 
 def _cli(args: list[str]) -> float:
@@ -61,23 +61,22 @@ def _cli(args: list[str]) -> float:
 
 
 def _stages(data: Path, out: Path, n_bootstrap: int) -> dict[str, float]:
-    from annokit.cli.report import load_models
     from annokit.io import read_votes
-    from annokit.report import build_report
+    from annokit.report import build_report, load_models
     from annokit.report.plots import report_figures
     from annokit.report.write import write_report
 
     args = report_args(data, out, n_bootstrap)
-    models = [args[i + 1] for i, a in enumerate(args) if a == "--model"]
+    models = dict(args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--model")
     times = {}
     t0 = time.perf_counter()
     votes = read_votes(data / "chaosnli" / "chaosNLI_snli.jsonl")
-    votes, preds, _ = load_models(votes, models, pred_labels="e,c,n", id_field=None,
-                                  on_missing="error", temperatures=["RoBERTa=2"],
-                                  fit_temperature_on=[])
+    loaded = load_models(votes, {name: paths.split(",") for name, paths in models.items()},
+                         pred_labels="e,c,n", temperatures=[("RoBERTa", 2.0)])
+    votes, preds = loaded.votes, loaded.models
     times["read votes + predictions"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    rep = build_report(votes, preds, n_bootstrap=n_bootstrap, rng=0)
+    rep = build_report(votes, preds, n_boot=n_bootstrap, seed=0)
     times["build report model"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     report_figures(rep)
@@ -92,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--n-boot", type=int, default=1000)
     args = parser.parse_args(argv)
     data = args.data or default_data_dir()
     if not (data / "chaosnli" / "chaosNLI_snli.jsonl").exists():
@@ -100,13 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         out = Path(tmp) / "report"
-        e2e = [_cli(report_args(data, out, args.bootstrap)) for _ in range(args.repeat)]
+        e2e = [_cli(report_args(data, out, args.n_boot)) for _ in range(args.repeat)]
         stats = [_cli(["stats", str(data / "chaosnli" / "chaosNLI_snli.jsonl"), "--json"])
                  for _ in range(args.repeat)]
-        stages = [_stages(data, Path(tmp) / "inproc", args.bootstrap) for _ in range(args.repeat)]
+        stages = [_stages(data, Path(tmp) / "inproc", args.n_boot) for _ in range(args.repeat)]
     load = os.getloadavg()[0]
     med = statistics.median(e2e)
-    print(f"annokit report, ChaosNLI-SNLI (1,514 items), 3 models, {args.bootstrap} bootstrap "
+    print(f"annokit report, ChaosNLI-SNLI (1,514 items), 3 models, {args.n_boot} bootstrap "
           f"resamples; median of {args.repeat}; load average {load:.2f} on {os.cpu_count()} cores")
     print(f"  end to end (fresh process):  {med:6.2f} s   target < 15 s: "
           f"{'PASS' if med < 15 else 'FAIL'}   (runs: {', '.join(f'{t:.2f}' for t in e2e)})")

@@ -31,7 +31,7 @@ Where our setting differs from the papers
 * "Monotonically within noise": each step from one bin to the next may rise by
   at most two standard errors of the difference of two binomial proportions.
 
-Run: ``python recipes/chaosnli_report.py [--data DIR] [--out DIR] [--bootstrap N]``
+Run: ``python recipes/chaosnli_report.py [--data DIR] [--out DIR] [--n-boot N]``
 (default data ``../shared/data`` relative to the repository, or
 ``$ANNOKIT_TEST_DATA``; without ``--out`` the report goes to a new temporary
 directory, whose path is printed).
@@ -50,8 +50,7 @@ import numpy as np
 from annokit.io import read_votes
 from annokit.metrics.records import align
 from annokit.metrics.temperature import temperature_scale
-from annokit.report import ModelPredictions, build_report, write_report
-from annokit.report.build import subsampling_rows
+from annokit.report import ModelPredictions, build_report, subsampling_rows, write_report
 
 #: What the papers report (read off the text; the figures give no exact bar values).
 PAPER = {
@@ -69,7 +68,7 @@ def default_data_dir() -> Path:
     return Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 
-def compute(data_dir: Path | str | None = None, *, n_bootstrap: int = 1000, seed: int = 0):
+def compute(data_dir: Path | str | None = None, *, n_boot: int = 1000, seed: int = 0):
     """Build the report; returns ``(report, per-bin summary dict)``."""
     data = Path(data_dir) if data_dir else default_data_dir()
     votes = read_votes(data / "chaosnli" / "chaosNLI_snli.jsonl")
@@ -86,7 +85,7 @@ def compute(data_dir: Path | str | None = None, *, n_bootstrap: int = 1000, seed
                                    sources=models[0].sources, temperature=2.0,
                                    temperature_note="fixed T = 2 (Baan et al. 2022, App. C)"))
     curve = subsampling_rows(votes, [1, 2, 5, 10, 20, 50, 100], reps=200, rng=seed)
-    report = build_report(votes, models, bins=5, n_bootstrap=n_bootstrap, rng=seed,
+    report = build_report(votes, models, bins=5, n_boot=n_boot, seed=seed,
                           votes_per_half=20, subsampling=curve,
                           title="ChaosNLI-SNLI: RoBERTa-base, BERT-base, RoBERTa-base T=2")
     return report, summarize(report)
@@ -97,17 +96,17 @@ def summarize(report) -> dict:
     out: dict = {"bins": report.binning.labels, "counts": report.binning.counts, "models": {}}
     for m in report.models:
         n = np.array([b.n for b in m.per_bin], dtype=float)
-        acc = np.array([b.accuracy for b in m.per_bin])
+        acc = np.array([b.metrics["accuracy"].estimate for b in m.per_bin])
         se = np.sqrt(acc * (1 - acc) / n)
         rises = np.diff(acc)
         allowed = 2 * np.sqrt(se[:-1] ** 2 + se[1:] ** 2)
-        sums = {key: abs(float((np.array([getattr(b, key) for b in m.per_bin]) * n).sum()
+        sums = {key: abs(float((np.array([b.metrics[key].estimate for b in m.per_bin]) * n).sum()
                                / n.sum()) - m.metrics[key].estimate)
                 for key in ("accuracy", "dist_ce", "ent_ce", "jsd", "kl", "rank_cs")}
         hist = np.array(m.histograms["dist_ce"].counts, dtype=float)
         out["models"][m.name] = {
             "accuracy": acc.tolist(),
-            "jsd": [b.jsd for b in m.per_bin],
+            "jsd": [b.metrics["jsd"].estimate for b in m.per_bin],
             "monotone_within_noise": bool((rises <= allowed).all()),
             "max_rise": float(rises.max()),
             "max_weighted_sum_error": max(sums.values()),
@@ -116,8 +115,8 @@ def summarize(report) -> dict:
             "global": {k: v.estimate for k, v in m.metrics.items()},
         }
     if report.human_ceiling is not None:
-        out["ceiling_accuracy"] = [c.accuracy for c in report.human_ceiling.per_bin]
-        out["ceiling_dist_ce"] = [c.dist_ce for c in report.human_ceiling.per_bin]
+        out["ceiling_accuracy"] = [c.vs_reference["accuracy"] for c in report.human_ceiling.per_bin]
+        out["ceiling_dist_ce"] = [c.vs_reference["dist_ce"] for c in report.human_ceiling.per_bin]
     return out
 
 
@@ -125,9 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=None, help="shared data directory")
     parser.add_argument("--out", type=Path, default=None, help="report directory")
-    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates")
     args = parser.parse_args(argv)
-    report, s = compute(args.data, n_bootstrap=args.bootstrap)
+    report, s = compute(args.data, n_boot=args.n_boot)
     out = args.out or Path(tempfile.mkdtemp(prefix="chaosnli-report-")) / "report"
     write_report(report, out)
 

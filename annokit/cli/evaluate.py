@@ -19,6 +19,17 @@ def _labels(value: str | None) -> list[str] | None:
     return names
 
 
+def _objective(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Check a temperature objective against the library's list (imported only when given)."""
+    if value is None:
+        return None
+    from annokit.metrics.temperature import OBJECTIVES
+
+    if value not in OBJECTIVES:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(map(repr, OBJECTIVES))}.")
+    return value
+
+
 @click.command(name="evaluate")
 @click.option("--votes", "votes_path", required=True, type=click.Path(dir_okay=False),
               help="Human votes: a ChaosNLI .jsonl file or a long/wide table (as for stats).")
@@ -45,14 +56,19 @@ def _labels(value: str | None) -> list[str] | None:
 @click.option("--oracle-temperature", is_flag=True,
               help="Fit the temperature on the evaluated items themselves (an upper bound, "
                    "reported as mode 'oracle').")
-@click.option("--temperature-objective", type=click.Choice(["nll_majority", "nll_soft", "ece_grid"]),
-              default="nll_majority", show_default=True, help="What a fitted temperature minimises.")
+@click.option("--temperature-objective", callback=_objective,
+              help="What a fitted temperature minimises: nll_majority (the default: NLL of the "
+                   "human majority), nll_soft (cross-entropy against the human distribution) or "
+                   "ece_grid (lowest ECE on the grid 0.1 ... 5.0).")
 @click.option("--ties", type=click.Choice(["report", "first", "random"]), default="report",
               show_default=True, help="Tie policy of the human majority (random uses --seed).")
-@click.option("--bootstrap", "n_boot", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Bootstrap replicates for percentile 95% intervals (0: none).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--n-boot", "n_boot", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Poisson bootstrap replicates for percentile 95% intervals (0: none).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap and of random tie breaking.")
+@click.option("--by", type=click.Choice(["agreement"]),
+              help="Also evaluate groups of items: agreement = equal-count bins of human "
+                   "entropy.")
 @FORMAT_OPTION
 @click.option("--per-item", "per_item_path", type=click.Path(dir_okay=False, writable=True),
               help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file.")
@@ -60,18 +76,20 @@ def _labels(value: str | None) -> list[str] | None:
 def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | None,
              id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
              n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
-             oracle_temperature: bool, temperature_objective: str, ties: str, n_boot: int,
-             seed: int, fmt: str, per_item_path: str | None, as_json: bool) -> None:
+             oracle_temperature: bool, temperature_objective: str | None, ties: str, n_boot: int,
+             seed: int, by: str | None, fmt: str, per_item_path: str | None,
+             as_json: bool) -> None:
     """Evaluate a model's probabilities against the human label distributions.
 
     Joins the predictions to the votes by item id and label name, then reports
-    accuracy against the human majority, ECE, MCE, classwise ECE, SMECE,
-    RankCS, EntCE (nats), DistCE, Jensen-Shannon distance, KL, Brier and NLL,
-    next to a chance (uniform) and an oracle (human distribution) baseline.
+    every registered metric (annokit.metrics.REGISTRY): accuracy against the
+    human majority, ECE and its variants, SMECE, RankCS, EntCE (nats), DistCE,
+    Jensen-Shannon distance, KL, Brier and NLL, next to a chance (uniform) and
+    an oracle (human distribution) baseline.
     """
     from annokit.io import read_votes
     from annokit.io.predictions import read_predictions
-    from annokit.metrics.engine import evaluate as run_suite
+    from annokit.metrics.engine import evaluate as run_engine
     from annokit.metrics.records import align
     from annokit.metrics.temperature import temperature_scale
 
@@ -97,13 +115,15 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
                     warnings.simplefilter("ignore")
                     fit_on = align(votes, dev, pred_labels=labels, on_missing="drop", ties=ties,
                                    rng=seed)
+            objective = {} if temperature_objective is None else {
+                "objective": temperature_objective}
             records, info = temperature_scale(records, temperature=temperature, fit_on=fit_on,
                                               oracle=oracle_temperature,
-                                              objective=temperature_objective, n_bins=n_bins)
+                                              n_bins=n_bins, **objective)
             if info["mode"] == "fit" and info["n_overlap_items"]:
                 warnings.warn(f"{info['n_overlap_items']} items used to fit the temperature are "
                               "also evaluated", stacklevel=1)
-        result = run_suite(records, n_bins=n_bins, n_boot=n_boot, rng=seed)
+        result = run_engine(records, by=by, n_boot=n_boot, seed=seed, n_bins=n_bins)
         result.temperature = info
     for w in caught:
         click.echo(f"Warning: {' '.join(str(w.message).split())}", err=True)
@@ -116,8 +136,6 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
 
 
 def _table(result) -> str:
-    from annokit.metrics.engine import METRICS, UNITS
-
     lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)}   bins: {result.n_bins}",
              (f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "
              f"dropped vote items: {result.n_dropped_items}   "
@@ -133,13 +151,21 @@ def _table(result) -> str:
         head += f"{'95% CI':>22}"
     head += f"{'chance':>10}{'oracle':>10}  unit"
     lines += ["", head, "-" * len(head)]
-    for name in METRICS:
+    units = result.units
+    for name in result.names:
         row = f"{name:<20}{result.metrics[name]:>10.4f}"
         if ci:
             r = result.intervals[name]
             row += f"{f'[{r.low:.4f}, {r.high:.4f}]':>22}"
         for kind in ("chance", "oracle"):
             row += f"{result.baselines[kind][name]:>10.4f}" if result.baselines else f"{'':>10}"
-        lines.append(row + ("  sqrt(nats)" if name == "jsd" else f"  {UNITS[name]}"
-                            if name in UNITS else ""))
+        lines.append(f"{row}  {units[name]}")
+    if result.groups:
+        lines += ["", f"by {result.by}: " + "   ".join(f"{g.group} ({g.n_items} items)"
+                                                        for g in result.groups)]
+        head = f"{'metric':<20}" + "".join(f"{g.group!s:>13}" for g in result.groups)
+        lines += [head, "-" * len(head)]
+        for name in result.names:
+            lines.append(f"{name:<20}" + "".join(f"{g.metrics[name]:>13.4f}"
+                                                 for g in result.groups))
     return "\n".join(lines)

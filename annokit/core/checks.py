@@ -1,7 +1,15 @@
 """Shared input checks and parameter constraints.
 
-Every check raises :class:`~annokit.errors.VoteSchemaError` (a ``ValueError``)
-with a message that says what was expected, what was found and where.
+Every check raises the most specific :class:`~annokit.errors.InputError` (a
+``ValueError``): :class:`~annokit.errors.SchemaError` for a wrong shape or
+dtype, :class:`~annokit.errors.InvalidValueError` for a value outside its
+domain. Messages say what was expected, what was found and where (the row).
+
+Probability rows
+----------------
+A matrix of distributions has finite, non-negative rows that sum to 1 within
+``atol = 1e-6``. Every metric, divergence and score checks its inputs with
+:func:`check_simplex`; nothing is renormalised silently.
 """
 
 from __future__ import annotations
@@ -11,11 +19,22 @@ from typing import Any
 
 import numpy as np
 
-from annokit.errors import VoteSchemaError
+from annokit.errors import InputError, InvalidValueError, SchemaError
 
-__all__ = ["check_counts", "check_option", "check_probs", "check_rng", "first_offenders"]
+__all__ = [
+    "SIMPLEX_ATOL",
+    "check_counts",
+    "check_option",
+    "check_probs",
+    "check_rng",
+    "check_simplex",
+    "first_offenders",
+]
 
 RngLike = "np.random.Generator | int | None"
+
+#: Tolerance on row sums of probability rows.
+SIMPLEX_ATOL = 1e-6
 
 
 def check_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
@@ -24,15 +43,15 @@ def check_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
         return rng
     if rng is None or isinstance(rng, (int, np.integer)):
         return np.random.default_rng(rng)
-    raise VoteSchemaError(
+    raise InputError(
         f"rng must be a numpy Generator, an int seed or None; got {type(rng).__name__}"
     )
 
 
 def check_option(name: str, value: Any, allowed: Sequence[Any]) -> Any:
-    """Raise unless ``value`` is one of ``allowed``."""
+    """Raise :class:`~annokit.errors.InvalidValueError` unless ``value`` is one of ``allowed``."""
     if value not in allowed:
-        raise VoteSchemaError(f"{name} must be one of {list(allowed)}; got {value!r}")
+        raise InvalidValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
     return value
 
 
@@ -51,50 +70,84 @@ def check_counts(counts: Any, *, name: str = "counts", allow_empty_rows: bool = 
     """
     arr = np.asarray(counts)
     if arr.ndim != 2:
-        raise VoteSchemaError(f"{name} must be 2-D (n_items, n_labels); got shape {arr.shape}")
+        raise SchemaError(f"{name} must be 2-D (n_items, n_labels); got shape {arr.shape}")
     if arr.shape[1] == 0:
-        raise VoteSchemaError(f"{name} has no label columns")
+        raise SchemaError(f"{name} has no label columns")
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
             bad = np.argwhere(~np.isfinite(arr))[0]
-            raise VoteSchemaError(f"{name} has a non-finite value at item {bad[0]}, label {bad[1]}")
+            raise InvalidValueError(
+                f"{name} has a non-finite value at item {bad[0]}, label {bad[1]}")
         if np.any(arr != np.round(arr)):
             bad = np.argwhere(arr != np.round(arr))[0]
-            raise VoteSchemaError(
+            raise InvalidValueError(
                 f"{name} must hold whole vote counts; got {arr[tuple(bad)]!r} at item {bad[0]}, "
                 f"label {bad[1]}"
             )
     elif arr.dtype.kind not in "iub":
-        raise VoteSchemaError(f"{name} must be numeric; got dtype {arr.dtype}")
+        raise SchemaError(f"{name} must be numeric; got dtype {arr.dtype}")
     arr = arr.astype(np.int64, copy=False)
     if arr.size and arr.min() < 0:
         bad = np.argwhere(arr < 0)[0]
-        raise VoteSchemaError(f"{name} has a negative count at item {bad[0]}, label {bad[1]}")
+        raise InvalidValueError(f"{name} has a negative count at item {bad[0]}, label {bad[1]}")
     if not allow_empty_rows:
         empty = np.flatnonzero(arr.sum(axis=1) == 0)
         if empty.size:
-            raise VoteSchemaError(
+            raise InvalidValueError(
                 f"{name} has {empty.size} item(s) with zero votes, e.g. rows {first_offenders(empty)}"
             )
     return arr
 
 
-def check_probs(probs: Any, *, name: str = "probs", atol: float = 1e-6) -> np.ndarray:
-    """Validate an (n_items, n_labels) matrix whose rows are probability distributions."""
-    arr = np.asarray(probs, dtype=np.float64)
-    if arr.ndim != 2:
-        raise VoteSchemaError(f"{name} must be 2-D (n_items, n_labels); got shape {arr.shape}")
-    if arr.shape[0] == 0:
-        raise VoteSchemaError(f"{name} has no rows")
+def check_simplex(arr: np.ndarray, *, name: str = "probs", atol: float = SIMPLEX_ATOL) -> None:
+    """Raise unless every row of a 2-D float array is a probability distribution.
+
+    Values only (the shape is the caller's business): every entry finite and
+    ``>= 0``, every row sum within ``atol`` of 1.
+
+    Parameters
+    ----------
+    arr : ndarray of shape (n_items, n_labels), float64
+    name : str
+        The argument's name, used in the message.
+    atol : float, default 1e-6
+        Tolerance on ``|sum_j arr_ij - 1|``.
+
+    Raises
+    ------
+    InvalidValueError
+        Naming the first offending row: NaN or infinite values, a negative
+        value, or a row sum off by more than ``atol``.
+    """
+    if arr.size == 0:
+        return
     finite = np.isfinite(arr).all(axis=1)
     if not finite.all():
-        raise VoteSchemaError(f"{name} has NaN or infinite values in row {int(np.argmin(finite))}")
+        raise InvalidValueError(
+            f"{name} has NaN or infinite values in row {int(np.argmin(finite))}")
     if arr.min() < 0:
-        raise VoteSchemaError(f"{name} has a negative value in row {int(np.argwhere(arr < 0)[0, 0])}")
+        raise InvalidValueError(
+            f"{name} has a negative value in row {int(np.argwhere(arr < 0)[0, 0])}")
     sums = arr.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > atol)
     if bad.size:
-        raise VoteSchemaError(
-            f"{name} rows must sum to 1 (tolerance {atol}); row {bad[0]} sums to {sums[bad[0]]!r}"
+        raise InvalidValueError(
+            f"{name} rows must sum to 1 (tolerance {atol}); row {bad[0]} sums to {float(sums[bad[0]])!r}"
         )
+
+
+def check_probs(probs: Any, *, name: str = "probs", atol: float = SIMPLEX_ATOL) -> np.ndarray:
+    """Validate an (n_items, n_labels) matrix whose rows are probability distributions.
+
+    Returns the float64 array. Shape problems raise
+    :class:`~annokit.errors.SchemaError`, values off the simplex
+    :class:`~annokit.errors.InvalidValueError` (see :func:`check_simplex`).
+    """
+    arr = np.asarray(probs.to_numpy() if hasattr(probs, "to_numpy") else probs,
+                     dtype=np.float64)
+    if arr.ndim != 2:
+        raise SchemaError(f"{name} must be 2-D (n_items, n_labels); got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise SchemaError(f"{name} has no rows")
+    check_simplex(arr, name=name, atol=atol)
     return arr

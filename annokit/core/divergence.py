@@ -1,9 +1,26 @@
-"""Divergences between label distributions, per item.
+"""Divergences between label distributions, per item: TVD, Jensen-Shannon distance, KL.
 
 Conventions follow ChaosNLI (Nie et al. 2020), which reports the
 Jensen-Shannon *distance* as computed by ``scipy.spatial.distance.jensenshannon``
 (natural log, square root of the divergence) and KL(human || model) with model
 probabilities clipped at 1e-15.
+
+Every public function checks that both inputs are probability rows (finite,
+``>= 0``, summing to 1 within 1e-6; :func:`annokit.core.checks.check_simplex`)
+and raises :class:`~annokit.errors.InvalidValueError` naming the row otherwise:
+nothing is renormalised. The ``*_rows`` functions are the same formulas
+without checks, for callers that validated already (the metric sums).
+
+References
+----------
+Lin (1991). Divergence measures based on the Shannon entropy. IEEE Transactions
+on Information Theory 37(1), 145-151. DOI:10.1109/18.61115.
+
+Kullback, Leibler (1951). On Information and Sufficiency. Annals of
+Mathematical Statistics 22(1), 79-86. DOI:10.1214/aoms/1177729694.
+
+Nie, Zhou, Bansal (2020). What Can We Learn from Collective Human Opinions on
+Natural Language Inference Data? EMNLP. arXiv:2010.03532.
 """
 
 from __future__ import annotations
@@ -12,57 +29,41 @@ from typing import Any
 
 import numpy as np
 
-from annokit.errors import VoteSchemaError
+from annokit.core.checks import check_simplex
+from annokit.errors import SchemaError
 
-__all__ = ["KL_EPS", "jensen_shannon_distance", "kl_divergence", "tvd"]
+__all__ = ["KL_EPS", "jensen_shannon_distance", "js_distance_rows", "kl_divergence", "kl_rows",
+           "tvd", "tvd_rows"]
 
 #: Model probabilities are clipped to at least this value inside KL (ChaosNLI's choice).
 KL_EPS = 1e-15
 
 
 def _pair(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
-    p = np.asarray(p, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
-    if p.ndim == 1:
-        p = p[None, :]
-    if q.ndim == 1:
-        q = q[None, :]
+    """Both inputs as float64 2-D arrays of equal shape (a 1-D input is one row), checked."""
+    out = []
+    for name, x in (("p", p), ("q", q)):
+        arr = np.asarray(x.to_numpy() if hasattr(x, "to_numpy") else x, dtype=np.float64)
+        out.append(arr[None, :] if arr.ndim == 1 else arr)
+    p, q = out
     if p.shape != q.shape or p.ndim != 2:
-        raise VoteSchemaError(f"distributions must have equal 2-D shapes; got {p.shape} and {q.shape}")
-    if not (np.isfinite(p).all() and np.isfinite(q).all()):
-        raise VoteSchemaError("distributions contain NaN or infinite values")
+        raise SchemaError(f"distributions must have equal 2-D shapes; got {p.shape} and {q.shape}")
+    check_simplex(p, name="p")
+    check_simplex(q, name="q")
     return p, q
 
 
-def tvd(p: Any, q: Any) -> np.ndarray:
-    """Total variation distance ``0.5 * sum_j |p_j - q_j|`` per row, in [0, 1].
-
-    This is Baan et al.'s (2022) DistCE when ``p`` is the model and ``q`` the
-    human distribution.
-
-    Examples
-    --------
-    >>> tvd([[0.5, 0.5, 0.0]], [[0.0, 0.5, 0.5]]).tolist()
-    [0.5]
-    """
-    p, q = _pair(p, q)
+def tvd_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``0.5 * sum_j |p_ij - q_ij|`` per row, without input checks."""
     return 0.5 * np.abs(p - q).sum(axis=1)
 
 
-def jensen_shannon_distance(p: Any, q: Any) -> np.ndarray:
-    """Jensen-Shannon distance per row: ``sqrt(JSD(p, q))`` with natural logs.
+def js_distance_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``sqrt(JSD(p_i, q_i))`` with natural logs per row, without input checks.
 
-    Equals ``scipy.spatial.distance.jensenshannon(p, q)`` row by row; bounded by
-    ``sqrt(ln 2)``.
-
-    Examples
-    --------
-    >>> round(float(jensen_shannon_distance([[1.0, 0.0]], [[0.0, 1.0]])[0] ** 2), 6)  # ln 2
-    0.693147
+    ``JSD(p, q) = 1/2 KL(p || m) + 1/2 KL(q || m)``, ``m = (p + q) / 2``
+    (Lin 1991, Eq. 4.1 with equal weights), terms with a zero numerator being 0.
     """
-    p, q = _pair(p, q)
-    p = p / p.sum(axis=1, keepdims=True)
-    q = q / q.sum(axis=1, keepdims=True)
     m = 0.5 * (p + q)
     with np.errstate(divide="ignore", invalid="ignore"):
         left = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / np.where(m > 0, m, 1.0)), 0.0)
@@ -71,11 +72,107 @@ def jensen_shannon_distance(p: Any, q: Any) -> np.ndarray:
     return np.sqrt(np.maximum(js, 0.0))
 
 
+def kl_rows(p: np.ndarray, q: np.ndarray, eps: float = KL_EPS) -> np.ndarray:
+    """``sum_{j: p_ij > 0} p_ij (log p_ij - log max(q_ij, eps))`` per row, without input checks."""
+    q = np.maximum(q, eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * (np.log(np.where(p > 0, p, 1.0)) - np.log(q)), 0.0)
+    return terms.sum(axis=1)
+
+
+def tvd(p: Any, q: Any) -> np.ndarray:
+    """Total variation distance ``0.5 * sum_j |p_j - q_j|`` per row, in [0, 1].
+
+    This is Baan et al.'s (2022) DistCE when ``p`` is the model and ``q`` the
+    human distribution.
+
+    Parameters
+    ----------
+    p, q : array-like of shape (n_items, n_labels) or (n_labels,)
+        Probability rows (a 1-D input is one row).
+
+    Returns
+    -------
+    ndarray of shape (n_items,)
+
+    Raises
+    ------
+    SchemaError
+        If the shapes differ.
+    InvalidValueError
+        If a row is not a distribution (NaN, negative, or not summing to 1).
+
+    Examples
+    --------
+    >>> tvd([[0.5, 0.5, 0.0]], [[0.0, 0.5, 0.5]]).tolist()
+    [0.5]
+    """
+    p, q = _pair(p, q)
+    return tvd_rows(p, q)
+
+
+def jensen_shannon_distance(p: Any, q: Any) -> np.ndarray:
+    """Jensen-Shannon distance per row: ``sqrt(JSD(p, q))`` with natural logs.
+
+    Equals ``scipy.spatial.distance.jensenshannon(p, q)`` row by row on
+    distributions; bounded by ``sqrt(ln 2)``. Unlike scipy, rows that do not
+    sum to 1 are rejected, not renormalised.
+
+    Parameters
+    ----------
+    p, q : array-like of shape (n_items, n_labels) or (n_labels,)
+
+    Returns
+    -------
+    ndarray of shape (n_items,)
+
+    Raises
+    ------
+    SchemaError
+        If the shapes differ.
+    InvalidValueError
+        If a row is not a distribution.
+
+    Notes
+    -----
+    ``JSD(p, q) = 1/2 sum_j p_j log(p_j / m_j) + 1/2 sum_j q_j log(q_j / m_j)``
+    with ``m = (p + q) / 2`` (Lin 1991).
+
+    Examples
+    --------
+    >>> round(float(jensen_shannon_distance([[1.0, 0.0]], [[0.0, 1.0]])[0] ** 2), 6)  # ln 2
+    0.693147
+    """
+    p, q = _pair(p, q)
+    return js_distance_rows(p, q)
+
+
 def kl_divergence(p: Any, q: Any, *, eps: float = KL_EPS) -> np.ndarray:
     """KL(p || q) per row in nats, with ``q`` clipped to at least ``eps``.
 
     ``p`` is the reference (human) distribution and ``q`` the model; terms with
     ``p_j = 0`` contribute 0. ChaosNLI clips model probabilities at 1e-15.
+
+    Parameters
+    ----------
+    p, q : array-like of shape (n_items, n_labels) or (n_labels,)
+    eps : float, default 1e-15
+
+    Returns
+    -------
+    ndarray of shape (n_items,)
+
+    Raises
+    ------
+    SchemaError
+        If the shapes differ.
+    InvalidValueError
+        If a row is not a distribution.
+
+    Notes
+    -----
+    ``KL(p || q) = sum_{j: p_j > 0} p_j log(p_j / max(q_j, eps))`` (Kullback and
+    Leibler 1951).
 
     Examples
     --------
@@ -83,7 +180,4 @@ def kl_divergence(p: Any, q: Any, *, eps: float = KL_EPS) -> np.ndarray:
     0.0
     """
     p, q = _pair(p, q)
-    q = np.maximum(q, eps)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * (np.log(np.where(p > 0, p, 1.0)) - np.log(q)), 0.0)
-    return terms.sum(axis=1)
+    return kl_rows(p, q, eps)

@@ -1,8 +1,8 @@
 """Metrics: agreement between annotators, divergences between distributions, calibration.
 
-Names are re-exported lazily (PEP 562), so importing one submodule, such as
-``annokit.metrics.agreement`` for ``annokit stats``, does not load the numba
-kernels of the calibration metrics.
+Names are re-exported lazily (PEP 562), so importing one name, such as
+``krippendorff_alpha`` (from ``annokit.core.agreement``), does not load the
+numba kernels of the calibration metrics.
 """
 
 from __future__ import annotations
@@ -12,39 +12,44 @@ from typing import Any
 
 _EXPORTS: dict[str, str] = {
     # agreement between annotators
-    "krippendorff_alpha": "agreement", "fleiss_kappa": "agreement", "AgreementResult": "agreement",
+    "krippendorff_alpha": "annokit.core.agreement", "fleiss_kappa": "annokit.core.agreement",
+    "AgreementResult": "annokit.core.agreement",
     # divergences between distributions
     "tvd": "annokit.core.divergence", "jensen_shannon_distance": "annokit.core.divergence",
     "kl_divergence": "annokit.core.divergence",
+    # the metric registry and its mergeable states
+    "REGISTRY": "registry", "MetricSpec": "registry", "compute": "registry",
+    "available": "registry", "update_many": "states",
     # calibration against hard and soft labels
     "expected_calibration_error": "calibration", "max_calibration_error": "calibration",
     "classwise_calibration_error": "calibration", "soft_calibration_error": "calibration",
     "reliability_diagram": "calibration", "ReliabilityDiagram": "calibration",
-    "CalibrationErrorAccumulator": "calibration",
     # calibration to the human distribution (Baan et al. 2022) and proper scores
-    "entropy_calibration_error": "human", "rank_calibration_score": "human",
-    "distribution_calibration_error": "human", "accuracy": "human", "brier_score": "human",
-    "negative_log_likelihood": "human", "calibration_summary": "human", "SUMMARY_KEYS": "human",
+    "entropy_calibration_error": "human_calibration", "rank_calibration_score": "human_calibration",
+    "distribution_calibration_error": "human_calibration", "accuracy": "scores",
+    "brier_score": "scores", "negative_log_likelihood": "scores",
     # intervals, the suite on aligned records, temperature scaling
-    "bootstrap_ci": "bootstrap", "paired_bootstrap_diff": "bootstrap", "BootstrapResult": "bootstrap",
+    "bootstrap_ci": "annokit.core.resample", "paired_bootstrap_diff": "annokit.core.resample",
+    "BootstrapResult": "annokit.core.resample",
     "evaluate": "engine", "EvaluationResult": "engine",
     "fit_temperature": "temperature", "apply_temperature": "temperature",
 }
 
 #: Every lazy export (tests/test_public_api.py checks they agree).
 __all__ = [
-    "SUMMARY_KEYS",
+    "REGISTRY",
     "AgreementResult",
     "BootstrapResult",
-    "CalibrationErrorAccumulator",
     "EvaluationResult",
+    "MetricSpec",
     "ReliabilityDiagram",
     "accuracy",
     "apply_temperature",
+    "available",
     "bootstrap_ci",
     "brier_score",
-    "calibration_summary",
     "classwise_calibration_error",
+    "compute",
     "distribution_calibration_error",
     "entropy_calibration_error",
     "evaluate",
@@ -61,6 +66,7 @@ __all__ = [
     "reliability_diagram",
     "soft_calibration_error",
     "tvd",
+    "update_many",
 ]
 
 

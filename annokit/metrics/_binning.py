@@ -1,4 +1,4 @@
-"""Shared validation and per-bin sufficient statistics for the binned calibration metrics.
+"""Bins and per-bin sufficient statistics of the binned calibration metrics.
 
 Binning convention (documented once, used everywhere)
 -----------------------------------------------------
@@ -14,39 +14,40 @@ which is the torchmetrics convention
 bins ``(lo, hi]``; the two conventions differ only for values lying exactly on an
 inner edge.
 
-The plain-numpy functions here are the reference implementation; the numba
-kernels in :mod:`annokit.metrics._fast` compute the same sums in one pass and
-are compared against these in the tests.
+Weights
+-------
+Every sum is weighted: item ``i`` contributes ``w_i * x_i`` to its bin. Weights
+are ``None`` (all 1), shape ``(n,)``, or shape ``(r, n)`` for ``r`` replicate
+weightings at once; then every statistic gets a leading axis of length ``r``.
+Integer weights give the sums of the repeated rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
-from annokit.core.checks import check_probs
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError, SchemaError
 
 __all__ = [
     "BinStats",
     "bin_index",
-    "check_labels",
+    "bin_sums",
     "check_n_bins",
     "compute_classwise",
     "compute_top",
     "quantile_edges",
+    "top_label",
     "uniform_edges",
-    "update_numpy",
-    "validate_inputs",
 ]
 
 
 def check_n_bins(n_bins: Any) -> int:
-    """``n_bins`` must be a positive integer."""
+    """``n_bins`` must be a positive integer (:class:`~annokit.errors.InvalidValueError`)."""
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise VoteSchemaError(f"n_bins must be a positive integer; got {n_bins!r}")
+        raise InvalidValueError(f"n_bins must be a positive integer; got {n_bins!r}")
     return int(n_bins)
 
 
@@ -55,13 +56,68 @@ def uniform_edges(n_bins: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, n_bins + 1)
 
 
-def quantile_edges(values: np.ndarray, n_bins: int) -> np.ndarray:
-    """Equal-mass edges: the ``b / n_bins`` quantiles of ``values`` (linear interpolation).
+def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """numpy's quantile interpolation ``a + (b - a) t`` (``b - (b - a)(1 - t)`` for t >= 1/2)."""
+    diff = b - a
+    return np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
 
-    Values tied on an edge all fall in the bin that starts at that edge, so bins
-    can be empty when many values are tied; empty bins contribute nothing.
+
+def quantile_edges(values: np.ndarray, n_bins: int, weights: np.ndarray | None = None
+                   ) -> np.ndarray:
+    """Equal-mass edges: the ``b / n_bins`` weighted quantiles of ``values``.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+    n_bins : int
+    weights : None, ndarray of shape (n,) or (r, n)
+        Non-negative item weights; ``(r, n)`` gives one set of edges per row.
+
+    Returns
+    -------
+    ndarray of shape (n_bins + 1,) or (r, n_bins + 1)
+        NaN where the total weight is 0.
+
+    Notes
+    -----
+    The weighted quantile is numpy's ``method="linear"`` (Hyndman and Fan 1996,
+    definition 7) on the sample in which item ``i`` is repeated ``w_i`` times:
+    with ``W = sum_i w_i``, the quantile ``q`` sits at the virtual position
+    ``h = (W - 1) q`` of the sorted repeated sample; the value at position ``m``
+    is the value of the first sorted item whose cumulative weight exceeds
+    ``m``, and positions between integers are interpolated linearly as numpy
+    does. So integer weights give exactly ``np.quantile(np.repeat(values, w))``,
+    and zero weights are items that are absent. Non-integer weights use the same
+    formula. Values tied on an edge all fall in the bin that starts at that
+    edge (ties are never split), so bins can be empty when many values are tied.
+
+    References
+    ----------
+    Hyndman, Fan (1996). Sample Quantiles in Statistical Packages. The American
+    Statistician 50(4), 361-365. DOI:10.1080/00031305.1996.10473566.
     """
-    return np.quantile(values, np.linspace(0.0, 1.0, n_bins + 1))
+    q = np.linspace(0.0, 1.0, n_bins + 1)
+    if weights is None:
+        return np.quantile(values, q)
+    w2 = np.atleast_2d(weights)
+    order = np.argsort(values, kind="stable")
+    x = values[order]
+    cum = np.cumsum(w2[:, order], axis=1)
+    out = np.full((w2.shape[0], q.size), np.nan)
+    for r in range(w2.shape[0]):
+        c = cum[r]
+        total = c[-1] if c.size else 0.0
+        if not total > 0:
+            continue
+        pos = (total - 1) * q
+        lo = np.floor(pos)
+        # value at position m of the repeated sample: first item whose cumulative weight > m
+        a = x[np.minimum(np.searchsorted(c, lo, side="right"), x.size - 1)]
+        b = x[np.minimum(np.searchsorted(c, lo + 1, side="right"), x.size - 1)]
+        live = x[c > np.concatenate(([0.0], c[:-1]))]   # the items of positive weight
+        out[r] = np.where(pos >= total - 1, live[-1],
+                          np.where(pos < 0, live[0], _lerp(a, b, pos - lo)))
+    return out[0] if np.ndim(weights) == 1 else out
 
 
 def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -70,181 +126,137 @@ def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.clip(idx, 0, len(edges) - 2)
 
 
-def check_labels(labels: Any, n_items: int, n_labels: int, *, name: str = "labels") -> np.ndarray:
-    """Validate hard targets: integer class indices in ``[0, n_labels)``, one per item."""
-    if hasattr(labels, "to_numpy"):
-        labels = labels.to_numpy()
-    arr = np.asarray(labels)
-    if arr.ndim != 1:
-        raise VoteSchemaError(f"{name} must be 1-D (n_items,); got shape {arr.shape}")
-    if arr.shape[0] != n_items:
-        raise VoteSchemaError(f"{name} has {arr.shape[0]} entries but probs has {n_items} rows")
-    if arr.dtype.kind == "f":
-        if not np.isfinite(arr).all():
-            raise VoteSchemaError(
-                f"{name} has NaN or infinite values at item {int(np.argmin(np.isfinite(arr)))}")
-        if np.any(arr != np.round(arr)):
-            bad = int(np.flatnonzero(arr != np.round(arr))[0])
-            raise VoteSchemaError(
-                f"{name} must be integer class indices; got {arr[bad].item()!r} at item {bad}")
-    elif arr.dtype.kind not in "iub":
-        raise VoteSchemaError(f"{name} must be integer class indices; got dtype {arr.dtype}")
-    arr = arr.astype(np.int64, copy=False)
-    if arr.size and (arr.min() < 0 or arr.max() >= n_labels):
-        bad = int(np.flatnonzero((arr < 0) | (arr >= n_labels))[0])
-        raise VoteSchemaError(
-            f"{name} must lie in [0, {n_labels}) (one per probs column); got {arr[bad]} at item {bad}")
-    return arr
+def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted class ``argmax_j p_ij`` (first column on ties) and confidence ``max_j p_ij``."""
+    pred = probs.argmax(axis=1)
+    return pred, probs[np.arange(probs.shape[0]), pred]
 
 
-def _as_2d(x: Any) -> Any:
-    return x.to_numpy() if hasattr(x, "to_numpy") else x
+def bin_sums(idx: np.ndarray, size: int, weights: np.ndarray | None = None,
+             values: np.ndarray | None = None, *, per_replicate: bool = False) -> np.ndarray:
+    """Per-bin sums ``sum_{i in b} w_i x_i`` by ``np.bincount``.
 
+    Parameters
+    ----------
+    idx : int ndarray of shape (..., n)
+        Bin of each entry, in ``[0, size)``. With ``per_replicate=True`` its
+        first axis is the replicate axis (the bins differ per replicate).
+    size : int
+        Number of bins.
+    weights : None, ndarray of shape (n,) or (r, n)
+        Item weights, over the last axis of ``idx``.
+    values : None or ndarray broadcastable to ``idx``
+        ``x``; None sums the weights (counts).
+    per_replicate : bool, default False
 
-def _shallow_probs(x: Any, name: str) -> np.ndarray:
-    arr = np.asarray(_as_2d(x), dtype=np.float64)
-    if arr.ndim != 2:
-        raise VoteSchemaError(f"{name} must be 2-D (n_items, n_labels); got shape {arr.shape}")
-    if arr.shape[0] == 0:
-        raise VoteSchemaError(f"{name} has no rows")
-    return arr
-
-
-def validate_inputs(probs: Any, labels: Any = None, targets: Any = None, *, deep: bool = True
-                    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Validate ``probs`` (n_items, n_labels), optional ``labels`` (n_items,) and ``targets``.
-
-    ``deep=False`` checks shapes and dtypes only and leaves the value checks
-    (finite, non-negative, rows summing to 1, labels in range) to the fused
-    kernel, which reports a failure so that the caller re-runs with
-    ``deep=True`` and raises the usual message.
+    Returns
+    -------
+    ndarray of shape (size,), or (r, size) with 2-D weights; float64.
+    Entries are summed in item order within each bin.
     """
-    if deep:
-        p = check_probs(_as_2d(probs), name="probs")
+    if weights is not None and weights.ndim == 2:
+        r, n = weights.shape
+        lead = idx if per_replicate else idx[None]
+        w = weights.reshape((r,) + (1,) * (lead.ndim - 2) + (n,))
+        x = w if values is None else w * values
+        offsets = (np.arange(r) * size).reshape((r,) + (1,) * (lead.ndim - 1))
+        flat, x = np.broadcast_arrays(lead + offsets, x)
+        return np.bincount(flat.ravel(), weights=x.ravel(), minlength=r * size).reshape(r, size)
+    if weights is None:
+        x = values
     else:
-        p = _shallow_probs(probs, "probs")
-    y = None
-    if labels is not None:
-        lab = labels.to_numpy() if hasattr(labels, "to_numpy") else labels
-        lab = np.asarray(lab)
-        if not deep and lab.dtype.kind in "iu" and lab.ndim == 1 and lab.shape[0] == p.shape[0]:
-            y = lab.astype(np.int64, copy=False)
-        else:
-            y = check_labels(lab, p.shape[0], p.shape[1])
-    t = None
-    if targets is not None:
-        t = check_probs(_as_2d(targets), name="targets") if deep else _shallow_probs(
-            targets, "targets")
-        if t.shape != p.shape:
-            raise VoteSchemaError(
-                f"targets must have the shape of probs {p.shape}; got {t.shape}")
-    return p, y, t
+        x = weights if values is None else weights * values
+    if x is not None:
+        x = np.broadcast_to(x, idx.shape).ravel()
+    return np.bincount(idx.ravel(), weights=x, minlength=size).astype(np.float64, copy=False)
 
 
 @dataclass
 class BinStats:
     """Mergeable per-bin sums (the sufficient statistics of every binned metric).
 
-    Top-label arrays have shape (n_bins,); classwise arrays (n_labels, n_bins).
-    ``sum_soft`` / ``cw_sum_soft`` are None when no soft targets were given;
-    ``sum_correct`` / ``cw_sum_hit`` are None when no hard labels were given.
+    Every sum is weighted (see the module notes). Top-label arrays have shape
+    ``(n_bins,)``, classwise arrays ``(n_labels, n_bins)``; with ``r``
+    replicate weightings every array (and ``weight``) gets a leading axis of
+    length ``r``. Fields are None when not computed (``hit`` without hard
+    labels, ``soft`` without soft labels, ``cw_*`` unless classwise).
+
+    Attributes
+    ----------
+    weight : float or ndarray of shape (r,)
+        Total weight of the items.
+    count : ndarray
+        Weight per bin (the item count when unweighted).
+    conf : ndarray
+        Sum of the top-label confidence ``max_j p_ij``.
+    hit : ndarray or None
+        Sum of ``[argmax_j p_ij == hard_i]``.
+    soft : ndarray or None
+        Sum of ``soft_i[argmax_j p_ij]``.
+    cw_count, cw_conf, cw_hit, cw_soft : ndarray or None
+        Classwise: column ``k`` binned on ``p_ik``; weight, sum of ``p_ik``, of
+        ``[hard_i == k]`` and of ``soft_ik``.
     """
 
-    n_items: int
+    weight: Any
     count: np.ndarray
-    sum_conf: np.ndarray
-    sum_correct: np.ndarray | None
-    sum_soft: np.ndarray | None
+    conf: np.ndarray
+    hit: np.ndarray | None = None
+    soft: np.ndarray | None = None
     cw_count: np.ndarray | None = None
-    cw_sum_prob: np.ndarray | None = None
-    cw_sum_hit: np.ndarray | None = None
-    cw_sum_soft: np.ndarray | None = None
+    cw_conf: np.ndarray | None = None
+    cw_hit: np.ndarray | None = None
+    cw_soft: np.ndarray | None = None
 
     def merge(self, other: BinStats) -> BinStats:
-        """Element-wise sum of two sets of statistics over the same bins."""
-        def add(a, b, what):
+        """Element-wise sum of two sets of statistics over the same bins (a new object)."""
+        out = {}
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
             if (a is None) != (b is None):
-                raise VoteSchemaError(
-                    f"cannot merge statistics: {what} is present in one and missing in the other "
-                    "(mix of batches with and without labels/targets)")
-            return None if a is None else a + b
-        return BinStats(
-            self.n_items + other.n_items,
-            add(self.count, other.count, "count"),
-            add(self.sum_conf, other.sum_conf, "sum_conf"),
-            add(self.sum_correct, other.sum_correct, "labels"),
-            add(self.sum_soft, other.sum_soft, "targets"),
-            add(self.cw_count, other.cw_count, "classwise counts"),
-            add(self.cw_sum_prob, other.cw_sum_prob, "classwise sums"),
-            add(self.cw_sum_hit, other.cw_sum_hit, "labels"),
-            add(self.cw_sum_soft, other.cw_sum_soft, "targets"),
-        )
+                raise SchemaError(f"cannot merge bin statistics: {f.name} is present in one "
+                                  "and missing in the other")
+            out[f.name] = None if a is None else a + b
+        return BinStats(**out)
 
 
-def update_numpy(probs: np.ndarray, labels: np.ndarray | None, targets: np.ndarray | None,
-                 edges: np.ndarray, *, classwise: bool = True) -> BinStats:
-    """Per-bin sums by ``np.bincount`` (the reference implementation).
+def _divide(num: Any, den: Any) -> Any:
+    """``num / den`` with NaN where ``den == 0`` (a float for 0-d input)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(np.asarray(den) > 0, np.asarray(num) / np.asarray(den), np.nan)
+    return float(out) if out.ndim == 0 else out
 
-    Top-label (Guo et al. 2017, Eq. 3-5): confidence ``max_j p_ij``, predicted
-    class ``argmax_j p_ij`` (first index on ties), correctness against
-    ``labels``, soft target ``targets[i, argmax_j p_ij]`` (Leznik 2026, Eq. 4).
-    Classwise (Nixon et al. 2019, SCE): every column binned on its own
-    probability, with hit ``labels == k`` and soft target ``targets[:, k]``.
+
+def compute_top(stats: BinStats, *, soft: bool = False, reduce: str = "ece") -> Any:
+    """ECE, SMECE or MCE from top-label sums; NaN when the total weight is 0.
+
+    ``ECE = sum_b |conf_b - hit_b| / W`` (``= sum_b W_b/W |conf(B_b) - acc(B_b)|``,
+    Guo et al. 2017, Eq. 3); SMECE swaps ``hit`` for ``soft`` (Leznik 2026,
+    Eq. 5); MCE is ``max_b |conf_b / W_b - hit_b / W_b|`` over bins of positive
+    weight (Naeini et al. 2015). A float, or shape ``(r,)`` with replicates.
     """
-    n, k = probs.shape
-    n_bins = len(edges) - 1
-    pred = probs.argmax(axis=1)
-    rows = np.arange(n)
-    conf = probs[rows, pred]
-    idx = bin_index(conf, edges)
-    count = np.bincount(idx, minlength=n_bins).astype(np.int64)
-    sum_conf = np.bincount(idx, weights=conf, minlength=n_bins)
-    sum_correct = None
-    if labels is not None:
-        sum_correct = np.bincount(idx, weights=(pred == labels).astype(np.float64),
-                                  minlength=n_bins)
-    sum_soft = None
-    if targets is not None:
-        sum_soft = np.bincount(idx, weights=targets[rows, pred], minlength=n_bins)
-    stats = BinStats(n, count, sum_conf, sum_correct, sum_soft)
-    if classwise:
-        # column-major flattening keeps each class's items in item order, so the
-        # bincount sums accumulate in the same order as a per-class loop would.
-        flat = (bin_index(probs.T, edges) + (np.arange(k) * n_bins)[:, None]).ravel()
-        size = k * n_bins
-        stats.cw_count = np.bincount(flat, minlength=size).reshape(k, n_bins).astype(np.int64)
-        stats.cw_sum_prob = np.bincount(flat, weights=probs.T.ravel(), minlength=size
-                                        ).reshape(k, n_bins)
-        if labels is not None:
-            hit = (labels[None, :] == np.arange(k)[:, None]).astype(np.float64).ravel()
-            stats.cw_sum_hit = np.bincount(flat, weights=hit, minlength=size).reshape(k, n_bins)
-        if targets is not None:
-            stats.cw_sum_soft = np.bincount(flat, weights=targets.T.ravel(), minlength=size
-                                            ).reshape(k, n_bins)
-    return stats
-
-
-def compute_top(stats: BinStats, *, soft: bool = False, reduce: str = "ece") -> float:
-    """ECE / SMECE / MCE from top-label sums.
-
-    ``ECE = sum_b |sum_conf_b - sum_correct_b| / n`` (= sum_b n_b/n |conf_b - acc_b|,
-    Guo et al. 2017 Eq. 3); SMECE swaps ``sum_correct`` for ``sum_soft``
-    (Leznik 2026, Eq. 5). MCE is ``max_b |conf_b - acc_b|`` over non-empty bins.
-    """
-    target = stats.sum_soft if soft else stats.sum_correct
+    target = stats.soft if soft else stats.hit
     if target is None:
-        raise VoteSchemaError("soft targets were not given" if soft else "labels were not given")
+        raise SchemaError("soft targets were not given" if soft else "labels were not given")
     if reduce == "ece":
-        return float(np.abs(stats.sum_conf - target).sum() / stats.n_items)
+        return _divide(np.abs(stats.conf - target).sum(axis=-1), stats.weight)
     nz = stats.count > 0
-    gaps = np.abs(stats.sum_conf[nz] / stats.count[nz] - target[nz] / stats.count[nz])
-    return float(gaps.max()) if gaps.size else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gaps = np.abs(stats.conf / stats.count - target / stats.count)
+    worst = np.where(nz, gaps, -np.inf).max(axis=-1)
+    worst = np.where(nz.any(axis=-1), worst, np.nan)
+    return float(worst) if np.ndim(worst) == 0 else worst
 
 
-def compute_classwise(stats: BinStats, *, soft: bool = False) -> float:
-    """Classwise ECE (Nixon et al. 2019, SCE): ``1/K sum_k sum_b |sum_p_kb - sum_y_kb| / n``."""
-    target = stats.cw_sum_soft if soft else stats.cw_sum_hit
-    if target is None or stats.cw_sum_prob is None:
-        raise VoteSchemaError("soft targets were not given" if soft else "labels were not given")
-    per_class = np.abs(stats.cw_sum_prob - target).sum(axis=1) / stats.n_items
-    return float(per_class.mean())
+def compute_classwise(stats: BinStats, *, soft: bool = False) -> Any:
+    """Classwise ECE (Nixon et al. 2019, SCE): ``1/K sum_k sum_b |cw_conf_kb - cw_hit_kb| / W``.
+
+    SMECE classwise swaps ``cw_hit`` for ``cw_soft``. NaN when the total weight is 0.
+    """
+    target = stats.cw_soft if soft else stats.cw_hit
+    if target is None or stats.cw_conf is None:
+        raise SchemaError("soft targets were not given" if soft else "labels were not given")
+    weight = np.asarray(stats.weight, dtype=np.float64)[..., None]
+    per_class = _divide(np.abs(stats.cw_conf - target).sum(axis=-1), weight)
+    out = np.mean(per_class, axis=-1)
+    return float(out) if np.ndim(out) == 0 else out

@@ -1,14 +1,18 @@
 """Binned calibration errors: ECE, MCE, adaptive ECE, classwise ECE, SMECE, reliability data.
 
-Every metric follows the functional/accumulator pattern: ``_validate`` ->
-``_update`` (per-bin sums, :class:`~annokit.metrics._binning.BinStats`) ->
-``_compute``. The public functions run the three steps on one array;
-:class:`CalibrationErrorAccumulator` runs ``_update`` per batch, merges the
-sums and calls the same ``_compute``, so both give the same numbers.
+Thin named forms of the metric states (:mod:`annokit.metrics.states`): each
+function builds the state of its metric, updates it with all rows and computes
+it, so ``expected_calibration_error(p, y)`` equals
+``annokit.metrics.compute("ece", p, hard=y)`` and the engine's value on the
+same rows. For batches, shards and weights use the states themselves.
 
 Binning: bins are ``[lo, hi)`` with the last bin closed, i.e. the bin of ``c`` is
 ``clip(searchsorted(edges, c, "right") - 1, 0, n_bins - 1)`` (torchmetrics'
 ``bucketize(c, edges, right=True) - 1``). See :mod:`annokit.metrics._binning`.
+
+Inputs are checked the same way by every metric: ``probs`` and ``targets`` rows
+finite, ``>= 0`` and summing to 1 within 1e-6, else
+:class:`~annokit.errors.InvalidValueError` naming the row.
 """
 
 from __future__ import annotations
@@ -19,12 +23,12 @@ from typing import Any
 import numpy as np
 
 from annokit.core.checks import check_option
-from annokit.errors import VoteSchemaError
+from annokit.errors import SchemaError
 from annokit.metrics import _binning
-from annokit.metrics._binning import BinStats
+from annokit.metrics import sums as _sums
+from annokit.metrics.states import AdaptiveBinnedState, BinnedState, MetricState, update_many
 
 __all__ = [
-    "CalibrationErrorAccumulator",
     "ReliabilityDiagram",
     "classwise_calibration_error",
     "expected_calibration_error",
@@ -35,39 +39,13 @@ __all__ = [
 
 _STRATEGIES = ("uniform", "quantile")
 _SOFT_MODES = ("top_label", "classwise", "binary")
+#: Argument names of the named functions, for error messages.
+_NAMES = ("probs", "targets", "labels")
 
 
-def _edges(probs: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
-    check_option("strategy", strategy, _STRATEGIES)
-    if strategy == "uniform":
-        return _binning.uniform_edges(n_bins)
-    return _binning.quantile_edges(probs.max(axis=1), n_bins)
-
-
-def _validate(probs: Any, labels: Any = None, targets: Any = None
-              ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Shapes always; values here for small inputs, inside the fused kernel for large ones."""
-    from annokit.metrics import _fast
-
-    n = len(probs) if hasattr(probs, "__len__") else 0
-    return _binning.validate_inputs(probs, labels, targets, deep=not _fast.use_fast(n))
-
-
-def _update(probs: np.ndarray, labels: np.ndarray | None, targets: np.ndarray | None,
-            edges: np.ndarray, *, classwise: bool = True) -> BinStats:
-    """Per-bin sums; the numba kernel for large inputs, numpy otherwise.
-
-    When the kernel's value checks fail, the numpy validation runs and raises
-    the usual message.
-    """
-    from annokit.metrics import _fast
-
-    if _fast.use_fast(probs.shape[0]):
-        out = _fast.update_fast(probs, labels, targets, edges, classwise=classwise)
-        if out is not None:
-            return out
-        probs, labels, targets = _binning.validate_inputs(probs, labels, targets)
-    return _binning.update_numpy(probs, labels, targets, edges, classwise=classwise)
+def _run(state: MetricState, probs: Any, targets: Any = None, labels: Any = None) -> float:
+    update_many([state], probs, targets, labels, names=_NAMES, allow_empty=False)
+    return state.compute()
 
 
 def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10,
@@ -83,9 +61,14 @@ def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10,
     n_bins : int, default 10
         Number of bins.
     strategy : {"uniform", "quantile"}, default "uniform"
-        ``"uniform"``: equal-width bins on [0, 1]. ``"quantile"``: equal-mass
-        (adaptive) bins whose edges are the ``b / n_bins`` quantiles of the
-        confidences (Nixon et al. 2019).
+        ``"uniform"``: equal-width bins on [0, 1] (registry name ``ece``).
+        ``"quantile"``: equal-mass (adaptive) bins whose edges are the
+        ``b / n_bins`` quantiles of the confidences (Nixon et al. 2019;
+        registry name ``ece_adaptive``). **Ties**: tied confidences always stay
+        in one bin (as in uncertainty-calibration), so bins can be unequal or
+        empty on tie-heavy data; implementations that split the sorted items
+        into equal-count groups (torch-uncertainty) split ties by sort position
+        and can differ noticeably there.
 
     Returns
     -------
@@ -95,9 +78,10 @@ def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10,
 
     Raises
     ------
-    VoteSchemaError
-        If ``probs`` is not a matrix of finite distributions, ``labels`` are not
-        class indices for it, or an option is invalid.
+    SchemaError
+        Wrong shapes or dtypes.
+    InvalidValueError
+        ``probs`` rows off the simplex, ``labels`` out of range, an invalid option.
 
     Notes
     -----
@@ -111,15 +95,19 @@ def expected_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10,
     Guo, Pleiss, Sun, Weinberger (2017). On Calibration of Modern Neural
     Networks. ICML. arXiv:1706.04599.
 
+    Nixon, Dusenberry, Zhang, Jerfel, Tran (2019). Measuring Calibration in
+    Deep Learning. CVPR Workshops. arXiv:1904.01685.
+
     Examples
     --------
     >>> probs = [[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]]
     >>> round(expected_calibration_error(probs, [0, 1, 1], n_bins=5), 6)
     0.3
     """
-    n_bins = _binning.check_n_bins(n_bins)
-    p, y, _ = _validate(probs, labels)
-    return _binning.compute_top(_update(p, y, None, _edges(p, n_bins, strategy), classwise=False))
+    check_option("strategy", strategy, _STRATEGIES)
+    state = (BinnedState(n_bins=n_bins) if strategy == "uniform"
+             else AdaptiveBinnedState(n_bins=n_bins))
+    return _run(state, probs, labels=labels)
 
 
 def max_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
@@ -140,18 +128,20 @@ def max_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> float
 
     Raises
     ------
-    VoteSchemaError
+    SchemaError, InvalidValueError
         On invalid input (see :func:`expected_calibration_error`).
+
+    References
+    ----------
+    Naeini, Cooper, Hauskrecht (2015). Obtaining Well Calibrated Probabilities
+    Using Bayesian Binning. AAAI. DOI:10.1609/aaai.v29i1.9602.
 
     Examples
     --------
     >>> round(max_calibration_error([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]], [0, 1, 1], n_bins=5), 6)
     0.6
     """
-    n_bins = _binning.check_n_bins(n_bins)
-    p, y, _ = _validate(probs, labels)
-    return _binning.compute_top(_update(p, y, None, _binning.uniform_edges(n_bins),
-                                        classwise=False), reduce="max")
+    return _run(BinnedState(n_bins=n_bins, reduce="max"), probs, labels=labels)
 
 
 def classwise_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) -> float:
@@ -174,7 +164,7 @@ def classwise_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) ->
 
     Raises
     ------
-    VoteSchemaError
+    SchemaError, InvalidValueError
         On invalid input.
 
     References
@@ -187,36 +177,37 @@ def classwise_calibration_error(probs: Any, labels: Any, *, n_bins: int = 10) ->
     >>> round(classwise_calibration_error([[1.0, 0.0], [0.0, 1.0]], [0, 1]), 6)
     0.0
     """
-    n_bins = _binning.check_n_bins(n_bins)
-    p, y, _ = _validate(probs, labels)
-    return _binning.compute_classwise(_update(p, y, None, _binning.uniform_edges(n_bins)))
+    return _run(BinnedState(n_bins=n_bins, classwise=True), probs, labels=labels)
 
 
 def _binary_pair(probs: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
     """Binary SMECE input: positive-class probability (n,) or two columns (n, 2)."""
+    from annokit.core.checks import check_probs
+    from annokit.errors import InvalidValueError
+
     out = []
     for name, x in (("probs", probs), ("targets", targets)):
         x = x.to_numpy() if hasattr(x, "to_numpy") else x
         a = np.asarray(x, dtype=np.float64)
         if a.ndim == 2:
             if a.shape[1] != 2:
-                raise VoteSchemaError(
+                raise SchemaError(
                     f"mode='binary' needs {name} of shape (n_items,) or (n_items, 2); got {a.shape}")
-            a = _binning.validate_inputs(a)[0][:, 1]
+            a = check_probs(a, name=name)[:, 1]
         elif a.ndim != 1:
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"mode='binary' needs {name} of shape (n_items,) or (n_items, 2); got {a.shape}")
         if a.shape[0] == 0:
-            raise VoteSchemaError(f"{name} has no rows")
+            raise SchemaError(f"{name} has no rows")
         if not np.isfinite(a).all():
-            raise VoteSchemaError(
+            raise InvalidValueError(
                 f"{name} has NaN or infinite values in row {int(np.argmin(np.isfinite(a)))}")
         if a.min() < 0 or a.max() > 1:
             bad = int(np.flatnonzero((a < 0) | (a > 1))[0])
-            raise VoteSchemaError(f"{name} must lie in [0, 1]; got {float(a[bad])!r} in row {bad}")
+            raise InvalidValueError(f"{name} must lie in [0, 1]; got {float(a[bad])!r} in row {bad}")
         out.append(a)
     if out[0].shape != out[1].shape:
-        raise VoteSchemaError(
+        raise SchemaError(
             f"probs and targets must have the same number of rows; got {out[0].shape[0]} "
             f"and {out[1].shape[0]}")
     return out[0], out[1]
@@ -243,9 +234,10 @@ def soft_calibration_error(probs: Any, targets: Any, *, n_bins: int = 10,
     mode : {"top_label", "classwise", "binary"}, default "top_label"
         ``"binary"``: exactly the paper's form; the positive-class probability
         (column 1) is binned and compared with the mean positive soft label.
-        ``"top_label"``: items are binned on the model's confidence and the bin
-        target is the mean human probability of the model's top class.
-        ``"classwise"``: the classwise-ECE analogue, averaged over classes.
+        ``"top_label"`` (registry name ``smece``): items are binned on the
+        model's confidence and the bin target is the mean human probability of
+        the model's top class. ``"classwise"`` (``smece_classwise``): the
+        classwise-ECE analogue, averaged over classes.
 
     Returns
     -------
@@ -258,12 +250,13 @@ def soft_calibration_error(probs: Any, targets: Any, *, n_bins: int = 10,
 
     Raises
     ------
-    VoteSchemaError
+    SchemaError, InvalidValueError
         On invalid input or mode.
 
     References
     ----------
-    Leznik (2026). Soft Mean Expected Calibration Error (SMECE).
+    Leznik (2026). Soft Mean Expected Calibration Error (SMECE): A Calibration
+    Metric for Probabilistic Labels.
 
     Examples
     --------
@@ -272,19 +265,17 @@ def soft_calibration_error(probs: Any, targets: Any, *, n_bins: int = 10,
     >>> round(soft_calibration_error([[0.8, 0.2]], [[0.6, 0.4]]), 6)
     0.2
     """
-    n_bins = _binning.check_n_bins(n_bins)
     check_option("mode", mode, _SOFT_MODES)
-    edges = _binning.uniform_edges(n_bins)
-    if mode == "binary":
-        p, t = _binary_pair(probs, targets)
-        idx = _binning.bin_index(p, edges)
-        gap = np.bincount(idx, weights=p, minlength=n_bins) - np.bincount(
-            idx, weights=t, minlength=n_bins)
-        return float(np.abs(gap).sum() / p.shape[0])
-    p, _, t = _validate(probs, None, targets)
-    if mode == "top_label":
-        return _binning.compute_top(_update(p, None, t, edges, classwise=False), soft=True)
-    return _binning.compute_classwise(_update(p, None, t, edges), soft=True)
+    if mode != "binary":
+        state = BinnedState(n_bins=n_bins, target="soft", classwise=mode == "classwise")
+        return _run(state, probs, targets)
+    n_bins = _binning.check_n_bins(n_bins)
+    p, t = _binary_pair(probs, targets)
+    # the paper's binary form is the class-1 term of classwise SMECE on (1 - p, p)
+    s = _sums.batch_sums(np.column_stack([1 - p, p]), np.column_stack([1 - t, t]), None, None,
+                         n_bins=n_bins, classwise=True, names=_NAMES)
+    gap = s.bins.cw_conf[1] - s.bins.cw_soft[1]
+    return float(np.abs(gap).sum() / s.weight)
 
 
 @dataclass
@@ -351,7 +342,7 @@ def reliability_diagram(probs: Any, labels: Any, targets: Any = None, *, n_bins:
 
     Raises
     ------
-    VoteSchemaError
+    SchemaError, InvalidValueError
         On invalid input.
 
     Examples
@@ -360,85 +351,17 @@ def reliability_diagram(probs: Any, labels: Any, targets: Any = None, *, n_bins:
     >>> d.count.tolist(), d.accuracy.tolist()
     ([0, 2], [nan, 0.5])
     """
+    check_option("strategy", strategy, _STRATEGIES)
     n_bins = _binning.check_n_bins(n_bins)
-    p, y, t = _validate(probs, labels, targets)
-    edges = _edges(p, n_bins, strategy)
-    s = _update(p, y, t, edges, classwise=False)
-    return ReliabilityDiagram(edges, s.count, _means(s.sum_conf, s.count),
-                              _means(s.sum_correct, s.count), _means(s.sum_soft, s.count))
-
-
-class CalibrationErrorAccumulator:
-    """Mergeable accumulator for every equal-width binned metric (torchmetrics pattern).
-
-    Feed batches with :meth:`update`, combine accumulators built on other
-    shards with :meth:`merge`, and read all metrics with :meth:`compute`. The
-    values equal the functions on the concatenated data (the same per-bin sums
-    are formed; only floating-point summation order differs across batches).
-    Equal-mass bins need all confidences at once and are not offered here.
-
-    Parameters
-    ----------
-    n_labels : int
-        Number of classes (columns of ``probs``).
-    n_bins : int, default 10
-
-    Examples
-    --------
-    >>> acc = CalibrationErrorAccumulator(2, n_bins=5)
-    >>> acc.update([[0.9, 0.1], [0.6, 0.4]], [0, 1])
-    >>> acc.update([[0.2, 0.8]], [1])
-    >>> round(acc.compute()["ece"], 6)
-    0.3
-    """
-
-    def __init__(self, n_labels: int, *, n_bins: int = 10) -> None:
-        if isinstance(n_labels, bool) or not isinstance(n_labels, (int, np.integer)) or n_labels < 1:
-            raise VoteSchemaError(f"n_labels must be a positive integer; got {n_labels!r}")
-        self.n_labels = int(n_labels)
-        self.n_bins = _binning.check_n_bins(n_bins)
-        self.edges = _binning.uniform_edges(self.n_bins)
-        self._stats: BinStats | None = None
-
-    def update(self, probs: Any, labels: Any = None, targets: Any = None) -> None:
-        """Add a batch: ``probs`` (n, n_labels), ``labels`` (n,) and/or ``targets`` (n, n_labels)."""
-        if labels is None and targets is None:
-            raise VoteSchemaError("update needs labels, targets or both")
-        p, y, t = _validate(probs, labels, targets)
-        if p.shape[1] != self.n_labels:
-            raise VoteSchemaError(
-                f"probs has {p.shape[1]} columns; the accumulator was built for {self.n_labels}")
-        s = _update(p, y, t, self.edges)
-        self._stats = s if self._stats is None else self._stats.merge(s)
-
-    def merge(self, other: CalibrationErrorAccumulator) -> CalibrationErrorAccumulator:
-        """Add another accumulator's sums into this one; returns self."""
-        if (other.n_labels, other.n_bins) != (self.n_labels, self.n_bins):
-            raise VoteSchemaError(
-                f"cannot merge accumulators with (n_labels, n_bins) = "
-                f"{(other.n_labels, other.n_bins)} into {(self.n_labels, self.n_bins)}")
-        if other._stats is not None:
-            self._stats = other._stats if self._stats is None else self._stats.merge(other._stats)
-        return self
-
-    def compute(self) -> dict[str, float]:
-        """Metrics from the sums so far.
-
-        Returns
-        -------
-        dict
-            With labels: ``ece``, ``mce``, ``classwise_ece``; with targets:
-            ``smece`` (top-label) and ``smece_classwise``.
-        """
-        s = self._stats
-        if s is None:
-            raise VoteSchemaError("the accumulator is empty: call update() first")
-        out: dict[str, float] = {}
-        if s.sum_correct is not None:
-            out["ece"] = _binning.compute_top(s)
-            out["mce"] = _binning.compute_top(s, reduce="max")
-            out["classwise_ece"] = _binning.compute_classwise(s)
-        if s.sum_soft is not None:
-            out["smece"] = _binning.compute_top(s, soft=True)
-            out["smece_classwise"] = _binning.compute_classwise(s, soft=True)
-        return out
+    p, t, y, _ = _sums.prepare(probs, targets, labels, names=_NAMES, allow_empty=False)
+    _sums.check_values(p, t, y, names=_NAMES)
+    pred, conf = _binning.top_label(p)
+    edges = (_binning.uniform_edges(n_bins) if strategy == "uniform"
+             else _binning.quantile_edges(conf, n_bins))
+    idx = _binning.bin_index(conf, edges)
+    count = _binning.bin_sums(idx, n_bins)
+    hit = _binning.bin_sums(idx, n_bins, values=(pred == y).astype(np.float64))
+    soft = None if t is None else _binning.bin_sums(idx, n_bins, values=t[np.arange(len(p)), pred])
+    return ReliabilityDiagram(edges, count.astype(np.int64), _means(
+        _binning.bin_sums(idx, n_bins, values=conf), count), _means(hit, count),
+        _means(soft, count))

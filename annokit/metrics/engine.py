@@ -1,113 +1,120 @@
-"""The whole calibration suite on aligned records, with baselines and bootstrap intervals.
+"""The evaluation engine: any subset of the metric registry over aligned records.
 
-:func:`evaluate` computes, on the same :class:`~annokit.metrics.records.AlignedRecords`,
-the majority-label view (accuracy, ECE, MCE, adaptive and classwise ECE, Brier,
-NLL) next to the human-distribution view (SMECE, RankCS, EntCE, DistCE,
-Jensen-Shannon distance, KL, soft Brier, cross-entropy), plus the same numbers
-for two reference predictors on the same items:
+:func:`evaluate` is where annokit turns aligned records into metric values
+(``annokit evaluate``, the report, the split-half human ceiling). It knows no
+metric by name: metrics, units, directions and per-item columns come from
+:data:`annokit.metrics.registry.REGISTRY`, so a metric added there appears in
+``evaluate --json``, the per-item CSV and the report without editing this module.
 
-* ``chance``: the uniform distribution (ChaosNLI's chance baseline, Nie et al.
-  2020, Table 5);
-* ``oracle``: the human distribution itself (Baan et al. 2022, section 3): its
-  EntCE, DistCE, JSD and KL are exactly 0 while its ECE is not.
+For every requested metric the engine creates one state
+(``REGISTRY[name].state(**options)``), fills all of them from one validated
+pass over each batch of rows (:func:`annokit.metrics.states.update_many`),
+merges the batches' states and computes; a group (``by``) is the same over its rows.
 
-Metric keys (all scalars; units in :data:`UNITS`):
+Bootstrap intervals are percentiles of a Poisson bootstrap (:mod:`annokit.core.resample`):
+replicate ``r`` weights item ``i`` by a Poisson(1) count keyed by ``(seed, item id, r)``.
+A chunk of replicates is fed as 2-D weights to the same states, so memory is
+bounded by ``chunk x n_items``, every metric and model is resampled with the
+same weights (paired model differences), and the interval does not depend on
+how the rows are batched (``batch_size``) or ordered.
 
-========================  =====================================================
-``accuracy``              argmax vs the human majority (tie policy reported)
-``ece``                   top-label ECE vs the majority, equal-width bins
-``ece_adaptive``          the same with equal-mass (quantile) bins
-``mce``                   maximum calibration error
-``classwise_ece``         classwise ECE (Nixon et al. 2019)
-``smece``                 SMECE, top-label (Leznik 2026)
-``smece_classwise``       SMECE, classwise
-``rank_cs``               RankCS, Baan et al.'s exact-argsort definition
-``rank_cs_tie_aware``     RankCS counting any order of tied human classes
-``ent_ce``                mean |EntCE|, nats
-``ent_ce_signed``         mean signed EntCE, nats (> 0: model less certain)
-``dist_ce``               mean DistCE (TVD)
-``jsd``                   mean Jensen-Shannon distance (scipy convention)
-``kl``                    mean KL(human || model), model clipped at 1e-15
-``brier``                 Brier score vs the majority one-hot
-``brier_soft``            Brier score vs the human distribution
-``nll``                   cross-entropy vs the human distribution, nats
-``nll_majority``          NLL of the majority label, nats
-``temperature``           only when the records were temperature scaled
-========================  =====================================================
+Baselines on the same items: ``chance`` (the uniform distribution; ChaosNLI's
+chance baseline, Nie et al. 2020, Table 5) and ``oracle`` (the human
+distribution itself; Baan et al. 2022, section 3: its distribution metrics are
+0 while its ECE is not).
+
+References
+----------
+Baan, Aziz, Plank, Fernandez (2022). Stop Measuring Calibration When Humans Disagree.
+EMNLP. arXiv:2210.16133.
+Nie, Zhou, Bansal (2020). What Can We Learn from Collective Human Opinions on Natural
+Language Inference Data? EMNLP. arXiv:2010.03532.
+Hanley, MacGibbon (2006). Creating non-parametric bootstrap samples using Poisson
+frequencies. Computer Methods and Programs in Biomedicine 83(1). DOI:10.1016/j.cmpb.2006.04.006.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from annokit.core.checks import check_rng
-from annokit.core.divergence import jensen_shannon_distance, kl_divergence
-from annokit.core.soft_labels import majority
-from annokit.errors import DegenerateInputWarning, VoteSchemaError
-from annokit.metrics import _binning
-from annokit.metrics.bootstrap import BootstrapResult, bootstrap_ci
-from annokit.metrics.calibration import (
-    classwise_calibration_error,
-    expected_calibration_error,
-    max_calibration_error,
-    soft_calibration_error,
+from annokit.core.resample import (
+    BootstrapResult,
+    item_keys,
+    percentile_interval,
+    poisson_weights,
+    replicate_chunks,
 )
-from annokit.metrics.human import (
-    brier_score,
-    distribution_calibration_error,
-    entropy_calibration_error,
-    negative_log_likelihood,
-    rank_calibration_score,
-)
-from annokit.metrics.records import AlignedRecords
+from annokit.core.soft_labels import Majority, entropy, majority
+from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
+from annokit.metrics import sums
+from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.registry import REGISTRY, available
+from annokit.metrics.states import update_many
 
-__all__ = ["METRICS", "UNITS", "EvaluationResult", "baseline_records", "evaluate"]
+__all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
+           "evaluate"]
 
-#: Scalar metric keys in output order.
-METRICS = ("accuracy", "ece", "ece_adaptive", "mce", "classwise_ece", "smece", "smece_classwise",
-           "rank_cs", "rank_cs_tie_aware", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl",
-           "brier", "brier_soft", "nll", "nll_majority")
+#: Agreement bins of ``by="agreement"``: equal-count human-entropy quantile bins.
+AGREEMENT_BINS = 5
 
-#: Units of the metrics that have one (the others are probabilities or rates in [0, 1]).
-UNITS = {"ent_ce": "nats", "ent_ce_signed": "nats", "kl": "nats", "nll": "nats",
-         "nll_majority": "nats",
-         "jsd": "sqrt of the JS divergence in nats (scipy.spatial.distance.jensenshannon)"}
-
-# per-item metrics: name -> f(probs, human, majority labels) -> (n_items,)
-_PER_ITEM: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
-    "accuracy": lambda p, h, y: (p.argmax(axis=1) == y).astype(np.float64),
-    "rank_cs": lambda p, h, y: rank_calibration_score(p, h).astype(np.float64),
-    "rank_cs_tie_aware": lambda p, h, y: rank_calibration_score(p, h, tie_aware=True
-                                                                ).astype(np.float64),
-    "ent_ce_signed": lambda p, h, y: entropy_calibration_error(p, h),
-    "dist_ce": lambda p, h, y: distribution_calibration_error(p, h),
-    "jsd": lambda p, h, y: jensen_shannon_distance(h, p),
-    "kl": lambda p, h, y: kl_divergence(h, p),
-    "brier": lambda p, h, y: brier_score(p, y, reduction="none"),
-    "brier_soft": lambda p, h, y: brier_score(p, h, reduction="none"),
-    "nll": lambda p, h, y: negative_log_likelihood(p, h, reduction="none"),
-    "nll_majority": lambda p, h, y: negative_log_likelihood(p, y, reduction="none"),
-}
+_NAN = float("nan")
 
 
-def _binned(n_bins: int) -> dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], float]]:
-    return {
-        "ece": lambda p, h, y: expected_calibration_error(p, y, n_bins=n_bins),
-        "ece_adaptive": lambda p, h, y: expected_calibration_error(p, y, n_bins=n_bins,
-                                                                   strategy="quantile"),
-        "mce": lambda p, h, y: max_calibration_error(p, y, n_bins=n_bins),
-        "classwise_ece": lambda p, h, y: classwise_calibration_error(p, y, n_bins=n_bins),
-        "smece": lambda p, h, y: soft_calibration_error(p, h, n_bins=n_bins),
-        "smece_classwise": lambda p, h, y: soft_calibration_error(p, h, n_bins=n_bins,
-                                                                  mode="classwise"),
-    }
+@dataclass(frozen=True)
+class GroupResult:
+    """The metrics of one group of items (``evaluate(..., by=...)``).
+
+    ``group`` is the label (``"lo-hi"`` in bits for agreement bins, whose
+    human-entropy edges are ``entropy_low``, ``entropy_high``: ``[low, high)``,
+    the last bin closed); ``metrics`` are NaN for an empty group; ``intervals``
+    are empty without bootstrap.
+    """
+
+    group: Any
+    n_items: int
+    metrics: dict[str, float]
+    intervals: dict[str, BootstrapResult] = field(default_factory=dict)
+    entropy_low: float | None = None
+    entropy_high: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"group": _plain(self.group), "n_items": self.n_items}
+        if self.entropy_low is not None:
+            out["entropy_low"], out["entropy_high"] = self.entropy_low, self.entropy_high
+        out["metrics"] = {k: float(v) for k, v in self.metrics.items()}
+        if self.intervals:
+            out["ci"] = _ci(self.intervals)
+        return out
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A model's metric minus the reference (first) model's, on the same items.
+
+    ``low``, ``high`` bound the paired percentile bootstrap interval (same
+    replicate weights for both models) and ``p_value`` is the two-sided bootstrap
+    p-value ``2 min(P*(d <= 0), P*(d >= 0))`` over valid replicates; all three
+    are NaN without bootstrap (``n_boot=0``).
+    """
+
+    estimate: float
+    low: float = _NAN
+    high: float = _NAN
+    p_value: float = _NAN
+    n_boot: int = 0
+
+    def to_dict(self) -> dict[str, float]:
+        out = {"difference": self.estimate}
+        if self.n_boot:
+            out.update(low=self.low, high=self.high, p_value=self.p_value)
+        return out
 
 
 @dataclass
@@ -117,17 +124,27 @@ class EvaluationResult:
     Attributes
     ----------
     metrics : dict of str to float
-        The scalar metrics (keys in :data:`METRICS`, plus ``temperature``).
+        The evaluated registry metrics in registry order, plus ``temperature``
+        when the records were temperature scaled. With several models: the
+        first (reference) model's.
     per_item : DataFrame
-        One row per item: ``item``, ``majority``, ``is_tied`` and the per-item
-        values (``correct``, ``rank_cs``, ``rank_cs_tie_aware``, ``ent_ce``
-        signed, ``dist_ce``, ``jsd``, ``kl``, ``brier``, ``brier_soft``, ``nll``,
-        ``nll_majority``).
+        One row per item: ``item``, ``majority``, ``is_tied`` and one column per
+        evaluated metric that is the mean of a per-item quantity (registry
+        ``per_item``; column mean = metric). Built on first access.
     intervals : dict of str to BootstrapResult
         Percentile bootstrap intervals per metric (empty when ``n_boot=0``).
     baselines : dict
-        ``{"chance": {...}, "oracle": {...}}``, metrics of the uniform and of
-        the human-distribution predictor on the same items.
+        ``{"chance": {...}, "oracle": {...}}``: the same metrics for the
+        uniform and the human-distribution predictor on the same items.
+    units, lower_is_better : dict
+        From the registry, for the evaluated metrics.
+    groups : list of GroupResult or None
+        With ``by``: one entry per group.
+    models : dict of str to EvaluationResult
+        With several models: each model's own result (same items and baselines).
+    comparisons : dict of str to dict of str to Difference
+        With several models: for each model after the first, its difference
+        from the first on every metric.
     """
 
     n_items: int
@@ -139,51 +156,102 @@ class EvaluationResult:
     tie_policy: str
     n_ties: int
     metrics: dict[str, float]
-    per_item: pd.DataFrame
     baselines: dict[str, dict[str, float]]
     intervals: dict[str, BootstrapResult] = field(default_factory=dict)
     n_boot: int = 0
     confidence: float = 0.95
     seed: int | None = None
     temperature: dict[str, Any] | None = None
+    groups: list[GroupResult] | None = None
+    by: str | None = None
+    models: dict[str, EvaluationResult] = field(default_factory=dict)
+    comparisons: dict[str, dict[str, Difference]] = field(default_factory=dict)
+    frame_source: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
+    _frame: pd.DataFrame | None = field(default=None, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document printed by ``annokit evaluate --json`` (keys documented in README.md)."""
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The evaluated registry metrics, in registry order."""
+        return tuple(k for k in self.metrics if k in REGISTRY)
+
+    @property
+    def units(self) -> dict[str, str]:
+        return {k: REGISTRY[k].unit for k in self.names}
+
+    @property
+    def lower_is_better(self) -> dict[str, bool | None]:
+        """True, False, or None for a signed metric whose ideal is 0."""
+        return {k: REGISTRY[k].lower_is_better for k in self.names}
+
+    @property
+    def per_item(self) -> pd.DataFrame:
+        if self._frame is None:
+            if self.frame_source is None:
+                raise InvalidValueError("this result has no per-item values")
+            self._frame = self.frame_source()
+        return self._frame
+
+    def _model_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "n_items": self.n_items,
             "n_unmatched_predictions": self.n_unmatched_predictions,
             "n_dropped_items": self.n_dropped_items,
             "dropped_item_ids": list(self.dropped_item_ids),
+            "metrics": {k: float(v) for k, v in self.metrics.items()},
+        }
+        if self.temperature is not None:
+            out["temperature"] = {k: _plain(v) for k, v in self.temperature.items()}
+        if self.intervals:
+            out["ci"] = _ci(self.intervals)
+        if self.groups is not None:
+            out["groups"] = [g.to_dict() for g in self.groups]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``annokit evaluate --json`` document (README.md); NaN (empty group) is kept."""
+        mine = self._model_dict()
+        out: dict[str, Any] = {
+            "n_items": self.n_items,
+            "n_unmatched_predictions": mine.pop("n_unmatched_predictions"),
+            "n_dropped_items": mine.pop("n_dropped_items"),
+            "dropped_item_ids": mine.pop("dropped_item_ids"),
             "labels": list(self.labels),
             "n_bins": self.n_bins,
             "tie_policy": self.tie_policy,
             "n_ties": self.n_ties,
-            "units": dict(UNITS),
-            "metrics": {k: _num(v) for k, v in self.metrics.items()},
+            "units": self.units,
+            "lower_is_better": self.lower_is_better,
+            "metrics": mine.pop("metrics"),
         }
-        if self.temperature is not None:
-            out["temperature"] = {k: _num(v) for k, v in self.temperature.items()}
+        out.update(mine)
         if self.intervals:
-            out["ci"] = {k: {"low": _num(r.low), "high": _num(r.high)}
-                         for k, r in self.intervals.items()}
             out["bootstrap"] = {"n_boot": self.n_boot, "confidence": self.confidence,
                                 "seed": self.seed}
-        out["baselines"] = {name: {k: _num(v) for k, v in vals.items()}
+        out["baselines"] = {name: {k: float(v) for k, v in vals.items()}
                             for name, vals in self.baselines.items()}
+        if self.models:
+            out["models"] = {name: res._model_dict() for name, res in self.models.items()}
+            out["comparisons"] = {name: {k: d.to_dict() for k, d in diffs.items()}
+                                  for name, diffs in self.comparisons.items()}
         return out
 
 
-def _num(v: Any) -> Any:
-    if isinstance(v, (np.floating, float)):
-        return float(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    return v
+def _plain(v: Any) -> Any:
+    """numpy scalars as Python numbers (JSON)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _ci(intervals: Mapping[str, BootstrapResult]) -> dict[str, dict[str, float]]:
+    return {k: {"low": float(r.low), "high": float(r.high)} for k, r in intervals.items()}
 
 
 def baseline_records(records: AlignedRecords, kind: str) -> AlignedRecords:
     """The same items with the uniform (``"chance"``) or human (``"oracle"``) distribution
     as the prediction.
+
+    Raises
+    ------
+    InvalidValueError
+        ``kind`` is neither ``"chance"`` nor ``"oracle"``.
 
     Examples
     --------
@@ -196,50 +264,237 @@ def baseline_records(records: AlignedRecords, kind: str) -> AlignedRecords:
     elif kind == "oracle":
         probs = records.human.copy()
     else:
-        raise VoteSchemaError(f"baseline must be 'chance' or 'oracle'; got {kind!r}")
+        raise InvalidValueError(f"baseline must be 'chance' or 'oracle'; got {kind!r}")
     return dataclasses.replace(records, probs=probs, logits=None, temperature=None)
 
 
-def _scalars(p: np.ndarray, h: np.ndarray, y: np.ndarray, n_bins: int
-             ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    per_item = {name: f(p, h, y) for name, f in _PER_ITEM.items()}
-    binned = {name: f(p, h, y) for name, f in _binned(n_bins).items()}
-    values: dict[str, float] = {}
-    for name in METRICS:
-        if name == "ent_ce":
-            values[name] = float(np.abs(per_item["ent_ce_signed"]).mean())
-        elif name in binned:
-            values[name] = float(binned[name])
-        else:
-            values[name] = float(per_item[name].mean())
-    return values, per_item
+# ------------------------------------------------------------------------------ checks
 
 
-def evaluate(records: AlignedRecords, *, n_bins: int = 10, n_boot: int = 0,
-             confidence: float = 0.95, rng: np.random.Generator | int | None = None,
-             ties: str | None = None, baselines: bool = True) -> EvaluationResult:
-    """Compute every calibration metric on aligned records.
+def _check_int(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise InvalidValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    return int(value)
+
+
+def _check_models(records: Any) -> dict[str | None, AlignedRecords]:
+    """``{None: records}`` for one model; ``{name: records}`` (same items, votes, order) for several."""
+    if isinstance(records, AlignedRecords):
+        return {None: records}
+    if not isinstance(records, Mapping):
+        raise SchemaError(f"expected AlignedRecords (see annokit.metrics.records.align) or a "
+                          f"mapping of model name to AlignedRecords; got {type(records).__name__}")
+    if not records:
+        raise SchemaError("no models to evaluate: the mapping of model name to records is empty")
+    for name, rec in records.items():
+        if not isinstance(rec, AlignedRecords):
+            raise SchemaError(f"model {name!r}: expected AlignedRecords; got {type(rec).__name__}")
+    first = next(iter(records.values()))
+    return {str(name): _same_items(first, rec, str(name)) for name, rec in records.items()}
+
+
+def _same_items(first: AlignedRecords, rec: AlignedRecords, name: str) -> AlignedRecords:
+    """``rec`` in ``first``'s item order, or AlignmentError when it is not on the same votes."""
+    if rec is first:
+        return rec
+    if tuple(rec.labels.names) != tuple(first.labels.names):
+        raise AlignmentError(f"model {name!r} has labels {list(rec.labels.names)}; the first model "
+                             f"has {list(first.labels.names)}")
+    if rec.n_items != first.n_items or not np.array_equal(rec.item_ids, first.item_ids):
+        pos = pd.Index(rec.item_ids).get_indexer(pd.Index(first.item_ids))
+        if rec.n_items != first.n_items or (pos < 0).any():
+            missing = int((pos < 0).sum())
+            raise AlignmentError(f"model {name!r} has {rec.n_items} items, {missing} of the first "
+                                 f"model's {first.n_items} items missing; several models must be "
+                                 "aligned to the same items")
+        rec = rec.select(pos)
+    if not np.array_equal(rec.counts, first.counts):
+        raise AlignmentError(f"model {name!r} was aligned to other votes than the first model "
+                             "(vote counts differ)")
+    return rec
+
+
+def _check_metrics(metrics: Any) -> tuple[str, ...]:
+    allowed = available(True, True)  # aligned records always give soft and hard labels
+    if metrics is None:
+        return tuple(allowed)
+    wanted = [metrics] if isinstance(metrics, str) else list(metrics)
+    unknown = [m for m in wanted if m not in REGISTRY]
+    if unknown or not wanted:
+        raise InvalidValueError(f"unknown metric(s) {unknown}; registered: {list(REGISTRY)}")
+    return tuple(m for m in allowed if m in wanted)
+
+
+def _groups(by: Any, records: AlignedRecords
+            ) -> tuple[str | None, list[np.ndarray | None], list[dict[str, Any]]]:
+    """Row positions of each group (None: all rows) and the group descriptions."""
+    n = records.n_items
+    if by is None:
+        return None, [None], [{}]
+    if isinstance(by, str):
+        if by != "agreement":
+            raise InvalidValueError(f"by must be None, 'agreement' or one group label per item; "
+                                    f"got {by!r}")
+        edges, index, _, _ = agreement_bins(entropy(records.human, base=2), AGREEMENT_BINS)
+        nb = edges.size - 1
+        info = [{"group": f"{edges[b]:.2f}-{edges[b + 1]:.2f}", "entropy_low": float(edges[b]),
+                 "entropy_high": float(edges[b + 1])} for b in range(nb)]
+        return "agreement", [np.flatnonzero(index == b) for b in range(nb)], info
+    if isinstance(by, pd.Categorical):
+        codes, cats = by.codes, list(by.categories)
+    else:
+        labels = np.asarray(by, dtype=object)
+        if labels.ndim != 1:
+            raise SchemaError(f"by must be one group label per item (1-D); got shape {labels.shape}")
+        try:
+            codes, uniq = pd.factorize(labels, sort=True)
+        except TypeError:  # labels of mixed types: first-seen order
+            codes, uniq = pd.factorize(labels, sort=False)
+        cats = list(uniq)
+    if len(codes) != n:
+        raise SchemaError(f"by has {len(codes)} group labels for {n} items")
+    codes = np.asarray(codes)
+    if (codes < 0).any():
+        raise InvalidValueError(f"by has {int((codes < 0).sum())} missing group label(s)")
+    return ("labels", [np.flatnonzero(codes == g) for g in range(len(cats))],
+            [{"group": _plain(c)} for c in cats])
+
+
+# ------------------------------------------------------------------------------ the pass
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one pass evaluates: models' probabilities, human labels, metrics, groups, row batches.
+
+    ``groups`` holds sorted row positions per group (None: every row).
+    """
+
+    probs: Sequence[np.ndarray]
+    soft: np.ndarray
+    hard: np.ndarray
+    names: tuple[str, ...]
+    options: Mapping[str, dict[str, Any]]
+    groups: Sequence[np.ndarray | None]
+    batches: Sequence[tuple[int, int]]
+
+    def fill(self, weights_of: Callable[[int, int], np.ndarray | None]) -> list[list[Any]]:
+        """States ``[model][group] -> [state per name]``, batch by batch, merged (None: no rows)."""
+        acc: list[list[Any]] = [[None] * len(self.groups) for _ in self.probs]
+        for lo, hi in self.batches:
+            w = weights_of(lo, hi)
+            for g, rows in enumerate(self.groups):
+                sel: Any = slice(lo, hi)
+                wg = w
+                if rows is not None:
+                    sel = rows[np.searchsorted(rows, lo):np.searchsorted(rows, hi)]
+                    if sel.size == 0:
+                        continue
+                    wg = None if w is None else w[:, sel - lo]
+                s, y = self.soft[sel], self.hard[sel]
+                for m, p in enumerate(self.probs):
+                    states = [REGISTRY[k].state(**self.options[k]) for k in self.names]
+                    update_many(states, p[sel], soft=s, hard=y, weights=wg)
+                    if acc[m][g] is None:
+                        acc[m][g] = states
+                    else:
+                        for a, b in zip(acc[m][g], states):
+                            a.merge(b)
+        return acc
+
+    def values(self, states: list[Any] | None, n_rep: int | None) -> np.ndarray:
+        """``(n_names,)`` values, or ``(n_names, n_rep)`` replicate values (NaN without rows)."""
+        if states is None:
+            return np.full(len(self.names) if n_rep is None else (len(self.names), n_rep), np.nan)
+        if n_rep is None:
+            return np.array([float(st.compute()) for st in states])
+        return np.stack([np.asarray(st.compute(), dtype=np.float64).reshape(n_rep)
+                         for st in states])
+
+    def estimates(self) -> np.ndarray:
+        """Point estimates, shape (n_models, n_groups, n_names)."""
+        acc = self.fill(lambda lo, hi: None)
+        return np.array([[self.values(st, None) for st in row] for row in acc])
+
+    def replicates(self, keys: np.ndarray, *, seed: int, n_boot: int) -> np.ndarray:
+        """Bootstrap replicate values, shape (n_models, n_groups, n_names, n_boot).
+
+        A chunk of replicates at a time (:func:`~annokit.core.resample.replicate_chunks`):
+        the Poisson weights of rows ``lo:hi`` in replicates ``start:stop`` are
+        drawn for each batch and fed as 2-D weights to fresh states.
+        """
+        out = np.empty((len(self.probs), len(self.groups), len(self.names), n_boot))
+        for start, stop in replicate_chunks(n_boot, keys.size):
+            acc = self.fill(lambda lo, hi, a=start, b=stop: poisson_weights(keys[lo:hi], seed,
+                                                                            a, b))
+            for m, row in enumerate(acc):
+                for g, st in enumerate(row):
+                    out[m, g, :, start:stop] = self.values(st, stop - start)
+        return out
+
+
+def _difference(est: float, reps: np.ndarray | None, confidence: float) -> Difference:
+    if reps is None:
+        return Difference(float(est))
+    ci = percentile_interval(est, reps, confidence)
+    ok = reps[~np.isnan(reps)]
+    p = float(min(1.0, 2.0 * min(np.mean(ok <= 0), np.mean(ok >= 0)))) if ok.size else _NAN
+    return Difference(float(est), float(ci.low), float(ci.high), p, int(reps.size))
+
+
+def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str]) -> pd.DataFrame:
+    cols = [name for name in names if REGISTRY[name].per_item is not None]
+    values = sums.item_values(rec.probs, rec.human, maj.labels,
+                              tuple(REGISTRY[name].per_item for name in cols))
+    frame = pd.DataFrame({"item": rec.item_ids,
+                          "majority": np.asarray(rec.labels.names, dtype=object)[maj.labels],
+                          "is_tied": maj.is_tied})
+    for j, name in enumerate(cols):
+        frame[name] = values[:, j]
+    return frame
+
+
+# ------------------------------------------------------------------------------ evaluate
+
+
+def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: Any = None, *,
+             by: Any = None, n_boot: int = 0, seed: int = 0, confidence: float = 0.95,
+             n_bins: int = 10, ties: str | None = None, baselines: bool = True,
+             batch_size: int | None = None) -> EvaluationResult:
+    """Evaluate registered metrics on aligned records, with intervals, groups and comparisons.
 
     Parameters
     ----------
-    records : AlignedRecords
-        From :func:`annokit.metrics.records.align` (optionally temperature scaled).
-    n_bins : int, default=10
-        Bins of the binned metrics (ECE, MCE, classwise ECE, SMECE).
+    records : AlignedRecords or mapping of str to AlignedRecords
+        From :func:`annokit.metrics.records.align` (optionally temperature
+        scaled). A mapping evaluates several models on the same items and votes
+        (records of another item order are reordered) and compares each with
+        the first.
+    metrics : str or sequence of str, optional
+        Registry names (:data:`~annokit.metrics.registry.REGISTRY`); default
+        every registered metric the inputs allow. Output follows registry order.
+    by : None, "agreement", array-like of shape (n_items,) or pandas Categorical
+        Also evaluate groups of items: ``"agreement"`` makes
+        :data:`AGREEMENT_BINS` equal-count bins of human entropy in bits
+        (:func:`~annokit.metrics.records.agreement_bins`); an array gives one
+        group label per item (groups in sorted order); a Categorical keeps its
+        category order, empty categories included (their metrics are NaN).
     n_boot : int, default=0
-        Bootstrap replicates; 0 skips the intervals.
+        Poisson bootstrap replicates; 0 skips the intervals.
+    seed : int, default=0
+        Seeds the bootstrap (with the item ids) and ``ties="random"``.
     confidence : float, default=0.95
         Level of the percentile intervals.
-    rng : numpy Generator, int or None
-        Seeds the bootstrap (every metric is resampled with the same item
-        indices) and ``ties="random"``.
+    n_bins : int, default=10
+        Bins of the binned metrics (every registered metric with an ``n_bins`` option).
     ties : {"report", "first", "random"}, optional
-        Re-resolve the human majority with this policy; by default the records'
-        majority is used as is. Accuracy, ECE, MCE, classwise ECE and the
-        majority Brier/NLL depend on it; the number of tied items is reported
-        and warned about.
+        Re-resolve the human majority with this policy; by default the
+        records' majority is used. The number of tied items is reported and warned about.
     baselines : bool, default=True
         Also compute the chance and oracle rows.
+    batch_size : int, optional
+        Evaluate ``batch_size`` rows at a time and merge the states (same
+        values and, for a given seed, the same intervals as all rows at once).
 
     Returns
     -------
@@ -247,164 +502,92 @@ def evaluate(records: AlignedRecords, *, n_bins: int = 10, n_boot: int = 0,
 
     Raises
     ------
-    VoteSchemaError
-        Invalid records or options (``n_bins``, ``n_boot``, ``confidence``).
+    SchemaError
+        ``records`` is not AlignedRecords (or a non-empty mapping of them), or
+        ``by`` does not give one label per item.
+    AlignmentError
+        Several models are not on the same items, labels and votes.
+    InvalidValueError
+        Unknown metric, bad option (``n_boot``, ``seed``, ``confidence``,
+        ``n_bins``, ``batch_size``, ``by``), or probabilities off the simplex.
 
     Examples
     --------
     >>> rec = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8], [0.6, 0.4]],
     ...                                  [[8, 2], [1, 9], [5, 4]], labels=["yes", "no"])
-    >>> res = evaluate(rec)
-    >>> res.metrics["accuracy"], round(res.metrics["dist_ce"], 4), res.baselines["oracle"]["dist_ce"]
-    (1.0, 0.0815, 0.0)
+    >>> res = evaluate(rec, n_boot=200)
+    >>> list(res.metrics) == list(REGISTRY), list(res.baselines)
+    (True, ['chance', 'oracle'])
+    >>> all(ci.low <= ci.high for ci in res.intervals.values())
+    True
     """
-    if not isinstance(records, AlignedRecords):
-        raise VoteSchemaError(f"expected AlignedRecords (see annokit.metrics.records.align); got "
-                              f"{type(records).__name__}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
-        raise VoteSchemaError(f"n_boot must be an integer >= 0; got {n_boot!r}")
-    gen = None
-    maj = records.majority
-    if ties is not None:
-        gen = check_rng(rng)
-        maj = majority(records.counts, ties=ties, rng=gen)
+    models = _check_models(records)
+    names = _check_metrics(metrics)
+    n_boot = _check_int("n_boot", n_boot, 0)
+    seed = _check_int("seed", seed, 0)
+    n_bins = _check_int("n_bins", n_bins, 1)
+    if batch_size is not None:
+        batch_size = _check_int("batch_size", batch_size, 1)
+    if isinstance(confidence, bool) or not isinstance(confidence, (float, int)) \
+            or not 0 < confidence < 1:
+        raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    first = next(iter(models.values()))
+    maj = first.majority if ties is None else majority(first.counts, ties=ties, rng=seed)
     if maj.n_ties:
-        warnings.warn(f"{maj.n_ties} of {records.n_items} items have a tied human majority; "
+        warnings.warn(f"{maj.n_ties} of {first.n_items} items have a tied human majority; "
                       f"tie policy {maj.policy!r} "
                       + ("draws one tied label at random" if maj.policy == "random"
                          else "takes the first tied label in label order"),
                       DegenerateInputWarning, stacklevel=2)
-    p, h, y = records.probs, records.human, maj.labels
-    values, per_item = _scalars(p, h, y, n_bins)
-    if records.temperature is not None:
-        values["temperature"] = float(records.temperature)
-
-    frame = pd.DataFrame({"item": records.item_ids,
-                          "majority": np.asarray(records.labels.names, dtype=object)[y],
-                          "is_tied": maj.is_tied, "correct": per_item["accuracy"].astype(bool)})
-    for name in ("rank_cs", "rank_cs_tie_aware"):
-        frame[name] = per_item[name].astype(bool)
-    frame["ent_ce"] = per_item["ent_ce_signed"]
-    for name in ("dist_ce", "jsd", "kl", "brier", "brier_soft", "nll", "nll_majority"):
-        frame[name] = per_item[name]
-
-    intervals: dict[str, BootstrapResult] = {}
-    seed = None
-    if n_boot > 0:
-        if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-            seed = int(rng)
-        else:
-            seed = int((gen if gen is not None else check_rng(rng)).integers(2**63 - 1))
-        intervals = _bootstrap(p, h, y, per_item, n_bins=n_bins, n_boot=int(n_boot),
-                               confidence=confidence, seed=seed)
-
+    given = {"n_bins": n_bins}
+    options = {name: {k: v for k, v in given.items() if k in REGISTRY[name].options}
+               for name in names}
+    by_kind, groups, info = _groups(by, first)
+    n = first.n_items
+    step = max(n, 1) if batch_size is None else batch_size
+    plan = _Plan([rec.probs for rec in models.values()], first.human, maj.labels, names, options,
+                 [None, *groups] if by_kind is not None else groups,
+                 [(lo, min(lo + step, n)) for lo in range(0, n, step)])
+    est = plan.estimates()
+    reps = None if not n_boot else plan.replicates(item_keys(first.item_ids), seed=seed,
+                                                   n_boot=n_boot)
     base: dict[str, dict[str, float]] = {}
     if baselines:
-        for kind in ("chance", "oracle"):
-            b = baseline_records(records, kind)
-            base[kind] = _scalars(b.probs, h, y, n_bins)[0]
+        kinds = ("chance", "oracle")
+        b_est = dataclasses.replace(plan, probs=[baseline_records(first, k).probs for k in kinds],
+                                    groups=[None]).estimates()
+        base = {k: dict(zip(names, map(float, b_est[i, 0]))) for i, k in enumerate(kinds)}
 
-    return EvaluationResult(
-        n_items=records.n_items, n_unmatched_predictions=records.n_unmatched_predictions,
-        n_dropped_items=records.n_dropped_items,
-        dropped_item_ids=[str(i) for i in records.dropped_item_ids],
-        labels=tuple(records.labels.names), n_bins=n_bins, tie_policy=maj.policy,
-        n_ties=maj.n_ties, metrics=values, per_item=frame, baselines=base, intervals=intervals,
-        n_boot=int(n_boot), confidence=confidence, seed=seed)
+    def interval(m: int, g: int) -> dict[str, BootstrapResult]:
+        if reps is None:
+            return {}
+        return {name: percentile_interval(float(est[m, g, j]), reps[m, g, j], confidence)
+                for j, name in enumerate(names)}
 
-
-def _replicates(p: np.ndarray, h: np.ndarray, y: np.ndarray, n_bins: int
-                ) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
-    """The equal-width binned metrics on every resample (rows of an index matrix) at once.
-
-    An item's bin does not depend on the resample, so each resample's per-bin
-    sums (count, confidence, correctness, soft target; the sufficient statistics
-    of :mod:`annokit.metrics.calibration`) come from one ``bincount`` over
-    (resample, bin), with the binning of :mod:`annokit.metrics._binning`.
-    ``ece_adaptive`` recomputes each resample's quantile edges and bins with
-    ``searchsorted(edges, c, "right") = #(edges <= c)``, counted edge by edge.
-    Row ``arange(n)`` reproduces the metric functions (tested to 1e-12).
-    """
-    n, k = p.shape
-    edges = _binning.uniform_edges(n_bins)
-    rows = np.arange(n)
-    pred = p.argmax(axis=1)
-    conf = p[rows, pred]
-    top_bin = _binning.bin_index(conf, edges)
-    correct = (pred == y).astype(np.float64)
-    soft_top = h[rows, pred]
-    cls_bin = _binning.bin_index(p, edges)  # (n, k): class k binned on p[:, k]
-    hit = (y[:, None] == np.arange(k)).astype(np.float64)
-
-    def top_sums(idx: np.ndarray, weights: list[np.ndarray | None]) -> list[np.ndarray]:
-        r = idx.shape[0]
-        flat = (np.arange(r)[:, None] * n_bins + top_bin[idx]).ravel()
-        return [np.bincount(flat, weights=None if w is None else w[idx].ravel(),
-                            minlength=r * n_bins).reshape(r, n_bins) for w in weights]
-
-    def cw_sums(idx: np.ndarray, target: np.ndarray) -> np.ndarray:
-        r = idx.shape[0]
-        cell = (np.arange(r)[:, None, None] * k + np.arange(k)) * n_bins + cls_bin[idx]
-        flat = cell.ravel()
-        gap = (p[idx] - target[idx]).ravel()  # sum_b |sum p_k - sum target_k| per class
-        sums = np.bincount(flat, weights=gap, minlength=r * k * n_bins).reshape(r, k, n_bins)
-        return np.abs(sums).sum(axis=2).mean(axis=1) / n
-
-    def ece(idx: np.ndarray) -> np.ndarray:
-        s_conf, s_hit = top_sums(idx, [conf, correct])
-        return np.abs(s_conf - s_hit).sum(axis=1) / n
-
-    def ece_adaptive(idx: np.ndarray) -> np.ndarray:
-        r = idx.shape[0]
-        c = conf[idx]
-        q_edges = np.quantile(c, np.linspace(0.0, 1.0, n_bins + 1), axis=1).T  # (r, n_bins + 1)
-        b = np.zeros(c.shape, dtype=np.int64)
-        for j in range(n_bins + 1):  # a loop over edges, not items
-            b += c >= q_edges[:, j:j + 1]
-        b = np.clip(b - 1, 0, n_bins - 1)
-        flat = (np.arange(r)[:, None] * n_bins + b).ravel()
-        gap = (c - correct[idx]).ravel()
-        sums = np.bincount(flat, weights=gap, minlength=r * n_bins).reshape(r, n_bins)
-        return np.abs(sums).sum(axis=1) / n
-
-    def smece(idx: np.ndarray) -> np.ndarray:
-        s_conf, s_soft = top_sums(idx, [conf, soft_top])
-        return np.abs(s_conf - s_soft).sum(axis=1) / n
-
-    def mce(idx: np.ndarray) -> np.ndarray:
-        count, s_conf, s_hit = top_sums(idx, [None, conf, correct])
-        gaps = np.abs(s_conf - s_hit) / np.maximum(count, 1)
-        return np.where(count > 0, gaps, 0.0).max(axis=1)
-
-    return {"ece": ece, "ece_adaptive": ece_adaptive, "mce": mce, "smece": smece,
-            "classwise_ece": lambda idx: cw_sums(idx, hit),
-            "smece_classwise": lambda idx: cw_sums(idx, h)}
-
-
-def _resampled(f: Callable[[np.ndarray, np.ndarray, np.ndarray], float], p: np.ndarray,
-               h: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], float]:
-    """A binned metric as a function of one resample's item indices."""
-    return lambda idx: f(p[idx], h[idx], y[idx])
-
-
-def _bootstrap(p: np.ndarray, h: np.ndarray, y: np.ndarray, per_item: dict[str, np.ndarray], *,
-               n_bins: int, n_boot: int, confidence: float, seed: int
-               ) -> dict[str, BootstrapResult]:
-    """Percentile intervals; the same seed gives every metric the same resampled items."""
-    n = p.shape[0]
-    out: dict[str, BootstrapResult] = {}
-    binned = _binned(n_bins)
-    fast = _replicates(p, h, y, n_bins)
-    for name in METRICS:
-        vectorized = name in fast
-        if name == "ent_ce":
-            stat: Any = np.abs(per_item["ent_ce_signed"])
-        elif vectorized:
-            stat = fast[name]
-        elif name in binned:
-            stat = _resampled(binned[name], p, h, y)
-        else:
-            stat = per_item[name]
-        out[name] = bootstrap_ci(stat, n_items=n if callable(stat) else None, n_boot=n_boot,
-                                 confidence=confidence, rng=seed, vectorized=vectorized)
-    return out
+    results: dict[str, EvaluationResult] = {}
+    for m, (model, rec) in enumerate(models.items()):
+        values = dict(zip(names, map(float, est[m, 0])))
+        if rec.temperature is not None:
+            values["temperature"] = float(rec.temperature)
+        group_results = None
+        if by_kind is not None:
+            group_results = [GroupResult(n_items=int(rows.size),
+                                         metrics=dict(zip(names, map(float, est[m, g + 1]))),
+                                         intervals=interval(m, g + 1), **info[g])
+                             for g, rows in enumerate(groups)]
+        results[str(model)] = EvaluationResult(
+            n_items=rec.n_items, n_unmatched_predictions=rec.n_unmatched_predictions,
+            n_dropped_items=rec.n_dropped_items,
+            dropped_item_ids=[str(i) for i in rec.dropped_item_ids],
+            labels=tuple(rec.labels.names), n_bins=n_bins, tie_policy=maj.policy,
+            n_ties=maj.n_ties, metrics=values, baselines=base, intervals=interval(m, 0),
+            n_boot=n_boot, confidence=confidence, seed=seed, groups=group_results, by=by_kind,
+            frame_source=lambda rec=rec: _per_item_frame(rec, maj, names))
+    main = next(iter(results.values()))
+    if None in models:
+        return main
+    comparisons = {model: {name: _difference(est[m, 0, j] - est[0, 0, j], None if reps is None
+                                             else reps[m, 0, j] - reps[0, 0, j], confidence)
+                           for j, name in enumerate(names)}
+                   for m, model in enumerate(results) if m > 0}
+    return dataclasses.replace(main, models=results, comparisons=comparisons)

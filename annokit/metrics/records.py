@@ -28,10 +28,11 @@ import pandas as pd
 from annokit.core.checks import check_counts, check_option, first_offenders
 from annokit.core.soft_labels import Majority, distributions, majority, softmax
 from annokit.core.votes import LabelSet, Votes
-from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError, VoteSchemaError
 from annokit.io.predictions import Predictions, read_predictions
 
-__all__ = ["AlignedRecords", "Predictions", "align", "read_predictions", "softmax"]
+__all__ = ["AlignedRecords", "Predictions", "agreement_bins", "align", "read_predictions",
+           "softmax"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -294,3 +295,86 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
         majority=majority(counts, ties=ties, rng=rng), logits=logits,
         n_unmatched_predictions=int(predictions.n_rows - rows.size),
         n_dropped_items=n_missing, dropped_item_ids=dropped)
+
+
+def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5
+                   ) -> tuple[np.ndarray, np.ndarray, str, list[str]]:
+    """Group items by human-label entropy (the agreement bins of ``evaluate(by="agreement")``).
+
+    Parameters
+    ----------
+    human_entropy : ndarray of shape (n_items,)
+        Entropy of each item's human distribution (bits in the report and the engine).
+    bins : int or sequence of float, default 5
+        An int: cut points at the ``b / bins`` quantiles of the entropies (Nie et
+        al. 2020: "entropy quantiles as the cut points ... bins with roughly
+        equal numbers"). Repeated cut points (many tied entropies, e.g. unanimous
+        items) are merged, with a :class:`~annokit.errors.DegenerateInputWarning`.
+        A sequence: increasing edges that must cover every entropy.
+
+    Returns
+    -------
+    edges : ndarray of shape (n_bins + 1,)
+    index : ndarray of int, shape (n_items,)
+        Bin of each item: ``edges[b] <= H < edges[b + 1]``, the last bin closed.
+    method : {"quantile", "edges"}
+    notes : list of str
+        What was merged, for the report.
+
+    Raises
+    ------
+    SchemaError
+        ``human_entropy`` is not a non-empty 1-D array.
+    InvalidValueError
+        ``bins`` < 1, or edges that are not finite, not increasing or leave items out.
+
+    References
+    ----------
+    Nie, Zhou, Bansal (2020). What Can We Learn from Collective Human Opinions on
+    Natural Language Inference Data? EMNLP, section 5.4. arXiv:2010.03532.
+
+    Examples
+    --------
+    >>> edges, idx, method, _ = agreement_bins([0.0, 0.2, 0.5, 0.9], 2)
+    >>> edges.tolist(), idx.tolist()
+    ([0.0, 0.35, 0.9], [0, 0, 1, 1])
+    """
+    h = np.asarray(human_entropy, dtype=np.float64)
+    if h.ndim != 1 or h.size == 0:
+        raise SchemaError(f"human entropy must be a non-empty 1-D array; got shape {h.shape}")
+    notes: list[str] = []
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if bins < 1:
+            raise InvalidValueError(f"bins must be a positive integer or a list of edges; got {bins}")
+        edges = np.quantile(h, np.linspace(0.0, 1.0, int(bins) + 1))
+        unique = np.unique(edges)
+        msg = None
+        if unique.size == 1:  # every item has the same entropy: one bin [H, H]
+            unique = np.array([unique[0], unique[0]])
+            if bins > 1:
+                msg = (f"every item has the same human entropy ({h[0]:.4g} bits): {int(bins)} "
+                       "bins requested, 1 formed")
+        elif unique.size < edges.size:
+            msg = (f"{edges.size - unique.size} repeated entropy quantile(s) merged: "
+                   f"{int(bins)} bins requested, {unique.size - 1} formed (many items share "
+                   "one entropy value)")
+        if msg:
+            warnings.warn(msg, DegenerateInputWarning, stacklevel=3)
+            notes.append(msg)
+        edges = unique
+        method = "quantile"
+    else:
+        edges = np.asarray(list(bins), dtype=np.float64)
+        if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)):
+            raise InvalidValueError(f"bin edges must be at least two finite numbers; got "
+                                    f"{list(bins)}")
+        if np.any(np.diff(edges) <= 0):
+            raise InvalidValueError(f"bin edges must be strictly increasing; got {edges.tolist()}")
+        outside = (h < edges[0]) | (h > edges[-1])
+        if outside.any():
+            raise InvalidValueError(
+                f"bin edges [{edges[0]}, {edges[-1]}] leave out {int(outside.sum())} item(s) "
+                f"with human entropy {h[outside][:3].round(4).tolist()}...; widen the edges")
+        method = "edges"
+    index = np.clip(np.searchsorted(edges, h, side="right") - 1, 0, edges.size - 2)
+    return edges, index, method, notes

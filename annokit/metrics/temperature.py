@@ -15,6 +15,10 @@ them, and the argmax (hence accuracy and the model ranking) never changes.
   paper does not give its grid; ours (:data:`DEFAULT_GRID`) is 0.1 to 5.0 in
   steps of 0.1, which contains the T = 2.0 they report.
 
+Each objective is a registered metric (:data:`annokit.metrics.registry.REGISTRY`:
+``nll_majority``, ``nll`` and ``ece``), computed by
+:func:`annokit.metrics.registry.compute` on ``softmax(z / T)``.
+
 Fitting on the evaluated records themselves is the *oracle* temperature
 (Baan et al. 2022 used it as an upper bound on what temperature scaling can
 do); :func:`temperature_scale` labels its output ``mode="oracle"`` then.
@@ -40,10 +44,10 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from annokit.core.checks import check_option
-from annokit.core.divergence import KL_EPS
 from annokit.core.soft_labels import softmax
 from annokit.errors import DegenerateInputWarning, VoteSchemaError
 from annokit.metrics.records import AlignedRecords
+from annokit.metrics.registry import compute
 
 __all__ = [
     "DEFAULT_BOUNDS",
@@ -54,7 +58,11 @@ __all__ = [
     "temperature_scale",
 ]
 
-OBJECTIVES = ("nll_majority", "nll_soft", "ece_grid")
+#: Objective -> the registry metric it minimises (``annokit.metrics.registry.REGISTRY``) and
+#: the human labels it reads (``"hard"``: the majority, ``"soft"``: the distribution).
+_OBJECTIVE_METRIC = {"nll_majority": ("nll_majority", "hard"), "nll_soft": ("nll", "soft"),
+                     "ece_grid": ("ece", "hard")}
+OBJECTIVES = tuple(_OBJECTIVE_METRIC)
 #: Grid of :func:`fit_temperature` with ``objective="ece_grid"``: 0.1, 0.2, ..., 5.0.
 DEFAULT_GRID = np.round(np.arange(1, 51) * 0.1, 10)
 #: Search interval of T for the NLL objectives (the search runs on log T).
@@ -86,11 +94,13 @@ def _check_temperature(t: Any) -> float:
     return value
 
 
-def _nll(z: np.ndarray, targets: np.ndarray, t: float) -> float:
-    """Mean cross-entropy ``-sum_j y_j log max(softmax(z/t)_j, eps)`` (Guo et al. 2017, NLL)."""
-    p = softmax(z / t)
-    logp = np.log(np.maximum(p, KL_EPS))
-    return float(-np.where(targets > 0, targets * logp, 0.0).sum(axis=1).mean())
+def _objective(records: AlignedRecords, objective: str, z: np.ndarray, **options: Any
+               ) -> Any:
+    """``t -> metric(softmax(z / t))``: the registry metric of ``objective`` against the human labels."""
+    name, target = _OBJECTIVE_METRIC[objective]
+    labels = ({"hard": records.majority.labels} if target == "hard"
+              else {"soft": records.human})
+    return lambda t: compute(name, softmax(z / t), **labels, **options)
 
 
 def fit_temperature(records: AlignedRecords, *, objective: str = "nll_majority",
@@ -138,15 +148,12 @@ def fit_temperature(records: AlignedRecords, *, objective: str = "nll_majority",
     check_option("objective", objective, OBJECTIVES)
     z = _logits(records)
     if objective == "ece_grid":
-        from annokit.metrics.calibration import expected_calibration_error
-
         values = DEFAULT_GRID if grid is None else np.asarray(grid, dtype=np.float64).reshape(-1)
         if values.size == 0 or not np.isfinite(values).all() or (values <= 0).any():
             raise VoteSchemaError(f"grid must hold positive finite temperatures; got "
                                   f"{np.asarray(grid).tolist()!r}")
-        y = records.majority.labels
-        eces = np.array([expected_calibration_error(softmax(z / t), y, n_bins=n_bins)
-                         for t in values])
+        ece = _objective(records, objective, z, n_bins=n_bins)
+        eces = np.array([ece(t) for t in values])
         best = int(np.argmin(eces))
         if values.size > 1 and best in (0, values.size - 1):
             warnings.warn(f"the lowest ECE is at the edge of the temperature grid (T={values[best]:g})"
@@ -155,12 +162,8 @@ def fit_temperature(records: AlignedRecords, *, objective: str = "nll_majority",
     lo, hi = (float(b) for b in bounds)
     if not (0 < lo < hi and np.isfinite(hi)):
         raise VoteSchemaError(f"bounds must satisfy 0 < low < high < inf; got {bounds!r}")
-    if objective == "nll_majority":
-        targets = np.zeros_like(records.probs)
-        targets[np.arange(records.n_items), records.majority.labels] = 1.0
-    else:
-        targets = records.human
-    res = minimize_scalar(lambda u: _nll(z, targets, float(np.exp(u))),
+    nll = _objective(records, objective, z)
+    res = minimize_scalar(lambda u: nll(float(np.exp(u))),
                           bounds=(np.log(lo), np.log(hi)), method="bounded",
                           options={"xatol": 1e-7})
     t = float(np.exp(res.x))

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.agreement import fleiss_kappa, krippendorff_alpha
+from annokit.core.resample import seed_from_rng
 from annokit.core.soft_labels import distributions, entropy, majority, majority_change
 from annokit.core.votes import Votes
-from annokit.metrics.agreement import fleiss_kappa, krippendorff_alpha
 
 __all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "stats_markdown", "stats_table"]
 
@@ -51,8 +52,10 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     n_boot : int, default=1000
         Bootstrap replicates for the agreement coefficients' intervals (0: none).
     confidence : float, default=0.95
-    rng : numpy Generator or int seed, default=0
-        Seed of the bootstrap, so the same data gives the same bytes.
+    rng : numpy Generator, int seed or None, default=0
+        Seed of the bootstrap (a Generator draws one seed), so the same data
+        gives the same bytes. Both coefficients use the same replicates, and an
+        item's weights depend on its id, not its row (:mod:`annokit.core.resample`).
 
     Returns
     -------
@@ -66,7 +69,8 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         the first tied label}, ``old_majority_counts`` / ``original_label_counts``
         (when the data carry original labels), ``gold`` {n_items, majority_accuracy}
         or None, ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
-        ci_high, n_items, n_boot, confidence}.
+        ci_high, n_items, n_boot, confidence, n_invalid} (``n_invalid``: bootstrap
+        replicates on which the coefficient is undefined, left out of the interval).
 
     Notes
     -----
@@ -124,12 +128,14 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         result["gold"] = {"n_items": int(has.sum()),
                           "majority_accuracy": float((maj.labels[has] == votes.gold[has]).mean()),
                           "n_tied": int(maj.is_tied[has].sum())}
-    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    # one seed for both coefficients: their replicates weight the items alike
+    seed = seed_from_rng(rng) if n_boot else 0
     pairable = per_item >= 2
     for key, coefficient in (("krippendorff_alpha", krippendorff_alpha),
                              ("fleiss_kappa", fleiss_kappa)):
         # with no item holding two votes there is nothing to agree on: null, not an error
-        result[key] = (coefficient(counts, n_boot=n_boot, confidence=confidence, rng=gen).to_dict()
+        result[key] = (coefficient(counts, n_boot=n_boot, confidence=confidence, rng=seed,
+                                   keys=votes.item_ids).to_dict()
                        if pairable.any() else None)
     return result
 
@@ -180,8 +186,9 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         if a is None:
             rows.append((title, "n/a (no item has two votes)"))
             continue
+        dropped = f", {a['n_invalid']} undefined" if a.get("n_invalid") else ""
         ci = (f" [{_fmt(a['ci_low'])}, {_fmt(a['ci_high'])}] ({100 * a['confidence']:g}% bootstrap, "
-              f"{a['n_boot']} reps)" if a["ci_low"] is not None else "")
+              f"{a['n_boot']} reps{dropped})" if a["ci_low"] is not None else "")
         rows.append((title, _fmt(a["value"]) + ci))
     return rows
 

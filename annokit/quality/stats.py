@@ -14,39 +14,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.agreement import coincidence_parts, nominal_alpha
 from annokit.core.votes import Votes
 from annokit.quality._common import gold_codes, require_annotators, require_votes
 
 __all__ = ["annotator_stats", "krippendorff_alpha_nominal", "max_consecutive_wrong"]
 
 
-def _nominal_alpha(diag: np.ndarray | float, marg: np.ndarray) -> np.ndarray:
-    """Nominal alpha from the coincidence-matrix diagonal sum and label marginals.
-
-    ``alpha = 1 - (n - 1) (n - sum_c o_cc) / (n^2 - sum_c n_c^2)`` (Krippendorff
-    2011, "Computing Krippendorff's alpha-reliability", nominal case).
-    """
-    marg = np.atleast_2d(marg)
-    n = marg.sum(axis=1)
-    denom = n ** 2 - (marg ** 2).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = 1.0 - (n - 1) * (n - diag) / denom
-    return np.where((denom > 0) & (n > 1), out, np.nan)
-
-
-def _coincidence_parts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per item: the coincidence diagonal sum ``sum_c n_ic (n_ic - 1) / (m_i - 1)`` and the
-    pairable marginal counts (zero for items with fewer than two votes)."""
-    m = counts.sum(axis=1)
-    pairable = m >= 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        diag = np.where(pairable, (counts * (counts - 1)).sum(axis=1) / (m - 1), 0.0)
-    marg = np.where(pairable[:, None], counts, 0)
-    return diag, marg
-
-
 def krippendorff_alpha_nominal(votes: Votes) -> float:
     """Krippendorff's alpha for nominal labels over all items with two or more votes.
+
+    The value of :func:`annokit.core.agreement.krippendorff_alpha` on
+    ``votes.counts()`` (the same formula, :func:`~annokit.core.agreement.nominal_alpha`),
+    as a float, without its warnings: items with one vote are left out silently
+    and no pairable item gives NaN (the leave-one-out columns of
+    :func:`annotator_stats` need both).
 
     Examples
     --------
@@ -56,8 +38,8 @@ def krippendorff_alpha_nominal(votes: Votes) -> float:
     -0.25
     """
     votes = require_votes(votes, "krippendorff_alpha_nominal")
-    diag, marg = _coincidence_parts(votes.counts().astype(np.float64))
-    return float(_nominal_alpha(diag.sum(), marg.sum(axis=0))[0])
+    disagreement, pairable = coincidence_parts(votes.counts().astype(np.float64))
+    return float(nominal_alpha(disagreement.sum(), pairable.sum(axis=0)))
 
 
 def max_consecutive_wrong(votes: Votes, gold: Any = None) -> np.ndarray:
@@ -189,13 +171,14 @@ def _alpha_without(votes: Votes, counts: np.ndarray) -> np.ndarray:
     """Nominal alpha with each annotator's votes removed, for all annotators at once.
 
     Removing annotator ``j`` only changes the items ``j`` voted on: per (item,
-    annotator) pair we subtract the item's old coincidence contribution and add
-    the contribution of its counts without ``j``'s votes.
+    annotator) pair we subtract the item's old disagreement and label counts
+    (:func:`~annokit.core.agreement.coincidence_parts`) and add those of its
+    counts without ``j``'s votes.
     """
     n_ann, n_labels = votes.n_annotators, votes.n_labels
     counts = counts.astype(np.float64)
-    diag_i, marg_i = _coincidence_parts(counts)
-    diag_total, marg_total = diag_i.sum(), marg_i.sum(axis=0)
+    d_i, marg_i = coincidence_parts(counts)
+    d_total, marg_total = d_i.sum(), marg_i.sum(axis=0)
 
     key = votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
     pair_keys, pair_of_vote = np.unique(key, return_inverse=True)
@@ -203,11 +186,9 @@ def _alpha_without(votes: Votes, counts: np.ndarray) -> np.ndarray:
     pair_ann = pair_keys % n_ann
     removed = np.bincount(pair_of_vote.astype(np.int64) * n_labels + votes.label_index,
                           minlength=len(pair_keys) * n_labels).reshape(-1, n_labels)
-    new_counts = counts[pair_item] - removed
-    new_diag, new_marg = _coincidence_parts(new_counts)
-    d_diag = np.bincount(pair_ann, weights=diag_i[pair_item] - new_diag, minlength=n_ann)
-    d_marg = np.zeros((n_ann, n_labels))
+    new_d, new_marg = coincidence_parts(counts[pair_item] - removed)
+    delta_d = np.bincount(pair_ann, weights=d_i[pair_item] - new_d, minlength=n_ann)
     flat = pair_ann[:, None] * n_labels + np.arange(n_labels)
-    d_marg = np.bincount(flat.reshape(-1), weights=(marg_i[pair_item] - new_marg).reshape(-1),
-                         minlength=n_ann * n_labels).reshape(n_ann, n_labels)
-    return _nominal_alpha(diag_total - d_diag, marg_total[None, :] - d_marg)
+    delta_marg = np.bincount(flat.reshape(-1), weights=(marg_i[pair_item] - new_marg).reshape(-1),
+                             minlength=n_ann * n_labels).reshape(n_ann, n_labels)
+    return nominal_alpha(d_total - delta_d, marg_total[None, :] - delta_marg)

@@ -4,18 +4,15 @@
 >>> from annokit.report import build_report, dump_json
 >>> votes = Votes.from_counts([[9, 1], [5, 5], [2, 8]], labels=["yes", "no"])
 >>> report = build_report(votes, {"model": [[0.9, 0.1], [0.5, 0.5], [0.3, 0.7]]},
-...                       bins=1, n_bootstrap=0)
->>> round(report.models[0].metrics["dist_ce"].estimate, 3)
-0.033
+...                       bins=1, n_boot=0)
+>>> round(report.models[0].metrics["accuracy"].estimate, 3)
+1.0
 >>> dump_json(report).startswith("{")
 True
 """
 
-from annokit.report.build import (
-    ModelPredictions,
-    agreement_bins,
-    build_report,
-)
+from annokit.report.build import build_report
+from annokit.report.inputs import ModelPredictions, load_models, subsampling_rows
 from annokit.report.model import SCHEMA_VERSION, Report, dump_json, export_schema, report_schema
 from annokit.report.write import write_report
 
@@ -23,10 +20,11 @@ __all__ = [
     "SCHEMA_VERSION",
     "ModelPredictions",
     "Report",
-    "agreement_bins",
     "build_report",
     "dump_json",
     "export_schema",
+    "load_models",
     "report_schema",
+    "subsampling_rows",
     "write_report",
 ]

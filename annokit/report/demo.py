@@ -21,10 +21,16 @@ import numpy as np
 from annokit.core.checks import check_probs, check_rng
 from annokit.core.soft_labels import softmax
 from annokit.core.votes import Votes
-from annokit.errors import VoteSchemaError
-from annokit.report.build import ModelPredictions
+from annokit.errors import InvalidValueError, SchemaError
+from annokit.io.synthetic import SyntheticDataset
+from annokit.report.build import build_report
+from annokit.report.inputs import ModelPredictions, subsampling_rows
+from annokit.report.model import Report
 
-__all__ = ["DEMO_TEMPERATURES", "make_models"]
+__all__ = ["DEMO_KS", "DEMO_TEMPERATURES", "demo_report", "make_models"]
+
+#: Votes per item of the demo's "how many annotations are enough" curve.
+DEMO_KS = (1, 2, 3, 5, 10, 20)
 
 #: Temperatures of the over- and underconfident demo models.
 DEMO_TEMPERATURES = {"overconfident": 0.4, "underconfident": 2.5}
@@ -61,10 +67,10 @@ def make_models(votes: Votes, true_probs: np.ndarray, *, noise: float = 0.5,
 
     pi = check_probs(true_probs, name="true_probs")
     if pi.shape != (votes.n_items, votes.n_labels):
-        raise VoteSchemaError(f"true_probs has shape {pi.shape}; the votes need "
+        raise SchemaError(f"true_probs has shape {pi.shape}; the votes need "
                               f"({votes.n_items}, {votes.n_labels})")
     if not np.isfinite(noise) or noise < 0:
-        raise VoteSchemaError(f"noise must be a finite number >= 0; got {noise!r}")
+        raise InvalidValueError(f"noise must be a finite number >= 0; got {noise!r}")
     gen = check_rng(rng)
     logits = np.log(np.maximum(pi, 1e-6)) + gen.normal(0.0, noise, size=pi.shape)
     over_t, under_t = DEMO_TEMPERATURES["overconfident"], DEMO_TEMPERATURES["underconfident"]
@@ -87,3 +93,36 @@ def make_models(votes: Votes, true_probs: np.ndarray, *, noise: float = 0.5,
                                            f"majority) on the {int(dev.sum())} even-numbered "
                                            "items, which are also in the report")),
     ]
+
+
+def demo_report(data: SyntheticDataset, *, seed: int = 0, n_boot: int = 1000) -> Report:
+    """The report ``annokit demo`` writes: four synthetic models, the subsampling curve, and
+    notes comparing the flagged annotators with the injected spammers.
+
+    Parameters
+    ----------
+    data : SyntheticDataset
+        From :func:`annokit.io.synthetic.make_votes` (votes, true distributions, spammers).
+    seed : int, default 0
+        Seeds the models' noise, the subsampling curve, the bootstrap and the ceiling split.
+    n_boot : int, default 1000
+        Bootstrap replicates of the report.
+
+    Returns
+    -------
+    Report
+    """
+    models = make_models(data.votes, data.true_probs, rng=seed)
+    notes: list[str] = []
+    curve = subsampling_rows(data.votes, list(DEMO_KS), reps=200, rng=seed, notes=notes)
+    report = build_report(data.votes, models, n_boot=n_boot, seed=seed, subsampling=curve,
+                          title="annokit demo: synthetic dataset, four synthetic models")
+    aq = report.annotator_quality
+    if aq is not None:
+        known = set(data.votes.annotator_ids[data.spammer].tolist())
+        for m in aq.methods:
+            hits = sum(r.flagged[m] and r.annotator in known for r in aq.annotators)
+            notes.append(f"demo truth: {len(known)} injected spammers; {m} flags "
+                         f"{aq.n_flagged[m]} annotators, {hits} of them spammers")
+    report.notes = notes + report.notes
+    return report

@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "FLOAT_DIGITS",
-    "METRIC_KEYS",
     "SCHEMA_PATH",
     "SCHEMA_VERSION",
     "AnnotatorQuality",
@@ -33,6 +32,7 @@ __all__ = [
     "Histogram",
     "HumanCeiling",
     "Interval",
+    "MetricInfo",
     "ModelReport",
     "PairwiseDifference",
     "Reliability",
@@ -45,15 +45,10 @@ __all__ = [
 ]
 
 #: Bump the minor part for added optional fields, the major part for anything else.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 #: Significant digits of every float written to report.json.
 FLOAT_DIGITS = 10
-
-#: Global metrics of each model, in display order (keys as in ``annokit evaluate --json``).
-METRIC_KEYS: tuple[str, ...] = (
-    "accuracy", "ece", "smece", "dist_ce", "ent_ce", "jsd", "kl", "rank_cs",
-)
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
@@ -72,6 +67,16 @@ class Interval(_Model):
     high: Number = None
 
 
+class MetricInfo(_Model):
+    """A reported metric as the registry declares it (:data:`annokit.metrics.registry.REGISTRY`)."""
+
+    name: str = Field(description="registry name, the key in every metrics mapping of the report")
+    summary: str
+    unit: str
+    lower_is_better: bool | None = Field(description="null: a signed quantity whose ideal is 0")
+    citation: str
+
+
 class Binning(_Model):
     """How items were grouped into agreement bins by their human-label entropy."""
 
@@ -88,31 +93,24 @@ class Binning(_Model):
 
 
 class BinMetrics(_Model):
-    """One model's metrics on the items of one agreement bin."""
+    """One model's metrics on the items of one agreement bin (null for an empty bin)."""
 
     bin: int
     n: int
-    accuracy: Number
-    ece: Number
-    smece: Number
-    dist_ce: Number
-    ent_ce: Number = Field(description="mean |EntCE| in nats")
-    ent_ce_signed: Number = Field(description="mean EntCE = H(model) - H(human), nats")
-    jsd: Number
-    kl: Number
-    rank_cs: Number
+    metrics: dict[str, Interval] = Field(description="registry name -> estimate with a "
+                                                     "bootstrap interval")
 
 
 class BinCeiling(_Model):
-    """Split-half human ceiling on one agreement bin."""
+    """Split-half human ceiling on one agreement bin (``bin`` -1: all items)."""
 
     bin: int
     n: int = Field(description="items of the bin with enough votes for two halves")
-    dist_ce: Number = Field(description="mean TVD between the half-sample distribution H1 and "
-                                        "all votes")
-    jsd: Number
-    accuracy: Number = Field(description="share of items whose H1 majority equals the full majority")
-    half_vs_half_dist_ce: Number = Field(description="mean TVD between the disjoint halves H1, H2")
+    vs_reference: dict[str, Number] = Field(
+        description="metrics of the half-sample distribution H1 as a model of the reference "
+                    "(all votes; hard label: their majority)")
+    vs_half: dict[str, Number] = Field(
+        description="metrics of H1 as a model of the disjoint half H2 (hard label: H2's majority)")
 
 
 class HumanCeiling(_Model):
@@ -155,14 +153,16 @@ class ModelReport(_Model):
     per_bin: list[BinMetrics]
     reliability: Reliability
     histograms: dict[str, Histogram] = Field(
-        description="per-item 'dist_ce', 'ent_ce_signed', 'ent_ce_abs' and model 'entropy' (nats)")
+        description="per-item values of each reported per-item metric that is not a rate "
+                    "(registry name -> histogram on edges shared by all models)")
+    entropy: Histogram = Field(description="model entropy (nats) on the human entropy's edges")
 
 
 class PairwiseDifference(_Model):
     """Paired-bootstrap difference ``model_a - model_b`` of one metric on the same items."""
 
     model_a: str
-    model_b: str
+    model_b: str = Field(description="the reference: the first model")
     metric: str
     difference: Interval
     p_value: Number = Field(default=None, description="two-sided bootstrap share of resamples "
@@ -205,25 +205,30 @@ class AnnotatorQuality(_Model):
 class Settings(_Model):
     """The options the report was built with (enough to rebuild it)."""
 
-    seed: int | None
-    n_bootstrap: int
+    seed: int
+    n_boot: int
     confidence: float
-    n_ece_bins: int
+    n_bins: int = Field(description="equal-width confidence bins of the binned metrics")
     tie_policy: str
 
 
 class Report(_Model):
     """The agreement-binned analysis report (``report.json``)."""
 
-    schema_version: Literal["1.0"] = SCHEMA_VERSION
+    schema_version: Literal["2.0"] = SCHEMA_VERSION
     annokit_version: str
     title: str
     labels: list[str]
     dataset: dict[str, Any] = Field(description="dataset summary, as `annokit stats --json`")
+    metrics: list[MetricInfo] = Field(description="the reported metrics, in registry order")
     binning: Binning
     models: list[ModelReport]
-    comparisons: list[PairwiseDifference]
-    human_entropy: Histogram = Field(description="human entropy (nats) on the models' entropy edges")
+    baselines: dict[str, dict[str, Number]] = Field(
+        description="'chance' (uniform) and 'oracle' (the human distribution) predictors on the "
+                    "same items")
+    comparisons: list[PairwiseDifference] = Field(
+        description="every later model against the first, paired bootstrap")
+    human_entropy: Histogram = Field(description="human entropy (nats) on [0, ln n_labels]")
     human_ceiling: HumanCeiling | None = None
     subsampling: list[SubsamplingPoint] | None = None
     annotator_quality: AnnotatorQuality | None = None

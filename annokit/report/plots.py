@@ -155,31 +155,36 @@ def _stairs(ax, hist: Mapping[str, Sequence[float]], *, i: int, label: str) -> N
               linestyle=_LINESTYLES[i % len(_LINESTYLES)])
 
 
-def error_histograms(dist_ce: Mapping[str, Mapping[str, Sequence[float]]],
-                     ent_ce_signed: Mapping[str, Mapping[str, Sequence[float]]],
-                     ent_ce_abs: Mapping[str, Mapping[str, Sequence[float]]], *,
-                     fmt: Format = "svg"):
-    """Histograms of per-item DistCE and of signed and absolute EntCE, one outline per model.
+def error_histograms(hists: Mapping[str, Mapping[str, Mapping[str, Sequence[float]]]], *,
+                     labels: Mapping[str, str] | None = None, fmt: Format = "svg"):
+    """Histograms of per-item errors, one panel per quantity, one outline per model.
 
-    Each argument maps a model name to a histogram ``{"edges": ..., "counts": ...}``:
-    per-item DistCE = TVD(model, human) (Baan et al. 2022, Eq. 7) and EntCE =
-    H(model) - H(human) in nats (Eq. 5), signed and absolute.
+    Parameters
+    ----------
+    hists : mapping quantity -> (mapping model -> histogram ``{"edges", "counts"}``)
+        E.g. per-item DistCE = TVD(model, human) and EntCE = H(model) - H(human)
+        (Baan et al. 2022, Fig. 1); the models of one quantity share edges.
+    labels : mapping quantity -> x-axis label, optional
     """
-    names = list(dist_ce)
+    keys = list(hists)
+    labels = dict(labels or {})
+    ncols = max(1, min(3, len(keys)))
+    nrows = max(1, int(np.ceil(len(keys) / ncols)))
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(3, width=12.0, height=3.4)
-        panels = ((axes[0, 0], dist_ce, "DistCE (TVD to human distribution)", "Per-item DistCE"),
-                  (axes[0, 1], ent_ce_signed, "EntCE = H(model) - H(human) [nats]",
-                   "Signed EntCE (< 0: more certain than humans)"),
-                  (axes[0, 2], ent_ce_abs, "|EntCE| [nats]", "Absolute EntCE"))
-        for ax, data, xlabel, title in panels:
-            for i, name in enumerate(names):
-                _stairs(ax, data[name], i=i, label=name)
-            ax.set_xlabel(xlabel)
+        fig, axes = _figure(ncols, nrows, width=12.0, height=3.4)
+        for j, ax in enumerate(axes.ravel()):
+            if j >= len(keys):
+                ax.set_visible(False)
+                continue
+            key = keys[j]
+            for i, name in enumerate(hists[key]):
+                _stairs(ax, hists[key][name], i=i, label=name)
+            ax.set_xlabel(labels.get(key, key))
             ax.set_ylabel("items")
-            ax.set_title(title)
-        axes[0, 0].legend(frameon=False)
-        _adjust(fig, 3, 1)
+            ax.set_title(f"Per-item {key}")
+        if keys:
+            axes[0, 0].legend(frameon=False)
+        _adjust(fig, ncols, nrows)
     return render(fig, fmt)
 
 
@@ -283,19 +288,6 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
     return render(fig, fmt)
 
 
-#: Axis/legend names of the per-bin metrics drawn in the bar panels.
-BIN_METRIC_LABELS = {
-    "accuracy": "accuracy vs majority",
-    "ece": "ECE (vs majority)",
-    "smece": "SMECE (vs human probability)",
-    "dist_ce": "mean DistCE (TVD)",
-    "ent_ce": "mean |EntCE| [nats]",
-    "jsd": "Jensen-Shannon distance",
-    "kl": "KL(human || model) [nats]",
-    "rank_cs": "RankCS",
-}
-
-
 def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
     """Every figure of a :class:`~annokit.report.model.Report`, keyed by a stable id.
 
@@ -313,23 +305,27 @@ def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
              "soft_target": [nan if v is None else v for v in rel.soft_target]},
             title=m.name, fmt=fmt)
 
-    def hists(key: str) -> dict[str, dict[str, list]]:
-        return {m.name: m.histograms[key].model_dump() for m in report.models}
+    units = {info.name: info.unit for info in report.metrics}
+    labels = {k: f"{k} [{u}]" for k, u in units.items()}
+    keys = list(report.models[0].histograms) if report.models else []
+    figs["error-histograms"] = error_histograms(
+        {k: {m.name: m.histograms[k].model_dump() for m in report.models} for k in keys},
+        labels={k: f"per-item {labels[k]}" for k in keys}, fmt=fmt)
+    figs["entropy-histograms"] = entropy_histograms(
+        report.human_entropy.model_dump(), {m.name: m.entropy.model_dump() for m in report.models},
+        fmt=fmt)
 
-    figs["error-histograms"] = error_histograms(hists("dist_ce"), hists("ent_ce_signed"),
-                                                hists("ent_ce_abs"), fmt=fmt)
-    figs["entropy-histograms"] = entropy_histograms(report.human_entropy.model_dump(),
-                                                    hists("entropy"), fmt=fmt)
-    values = {key: {m.name: [np.nan if getattr(b, key) is None else getattr(b, key)
-                             for b in m.per_bin] for m in report.models}
-              for key in BIN_METRIC_LABELS}
+    def bar(value: Any) -> float:
+        return nan if value is None else value
+
+    values = {k: {m.name: [bar(b.metrics[k].estimate) for b in m.per_bin] for m in report.models}
+              for k in units}
     ceiling = None
     if report.human_ceiling is not None:
-        ceiling = {key: [np.nan if getattr(c, key) is None else getattr(c, key)
-                         for c in report.human_ceiling.per_bin]
-                   for key in ("accuracy", "dist_ce", "jsd")}
+        ceiling = {k: [bar(c.vs_reference.get(k)) for c in report.human_ceiling.per_bin]
+                   for k in units}
     figs["per-bin"] = per_bin_bars(report.binning.labels, values, ceiling=ceiling,
-                                   metric_labels=BIN_METRIC_LABELS, fmt=fmt)
+                                   metric_labels=labels, fmt=fmt)
     if report.subsampling:
         pts = report.subsampling
         figs["subsampling"] = subsampling_curve([p.k for p in pts], [p.tvd_mean for p in pts],

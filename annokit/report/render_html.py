@@ -44,7 +44,7 @@ span.ci { color: #555; font-size: 0.75rem; }
 """
 
 
-_INTERVAL = re.compile(r"^(\S+) (\[[^\]]+\])$")
+_INTERVAL = re.compile(r"^(\S+) (\[[^\]]+\].*)$")
 
 
 def _cell(text: str) -> str:
@@ -76,7 +76,7 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
     >>> from annokit.core.votes import Votes
     >>> from annokit.report.build import build_report
     >>> rep = build_report(Votes.from_counts([[3, 1], [2, 2]], labels=["a", "b"]),
-    ...                    {"m": [[0.7, 0.3], [0.5, 0.5]]}, bins=1, n_bootstrap=0)
+    ...                    {"m": [[0.7, 0.3], [0.5, 0.5]]}, bins=1, n_boot=0)
     >>> page = render_html(rep, {})
     >>> page.startswith("<!DOCTYPE html>"), "<script" in page, "http://" in page.split("<svg")[0]
     (True, False, False)
@@ -102,7 +102,7 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
         parts.append('<ul class="notes">' + "".join(f"<li>{html.escape(n)}</li>"
                                                   for n in report.notes) + "</ul>")
     parts.append('<h2 id="summary">Summary</h2>')
-    parts.append(_table(by_id["table-global"]))
+    parts += [_table(by_id[k]) for k in ("table-global", "table-metrics")]
     parts.append('<h2 id="figures">Figures</h2>')
     order = sorted(figures, key=lambda k: (k != "per-bin", k.startswith("subsampling")))
     for key in order:
@@ -112,7 +112,7 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
     parts.append('<h2 id="bins">Agreement bins</h2>')
     parts += [_table(by_id[k]) for k in ("table-bins", "table-ceiling") if k in by_id]
     parts.append('<h2 id="details">Per-bin tables and comparisons</h2>')
-    shown = {"table-global", "table-dataset", "table-bins", "table-ceiling"}
+    shown = {"table-global", "table-metrics", "table-dataset", "table-bins", "table-ceiling"}
     parts += [_table(t) for t in tables if t.id not in shown]
     parts.append('<h2 id="dataset">Dataset</h2>')
     parts.append(_table(by_id["table-dataset"]))

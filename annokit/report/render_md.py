@@ -53,7 +53,7 @@ def render_markdown(report: Report, *, figures: Mapping[str, str] | None = None)
     >>> from annokit.core.votes import Votes
     >>> from annokit.report.build import build_report
     >>> rep = build_report(Votes.from_counts([[3, 1], [2, 2]], labels=["a", "b"]),
-    ...                    {"m": [[0.7, 0.3], [0.5, 0.5]]}, bins=1, n_bootstrap=0)
+    ...                    {"m": [[0.7, 0.3], [0.5, 0.5]]}, bins=1, n_boot=0)
     >>> render_markdown(rep).splitlines()[0]
     '# annokit agreement-binned report'
     """

@@ -6,22 +6,21 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from annokit.report.model import METRIC_KEYS, Interval, Report
+from annokit.report.model import Interval, MetricInfo, Report
 
-__all__ = ["METRIC_NAMES", "Table", "fmt_interval", "fmt_number", "report_tables"]
+__all__ = ["Table", "direction", "fmt_interval", "fmt_number", "metric_header", "report_tables"]
 
-#: Column headers of the metrics (direction of "better" in brackets).
-METRIC_NAMES = {
-    "accuracy": "Accuracy ↑",
-    "ece": "ECE ↓",
-    "smece": "SMECE ↓",
-    "dist_ce": "DistCE ↓",
-    "ent_ce": "|EntCE| ↓",
-    "ent_ce_signed": "EntCE (signed)",
-    "jsd": "JSD ↓",
-    "kl": "KL ↓",
-    "rank_cs": "RankCS ↑",
-}
+
+def direction(info: MetricInfo) -> str:
+    """``↓`` lower is better, ``↑`` higher is better, ``→0`` a signed quantity whose ideal is 0."""
+    if info.lower_is_better is None:
+        return "→0"
+    return "↓" if info.lower_is_better else "↑"
+
+
+def metric_header(info: MetricInfo) -> str:
+    """The registry name with its direction, e.g. ``ece ↓``."""
+    return f"{info.name} {direction(info)}"
 
 
 @dataclass
@@ -78,8 +77,13 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     return out
 
 
+def _metric_rows(report: Report, cells) -> list[list[str]]:
+    """One row per reported metric: header, unit, then ``cells(name)``."""
+    return [[metric_header(info), info.unit] + cells(info.name) for info in report.metrics]
+
+
 def report_tables(report: Report) -> list[Table]:
-    """All tables, in page order."""
+    """All tables, in page order; metric rows follow the registry (``report.metrics``)."""
     tables = [Table(
         id="table-dataset", title="Dataset", header=["statistic", "value"],
         rows=[[k, fmt_number(v, 4) if not isinstance(v, list) else ", ".join(map(str, v))]
@@ -92,48 +96,65 @@ def report_tables(report: Report) -> list[Table]:
                str(n), fmt_number(b.mean_entropy[i])] for i, n in enumerate(b.counts)],
         caption=("Equal-count bins cut at human-entropy quantiles (Nie et al. 2020)"
                  if b.method == "quantile" else "User-given bin edges")))
-    conf = round(report.settings.confidence * 100)
-    boot = report.settings.n_bootstrap
+    settings = report.settings
+    conf = round(settings.confidence * 100)
+    boot = (f"estimate [{conf}% percentile interval, {settings.n_boot} Poisson-bootstrap "
+            f"replicates of items]" if settings.n_boot else "no bootstrap")
+    baselines = list(report.baselines)
+    temperature = [["temperature T", ""] + [fmt_number(m.temperature, 2) for m in report.models]
+                   + [""] * len(baselines)]
     tables.append(Table(
         id="table-global", title="Global metrics",
-        header=["model", "T"] + [METRIC_NAMES[k] for k in METRIC_KEYS],
-        rows=[[m.name, fmt_number(m.temperature, 2)]
-              + [fmt_interval(m.metrics[k]) for k in METRIC_KEYS] for m in report.models],
-        caption=(f"Estimate [{conf}% percentile bootstrap interval, {boot} resamples of items]"
-                 if boot else "No bootstrap")
-        + "; accuracy and ECE against the majority label, the rest against the human "
-          f"distribution; ECE/SMECE with {report.settings.n_ece_bins} equal-width bins; "
-          "|EntCE| and KL in nats."))
-    per_bin_keys = ["accuracy", "ece", "smece", "dist_ce", "ent_ce", "ent_ce_signed", "jsd",
-                    "kl", "rank_cs"]
+        header=["metric", "unit"] + [m.name for m in report.models] + baselines,
+        rows=temperature + _metric_rows(report, lambda k: [
+            fmt_interval(m.metrics[k]) for m in report.models]
+            + [fmt_number(report.baselines[b].get(k)) for b in baselines]),
+        caption=(f"Models: {boot}. Baselines on the same items: chance (uniform) and oracle (the "
+                 f"human distribution). Hard labels: the majority (ties: {settings.tie_policy} "
+                 f"tied label); binned metrics with {settings.n_bins} equal-width confidence "
+                 "bins. ↓ lower is better, ↑ higher is better, →0 ideal 0.")))
+    tables.append(Table(
+        id="table-metrics", title="Metrics", header=["metric", "unit", "definition", "reference"],
+        rows=[[metric_header(i), i.unit, i.summary, i.citation] for i in report.metrics],
+        caption="From the annokit metric registry (annokit.metrics.registry.REGISTRY)."))
     for i, m in enumerate(report.models):
         tables.append(Table(
             id=f"table-bins-model-{i}", title=f"Per agreement bin: {m.name}",
-            header=["bin", "entropy (bits)", "n"] + [METRIC_NAMES[k] for k in per_bin_keys],
-            rows=[[str(row.bin), report.binning.labels[row.bin], str(row.n)]
-                  + [fmt_number(getattr(row, k)) for k in per_bin_keys] for row in m.per_bin]))
+            header=["metric", "unit"] + [f"{lab} (n={row.n})" for lab, row
+                                         in zip(report.binning.labels, m.per_bin)],
+            rows=_metric_rows(report, lambda k, m=m: [fmt_interval(row.metrics[k])
+                                                      for row in m.per_bin]),
+            caption=f"Columns: agreement bins (human entropy, bits); {boot}."))
     if report.human_ceiling is not None:
         hc = report.human_ceiling
-        rows = [[str(c.bin), report.binning.labels[c.bin], str(c.n), fmt_number(c.accuracy),
-                 fmt_number(c.dist_ce), fmt_number(c.jsd), fmt_number(c.half_vs_half_dist_ce)]
-                for c in hc.per_bin]
-        o = hc.overall
-        rows.append(["all", "", str(o.n), fmt_number(o.accuracy), fmt_number(o.dist_ce),
-                     fmt_number(o.jsd), fmt_number(o.half_vs_half_dist_ce)])
         tables.append(Table(
             id="table-ceiling", title="Human ceiling (split-half)",
-            header=["bin", "entropy (bits)", "n", "H1 majority = full majority",
-                    "DistCE(H1, all)", "JSD(H1, all)", "DistCE(H1, H2)"],
-            rows=rows, caption=hc.method))
+            header=["metric", "unit"] + [f"{lab} (n={c.n})" for lab, c
+                                         in zip(report.binning.labels, hc.per_bin)]
+            + [f"all (n={hc.overall.n})", "H1 vs H2, all"],
+            rows=_metric_rows(report, lambda k: [fmt_number(c.vs_reference.get(k))
+                                                 for c in hc.per_bin]
+                              + [fmt_number(hc.overall.vs_reference.get(k)),
+                                 fmt_number(hc.overall.vs_half.get(k))]),
+            caption=hc.method + "; every column but the last: H1 against all votes."))
     if report.comparisons:
+        pairs = list(dict.fromkeys((c.model_a, c.model_b) for c in report.comparisons))
+        cells = {(c.model_a, c.model_b, c.metric): c for c in report.comparisons}
+
+        def diff(k: str) -> list[str]:
+            out = []
+            for a, b in pairs:
+                c = cells.get((a, b, k))
+                out.append("-" if c is None else fmt_interval(c.difference)
+                           + ("" if c.p_value is None else f" p={fmt_number(c.p_value)}"))
+            return out
+
         tables.append(Table(
-            id="table-comparisons", title="Pairwise differences (paired bootstrap)",
-            header=["model A", "model B", "metric", "A - B", "p"],
-            rows=[[c.model_a, c.model_b, METRIC_NAMES.get(c.metric, c.metric),
-                   fmt_interval(c.difference), fmt_number(c.p_value)]
-                  for c in report.comparisons],
-            caption="Differences on the same bootstrap resamples of items; p is the two-sided "
-                    "share of resamples on the other side of zero."))
+            id="table-comparisons", title="Differences from the first model (paired bootstrap)",
+            header=["metric", "unit"] + [f"{a} − {b}" for a, b in pairs],
+            rows=_metric_rows(report, diff),
+            caption="Differences on the same bootstrap replicates of items; p is the two-sided "
+                    "share of replicates on the other side of zero."))
     aq = report.annotator_quality
     if aq is not None:
         shown = [r for r in aq.annotators if any(r.flagged.values())]

@@ -1,4 +1,12 @@
-"""The split-half human ceiling and DistCE histogram divergences (Baan et al. 2022, Table 2).
+"""Split-half draws of the human ceiling and DistCE histogram divergences (Baan et al. 2022).
+
+:func:`split_half` draws two disjoint k-vote "human classifiers" per item;
+their metrics (every registered metric of H1 as a model of all votes, or of
+H2) are computed by the evaluation engine in
+:func:`annokit.metrics.ceiling.split_half_ceiling`. Here only the draws and
+what needs nothing but the core divergences: each half's DistCE (TVD) to the
+reference, and :func:`distce_histogram_divergence` between two histograms of
+per-item errors (Baan et al. 2022, Table 2).
 
 Re-exported by :mod:`annokit.subsample`; import from there.
 """
@@ -31,9 +39,13 @@ class SplitHalf:
     reference : {"full", "rest"}
     h1, h2 : ndarray of shape (n_items, n_labels)
         Label distributions of the two disjoint k-vote subsamples.
+    counts_h1, counts_h2 : ndarray of int64, shape (n_items, n_labels)
+        Their vote counts (``h1 = counts_h1 / k``).
     reference_probs : ndarray of shape (n_items, n_labels)
         What DistCE is measured against: all votes ("full") or the votes in
         neither half ("rest").
+    reference_counts : ndarray of int64, shape (n_items, n_labels)
+        The votes behind ``reference_probs``.
     distce_h1, distce_h2 : ndarray of shape (n_items,)
         ``TVD(H, reference)`` per item (Baan et al.'s DistCE).
     item_ids : ndarray of shape (n_items,)
@@ -47,7 +59,10 @@ class SplitHalf:
     reference: str
     h1: np.ndarray
     h2: np.ndarray
+    counts_h1: np.ndarray
+    counts_h2: np.ndarray
     reference_probs: np.ndarray
+    reference_counts: np.ndarray
     distce_h1: np.ndarray
     distce_h2: np.ndarray
     item_ids: np.ndarray
@@ -129,7 +144,8 @@ def split_half(data: Votes | Any, k: int = 20, *, rng: np.random.Generator | int
     h2 = x2 / k
     ref_counts = sub if reference == "full" else sub - x12
     ref = ref_counts / ref_counts.sum(axis=1, keepdims=True)
-    return SplitHalf(k=k, reference=reference, h1=h1, h2=h2, reference_probs=ref,
+    return SplitHalf(k=k, reference=reference, h1=h1, h2=h2, counts_h1=x1, counts_h2=x2,
+                     reference_probs=ref, reference_counts=np.asarray(ref_counts, dtype=np.int64),
                      distce_h1=tvd(h1, ref), distce_h2=tvd(h2, ref), item_ids=item_ids[keep],
                      item_positions=keep, n_short=int(mask.sum()))
 

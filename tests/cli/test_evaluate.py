@@ -8,12 +8,13 @@ import pytest
 from click.testing import CliRunner
 
 from annokit.cli import main
+from annokit.metrics.registry import REGISTRY
 
 #: Keys of ``--json`` documented in README.md (a public interface).
-TOP_KEYS = {"n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
-            "n_bins", "tie_policy", "n_ties", "units", "metrics", "baselines"}
-REQUIRED_METRICS = {"accuracy", "ece", "mce", "classwise_ece", "smece", "rank_cs",
-                    "rank_cs_tie_aware", "ent_ce", "dist_ce", "jsd", "kl", "brier", "nll"}
+TOP_KEYS = ["n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
+            "n_bins", "tie_policy", "n_ties", "units", "lower_is_better", "metrics", "baselines"]
+#: ``--json`` lists exactly the registered metrics (records always give soft and hard labels).
+REQUIRED_METRICS = list(REGISTRY)
 
 
 def run(*args):
@@ -40,8 +41,10 @@ def test_json_output_keys_and_values(small):
     result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert TOP_KEYS <= set(out) and "ci" not in out and "temperature" not in out
-    assert REQUIRED_METRICS <= set(out["metrics"])
+    assert list(out) == TOP_KEYS and "ci" not in out and "temperature" not in out
+    assert list(out["metrics"]) == REQUIRED_METRICS
+    assert out["units"] == {name: spec.unit for name, spec in REGISTRY.items()}
+    assert out["lower_is_better"] == {name: spec.lower_is_better for name, spec in REGISTRY.items()}
     assert out["n_items"] == 3 and out["n_unmatched_predictions"] == 1
     assert out["n_dropped_items"] == 0 and out["dropped_item_ids"] == []
     assert out["labels"] == ["no", "yes"]  # the votes' label order (natural sort)
@@ -73,27 +76,43 @@ def test_per_item_csv(small, tmp_path):
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(out)
     assert frame["item"].tolist() == ["q1", "q2", "q3"]
-    assert {"majority", "is_tied", "correct", "rank_cs", "ent_ce", "dist_ce", "jsd", "kl"} <= set(
-        frame.columns)
+    per_item = [name for name, spec in REGISTRY.items() if spec.per_item is not None]
+    assert list(frame.columns) == ["item", "majority", "is_tied", *per_item]
     metrics = json.loads(result.stdout)["metrics"]
-    assert frame["dist_ce"].mean() == pytest.approx(metrics["dist_ce"], abs=1e-12)
+    for name in per_item:  # each column's mean is the metric
+        assert frame[name].mean() == pytest.approx(metrics[name], abs=1e-12), name
 
 
 def test_bootstrap_json_has_intervals(small):
     votes, preds = small
     args = ("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--json",
-            "--bootstrap", "50", "--seed", "3")
+            "--n-boot", "50", "--seed", "3")
     first, second = run(*args), run(*args)
     assert first.exit_code == 0, first.output
     assert first.stdout == second.stdout
     out = json.loads(first.stdout)
-    assert set(out["ci"]) >= REQUIRED_METRICS
+    assert list(out["ci"]) == REQUIRED_METRICS
     for name, ci in out["ci"].items():
         assert ci["low"] <= out["metrics"][name] + 1e-12 or name in ("mce",)
         assert ci["low"] <= ci["high"]
     assert out["bootstrap"] == {"n_boot": 50, "confidence": 0.95, "seed": 3}
-    table = run(*args[:-5], "--bootstrap", "20")
+    table = run(*args[:-5], "--n-boot", "20")
     assert "95% CI" in table.stdout
+    old = run(*args[:-5], "--bootstrap", "20")
+    assert old.exit_code == 2 and "No such option '--bootstrap'" in old.stderr
+
+
+def test_by_agreement(small):
+    votes, preds = small
+    args = ("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--by",
+            "agreement")
+    out = json.loads(run(*args, "--json").stdout)
+    groups = out["groups"]
+    assert sum(g["n_items"] for g in groups) == 3
+    assert list(groups[0]) == ["group", "n_items", "entropy_low", "entropy_high", "metrics"]
+    assert list(groups[0]["metrics"]) == REQUIRED_METRICS
+    table = run(*args).stdout.splitlines()
+    assert any(line.startswith("by agreement: ") for line in table)
 
 
 def test_temperature_options(small):
@@ -183,6 +202,12 @@ def test_usage_errors_exit_2(small):
     assert empty.stderr.splitlines()[-1] == ("Error: Invalid value for --pred-labels: empty label "
                                              "name in 'no,,yes'; give names separated by commas, "
                                              "e.g. e,c,n")
+    bad = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+              "--oracle-temperature", "--temperature-objective", "ece")
+    assert bad.exit_code == 2
+    assert bad.stderr.splitlines()[-1] == ("Error: Invalid value for '--temperature-objective': "
+                                           "'ece' is not one of 'nll_majority', 'nll_soft', "
+                                           "'ece_grid'.")
     missing = run("--votes", votes, "--pred-labels", "no,yes")
     assert missing.exit_code == 2 and "Missing option '--predictions'" in missing.stderr
 

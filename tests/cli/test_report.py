@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from annokit.cli import main
 from annokit.core.votes import Votes
 from annokit.errors import AnnokitError, VoteSchemaError
+from annokit.metrics.registry import REGISTRY
 from annokit.report import build_report, write_report
 from annokit.report import write as write_module
 from annokit.report.plots import render, report_figures
@@ -56,7 +57,7 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     result = run("report", "--votes", votes,
                  "--model", f"good={paths['good', 'dev']},{paths['good', 'test']}",
                  "--model", f"sharp={paths['sharp', 'dev']},{paths['sharp', 'test']}",
-                 "--pred-labels", "b,a", "--bins", "3", "--bootstrap", "40",
+                 "--pred-labels", "b,a", "--bins", "3", "--n-boot", "40",
                  "--temperature", "sharp=4", "--fit-temperature-on", f"sharp={paths['sharp', 'dev']}",
                  "--subsample", "1,3,6", "--subsample-reps", "20",
                  "--out", out, "--json")
@@ -76,6 +77,9 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
                  "figures/reliability-3.svg"):
         assert (out / name).is_file(), name
     assert json.loads((out / "report.json").read_text()) == data
+    assert [m["name"] for m in data["metrics"]] == list(REGISTRY)  # the report reads the registry
+    assert {(c["model_a"], c["model_b"]) for c in data["comparisons"]} == {
+        ("sharp", "good"), ("sharp T=4", "good"), ("sharp TS", "good")}
     assert str(tmp_path) not in (out / "report.json").read_text()  # no absolute paths
 
 
@@ -114,7 +118,7 @@ def test_report_missing_predictions_error_or_drop(files, tmp_path):
     assert result.output.startswith("Error: 20 of 40 vote items have no prediction")
     result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']}",
                  "--pred-labels", "b,a", "--quiet", "--on-missing", "drop", "--bins", "2",
-                 "--bootstrap", "0", "--png", "--out", tmp_path / "o")
+                 "--n-boot", "0", "--png", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "o" / "figures" / "per-bin.png").read_bytes().startswith(b"\x89PNG")
     assert "![per-bin](figures/per-bin.png)" in (tmp_path / "o" / "report.md").read_text()
@@ -125,7 +129,7 @@ def test_report_missing_predictions_error_or_drop(files, tmp_path):
 
 def test_demo_writes_the_report(tmp_path):
     out = tmp_path / "a"
-    result = run("demo", "--out", out, "--bootstrap", "30")
+    result = run("demo", "--out", out, "--n-boot", "30")
     assert result.exit_code == 0, result.output
     assert "annokit demo: synthetic dataset (seed 0)" in result.output
     assert f"report written to {out / 'report.html'}" in result.output
@@ -137,15 +141,13 @@ def test_demo_writes_the_report(tmp_path):
 def test_demo_report_json_is_byte_identical_for_a_seed():
     from annokit.io.synthetic import make_votes
     from annokit.report import dump_json
-    from annokit.report.demo import make_models
+    from annokit.report.demo import demo_report
 
     def once(seed):
-        data = make_votes(rng=seed)
-        return dump_json(build_report(data.votes, make_models(data.votes, data.true_probs,
-                                                              rng=seed),
-                                      n_bootstrap=30, rng=seed))
+        return dump_json(demo_report(make_votes(rng=seed), seed=seed, n_boot=30))
 
     assert once(0) == once(0) != once(1)
+    assert '"demo truth: 9 injected spammers; ds flags' in once(0)
 
 
 def test_demo_json_without_out_writes_no_report(tmp_path, monkeypatch):
@@ -165,7 +167,7 @@ def small_report():
     probs = np.array([[0.8, 0.1, 0.1], [0.5, 0.4, 0.1], [0.3, 0.3, 0.4], [0.1, 0.1, 0.8],
                       [0.6, 0.2, 0.2], [0.2, 0.7, 0.1]])
     return build_report(votes, {"m<1>": probs, "flat": np.full((6, 3), 1 / 3)}, bins=2,
-                        n_bootstrap=20, subsampling=[
+                        n_boot=20, subsampling=[
                             {"k": 1, "tvd_mean": 0.4, "tvd_low": 0.2, "tvd_high": 0.6},
                             {"k": 5, "tvd_mean": 0.1, "tvd_low": 0.05, "tvd_high": 0.2}])
 
@@ -186,7 +188,8 @@ def test_html_is_self_contained_and_escapes_names(small_report):
 def test_markdown_has_every_table(small_report):
     md = render_markdown(small_report, figures={"per-bin": "figures/per-bin.svg"})
     for title in ("### Global metrics", "### Agreement bins", "### Per agreement bin: m<1>",
-                  "### Human ceiling (split-half)", "### Pairwise differences",
+                  "### Human ceiling (split-half)", "### Differences from the first model",
+                  "### Metrics", "| ece ↓ | probability |",
                   "### How many annotations are enough", "![per-bin](figures/per-bin.svg)"):
         assert title in md
 
@@ -239,7 +242,7 @@ def test_report_json_is_byte_identical_across_runs_and_user_edges_are_kept(files
     votes, paths = files
     model = f"good={paths['good', 'dev']},{paths['good', 'test']}"
     args = ["report", "--votes", votes, "--model", model, "--pred-labels", "b,a",
-            "--bins", "0,0.5,1", "--bootstrap", "25", "--seed", "3", "--quiet"]
+            "--bins", "0,0.5,1", "--n-boot", "25", "--seed", "3", "--quiet"]
     assert run(*args, "--out", tmp_path / "one").exit_code == 0
     assert run(*args, "--out", tmp_path / "two").exit_code == 0
     one = (tmp_path / "one" / "report.json").read_bytes()

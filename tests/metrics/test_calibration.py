@@ -1,5 +1,5 @@
-"""Binned calibration metrics: paper values, an independent loop reference, numba == numpy,
-SMECE == ECE on one-hot targets, accumulators == functions, and every error message."""
+"""Binned calibration metrics: paper values, an independent loop reference, SMECE == ECE on
+one-hot targets, batched states == functions, and every error message."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annokit.errors import VoteSchemaError
-from annokit.metrics import _binning, _fast
-from annokit.metrics._binning import BinStats
+from annokit.errors import InvalidValueError, SchemaError, VoteSchemaError
+from annokit.metrics import REGISTRY, _binning
 from annokit.metrics.calibration import (
-    CalibrationErrorAccumulator,
     ReliabilityDiagram,
     classwise_calibration_error,
     expected_calibration_error,
@@ -29,20 +27,6 @@ PAVLOVIC_PROBS = np.array([
     [0.05, 0.51, 0.44], [0.85, 0.15, 0.00], [0.22, 0.70, 0.08], [0.63, 0.34, 0.03],
     [0.02, 0.15, 0.83]])
 PAVLOVIC_LABELS = np.array([0, 1, 1, 0, 0, 0, 1, 2, 2])
-
-
-@pytest.fixture
-def numpy_only(monkeypatch):
-    """Force the plain-numpy reference path."""
-    monkeypatch.setattr(_fast, "use_fast", lambda n: False)
-
-
-@pytest.fixture
-def fast_always(monkeypatch):
-    """Force the numba path even for small inputs."""
-    if not _fast.HAVE_NUMBA:
-        pytest.skip("numba is not installed")
-    monkeypatch.setattr(_fast, "FAST_MIN_ITEMS", 1)
 
 
 # --------------------------------------------------------------------------- references
@@ -127,7 +111,7 @@ def test_majority_at_prevalence_has_zero_ece(n_bins):
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("n_bins", [1, 3, 10, 15])
-def test_ece_mce_match_loop(seed, n_bins, numpy_only):
+def test_ece_mce_match_loop(seed, n_bins):
     rng = np.random.default_rng(seed)
     probs, labels, targets = random_inputs(rng, 60, 3)
     edges = np.linspace(0, 1, n_bins + 1)
@@ -183,81 +167,6 @@ def test_inner_edges_follow_documented_convention():
     assert _binning.bin_index(np.array([0.0, 1.0]), edges).tolist() == [0, 9]
 
 
-# --------------------------------------------------------------------------- numba == numpy
-
-@pytest.mark.parametrize("n_bins", [1, 2, 3, 7, 10, 13, 15, 20, 100])
-def test_fast_bin_finders_follow_the_convention(n_bins):
-    if not _fast.HAVE_NUMBA:
-        pytest.skip("numba is not installed")
-    edges = _binning.uniform_edges(n_bins)
-    rng = np.random.default_rng(n_bins)
-    values = np.clip(np.concatenate([edges, np.nextafter(edges, 2), np.nextafter(edges, -1),
-                                     rng.random(200)]), 0, 1)
-    expected = _binning.bin_index(values, edges).tolist()
-    assert [_fast._find_bin_uniform(v, edges, n_bins) for v in values] == expected
-    assert [_fast._find_bin(v, edges, n_bins) for v in values] == expected
-    quantile = _binning.quantile_edges(rng.random(50) ** 3, n_bins)
-    assert [_fast._find_bin(v, quantile, n_bins) for v in values] == \
-        _binning.bin_index(values, quantile).tolist()
-
-
-@pytest.mark.parametrize("k", [2, 3, 5])
-def test_fast_kernel_equals_numpy(k):
-    if not _fast.HAVE_NUMBA:
-        pytest.skip("numba is not installed")
-    rng = np.random.default_rng(k)
-    probs, labels, targets = random_inputs(rng, 3000, k)
-    for edges in (_binning.uniform_edges(10), _binning.uniform_edges(7),
-                  _binning.quantile_edges(probs.max(axis=1), 6)):
-        fast = _fast.update_fast(probs, labels, targets, edges)
-        ref = _binning.update_numpy(probs, labels, targets, edges)
-        for name in ("count", "cw_count"):
-            np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name))
-        for name in ("sum_conf", "sum_correct", "sum_soft", "cw_sum_prob", "cw_sum_hit",
-                     "cw_sum_soft"):
-            np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=1e-12,
-                                       atol=1e-12)
-
-
-def test_public_functions_agree_between_paths(monkeypatch):
-    if not _fast.HAVE_NUMBA:
-        pytest.skip("numba is not installed")
-    rng = np.random.default_rng(11)
-    probs, labels, targets = random_inputs(rng, 2000, 3)
-    calls = [
-        lambda: expected_calibration_error(probs, labels),
-        lambda: expected_calibration_error(probs, labels, strategy="quantile"),
-        lambda: max_calibration_error(probs, labels, n_bins=15),
-        lambda: classwise_calibration_error(probs, labels),
-        lambda: soft_calibration_error(probs, targets),
-        lambda: soft_calibration_error(probs, targets, mode="classwise"),
-    ]
-    monkeypatch.setattr(_fast, "FAST_MIN_ITEMS", 1)
-    fast = [c() for c in calls]
-    monkeypatch.setattr(_fast, "use_fast", lambda n: False)
-    ref = [c() for c in calls]
-    np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12)
-
-
-@pytest.mark.parametrize("where, value, match", [
-    ("probs", np.nan, "probs has NaN or infinite values in row 5"),
-    ("probs", -0.5, "probs has a negative value in row 5"),
-    ("probs", 5.0, "probs rows must sum to 1"),
-    ("targets", np.inf, "targets has NaN or infinite values in row 5"),
-    ("labels", 7, r"labels must lie in \[0, 3\)"),
-])
-def test_fast_path_reports_numpy_messages(fast_always, where, value, match):
-    rng = np.random.default_rng(0)
-    probs, labels, targets = random_inputs(rng, 50, 3)
-    {"probs": probs, "targets": targets, "labels": labels}[where][5] = value
-    with pytest.raises(VoteSchemaError, match=match):
-        if where == "labels":
-            expected_calibration_error(probs, labels)
-        else:
-            soft_calibration_error(probs, targets) if where == "targets" else \
-                classwise_calibration_error(probs, labels)
-
-
 # --------------------------------------------------------------------------- SMECE == ECE
 
 @settings(max_examples=50, deadline=None)
@@ -289,55 +198,42 @@ def test_smece_zero_for_posterior_matching_model():
     assert soft_calibration_error(probs, probs, mode="classwise") == 0.0
 
 
-# --------------------------------------------------------------------------- accumulators
+# --------------------------------------------------------------------------- batched states
 
-@pytest.mark.parametrize("path", ["numpy", "fast"])
+BINNED = {
+    "ece": lambda p, y, t, nb: expected_calibration_error(p, y, n_bins=nb),
+    "ece_adaptive": lambda p, y, t, nb: expected_calibration_error(p, y, n_bins=nb,
+                                                                  strategy="quantile"),
+    "mce": lambda p, y, t, nb: max_calibration_error(p, y, n_bins=nb),
+    "classwise_ece": lambda p, y, t, nb: classwise_calibration_error(p, y, n_bins=nb),
+    "smece": lambda p, y, t, nb: soft_calibration_error(p, t, n_bins=nb),
+    "smece_classwise": lambda p, y, t, nb: soft_calibration_error(p, t, n_bins=nb,
+                                                                  mode="classwise"),
+}
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n_batches=st.integers(1, 6))
-def test_accumulator_batches_equal_functions(path, seed, n_batches):
+def test_batched_states_equal_functions(seed, n_batches):
     rng = np.random.default_rng(seed)
     probs, labels, targets = random_inputs(rng, 90, 3)
     cuts = np.sort(rng.choice(np.arange(1, 90), size=n_batches - 1, replace=False))
     parts = np.split(np.arange(90), cuts)
-    old = _fast.FAST_MIN_ITEMS
-    _fast.FAST_MIN_ITEMS = 1 if (path == "fast" and _fast.HAVE_NUMBA) else 10**12
-    try:
-        halves = [CalibrationErrorAccumulator(3, n_bins=8), CalibrationErrorAccumulator(3, n_bins=8)]
+    for name, fn in BINNED.items():
+        halves = [REGISTRY[name].state(n_bins=8), REGISTRY[name].state(n_bins=8)]
         for j, part in enumerate(parts):
-            halves[j % 2].update(probs[part], labels[part], targets[part])
+            halves[j % 2].update(probs[part], targets[part], labels[part])
         got = halves[0].merge(halves[1]).compute()
-    finally:
-        _fast.FAST_MIN_ITEMS = old
-    expected = {
-        "ece": expected_calibration_error(probs, labels, n_bins=8),
-        "mce": max_calibration_error(probs, labels, n_bins=8),
-        "classwise_ece": classwise_calibration_error(probs, labels, n_bins=8),
-        "smece": soft_calibration_error(probs, targets, n_bins=8),
-        "smece_classwise": soft_calibration_error(probs, targets, n_bins=8, mode="classwise"),
-    }
-    assert got.keys() == expected.keys()
-    for key, value in expected.items():
-        assert got[key] == pytest.approx(value, abs=1e-12), key
+        assert got == pytest.approx(fn(probs, labels, targets, 8), rel=1e-12, abs=1e-15), name
 
 
-def test_accumulator_labels_only_and_errors():
-    acc = CalibrationErrorAccumulator(2, n_bins=5)
-    with pytest.raises(VoteSchemaError, match="the accumulator is empty"):
-        acc.compute()
-    with pytest.raises(VoteSchemaError, match="update needs labels, targets or both"):
-        acc.update([[0.5, 0.5]])
-    with pytest.raises(VoteSchemaError, match="probs has 3 columns; the accumulator was built for 2"):
-        acc.update([[0.2, 0.3, 0.5]], [0])
-    acc.update([[0.9, 0.1]], [0])
-    assert set(acc.compute()) == {"ece", "mce", "classwise_ece"}
-    with pytest.raises(VoteSchemaError, match="targets is present in one and missing"):
-        acc.update([[0.9, 0.1]], [0], [[1.0, 0.0]])
-    with pytest.raises(VoteSchemaError, match=r"cannot merge accumulators with \(n_labels, n_bins\)"):
-        acc.merge(CalibrationErrorAccumulator(2, n_bins=6))
-    with pytest.raises(VoteSchemaError, match="n_labels must be a positive integer"):
-        CalibrationErrorAccumulator(0)
-    empty = CalibrationErrorAccumulator(2, n_bins=5)
-    assert empty.merge(acc).compute() == acc.compute()
+def test_named_functions_are_the_registry_metrics():
+    rng = np.random.default_rng(5)
+    probs, labels, targets = random_inputs(rng, 70, 4)
+    from annokit.metrics import compute
+
+    for name, fn in BINNED.items():
+        assert fn(probs, labels, targets, 7) == compute(name, probs, targets, labels, n_bins=7)
 
 
 # --------------------------------------------------------------------------- reliability data
@@ -369,20 +265,21 @@ def test_reliability_diagram_bins():
     ({"strategy": "equal"}, r"strategy must be one of \['uniform', 'quantile'\]; got 'equal'"),
 ])
 def test_option_errors(kwargs, match):
-    with pytest.raises(VoteSchemaError, match=match):
+    with pytest.raises(InvalidValueError, match=match):
         expected_calibration_error(PAVLOVIC_PROBS, PAVLOVIC_LABELS, **kwargs)
 
 
-@pytest.mark.parametrize("labels, match", [
-    ([[0, 1]], r"labels must be 1-D \(n_items,\); got shape \(1, 2\)"),
-    ([0, 1], "labels has 2 entries but probs has 9 rows"),
-    ([0.0] * 8 + [np.nan], "labels has NaN or infinite values at item 8"),
-    ([0.0] * 8 + [1.5], "labels must be integer class indices; got 1.5 at item 8"),
-    (["a"] * 9, "labels must be integer class indices; got dtype <U1"),
-    ([0] * 8 + [3], r"labels must lie in \[0, 3\) \(one per probs column\); got 3 at item 8"),
+@pytest.mark.parametrize("labels, error, match", [
+    ([[0, 1]], SchemaError, r"labels must be 1-D \(n_items,\); got shape \(1, 2\)"),
+    ([0, 1], SchemaError, "labels has 2 entries but probs has 9 rows"),
+    ([0.0] * 8 + [np.nan], InvalidValueError, "labels has NaN or infinite values at item 8"),
+    ([0.0] * 8 + [1.5], InvalidValueError, "labels must be integer class indices; got 1.5 at item 8"),
+    (["a"] * 9, SchemaError, "labels must be integer class indices; got dtype <U1"),
+    ([0] * 8 + [3], InvalidValueError,
+     r"labels must lie in \[0, 3\) \(one per probs column\); got 3 at item 8"),
 ])
-def test_label_errors(labels, match, numpy_only):
-    with pytest.raises(VoteSchemaError, match=match):
+def test_label_errors(labels, error, match):
+    with pytest.raises(error, match=match):
         expected_calibration_error(PAVLOVIC_PROBS, labels)
 
 
@@ -391,14 +288,14 @@ def test_float_labels_with_integral_values_are_accepted():
         == expected_calibration_error(PAVLOVIC_PROBS, PAVLOVIC_LABELS, n_bins=5)
 
 
-def test_shape_errors(fast_always):
-    with pytest.raises(VoteSchemaError, match=r"probs must be 2-D \(n_items, n_labels\); got shape \(3,\)"):
+def test_shape_errors():
+    with pytest.raises(SchemaError, match=r"probs must be 2-D \(n_items, n_labels\); got shape \(3,\)"):
         expected_calibration_error([0.2, 0.3, 0.5], [0])
-    with pytest.raises(VoteSchemaError, match="probs has no rows"):
+    with pytest.raises(SchemaError, match="probs has no rows"):
         expected_calibration_error(np.zeros((0, 3)), [])
-    with pytest.raises(VoteSchemaError, match=r"targets must have the shape of probs \(9, 3\); got \(9, 2\)"):
+    with pytest.raises(SchemaError, match=r"targets must have the shape of probs \(9, 3\); got \(9, 2\)"):
         soft_calibration_error(PAVLOVIC_PROBS, np.full((9, 2), 0.5))
-    with pytest.raises(VoteSchemaError, match=r"targets must be 2-D"):
+    with pytest.raises(SchemaError, match=r"targets must be 2-D"):
         soft_calibration_error(PAVLOVIC_PROBS, np.full(9, 0.5))
 
 
@@ -412,28 +309,13 @@ def test_shape_errors(fast_always):
     (np.array([0.5, 0.5]), np.array([0.5]), "probs and targets must have the same number of rows; got 2 and 1"),
 ])
 def test_binary_errors(probs, targets, match):
-    with pytest.raises(VoteSchemaError, match=match):
+    with pytest.raises(VoteSchemaError, match=match):  # SchemaError or InvalidValueError
         soft_calibration_error(probs, targets, mode="binary")
 
 
 def test_mode_error():
-    with pytest.raises(VoteSchemaError, match=r"mode must be one of \['top_label', 'classwise', 'binary'\]"):
+    with pytest.raises(InvalidValueError, match=r"mode must be one of \['top_label', 'classwise', 'binary'\]"):
         soft_calibration_error(PAVLOVIC_PROBS, PAVLOVIC_PROBS, mode="multi")
-
-
-def test_private_compute_errors():
-    s = BinStats(1, np.ones(2, np.int64), np.ones(2), None, None)
-    with pytest.raises(VoteSchemaError, match="labels were not given"):
-        _binning.compute_top(s)
-    with pytest.raises(VoteSchemaError, match="soft targets were not given"):
-        _binning.compute_top(s, soft=True)
-    with pytest.raises(VoteSchemaError, match="labels were not given"):
-        _binning.compute_classwise(s)
-    with pytest.raises(VoteSchemaError, match="soft targets were not given"):
-        _binning.compute_classwise(s, soft=True)
-    s.sum_correct = np.zeros(2)
-    s.count = np.zeros(2, np.int64)
-    assert _binning.compute_top(s, reduce="max") == 0.0
 
 
 def test_no_warnings_for_empty_bins():

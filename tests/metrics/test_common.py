@@ -1,4 +1,8 @@
-"""Invariances every metric must satisfy (scikit-learn's metrics/tests/test_common.py pattern)."""
+"""Invariances every named metric function must satisfy (scikit-learn's test_common.py pattern).
+
+The registry's states have their own common test (test_registry.py); this one covers the named
+functions: list/ndarray/DataFrame input, per-item outputs, NaN rejection, single items.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +12,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError
+from annokit.metrics import compute
 from annokit.metrics.calibration import (
     classwise_calibration_error,
     expected_calibration_error,
     max_calibration_error,
     soft_calibration_error,
 )
-from annokit.metrics.human import (
-    accuracy,
-    brier_score,
-    calibration_summary,
+from annokit.metrics.human_calibration import (
     distribution_calibration_error,
     entropy_calibration_error,
-    negative_log_likelihood,
     rank_calibration_score,
 )
+from annokit.metrics.scores import accuracy, brier_score, negative_log_likelihood
 
 # name -> (function(probs, y), y is "labels" or "targets", returns per-item values)
 METRICS = {
@@ -114,7 +116,7 @@ def test_input_types(name, kind, data):
 def test_nan_rejected(name, where, data):
     probs, labels, targets = (a.copy() for a in data)
     {"probs": probs, "targets": targets}[where][3, 1] = np.nan
-    with pytest.raises(VoteSchemaError, match=f"{where} has NaN or infinite values in row 3"):
+    with pytest.raises(InvalidValueError, match=f"{where} has NaN or infinite values in row 3"):
         call(name, probs, labels, targets)
 
 
@@ -123,7 +125,7 @@ def test_nan_label_rejected(name, data):
     probs, labels, targets = data
     bad = labels.astype(float)
     bad[5] = np.nan
-    with pytest.raises(VoteSchemaError, match="labels has NaN or infinite values at item 5"):
+    with pytest.raises(InvalidValueError, match="labels has NaN or infinite values at item 5"):
         call(name, probs, bad, targets)
 
 
@@ -136,20 +138,28 @@ def test_single_item(name, data):
         assert out.shape == (1,)
 
 
-def test_summary_matches_dict_and_invariances(data):
+#: named function -> the registry metric it is a thin form of
+REGISTERED = {"ece": "ece", "ece_quantile": "ece_adaptive", "mce": "mce",
+              "classwise_ece": "classwise_ece", "smece": "smece",
+              "smece_classwise": "smece_classwise", "accuracy": "accuracy", "brier": "brier",
+              "brier_soft": "brier_soft", "nll": "nll_majority", "nll_soft": "nll"}
+
+
+@pytest.mark.parametrize("name", sorted(REGISTERED))
+def test_named_function_equals_registry_metric(name, data):
     probs, labels, targets = data
-    summary = calibration_summary(probs, labels, targets)
-    for key, name in [("ece", "ece"), ("mce", "mce"), ("classwise_ece", "classwise_ece"),
-                      ("smece", "smece"), ("smece_classwise", "smece_classwise"),
-                      ("accuracy", "accuracy"), ("brier", "brier"), ("brier_soft", "brier_soft"),
-                      ("nll", "nll_soft"), ("nll_majority", "nll")]:
-        same(summary[key], call(name, probs, labels, targets))
-    perm = np.array([2, 0, 3, 1])
-    relabelled = calibration_summary(probs[:, perm], np.argsort(perm)[labels], targets[:, perm])
-    for key in summary:
-        same(summary[key], relabelled[key])
-    with pytest.raises(VoteSchemaError, match="probs has NaN or infinite values in row 0"):
-        calibration_summary(np.full((2, 4), np.nan), labels[:2], targets[:2])
+    options = {"n_bins": 4} if name == "ece_quantile" else {}
+    got = compute(REGISTERED[name], probs, targets, labels, **options)
+    same(call(name, probs, labels, targets), got)
+
+
+@pytest.mark.parametrize("name, registered", [
+    ("ent_ce", "ent_ce_signed"), ("rank_cs", "rank_cs"), ("rank_cs_tie_aware", "rank_cs_tie_aware"),
+    ("dist_ce", "dist_ce"), ("brier_per_item", "brier_soft"),
+])
+def test_per_item_mean_equals_registry_metric(name, registered, data):
+    probs, labels, targets = data
+    same(np.mean(call(name, probs, labels, targets)), compute(registered, probs, targets, labels))
 
 
 def test_rank_cs_depends_on_label_order_only_with_human_ties():

@@ -14,9 +14,15 @@ from hypothesis import strategies as st
 
 from annokit.core.soft_labels import softmax
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, Votes
-from annokit.errors import DataFormatError, DegenerateInputWarning, VoteSchemaError
+from annokit.errors import (
+    DataFormatError,
+    DegenerateInputWarning,
+    InvalidValueError,
+    SchemaError,
+    VoteSchemaError,
+)
 from annokit.io.predictions import Predictions, read_predictions
-from annokit.metrics.records import AlignedRecords, align
+from annokit.metrics.records import AlignedRecords, agreement_bins, align
 
 NLI = CHAOSNLI_NLI_LABELS
 
@@ -477,144 +483,43 @@ def test_chaosnli_official_sample_file(shared_data):
     np.testing.assert_allclose(rec.probs[pos], first["predicted_probabilities"])
 
 
-# --------------------------------------------------------------------------- evaluate() on records
+# --------------------------------------------------------------------------- agreement bins
 
 
-def _suite_records():
-    rng = np.random.default_rng(11)
-    counts = rng.integers(0, 6, size=(40, 3))
-    counts[:, 1] += 1
-    probs = rng.dirichlet([1.0, 2.0, 1.0], size=40)
-    return AlignedRecords.from_arrays(probs, counts, labels=NLI)
+def test_agreement_bins_quantiles_have_roughly_equal_counts_and_report_their_edges():
+    h = np.random.default_rng(0).uniform(0, 1.58, 1000)
+    edges, idx, method, notes = agreement_bins(h, 5)
+    assert method == "quantile" and notes == []
+    assert edges[0] == h.min() and edges[-1] == h.max() and edges.size == 6
+    counts = np.bincount(idx, minlength=5)
+    assert counts.max() - counts.min() <= 1
+    assert np.all((h >= edges[idx]) & ((h < edges[idx + 1]) | (idx == 4)))
 
 
-def test_evaluate_matches_independent_computations():
-    from scipy.spatial.distance import jensenshannon
-    from scipy.stats import entropy
-
-    from annokit.metrics.engine import METRICS, evaluate
-
-    rec = _suite_records()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateInputWarning)
-        res = evaluate(rec)
-    m, p, h, y = res.metrics, rec.probs, rec.human, rec.majority.labels
-    assert set(METRICS) <= set(m) and "temperature" not in m
-    assert m["accuracy"] == np.mean([np.argmax(p[i]) == y[i] for i in range(40)])
-    ent = [entropy(p[i]) - entropy(h[i]) for i in range(40)]
-    assert m["ent_ce"] == pytest.approx(np.mean(np.abs(ent)), abs=1e-12)
-    assert m["ent_ce_signed"] == pytest.approx(np.mean(ent), abs=1e-12)
-    assert m["dist_ce"] == pytest.approx(np.mean([0.5 * np.abs(p[i] - h[i]).sum()
-                                                  for i in range(40)]), abs=1e-12)
-    assert m["jsd"] == pytest.approx(np.mean([jensenshannon(h[i], p[i]) for i in range(40)]),
-                                     abs=1e-12)
-    assert m["kl"] == pytest.approx(np.mean([entropy(h[i], np.maximum(p[i], 1e-15))
-                                             for i in range(40)]), abs=1e-12)
-    onehot = np.eye(3)[y]
-    assert m["brier"] == pytest.approx(((p - onehot) ** 2).sum(axis=1).mean(), abs=1e-12)
-    assert m["brier_soft"] == pytest.approx(((p - h) ** 2).sum(axis=1).mean(), abs=1e-12)
-    assert m["nll"] == pytest.approx(-(h * np.log(p)).sum(axis=1).mean(), abs=1e-12)
-    assert m["nll_majority"] == pytest.approx(-np.log(p[np.arange(40), y]).mean(), abs=1e-12)
-    rank = [list(np.argsort(p[i], kind="stable")) == list(np.argsort(h[i], kind="stable"))
-            for i in range(40)]
-    assert m["rank_cs"] == np.mean(rank) and m["rank_cs_tie_aware"] >= m["rank_cs"]
-    # from-scratch top-label ECE, 10 equal-width bins [lo, hi), last closed
-    conf, pred = p.max(axis=1), p.argmax(axis=1)
-    bins = np.minimum((conf * 10).astype(int), 9)
-    ece = sum(abs((pred[bins == b] == y[bins == b]).mean() - conf[bins == b].mean()) *
-              (bins == b).mean() for b in range(10) if (bins == b).any())
-    assert m["ece"] == pytest.approx(ece, abs=1e-12)
-    frame = res.per_item
-    assert len(frame) == 40 and frame["correct"].mean() == m["accuracy"]
-    np.testing.assert_allclose(frame["ent_ce"], ent, atol=1e-12)
+def test_agreement_bins_user_edges_and_the_last_bin_is_closed():
+    edges, idx, method, _ = agreement_bins([0.0, 0.5, 1.0, 1.5], [0.0, 0.5, 1.5])
+    assert method == "edges" and edges.tolist() == [0.0, 0.5, 1.5]
+    assert idx.tolist() == [0, 1, 1, 1]
 
 
-def test_evaluate_baselines():
-    from annokit.metrics.engine import baseline_records, evaluate
-
-    rec = _suite_records()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateInputWarning)
-        res = evaluate(rec)
-        chance = evaluate(baseline_records(rec, "chance"), baselines=False)
-    oracle = res.baselines["oracle"]
-    for key in ("ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl", "smece", "smece_classwise",
-                "brier_soft"):
-        assert oracle[key] == 0.0, key
-    assert oracle["accuracy"] == 1.0 and oracle["rank_cs"] == 1.0 and oracle["ece"] > 0
-    assert res.baselines["chance"] == chance.metrics and chance.baselines == {}
-    assert res.baselines["chance"]["nll"] == pytest.approx(np.log(3))
-    with pytest.raises(VoteSchemaError, match="baseline must be 'chance' or 'oracle'; got 'best'"):
-        baseline_records(rec, "best")
-
-
-def test_evaluate_bootstrap_shares_resamples_and_is_seeded():
-    from annokit.metrics.bootstrap import bootstrap_ci
-    from annokit.metrics.engine import METRICS, evaluate
-
-    rec = _suite_records()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateInputWarning)
-        a = evaluate(rec, n_boot=60, rng=5)
-        b = evaluate(rec, n_boot=60, rng=5)
-        c = evaluate(rec, n_boot=60, rng=np.random.default_rng(5))
-    assert set(a.intervals) == set(METRICS) and a.seed == 5 and c.seed is not None
-    for name in METRICS:
-        r = a.intervals[name]
-        assert r.low <= r.high and (r.low, r.high) == (b.intervals[name].low, b.intervals[name].high)
-        assert r.estimate == pytest.approx(a.metrics[name])
-    direct = bootstrap_ci(a.per_item["dist_ce"].to_numpy(), n_boot=60, rng=5)
-    assert (direct.low, direct.high) == (a.intervals["dist_ce"].low, a.intervals["dist_ce"].high)
-    doc = a.to_dict()
-    assert doc["ci"]["ece"] == {"low": a.intervals["ece"].low, "high": a.intervals["ece"].high}
-    assert doc["bootstrap"] == {"n_boot": 60, "confidence": 0.95, "seed": 5}
-    json.dumps(doc, allow_nan=False)
-
-
-def test_evaluate_ties_and_errors():
-    from annokit.metrics.engine import evaluate
-    from annokit.metrics.temperature import apply_temperature
-
-    rec = AlignedRecords.from_arrays([[0.2, 0.8], [0.6, 0.4]], [[2, 2], [3, 1]],
-                                     labels=["yes", "no"])
+def test_agreement_bins_merge_repeated_quantiles_with_a_warning():
+    h = np.r_[np.zeros(80), np.linspace(0.5, 1.5, 20)]
+    with pytest.warns(DegenerateInputWarning, match="repeated entropy quantile"):
+        edges, idx, _, notes = agreement_bins(h, 5)
+    assert edges.size - 1 < 5 and notes and np.bincount(idx).min() > 0
     with pytest.warns(DegenerateInputWarning, match=re.escape(
-            "1 of 2 items have a tied human majority; tie policy 'report' takes the first tied "
-            "label in label order")):
-        res = evaluate(rec)
-    assert res.metrics["accuracy"] == 0.5 and res.n_ties == 1
-    draws = set()
-    for seed in range(12):
-        with pytest.warns(DegenerateInputWarning, match="draws one tied label at random"):
-            draws.add(evaluate(rec, ties="random", rng=seed).metrics["accuracy"])
-    assert draws == {0.5, 1.0}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateInputWarning)
-        hot = evaluate(apply_temperature(rec, 2.0))
-    assert hot.metrics["temperature"] == 2.0
-    with pytest.raises(VoteSchemaError, match=re.escape("n_boot must be an integer >= 0; got -1")):
-        evaluate(rec, n_boot=-1)
-    with pytest.raises(VoteSchemaError, match=re.escape("n_boot must be an integer >= 0; got True")):
-        evaluate(rec, n_boot=True)
-    with pytest.raises(VoteSchemaError, match="expected AlignedRecords .*; got list"):
-        evaluate([[0.5, 0.5]])
+            "every item has the same human entropy (0 bits): 3 bins requested, 1 formed")):
+        edges, idx, _, _ = agreement_bins(np.zeros(4), 3)
+    assert edges.tolist() == [0.0, 0.0] and idx.tolist() == [0, 0, 0, 0]
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.integers(1, 60), st.integers(2, 4), st.integers(1, 15), st.integers(0, 2**31))
-def test_vectorised_bootstrap_replicates_equal_the_metric_functions(n, k, n_bins, seed):
-    from annokit.metrics.engine import _binned, _replicates
-
-    rng = np.random.default_rng(seed)
-    probs = rng.dirichlet(np.ones(k) * 0.5, size=n)
-    probs[: n // 3] = np.round(probs[: n // 3], 1)  # values on bin edges
-    probs[: n // 3] /= probs[: n // 3].sum(axis=1, keepdims=True)
-    counts = rng.integers(0, 4, size=(n, k))
-    counts[:, 0] += 1
-    rec = AlignedRecords.from_arrays(probs, counts)
-    p, h, y = rec.probs, rec.human, rec.majority.labels
-    fast, slow = _replicates(p, h, y, n_bins), _binned(n_bins)
-    idx = np.vstack([np.arange(n), rng.integers(0, n, size=(7, n))])
-    for name, f in fast.items():
-        got = f(idx)
-        want = [slow[name](p[i], h[i], y[i]) for i in idx]
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=name)
+@pytest.mark.parametrize("bins, h, error, match", [
+    (0, [0.1, 0.2], InvalidValueError, "bins must be a positive integer"),
+    ([0.0, 0.0, 1.0], [0.1], InvalidValueError, "strictly increasing"),
+    ([0.0], [0.1], InvalidValueError, "at least two finite numbers"),
+    ([0.0, 0.5], [0.1, 0.9], InvalidValueError, r"leave out 1 item\(s\)"),
+    (3, [], SchemaError, "non-empty 1-D"),
+])
+def test_agreement_bins_reject_bad_input(bins, h, error, match):
+    with pytest.raises(error, match=match):
+        agreement_bins(h, bins)

@@ -58,6 +58,15 @@ def test_nll_fit_is_the_minimum_of_a_brute_force_scan():
     assert abs(t - grid[int(np.argmin(losses))]) < 0.01
 
 
+def test_nll_majority_fit_is_the_minimum_of_a_brute_force_scan():
+    rec = _synthetic(n=500, votes=5, seed=4)
+    t = fit_temperature(rec, objective="nll_majority")
+    grid = np.exp(np.linspace(np.log(0.2), np.log(10), 4001))
+    rows = np.arange(rec.n_items)
+    losses = [-log_softmax(rec.logits / g, axis=1)[rows, rec.majority.labels].mean() for g in grid]
+    assert abs(t - grid[int(np.argmin(losses))]) < 0.01
+
+
 def test_ece_grid_picks_the_lowest_ece_on_the_grid():
     rec = _synthetic(n=800, votes=7, seed=3)
     grid = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0]

@@ -134,7 +134,7 @@ class DevToolsPipe:
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("demo") / "report"
-    result = CliRunner().invoke(main, ["demo", "--out", str(out), "--bootstrap", "200"])
+    result = CliRunner().invoke(main, ["demo", "--out", str(out), "--n-boot", "200"])
     assert result.exit_code == 0, result.output
     assert f"report written to {out / 'report.html'}" in result.output
     return out / "report.html"
@@ -199,7 +199,7 @@ def test_report_in_headless_chromium(demo_report: Path):
     assert counts["figure_ids"] == expected_figures
     assert counts["figures_with_svg"] == counts["figures"] == len(expected_figures)
     assert all(h > 100 for h in counts["svg_heights"]), counts["svg_heights"]
-    expected_tables = (["table-global", "table-bins", "table-ceiling"]
+    expected_tables = (["table-global", "table-metrics", "table-bins", "table-ceiling"]
                        + [f"table-bins-model-{i}" for i in range(n_models)]
                        + ["table-comparisons", "table-annotators", "table-subsampling",
                           "table-dataset"])

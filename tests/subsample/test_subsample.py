@@ -363,6 +363,9 @@ def test_split_half_halves_are_disjoint():
         assert (both <= counts).all() and (both.sum(1) == 40).all()
         rest = counts - both
         expected = counts if reference == "full" else rest
+        np.testing.assert_array_equal(sh.counts_h1 + sh.counts_h2, both)
+        np.testing.assert_array_equal(sh.counts_h1, np.rint(sh.h1 * 20))
+        np.testing.assert_array_equal(sh.reference_counts, expected)
         np.testing.assert_allclose(sh.reference_probs, expected / expected.sum(1, keepdims=True))
         np.testing.assert_allclose(sh.distce_h1, tvd(sh.h1, sh.reference_probs))
     np.testing.assert_allclose(sh.distce(sh.h2), sh.distce_h2)

@@ -1,0 +1,216 @@
+"""What a report is built from: models' predictions aligned with the votes, and the subsampling curve.
+
+:func:`load_models` reads several models' prediction files, joins them to the
+votes by item id and label name (:func:`annokit.metrics.records.align`) and
+adds temperature-scaled copies (fixed or fitted on other files); it is what
+``annokit report --model ... --temperature ... --fit-temperature-on ...``
+runs. :func:`subsampling_rows` computes the "how many annotations are enough"
+curve the report shows. Neither computes a metric.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from annokit.core.votes import Votes
+from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError
+
+__all__ = ["LoadedModels", "ModelPredictions", "load_models", "subsampling_rows"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass
+class ModelPredictions:
+    """One model's predicted distributions, aligned with the votes' items and labels.
+
+    Parameters
+    ----------
+    name : str
+        Display name (the user's ``--model NAME=...``).
+    probs : ndarray of shape (n_items, n_labels)
+        Row ``i`` is the prediction for ``votes.item_ids[i]``, columns in
+        ``votes.labels`` order.
+    sources : sequence of str
+        File names the predictions came from (directories are not reported).
+    temperature : float, optional
+        Temperature already applied to ``probs``, if any.
+    temperature_note : str, optional
+        How the temperature was chosen (fixed, fitted on which file, ...).
+    """
+
+    name: str
+    probs: np.ndarray
+    sources: Sequence[str] = field(default_factory=tuple)
+    temperature: float | None = None
+    temperature_note: str | None = None
+
+
+@dataclass
+class LoadedModels:
+    """The result of :func:`load_models`.
+
+    Attributes
+    ----------
+    votes : Votes
+        The votes, restricted to the items every model predicts when
+        ``on_missing="drop"`` left some out.
+    models : list of ModelPredictions
+        The models in the order given, then the fixed-temperature copies, then
+        the fitted ones.
+    notes : list of str
+        What a reader of the report should know (dropped items, ignored
+        prediction rows, where a temperature was fitted).
+    """
+
+    votes: Votes
+    models: list[ModelPredictions]
+    notes: list[str]
+
+
+def _as_paths(value: PathLike | Sequence[PathLike]) -> list[Path]:
+    if isinstance(value, (str, os.PathLike)):
+        return [Path(value)]
+    return [Path(p) for p in value]
+
+
+def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]], *,
+                pred_labels: Sequence[str] | str | None = None, id_field: str | None = None,
+                on_missing: str = "error",
+                temperatures: Sequence[tuple[str, float]] = (),
+                fit_temperature_on: Sequence[tuple[str, PathLike | Sequence[PathLike]]] = (),
+                progress: Callable[[str], None] | None = None) -> LoadedModels:
+    """Read and align several models' predictions; add temperature-scaled copies.
+
+    Parameters
+    ----------
+    votes : Votes
+    models : mapping of str to path or sequence of paths
+        Model name -> its prediction file(s); several files (dev and test
+        halves) are concatenated (:func:`annokit.io.predictions.read_predictions`).
+    pred_labels : sequence of str or str, optional
+        Class of each prediction column, by label name or alias (as for
+        :func:`annokit.metrics.records.align`).
+    id_field : str, optional
+        Item id field of the prediction files.
+    on_missing : {"error", "drop"}, default "error"
+        Vote items without a prediction from some model: raise, or leave them
+        out of every model (warned and noted).
+    temperatures : sequence of (str, float)
+        ``(name, T)``: add model ``"name T=T"``, model ``name`` scaled with T.
+    fit_temperature_on : sequence of (str, path or paths)
+        ``(name, files)``: add model ``"name TS"``, model ``name`` scaled with a
+        temperature fitted (NLL of the majority) on the items of ``files`` that
+        have votes (:func:`annokit.metrics.temperature.temperature_scale`).
+    progress : callable, optional
+        Called with a short stage name after each model is read.
+
+    Returns
+    -------
+    LoadedModels
+
+    Raises
+    ------
+    InputError
+        No model, a temperature for an unknown model, or any reading and
+        alignment error (missing predictions with ``on_missing="error"``, label
+        mismatch, ...).
+    """
+    from annokit.metrics.records import align, read_predictions
+    from annokit.metrics.temperature import temperature_scale
+
+    step = progress or (lambda _name: None)
+    names = [str(n) for n in models]
+    if not names:
+        raise InputError("a report needs at least one model")
+    for what, pairs in (("temperatures", temperatures), ("fit_temperature_on", fit_temperature_on)):
+        unknown = [n for n, _ in pairs if n not in models]
+        if unknown:
+            raise InputError(f"{what} names model(s) {unknown} that are not among the models "
+                             f"{names}")
+    notes: list[str] = []
+    preds = {}
+    for name, value in models.items():
+        paths = _as_paths(value)
+        preds[name] = (read_predictions(paths, id_field=id_field), [p.name for p in paths])
+        step(f"read {name}")
+    if on_missing == "drop":
+        keep = np.ones(votes.n_items, dtype=bool)
+        for p, _ in preds.values():
+            keep &= np.isin(votes.item_ids, np.asarray(p.item_ids, dtype=object))
+        if not keep.all():
+            dropped = votes.item_ids[~keep]
+            msg = (f"{dropped.size} of {votes.n_items} vote items have no prediction from at "
+                   f"least one model and are left out, e.g. {list(dropped[:5])}")
+            warnings.warn(msg, DegenerateInputWarning, stacklevel=2)
+            notes.append(msg)
+            votes = votes.select_items(keep)
+    records = {}
+    out: list[ModelPredictions] = []
+    for name, (p, sources) in preds.items():
+        rec = align(votes, p, pred_labels=pred_labels, on_missing="error")
+        records[name] = rec
+        if rec.n_unmatched_predictions:
+            notes.append(f"model {name}: {rec.n_unmatched_predictions} prediction rows for items "
+                         "not in the votes were ignored")
+        out.append(ModelPredictions(name=name, probs=rec.probs, sources=sources))
+    sources_of = {m.name: m.sources for m in out}
+    for name, t in temperatures:
+        scaled, info = temperature_scale(records[name], temperature=t)
+        out.append(ModelPredictions(name=f"{name} T={info['value']:g}", probs=scaled.probs,
+                                    sources=sources_of[name], temperature=info["value"],
+                                    temperature_note="fixed temperature"))
+    for name, value in fit_temperature_on:
+        paths = _as_paths(value)
+        dev = align(votes, read_predictions(paths, id_field=id_field), pred_labels=pred_labels,
+                    on_missing="drop")
+        scaled, info = temperature_scale(records[name], fit_on=dev)
+        note = (f"T fitted on {', '.join(p.name for p in paths)} ({info['n_fit_items']} "
+                f"items with votes, objective {info['objective']}); {info['n_overlap_items']} of "
+                "them are also evaluated")
+        notes.append(f"model {name} TS: {note}")
+        out.append(ModelPredictions(name=f"{name} TS", probs=scaled.probs,
+                                    sources=[p.name for p in paths],
+                                    temperature=info["value"], temperature_note=note))
+    return LoadedModels(votes=votes, models=out, notes=notes)
+
+
+def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
+                     rng: np.random.Generator | int | None = 0,
+                     notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """The "how many annotations" curve of :func:`annokit.subsample.subsampling_curve` as rows.
+
+    Items with fewer than k votes are skipped at that k (``short="skip"``); the
+    warnings saying how many are appended to ``notes``. Pass the rows to
+    :func:`annokit.report.build_report` as ``subsampling``.
+
+    Raises
+    ------
+    InvalidValueError
+        If ``ks`` is not a sequence of integers (the curve checks the rest).
+
+    Examples
+    --------
+    >>> votes = Votes.from_counts([[3, 1], [2, 2], [0, 4]], labels=["a", "b"])
+    >>> [row["k"] for row in subsampling_rows(votes, [1, 4], reps=5)]
+    [1, 4]
+    """
+    from annokit.subsample import subsampling_curve
+
+    if isinstance(ks, (str, bytes)) or not all(
+            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in ks):
+        raise InvalidValueError(f"ks must be a sequence of integers; got {ks!r}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateInputWarning)
+        curve = subsampling_curve(votes, list(ks), reps=reps, rng=rng, short="skip", grid=False)
+    if notes is not None:
+        notes += [f"subsampling: {w.message}" for w in caught
+                  if issubclass(w.category, DegenerateInputWarning)]
+    return curve.to_records()
