@@ -28,6 +28,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.divergence import tvd
+from annokit.core.jsonable import finite_or_none, jsonable
 from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, VoteSchemaError
 from annokit.io.atomic import write_text_atomic
@@ -182,7 +183,7 @@ class Audit:
         moved = moved[np.isfinite(moved)]
         return {
             "method": self.method,
-            "threshold": _num(self.threshold),
+            "threshold": finite_or_none(self.threshold),
             "top_fraction": self.top_fraction,
             "rounds": self.rounds,
             "n_annotators_before": self.n_annotators_before,
@@ -197,36 +198,24 @@ class Audit:
             "n_items_too_few_votes": len(self.items_too_few_votes),
             "min_votes": self.min_votes,
             "n_majority_changed": int(self.items.majority_changed.sum()),
-            "tvd_mean": _num(moved.mean()) if moved.size else None,
-            "tvd_max": _num(moved.max()) if moved.size else None,
+            "tvd_mean": finite_or_none(moved.mean()) if moved.size else None,
+            "tvd_max": finite_or_none(moved.max()) if moved.size else None,
         }
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready: the summary, removed annotators, and per-item rows."""
         out = self.summary()
-        out["annotators"] = [{k: _num(v) for k, v in row.items()}
-                             for row in self.annotators.to_dict(orient="records")]
+        out["annotators"] = jsonable(self.annotators.to_dict(orient="records"))
         out["items_removed"] = self.items_removed
         out["items_too_few_votes"] = self.items_too_few_votes
-        out["items"] = [{k: _num(v) for k, v in row.items()}
-                        for row in self.items[self.items.n_votes_after
-                                              < self.items.n_votes_before].to_dict(orient="records")]
+        out["items"] = jsonable(self.items[self.items.n_votes_after
+                                           < self.items.n_votes_before].to_dict(orient="records"))
         out["notes"] = list(self.notes)
         return out
 
     def write_json(self, path: str | os.PathLike) -> Path:
         """Write :meth:`to_dict` as JSON, atomically (temporary file + ``os.replace``)."""
         return write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
-
-
-def _num(v: Any) -> Any:
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return None if not math.isfinite(float(v)) else float(v)
-    return v
 
 
 def filter_annotators(

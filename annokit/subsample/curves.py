@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_option, check_rng
+from annokit.core.jsonable import finite_or_none
 from annokit.core.votes import Votes
 from annokit.errors import VoteSchemaError
 from annokit.subsample import engine as _eng
@@ -128,7 +129,7 @@ class SubsampleCurve:
         for row in frame.itertuples(index=False):
             rec = {"k": int(row.k)}
             for key in CURVE_KEYS[1:]:
-                rec[key] = _json_float(getattr(row, key))
+                rec[key] = finite_or_none(getattr(row, key))
             out.append(rec)
         return out
 
@@ -151,11 +152,6 @@ class SubsampleCurve:
     def recommend(self, epsilon: float, **kwargs: Any) -> Recommendation:
         """Shortcut for :func:`recommend_k` on this curve."""
         return recommend_k(self, epsilon, **kwargs)
-
-
-def _json_float(v: Any) -> float | None:
-    v = float(v)
-    return v if np.isfinite(v) else None
 
 
 def _entropy_bins(counts: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
