@@ -43,9 +43,11 @@ __all__ = [
     "CHAOSNLI_MIN_GOLD_ACCURACY",
     "DEFAULT_THRESHOLDS",
     "METHODS",
+    "AnnotatorFlags",
     "Audit",
     "annotator_scores",
     "filter_annotators",
+    "flag_annotators",
 ]
 
 #: ChaosNLI (Nie et al. 2020, section 3): annotators below 75% accuracy on the
@@ -116,6 +118,86 @@ def annotator_scores(votes: Votes, method: str, *, gold: Any = None,
         else:
             scores = stats["gold_accuracy"].to_numpy()
     return np.where(active, scores, np.nan)
+
+
+@dataclass(frozen=True)
+class AnnotatorFlags:
+    """Every annotator's score and whether a filter would remove them (``annokit annotators``).
+
+    Attributes
+    ----------
+    method : str
+    threshold : float
+    table : DataFrame
+        One row per annotator: ``annotator``, ``n_votes``, ``score`` (NaN without
+        evidence), ``flagged``, ``reason`` (None when not flagged).
+    """
+
+    method: str
+    threshold: float
+    table: pd.DataFrame
+
+    @property
+    def n_flagged(self) -> int:
+        return int(self.table["flagged"].sum())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``annokit annotators --json`` object (NaN scores as null)."""
+        return {"method": self.method, "threshold": finite_or_none(self.threshold),
+                "n_annotators": len(self.table), "n_flagged": self.n_flagged,
+                "annotators": jsonable(self.table.to_dict(orient="records"))}
+
+
+def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float | None = None,
+                    gold: Any = None, rng: np.random.Generator | int | None = 0) -> AnnotatorFlags:
+    """Score every annotator and mark those the first round of :func:`filter_annotators` removes.
+
+    Parameters
+    ----------
+    votes : Votes
+        With annotator ids.
+    method : {"ds", "onecoin", "mace", "agreement", "gold", "entropy"}, default="agreement"
+    threshold : float, optional
+        Flag annotators scoring below it; default ``DEFAULT_THRESHOLDS[method]``.
+        Under ``method="gold"`` also 4 or more consecutive wrong gold answers flag.
+    gold : array-like of shape (n_items,), optional
+        Gold codes (-1 = none); default ``votes.gold``.
+    rng : numpy Generator, int or None, default=0
+        Seeds MACE.
+
+    Returns
+    -------
+    AnnotatorFlags
+
+    Raises
+    ------
+    SchemaError
+        The votes carry no annotator ids.
+    InvalidValueError
+        ``method="gold"`` without any gold label.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
+    ...                    "label": list("110001111000")})
+    >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+    >>> flags.table[["annotator", "flagged"]].values.tolist(), flags.n_flagged
+    ([['x', False], ['y', False], ['z', True]], 1)
+    """
+    votes = require_annotators(votes, "annotator scoring")
+    check_option("method", method, METHODS)
+    thr = DEFAULT_THRESHOLDS[method] if threshold is None else threshold
+    g = _require_gold(votes, method, gold)
+    flagged, scores, reasons, _ = _flag(votes, method, thr, None, g,
+                                        CHAOSNLI_MAX_WRONG_RUN if method == "gold" else None, rng)
+    table = pd.DataFrame({
+        "annotator": votes.annotator_ids.astype(str),
+        "n_votes": votes.votes_per_annotator().astype(np.int64),
+        "score": scores.astype(np.float64),
+        "flagged": flagged,
+        "reason": [r or None for r in reasons],
+    })
+    return AnnotatorFlags(method=method, threshold=float(thr), table=table)
 
 
 @dataclass

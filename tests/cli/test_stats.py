@@ -19,7 +19,7 @@ def run(*args):
 
 def test_stats_json_on_chaosnli(shared_data):
     result = run("stats", str(shared_data("chaosnli", "chaosNLI_snli.jsonl")), "--json",
-                 "--bootstrap", "50")
+                 "--n-boot", "50")
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert STATS_KEYS <= set(out)
@@ -42,9 +42,9 @@ def test_stats_table_and_card(tmp_path):
     f.write_text("item,annotator,label\nq1,a,x\nq1,b,y\nq2,a,y\nq2,b,y\n")
     table = run("stats", str(f))
     assert table.exit_code == 0 and "items with a tied top label" in table.output
-    card = run("stats", str(f), "--card", "--bootstrap", "0")
+    card = run("stats", str(f), "--card", "--n-boot", "0")
     assert card.output.startswith("| statistic | value |")
-    out = json.loads(run("stats", str(f), "--json", "--bootstrap", "0").output)
+    out = json.loads(run("stats", str(f), "--json", "--n-boot", "0").output)
     assert out["majority_change"] is None and out["n_annotators"] == 2
     assert out["krippendorff_alpha"]["ci_low"] is None
 
