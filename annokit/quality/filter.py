@@ -29,6 +29,7 @@ import pandas as pd
 from annokit.core.checks import check_option
 from annokit.core.divergence import tvd
 from annokit.core.jsonable import finite_or_none, jsonable
+from annokit.core.soft_labels import break_ties
 from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, VoteSchemaError
 from annokit.io.atomic import write_text_atomic
@@ -496,8 +497,9 @@ def _build_audit(before: Votes, after: Votes, keep_vote, method, threshold, top_
     if kept.any():
         p_after = counts_after[kept] / n_after[kept, None]
         moved[kept] = tvd(p_before[kept], p_after)
-    maj_before = counts_before.argmax(axis=1)
-    maj_after = counts_after.argmax(axis=1)
+    # the majority under the default tie policy, before and after (removed items: label 0, unused)
+    maj_before = break_ties(counts_before == counts_before.max(axis=1, keepdims=True))
+    maj_after = break_ties(counts_after == counts_after.max(axis=1, keepdims=True))
     items = pd.DataFrame({
         "item": before.item_ids.astype(object),
         "n_votes_before": n_before,

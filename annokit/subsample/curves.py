@@ -30,14 +30,15 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_option, check_rng
-from annokit.core.jsonable import finite_or_none
+from annokit.core.jsonable import finite_or_none, jsonable
 from annokit.core.votes import Votes
 from annokit.errors import VoteSchemaError
 from annokit.subsample import engine as _eng
 from annokit.subsample._checks import ShortPolicy, as_counts, check_ks, check_reps, short_items
 from annokit.subsample.extrapolate import DirichletMultinomial
 
-__all__ = ["CURVE_KEYS", "Recommendation", "SubsampleCurve", "recommend_k", "subsampling_curve"]
+__all__ = ["CURVE_KEYS", "Recommendation", "SubsampleCurve", "curve_summary", "recommend_k",
+           "subsampling_curve"]
 
 #: Keys of each row of :meth:`SubsampleCurve.to_records` (the CLI's ``--json`` "curve").
 CURVE_KEYS = ("k", "tvd_mean", "tvd_low", "tvd_high", "jsd_mean", "kl_mean",
@@ -423,6 +424,50 @@ class Recommendation:
     def to_dict(self) -> dict[str, Any]:
         return {"k": self.k, "k_low": self.k_low, "k_high": self.k_high,
                 "epsilon": self.epsilon, "source": self.source, "target": self.target}
+
+    def describe(self) -> str:
+        """The recommendation in one line (``annokit subsample``'s last line).
+
+        Examples
+        --------
+        >>> Recommendation(3, 2, 5, 0.05, "observed", "full data").describe()
+        'recommended k = 3 (interval 2-5) for expected TVD < 0.05; observed, against the full data'
+        """
+        if self.k is None:
+            return (f"no k up to the limit reaches expected TVD < {self.epsilon} "
+                    f"({self.source}; target: {self.target})")
+        return (f"recommended k = {self.k} (interval {self.k_low}-{self.k_high}) for expected "
+                f"TVD < {self.epsilon}; {self.source}, against the {self.target}")
+
+
+def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
+    """A curve and its recommendation as one JSON-ready dict (``annokit subsample --json``).
+
+    Keys: ``curve`` (:meth:`SubsampleCurve.to_records`), ``recommended_k``,
+    ``recommended_k_low``, ``recommended_k_high``, ``recommendation_source``,
+    ``recommendation_target``, ``epsilon``, ``n_items``, ``reps``, ``seed``,
+    ``interval``, ``short``, ``n_short``, ``kl_smoothing``, ``n_votes_min``,
+    ``n_votes_max`` and ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows).
+    """
+    return jsonable({
+        "curve": curve.to_records(),
+        "recommended_k": rec.k,
+        "recommended_k_low": rec.k_low,
+        "recommended_k_high": rec.k_high,
+        "recommendation_source": rec.source,
+        "recommendation_target": rec.target,
+        "epsilon": rec.epsilon,
+        "n_items": curve.n_items,
+        "reps": curve.reps,
+        "seed": curve.seed,
+        "interval": curve.interval,
+        "short": curve.short,
+        "n_short": curve.n_short,
+        "kl_smoothing": curve.kl_smoothing,
+        "n_votes_min": curve.n_votes_min,
+        "n_votes_max": curve.n_votes_max,
+        "by_bin": curve.by_bin().to_dict(orient="records"),
+    })
 
 
 def _first_below(ks: np.ndarray, curve: np.ndarray, epsilon: float) -> int | None:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from annokit.cli import main
 from annokit.core.votes import Votes
-from annokit.errors import AnnokitError, VoteSchemaError
+from annokit.errors import AnnokitError, InvalidValueError, VoteSchemaError
 from annokit.report import build_report, write_report
 from annokit.report import write as write_module
 from annokit.report.plots import render, report_figures
@@ -200,8 +200,9 @@ def test_svg_output_is_deterministic_and_png_on_request():
                              fmt="png").startswith(b"\x89PNG")
     import matplotlib.pyplot as plt
 
-    with pytest.raises(VoteSchemaError, match="fmt must be 'svg' or 'png'; got 'pdf'"):
-        render(plt.figure(), "pdf")
+    with pytest.raises(InvalidValueError, match=r"fmt must be one of \('svg', 'png', 'pdf'\); got 'gif'"):
+        render(plt.figure(), "gif")
+    assert render(plt.figure(), "pdf").startswith(b"%PDF")
 
 
 def test_writer_is_atomic(small_report, tmp_path, monkeypatch):
