@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from annokit.cli import main
 from annokit.core.votes import Votes
-from annokit.errors import AnnokitError, InvalidValueError, VoteSchemaError
+from annokit.errors import AnnokitError, InvalidValueError
 from annokit.report import build_report, write_report
 from annokit.report import write as write_module
 from annokit.report.plots import render, report_figures
