@@ -31,7 +31,7 @@ Where our setting differs from the papers
 * "Monotonically within noise": each step from one bin to the next may rise by
   at most two standard errors of the difference of two binomial proportions.
 
-Run: ``python recipes/chaosnli_report.py [--data DIR] [--out DIR] [--bootstrap N]``
+Run: ``python recipes/chaosnli_report.py [--data DIR] [--out DIR] [--n-boot N]``
 (default data ``../shared/data`` relative to the repository, or
 ``$ANNOKIT_TEST_DATA``; without ``--out`` the report goes to a new temporary
 directory, whose path is printed).
@@ -69,7 +69,7 @@ def default_data_dir() -> Path:
     return Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 
-def compute(data_dir: Path | str | None = None, *, n_bootstrap: int = 1000, seed: int = 0):
+def compute(data_dir: Path | str | None = None, *, n_boot: int = 1000, seed: int = 0):
     """Build the report; returns ``(report, per-bin summary dict)``."""
     data = Path(data_dir) if data_dir else default_data_dir()
     votes = read_votes(data / "chaosnli" / "chaosNLI_snli.jsonl")
@@ -86,7 +86,7 @@ def compute(data_dir: Path | str | None = None, *, n_bootstrap: int = 1000, seed
                                    sources=models[0].sources, temperature=2.0,
                                    temperature_note="fixed T = 2 (Baan et al. 2022, App. C)"))
     curve = subsampling_rows(votes, [1, 2, 5, 10, 20, 50, 100], reps=200, rng=seed)
-    report = build_report(votes, models, bins=5, n_bootstrap=n_bootstrap, rng=seed,
+    report = build_report(votes, models, bins=5, n_bootstrap=n_boot, rng=seed,
                           votes_per_half=20, subsampling=curve,
                           title="ChaosNLI-SNLI: RoBERTa-base, BERT-base, RoBERTa-base T=2")
     return report, summarize(report)
@@ -125,9 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=None, help="shared data directory")
     parser.add_argument("--out", type=Path, default=None, help="report directory")
-    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--n-boot", type=int, default=1000)
     args = parser.parse_args(argv)
-    report, s = compute(args.data, n_bootstrap=args.bootstrap)
+    report, s = compute(args.data, n_boot=args.n_boot)
     out = args.out or Path(tempfile.mkdtemp(prefix="chaosnli-report-")) / "report"
     write_report(report, out)
 

@@ -15,13 +15,15 @@ from annokit.cli._common import echo_json
                    "With --json the report is written only when --out is given.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the synthetic data, models and bootstrap.")
-@click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=1000,
+@click.option("--n-boot", "n_boot", type=click.IntRange(min=0), default=1000,
               show_default=True, help="Bootstrap resamples of the report (0: no intervals).")
+@click.option("--bootstrap", "old_n_boot", type=click.IntRange(min=0), default=None, hidden=True,
+              help="Deprecated spelling of --n-boot.")
 @click.option("--png", is_flag=True, help="Also write every figure as PNG.")
 @click.option("--no-report", is_flag=True, help="Only print the dataset statistics.")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
-def demo(out: str | None, seed: int, n_bootstrap: int, png: bool, no_report: bool,
-         as_json: bool) -> None:
+def demo(out: str | None, seed: int, n_boot: int, old_n_boot: int | None, png: bool,
+         no_report: bool, as_json: bool) -> None:
     """Generate a deterministic synthetic multi-annotator dataset (items across
     agreement levels, annotators including spammers) and four synthetic models
     (posterior-matching, overconfident, underconfident, temperature-scaled),
@@ -41,24 +43,10 @@ def demo(out: str | None, seed: int, n_bootstrap: int, png: bool, no_report: boo
     if no_report or (as_json and out is None):
         return
     out = out or "annokit-demo"
-    from annokit.report import build_report, write_report
-    from annokit.report.build import subsampling_rows
-    from annokit.report.demo import make_models
+    from annokit.report import write_report
+    from annokit.report.demo import demo_report
 
-    models = make_models(data.votes, data.true_probs, rng=seed)
-    notes: list[str] = []
-    curve = subsampling_rows(data.votes, [1, 2, 3, 5, 10, 20], reps=200, rng=seed, notes=notes)
-    report = build_report(data.votes, models, n_bootstrap=n_bootstrap, rng=seed,
-                          subsampling=curve,
-                          title="annokit demo: synthetic dataset, four synthetic models")
-    aq = report.annotator_quality
-    if aq is not None:
-        known = set(data.votes.annotator_ids[data.spammer].tolist())
-        for m in aq.methods:
-            hits = sum(r.flagged[m] and r.annotator in known for r in aq.annotators)
-            notes.append(f"demo truth: {len(known)} injected spammers; {m} flags "
-                         f"{aq.n_flagged[m]} annotators, {hits} of them spammers")
-    report.notes = notes + report.notes
+    report = demo_report(data, n_boot=n_boot if old_n_boot is None else old_n_boot, rng=seed)
     path = write_report(report, out, png=png)
     click.echo(f"\nreport written to {path.resolve() / 'report.html'} (also report.md, report.json, "
                "figures/)", file=sys.stderr if as_json else None)

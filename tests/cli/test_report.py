@@ -125,7 +125,7 @@ def test_report_missing_predictions_error_or_drop(files, tmp_path):
 
 def test_demo_writes_the_report(tmp_path):
     out = tmp_path / "a"
-    result = run("demo", "--out", out, "--bootstrap", "30")
+    result = run("demo", "--out", out, "--n-boot", "30")
     assert result.exit_code == 0, result.output
     assert "annokit demo: synthetic dataset (seed 0)" in result.output
     assert f"report written to {out / 'report.html'}" in result.output

@@ -24,7 +24,7 @@ def result(request):
     data_path("chaosnli", "chaosNLI_snli.jsonl")
     data_path("chaosnli_predictions_baan2022", "SNLI_dev_roberta-base_0.json")
     recipe = _recipe()
-    return recipe.compute(recipe.default_data_dir(), n_bootstrap=100)
+    return recipe.compute(recipe.default_data_dir(), n_boot=100)
 
 
 def test_nie2020_fig4_accuracy_falls_across_entropy_bins(result):
@@ -64,8 +64,8 @@ def test_baan2022_fig1_temperature_scaling_shortens_the_distce_tail(result):
 def test_recipe_main_prints_both_papers_and_writes_the_report(result, tmp_path, capsys,
                                                               monkeypatch):
     recipe = _recipe()
-    monkeypatch.setattr(recipe, "compute", lambda data, n_bootstrap: result)  # reuse the build
-    assert recipe.main(["--out", str(tmp_path / "r"), "--bootstrap", "10"]) == 0
+    monkeypatch.setattr(recipe, "compute", lambda data, n_boot: result)  # reuse the build
+    assert recipe.main(["--out", str(tmp_path / "r"), "--n-boot", "10"]) == 0
     out = capsys.readouterr().out
     assert "paper (Nie et al.): lowest-entropy bin ~0.9, highest ~0.5" in out
     assert "Baan et al. 2022, Fig. 1" in out
