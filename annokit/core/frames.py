@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import first_offenders
-from annokit.core.labels import LabelSet, _as_str_values, _factorize_ids, _factorize_str
+from annokit.core.labels import LabelSet, as_str_values, factorize_ids, factorize_values
 from annokit.errors import VoteSchemaError
 
 
@@ -43,7 +43,7 @@ def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None
     if isinstance(label_values.dtype, pd.CategoricalDtype):
         label_values = label_values.astype(object)
     where_label = f"{source}, column {label!r}"
-    raw_codes, raw_labels = _factorize_str(label_values, what="label", where=where_label)
+    raw_codes, raw_labels = factorize_values(label_values, what="label", where=where_label)
     labelset = LabelSet.coerce(labels, raw_labels)
     try:
         label_codes = labelset.encode(raw_labels, where=where_label)[raw_codes]
@@ -53,10 +53,10 @@ def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None
     def ids_of(col: str, what: str) -> tuple[np.ndarray, np.ndarray]:
         column = df[col]
         if isinstance(column.dtype, pd.CategoricalDtype):
-            return _factorize_ids(column.astype(object), what=what,
+            return factorize_ids(column.astype(object), what=what,
                                   where=f"{source}, column {col!r}",
                                   order=list(column.cat.categories))
-        return _factorize_ids(column, what=what, where=f"{source}, column {col!r}")
+        return factorize_ids(column, what=what, where=f"{source}, column {col!r}")
 
     item_codes, item_ids = ids_of(item, "item id")
     ann_codes = ann_ids = None
@@ -94,7 +94,7 @@ def wide_parts(df: pd.DataFrame, *, item: str, annotator_columns: Sequence[str] 
         raise VoteSchemaError(f"{source} is missing annotator column(s) {missing}")
     if not annotator_columns:
         raise VoteSchemaError(f"{source} has no annotator columns")
-    item_codes_row, item_ids = _factorize_ids(df[item].astype(object), what="item id",
+    item_codes_row, item_ids = factorize_ids(df[item].astype(object), what="item id",
                                               where=f"{source}, column {item!r}")
     if len(item_ids) != len(df):
         dup = df[item][df[item].duplicated()].tolist()
@@ -113,7 +113,7 @@ def wide_parts(df: pd.DataFrame, *, item: str, annotator_columns: Sequence[str] 
         )
     rows, cols = np.nonzero(present)  # row-major: votes grouped by item
     values = cells[rows, cols]
-    labelset = LabelSet.coerce(labels, _as_str_values(values, what="label", where=source))
+    labelset = LabelSet.coerce(labels, as_str_values(values, what="label", where=source))
     label_codes = labelset.encode(values, where=source)
     meta = df[list(item_columns)].reset_index(drop=True) if item_columns else None
     gold_codes = None

@@ -21,13 +21,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from annokit.core import frames as _frames
 from annokit.core.checks import check_counts, check_option, first_offenders
+from annokit.core.frames import long_parts, wide_parts
 from annokit.core.labels import (
     CHAOSNLI_NLI_LABELS,
     LabelSet,
-    _as_str_values,
-    _scalar_to_str,
+    as_str_values,
+    scalar_to_str,
 )
 from annokit.errors import VoteSchemaError
 
@@ -378,7 +378,7 @@ class Votes:
 
     def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
         """Positions of item ids (str-compared); -1 for ids that are not present."""
-        ids = np.asarray([_scalar_to_str(i) for i in ids], dtype=object)
+        ids = np.asarray([scalar_to_str(i) for i in ids], dtype=object)
         return pd.Index(self.item_ids).get_indexer(ids)
 
     # -- equality -------------------------------------------------------------
@@ -453,7 +453,7 @@ class Votes:
         >>> Votes.from_long(df).counts().tolist()
         [[1, 1], [0, 1]]
         """
-        parts = _frames.long_parts(df, item=item, label=label, annotator=annotator,
+        parts = long_parts(df, item=item, label=label, annotator=annotator,
                                    labels=labels, gold=gold, item_columns=item_columns,
                                    source=source)
         return cls(**parts, duplicates=duplicates, source=source)
@@ -482,7 +482,7 @@ class Votes:
         >>> Votes.from_wide(wide).counts().tolist()
         [[1, 1], [1, 0]]
         """
-        parts = _frames.wide_parts(df, item=item, annotator_columns=annotator_columns,
+        parts = wide_parts(df, item=item, annotator_columns=annotator_columns,
                                    labels=labels, gold=gold, item_columns=item_columns,
                                    source=source)
         return cls(**parts, source=source)
@@ -514,7 +514,7 @@ class Votes:
         arr = check_counts(counts, name=source, allow_empty_rows=True)
         if item_ids is None:
             item_ids = np.arange(arr.shape[0]).astype(str)
-        item_ids = _as_str_values(item_ids, what="item id", where=source)
+        item_ids = as_str_values(item_ids, what="item id", where=source)
         if len(item_ids) != arr.shape[0]:
             raise VoteSchemaError(f"{source}: {len(item_ids)} item ids for {arr.shape[0]} rows")
         empty = np.flatnonzero(arr.sum(axis=1) == 0)

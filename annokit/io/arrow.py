@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.labels import _MISSING_STRINGS, LabelSet, _as_str_values
+from annokit.core.labels import MISSING_STRINGS, LabelSet, as_str_values
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import VoteSchemaError
 
@@ -53,11 +53,11 @@ def votes_from_arrow(
     missing = [c for c in wanted if c not in table.column_names]
     if missing:
         raise VoteSchemaError(f"{source} is missing column(s) {missing}; got {table.column_names}")
-    return _votes_from_tables([table], table.num_rows, item=item, label=label, annotator=annotator,
+    return votes_from_tables([table], table.num_rows, item=item, label=label, annotator=annotator,
                               labels=labels, duplicates=duplicates, source=source)
 
 
-def _votes_from_tables(
+def votes_from_tables(
     tables: Iterable[pa.Table],
     n_rows: int,
     *,
@@ -418,7 +418,7 @@ def _first_blank(dictionary: pa.Array | pa.ChunkedArray) -> int:
 
 def _blank_entries(dictionary: pa.Array) -> np.ndarray:
     """Indices of the entries that are blank: empty, or a missing-value word once trimmed and
-    lower-cased (see ``_MISSING_STRINGS``).
+    lower-cased (see ``MISSING_STRINGS``).
 
     Only entries that could be blank are trimmed and lower-cased: those of at most 4 bytes (the
     longest missing-value word) and those whose first or last byte is not printable ASCII (so
@@ -430,7 +430,7 @@ def _blank_entries(dictionary: pa.Array) -> np.ndarray:
     import pyarrow.compute as pc
 
     offsets, data = _string_buffers(dictionary)
-    maybe = np.diff(offsets) <= max(len(w) for w in _MISSING_STRINGS)
+    maybe = np.diff(offsets) <= max(len(w) for w in MISSING_STRINGS)
     if data.size:  # first and last bytes (of a neighbour for empty entries, which are "maybe")
         for ends in (np.minimum(offsets[:-1], data.size - 1), np.maximum(offsets[1:] - 1, 0)):
             byte = data[ends]
@@ -440,7 +440,7 @@ def _blank_entries(dictionary: pa.Array) -> np.ndarray:
     if not idx.size:
         return idx
     trimmed = pc.utf8_lower(pc.utf8_trim_whitespace(dictionary.take(pa.array(idx))))
-    blank = pc.is_in(trimmed, value_set=pa.array(sorted(_MISSING_STRINGS)))
+    blank = pc.is_in(trimmed, value_set=pa.array(sorted(MISSING_STRINGS)))
     return idx[blank.to_numpy(zero_copy_only=False).astype(bool)]
 
 
@@ -503,7 +503,7 @@ def count_batches(
         labs = batch.column(label)
         labs = labs if pa.types.is_dictionary(labs.type) else pc.dictionary_encode(labs)
         lab_map = labelset.encode(
-            _as_str_values(labs.dictionary.to_pylist(), what="label", where=where), where=where
+            as_str_values(labs.dictionary.to_pylist(), what="label", where=where), where=where
         )
         ic = items.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         lc = lab_map[labs.indices.to_numpy(zero_copy_only=False)]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.labels import LabelSet, _as_str_values, _factorize_ids
+from annokit.core.labels import LabelSet, as_str_values, factorize_ids
 from annokit.core.votes import Votes
 from annokit.errors import VoteSchemaError
 
@@ -107,7 +107,7 @@ def from_hf(
 
     lists = table.column(labels_column).combine_chunks()
     lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False)
-    item_ids = _as_str_values(table.column(item).to_pylist(), what="item id", where=source)
+    item_ids = as_str_values(table.column(item).to_pylist(), what="item id", where=source)
     flat_values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
     if isinstance(inner, datasets.ClassLabel):
         names = inner.names
@@ -125,7 +125,7 @@ def from_hf(
     if annotators_column and annotators_column in cols:
         ann_flat = pc.list_flatten(table.column(annotators_column).combine_chunks())
         order = stored.get("annotator_ids")
-        ann_codes, ann_ids = _factorize_ids(ann_flat.to_numpy(zero_copy_only=False),
+        ann_codes, ann_ids = factorize_ids(ann_flat.to_numpy(zero_copy_only=False),
                                             what="annotator id", where=source, order=order)
     gold_codes = None
     reserved = {item, labels_column, annotators_column}

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.labels import LabelSet, _as_str_values
+from annokit.core.labels import LabelSet, as_str_values
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, VoteSchemaError
-from annokit.io.arrow import _votes_from_tables
+from annokit.io.arrow import votes_from_tables
 
 __all__ = ["ROLE_SPELLINGS", "detect_columns", "read_columns", "read_gold", "read_long", "read_table",
            "read_wide"]
@@ -250,7 +250,7 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
     except (OSError, ValueError) as exc:
         raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
     with parquet:
-        votes = _votes_from_tables(
+        votes = votes_from_tables(
             _row_groups(parquet, wanted, path), parquet.metadata.num_rows, item=roles["item"],
             label=roles["label"], annotator=roles["annotator"], labels=labels,
             duplicates=duplicates, source=path.name,
@@ -353,8 +353,8 @@ def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = No
             f"got {list(df.columns)}"
         )
     _check_present(df, path, [roles["item"], roles["gold"]], ["item id", "gold label"])
-    ids = _as_str_values(df[roles["item"]], what="item id", where=path.name)
-    values = _as_str_values(df[roles["gold"]], what="gold label", where=path.name)
+    ids = as_str_values(df[roles["item"]], what="item id", where=path.name)
+    values = as_str_values(df[roles["gold"]], what="gold label", where=path.name)
     series = pd.Series(values, index=pd.Index(ids, name="item"), name="gold")
     if series.index.has_duplicates:
         dup = series.index[series.index.duplicated()][0]
