@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.errors import VoteSchemaError
+from annokit.errors import AlignmentError, InvalidValueError, SchemaError
 
 __all__ = [
     "CHAOSNLI_NLI_LABELS",
@@ -83,7 +83,7 @@ def factorize_values(values: Any, *, what: str, where: str) -> tuple[np.ndarray,
     codes, uniques = pd.factorize(raw, sort=False, use_na_sentinel=True)
     if len(codes) and (codes < 0).any():
         row = int(np.argmax(codes < 0))
-        raise VoteSchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
+        raise SchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
     uniques = np.asarray(uniques)
     if uniques.dtype.kind in "iu":
         # integers: distinct values are distinct, never blank strings; numpy formats them in C
@@ -97,7 +97,7 @@ def factorize_values(values: Any, *, what: str, where: str) -> tuple[np.ndarray,
     if blank.any():
         j = int(np.argmax(blank))
         row = int(np.argmax(codes == j))
-        raise VoteSchemaError(f"{where}: {what} is empty at row {row} (got {uniques[j]!r})")
+        raise SchemaError(f"{where}: {what} is empty at row {row} (got {uniques[j]!r})")
     merged, distinct = pd.factorize(text, sort=False)
     if len(distinct) != len(text):
         codes = merged[codes]
@@ -152,19 +152,19 @@ class LabelSet:
     def __init__(self, names: Iterable[Any], *, aliases: Mapping[str, str] | None = None):
         names = tuple(scalar_to_str(n) for n in names)
         if not names:
-            raise VoteSchemaError("a label set needs at least one label")
+            raise InvalidValueError("a label set needs at least one label")
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
-            raise VoteSchemaError(f"label names must be unique; repeated: {dup}")
+            raise InvalidValueError(f"label names must be unique; repeated: {dup}")
         self.names: tuple[str, ...] = names
         self.aliases: dict[str, str] = {}
         for alias, target in (aliases or {}).items():
             alias, target = scalar_to_str(alias), scalar_to_str(target)
             if target not in names:
-                raise VoteSchemaError(f"alias {alias!r} points to unknown label {target!r}; "
-                                      f"labels are {list(names)}")
+                raise InvalidValueError(f"alias {alias!r} points to unknown label {target!r}; "
+                                        f"labels are {list(names)}")
             if alias in names and alias != target:
-                raise VoteSchemaError(f"alias {alias!r} is itself a label name")
+                raise InvalidValueError(f"alias {alias!r} is itself a label name")
             self.aliases[alias] = target
         self._lookup: dict[str, int] = {n: i for i, n in enumerate(names)}
         for alias, target in self.aliases.items():
@@ -212,7 +212,7 @@ class LabelSet:
         if idx is None:
             idx = self._lookup_ci.get(key.lower())
         if idx is None:
-            raise VoteSchemaError(f"unknown label {label!r}; expected one of {self._known()}")
+            raise InvalidValueError(f"unknown label {label!r}; expected one of {self._known()}")
         return idx
 
     def _known(self) -> list[str]:
@@ -226,16 +226,17 @@ class LabelSet:
         """Map raw label values (names, aliases, ints) to column indices.
 
         Vectorised: each distinct value is looked up once. Raises
-        :class:`VoteSchemaError` naming the first unknown or empty value and its row.
+        :class:`~annokit.errors.InvalidValueError` naming the first unknown value and its
+        row (:class:`~annokit.errors.SchemaError` for a missing or empty one).
         """
         codes, uniques = factorize_values(values, what="label", where=where)
         table = np.empty(len(uniques), dtype=np.int64)
         for j, u in enumerate(uniques):
             try:
                 table[j] = self.index_of(u)
-            except VoteSchemaError:
+            except InvalidValueError:
                 row = int(np.argmax(codes == j))
-                raise VoteSchemaError(
+                raise InvalidValueError(
                     f"{where}: unknown label {u!r} at row {row}; expected one of {self._known()}"
                 ) from None
         return table[codes] if len(codes) else np.zeros(0, dtype=np.int64)
@@ -247,7 +248,7 @@ class LabelSet:
         """
         idx = [self.index_of(n) for n in names]
         if sorted(idx) != list(range(len(self))):
-            raise VoteSchemaError(
+            raise AlignmentError(
                 f"label order {list(names)} does not name each of {list(self.names)} exactly once"
             )
         return np.argsort(np.asarray(idx))
@@ -289,5 +290,5 @@ def factorize_ids(values: Any, *, what: str, where: str,
     if (position < 0).any():
         j = int(np.argmax(position < 0))
         row = int(np.argmax(codes == j))
-        raise VoteSchemaError(f"{where}: {what} {distinct[j]!r} at row {row} is not in the given ids")
+        raise SchemaError(f"{where}: {what} {distinct[j]!r} at row {row} is not in the given ids")
     return position[codes].astype(np.int64), ids

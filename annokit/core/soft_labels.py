@@ -18,7 +18,7 @@ import numpy as np
 
 from annokit.core.checks import check_counts, check_option, check_rng
 from annokit.core.votes import Votes
-from annokit.errors import InvalidValueError, SchemaError, VoteSchemaError
+from annokit.errors import InvalidValueError, SchemaError
 
 __all__ = [
     "DEFAULT_TIES",
@@ -65,7 +65,7 @@ def distributions(counts: Any, *, smoothing: float = 0.0) -> np.ndarray:
     """
     arr = check_counts(counts)
     if not np.isfinite(smoothing) or smoothing < 0:
-        raise VoteSchemaError(f"smoothing must be a finite number >= 0; got {smoothing!r}")
+        raise InvalidValueError(f"smoothing must be a finite number >= 0; got {smoothing!r}")
     num = arr + smoothing
     return num / num.sum(axis=1, keepdims=True)
 
@@ -97,9 +97,9 @@ def entropy(probs: Any, *, base: float | None = 2) -> np.ndarray:
     """
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim != 2:
-        raise VoteSchemaError(f"probs must be 2-D (n_items, n_labels); got shape {p.shape}")
+        raise SchemaError(f"probs must be 2-D (n_items, n_labels); got shape {p.shape}")
     if base is not None and (base <= 0 or base == 1):
-        raise VoteSchemaError(f"base must be positive and not 1; got {base!r}")
+        raise InvalidValueError(f"base must be positive and not 1; got {base!r}")
     terms = np.where(p > 0, p * _log(np.where(p > 0, p, 1.0), base), 0.0)
     return np.maximum(-terms.sum(axis=1), 0.0)
 
@@ -108,7 +108,7 @@ def normalized_entropy(probs: Any) -> np.ndarray:
     """Entropy divided by its maximum ``log(n_labels)``: 0 for unanimity, 1 for uniform."""
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] < 2:
-        raise VoteSchemaError("normalized entropy needs a 2-D matrix with at least two labels")
+        raise SchemaError("normalized entropy needs a 2-D matrix with at least two labels")
     return entropy(p, base=None) / np.log(p.shape[1])
 
 
@@ -348,7 +348,7 @@ def majority_change(new: Any, old: Any, *, tied: Any = None) -> MajorityChange:
     new = np.asarray(new, dtype=np.int64)
     old = np.asarray(old, dtype=np.int64)
     if new.shape != old.shape or new.ndim != 1:
-        raise VoteSchemaError(f"new and old must be 1-D of equal length; got {new.shape}, {old.shape}")
+        raise SchemaError(f"new and old must be 1-D of equal length; got {new.shape}, {old.shape}")
     compared = old >= 0
     changed = compared & (new != old)
     if tied is None:

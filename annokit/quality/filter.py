@@ -31,7 +31,7 @@ from annokit.core.divergence import tvd
 from annokit.core.jsonable import finite_or_none, jsonable
 from annokit.core.soft_labels import break_ties
 from annokit.core.votes import Votes
-from annokit.errors import AnnokitWarning, DegenerateInputWarning, VoteSchemaError
+from annokit.errors import AnnokitWarning, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io.atomic import write_text_atomic
 from annokit.quality._common import check_positive_int, gold_codes, require_annotators
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
@@ -173,9 +173,7 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
     Raises
     ------
     SchemaError
-        The votes carry no annotator ids.
-    InvalidValueError
-        ``method="gold"`` without any gold label.
+        The votes carry no annotator ids, or ``method="gold"`` without any gold label.
 
     Examples
     --------
@@ -351,9 +349,11 @@ def filter_annotators(
 
     Raises
     ------
-    VoteSchemaError
-        No annotator ids, an unknown method, both or neither of threshold and
-        top_fraction where one is needed, or the gold rule without gold labels.
+    SchemaError
+        No annotator ids, or the gold rule without gold labels.
+    InvalidValueError
+        An unknown method, both threshold and top_fraction, a threshold that is
+        not finite or would remove every annotator.
 
     Examples
     --------
@@ -369,22 +369,22 @@ def filter_annotators(
     check_positive_int("min_votes", min_votes)
     check_positive_int("max_rounds", max_rounds)
     if threshold is not None and top_fraction is not None:
-        raise VoteSchemaError("give either threshold or top_fraction, not both")
+        raise InvalidValueError("give either threshold or top_fraction, not both")
     if top_fraction is not None:
         if not (isinstance(top_fraction, (int, float)) and 0 < top_fraction < 1):
-            raise VoteSchemaError(f"top_fraction must be in (0, 1); got {top_fraction!r}")
+            raise InvalidValueError(f"top_fraction must be in (0, 1); got {top_fraction!r}")
     elif threshold is None:
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not (isinstance(threshold, (int, float))
                                       and math.isfinite(threshold)):
-        raise VoteSchemaError(f"threshold must be a finite number; got {threshold!r}")
+        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}")
     g = _require_gold(votes, method, gold)
     if method == "gold":
         if max_wrong_run is None:
             max_wrong_run = CHAOSNLI_MAX_WRONG_RUN
         check_positive_int("max_wrong_run", max_wrong_run)
     elif max_wrong_run is not None:
-        raise VoteSchemaError("max_wrong_run applies only to method='gold'")
+        raise InvalidValueError("max_wrong_run applies only to method='gold'")
 
     keep_vote = np.ones(votes.n_votes, dtype=bool)
     removed = np.zeros(votes.n_annotators, dtype=bool)
@@ -410,7 +410,7 @@ def filter_annotators(
         removed |= flagged
         keep_vote = ~removed[votes.annotator_index]
         if not keep_vote.any():
-            raise VoteSchemaError(
+            raise InvalidValueError(
                 f"filter_annotators(method={method!r}) would remove every annotator; "
                 "lower the threshold"
             )
@@ -437,7 +437,7 @@ def _require_gold(votes: Votes, method: str, gold: Any = None) -> np.ndarray:
     """Gold codes; raise when the gold rule is asked for without any gold label."""
     g = gold_codes(votes, gold, what="filter_annotators")
     if method == "gold" and not (g >= 0).any():
-        raise VoteSchemaError(
+        raise SchemaError(
             "method 'gold' needs gold labels (a gold column, a gold file or gold=); none of the "
             f"{votes.n_items} items has one"
         )

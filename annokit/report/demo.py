@@ -21,7 +21,7 @@ import numpy as np
 from annokit.core.checks import check_probs, check_rng
 from annokit.core.soft_labels import DEFAULT_TIES, softmax
 from annokit.core.votes import Votes
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError, SchemaError
 from annokit.io.synthetic import SyntheticDataset
 from annokit.report.build import ModelPredictions
 from annokit.report.model import Report
@@ -66,10 +66,10 @@ def make_models(votes: Votes, true_probs: np.ndarray, *, noise: float = 0.5,
 
     pi = check_probs(true_probs, name="true_probs")
     if pi.shape != (votes.n_items, votes.n_labels):
-        raise VoteSchemaError(f"true_probs has shape {pi.shape}; the votes need "
-                              f"({votes.n_items}, {votes.n_labels})")
+        raise SchemaError(f"true_probs has shape {pi.shape}; the votes need "
+                          f"({votes.n_items}, {votes.n_labels})")
     if not np.isfinite(noise) or noise < 0:
-        raise VoteSchemaError(f"noise must be a finite number >= 0; got {noise!r}")
+        raise InvalidValueError(f"noise must be a finite number >= 0; got {noise!r}")
     gen = check_rng(rng)
     logits = np.log(np.maximum(pi, 1e-6)) + gen.normal(0.0, noise, size=pi.shape)
     over_t, under_t = DEMO_TEMPERATURES["overconfident"], DEMO_TEMPERATURES["underconfident"]

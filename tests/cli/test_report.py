@@ -248,3 +248,20 @@ def test_report_json_is_byte_identical_across_runs_and_user_edges_are_kept(files
     data = json.loads(one)
     assert data["binning"]["method"] == "edges" and data["binning"]["edges"] == [0.0, 0.5, 1.0]
     assert data["settings"]["seed"] == 3
+
+
+def test_report_helpers_raise_specific_types(tmp_path):
+    from annokit.errors import DataFormatError, SchemaError
+    from annokit.io.synthetic import make_votes
+    from annokit.report.demo import make_models
+    from annokit.report.plots import image_format
+
+    data = make_votes(n_items=20, n_annotators=8, votes_per_item=4, rng=0)
+    with pytest.raises(SchemaError, match=r"true_probs has shape \(2, 3\); the votes need"):
+        make_models(data.votes, np.full((2, 3), 1 / 3))
+    with pytest.raises(InvalidValueError, match="noise must be a finite number >= 0"):
+        make_models(data.votes, data.true_probs, noise=-1.0)
+    with pytest.raises(DataFormatError, match="unsupported image type 'gif'"):
+        image_format(tmp_path / "c.gif")
+    with pytest.raises(InvalidValueError, match="does not exist"):
+        image_format(tmp_path / "no" / "c.svg")
