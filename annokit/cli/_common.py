@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import click
+
+from annokit.core.jsonable import jsonable
 
 FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["auto", "chaosnli", "long", "wide"]), default="auto",
@@ -14,17 +15,6 @@ FORMAT_OPTION = click.option(
 )
 
 
-def _clean(obj: Any) -> Any:
-    """Replace NaN/inf by None so the output is strict JSON."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    return obj
-
-
 def echo_json(obj: Any) -> None:
     """Print one strict-JSON object on stdout."""
-    click.echo(json.dumps(_clean(obj), indent=2, sort_keys=False, allow_nan=False))
+    click.echo(json.dumps(jsonable(obj), indent=2, sort_keys=False, allow_nan=False))

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from annokit.cli._common import FORMAT_OPTION, echo_json
-from annokit.errors import DataFormatError
-from annokit.io.atomic import atomic_path
+from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
+from annokit.io.atomic import check_table_path
 
 _SCORE_METHODS = ["agreement", "ds", "onecoin", "mace", "gold", "entropy"]
 _AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace"]
+_TIES = ["first", "first_seen", "random"]
 
 _VOTES = click.option("--votes", "votes_path", required=True, type=click.Path(dir_okay=False),
                       help="Votes file (long/wide CSV, TSV, JSONL, Parquet; ChaosNLI .jsonl).")
@@ -26,28 +25,6 @@ def _read(votes_path: str, fmt: str, gold_path: str | None):
     from annokit.io import read_votes
 
     return read_votes(votes_path, format=fmt, gold=gold_path)
-
-
-def _write_table(df, path: str) -> Path:
-    """Write a DataFrame as CSV/TSV/Parquet by extension, atomically (temp file + os.replace)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".tsv", ".parquet"):
-        raise DataFormatError(f"{path.name}: cannot write {suffix!r}; use .csv, .tsv or .parquet")
-    with atomic_path(path) as tmp:
-        if suffix == ".parquet":
-            df.to_parquet(tmp, index=False)
-        else:
-            df.to_csv(tmp, index=False, sep="," if suffix == ".csv" else "\t")
-    return path
-
-
-def _check_out(path: str | None) -> None:
-    if path is None:
-        return
-    if Path(path).suffix.lower() not in (".csv", ".tsv", ".parquet"):
-        raise DataFormatError(f"{Path(path).name}: cannot write {Path(path).suffix!r}; "
-                              "use .csv, .tsv or .parquet")
 
 
 @click.command(name="annotators")
@@ -69,30 +46,21 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
     score is below the threshold (for --method gold also after 4 consecutive
     wrong gold answers).
     """
-    from annokit.quality import DEFAULT_THRESHOLDS
-    from annokit.quality._common import require_annotators
-    from annokit.quality.filter import _flag, _require_gold
+    from annokit.quality import flag_annotators
 
-    votes = require_annotators(_read(votes_path, fmt, gold_path), "annokit annotators")
-    thr = DEFAULT_THRESHOLDS[method] if threshold is None else threshold
-    gold = _require_gold(votes, method)
-    flagged, scores, reasons, _ = _flag(votes, method, thr, None, gold,
-                                        4 if method == "gold" else None, seed)
-    n_votes = votes.votes_per_annotator()
-    rows = [{"annotator": str(a), "n_votes": int(n), "score": float(s), "flagged": bool(f),
-             "reason": r or None}
-            for a, n, s, f, r in zip(votes.annotator_ids, n_votes, scores, flagged, reasons)]
+    flags = flag_annotators(_read(votes_path, fmt, gold_path), method, threshold=threshold,
+                            rng=seed)
     if as_json:
-        echo_json({"method": method, "threshold": thr, "n_annotators": len(rows),
-                   "n_flagged": int(flagged.sum()), "annotators": rows})
+        echo_json(flags.to_dict())
         return
+    rows = flags.to_dict()["annotators"]
     click.echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8}  flagged")
-    for row in sorted(rows, key=lambda r: (r["score"] != r["score"], r["score"])):
-        score = "nan" if row["score"] != row["score"] else f"{row['score']:.3f}"
+    for row in sorted(rows, key=lambda r: (r["score"] is None, r["score"] or 0.0)):
+        score = "nan" if row["score"] is None else f"{row['score']:.3f}"
         mark = f"*  {row['reason']}" if row["flagged"] else ""
         click.echo(f"{row['annotator']:<24} {row['n_votes']:>7} {score:>8}  {mark}")
-    click.echo(f"{int(flagged.sum())} of {len(rows)} annotators flagged "
-               f"(method {method}, threshold {thr:g})")
+    click.echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
+               f"(method {method}, threshold {flags.threshold:g})")
 
 
 @click.command(name="filter")
@@ -127,9 +95,7 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
     from annokit.io import write_votes
     from annokit.quality import filter_annotators
 
-    if Path(out_path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet"):
-        raise DataFormatError(f"{Path(out_path).name}: cannot write {Path(out_path).suffix!r}; "
-                              "use .csv, .tsv, .jsonl or .parquet")
+    check_table_path(out_path)
     votes = _read(votes_path, fmt, gold_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", AnnokitWarning)
@@ -165,47 +131,41 @@ def _fmt(x) -> str:
 @_GOLD
 @FORMAT_OPTION
 @click.option("--method", type=click.Choice(_AGG_METHODS), default="mv", show_default=True,
-              help="Majority vote (first-seen ties), weighted MV, Dawid-Skene, one-coin DS, MACE.")
+              help="Majority vote, weighted MV, Dawid-Skene, one-coin DS, MACE.")
+@click.option("--ties", type=click.Choice(_TIES), default=DEFAULT_TIES, show_default=True,
+              help="Tie policy of mv and wmv: first tied label in label order, the tied label "
+                   "voted first (first_seen: the rule of the published RTE and dog figures), "
+                   "or random (--seed).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False),
               help="Write one row per item (.csv, .tsv or .parquet), atomically; default stdout.")
 @click.option("--soft", is_flag=True, help="Add the posterior of every label (p_<label> columns).")
 @click.option("--clamp-gold", is_flag=True,
               help="Fix gold items to their gold label while fitting (ds, onecoin, mace).")
-@_SEED
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of MACE's random restarts and of --ties random.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON summary instead of the labels (accuracy against gold).")
-def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str,
+def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, ties: str,
               out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
               as_json: bool) -> None:
     """One label (or, with --soft, a posterior) per item from the votes."""
-    import numpy as np
-    import pandas as pd
+    from annokit.io.atomic import write_table
+    from annokit.quality import aggregate as run_aggregate
 
-    from annokit.quality import make_aggregator
-
-    _check_out(out_path)
-    votes = _read(votes_path, fmt, gold_path)
-    est = make_aggregator(method, rng=seed, clamp_gold=clamp_gold).fit(votes)
-    names = np.asarray(votes.labels.names, dtype=object)
-    table = pd.DataFrame({"item": votes.item_ids.astype(str), "label": names[est.labels_]})
-    if hasattr(est, "is_tied_"):
-        table["tied"] = est.is_tied_
-    if soft:
-        for k, name in enumerate(votes.labels.names):
-            table[f"p_{name}"] = est.posteriors_[:, k]
     if out_path is not None:
-        _write_table(table, out_path)
-    gold = votes.gold if votes.gold is not None else np.full(votes.n_items, -1)
-    known = gold >= 0
-    accuracy = float((est.labels_[known] == gold[known]).mean()) if known.any() else None
+        check_table_path(out_path, jsonl=False)
+    result = run_aggregate(_read(votes_path, fmt, gold_path), method, ties=ties, soft=soft,
+                           clamp_gold=clamp_gold, rng=seed)
+    if out_path is not None:
+        write_table(result.table, out_path, jsonl=False)
     if as_json:
-        echo_json({"method": method, "n_items": votes.n_items, "n_gold": int(known.sum()),
-                   "accuracy": accuracy, "iterations": int(est.n_iter_),
-                   "converged": bool(est.converged_),
-                   "n_ties": int(est.n_ties_) if hasattr(est, "n_ties_") else None})
+        echo_json(result.summary())
     elif out_path is None:
-        click.echo(table.to_csv(index=False), nl=False)
+        click.echo(result.table.to_csv(index=False), nl=False)
     else:
-        acc = "n/a (no gold)" if accuracy is None else f"{accuracy:.4f} on {int(known.sum())} gold items"
-        click.echo(f"{method}: {votes.n_items} items, accuracy {acc}, {est.n_iter_} iteration(s), "
-                   f"converged {est.converged_}; wrote {out_path}")
+        acc = ("n/a (no gold)" if result.accuracy is None
+               else f"{result.accuracy:.4f} on {result.n_gold} gold items")
+        if result.tie_policy is not None:
+            acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
+        click.echo(f"{method}: {result.n_items} items, accuracy {acc}, {result.n_iter} "
+                   f"iteration(s), converged {result.converged}; wrote {out_path}")

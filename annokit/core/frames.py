@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import first_offenders
-from annokit.core.labels import LabelSet, _as_str_values, _factorize_ids, _factorize_str
-from annokit.errors import VoteSchemaError
+from annokit.core.labels import LabelSet, as_str_values, factorize_ids, factorize_values
+from annokit.errors import InputError, SchemaError
 
 
 def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None,
@@ -23,17 +23,17 @@ def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None
                item_columns: Sequence[str], source: str) -> dict[str, Any]:
     """Constructor arguments of :meth:`Votes.from_long` (see there)."""
     if not isinstance(df, pd.DataFrame):
-        raise VoteSchemaError(f"{source}: expected a pandas DataFrame; got {type(df).__name__}")
+        raise SchemaError(f"{source}: expected a pandas DataFrame; got {type(df).__name__}")
     if annotator == "annotator" and "annotator" not in df.columns:
         annotator = None
     wanted = [c for c in (item, label, annotator, gold, *item_columns) if c is not None]
     missing = [c for c in wanted if c not in df.columns]
     if missing:
-        raise VoteSchemaError(
+        raise SchemaError(
             f"{source} is missing column(s) {missing}; got {list(map(str, df.columns))}"
         )
     if len(df) == 0:
-        raise VoteSchemaError(f"{source} has no votes")
+        raise SchemaError(f"{source} has no votes")
     attrs = df.attrs.get("annokit", {})
     if labels is None and "labels" in attrs:
         labels = LabelSet.from_dict(attrs["labels"])
@@ -43,20 +43,20 @@ def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None
     if isinstance(label_values.dtype, pd.CategoricalDtype):
         label_values = label_values.astype(object)
     where_label = f"{source}, column {label!r}"
-    raw_codes, raw_labels = _factorize_str(label_values, what="label", where=where_label)
+    raw_codes, raw_labels = factorize_values(label_values, what="label", where=where_label)
     labelset = LabelSet.coerce(labels, raw_labels)
     try:
         label_codes = labelset.encode(raw_labels, where=where_label)[raw_codes]
-    except VoteSchemaError:  # name the row, not the position among distinct labels
+    except InputError:  # name the row, not the position among distinct labels
         label_codes = labelset.encode(label_values, where=where_label)
 
     def ids_of(col: str, what: str) -> tuple[np.ndarray, np.ndarray]:
         column = df[col]
         if isinstance(column.dtype, pd.CategoricalDtype):
-            return _factorize_ids(column.astype(object), what=what,
+            return factorize_ids(column.astype(object), what=what,
                                   where=f"{source}, column {col!r}",
                                   order=list(column.cat.categories))
-        return _factorize_ids(column, what=what, where=f"{source}, column {col!r}")
+        return factorize_ids(column, what=what, where=f"{source}, column {col!r}")
 
     item_codes, item_ids = ids_of(item, "item id")
     ann_codes = ann_ids = None
@@ -85,20 +85,20 @@ def wide_parts(df: pd.DataFrame, *, item: str, annotator_columns: Sequence[str] 
                item_columns: Sequence[str], source: str) -> dict[str, Any]:
     """Constructor arguments of :meth:`Votes.from_wide` (see there)."""
     if item not in df.columns:
-        raise VoteSchemaError(f"{source} is missing column {item!r}; got {list(df.columns)}")
+        raise SchemaError(f"{source} is missing column {item!r}; got {list(df.columns)}")
     reserved = {item, gold, *item_columns}
     if annotator_columns is None:
         annotator_columns = [c for c in df.columns if c not in reserved]
     missing = [c for c in annotator_columns if c not in df.columns]
     if missing:
-        raise VoteSchemaError(f"{source} is missing annotator column(s) {missing}")
+        raise SchemaError(f"{source} is missing annotator column(s) {missing}")
     if not annotator_columns:
-        raise VoteSchemaError(f"{source} has no annotator columns")
-    item_codes_row, item_ids = _factorize_ids(df[item].astype(object), what="item id",
+        raise SchemaError(f"{source} has no annotator columns")
+    item_codes_row, item_ids = factorize_ids(df[item].astype(object), what="item id",
                                               where=f"{source}, column {item!r}")
     if len(item_ids) != len(df):
         dup = df[item][df[item].duplicated()].tolist()
-        raise VoteSchemaError(f"{source}: each item must be on one row; repeated {first_offenders(dup)}")
+        raise SchemaError(f"{source}: each item must be on one row; repeated {first_offenders(dup)}")
     cells = df[list(annotator_columns)].to_numpy(dtype=object)
     # blank = missing or whitespace-only; decided once per distinct cell value
     codes, distinct = pd.factorize(cells.ravel(), use_na_sentinel=True)
@@ -107,13 +107,13 @@ def wide_parts(df: pd.DataFrame, *, item: str, annotator_columns: Sequence[str] 
     present = ~is_blank[codes].reshape(cells.shape)
     empty_rows = np.flatnonzero(~present.any(axis=1))
     if empty_rows.size:
-        raise VoteSchemaError(
+        raise SchemaError(
             f"{source}: {empty_rows.size} item(s) have zero votes, e.g. "
             f"{first_offenders(item_ids[empty_rows])}"
         )
     rows, cols = np.nonzero(present)  # row-major: votes grouped by item
     values = cells[rows, cols]
-    labelset = LabelSet.coerce(labels, _as_str_values(values, what="label", where=source))
+    labelset = LabelSet.coerce(labels, as_str_values(values, what="label", where=source))
     label_codes = labelset.encode(values, where=source)
     meta = df[list(item_columns)].reset_index(drop=True) if item_columns else None
     gold_codes = None
@@ -151,7 +151,7 @@ def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarra
         same = (values == expected) | (pd.isna(values) & pd.isna(expected))
         if not same.all():
             row = int(np.argmin(same))
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{source}: column {c!r} must be constant within an item; item "
                 f"{item_ids[item_codes[row]]!r} has {expected[row]!r} and {values[row]!r} (row {row})"
             )

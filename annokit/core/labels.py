@@ -1,5 +1,11 @@
 """Label sets, and the coding of raw ids and labels into integers.
 
+This module owns vote coding: every reader (``core.frames`` for pandas frames,
+``io.arrow``, ``io.tabular``, ``io.hf``) turns raw values into integer codes and
+id tables with its public functions (:func:`factorize_values`,
+:func:`factorize_ids`, :func:`as_str_values`, :func:`scalar_to_str`) and a
+:class:`LabelSet`; none re-implements them.
+
 Every raw column (item ids, annotator ids, labels) is hashed once in its own
 dtype; conversion to ``str`` and the checks for missing or empty values run on
 the distinct values only, so a column of millions of votes costs one
@@ -16,24 +22,58 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.errors import VoteSchemaError
+from annokit.errors import AlignmentError, InvalidValueError, SchemaError
 
-__all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet"]
+__all__ = [
+    "CHAOSNLI_NLI_LABELS",
+    "MISSING_STRINGS",
+    "LabelSet",
+    "as_str_values",
+    "factorize_ids",
+    "factorize_values",
+    "scalar_to_str",
+]
 
-_MISSING_STRINGS = frozenset({"", "nan", "none", "null", "na", "n/a"})
+#: Cell texts read as a missing value (after stripping blanks and lower-casing).
+MISSING_STRINGS = frozenset({"", "nan", "none", "null", "na", "n/a"})
 
 
 def _natural_key(text: str) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
 
-def _factorize_str(values: Any, *, what: str, where: str) -> tuple[np.ndarray, np.ndarray]:
+def factorize_values(values: Any, *, what: str, where: str) -> tuple[np.ndarray, np.ndarray]:
     """Codes and distinct str values of a column of ids or labels; rejects missing values.
 
     Hashes the raw column once (keeping its dtype: an int column is not boxed
     into Python objects), then converts and checks only the distinct values.
     Integral floats (``1.0``, typical of pandas columns with gaps) become ``"1"``;
     raw values that convert to the same string (``1`` and ``"1"``) share a code.
+
+    Parameters
+    ----------
+    values : array-like or Series of shape (n,)
+    what : str
+        What the values are, for messages ("label", "item id").
+    where : str
+        Where they come from, for messages (file and column).
+
+    Returns
+    -------
+    codes : ndarray of int64, shape (n,)
+        Position of each value in ``distinct`` (first-seen order).
+    distinct : ndarray of str (object), shape (n_distinct,)
+
+    Raises
+    ------
+    SchemaError
+        A missing (NaN/None) or empty value (see :data:`MISSING_STRINGS`), naming its row.
+
+    Examples
+    --------
+    >>> codes, distinct = factorize_values([2, "2", 1.0, "b"], what="label", where="x")
+    >>> codes.tolist(), distinct.tolist()
+    ([0, 0, 1, 2], ['2', '1', 'b'])
     """
     if isinstance(values, pd.Series):
         raw = values
@@ -43,7 +83,7 @@ def _factorize_str(values: Any, *, what: str, where: str) -> tuple[np.ndarray, n
     codes, uniques = pd.factorize(raw, sort=False, use_na_sentinel=True)
     if len(codes) and (codes < 0).any():
         row = int(np.argmax(codes < 0))
-        raise VoteSchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
+        raise SchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
     uniques = np.asarray(uniques)
     if uniques.dtype.kind in "iu":
         # integers: distinct values are distinct, never blank strings; numpy formats them in C
@@ -52,25 +92,32 @@ def _factorize_str(values: Any, *, what: str, where: str) -> tuple[np.ndarray, n
     if pd.api.types.infer_dtype(uniques, skipna=False) == "string":
         text = uniques
     else:
-        text = np.asarray([_scalar_to_str(v) for v in uniques], dtype=object)
-    blank = pd.Series(text, dtype=object).str.strip().str.lower().isin(_MISSING_STRINGS).to_numpy()
+        text = np.asarray([scalar_to_str(v) for v in uniques], dtype=object)
+    blank = pd.Series(text, dtype=object).str.strip().str.lower().isin(MISSING_STRINGS).to_numpy()
     if blank.any():
         j = int(np.argmax(blank))
         row = int(np.argmax(codes == j))
-        raise VoteSchemaError(f"{where}: {what} is empty at row {row} (got {uniques[j]!r})")
+        raise SchemaError(f"{where}: {what} is empty at row {row} (got {uniques[j]!r})")
     merged, distinct = pd.factorize(text, sort=False)
     if len(distinct) != len(text):
         codes = merged[codes]
     return codes.astype(np.int64, copy=False), np.asarray(distinct, dtype=object)
 
 
-def _as_str_values(values: Any, *, what: str, where: str) -> np.ndarray:
-    """Ids or labels as an object array of str (see :func:`_factorize_str`)."""
-    codes, distinct = _factorize_str(values, what=what, where=where)
+def as_str_values(values: Any, *, what: str, where: str) -> np.ndarray:
+    """Ids or labels as an object array of str (see :func:`factorize_values`)."""
+    codes, distinct = factorize_values(values, what=what, where=where)
     return distinct[codes]
 
 
-def _scalar_to_str(v: Any) -> str:
+def scalar_to_str(v: Any) -> str:
+    """The text of one raw id or label: ``True`` -> "true", ``1.0`` -> "1", else ``str(v)``.
+
+    Examples
+    --------
+    >>> scalar_to_str(np.int64(3)), scalar_to_str(2.0), scalar_to_str(np.True_), scalar_to_str(0.5)
+    ('3', '2', 'true', '0.5')
+    """
     if isinstance(v, (bool, np.bool_)):
         return str(v).lower()
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
@@ -103,21 +150,21 @@ class LabelSet:
     """
 
     def __init__(self, names: Iterable[Any], *, aliases: Mapping[str, str] | None = None):
-        names = tuple(_scalar_to_str(n) for n in names)
+        names = tuple(scalar_to_str(n) for n in names)
         if not names:
-            raise VoteSchemaError("a label set needs at least one label")
+            raise InvalidValueError("a label set needs at least one label")
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
-            raise VoteSchemaError(f"label names must be unique; repeated: {dup}")
+            raise InvalidValueError(f"label names must be unique; repeated: {dup}")
         self.names: tuple[str, ...] = names
         self.aliases: dict[str, str] = {}
         for alias, target in (aliases or {}).items():
-            alias, target = _scalar_to_str(alias), _scalar_to_str(target)
+            alias, target = scalar_to_str(alias), scalar_to_str(target)
             if target not in names:
-                raise VoteSchemaError(f"alias {alias!r} points to unknown label {target!r}; "
-                                      f"labels are {list(names)}")
+                raise InvalidValueError(f"alias {alias!r} points to unknown label {target!r}; "
+                                        f"labels are {list(names)}")
             if alias in names and alias != target:
-                raise VoteSchemaError(f"alias {alias!r} is itself a label name")
+                raise InvalidValueError(f"alias {alias!r} is itself a label name")
             self.aliases[alias] = target
         self._lookup: dict[str, int] = {n: i for i, n in enumerate(names)}
         for alias, target in self.aliases.items():
@@ -129,7 +176,7 @@ class LabelSet:
     @classmethod
     def infer(cls, values: Iterable[Any]) -> LabelSet:
         """Label set of the distinct values, in natural sort order ("2" before "10")."""
-        uniq = pd.unique(pd.Series(list(values), dtype=object).map(_scalar_to_str))
+        uniq = pd.unique(pd.Series(list(values), dtype=object).map(scalar_to_str))
         return cls(sorted(uniq, key=_natural_key))
 
     @classmethod
@@ -160,12 +207,12 @@ class LabelSet:
 
     def index_of(self, label: Any) -> int:
         """Column index of a label name or alias; raises on an unknown label."""
-        key = _scalar_to_str(label)
+        key = scalar_to_str(label)
         idx = self._lookup.get(key)
         if idx is None:
             idx = self._lookup_ci.get(key.lower())
         if idx is None:
-            raise VoteSchemaError(f"unknown label {label!r}; expected one of {self._known()}")
+            raise InvalidValueError(f"unknown label {label!r}; expected one of {self._known()}")
         return idx
 
     def _known(self) -> list[str]:
@@ -179,16 +226,17 @@ class LabelSet:
         """Map raw label values (names, aliases, ints) to column indices.
 
         Vectorised: each distinct value is looked up once. Raises
-        :class:`VoteSchemaError` naming the first unknown or empty value and its row.
+        :class:`~annokit.errors.InvalidValueError` naming the first unknown value and its
+        row (:class:`~annokit.errors.SchemaError` for a missing or empty one).
         """
-        codes, uniques = _factorize_str(values, what="label", where=where)
+        codes, uniques = factorize_values(values, what="label", where=where)
         table = np.empty(len(uniques), dtype=np.int64)
         for j, u in enumerate(uniques):
             try:
                 table[j] = self.index_of(u)
-            except VoteSchemaError:
+            except InvalidValueError:
                 row = int(np.argmax(codes == j))
-                raise VoteSchemaError(
+                raise InvalidValueError(
                     f"{where}: unknown label {u!r} at row {row}; expected one of {self._known()}"
                 ) from None
         return table[codes] if len(codes) else np.zeros(0, dtype=np.int64)
@@ -200,7 +248,7 @@ class LabelSet:
         """
         idx = [self.index_of(n) for n in names]
         if sorted(idx) != list(range(len(self))):
-            raise VoteSchemaError(
+            raise AlignmentError(
                 f"label order {list(names)} does not name each of {list(self.names)} exactly once"
             )
         return np.argsort(np.asarray(idx))
@@ -219,16 +267,28 @@ CHAOSNLI_NLI_LABELS = LabelSet(
 )
 
 
-def _factorize_ids(values: Any, *, what: str, where: str,
+def factorize_ids(values: Any, *, what: str, where: str,
                    order: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Integer codes (first-seen order, or ``order``) and the id table for a column of ids."""
-    codes, distinct = _factorize_str(values, what=what, where=where)
+    """Integer codes (first-seen order, or ``order``) and the id table for a column of ids.
+
+    Raises
+    ------
+    SchemaError
+        A missing or empty id, or (with ``order``) an id not in ``order``.
+
+    Examples
+    --------
+    >>> codes, ids = factorize_ids(["b", "a", "b"], what="item id", where="x", order=["a", "b"])
+    >>> codes.tolist(), ids.tolist()
+    ([1, 0, 1], ['a', 'b'])
+    """
+    codes, distinct = factorize_values(values, what=what, where=where)
     if order is None:
         return codes, distinct
-    ids = np.asarray([_scalar_to_str(v) for v in order], dtype=object)
+    ids = np.asarray([scalar_to_str(v) for v in order], dtype=object)
     position = pd.Index(ids).get_indexer(distinct)
     if (position < 0).any():
         j = int(np.argmax(position < 0))
         row = int(np.argmax(codes == j))
-        raise VoteSchemaError(f"{where}: {what} {distinct[j]!r} at row {row} is not in the given ids")
+        raise SchemaError(f"{where}: {what} {distinct[j]!r} at row {row} is not in the given ids")
     return position[codes].astype(np.int64), ids

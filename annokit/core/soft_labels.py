@@ -1,7 +1,12 @@
 """From vote counts to soft labels: distributions, entropy, majority and ties.
 
 Every function takes an (n_items, n_labels) count matrix (``Votes.counts()``)
-or a probability matrix and is vectorised over items.
+or a probability matrix and is vectorised over items; :func:`vote_majority` and
+:func:`first_seen_order` take the :class:`~annokit.core.votes.Votes` themselves.
+
+Majority vote and ties live here once: :func:`break_ties` implements every tie
+policy and :data:`DEFAULT_TIES` is the policy used wherever none is given
+(``annokit stats``, ``annokit aggregate``, ``annokit evaluate`` and the report).
 """
 
 from __future__ import annotations
@@ -12,21 +17,28 @@ from typing import Any, Literal
 import numpy as np
 
 from annokit.core.checks import check_counts, check_option, check_rng
-from annokit.errors import VoteSchemaError
+from annokit.core.votes import Votes
+from annokit.errors import InvalidValueError, SchemaError
 
 __all__ = [
+    "DEFAULT_TIES",
+    "TIE_POLICIES",
     "Majority",
     "MajorityChange",
     "agreement",
+    "break_ties",
+    "describe_ties",
     "distributions",
     "entropy",
+    "first_seen_order",
     "majority",
     "majority_change",
     "normalized_entropy",
     "softmax",
+    "vote_majority",
 ]
 
-TiePolicy = Literal["report", "first", "random"]
+TiePolicy = Literal["first", "first_seen", "random", "report"]
 
 
 def distributions(counts: Any, *, smoothing: float = 0.0) -> np.ndarray:
@@ -53,7 +65,7 @@ def distributions(counts: Any, *, smoothing: float = 0.0) -> np.ndarray:
     """
     arr = check_counts(counts)
     if not np.isfinite(smoothing) or smoothing < 0:
-        raise VoteSchemaError(f"smoothing must be a finite number >= 0; got {smoothing!r}")
+        raise InvalidValueError(f"smoothing must be a finite number >= 0; got {smoothing!r}")
     num = arr + smoothing
     return num / num.sum(axis=1, keepdims=True)
 
@@ -85,9 +97,9 @@ def entropy(probs: Any, *, base: float | None = 2) -> np.ndarray:
     """
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim != 2:
-        raise VoteSchemaError(f"probs must be 2-D (n_items, n_labels); got shape {p.shape}")
+        raise SchemaError(f"probs must be 2-D (n_items, n_labels); got shape {p.shape}")
     if base is not None and (base <= 0 or base == 1):
-        raise VoteSchemaError(f"base must be positive and not 1; got {base!r}")
+        raise InvalidValueError(f"base must be positive and not 1; got {base!r}")
     terms = np.where(p > 0, p * _log(np.where(p > 0, p, 1.0), base), 0.0)
     return np.maximum(-terms.sum(axis=1), 0.0)
 
@@ -96,7 +108,7 @@ def normalized_entropy(probs: Any) -> np.ndarray:
     """Entropy divided by its maximum ``log(n_labels)``: 0 for unanimity, 1 for uniform."""
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim != 2 or p.shape[1] < 2:
-        raise VoteSchemaError("normalized entropy needs a 2-D matrix with at least two labels")
+        raise SchemaError("normalized entropy needs a 2-D matrix with at least two labels")
     return entropy(p, base=None) / np.log(p.shape[1])
 
 
@@ -106,6 +118,38 @@ def agreement(counts: Any) -> np.ndarray:
     return arr.max(axis=1) / arr.sum(axis=1)
 
 
+#: Tie policies of the majority vote (every policy flags the tied items).
+TIE_POLICIES = ("first", "first_seen", "random", "report")
+
+#: The declared default tie policy of every majority vote in annokit (``stats``,
+#: ``aggregate``, the evaluation engine and the report): the first tied label in
+#: label order. It depends on the counts alone, so it is defined for count-only
+#: data (ChaosNLI) and does not change when the rows of a vote file are shuffled.
+#: ``"first_seen"`` (the tied label voted first in vote order) is the rule behind
+#: the majority-vote accuracies published with Snow et al.'s RTE data (0.9025)
+#: and the dog data (0.8166); ask for it explicitly.
+DEFAULT_TIES = "first"
+
+_TIE_RULES = {
+    "first": "first tied label in label order",
+    "report": "first tied label in label order",
+    "first_seen": "tied label voted first in vote order",
+    "random": "one tied label drawn at random (seeded)",
+}
+
+
+def describe_ties(policy: str) -> str:
+    """How a tie policy picks the label of a tied item, in words (for printed output).
+
+    Examples
+    --------
+    >>> describe_ties("first_seen")
+    'tied label voted first in vote order'
+    """
+    check_option("ties", policy, TIE_POLICIES)
+    return _TIE_RULES[policy]
+
+
 @dataclass(frozen=True)
 class Majority:
     """Majority labels and their ties.
@@ -113,14 +157,14 @@ class Majority:
     Attributes
     ----------
     labels : ndarray of shape (n_items,)
-        The majority label index. Under ``ties="report"`` a tied item gets the
-        first tied label in label order (see ``tied``); under ``"first"`` the
-        same; under ``"random"`` one tied label drawn with the given rng.
+        The majority label index; a tied item gets the label its tie policy
+        picks (see :func:`break_ties`).
     is_tied : ndarray of bool, shape (n_items,)
         True where two or more labels share the top count.
     tied : ndarray of bool, shape (n_items, n_labels)
         The set of top labels of each item.
     policy : str
+        The tie policy used.
     """
 
     labels: np.ndarray
@@ -133,38 +177,132 @@ class Majority:
         return int(self.is_tied.sum())
 
 
-def majority(counts: Any, *, ties: TiePolicy = "report",
-             rng: np.random.Generator | int | None = None) -> Majority:
+def break_ties(top: Any, *, ties: TiePolicy = DEFAULT_TIES,
+               rng: np.random.Generator | int | None = None,
+               first_seen: Any = None) -> np.ndarray:
+    """One label per item among its top labels, under a tie policy.
+
+    The single implementation of annokit's tie rules: :func:`majority`,
+    :func:`vote_majority` and the weighted majority vote call it.
+
+    Parameters
+    ----------
+    top : array-like of bool, shape (n_items, n_labels)
+        The labels sharing the top score of each item (at least one per row).
+    ties : {"first", "first_seen", "random", "report"}, default=DEFAULT_TIES
+        ``"first"`` (and its older name ``"report"``): the first tied label in
+        label order; ``"first_seen"``: the tied label with the smallest
+        ``first_seen`` entry (its first vote comes earliest); ``"random"``: one
+        tied label drawn uniformly with ``rng``.
+    rng : numpy Generator or int seed, optional
+        Required by ``ties="random"`` (for reproducibility).
+    first_seen : array-like of int, shape (n_items, n_labels), optional
+        Required by ``ties="first_seen"``: the row of the first vote of each
+        (item, label), as :func:`first_seen_order` returns.
+
+    Returns
+    -------
+    labels : ndarray of int, shape (n_items,)
+
+    Raises
+    ------
+    InvalidValueError
+        An unknown policy, ``"random"`` without ``rng`` or ``"first_seen"``
+        without ``first_seen``.
+    SchemaError
+        ``first_seen`` of another shape than ``top``.
+
+    Examples
+    --------
+    >>> top = np.array([[True, True], [False, True]])
+    >>> break_ties(top).tolist(), break_ties(top, ties="first_seen", first_seen=[[3, 1], [9, 2]]).tolist()
+    ([0, 1], [1, 1])
+    """
+    check_option("ties", ties, TIE_POLICIES)
+    top = np.asarray(top, dtype=bool)
+    if ties == "random":
+        if rng is None:
+            raise InvalidValueError("ties='random' needs an rng (a seed or numpy Generator)")
+        keys = np.where(top, check_rng(rng).random(top.shape), -1.0)
+        return keys.argmax(axis=1)
+    if ties == "first_seen":
+        if first_seen is None:
+            raise InvalidValueError(
+                "ties='first_seen' needs the vote order (first_seen=first_seen_order(votes), or "
+                "vote_majority(votes)); a count matrix has none")
+        order = np.asarray(first_seen)
+        if order.shape != top.shape:
+            raise SchemaError(f"first_seen must have the shape of the counts {top.shape}; "
+                              f"got {order.shape}")
+        return np.where(top, order, np.iinfo(np.int64).max).argmin(axis=1)
+    return top.argmax(axis=1)
+
+
+def majority(counts: Any, *, ties: TiePolicy = DEFAULT_TIES,
+             rng: np.random.Generator | int | None = None, first_seen: Any = None) -> Majority:
     """Majority label per item with an explicit tie policy.
 
     Parameters
     ----------
     counts : array-like of shape (n_items, n_labels)
-    ties : {"report", "first", "random"}, default="report"
-        ``"report"`` and ``"first"`` both return the first tied label in label
-        order and flag the tie; ``"random"`` draws uniformly among tied labels
-        using ``rng`` (required, for reproducibility).
+    ties : {"first", "first_seen", "random", "report"}, default=DEFAULT_TIES
+        See :func:`break_ties`; the default, ``"first"``, is annokit's declared
+        policy (:data:`DEFAULT_TIES`).
     rng : numpy Generator or int seed, optional
+        Only for ``ties="random"``.
+    first_seen : array-like of int, shape (n_items, n_labels), optional
+        Only for ``ties="first_seen"`` (see :func:`vote_majority`).
 
     Examples
     --------
     >>> m = majority([[2, 2, 1], [0, 1, 4]])
-    >>> m.labels.tolist(), m.is_tied.tolist(), m.n_ties
-    ([0, 2], [True, False], 1)
+    >>> m.labels.tolist(), m.is_tied.tolist(), m.n_ties, m.policy
+    ([0, 2], [True, False], 1, 'first')
     """
-    check_option("ties", ties, ("report", "first", "random"))
+    check_option("ties", ties, TIE_POLICIES)
     arr = check_counts(counts)
     top = arr == arr.max(axis=1, keepdims=True)
-    is_tied = top.sum(axis=1) > 1
-    if ties == "random":
-        if rng is None:
-            raise VoteSchemaError("ties='random' needs an rng (a seed or numpy Generator)")
-        gen = check_rng(rng)
-        keys = np.where(top, gen.random(arr.shape), -1.0)
-        labels = keys.argmax(axis=1)
-    else:
-        labels = top.argmax(axis=1)
-    return Majority(labels=labels, is_tied=is_tied, tied=top, policy=ties)
+    labels = break_ties(top, ties=ties, rng=rng, first_seen=first_seen)
+    return Majority(labels=labels, is_tied=top.sum(axis=1) > 1, tied=top, policy=ties)
+
+
+def first_seen_order(votes: Votes) -> np.ndarray:
+    """Row of the first vote for each (item, label), shape (n_items, n_labels).
+
+    Cells with no vote hold ``n_votes`` (later than any vote). Votes built from a
+    count matrix list each item's votes in label order, so there ``"first_seen"``
+    and ``"first"`` agree.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": ["a", "a", "a", "b"], "label": ["y", "n", "y", "n"],
+    ...                    "annotator": ["1", "2", "3", "1"]})
+    >>> first_seen_order(Votes.from_long(df)).tolist()
+    [[1, 0], [3, 4]]
+    """
+    n = votes.n_votes
+    flat = votes.item_index.astype(np.int64) * votes.n_labels + votes.label_index
+    first = np.full(votes.n_items * votes.n_labels, n, dtype=np.int64)
+    np.minimum.at(first, flat, np.arange(n, dtype=np.int64))
+    return first.reshape(votes.n_items, votes.n_labels)
+
+
+def vote_majority(votes: Votes, *, ties: TiePolicy = DEFAULT_TIES,
+                  rng: np.random.Generator | int | None = None) -> Majority:
+    """:func:`majority` of ``votes.counts()``, with the vote order at hand for ``"first_seen"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": ["a", "a"], "label": ["y", "n"], "annotator": ["1", "2"]})
+    >>> v = Votes.from_long(df)
+    >>> vote_majority(v).labels.tolist(), vote_majority(v, ties="first_seen").labels.tolist()
+    ([0], [1])
+    """
+    check_option("ties", ties, TIE_POLICIES)
+    first = first_seen_order(votes) if ties == "first_seen" else None
+    return majority(votes.counts(), ties=ties, rng=rng, first_seen=first)
 
 
 @dataclass(frozen=True)
@@ -210,7 +348,7 @@ def majority_change(new: Any, old: Any, *, tied: Any = None) -> MajorityChange:
     new = np.asarray(new, dtype=np.int64)
     old = np.asarray(old, dtype=np.int64)
     if new.shape != old.shape or new.ndim != 1:
-        raise VoteSchemaError(f"new and old must be 1-D of equal length; got {new.shape}, {old.shape}")
+        raise SchemaError(f"new and old must be 1-D of equal length; got {new.shape}, {old.shape}")
     compared = old >= 0
     changed = compared & (new != old)
     if tied is None:

@@ -21,15 +21,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from annokit.core import frames as _frames
 from annokit.core.checks import check_counts, check_option, first_offenders
+from annokit.core.frames import long_parts, wide_parts
 from annokit.core.labels import (
     CHAOSNLI_NLI_LABELS,
     LabelSet,
-    _as_str_values,
-    _scalar_to_str,
+    as_str_values,
+    scalar_to_str,
 )
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError, SchemaError
 
 __all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
 
@@ -87,14 +87,14 @@ class Votes:
     ):
         check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
         if not isinstance(labels, LabelSet):
-            raise VoteSchemaError(f"labels must be a LabelSet; got {type(labels).__name__}")
+            raise SchemaError(f"labels must be a LabelSet; got {type(labels).__name__}")
         self.labels = labels
         self.source = source
         self.item_ids = item_ids
         item_index = np.asarray(item_index)
         label_index = np.asarray(label_index)
         if item_index.shape != label_index.shape or item_index.ndim != 1:
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{source}: item_index and label_index must be 1-D of equal length; got "
                 f"{item_index.shape} and {label_index.shape}"
             )
@@ -105,17 +105,17 @@ class Votes:
         self.label_index = self._check_codes(label_index, len(labels), "label_index", _coded)
         if not _ids_unique and pd.Index(self.item_ids).has_duplicates:
             dup = pd.Index(self.item_ids)[pd.Index(self.item_ids).duplicated()].unique()
-            raise VoteSchemaError(f"{source}: item ids must be unique; repeated {first_offenders(dup)}")
+            raise SchemaError(f"{source}: item ids must be unique; repeated {first_offenders(dup)}")
 
         if annotator_index is None:
             if annotator_ids is not None:
-                raise VoteSchemaError(f"{source}: annotator_ids given without annotator_index")
+                raise SchemaError(f"{source}: annotator_ids given without annotator_index")
             self.annotator_index = None
             self.annotator_ids = None
         else:
             annotator_index = np.asarray(annotator_index)
             if annotator_index.shape != item_index.shape:
-                raise VoteSchemaError(
+                raise SchemaError(
                     f"{source}: annotator_index has shape {annotator_index.shape}, "
                     f"expected {item_index.shape}"
                 )
@@ -130,7 +130,7 @@ class Votes:
         if item_metadata is None:
             item_metadata = pd.DataFrame(index=pd.RangeIndex(n_items))
         elif len(item_metadata) != n_items:
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{source}: item_metadata has {len(item_metadata)} rows for {n_items} items"
             )
         self.item_metadata = item_metadata.reset_index(drop=True)
@@ -140,10 +140,10 @@ class Votes:
         else:
             gold = np.asarray(gold)
             if gold.shape != (n_items,):
-                raise VoteSchemaError(f"{source}: gold has shape {gold.shape}, expected ({n_items},)")
+                raise SchemaError(f"{source}: gold has shape {gold.shape}, expected ({n_items},)")
             gold = gold.astype(np.int64)
             if gold.size and (gold.min() < -1 or gold.max() >= len(labels)):
-                raise VoteSchemaError(f"{source}: gold codes must be -1 (none) or label indices")
+                raise InvalidValueError(f"{source}: gold codes must be -1 (none) or label indices")
             self.gold = gold
 
         self.n_duplicates_removed = 0
@@ -156,7 +156,7 @@ class Votes:
         voted[self.item_index] = True  # not a bincount: no int64 copy of the codes
         empty = np.flatnonzero(~voted)
         if empty.size:
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{source}: {empty.size} item(s) have zero votes, e.g. "
                 f"{first_offenders(self.item_ids[empty])}"
             )
@@ -165,10 +165,10 @@ class Votes:
 
     def _check_codes(self, codes: np.ndarray, n: int, name: str, coded: bool = False) -> np.ndarray:
         if codes.size and codes.dtype.kind not in "iu":
-            raise VoteSchemaError(f"{self.source}: {name} must be integers; got dtype {codes.dtype}")
+            raise SchemaError(f"{self.source}: {name} must be integers; got dtype {codes.dtype}")
         codes = codes.astype(np.int32 if n < 2**31 - 1 else np.int64, copy=False)
         if codes.size and not coded and (codes.min() < 0 or codes.max() >= n):
-            raise VoteSchemaError(f"{self.source}: {name} has codes outside range({n})")
+            raise InvalidValueError(f"{self.source}: {name} has codes outside range({n})")
         return codes
 
     def _resolve_duplicates(self, policy: DuplicatePolicy) -> None:
@@ -183,7 +183,7 @@ class Votes:
                 for r in rows[:50]
             ))
             n_pairs = int(pd.Series(key[dup_mask]).nunique())
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{self.source}: {n_pairs} (item, annotator) pair(s) have more than one vote, e.g. "
                 f"{first_offenders(pairs)}; pass duplicates='first', 'last' or 'keep' to accept them"
             )
@@ -306,7 +306,7 @@ class Votes:
 
     def _require_annotators(self, what: str) -> None:
         if self.annotator_index is None:
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{what} needs annotator ids, but {self.source} has none (counts-only data such "
                 "as ChaosNLI)"
             )
@@ -314,7 +314,7 @@ class Votes:
     def gold_labels(self) -> np.ndarray:
         """Gold label codes (n_items,), -1 where unknown; raises when there is no gold at all."""
         if self.gold is None or not (self.gold >= 0).any():
-            raise VoteSchemaError(f"{self.source} has no gold labels")
+            raise SchemaError(f"{self.source} has no gold labels")
         return self.gold
 
     # -- subsetting -----------------------------------------------------------
@@ -327,7 +327,7 @@ class Votes:
         """
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != (self.n_votes,):
-            raise VoteSchemaError(f"vote mask has shape {mask.shape}, expected ({self.n_votes},)")
+            raise SchemaError(f"vote mask has shape {mask.shape}, expected ({self.n_votes},)")
         keep_items = np.bincount(self.item_index[mask], minlength=self.n_items) > 0
         remap = np.cumsum(keep_items) - 1
         return self._rebuild(
@@ -342,14 +342,14 @@ class Votes:
         items = np.asarray(items)
         if items.dtype == bool:
             if items.shape != (self.n_items,):
-                raise VoteSchemaError(f"item mask has shape {items.shape}, expected ({self.n_items},)")
+                raise SchemaError(f"item mask has shape {items.shape}, expected ({self.n_items},)")
             positions = np.flatnonzero(items)
         else:
             positions = items.astype(np.int64)
             if positions.size and (positions.min() < 0 or positions.max() >= self.n_items):
-                raise VoteSchemaError(f"item positions must be in range({self.n_items})")
+                raise InvalidValueError(f"item positions must be in range({self.n_items})")
             if len(np.unique(positions)) != len(positions):
-                raise VoteSchemaError("item positions must not repeat")
+                raise InvalidValueError("item positions must not repeat")
         remap = np.full(self.n_items, -1, dtype=np.int64)
         remap[positions] = np.arange(len(positions))
         new_item = remap[self.item_index]
@@ -378,7 +378,7 @@ class Votes:
 
     def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
         """Positions of item ids (str-compared); -1 for ids that are not present."""
-        ids = np.asarray([_scalar_to_str(i) for i in ids], dtype=object)
+        ids = np.asarray([scalar_to_str(i) for i in ids], dtype=object)
         return pd.Index(self.item_ids).get_indexer(ids)
 
     # -- equality -------------------------------------------------------------
@@ -442,9 +442,11 @@ class Votes:
 
         Raises
         ------
-        VoteSchemaError
-            Missing columns, missing ids, empty or unknown labels, duplicate
+        SchemaError
+            Missing columns, missing or empty ids or labels, duplicate
             (item, annotator) votes, or item fields that vary within an item.
+        InvalidValueError
+            A label outside the given label set.
 
         Examples
         --------
@@ -453,7 +455,7 @@ class Votes:
         >>> Votes.from_long(df).counts().tolist()
         [[1, 1], [0, 1]]
         """
-        parts = _frames.long_parts(df, item=item, label=label, annotator=annotator,
+        parts = long_parts(df, item=item, label=label, annotator=annotator,
                                    labels=labels, gold=gold, item_columns=item_columns,
                                    source=source)
         return cls(**parts, duplicates=duplicates, source=source)
@@ -482,7 +484,7 @@ class Votes:
         >>> Votes.from_wide(wide).counts().tolist()
         [[1, 1], [1, 0]]
         """
-        parts = _frames.wide_parts(df, item=item, annotator_columns=annotator_columns,
+        parts = wide_parts(df, item=item, annotator_columns=annotator_columns,
                                    labels=labels, gold=gold, item_columns=item_columns,
                                    source=source)
         return cls(**parts, source=source)
@@ -514,18 +516,18 @@ class Votes:
         arr = check_counts(counts, name=source, allow_empty_rows=True)
         if item_ids is None:
             item_ids = np.arange(arr.shape[0]).astype(str)
-        item_ids = _as_str_values(item_ids, what="item id", where=source)
+        item_ids = as_str_values(item_ids, what="item id", where=source)
         if len(item_ids) != arr.shape[0]:
-            raise VoteSchemaError(f"{source}: {len(item_ids)} item ids for {arr.shape[0]} rows")
+            raise SchemaError(f"{source}: {len(item_ids)} item ids for {arr.shape[0]} rows")
         empty = np.flatnonzero(arr.sum(axis=1) == 0)
         if empty.size:
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{source}: {empty.size} item(s) have zero votes, e.g. {first_offenders(item_ids[empty])}"
             )
         labelset = LabelSet.coerce(labels if labels is not None else
                                    [str(j) for j in range(arr.shape[1])])
         if len(labelset) != arr.shape[1]:
-            raise VoteSchemaError(f"{source}: {len(labelset)} labels for {arr.shape[1]} columns")
+            raise SchemaError(f"{source}: {len(labelset)} labels for {arr.shape[1]} columns")
         flat = arr.reshape(-1)
         cells = np.repeat(np.arange(flat.size), flat)
         item_index, label_index = np.divmod(cells, arr.shape[1])

@@ -18,7 +18,7 @@ from annokit.core.checks import check_option
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
 from annokit.errors import DataFormatError
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
-from annokit.io.atomic import atomic_path
+from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
@@ -133,17 +133,4 @@ def write_votes(votes: Votes, path: str | os.PathLike) -> Path:
     if votes.gold is not None:
         names = [*votes.labels.names, ""]
         df["gold"] = np.asarray(names, dtype=object)[votes.gold[votes.item_index]]
-    suffix = path.suffix.lower()
-    writers = {
-        ".parquet": lambda tmp: df.to_parquet(tmp, index=False),
-        ".jsonl": lambda tmp: df.to_json(tmp, orient="records", lines=True),
-        ".ndjson": lambda tmp: df.to_json(tmp, orient="records", lines=True),
-        ".tsv": lambda tmp: df.to_csv(tmp, sep="\t", index=False),
-        ".tab": lambda tmp: df.to_csv(tmp, sep="\t", index=False),
-        ".csv": lambda tmp: df.to_csv(tmp, index=False),
-    }
-    if suffix not in writers:
-        raise DataFormatError(f"{path.name}: cannot write {suffix!r}; use .csv, .tsv, .jsonl or .parquet")
-    with atomic_path(path) as tmp:
-        writers[suffix](tmp)
-    return path
+    return write_table(df, path)

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.labels import _MISSING_STRINGS, LabelSet, _as_str_values
+from annokit.core.labels import MISSING_STRINGS, LabelSet, as_str_values
 from annokit.core.votes import DuplicatePolicy, Votes
-from annokit.errors import VoteSchemaError
+from annokit.errors import AlignmentError, InputError, SchemaError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -52,12 +52,12 @@ def votes_from_arrow(
     wanted = [c for c in (item, label, annotator) if c is not None]
     missing = [c for c in wanted if c not in table.column_names]
     if missing:
-        raise VoteSchemaError(f"{source} is missing column(s) {missing}; got {table.column_names}")
-    return _votes_from_tables([table], table.num_rows, item=item, label=label, annotator=annotator,
+        raise SchemaError(f"{source} is missing column(s) {missing}; got {table.column_names}")
+    return votes_from_tables([table], table.num_rows, item=item, label=label, annotator=annotator,
                               labels=labels, duplicates=duplicates, source=source)
 
 
-def _votes_from_tables(
+def votes_from_tables(
     tables: Iterable[pa.Table],
     n_rows: int,
     *,
@@ -81,7 +81,7 @@ def _votes_from_tables(
     import pyarrow.compute as pc
 
     if n_rows == 0:
-        raise VoteSchemaError(f"{source} has no votes")
+        raise SchemaError(f"{source} has no votes")
     roles = {item: "item id", label: "label"}
     if annotator is not None:
         roles[annotator] = "annotator id"
@@ -92,7 +92,7 @@ def _votes_from_tables(
             arr = table.column(col)
             if arr.null_count:
                 row = start + int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
-                raise VoteSchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
+                raise SchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
             coders[col].add(arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr))
         start += table.num_rows
 
@@ -102,8 +102,8 @@ def _votes_from_tables(
         dictionary, lookup, entry = coders[col].dictionary()
         if entry >= 0:
             row = coders[col].first_row(lookup, entry)
-            raise VoteSchemaError(f"{source}: {roles[col]} is empty at row {row} (column {col!r}, "
-                                  f"got {dictionary[entry].as_py()!r})")
+            raise SchemaError(f"{source}: {roles[col]} is empty at row {row} (column {col!r}, "
+                              f"got {dictionary[entry].as_py()!r})")
         return dictionary, lookup
 
     def item_column() -> tuple[np.ndarray, pa.ChunkedArray]:
@@ -122,18 +122,18 @@ def _votes_from_tables(
             labelset = LabelSet.coerce(labels, label_dict)
             try:
                 table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
-            except VoteSchemaError as exc:
-                raise VoteSchemaError(str(exc).replace(" at row", " (dictionary entry)")) from None
+            except InputError as exc:
+                raise type(exc)(str(exc).replace(" at row", " (dictionary entry)")) from None
             label_codes = coders[label].map(table_map[label_lookup])
             ann_codes = ann_ids = None
             if annotator is not None:
                 ann_ids, lookup = values_of(annotator)
                 ann_ids = ann_ids.to_numpy(zero_copy_only=False)
                 ann_codes = coders[annotator].map(lookup)
-        except VoteSchemaError:
+        except InputError:
             try:
                 items.result()
-            except VoteSchemaError as item_error:
+            except InputError as item_error:
                 raise item_error from None
             raise
         item_codes, item_ids = items.result()
@@ -418,7 +418,7 @@ def _first_blank(dictionary: pa.Array | pa.ChunkedArray) -> int:
 
 def _blank_entries(dictionary: pa.Array) -> np.ndarray:
     """Indices of the entries that are blank: empty, or a missing-value word once trimmed and
-    lower-cased (see ``_MISSING_STRINGS``).
+    lower-cased (see ``MISSING_STRINGS``).
 
     Only entries that could be blank are trimmed and lower-cased: those of at most 4 bytes (the
     longest missing-value word) and those whose first or last byte is not printable ASCII (so
@@ -430,7 +430,7 @@ def _blank_entries(dictionary: pa.Array) -> np.ndarray:
     import pyarrow.compute as pc
 
     offsets, data = _string_buffers(dictionary)
-    maybe = np.diff(offsets) <= max(len(w) for w in _MISSING_STRINGS)
+    maybe = np.diff(offsets) <= max(len(w) for w in MISSING_STRINGS)
     if data.size:  # first and last bytes (of a neighbour for empty entries, which are "maybe")
         for ends in (np.minimum(offsets[:-1], data.size - 1), np.maximum(offsets[1:] - 1, 0)):
             byte = data[ends]
@@ -440,7 +440,7 @@ def _blank_entries(dictionary: pa.Array) -> np.ndarray:
     if not idx.size:
         return idx
     trimmed = pc.utf8_lower(pc.utf8_trim_whitespace(dictionary.take(pa.array(idx))))
-    blank = pc.is_in(trimmed, value_set=pa.array(sorted(_MISSING_STRINGS)))
+    blank = pc.is_in(trimmed, value_set=pa.array(sorted(MISSING_STRINGS)))
     return idx[blank.to_numpy(zero_copy_only=False).astype(bool)]
 
 
@@ -495,15 +495,15 @@ def count_batches(
         where = f"{source}, batch {n}"
         for col in (item, label):
             if col not in batch.schema.names:
-                raise VoteSchemaError(f"{where} is missing column {col!r}; got {batch.schema.names}")
+                raise SchemaError(f"{where} is missing column {col!r}; got {batch.schema.names}")
             if batch.column(col).null_count:
-                raise VoteSchemaError(f"{where}: column {col!r} has missing values")
+                raise SchemaError(f"{where}: column {col!r} has missing values")
         items = batch.column(item)
         items = items if pa.types.is_dictionary(items.type) else pc.dictionary_encode(items)
         labs = batch.column(label)
         labs = labs if pa.types.is_dictionary(labs.type) else pc.dictionary_encode(labs)
         lab_map = labelset.encode(
-            _as_str_values(labs.dictionary.to_pylist(), what="label", where=where), where=where
+            as_str_values(labs.dictionary.to_pylist(), what="label", where=where), where=where
         )
         ic = items.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         lc = lab_map[labs.indices.to_numpy(zero_copy_only=False)]
@@ -517,12 +517,12 @@ def count_batches(
         blank = blank[used[blank]]
         if blank.size:
             row = int(np.argmax(np.isin(ic, blank)))
-            raise VoteSchemaError(f"{where}: item id is empty at row {row} (column {item!r}, "
-                                  f"got {dictionary[int(blank[0])].as_py()!r})")
+            raise SchemaError(f"{where}: item id is empty at row {row} (column {item!r}, "
+                              f"got {dictionary[int(blank[0])].as_py()!r})")
         ids = dictionary.to_numpy(zero_copy_only=False).astype(object)
         parts.append(VoteCounts(ids[used], counts[used], labelset))
     if not parts:
-        raise VoteSchemaError(f"{source} has no votes")
+        raise SchemaError(f"{source} has no votes")
     return _merge_counts(parts)
 
 
@@ -531,7 +531,7 @@ def _merge_counts(parts: Sequence[VoteCounts]) -> VoteCounts:
     first = parts[0]
     for other in parts[1:]:
         if other.labels.names != first.labels.names:
-            raise VoteSchemaError(
+            raise AlignmentError(
                 f"cannot merge counts over labels {list(first.labels.names)} and "
                 f"{list(other.labels.names)}"
             )

@@ -11,8 +11,22 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-__all__ = ["atomic_path", "write_text_atomic"]
+from annokit.errors import DataFormatError
+
+__all__ = ["atomic_path", "check_table_path", "write_bytes_atomic", "write_table",
+           "write_text_atomic"]
+
+#: Table writers by file extension; ``.jsonl`` / ``.ndjson`` only where ``jsonl=True``.
+_TABLE_WRITERS = {
+    ".csv": lambda df, tmp: df.to_csv(tmp, index=False),
+    ".tsv": lambda df, tmp: df.to_csv(tmp, sep="\t", index=False),
+    ".tab": lambda df, tmp: df.to_csv(tmp, sep="\t", index=False),
+    ".parquet": lambda df, tmp: df.to_parquet(tmp, index=False),
+    ".jsonl": lambda df, tmp: df.to_json(tmp, orient="records", lines=True),
+    ".ndjson": lambda df, tmp: df.to_json(tmp, orient="records", lines=True),
+}
 
 
 @contextmanager
@@ -45,3 +59,54 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write bytes to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
+
+
+def check_table_path(path: str | os.PathLike, *, jsonl: bool = True) -> Path:
+    """Raise unless ``path`` ends in a table extension :func:`write_table` can write.
+
+    Raises
+    ------
+    DataFormatError
+        "x.txt: cannot write '.txt'; use .csv, .tsv, .jsonl or .parquet".
+
+    Examples
+    --------
+    >>> check_table_path("labels.tsv").name
+    'labels.tsv'
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in _TABLE_WRITERS or (not jsonl and suffix in (".jsonl", ".ndjson")):
+        choices = ".csv, .tsv, .jsonl or .parquet" if jsonl else ".csv, .tsv or .parquet"
+        raise DataFormatError(f"{path.name}: cannot write {suffix!r}; use {choices}")
+    return path
+
+
+def write_table(df: Any, path: str | os.PathLike, *, jsonl: bool = True) -> Path:
+    """Write a DataFrame as CSV, TSV, JSON Lines or Parquet by extension, atomically.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    path : path-like
+        ``.csv``, ``.tsv`` (or ``.tab``), ``.parquet``, and with ``jsonl=True``
+        ``.jsonl`` (or ``.ndjson``).
+    jsonl : bool, default=True
+        Whether JSON Lines is accepted.
+
+    Raises
+    ------
+    DataFormatError
+        Any other extension (see :func:`check_table_path`).
+    """
+    path = check_table_path(path, jsonl=jsonl)
+    with atomic_path(path) as tmp:
+        _TABLE_WRITERS[path.suffix.lower()](df, tmp)
+    return path

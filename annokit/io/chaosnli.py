@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
-from annokit.errors import DataFormatError, VoteSchemaError
+from annokit.errors import DataFormatError, InputError
 
 __all__ = ["ALPHANLI_LABELS", "looks_like_chaosnli", "read_chaosnli"]
 
@@ -112,7 +112,7 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
         for key, value in row["label_counter"].items():
             try:
                 j = labels.index_of(key)
-            except VoteSchemaError:
+            except InputError:
                 raise DataFormatError(
                     f"line {lineno} of {name}: label_counter has unknown label {key!r}; expected "
                     f"one of {list(labels.names) + list(labels.aliases)}"
@@ -179,7 +179,7 @@ def _metadata(rows: list[dict[str, Any]], line_numbers: list[int], labels: Label
             return None
         try:
             return labels.canonical(value)
-        except VoteSchemaError:
+        except InputError:
             raise DataFormatError(f"line {lineno} of {name}: {field} {value!r} is not a known label") \
                 from None
 

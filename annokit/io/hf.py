@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.labels import LabelSet, _as_str_values, _factorize_ids
+from annokit.core.labels import LabelSet, as_str_values, factorize_ids
 from annokit.core.votes import Votes
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError, SchemaError
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
@@ -55,7 +55,7 @@ def to_hf(votes: Votes) -> datasets.Dataset:
     reserved = set(columns)
     clash = [c for c in meta.columns if c in reserved]
     if clash:
-        raise VoteSchemaError(f"item metadata column(s) {clash} clash with reserved names")
+        raise SchemaError(f"item metadata column(s) {clash} clash with reserved names")
     if len(meta.columns):
         meta_table = pa.Table.from_pandas(meta, preserve_index=False)
         meta_features = datasets.Features.from_arrow_schema(meta_table.schema)
@@ -92,7 +92,7 @@ def from_hf(
     cols = dataset.column_names
     for c in (item, labels_column):
         if c not in cols:
-            raise VoteSchemaError(f"{source} is missing column {c!r}; got {cols}")
+            raise SchemaError(f"{source} is missing column {c!r}; got {cols}")
     stored: dict[str, Any] = {}
     try:
         stored = json.loads(dataset.info.description or "{}").get("annokit", {})
@@ -107,7 +107,7 @@ def from_hf(
 
     lists = table.column(labels_column).combine_chunks()
     lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False)
-    item_ids = _as_str_values(table.column(item).to_pylist(), what="item id", where=source)
+    item_ids = as_str_values(table.column(item).to_pylist(), what="item id", where=source)
     flat_values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
     if isinstance(inner, datasets.ClassLabel):
         names = inner.names
@@ -115,7 +115,7 @@ def from_hf(
         labelset = LabelSet(names, aliases=aliases)
         label_codes = flat_values.astype(np.int64)
         if label_codes.size and (label_codes.min() < 0 or label_codes.max() >= len(names)):
-            raise VoteSchemaError(f"{source}: class-coded votes outside the ClassLabel range")
+            raise InvalidValueError(f"{source}: class-coded votes outside the ClassLabel range")
     else:
         labelset = (LabelSet.from_dict(stored["labels"]) if "labels" in stored
                     else LabelSet.infer(flat_values))
@@ -125,7 +125,7 @@ def from_hf(
     if annotators_column and annotators_column in cols:
         ann_flat = pc.list_flatten(table.column(annotators_column).combine_chunks())
         order = stored.get("annotator_ids")
-        ann_codes, ann_ids = _factorize_ids(ann_flat.to_numpy(zero_copy_only=False),
+        ann_codes, ann_ids = factorize_ids(ann_flat.to_numpy(zero_copy_only=False),
                                             what="annotator id", where=source, order=order)
     gold_codes = None
     reserved = {item, labels_column, annotators_column}

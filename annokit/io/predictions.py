@@ -40,7 +40,7 @@ import pandas as pd
 
 from annokit.core.checks import first_offenders
 from annokit.core.soft_labels import softmax
-from annokit.errors import DataFormatError, VoteSchemaError
+from annokit.errors import DataFormatError, InvalidValueError
 
 __all__ = ["ID_FIELDS", "Predictions", "read_predictions"]
 
@@ -184,7 +184,7 @@ def _matrix(values: Any, *, field: str, source: str, locations: np.ndarray) -> n
 def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[str] | None,
            source: str, locations: np.ndarray, renormalize: bool, atol: float) -> Predictions:
     if probs is None and logits is None:
-        raise VoteSchemaError(f"{source}: give probs or logits")
+        raise InvalidValueError(f"{source}: give probs or logits")
     P = None if probs is None else _matrix(probs, field="probs", source=source, locations=locations)
     Z = None if logits is None else _matrix(logits, field="logits", source=source, locations=locations)
     for name, m in (("probs", P), ("logits", Z)):
@@ -533,7 +533,7 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
         paths = [paths]
     paths = [Path(p) for p in paths]
     if not paths:
-        raise VoteSchemaError("read_predictions needs at least one path")
+        raise InvalidValueError("read_predictions needs at least one path")
     parts = [_read_one(p, id_field=id_field, renormalize=renormalize, atol=atol, model=model)
              for p in paths]
     if len(parts) == 1:

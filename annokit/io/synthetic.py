@@ -16,7 +16,7 @@ import pandas as pd
 
 from annokit.core.checks import check_rng
 from annokit.core.votes import LabelSet, Votes
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError
 
 __all__ = ["DEMO_LABELS", "SyntheticDataset", "make_votes"]
 
@@ -77,10 +77,10 @@ def make_votes(*, n_items: int = 600, n_annotators: int = 60, votes_per_item: in
     gen = check_rng(rng)
     n_labels = len(labels)
     if not 1 <= votes_per_item <= n_annotators:
-        raise VoteSchemaError(f"votes_per_item must be in [1, n_annotators={n_annotators}]; "
-                              f"got {votes_per_item}")
+        raise InvalidValueError(f"votes_per_item must be in [1, n_annotators={n_annotators}]; "
+                                f"got {votes_per_item}")
     if n_items < 1 or not 0 <= spammer_fraction < 1:
-        raise VoteSchemaError("need n_items >= 1 and 0 <= spammer_fraction < 1")
+        raise InvalidValueError("need n_items >= 1 and 0 <= spammer_fraction < 1")
 
     dominant = gen.integers(0, n_labels, n_items)
     share = gen.uniform(1.0 / n_labels, 1.0, n_items)

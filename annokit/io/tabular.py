@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.labels import LabelSet, _as_str_values
+from annokit.core.labels import LabelSet, as_str_values
 from annokit.core.votes import DuplicatePolicy, Votes
-from annokit.errors import DataFormatError, VoteSchemaError
-from annokit.io.arrow import _votes_from_tables
+from annokit.errors import DataFormatError, InputError, InvalidValueError, SchemaError
+from annokit.io.arrow import votes_from_tables
 
 __all__ = ["ROLE_SPELLINGS", "detect_columns", "read_columns", "read_gold", "read_long", "read_table",
            "read_wide"]
@@ -108,9 +108,9 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
                    *, given: Mapping[str, str | None] | None = None) -> dict[str, str | None]:
     """Map roles to column names: ``given`` first, then the first matching spelling (case-insensitive)."""
     given = dict(given or {})
-    unknown = set(given) - set(ROLE_SPELLINGS)
+    unknown = (set(given) | set(roles)) - set(ROLE_SPELLINGS)
     if unknown:
-        raise VoteSchemaError(f"unknown column role(s) {sorted(unknown)}; roles are {list(ROLE_SPELLINGS)}")
+        raise InvalidValueError(f"unknown column role(s) {sorted(unknown)}; roles are {list(ROLE_SPELLINGS)}")
     lower = {c.lower(): c for c in columns}
     out: dict[str, str | None] = {}
     taken: set[str] = {v for v in given.values() if v}
@@ -191,13 +191,13 @@ def read_long(
     roles = detect_columns(list(df.columns), given=columns)
     for role in ("item", "label"):
         if roles[role] is None:
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{path.name}: no {role} column; got {list(df.columns)}; name it with "
                 f"columns={{'{role}': ...}} (CLI: --{role}-column)"
             )
     missing = [c for c in roles.values() if c is not None and c not in df.columns]
     if missing:
-        raise VoteSchemaError(f"{path.name} is missing column(s) {missing}; got {list(df.columns)}")
+        raise SchemaError(f"{path.name} is missing column(s) {missing}; got {list(df.columns)}")
     required = [roles["item"], roles["label"]] + ([roles["annotator"]] if roles["annotator"] else [])
     _check_present(df, path, required, ["item id", "label", "annotator id"][:len(required)])
     label_values = df[roles["label"]]
@@ -240,7 +240,7 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
     wanted = [c for c in (roles["item"], roles["annotator"], roles["label"]) if c]
     missing = [c for c in wanted if c not in names]
     if missing:
-        raise VoteSchemaError(f"{path.name} is missing column(s) {missing}; got {names}")
+        raise SchemaError(f"{path.name} is missing column(s) {missing}; got {names}")
     gold_series = read_gold(gold) if gold is not None else None
     # Row group by row group: each is coded and released before the next is read, so the file
     # is never held whole (peak memory about half of pq.read_table's; on large files, faulting
@@ -250,7 +250,7 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
     except (OSError, ValueError) as exc:
         raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
     with parquet:
-        votes = _votes_from_tables(
+        votes = votes_from_tables(
             _row_groups(parquet, wanted, path), parquet.metadata.num_rows, item=roles["item"],
             label=roles["label"], annotator=roles["annotator"], labels=labels,
             duplicates=duplicates, source=path.name,
@@ -303,7 +303,7 @@ def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path, df: pd.D
     """Encode labels up front so an unknown label is reported with its file line."""
     try:
         labels.encode(values, where="")
-    except VoteSchemaError as exc:
+    except InputError as exc:
         msg = str(exc)
         row = int(msg.split(" at row ")[1].split(";")[0]) if " at row " in msg else 0
         detail = msg.split(": ", 1)[1].split(" at row ")[0] if ": " in msg else msg
@@ -330,7 +330,7 @@ def read_wide(
     if item is None:
         item = detect_columns(list(df.columns), ("item",))["item"]
         if item is None:
-            raise VoteSchemaError(f"{path.name}: no item column; got {list(df.columns)}")
+            raise SchemaError(f"{path.name}: no item column; got {list(df.columns)}")
     if gold is None and detect_columns(list(df.columns), ("gold",))["gold"] is not None:
         gold = detect_columns(list(df.columns), ("gold",))["gold"]
     _check_present(df, path, [item], ["item id"])
@@ -348,13 +348,13 @@ def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = No
         roles["gold"] = detect_columns(list(df.columns), ("label",), given={"item": roles["item"]}) \
             .get("label")
     if roles["item"] is None or roles["gold"] is None:
-        raise VoteSchemaError(
+        raise SchemaError(
             f"{path.name}: a gold file needs an item column and a gold column (e.g. question,truth); "
             f"got {list(df.columns)}"
         )
     _check_present(df, path, [roles["item"], roles["gold"]], ["item id", "gold label"])
-    ids = _as_str_values(df[roles["item"]], what="item id", where=path.name)
-    values = _as_str_values(df[roles["gold"]], what="gold label", where=path.name)
+    ids = as_str_values(df[roles["item"]], what="item id", where=path.name)
+    values = as_str_values(df[roles["gold"]], what="gold label", where=path.name)
     series = pd.Series(values, index=pd.Index(ids, name="item"), name="gold")
     if series.index.has_duplicates:
         dup = series.index[series.index.duplicated()][0]

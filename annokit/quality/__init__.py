@@ -9,21 +9,25 @@ One method per module:
 - :mod:`~annokit.quality.dawid_skene`: Dawid-Skene EM, full and one-coin;
 - :mod:`~annokit.quality.mace`: MACE (Hovy et al. 2013);
 - :mod:`~annokit.quality.spammer`: the Raykar-Yu (2012) spammer score;
-- :mod:`~annokit.quality.filter`: audited annotator filtering and ChaosNLI's gold rule.
+- :mod:`~annokit.quality.filter`: audited annotator filtering and ChaosNLI's gold rule;
+- :mod:`~annokit.quality.aggregate`: the aggregators by name and their accuracy against gold.
 
 Every estimator follows scikit-learn: keyword-only parameters in the
 constructor, ``fit(votes)`` returns self, fitted attributes end in ``_``.
 """
 
+from annokit.quality.aggregate import AGGREGATORS, Aggregation, aggregate, make_aggregator
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.filter import (
     CHAOSNLI_MAX_WRONG_RUN,
     CHAOSNLI_MIN_GOLD_ACCURACY,
     DEFAULT_THRESHOLDS,
     METHODS,
+    AnnotatorFlags,
     Audit,
     annotator_scores,
     filter_annotators,
+    flag_annotators,
 )
 from annokit.quality.mace import MACE
 from annokit.quality.majority import MajorityVote, WeightedMajorityVote, first_seen_order
@@ -37,43 +41,22 @@ __all__ = [
     "DEFAULT_THRESHOLDS",
     "MACE",
     "METHODS",
+    "Aggregation",
+    "AnnotatorFlags",
     "Audit",
     "DawidSkene",
     "MajorityVote",
     "OneCoinDawidSkene",
     "SpammerScore",
     "WeightedMajorityVote",
+    "aggregate",
     "annotator_scores",
     "annotator_stats",
     "filter_annotators",
     "first_seen_order",
+    "flag_annotators",
     "krippendorff_alpha_nominal",
     "make_aggregator",
     "max_consecutive_wrong",
     "spammer_score",
 ]
-
-#: Names accepted by ``annokit aggregate --method``.
-AGGREGATORS = ("mv", "wmv", "ds", "onecoin", "mace")
-
-
-def make_aggregator(method: str, *, rng=0, clamp_gold: bool = False):
-    """An unfitted aggregator by its short name (``mv``, ``wmv``, ``ds``, ``onecoin``, ``mace``).
-
-    Examples
-    --------
-    >>> type(make_aggregator("ds")).__name__
-    'DawidSkene'
-    """
-    from annokit.core.checks import check_option
-
-    check_option("method", method, AGGREGATORS)
-    if method == "mv":
-        return MajorityVote()
-    if method == "wmv":
-        return WeightedMajorityVote()
-    if method == "ds":
-        return DawidSkene(clamp_gold=clamp_gold)
-    if method == "onecoin":
-        return OneCoinDawidSkene(clamp_gold=clamp_gold)
-    return MACE(rng=rng, clamp_gold=clamp_gold)

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import sparse
 
 from annokit.core.votes import Votes
-from annokit.errors import ConvergenceWarning, VoteSchemaError
+from annokit.errors import AlignmentError, ConvergenceWarning, InvalidValueError, SchemaError
 
 __all__ = [
     "gold_codes",
@@ -29,8 +29,8 @@ __all__ = [
 def require_votes(votes: Any, what: str) -> Votes:
     """Raise unless ``votes`` is a :class:`Votes` object."""
     if not isinstance(votes, Votes):
-        raise VoteSchemaError(f"{what} expects an annokit.core.votes.Votes object; got "
-                              f"{type(votes).__name__}")
+        raise SchemaError(f"{what} expects an annokit.core.votes.Votes object; got "
+                          f"{type(votes).__name__}")
     return votes
 
 
@@ -38,7 +38,7 @@ def require_annotators(votes: Any, what: str) -> Votes:
     """Raise a clear error when the votes carry no annotator ids (e.g. ChaosNLI)."""
     votes = require_votes(votes, what)
     if not votes.has_annotators:
-        raise VoteSchemaError(
+        raise SchemaError(
             f"{what} needs annotator ids, but {votes.source} has none (counts-only data such as "
             "ChaosNLI publish no annotator ids); use majority vote or soft labels instead"
         )
@@ -78,19 +78,19 @@ def gold_codes(votes: Votes, gold: Any = None, *, what: str) -> np.ndarray:
         pos = votes.item_positions(ids)
         unknown = [i for i, p in zip(ids, pos) if p < 0]
         if unknown:
-            raise VoteSchemaError(f"{what}: gold names {len(unknown)} item(s) that are not in the "
-                                  f"votes, e.g. {unknown[:5]}")
+            raise AlignmentError(f"{what}: gold names {len(unknown)} item(s) that are not in the "
+                                 f"votes, e.g. {unknown[:5]}")
         codes[pos] = votes.labels.encode(list(gold.values()), where=f"{what}: gold")
         return codes
     arr = np.asarray(gold)
     if arr.shape != (votes.n_items,):
-        raise VoteSchemaError(f"{what}: gold must have one code per item, shape ({votes.n_items},); "
-                              f"got {arr.shape}")
+        raise SchemaError(f"{what}: gold must have one code per item, shape ({votes.n_items},); "
+                          f"got {arr.shape}")
     if arr.dtype.kind not in "iu":
-        raise VoteSchemaError(f"{what}: gold codes must be integers (-1 = none); got dtype {arr.dtype}")
+        raise SchemaError(f"{what}: gold codes must be integers (-1 = none); got dtype {arr.dtype}")
     arr = arr.astype(np.int64)
     if arr.size and (arr.min() < -1 or arr.max() >= votes.n_labels):
-        raise VoteSchemaError(f"{what}: gold codes must be -1 (none) or in range({votes.n_labels})")
+        raise InvalidValueError(f"{what}: gold codes must be -1 (none) or in range({votes.n_labels})")
     return arr
 
 
@@ -125,7 +125,7 @@ def clamp(post: np.ndarray, gold: np.ndarray) -> np.ndarray:
 
 def check_positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise VoteSchemaError(f"{name} must be a positive integer; got {value!r}")
+        raise InvalidValueError(f"{name} must be a positive integer; got {value!r}")
     return int(value)
 
 
@@ -133,10 +133,10 @@ def check_nonneg_float(name: str, value: Any, *, positive: bool = False) -> floa
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise VoteSchemaError(f"{name} must be a number; got {value!r}") from None
+        raise InvalidValueError(f"{name} must be a number; got {value!r}") from None
     if not np.isfinite(out) or out < 0 or (positive and out == 0):
         bound = "> 0" if positive else ">= 0"
-        raise VoteSchemaError(f"{name} must be a finite number {bound}; got {value!r}")
+        raise InvalidValueError(f"{name} must be a finite number {bound}; got {value!r}")
     return out
 
 

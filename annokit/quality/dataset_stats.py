@@ -14,7 +14,15 @@ import pandas as pd
 
 from annokit.core.agreement import fleiss_kappa, krippendorff_alpha
 from annokit.core.resample import seed_from_rng
-from annokit.core.soft_labels import distributions, entropy, majority, majority_change
+from annokit.core.soft_labels import (
+    DEFAULT_TIES,
+    TiePolicy,
+    describe_ties,
+    distributions,
+    entropy,
+    majority_change,
+    vote_majority,
+)
 from annokit.core.votes import Votes
 
 __all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "stats_markdown", "stats_table"]
@@ -41,6 +49,7 @@ def _codes(votes: Votes, column: str) -> np.ndarray | None:
 
 
 def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confidence: float = 0.95,
+                  ties: TiePolicy = DEFAULT_TIES,
                   rng: np.random.Generator | int | None = 0) -> dict[str, Any]:
     """Summary statistics of a vote set.
 
@@ -52,10 +61,15 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     n_boot : int, default=1000
         Bootstrap replicates for the agreement coefficients' intervals (0: none).
     confidence : float, default=0.95
+    ties : {"first", "first_seen", "random", "report"}, default=DEFAULT_TIES
+        Tie policy of the majority vote (:func:`annokit.core.soft_labels.break_ties`);
+        by default the first tied label in label order. ``"first_seen"`` gives
+        the figures published with Snow et al.'s RTE and the dog data.
     rng : numpy Generator, int seed or None, default=0
-        Seed of the bootstrap (a Generator draws one seed), so the same data
-        gives the same bytes. Both coefficients use the same replicates, and an
-        item's weights depend on its id, not its row (:mod:`annokit.core.resample`).
+        Seed of the bootstrap (a Generator draws one seed) and of ``ties="random"``,
+        so the same data gives the same bytes. Both coefficients use the same
+        replicates, and an item's weights depend on its id, not its row
+        (:mod:`annokit.core.resample`).
 
     Returns
     -------
@@ -63,12 +77,13 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
         ``votes_per_item`` {min, median, max}, ``entropy`` {base, mean, median},
         ``agreement`` {mean, median} (share of the top label), ``ties`` (items
-        whose top label is tied), ``majority_change`` {rate, n_changed,
+        whose top label is tied), ``tie_policy`` (the majority's tie policy),
+        ``majority_change`` {rate, n_changed,
         n_compared, n_tied} or None, ``label_counts`` (votes per label),
-        ``majority_counts`` {label: items whose majority it is, ties counted for
-        the first tied label}, ``old_majority_counts`` / ``original_label_counts``
-        (when the data carry original labels), ``gold`` {n_items, majority_accuracy}
-        or None, ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
+        ``majority_counts`` {label: items whose majority it is, ties resolved by
+        ``tie_policy``}, ``old_majority_counts`` / ``original_label_counts``
+        (when the data carry original labels), ``gold`` {n_items, majority_accuracy,
+        n_tied, tie_policy} or None, ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
         ci_high, n_items, n_boot, confidence, n_invalid} (``n_invalid``: bootstrap
         replicates on which the coefficient is undefined, left out of the interval).
 
@@ -77,7 +92,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     ``majority_change`` compares the new majority with the item's original label
     (``old_label`` metadata). Where the data publish their own majority label
     (ChaosNLI's ``majority_label``), that label is the new majority, as in Nie et
-    al. (2020, Table 2); otherwise the first tied label. ``n_tied`` counts the
+    al. (2020, Table 2); otherwise the majority under ``ties``. ``n_tied`` counts the
     compared items whose new top label is tied, for which "changed" depends on
     how the tie was broken.
 
@@ -93,7 +108,8 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     per_item = counts.sum(axis=1)
     probs = distributions(counts)
     ent = entropy(probs, base=base)
-    maj = majority(counts, ties="report")
+    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    maj = vote_majority(votes, ties=ties, rng=gen)
     published = _codes(votes, "majority_label")
     new_majority = published if published is not None and (published >= 0).all() else maj.labels
     old = _codes(votes, "old_label")
@@ -111,6 +127,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         "agreement": {"mean": float((counts.max(axis=1) / per_item).mean()),
                       "median": float(np.median(counts.max(axis=1) / per_item))},
         "ties": maj.n_ties,
+        "tie_policy": maj.policy,
         "majority_change": None,
         "label_counts": _label_counts(votes.label_index, names),
         "majority_counts": _label_counts(new_majority, names),
@@ -127,7 +144,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         has = votes.gold >= 0
         result["gold"] = {"n_items": int(has.sum()),
                           "majority_accuracy": float((maj.labels[has] == votes.gold[has]).mean()),
-                          "n_tied": int(maj.is_tied[has].sum())}
+                          "n_tied": int(maj.is_tied[has].sum()), "tie_policy": maj.policy}
     # one seed for both coefficients: their replicates weight the items alike
     seed = seed_from_rng(rng) if n_boot else 0
     pairable = per_item >= 2
@@ -161,6 +178,7 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         (f"entropy, base {ent['base']:g} (mean / median)", f"{_fmt(ent['mean'])} / {_fmt(ent['median'])}"),
         ("agreement, top-label share (mean)", _fmt(stats["agreement"]["mean"])),
         ("items with a tied top label", _fmt(stats["ties"])),
+        ("majority tie policy", f"{stats['tie_policy']} ({describe_ties(stats['tie_policy'])})"),
         ("votes per label", ", ".join(f"{k} {v:,}" for k, v in stats["label_counts"].items())),
         ("majority label counts", ", ".join(f"{k} {v:,}" for k, v in stats["majority_counts"].items())),
     ]
@@ -179,7 +197,7 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         g = stats["gold"]
         rows.append(("majority-vote accuracy vs gold",
                      (f"{_fmt(g['majority_accuracy'])} ({g['n_items']:,} gold items, "
-                      f"{g['n_tied']} tied, first tied label)")))
+                      f"{g['n_tied']} tied, ties: {g['tie_policy']})")))
     for key, title in (("krippendorff_alpha", "Krippendorff's alpha (nominal)"),
                        ("fleiss_kappa", "Fleiss' kappa")):
         a = stats[key]

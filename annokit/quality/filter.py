@@ -28,8 +28,10 @@ import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.divergence import tvd
+from annokit.core.jsonable import finite_or_none, jsonable
+from annokit.core.soft_labels import break_ties
 from annokit.core.votes import Votes
-from annokit.errors import AnnokitWarning, DegenerateInputWarning, VoteSchemaError
+from annokit.errors import AnnokitWarning, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io.atomic import write_text_atomic
 from annokit.quality._common import check_positive_int, gold_codes, require_annotators
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
@@ -42,9 +44,11 @@ __all__ = [
     "CHAOSNLI_MIN_GOLD_ACCURACY",
     "DEFAULT_THRESHOLDS",
     "METHODS",
+    "AnnotatorFlags",
     "Audit",
     "annotator_scores",
     "filter_annotators",
+    "flag_annotators",
 ]
 
 #: ChaosNLI (Nie et al. 2020, section 3): annotators below 75% accuracy on the
@@ -117,6 +121,84 @@ def annotator_scores(votes: Votes, method: str, *, gold: Any = None,
     return np.where(active, scores, np.nan)
 
 
+@dataclass(frozen=True)
+class AnnotatorFlags:
+    """Every annotator's score and whether a filter would remove them (``annokit annotators``).
+
+    Attributes
+    ----------
+    method : str
+    threshold : float
+    table : DataFrame
+        One row per annotator: ``annotator``, ``n_votes``, ``score`` (NaN without
+        evidence), ``flagged``, ``reason`` (None when not flagged).
+    """
+
+    method: str
+    threshold: float
+    table: pd.DataFrame
+
+    @property
+    def n_flagged(self) -> int:
+        return int(self.table["flagged"].sum())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``annokit annotators --json`` object (NaN scores as null)."""
+        return {"method": self.method, "threshold": finite_or_none(self.threshold),
+                "n_annotators": len(self.table), "n_flagged": self.n_flagged,
+                "annotators": jsonable(self.table.to_dict(orient="records"))}
+
+
+def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float | None = None,
+                    gold: Any = None, rng: np.random.Generator | int | None = 0) -> AnnotatorFlags:
+    """Score every annotator and mark those the first round of :func:`filter_annotators` removes.
+
+    Parameters
+    ----------
+    votes : Votes
+        With annotator ids.
+    method : {"ds", "onecoin", "mace", "agreement", "gold", "entropy"}, default="agreement"
+    threshold : float, optional
+        Flag annotators scoring below it; default ``DEFAULT_THRESHOLDS[method]``.
+        Under ``method="gold"`` also 4 or more consecutive wrong gold answers flag.
+    gold : array-like of shape (n_items,), optional
+        Gold codes (-1 = none); default ``votes.gold``.
+    rng : numpy Generator, int or None, default=0
+        Seeds MACE.
+
+    Returns
+    -------
+    AnnotatorFlags
+
+    Raises
+    ------
+    SchemaError
+        The votes carry no annotator ids, or ``method="gold"`` without any gold label.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
+    ...                    "label": list("110001111000")})
+    >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+    >>> flags.table[["annotator", "flagged"]].values.tolist(), flags.n_flagged
+    ([['x', False], ['y', False], ['z', True]], 1)
+    """
+    votes = require_annotators(votes, "annotator scoring")
+    check_option("method", method, METHODS)
+    thr = DEFAULT_THRESHOLDS[method] if threshold is None else threshold
+    g = _require_gold(votes, method, gold)
+    flagged, scores, reasons, _ = _flag(votes, method, thr, None, g,
+                                        CHAOSNLI_MAX_WRONG_RUN if method == "gold" else None, rng)
+    table = pd.DataFrame({
+        "annotator": votes.annotator_ids.astype(str),
+        "n_votes": votes.votes_per_annotator().astype(np.int64),
+        "score": scores.astype(np.float64),
+        "flagged": flagged,
+        "reason": [r or None for r in reasons],
+    })
+    return AnnotatorFlags(method=method, threshold=float(thr), table=table)
+
+
 @dataclass
 class Audit:
     """What a filter removed, and why.
@@ -182,7 +264,7 @@ class Audit:
         moved = moved[np.isfinite(moved)]
         return {
             "method": self.method,
-            "threshold": _num(self.threshold),
+            "threshold": finite_or_none(self.threshold),
             "top_fraction": self.top_fraction,
             "rounds": self.rounds,
             "n_annotators_before": self.n_annotators_before,
@@ -197,36 +279,24 @@ class Audit:
             "n_items_too_few_votes": len(self.items_too_few_votes),
             "min_votes": self.min_votes,
             "n_majority_changed": int(self.items.majority_changed.sum()),
-            "tvd_mean": _num(moved.mean()) if moved.size else None,
-            "tvd_max": _num(moved.max()) if moved.size else None,
+            "tvd_mean": finite_or_none(moved.mean()) if moved.size else None,
+            "tvd_max": finite_or_none(moved.max()) if moved.size else None,
         }
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, JSON-ready: the summary, removed annotators, and per-item rows."""
         out = self.summary()
-        out["annotators"] = [{k: _num(v) for k, v in row.items()}
-                             for row in self.annotators.to_dict(orient="records")]
+        out["annotators"] = jsonable(self.annotators.to_dict(orient="records"))
         out["items_removed"] = self.items_removed
         out["items_too_few_votes"] = self.items_too_few_votes
-        out["items"] = [{k: _num(v) for k, v in row.items()}
-                        for row in self.items[self.items.n_votes_after
-                                              < self.items.n_votes_before].to_dict(orient="records")]
+        out["items"] = jsonable(self.items[self.items.n_votes_after
+                                           < self.items.n_votes_before].to_dict(orient="records"))
         out["notes"] = list(self.notes)
         return out
 
     def write_json(self, path: str | os.PathLike) -> Path:
         """Write :meth:`to_dict` as JSON, atomically (temporary file + ``os.replace``)."""
         return write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
-
-
-def _num(v: Any) -> Any:
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return None if not math.isfinite(float(v)) else float(v)
-    return v
 
 
 def filter_annotators(
@@ -279,9 +349,11 @@ def filter_annotators(
 
     Raises
     ------
-    VoteSchemaError
-        No annotator ids, an unknown method, both or neither of threshold and
-        top_fraction where one is needed, or the gold rule without gold labels.
+    SchemaError
+        No annotator ids, or the gold rule without gold labels.
+    InvalidValueError
+        An unknown method, both threshold and top_fraction, a threshold that is
+        not finite or would remove every annotator.
 
     Examples
     --------
@@ -297,22 +369,22 @@ def filter_annotators(
     check_positive_int("min_votes", min_votes)
     check_positive_int("max_rounds", max_rounds)
     if threshold is not None and top_fraction is not None:
-        raise VoteSchemaError("give either threshold or top_fraction, not both")
+        raise InvalidValueError("give either threshold or top_fraction, not both")
     if top_fraction is not None:
         if not (isinstance(top_fraction, (int, float)) and 0 < top_fraction < 1):
-            raise VoteSchemaError(f"top_fraction must be in (0, 1); got {top_fraction!r}")
+            raise InvalidValueError(f"top_fraction must be in (0, 1); got {top_fraction!r}")
     elif threshold is None:
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not (isinstance(threshold, (int, float))
                                       and math.isfinite(threshold)):
-        raise VoteSchemaError(f"threshold must be a finite number; got {threshold!r}")
+        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}")
     g = _require_gold(votes, method, gold)
     if method == "gold":
         if max_wrong_run is None:
             max_wrong_run = CHAOSNLI_MAX_WRONG_RUN
         check_positive_int("max_wrong_run", max_wrong_run)
     elif max_wrong_run is not None:
-        raise VoteSchemaError("max_wrong_run applies only to method='gold'")
+        raise InvalidValueError("max_wrong_run applies only to method='gold'")
 
     keep_vote = np.ones(votes.n_votes, dtype=bool)
     removed = np.zeros(votes.n_annotators, dtype=bool)
@@ -338,7 +410,7 @@ def filter_annotators(
         removed |= flagged
         keep_vote = ~removed[votes.annotator_index]
         if not keep_vote.any():
-            raise VoteSchemaError(
+            raise InvalidValueError(
                 f"filter_annotators(method={method!r}) would remove every annotator; "
                 "lower the threshold"
             )
@@ -365,7 +437,7 @@ def _require_gold(votes: Votes, method: str, gold: Any = None) -> np.ndarray:
     """Gold codes; raise when the gold rule is asked for without any gold label."""
     g = gold_codes(votes, gold, what="filter_annotators")
     if method == "gold" and not (g >= 0).any():
-        raise VoteSchemaError(
+        raise SchemaError(
             "method 'gold' needs gold labels (a gold column, a gold file or gold=); none of the "
             f"{votes.n_items} items has one"
         )
@@ -425,8 +497,9 @@ def _build_audit(before: Votes, after: Votes, keep_vote, method, threshold, top_
     if kept.any():
         p_after = counts_after[kept] / n_after[kept, None]
         moved[kept] = tvd(p_before[kept], p_after)
-    maj_before = counts_before.argmax(axis=1)
-    maj_after = counts_after.argmax(axis=1)
+    # the majority under the default tie policy, before and after (removed items: label 0, unused)
+    maj_before = break_ties(counts_before == counts_before.max(axis=1, keepdims=True))
+    maj_after = break_ties(counts_after == counts_after.max(axis=1, keepdims=True))
     items = pd.DataFrame({
         "item": before.item_ids.astype(object),
         "n_votes_before": n_before,

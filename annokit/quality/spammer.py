@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from annokit.core.votes import Votes
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError, SchemaError
 from annokit.quality._common import require_annotators
 from annokit.quality.dawid_skene import DawidSkene
 
@@ -55,14 +55,14 @@ def spammer_score(confusions: Any) -> np.ndarray:
     """
     a = np.asarray(confusions, dtype=np.float64)
     if a.ndim != 3 or a.shape[1] != a.shape[2]:
-        raise VoteSchemaError(
+        raise SchemaError(
             f"confusions must have shape (n_annotators, n_labels, n_labels); got {a.shape}"
         )
     k = a.shape[1]
     if k < 2:
-        raise VoteSchemaError("the spammer score needs at least two labels")
+        raise SchemaError("the spammer score needs at least two labels")
     if not np.all(np.isfinite(a)) or a.min() < 0:
-        raise VoteSchemaError("confusions must be finite and non-negative")
+        raise InvalidValueError("confusions must be finite and non-negative")
     # sum over ordered pairs (c, c') of ||a_c - a_c'||^2 = 2 K sum_c ||a_c||^2 - 2 ||sum_c a_c||^2
     sq = np.einsum("jck,jck->j", a, a)
     col = a.sum(axis=1)
@@ -103,7 +103,7 @@ class SpammerScore:
         est = DawidSkene() if self.estimator is None else self.estimator
         est.fit(votes)
         if not hasattr(est, "confusions_"):
-            raise VoteSchemaError(
+            raise SchemaError(
                 f"{type(est).__name__} has no confusions_; use DawidSkene or OneCoinDawidSkene"
             )
         scores = spammer_score(est.confusions_)

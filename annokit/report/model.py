@@ -14,11 +14,12 @@ timestamps and no absolute paths (sources are recorded by file name only).
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from annokit.core.jsonable import jsonable
 
 __all__ = [
     "FLOAT_DIGITS",
@@ -237,36 +238,16 @@ class Report(_Model):
                              description="warnings and decisions a reader should know about")
 
 
-def _clean(value: Any) -> Any:
-    """Round floats to FLOAT_DIGITS significant digits; NaN/inf -> None; recurse."""
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        out = float(f"{value:.{FLOAT_DIGITS}g}")
-        return 0.0 if out == 0 else out  # no "-0.0"
-    if isinstance(value, int):
-        return value
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return _clean(value.item())
-    return value
-
-
 def dump_json(report: Report) -> str:
     """The canonical ``report.json`` text: sorted keys, fixed float precision, trailing newline.
 
     Examples
     --------
     >>> iv = Interval(estimate=1 / 3, low=float("nan"))
-    >>> json.dumps(_clean(iv.model_dump()), sort_keys=True)
+    >>> json.dumps(jsonable(iv.model_dump(), digits=FLOAT_DIGITS), sort_keys=True)
     '{"estimate": 0.3333333333, "high": null, "low": null}'
     """
-    data = _clean(report.model_dump(mode="python"))
+    data = jsonable(report.model_dump(mode="python"), digits=FLOAT_DIGITS)
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 

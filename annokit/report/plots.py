@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import matplotlib
@@ -22,17 +23,22 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from annokit.errors import VoteSchemaError
+from annokit.errors import DataFormatError, InvalidValueError
+from annokit.io.atomic import write_bytes_atomic
 
 __all__ = [
     "HUMAN_COLOR",
+    "IMAGE_FORMATS",
     "OKABE_ITO",
     "entropy_histograms",
     "error_histograms",
+    "image_format",
     "per_bin_bars",
     "reliability_diagrams",
     "render",
     "subsampling_curve",
+    "subsampling_figure",
+    "write_figure",
 ]
 
 #: Okabe & Ito (2008) colour-blind-safe palette, black left for the human reference.
@@ -42,7 +48,10 @@ HUMAN_COLOR = "#000000"
 _HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo")
 _LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)))
 
-Format = Literal["svg", "png"]
+Format = Literal["svg", "png", "pdf"]
+
+#: Image formats :func:`render` writes.
+IMAGE_FORMATS = ("svg", "png", "pdf")
 
 _RC = {
     "svg.hashsalt": "annokit",
@@ -63,25 +72,82 @@ def color(i: int) -> str:
     return OKABE_ITO[i % len(OKABE_ITO)]
 
 
-def render(fig: Figure, fmt: Format = "svg") -> str | bytes:
-    """Serialise and close a figure: SVG text without the XML prolog, or PNG bytes."""
-    if fmt not in ("svg", "png"):
-        raise VoteSchemaError(f"fmt must be 'svg' or 'png'; got {fmt!r}")
+def render(fig: Figure, fmt: str = "svg", *, standalone: bool = False) -> str | bytes:
+    """Serialise and close a figure, the same bytes on every run.
+
+    Parameters
+    ----------
+    fig : Figure
+    fmt : {"svg", "png", "pdf"}, default="svg"
+    standalone : bool, default=False
+        SVG only: the whole file (XML prolog, fixed width and height) instead of
+        the ``<svg>`` element sized by the page, for inline embedding.
+
+    Returns
+    -------
+    str or bytes
+        SVG text, or PNG / PDF bytes.
+
+    Notes
+    -----
+    Output is deterministic: SVG ids come from a fixed hash salt
+    (``svg.hashsalt``) and no file carries a date or software version
+    (``metadata`` ``Date``, ``CreationDate`` and ``Software`` set to None).
+    """
+    if fmt not in IMAGE_FORMATS:
+        raise InvalidValueError(f"fmt must be one of {IMAGE_FORMATS}; got {fmt!r}")
     buf = io.BytesIO()
     try:
         with matplotlib.rc_context(_RC):
             if fmt == "png":
-                fig.savefig(buf, format="png", dpi=150,
-                            metadata={"Software": None})
+                fig.savefig(buf, format="png", dpi=150, metadata={"Software": None})
+                return buf.getvalue()
+            if fmt == "pdf":
+                fig.savefig(buf, format="pdf",
+                            metadata={"CreationDate": None, "ModDate": None, "Producer": None})
                 return buf.getvalue()
             fig.savefig(buf, format="svg", metadata={"Date": None})
     finally:
         plt.close(fig)
     text = buf.getvalue().decode("utf-8")
+    if standalone:
+        return text
     text = text[text.index("<svg"):]
     # scale with the page: keep the viewBox, let CSS decide the size
     text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1', text, count=1)
     return text
+
+
+def write_figure(figure: str | bytes, path: str | Path) -> Path:
+    """Write rendered figure data to ``path`` atomically (SVG text as UTF-8)."""
+    data = figure.encode("utf-8") if isinstance(figure, str) else figure
+    return write_bytes_atomic(path, data)
+
+
+def image_format(path: str | Path) -> str:
+    """The image format of a target path from its extension, checked before any work.
+
+    Raises
+    ------
+    DataFormatError
+        An extension other than .png, .svg or .pdf.
+    InvalidValueError
+        The target's directory does not exist.
+
+    Examples
+    --------
+    >>> image_format("curve.SVG")
+    'svg'
+    """
+    out = Path(path)
+    suffix = out.suffix.lower().lstrip(".") or "png"
+    if suffix not in IMAGE_FORMATS:
+        raise DataFormatError(f"{path}: unsupported image type {suffix!r}; "
+                              "use .png, .svg or .pdf")
+    directory = out.parent if str(out.parent) else Path(".")
+    if not directory.is_dir():
+        raise InvalidValueError(f"{path}: directory {directory} does not exist")
+    return suffix
 
 
 def _adjust(fig: Figure, ncols: int, nrows: int, *, left: float = 0.7, right: float = 0.15,
@@ -271,21 +337,99 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
 
 
 def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[float],
-                      high: Sequence[float], *, fmt: Format = "svg"):
-    """Mean TVD between a k-vote estimate and all votes, with its percentile band."""
+                      high: Sequence[float], *, jsd: Sequence[float] | None = None,
+                      majority_agreement: Sequence[float] | None = None,
+                      epsilon: float | None = None, recommended_k: int | None = None,
+                      interval: float | None = None, title: str = "How many annotations are enough",
+                      fmt: Format = "svg", standalone: bool = False):
+    """Mean TVD between a k-vote estimate and all votes, with its percentile band.
+
+    The one subsampling figure of annokit (the report and ``annokit subsample --plot``).
+
+    Parameters
+    ----------
+    k : sequence of int
+        Votes per item.
+    mean, low, high : sequence of float
+        Mean TVD over repetitions and its percentile interval, one per k.
+    jsd : sequence of float, optional
+        Mean Jensen-Shannon distance, drawn on the same axes.
+    majority_agreement : sequence of float, optional
+        Share of items whose k-vote majority is the full majority: a second panel.
+    epsilon : float, optional
+        The target TVD, drawn as a dashed line.
+    recommended_k : int, optional
+        Drawn as a dotted vertical line.
+    interval : float, optional
+        Coverage of the band, for its legend entry (0.95 -> "95% interval").
+    title : str
+    fmt : {"svg", "png", "pdf"}, default="svg"
+    standalone : bool, default=False
+        See :func:`render`.
+
+    Returns
+    -------
+    str or bytes
+        As :func:`render`.
+    """
     k = np.asarray(k, dtype=float)
+    ncols = 1 if majority_agreement is None else 2
+    band = ("interval over repetitions" if interval is None
+            else f"TVD {100 * interval:g}% interval over repetitions")
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(1, width=6.0, height=3.4)
+        fig, axes = _figure(ncols, width=6.0 if ncols == 1 else 10.0, height=3.4)
         ax = axes[0, 0]
         ax.fill_between(k, np.asarray(low, float), np.asarray(high, float), color=OKABE_ITO[5],
-                        alpha=0.35, label="interval over repetitions")
-        ax.plot(k, np.asarray(mean, float), marker="o", color=OKABE_ITO[0], label="mean")
-        ax.set_xlabel("votes per item (k)")
-        ax.set_ylabel("TVD to all-votes distribution")
-        ax.set_title("How many annotations are enough")
+                        alpha=0.35, label=band)
+        ax.plot(k, np.asarray(mean, float), marker="o", color=OKABE_ITO[0],
+                label="mean" if jsd is None else "TVD (mean)")
+        if jsd is not None:
+            ax.plot(k, np.asarray(jsd, float), marker="s", color=OKABE_ITO[1],
+                    linestyle="--", label="Jensen-Shannon distance (mean)")
+        if epsilon is not None:
+            ax.axhline(epsilon, color="grey", linestyle="--", label=f"epsilon = {epsilon:g}")
+        if recommended_k is not None:
+            ax.axvline(recommended_k, color=HUMAN_COLOR, linestyle=":",
+                       label=f"recommended k = {recommended_k}")
+        ax.set_ylabel("TVD to all-votes distribution" if jsd is None
+                      else "distance to all votes")
+        ax.set_title(title)
         ax.legend(frameon=False)
-        _adjust(fig, 1, 1)
-    return render(fig, fmt)
+        if majority_agreement is not None:
+            ax2 = axes[0, 1]
+            ax2.plot(k, np.asarray(majority_agreement, float), marker="o", color=OKABE_ITO[2])
+            ax2.set_ylabel("k-vote majority = full majority")
+            ax2.set_title("Majority agreement")
+        for a in axes[0]:
+            a.set_xlabel("votes per item (k)")
+            if ncols == 2:  # log k with the k values as ticks
+                a.set_xscale("log")
+                a.set_xticks(k.tolist())
+                a.set_xticklabels([str(int(v)) for v in k])
+                a.minorticks_off()
+        _adjust(fig, ncols, 1)
+    return render(fig, fmt, standalone=standalone)
+
+
+def subsampling_figure(curve: Any, recommendation: Any = None, *, fmt: Format = "svg",
+                       standalone: bool = True):
+    """:func:`subsampling_curve` of a :class:`~annokit.subsample.SubsampleCurve` and its
+    :class:`~annokit.subsample.Recommendation`: TVD band, JSD, epsilon, the recommended k
+    (when read off the observed curve) and the majority-agreement panel.
+    """
+    frame = curve.to_frame()
+    rec_k = None
+    epsilon = None
+    if recommendation is not None:
+        epsilon = recommendation.epsilon
+        if recommendation.k is not None and recommendation.source == "observed":
+            rec_k = recommendation.k
+    return subsampling_curve(
+        frame.k.tolist(), frame.tvd_mean, frame.tvd_low, frame.tvd_high, jsd=frame.jsd_mean,
+        majority_agreement=frame.majority_agreement, epsilon=epsilon, recommended_k=rec_k,
+        interval=curve.interval,
+        title=f"{curve.n_items} items, {curve.reps} repetitions per k", fmt=fmt,
+        standalone=standalone)
 
 
 def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:

@@ -15,6 +15,7 @@ from annokit.subsample.curves import (
     CURVE_KEYS,
     Recommendation,
     SubsampleCurve,
+    curve_summary,
     recommend_k,
     subsampling_curve,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "Recommendation",
     "SplitHalf",
     "SubsampleCurve",
+    "curve_summary",
     "distce_histogram_divergence",
     "extrapolation_check",
     "recommend_k",

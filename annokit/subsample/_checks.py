@@ -10,7 +10,7 @@ import numpy as np
 
 from annokit.core.checks import check_counts, check_option, first_offenders
 from annokit.core.votes import LabelSet, Votes
-from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
 __all__: list[str] = []
 
@@ -23,13 +23,13 @@ def as_counts(data: Any) -> tuple[np.ndarray, np.ndarray, LabelSet | None, Votes
         return data.counts(), np.asarray(data.item_ids, dtype=object), data.labels, data
     counts = check_counts(data)
     if counts.shape[0] == 0:
-        raise VoteSchemaError("counts has no items")
+        raise SchemaError("counts has no items")
     return counts, np.arange(counts.shape[0]).astype(str).astype(object), None, None
 
 
 def check_k(k: Any, *, name: str = "k") -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise VoteSchemaError(f"{name} must be a positive integer; got {k!r}")
+        raise InvalidValueError(f"{name} must be a positive integer; got {k!r}")
     return int(k)
 
 
@@ -40,14 +40,14 @@ def check_ks(ks: Any) -> np.ndarray:
     try:
         arr = np.asarray(list(ks))
     except TypeError:
-        raise VoteSchemaError(f"ks must be a sequence of positive integers; got {ks!r}") from None
+        raise InvalidValueError(f"ks must be a sequence of positive integers; got {ks!r}") from None
     if arr.size == 0:
-        raise VoteSchemaError("ks is empty; give at least one number of votes per item")
+        raise InvalidValueError("ks is empty; give at least one number of votes per item")
     if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
         arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iu" or arr.min() < 1:
         bad = [v for v in arr.tolist() if not (isinstance(v, int) and v >= 1)]
-        raise VoteSchemaError(f"ks must be positive integers; got {first_offenders(bad)}")
+        raise InvalidValueError(f"ks must be positive integers; got {first_offenders(bad)}")
     return np.unique(arr.astype(np.int64))
 
 
@@ -63,8 +63,8 @@ def short_items(n: np.ndarray, k: int, short: str, *, ids: Sequence[Any] | None)
     what = f"{where.size} item(s) have fewer than k={k} votes (fewest: {fewest}), " \
            f"e.g. {first_offenders(names)}"
     if short == "error":
-        raise VoteSchemaError(f"{what}; pass short='skip' (--short skip) to leave them out "
-                              "or short='keep' (--short keep) to use all their votes")
+        raise InvalidValueError(f"{what}; pass short='skip' (--short skip) to leave them out "
+                                "or short='keep' (--short keep) to use all their votes")
     action = "left out" if short == "skip" else "kept with all their votes"
     warnings.warn(f"{what}; {action} (short={short!r})", DegenerateInputWarning, stacklevel=3)
     return mask
@@ -72,5 +72,5 @@ def short_items(n: np.ndarray, k: int, short: str, *, ids: Sequence[Any] | None)
 
 def check_reps(reps: Any) -> int:
     if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
-        raise VoteSchemaError(f"reps must be a positive integer; got {reps!r}")
+        raise InvalidValueError(f"reps must be a positive integer; got {reps!r}")
     return int(reps)

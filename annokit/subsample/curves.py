@@ -30,13 +30,15 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_option, check_rng
+from annokit.core.jsonable import finite_or_none, jsonable
 from annokit.core.votes import Votes
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError, SchemaError
 from annokit.subsample import engine as _eng
 from annokit.subsample._checks import ShortPolicy, as_counts, check_ks, check_reps, short_items
 from annokit.subsample.extrapolate import DirichletMultinomial
 
-__all__ = ["CURVE_KEYS", "Recommendation", "SubsampleCurve", "recommend_k", "subsampling_curve"]
+__all__ = ["CURVE_KEYS", "Recommendation", "SubsampleCurve", "curve_summary", "recommend_k",
+           "subsampling_curve"]
 
 #: Keys of each row of :meth:`SubsampleCurve.to_records` (the CLI's ``--json`` "curve").
 CURVE_KEYS = ("k", "tvd_mean", "tvd_low", "tvd_high", "jsd_mean", "kl_mean",
@@ -128,7 +130,7 @@ class SubsampleCurve:
         for row in frame.itertuples(index=False):
             rec = {"k": int(row.k)}
             for key in CURVE_KEYS[1:]:
-                rec[key] = _json_float(getattr(row, key))
+                rec[key] = finite_or_none(getattr(row, key))
             out.append(rec)
         return out
 
@@ -151,11 +153,6 @@ class SubsampleCurve:
     def recommend(self, epsilon: float, **kwargs: Any) -> Recommendation:
         """Shortcut for :func:`recommend_k` on this curve."""
         return recommend_k(self, epsilon, **kwargs)
-
-
-def _json_float(v: Any) -> float | None:
-    v = float(v)
-    return v if np.isfinite(v) else None
 
 
 def _entropy_bins(counts: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -273,15 +270,15 @@ def subsampling_curve(
     ks_arr = check_ks(ks)
     reps = check_reps(reps)
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise VoteSchemaError(f"n_bins must be a positive integer; got {n_bins!r}")
+        raise InvalidValueError(f"n_bins must be a positive integer; got {n_bins!r}")
     if not (0 < float(interval) < 1):
-        raise VoteSchemaError(f"interval must be in (0, 1); got {interval!r}")
+        raise InvalidValueError(f"interval must be in (0, 1); got {interval!r}")
     if not np.isfinite(kl_smoothing) or kl_smoothing <= 0:
-        raise VoteSchemaError(f"kl_smoothing must be a finite number > 0; got {kl_smoothing!r}")
+        raise InvalidValueError(f"kl_smoothing must be a finite number > 0; got {kl_smoothing!r}")
     if method == "votes" and votes is None:
-        raise VoteSchemaError("method='votes' needs a Votes object (vote rows); got counts")
+        raise SchemaError("method='votes' needs a Votes object (vote rows); got counts")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
-        raise VoteSchemaError(f"n_jobs must be a positive integer; got {n_jobs!r}")
+        raise InvalidValueError(f"n_jobs must be a positive integer; got {n_jobs!r}")
     method = "counts" if method == "auto" else method
     seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
     gen = check_rng(rng)
@@ -289,7 +286,7 @@ def subsampling_curve(
     n = counts.sum(axis=1)
     n_items, n_labels = counts.shape
     if n_labels < 2:
-        raise VoteSchemaError(f"subsampling curves need at least two labels; got {n_labels}")
+        raise SchemaError(f"subsampling curves need at least two labels; got {n_labels}")
     n_short = np.array([int((n < k).sum()) for k in ks_arr])
     if short == "error" and n_short.any():
         short_items(n, int(ks_arr[np.argmax(n_short > 0)]), "error", ids=item_ids)
@@ -301,8 +298,8 @@ def subsampling_curve(
         included = n[None, :] >= ks_arr[:, None]
     if (included.sum(axis=1) == 0).any():
         k_bad = int(ks_arr[np.argmax(included.sum(axis=1) == 0)])
-        raise VoteSchemaError(f"no item has at least k={k_bad} votes (most votes on an item: "
-                              f"{int(n.max())}); choose smaller ks")
+        raise InvalidValueError(f"no item has at least k={k_bad} votes (most votes on an item: "
+                                f"{int(n.max())}); choose smaller ks")
 
     edges, bins, bin_counts = _entropy_bins(counts, n_bins)
     # items sorted by bin (contiguous groups)
@@ -428,6 +425,50 @@ class Recommendation:
         return {"k": self.k, "k_low": self.k_low, "k_high": self.k_high,
                 "epsilon": self.epsilon, "source": self.source, "target": self.target}
 
+    def describe(self) -> str:
+        """The recommendation in one line (``annokit subsample``'s last line).
+
+        Examples
+        --------
+        >>> Recommendation(3, 2, 5, 0.05, "observed", "full data").describe()
+        'recommended k = 3 (interval 2-5) for expected TVD < 0.05; observed, against the full data'
+        """
+        if self.k is None:
+            return (f"no k up to the limit reaches expected TVD < {self.epsilon} "
+                    f"({self.source}; target: {self.target})")
+        return (f"recommended k = {self.k} (interval {self.k_low}-{self.k_high}) for expected "
+                f"TVD < {self.epsilon}; {self.source}, against the {self.target}")
+
+
+def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
+    """A curve and its recommendation as one JSON-ready dict (``annokit subsample --json``).
+
+    Keys: ``curve`` (:meth:`SubsampleCurve.to_records`), ``recommended_k``,
+    ``recommended_k_low``, ``recommended_k_high``, ``recommendation_source``,
+    ``recommendation_target``, ``epsilon``, ``n_items``, ``reps``, ``seed``,
+    ``interval``, ``short``, ``n_short``, ``kl_smoothing``, ``n_votes_min``,
+    ``n_votes_max`` and ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows).
+    """
+    return jsonable({
+        "curve": curve.to_records(),
+        "recommended_k": rec.k,
+        "recommended_k_low": rec.k_low,
+        "recommended_k_high": rec.k_high,
+        "recommendation_source": rec.source,
+        "recommendation_target": rec.target,
+        "epsilon": rec.epsilon,
+        "n_items": curve.n_items,
+        "reps": curve.reps,
+        "seed": curve.seed,
+        "interval": curve.interval,
+        "short": curve.short,
+        "n_short": curve.n_short,
+        "kl_smoothing": curve.kl_smoothing,
+        "n_votes_min": curve.n_votes_min,
+        "n_votes_max": curve.n_votes_max,
+        "by_bin": curve.by_bin().to_dict(orient="records"),
+    })
+
 
 def _first_below(ks: np.ndarray, curve: np.ndarray, epsilon: float) -> int | None:
     below = np.flatnonzero(curve < epsilon)
@@ -481,7 +522,7 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = 0.05, *,
     ('observed', True, True)
     """
     if not np.isfinite(epsilon) or not (0 < epsilon <= 1):
-        raise VoteSchemaError(f"epsilon must be in (0, 1]; got {epsilon!r}")
+        raise InvalidValueError(f"epsilon must be in (0, 1]; got {epsilon!r}")
     if curve.grid_tvd.shape[1]:
         ks, tv = curve.grid_ks, curve.grid_tvd
     else:
@@ -503,8 +544,8 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = 0.05, *,
                               f"full data ({curve.n_votes_min}+ votes per item; k up to "
                               f"{curve.n_votes_min // 2} considered)")
     if counts is None:
-        raise VoteSchemaError("the observed curve never gets below epsilon="
-                              f"{epsilon}; pass counts= to extrapolate, or extrapolate=False")
+        raise InvalidValueError("the observed curve never gets below epsilon="
+                                f"{epsilon}; pass counts= to extrapolate, or extrapolate=False")
     cnt, *_ = as_counts(counts)
     fit = DirichletMultinomial().fit(cnt)
     found = fit.smallest_k(cnt, epsilon, reps=reps, rng=rng, k_max=k_max)

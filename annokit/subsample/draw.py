@@ -9,7 +9,7 @@ import numpy as np
 
 from annokit.core.checks import check_rng
 from annokit.core.votes import Votes
-from annokit.errors import VoteSchemaError
+from annokit.errors import SchemaError
 from annokit.subsample import engine as _eng
 from annokit.subsample._checks import ShortPolicy, as_counts, check_k, check_reps, short_items
 
@@ -123,7 +123,7 @@ def subsample_votes(votes: Votes, k: int, *, rng: np.random.Generator | int | No
     [2, 2]
     """
     if not isinstance(votes, Votes):
-        raise VoteSchemaError(f"subsample_votes needs a Votes object; got {type(votes).__name__}")
+        raise SchemaError(f"subsample_votes needs a Votes object; got {type(votes).__name__}")
     k = check_k(k)
     gen = check_rng(rng)
     n = votes.votes_per_item()

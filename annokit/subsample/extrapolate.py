@@ -24,7 +24,7 @@ from scipy import optimize
 from scipy.special import digamma, gammaln
 
 from annokit.core.checks import check_rng
-from annokit.errors import AnnokitError, VoteSchemaError
+from annokit.errors import AnnokitError, InvalidValueError, SchemaError
 from annokit.subsample import engine as _eng
 from annokit.subsample._checks import as_counts, check_ks
 
@@ -111,7 +111,7 @@ class DirichletMultinomial:
     def fit(self, counts: Any) -> DirichletMultinomial:
         cnt, *_ = as_counts(counts)
         if cnt.shape[1] < 2:
-            raise VoteSchemaError("a Dirichlet-multinomial needs at least two labels")
+            raise SchemaError("a Dirichlet-multinomial needs at least two labels")
         # identical count rows share a likelihood term: fit on unique rows with weights
         rows, weight = np.unique(cnt, axis=0, return_counts=True)
         n = rows.sum(axis=1)
@@ -166,17 +166,17 @@ class DirichletMultinomial:
         self._check_fitted()
         cnt, *_ = as_counts(counts)
         if cnt.shape[1] != len(self.alpha_):
-            raise VoteSchemaError(f"counts has {cnt.shape[1]} labels; the fit has "
-                                  f"{len(self.alpha_)}")
+            raise SchemaError(f"counts has {cnt.shape[1]} labels; the fit has "
+                              f"{len(self.alpha_)}")
         ks_arr = check_ks(ks)
         gen = check_rng(rng)
         n_items = cnt.shape[0]
         if n_full is not None:
             n_full = np.broadcast_to(np.asarray(n_full, dtype=np.int64), (n_items,))
             if ks_arr.max() > n_full.min():
-                raise VoteSchemaError(f"k={int(ks_arr.max())} exceeds n_full="
-                                      f"{int(n_full.min())}; a subsample cannot be larger "
-                                      "than the full data")
+                raise InvalidValueError(f"k={int(ks_arr.max())} exceeds n_full="
+                                        f"{int(n_full.min())}; a subsample cannot be larger "
+                                        "than the full data")
         post = self.alpha_[None, :] + cnt
         out = np.empty((reps, len(ks_arr)))
         for a, b in _eng.rep_chunks(reps, n_items * cnt.shape[1] * 4):

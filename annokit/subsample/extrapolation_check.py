@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_rng
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError
 from annokit.subsample._checks import as_counts, check_ks
 from annokit.subsample.curves import subsampling_curve
 from annokit.subsample.draw import subsample_counts
@@ -63,8 +63,8 @@ def extrapolation_check(data: Any, *, n_fit: int = 5, ks: Any = (1, 2, 5, 10, 20
     gen = check_rng(rng)
     n = cnt.sum(axis=1)
     if ks_arr.max() > n.min() or n_fit > n.min():
-        raise VoteSchemaError(f"every item needs at least max(ks, n_fit)="
-                              f"{max(int(ks_arr.max()), n_fit)} votes; the fewest is {int(n.min())}")
+        raise InvalidValueError(f"every item needs at least max(ks, n_fit)="
+                                f"{max(int(ks_arr.max()), n_fit)} votes; the fewest is {int(n.min())}")
     few = subsample_counts(cnt, n_fit, rng=gen).counts[0]
     fit = DirichletMultinomial().fit(few)
     observed = subsampling_curve(cnt, ks_arr, reps=reps, rng=gen, grid=False)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from annokit.cli import main
 from annokit.core.votes import Votes
-from annokit.errors import AnnokitError, VoteSchemaError
+from annokit.errors import AnnokitError, InvalidValueError, VoteSchemaError
 from annokit.metrics.registry import REGISTRY
 from annokit.report import build_report, write_report
 from annokit.report import write as write_module
@@ -203,8 +203,9 @@ def test_svg_output_is_deterministic_and_png_on_request():
                              fmt="png").startswith(b"\x89PNG")
     import matplotlib.pyplot as plt
 
-    with pytest.raises(VoteSchemaError, match="fmt must be 'svg' or 'png'; got 'pdf'"):
-        render(plt.figure(), "pdf")
+    with pytest.raises(InvalidValueError, match=r"fmt must be one of \('svg', 'png', 'pdf'\); got 'gif'"):
+        render(plt.figure(), "gif")
+    assert render(plt.figure(), "pdf").startswith(b"%PDF")
 
 
 def test_writer_is_atomic(small_report, tmp_path, monkeypatch):
@@ -250,3 +251,20 @@ def test_report_json_is_byte_identical_across_runs_and_user_edges_are_kept(files
     data = json.loads(one)
     assert data["binning"]["method"] == "edges" and data["binning"]["edges"] == [0.0, 0.5, 1.0]
     assert data["settings"]["seed"] == 3
+
+
+def test_report_helpers_raise_specific_types(tmp_path):
+    from annokit.errors import DataFormatError, SchemaError
+    from annokit.io.synthetic import make_votes
+    from annokit.report.demo import make_models
+    from annokit.report.plots import image_format
+
+    data = make_votes(n_items=20, n_annotators=8, votes_per_item=4, rng=0)
+    with pytest.raises(SchemaError, match=r"true_probs has shape \(2, 3\); the votes need"):
+        make_models(data.votes, np.full((2, 3), 1 / 3))
+    with pytest.raises(InvalidValueError, match="noise must be a finite number >= 0"):
+        make_models(data.votes, data.true_probs, noise=-1.0)
+    with pytest.raises(DataFormatError, match="unsupported image type 'gif'"):
+        image_format(tmp_path / "c.gif")
+    with pytest.raises(InvalidValueError, match="does not exist"):
+        image_format(tmp_path / "no" / "c.svg")

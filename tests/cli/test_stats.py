@@ -19,7 +19,7 @@ def run(*args):
 
 def test_stats_json_on_chaosnli(shared_data):
     result = run("stats", str(shared_data("chaosnli", "chaosNLI_snli.jsonl")), "--json",
-                 "--bootstrap", "50")
+                 "--n-boot", "50")
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert STATS_KEYS <= set(out)
@@ -42,11 +42,25 @@ def test_stats_table_and_card(tmp_path):
     f.write_text("item,annotator,label\nq1,a,x\nq1,b,y\nq2,a,y\nq2,b,y\n")
     table = run("stats", str(f))
     assert table.exit_code == 0 and "items with a tied top label" in table.output
-    card = run("stats", str(f), "--card", "--bootstrap", "0")
+    card = run("stats", str(f), "--card", "--n-boot", "0")
     assert card.output.startswith("| statistic | value |")
-    out = json.loads(run("stats", str(f), "--json", "--bootstrap", "0").output)
+    out = json.loads(run("stats", str(f), "--json", "--n-boot", "0").output)
     assert out["majority_change"] is None and out["n_annotators"] == 2
     assert out["krippendorff_alpha"]["ci_low"] is None
+    assert out["tie_policy"] == "first"
+    assert "first (first tied label in label order)" in table.output
+
+
+def test_stats_tie_policy_changes_the_gold_accuracy_and_says_so(tmp_path):
+    # q1 is tied between x and y, and y is voted first; gold is y
+    f = tmp_path / "v.csv"
+    f.write_text("item,annotator,label,gold\nq1,a,y,y\nq1,b,x,y\nq2,a,y,y\nq2,b,y,y\n")
+    for ties, accuracy in (("first", 0.5), ("first_seen", 1.0)):
+        out = json.loads(run("stats", str(f), "--json", "--n-boot", "0", "--ties", ties).output)
+        assert out["gold"] == {"n_items": 2, "majority_accuracy": accuracy, "n_tied": 1,
+                               "tie_policy": ties}
+        text = run("stats", str(f), "--n-boot", "0", "--ties", ties).output
+        assert f"{accuracy:.4f} (2 gold items, 1 tied, ties: {ties})" in text
 
 
 @pytest.mark.parametrize("content, message", [
@@ -70,6 +84,11 @@ def test_stats_missing_file_and_bad_option(tmp_path):
     assert result.exit_code == 1 and result.output == f"Error: {tmp_path / 'nope.csv'}: no such file\n"
     result = run("stats", str(tmp_path / "nope.csv"), "--format", "xml")
     assert result.exit_code == 2 and "Invalid value for '--format'" in result.output
+
+
+def test_demo_spells_n_boot_and_hides_the_old_alias():
+    result = run("demo", "--help")
+    assert "--n-boot" in result.output and "--bootstrap" not in result.output
 
 
 def test_demo_prints_stats():

@@ -64,16 +64,30 @@ def test_plot_is_written_atomically(votes_csv, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.png", "votes.csv"]
 
 
+@pytest.mark.parametrize(("suffix", "magic"), [("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_plot_is_byte_identical_for_the_same_seed(votes_csv, tmp_path, suffix, magic):
+    args = ("--votes", str(votes_csv), "--k", "1,2,3", "--reps", "10", "--seed", "4")
+    a, b = tmp_path / f"a.{suffix}", tmp_path / f"b.{suffix}"
+    assert run(*args, "--plot", str(a)).exit_code == 0
+    assert run(*args, "--plot", str(b)).exit_code == 0
+    assert a.read_bytes().startswith(magic)
+    assert a.read_bytes() == b.read_bytes()
+    if suffix == "svg":
+        assert b"<dc:date>" not in a.read_bytes()
+    else:
+        assert b"/CreationDate" not in a.read_bytes()
+
+
 def test_plot_errors_are_one_line(votes_csv, tmp_path):
     result = run("--votes", str(votes_csv), "--k", "1", "--reps", "2", "--plot",
                  str(tmp_path / "curve.txt"))
     assert result.exit_code == 1
-    assert result.stderr == (f"Error: --plot {tmp_path / 'curve.txt'}: unsupported image type "
+    assert result.stderr == (f"Error: {tmp_path / 'curve.txt'}: unsupported image type "
                              "'txt'; use .png, .svg or .pdf\n")
     missing = tmp_path / "nope" / "c.png"
     result = run("--votes", str(votes_csv), "--k", "1", "--reps", "2", "--plot", str(missing))
     assert result.exit_code == 1
-    assert result.stderr == f"Error: --plot {missing}: directory {missing.parent} does not exist\n"
+    assert result.stderr == f"Error: {missing}: directory {missing.parent} does not exist\n"
 
 
 def test_short_items_error_then_skip(votes_csv):

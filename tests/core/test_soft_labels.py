@@ -10,14 +10,19 @@ from hypothesis.extra.numpy import arrays
 from scipy.stats import entropy as scipy_entropy
 
 from annokit.core.soft_labels import (
+    DEFAULT_TIES,
+    TIE_POLICIES,
     agreement,
+    break_ties,
+    describe_ties,
     distributions,
     entropy,
     majority,
     majority_change,
     normalized_entropy,
+    vote_majority,
 )
-from annokit.errors import VoteSchemaError
+from annokit.errors import InvalidValueError, SchemaError, VoteSchemaError
 
 count_matrices = st.integers(1, 6).flatmap(
     lambda n_labels: arrays(np.int64, st.tuples(st.integers(1, 20), st.just(n_labels)),
@@ -97,3 +102,37 @@ def test_errors():
         majority_change([0, 1], [0])
     with pytest.raises(VoteSchemaError, match="rng must be a numpy Generator"):
         majority([[1, 1]], ties="random", rng="seed")
+
+
+def test_errors_have_their_specific_type():
+    with pytest.raises(InvalidValueError, match="smoothing must be a finite number >= 0"):
+        distributions([[1, 0]], smoothing=-1)
+    with pytest.raises(SchemaError, match="probs must be 2-D"):
+        entropy([0.5, 0.5])
+    with pytest.raises(InvalidValueError, match="ties='first_seen' needs the vote order"):
+        majority([[1, 1]], ties="first_seen")
+    with pytest.raises(SchemaError, match=r"first_seen must have the shape of the counts \(1, 2\)"):
+        majority([[1, 1]], ties="first_seen", first_seen=[[0, 1, 2]])
+    with pytest.raises(InvalidValueError, match="ties='random' needs an rng"):
+        break_ties([[True, True]], ties="random")
+
+
+def test_one_tie_policy_declared_and_shared():
+    import pandas as pd
+
+    from annokit.core.votes import Votes
+    from annokit.quality import MajorityVote, WeightedMajorityVote
+
+    assert DEFAULT_TIES == "first" and set(TIE_POLICIES) == {"first", "first_seen", "random",
+                                                             "report"}
+    # item a: tie between n and y, y voted first
+    df = pd.DataFrame({"item": ["a", "a", "b"], "annotator": ["1", "2", "1"],
+                       "label": ["y", "n", "y"]})
+    votes = Votes.from_long(df)
+    assert majority(votes.counts()).labels.tolist() == [0, 1]
+    assert vote_majority(votes).labels.tolist() == [0, 1]
+    assert vote_majority(votes, ties="first_seen").labels.tolist() == [1, 1]
+    for ties, labels in (("first", [0, 1]), ("first_seen", [1, 1])):
+        assert MajorityVote(ties=ties).fit(votes).labels_.tolist() == labels
+        assert WeightedMajorityVote(weights=[1.0, 1.0], ties=ties).fit(votes).labels_.tolist() == labels
+    assert describe_ties("report") == describe_ties("first") == "first tied label in label order"

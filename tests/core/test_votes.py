@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annokit import CHAOSNLI_NLI_LABELS, LabelSet, Votes, VoteSchemaError
+from annokit.core.labels import factorize_ids, factorize_values
+from annokit.errors import AlignmentError, InvalidValueError, SchemaError
 from annokit.io import VoteCounts, count_batches, from_hf, to_hf, votes_from_arrow
 
 
@@ -283,3 +285,28 @@ def test_to_hf_rejects_metadata_that_clashes_with_reserved_columns():
     v = Votes.from_counts([[1, 0]], item_metadata=pd.DataFrame({"labels": ["oops"]}))
     with pytest.raises(VoteSchemaError, match=r"metadata column\(s\) \['labels'\] clash"):
         to_hf(v)
+
+
+@pytest.mark.parametrize(("make", "error", "match"), [
+    pytest.param(lambda: LabelSet([]), InvalidValueError, "a label set needs at least one label",
+                 id="labels_empty_set"),
+    pytest.param(lambda: LabelSet(["a"]).encode(["a", "b"]), InvalidValueError,
+                 "unknown label 'b' at row 1", id="labels_unknown_label"),
+    pytest.param(lambda: LabelSet(["a", "b"]).permutation_to(["a"]), AlignmentError,
+                 "does not name each of", id="labels_permutation"),
+    pytest.param(lambda: factorize_values(["a", None], what="label", where="x"), SchemaError,
+                 "x: label is missing", id="labels_missing_value"),
+    pytest.param(lambda: factorize_ids(["q"], what="item id", where="x", order=["p"]),
+                 SchemaError, "item id 'q' at row 0 is not in the given ids", id="labels_ids"),
+    pytest.param(lambda: Votes.from_long(pd.DataFrame({"item": ["a"]})), SchemaError,
+                 r"is missing column\(s\) \['label'\]", id="frames_missing_column"),
+    pytest.param(lambda: Votes.from_counts([[1, 0]], labels=["a"]), SchemaError,
+                 "1 labels for 2 columns", id="votes_counts_shape"),
+    pytest.param(lambda: Votes.from_counts([[1, 0]], labels=["a", "b"]).select_items([3]),
+                 InvalidValueError, r"item positions must be in range\(1\)", id="votes_positions"),
+])
+def test_errors_have_their_specific_type(make, error, match):
+    # each still is a VoteSchemaError (the old name of InputError) for old except clauses
+    with pytest.raises(error, match=match) as info:
+        make()
+    assert isinstance(info.value, VoteSchemaError)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annokit import LabelSet, Votes, VoteSchemaError
-from annokit.core.labels import _MISSING_STRINGS
+from annokit.core.labels import MISSING_STRINGS
 from annokit.io import arrow, read_votes, votes_from_arrow
 
 # a small alphabet makes repeats, whitespace and missing-value words likely
@@ -23,7 +23,7 @@ _TEXT = st.text(_CHARS, max_size=7)
 
 def _blank_reference(values: pa.Array) -> int:
     trimmed = pc.utf8_lower(pc.utf8_trim_whitespace(values))
-    hit = np.flatnonzero(pc.is_in(trimmed, value_set=pa.array(sorted(_MISSING_STRINGS)))
+    hit = np.flatnonzero(pc.is_in(trimmed, value_set=pa.array(sorted(MISSING_STRINGS)))
                          .to_numpy(zero_copy_only=False))
     return int(hit[0]) if hit.size else -1
 

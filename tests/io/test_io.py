@@ -330,3 +330,26 @@ def test_sniffing_reads_only_headers_and_reports_unparsable_files(tmp_path):
         read_columns(tmp_path / "bad.jsonl")
     with pytest.raises(DataFormatError, match="no such file"):
         read_columns(tmp_path / "absent.csv")
+
+
+def test_io_errors_have_their_specific_type(tmp_path):
+    import pyarrow as pa
+
+    from annokit.errors import InvalidValueError, SchemaError
+    from annokit.io import votes_from_arrow
+    from annokit.io.atomic import check_table_path
+    from annokit.io.predictions import read_predictions
+    from annokit.io.synthetic import make_votes
+    from annokit.io.tabular import detect_columns
+
+    with pytest.raises(InvalidValueError, match=r"unknown column role\(s\) \['speaker'\]"):
+        detect_columns(["item", "label"], ("item", "speaker"))
+    with pytest.raises(SchemaError, match=r"is missing column\(s\) \['label'\]"):
+        votes_from_arrow(pa.table({"item": ["a"]}))
+    with pytest.raises(InvalidValueError, match="read_predictions needs at least one path"):
+        read_predictions([])
+    with pytest.raises(InvalidValueError, match=r"votes_per_item must be in \[1, n_annotators=5\]"):
+        make_votes(n_annotators=5, votes_per_item=6)
+    with pytest.raises(DataFormatError, match=r"x.xlsx: cannot write '.xlsx'; use .csv, .tsv or "
+                                              r"\.parquet"):
+        check_table_path(tmp_path / "x.xlsx", jsonl=False)

@@ -282,3 +282,42 @@ def test_gold_rule_on_snow_rte(shared_data):
     assert kept.n_votes == votes.n_votes - audit.n_votes_removed
     again, audit2 = filter_annotators(kept, method="gold")
     assert again.equals(kept) and audit2.n_votes_removed == 0
+
+
+def test_quality_errors_have_their_specific_type():
+    from annokit.errors import AlignmentError, InvalidValueError, SchemaError
+    from annokit.quality import WeightedMajorityVote, flag_annotators
+
+    df = pd.DataFrame({"item": list("aabb"), "annotator": list("xyxy"), "label": list("1001")})
+    votes = Votes.from_long(df)
+    with pytest.raises(AlignmentError, match=r"gold names 1 item\(s\) that are not in the votes"):
+        filter_annotators(votes, method="gold", gold={"zz": "1"})
+    with pytest.raises(InvalidValueError, match="give either threshold or top_fraction, not both"):
+        filter_annotators(votes, method="agreement", threshold=0.1, top_fraction=0.5)
+    with pytest.raises(SchemaError, match="annotator scoring needs annotator ids"):
+        flag_annotators(Votes.from_counts([[1, 1]], labels=["0", "1"]))
+    with pytest.raises(SchemaError, match="method 'gold' needs gold labels"):
+        flag_annotators(votes, "gold")
+    with pytest.raises(SchemaError, match=r"confusions must have shape"):
+        spammer_score(np.ones((2, 2)))
+    with pytest.raises(SchemaError, match="weights must have one value per annotator"):
+        WeightedMajorityVote(weights=[1.0]).fit(votes)
+    with pytest.raises(InvalidValueError, match="weights must be finite and >= 0"):
+        WeightedMajorityVote(weights=[1.0, -1.0]).fit(votes)
+
+
+def test_flag_annotators_is_the_first_round_of_the_filter():
+    from annokit.quality import flag_annotators
+
+    df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
+                       "label": list("110001111000")})
+    votes = Votes.from_long(df)
+    flags = flag_annotators(votes, "agreement", threshold=0.25)
+    _kept, audit = filter_annotators(votes, method="agreement", threshold=0.25)
+    first = audit.annotators.loc[audit.annotators["round"] == 1, "annotator"].tolist()
+    assert flags.table.loc[flags.table.flagged, "annotator"].tolist() == first == ["z"]
+    out = flags.to_dict()
+    assert (out["method"], out["threshold"], out["n_annotators"], out["n_flagged"]) == (
+        "agreement", 0.25, 3, 1)
+    assert out["annotators"][2] == {"annotator": "z", "n_votes": 4, "score": 0.0,
+                                    "flagged": True, "reason": "agreement score below 0.25"}

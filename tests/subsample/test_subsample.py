@@ -450,3 +450,21 @@ def test_no_item_with_enough_votes():
     with pytest.warns(DegenerateInputWarning), \
             pytest.raises(VoteSchemaError, match="no item has at least k=9 votes"):
         subsampling_curve([[1, 2], [2, 2]], [1, 9], reps=2, short="skip")
+
+
+def test_subsample_errors_have_their_specific_type():
+    from annokit.errors import InvalidValueError, SchemaError
+
+    with pytest.raises(InvalidValueError, match="n_bins must be a positive"):
+        subsampling_curve([[1, 2]], [1], reps=2, n_bins=0)
+    with pytest.raises(SchemaError, match="subsample_votes needs a Votes object"):
+        subsample_votes([[1, 2]], 1)
+    with pytest.raises(SchemaError, match="a Dirichlet-multinomial needs at least two labels"):
+        DirichletMultinomial().fit([[3], [2]])
+    with pytest.raises(InvalidValueError, match=r"no item has at least k=9 votes"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        subsampling_curve([[1, 2], [2, 2]], [1, 9], reps=2, short="skip")
+    curve = subsampling_curve([[3, 2], [1, 4]], [1, 2], reps=5, rng=0)
+    with pytest.raises(InvalidValueError, match=r"epsilon must be in \(0, 1\]"):
+        recommend_k(curve, 0)
