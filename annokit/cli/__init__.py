@@ -1,9 +1,15 @@
 """The ``annokit`` command line: a thin click layer over the library.
 
 One command per stage, each in its own module (``annokit/cli/<name>.py``),
-imported only when that command runs so ``annokit --help`` stays fast. Every
-:class:`~annokit.errors.AnnokitError` is turned into a one-line message on
-stderr and exit status 1 here, at the edge; usage errors exit with 2 (click).
+imported only when that command runs so ``annokit --help`` stays fast.
+
+Errors are converted once, here, at the edge (:meth:`_Group.invoke`): an
+:class:`~annokit.errors.AnnokitError` or an operating-system error (a missing
+file, a full disk) becomes ``Error: ...`` on one line of stderr and exit status
+1; usage errors (bad options) exit with 2 (click); any other exception is a bug
+or an unforeseen case and becomes a short message with the hint to rerun with
+``annokit --debug`` for the traceback (exit status 3). Library warnings are
+printed as one ``Warning: ...`` line each, without source paths.
 """
 
 from __future__ import annotations
@@ -11,12 +17,25 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import warnings
 
 import click
 
+from annokit.cli._common import echo_warning, one_line
 from annokit.errors import AnnokitError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "EXIT_CODES", "main"]
+
+#: Exit status -> meaning (also in ``annokit --help``).
+EXIT_CODES = {
+    0: "success",
+    1: "error in the input, the data or the environment (a one-line 'Error: ...' on stderr)",
+    2: "usage error: an unknown, missing, out-of-range or conflicting option",
+    3: "internal error (rerun with --debug for the traceback and please report it)",
+}
+
+_EPILOG = ("Exit status: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items())
+           + ". Run 'annokit --debug COMMAND ...' to see the traceback of an unexpected error.")
 
 #: command name -> (module, function, one-line help). The help is repeated here so
 #: that ``annokit --help`` lists commands without importing them.
@@ -57,17 +76,57 @@ class _Group(click.Group):
                 formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except AnnokitError as exc:
-            message = " ".join(str(exc).split())
-            click.echo(f"Error: {message}", err=True)
-            sys.exit(1)
+        debug = bool(ctx.params.get("debug"))
+        with warnings.catch_warnings():
+            if not debug:
+                warnings.showwarning = _show_warning
+            try:
+                return super().invoke(ctx)
+            except (click.exceptions.Exit, click.ClickException, click.Abort):
+                raise
+            except AnnokitError as exc:
+                if debug:
+                    raise
+                click.echo(f"Error: {one_line(exc)}", err=True)
+                sys.exit(1)
+            except BrokenPipeError:
+                sys.exit(1)  # the reader of stdout went away (e.g. `| head`)
+            except (OSError, MemoryError, RecursionError) as exc:
+                if debug:
+                    raise
+                click.echo(f"Error: {_describe(exc)}", err=True)
+                sys.exit(1)
+            except Exception as exc:
+                if debug:
+                    raise
+                click.echo(f"Error: unexpected {type(exc).__name__}: {one_line(exc)[:300]} "
+                           "(rerun with 'annokit --debug ...' for the traceback)", err=True)
+                sys.exit(3)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+def _describe(exc: BaseException) -> str:
+    """One line for an environment error: what failed and on which file."""
+    if isinstance(exc, MemoryError):
+        return "out of memory; use a smaller input or smaller option values"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to process"
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    filename = getattr(exc, "filename", None)
+    where = f": {filename}" if filename else ""
+    return one_line(f"{reason}{where}")
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` for the CLI: one line, no source path."""
+    echo_warning(message)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=_EPILOG)
+@click.option("--debug", is_flag=True, help="Show the full traceback of an error and warnings "
+                                            "with their source.")
 @click.version_option(package_name="annokit")
-def main() -> None:
+def main(debug: bool) -> None:
     """annokit: datasets with many annotators per item.
 
     Prepare multi-annotator datasets, evaluate models against the distribution

@@ -1,20 +1,213 @@
-"""Options and helpers shared by several commands."""
+"""Options and helpers shared by several commands.
+
+Inputs are named the same way on every command: ``--votes PATH`` (a positional
+``VOTES`` path is a shorthand for it on every command that reads votes),
+``--predictions``, ``--gold``. Every numeric option has a declared range that
+click checks before any work starts (:data:`SEED`, :func:`finite`); sizes whose
+memory grows with the option's value are estimated and refused above
+:data:`MEMORY_LIMIT` (:func:`check_memory`). Text printed to a terminal passes
+through :func:`term_safe`, which escapes control characters and terminal escape
+codes coming from ids and labels.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+import re
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-from annokit.core.jsonable import jsonable
+#: Largest estimated allocation an option may ask for (bytes).
+MEMORY_LIMIT = 2 * 1024**3
 
 FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["auto", "chaosnli", "long", "wide"]), default="auto",
     show_default=True, help="Input format of the votes file (auto sniffs the file).",
 )
 
+#: Seeds are non-negative integers on every command.
+SEED = click.IntRange(min=0)
+
+# C0 controls except tab and newline, DEL and the C1 controls (ESC starts terminal escape codes;
+# U+009B is a one-character CSI).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def term_safe(text: Any, *, keep_newlines: bool = True) -> str:
+    """``text`` with control characters and terminal escape codes shown as ``\\xNN``.
+
+    Tabs and (with ``keep_newlines``) newlines are kept; every other C0/C1
+    control character, including ESC, is escaped so that ids and labels from the
+    data cannot move the cursor, change colours or hide text.
+
+    >>> term_safe("a\\x1b[31mred\\x00")
+    'a\\\\x1b[31mred\\\\x00'
+    """
+    text = str(text)
+    if not keep_newlines:
+        text = text.replace("\n", "\\n").replace("\r", "\\r")
+    return _CONTROL.sub(_escape_char, text)
+
+
+def one_line(message: Any) -> str:
+    """A message on one line: whitespace runs collapsed, control characters escaped."""
+    return term_safe(" ".join(str(message).split()), keep_newlines=False)
+
+
+def echo(text: str = "", **kwargs: Any) -> None:
+    """``click.echo`` for human-readable text: control characters from the data escaped."""
+    click.echo(term_safe(text), **kwargs)
+
+
+def echo_warning(message: Any) -> None:
+    """Print a library warning as one ``Warning: ...`` line on stderr."""
+    click.echo(f"Warning: {one_line(message)}", err=True)
+
 
 def echo_json(obj: Any) -> None:
-    """Print one strict-JSON object on stdout."""
+    """Print one strict-JSON object on stdout (control characters are \\u-escaped by JSON)."""
+    from annokit.core.jsonable import jsonable
+
     click.echo(json.dumps(jsonable(obj), indent=2, sort_keys=False, allow_nan=False))
+
+
+class FiniteFloat(click.FloatRange):
+    """A float range that also refuses ``nan`` and ``inf`` (click's FloatRange lets NaN through)."""
+
+    name = "finite float"
+
+    def __init__(self, min: float | None = None, max: float | None = None, *,
+                 min_open: bool = False, max_open: bool = False,
+                 exclude: tuple[float, ...] = ()) -> None:
+        super().__init__(min=min, max=max, min_open=min_open, max_open=max_open)
+        self.exclude = exclude
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a number.", param, ctx)
+        else:
+            number = value
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        number = super().convert(number, param, ctx)
+        if number in self.exclude:
+            self.fail(f"{value!r} is not allowed (excluded: "
+                      f"{', '.join(f'{x:g}' for x in self.exclude)}).", param, ctx)
+        return number
+
+
+def finite(min: float | None = None, max: float | None = None, **kwargs: Any) -> FiniteFloat:
+    """A :class:`FiniteFloat` parameter type."""
+    return FiniteFloat(min, max, **kwargs)
+
+
+def _size(n_bytes: float) -> str:
+    for unit, scale in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes:.0f} bytes"
+
+
+def check_memory(option: str, value: Any, n_bytes: float, *, what: str = "") -> None:
+    """Refuse ``option value`` when its estimated memory ``n_bytes`` exceeds :data:`MEMORY_LIMIT`.
+
+    Raises
+    ------
+    click.BadParameter
+        Naming the option, the estimate and the limit.
+    """
+    if n_bytes > MEMORY_LIMIT:
+        raise click.BadParameter(
+            f"{value} would need about {_size(n_bytes)}{f' ({what})' if what else ''}, above the "
+            f"limit of {_size(MEMORY_LIMIT)}; choose a smaller value", param_hint=f"'{option}'")
+
+
+def check_bootstrap(n_boot: int, n_bins: int | None = None, *, n_groups: int = 1) -> None:
+    """Refuse ``--n-boot`` / ``--n-bins`` values whose replicate results would not fit in memory.
+
+    The estimate counts 8-byte values: every metric (about 32) for every replicate
+    and group, and, for the binned metrics, three sums per bin for two targets
+    and every replicate kept at once (the bootstrap itself is processed in
+    chunks of replicates, ``annokit.core.resample``).
+    """
+    check_memory("--n-boot", n_boot, 8 * 32 * max(n_boot, 1) * n_groups,
+                 what="replicate values of every metric")
+    if n_bins is not None:
+        check_memory("--n-bins", n_bins, 8 * 3 * 2 * n_bins * max(n_boot, 1) * n_groups,
+                     what=f"binned sums for {max(n_boot, 1)} replicate(s)")
+
+
+def int_list(text: str, option: str, *, min: int = 1) -> list[int]:
+    """Comma-separated integers >= ``min``; an empty element (``1,,2``) is refused."""
+    parts = [p.strip() for p in str(text).split(",")]
+    expected = (f"expected comma-separated {'positive ' if min == 1 else ''}integers"
+                f"{f' >= {min}' if min not in (0, 1) else ''}, e.g. 1,2,5,10")
+    if any(p == "" for p in parts):
+        raise click.BadParameter(f"empty element in {text!r}; {expected}",
+                                 param_hint=f"'{option}'")
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        raise click.BadParameter(f"{expected}; got {text!r}", param_hint=f"'{option}'") from None
+    low = [v for v in values if v < min]
+    if low:
+        raise click.BadParameter(f"{expected}; got {low[0]} in {text!r}",
+                                 param_hint=f"'{option}'")
+    return values
+
+
+def float_list(text: str, option: str) -> list[float]:
+    """Comma-separated finite numbers; an empty element, ``nan`` or ``inf`` is refused."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if any(p == "" for p in parts):
+        raise click.BadParameter(f"empty element in {text!r}; expected comma-separated numbers",
+                                 param_hint=f"'{option}'")
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated numbers; got {text!r}",
+                                 param_hint=f"'{option}'") from None
+    bad = [p for p, v in zip(parts, values) if not math.isfinite(v)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r} in {text!r} is not a finite number",
+                                 param_hint=f"'{option}'")
+    return values
+
+
+def votes_input(help: str = "Votes file (ChaosNLI .jsonl, long or wide CSV/TSV/JSONL/Parquet) "
+                            "or a registered dataset name such as chaosnli-snli.") -> Callable:
+    """Add ``--votes PATH`` and its positional shorthand ``[VOTES]`` to a command.
+
+    The command receives the path as ``votes_path``; giving both, or neither, is
+    a usage error (exit status 2).
+    """
+
+    def decorate(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args: Any, votes_arg: str | None = None, votes_path: str | None = None,
+                    **kwargs: Any) -> Any:
+            if votes_arg is not None and votes_path is not None:
+                raise click.UsageError("give the votes once: --votes PATH or a positional VOTES "
+                                       "path, not both")
+            if votes_arg is None and votes_path is None:
+                raise click.UsageError("Missing option '--votes' (or a positional VOTES path).")
+            return f(*args, votes_path=votes_path or votes_arg, **kwargs)
+
+        wrapper = click.option("--votes", "votes_path", type=click.Path(dir_okay=False),
+                               default=None, help=help + " A positional VOTES path is the same.",
+                               )(wrapper)
+        return click.argument("votes_arg", required=False, metavar="[VOTES]",
+                              type=click.Path(dir_okay=False))(wrapper)
+
+    return decorate

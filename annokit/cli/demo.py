@@ -6,14 +6,14 @@ import sys
 
 import click
 
-from annokit.cli._common import echo_json
+from annokit.cli._common import SEED, check_bootstrap, echo, echo_json
 
 
 @click.command(name="demo")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Directory of the report (replaced if it holds one); default ./annokit-demo. "
                    "With --json the report is written only when --out is given.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the synthetic data, models and bootstrap.")
 @click.option("--n-boot", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Poisson-bootstrap replicates of the report (0: no intervals).")
@@ -30,6 +30,7 @@ def demo(out: str | None, seed: int, n_boot: int, png: bool, no_report: bool,
     from annokit.io.synthetic import make_votes
     from annokit.quality.dataset_stats import dataset_stats, stats_table
 
+    check_bootstrap(n_boot, 10, n_groups=6 * 4)  # the demo report: 5 bins + all, 4 models
     data = make_votes(rng=seed)
     result = dataset_stats(data.votes, rng=seed)
     if as_json:
@@ -37,7 +38,7 @@ def demo(out: str | None, seed: int, n_boot: int, png: bool, no_report: bool,
     else:
         click.echo(f"annokit demo: synthetic dataset (seed {seed}), "
                    f"{int(data.spammer.sum())} of {data.spammer.size} annotators are spammers\n")
-        click.echo(stats_table(result))
+        echo(stats_table(result))
     if no_report or (as_json and out is None):
         return
     out = out or "annokit-demo"

@@ -6,7 +6,16 @@ import warnings
 
 import click
 
-from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.cli._common import (
+    SEED,
+    FORMAT_OPTION,
+    check_bootstrap,
+    echo,
+    echo_json,
+    echo_warning,
+    finite,
+    votes_input,
+)
 
 
 def _labels(value: str | None) -> list[str] | None:
@@ -31,8 +40,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 @click.command(name="evaluate")
-@click.option("--votes", "votes_path", required=True, type=click.Path(dir_okay=False),
-              help="Human votes: a ChaosNLI .jsonl file or a long/wide table (as for stats).")
+@votes_input("Human votes: a ChaosNLI .jsonl file or a long/wide table (as for stats).")
 @click.option("--predictions", "pred_paths", required=True, multiple=True,
               type=click.Path(dir_okay=False),
               help="Prediction file (.jsonl/.json/.csv/.tsv/.parquet/.npy); repeat for several "
@@ -49,7 +57,8 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
                    "sum to 1.")
 @click.option("--n-bins", type=click.IntRange(min=1), default=10, show_default=True,
               help="Bins of ECE, MCE, classwise ECE and SMECE.")
-@click.option("--temperature", type=float, help="Divide the logits by this temperature.")
+@click.option("--temperature", type=finite(0, min_open=True),
+              help="Divide the logits by this temperature (> 0).")
 @click.option("--fit-temperature-on", "fit_paths", multiple=True, type=click.Path(dir_okay=False),
               help="Fit the temperature on these (dev) prediction files, joined to the same "
                    "votes, and apply it.")
@@ -64,7 +73,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
               show_default=True, help="Tie policy of the human majority (random uses --seed).")
 @click.option("--n-boot", "n_boot", type=click.IntRange(min=0), default=0, show_default=True,
               help="Poisson bootstrap replicates for percentile 95% intervals (0: none).")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the bootstrap and of random tie breaking.")
 @click.option("--by", type=click.Choice(["agreement"]),
               help="Also evaluate groups of items: agreement = equal-count bins of human "
@@ -97,6 +106,10 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
     if n_temp > 1:
         raise click.UsageError("use only one of --temperature, --fit-temperature-on and "
                                "--oracle-temperature")
+    if temperature_objective is not None and not (fit_paths or oracle_temperature):
+        raise click.UsageError("--temperature-objective needs --fit-temperature-on or "
+                               "--oracle-temperature (a fixed --temperature is not fitted)")
+    check_bootstrap(n_boot, n_bins, n_groups=6 if by else 1)
     labels = _labels(pred_labels)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -126,13 +139,13 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
         result = run_engine(records, by=by, n_boot=n_boot, seed=seed, n_bins=n_bins)
         result.temperature = info
     for w in caught:
-        click.echo(f"Warning: {' '.join(str(w.message).split())}", err=True)
+        echo_warning(w.message)
     if per_item_path:
         result.per_item.to_csv(per_item_path, index=False)
     if as_json:
         echo_json(result.to_dict())
     else:
-        click.echo(_table(result))
+        echo(_table(result))
 
 
 def _table(result) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.cli._common import SEED, FORMAT_OPTION, echo, echo_json, echo_warning, finite, votes_input
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_table_path
 
@@ -12,12 +14,11 @@ _SCORE_METHODS = ["agreement", "ds", "onecoin", "mace", "gold", "entropy"]
 _AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace"]
 _TIES = ["first", "first_seen", "random"]
 
-_VOTES = click.option("--votes", "votes_path", required=True, type=click.Path(dir_okay=False),
-                      help="Votes file (long/wide CSV, TSV, JSONL, Parquet; ChaosNLI .jsonl).")
+_VOTES = votes_input("Votes file (long/wide CSV, TSV, JSONL, Parquet; ChaosNLI .jsonl).")
 _GOLD = click.option("--gold", "gold_path", type=click.Path(exists=True, dir_okay=False),
                      help="Gold file with an item column and a gold column (e.g. question,truth); "
                           "a gold column in the votes file is used without it.")
-_SEED = click.option("--seed", type=int, default=0, show_default=True,
+_SEED = click.option("--seed", type=SEED, default=0, show_default=True,
                      help="Seed of MACE's random restarts.")
 
 
@@ -34,7 +35,7 @@ def _read(votes_path: str, fmt: str, gold_path: str | None):
 @click.option("--method", type=click.Choice(_SCORE_METHODS), default="agreement", show_default=True,
               help="Score: agreement with co-annotators, Dawid-Skene spammer score (ds), one-coin "
                    "skill, MACE competence, gold accuracy (ChaosNLI rule), label-usage entropy.")
-@click.option("--threshold", type=float, default=None,
+@click.option("--threshold", type=finite(), default=None,
               help="Flag annotators scoring below this (default: the method's default threshold).")
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
@@ -54,12 +55,12 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
         echo_json(flags.to_dict())
         return
     rows = flags.to_dict()["annotators"]
-    click.echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8}  flagged")
+    echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8}  flagged")
     for row in sorted(rows, key=lambda r: (r["score"] is None, r["score"] or 0.0)):
         score = "nan" if row["score"] is None else f"{row['score']:.3f}"
         mark = f"*  {row['reason']}" if row["flagged"] else ""
-        click.echo(f"{row['annotator']:<24} {row['n_votes']:>7} {score:>8}  {mark}")
-    click.echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
+        echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score:>8}  {mark}")
+    echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
                f"(method {method}, threshold {flags.threshold:g})")
 
 
@@ -69,10 +70,11 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
 @FORMAT_OPTION
 @click.option("--method", type=click.Choice(_SCORE_METHODS), required=True,
               help="Score used to remove annotators (see `annokit annotators`).")
-@click.option("--threshold", type=float, default=None,
+@click.option("--threshold", type=finite(), default=None,
               help="Remove annotators scoring below this (default: the method's default).")
-@click.option("--top-fraction", type=float, default=None,
-              help="Instead of a threshold, remove this fraction of annotators (lowest scores).")
+@click.option("--top-fraction", type=finite(0, 1, min_open=True, max_open=True), default=None,
+              help="Instead of a threshold, remove this fraction of annotators (lowest scores; "
+                   "in (0, 1)).")
 @click.option("--min-votes", type=click.IntRange(min=1), default=2, show_default=True,
               help="Items left with fewer votes are listed in the audit.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
@@ -95,6 +97,8 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
     from annokit.io import write_votes
     from annokit.quality import filter_annotators
 
+    if threshold is not None and top_fraction is not None:
+        raise click.UsageError("--threshold and --top-fraction conflict: give one of them")
     check_table_path(out_path)
     votes = _read(votes_path, fmt, gold_path)
     with warnings.catch_warnings(record=True) as caught:
@@ -107,19 +111,19 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
     if as_json:
         echo_json(summary)
     else:
-        click.echo(
+        echo(
             f"removed {summary['n_annotators_removed']} of {summary['n_annotators_before']} "
             f"annotators ({summary['n_votes_removed']} of {summary['n_votes_before']} votes; "
             f"method {method}, threshold {summary['threshold']}, {summary['rounds']} round(s))"
         )
-        click.echo(
+        echo(
             f"items: {summary['n_items_affected']} affected, {summary['n_items_removed']} removed, "
             f"{summary['n_items_too_few_votes']} with fewer than {min_votes} votes; "
             f"mean TVD moved {_fmt(summary['tvd_mean'])}, max {_fmt(summary['tvd_max'])}"
         )
-        click.echo(f"wrote {out_path} and {audit_path}")
+        echo(f"wrote {out_path} and {audit_path}")
     for w in caught:
-        click.echo(f"Warning: {w.message}", err=True)
+        echo_warning(w.message)
 
 
 def _fmt(x) -> str:
@@ -141,7 +145,7 @@ def _fmt(x) -> str:
 @click.option("--soft", is_flag=True, help="Add the posterior of every label (p_<label> columns).")
 @click.option("--clamp-gold", is_flag=True,
               help="Fix gold items to their gold label while fitting (ds, onecoin, mace).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of MACE's random restarts and of --ties random.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON summary instead of the labels (accuracy against gold).")
@@ -161,11 +165,13 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
     if as_json:
         echo_json(result.summary())
     elif out_path is None:
-        click.echo(result.table.to_csv(index=False), nl=False)
+        text = result.table.to_csv(index=False)
+        # data on a pipe stays exact; on a terminal control characters are escaped
+        (echo if sys.stdout.isatty() else click.echo)(text, nl=False)
     else:
         acc = ("n/a (no gold)" if result.accuracy is None
                else f"{result.accuracy:.4f} on {result.n_gold} gold items")
         if result.tie_policy is not None:
             acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
-        click.echo(f"{method}: {result.n_items} items, accuracy {acc}, {result.n_iter} "
+        echo(f"{method}: {result.n_items} items, accuracy {acc}, {result.n_iter} "
                    f"iteration(s), converged {result.converged}; wrote {out_path}")

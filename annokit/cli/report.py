@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
 import click
 
-from annokit.cli._common import FORMAT_OPTION
+from annokit.cli._common import (
+    SEED,
+    FORMAT_OPTION,
+    check_bootstrap,
+    check_memory,
+    echo,
+    float_list,
+    int_list,
+    votes_input,
+)
 from annokit.errors import InputError
+
+#: Bytes of results per subsampling repetition and k (as for ``annokit subsample``).
+BYTES_PER_REP_AND_K = 512
 
 
 def _split_spec(spec: str, option: str) -> tuple[str, str]:
@@ -48,9 +61,14 @@ def _temperature(spec: str, names: list[str]) -> tuple[str, float]:
     if name not in names:
         raise InputError(f"--temperature {spec!r}: no --model named {name!r}; models are {names}")
     try:
-        return name, float(value)
+        t = float(value)
     except ValueError:
-        raise InputError(f"--temperature {spec!r}: {value!r} is not a number") from None
+        raise click.BadParameter(f"{spec!r}: {value!r} is not a number",
+                                 param_hint="'--temperature'") from None
+    if not math.isfinite(t) or t <= 0:
+        raise click.BadParameter(f"{spec!r}: the temperature must be a finite number > 0",
+                                 param_hint="'--temperature'")
+    return name, t
 
 
 def _fit_on(spec: str, names: list[str]) -> tuple[str, list[str]]:
@@ -68,26 +86,26 @@ def _fit_on(spec: str, names: list[str]) -> tuple[str, list[str]]:
 
 
 def _bins(text: str) -> int | list[float]:
-    try:
-        return int(text)
-    except ValueError:
+    """``--bins``: a number of equal-count bins (>= 1) or comma-separated finite edges."""
+    if "," not in text:
         try:
-            return [float(x) for x in text.split(",")]
+            n = int(text)
         except ValueError:
-            raise InputError(f"--bins must be an integer or comma-separated edges; "
-                             f"got {text!r}") from None
+            pass
+        else:
+            if n < 1:
+                raise click.BadParameter(f"the number of bins must be >= 1; got {n}",
+                                         param_hint="'--bins'")
+            return n
+    return float_list(text, "--bins")
 
 
-def _ks(text: str) -> list[int]:
-    try:
-        return [int(k) for k in text.split(",") if k.strip()]
-    except ValueError:
-        raise InputError(f"--subsample must be comma-separated integers; got {text!r}") from None
+def _n_groups(bin_spec: int | list[float]) -> int:
+    return bin_spec if isinstance(bin_spec, int) else max(len(bin_spec) - 1, 1)
 
 
 @click.command(name="report")
-@click.option("--votes", "votes_path", required=True, type=click.Path(dir_okay=False),
-              help="Votes file (any format `annokit stats` reads) or a registered dataset name.")
+@votes_input("Votes file (any format `annokit stats` reads) or a registered dataset name.")
 @FORMAT_OPTION
 @click.option("--model", "models", multiple=True, required=True, metavar="NAME=PATH[,PATH]",
               help="A model's predictions; several files (dev + test halves) are concatenated. "
@@ -118,7 +136,7 @@ def _ks(text: str) -> list[int]:
                    "(annokit subsample; items with fewer than k votes are skipped at that k).")
 @click.option("--subsample-reps", type=click.IntRange(min=1), default=200, show_default=True,
               help="Repetitions of the subsampling curve.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the bootstrap and the ceiling split.")
 @click.option("--title", default=None, help="Page title.")
 @click.option("--png", is_flag=True, help="Also write every figure as PNG.")
@@ -143,13 +161,20 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     from annokit.report import build_report, dump_json, load_models, subsampling_rows, write_report
 
     bin_spec = _bins(bins)
+    # every agreement bin and every model (with its temperature copies) is bootstrapped
+    n_models = len(models) + len(temperatures) + len(fit_temperature_on)
+    check_bootstrap(n_boot, n_bins, n_groups=(_n_groups(bin_spec) + 1) * max(n_models, 1))
     specs = [_split_spec(s, "--model") for s in models]
     names = [n for n, _ in specs]
     if len(set(names)) != len(names):
         raise InputError(f"--model names must be unique; got {names}")
     fixed = [_temperature(s, names) for s in temperatures]
     fitted = [_fit_on(s, names) for s in fit_temperature_on]
-    ks = _ks(subsample_ks) if subsample_ks else None
+    ks = int_list(subsample_ks, "--subsample") if subsample_ks else None
+    if ks:
+        check_memory("--subsample-reps", subsample_reps,
+                     subsample_reps * len(ks) * BYTES_PER_REP_AND_K,
+                     what=f"results of {subsample_reps} repetitions x {len(ks)} values of k")
     notes: list[str] = []
     # stages: votes, each model read, build_report's five, written
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
@@ -170,7 +195,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
         progress("written")
     if as_json:
         click.echo(dump_json(rep), nl=False)
-    click.echo(f"report written to {path.resolve() / 'report.html'} (also report.md, report.json, "
+    echo(f"report written to {path.resolve() / 'report.html'} (also report.md, report.json, "
                "figures/)", err=as_json)
 
 

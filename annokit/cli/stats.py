@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import click
 
-from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.cli._common import SEED, FORMAT_OPTION, check_memory, echo, echo_json, finite, votes_input
 from annokit.core.soft_labels import DEFAULT_TIES
+
+#: Bytes kept per bootstrap replicate (two coefficients, their replicate values and weights).
+BYTES_PER_REPLICATE = 64
 
 
 @click.command(name="stats")
-@click.argument("path", type=click.Path(dir_okay=False))
+@votes_input()
 @FORMAT_OPTION
 @click.option("--gold", type=click.Path(exists=True, dir_okay=False),
               help="A separate gold file (item and gold columns) for long/wide votes.")
@@ -20,29 +23,30 @@ from annokit.core.soft_labels import DEFAULT_TIES
               help="Tie policy of the majority vote: first tied label in label order, the tied "
                    "label voted first (first_seen: the rule of the published RTE and dog "
                    "figures), or random (--seed).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the bootstrap (and of --ties random).")
-@click.option("--base", type=float, default=2.0, show_default=True,
-              help="Logarithm base of the entropy (2: bits).")
+@click.option("--base", type=finite(0, min_open=True, exclude=(1.0,)), default=2.0,
+              show_default=True, help="Logarithm base of the entropy (2: bits; > 0, not 1).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--card", is_flag=True, help="Print the Markdown statistics section of a data card.")
-def stats(path: str, fmt: str, gold: str | None, n_boot: int, ties: str, seed: int, base: float,
+def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, seed: int, base: float,
           as_json: bool, card: bool) -> None:
-    """Statistics of the votes in PATH: items, votes, annotators, entropy, ties
+    """Statistics of the votes in --votes (or VOTES): items, votes, annotators, entropy, ties
     (and the tie policy of the majority vote), majority-vote accuracy against gold, majority change against the original label, label counts, Krippendorff's
     alpha and Fleiss' kappa with bootstrap intervals.
 
-    PATH is a ChaosNLI .jsonl file, a long or wide CSV/TSV/JSONL/Parquet table,
+    VOTES is a ChaosNLI .jsonl file, a long or wide CSV/TSV/JSONL/Parquet table,
     or a registered dataset name such as chaosnli-snli.
     """
     from annokit.io import read_votes
     from annokit.quality.dataset_stats import dataset_stats, stats_markdown, stats_table
 
-    votes = read_votes(path, format=fmt, gold=gold)
+    check_memory("--n-boot", n_boot, n_boot * BYTES_PER_REPLICATE, what="bootstrap replicates")
+    votes = read_votes(votes_path, format=fmt, gold=gold)
     result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     if as_json:
         echo_json(result)
     elif card:
-        click.echo(stats_markdown(result))
+        echo(stats_markdown(result))
     else:
-        click.echo(stats_table(result))
+        echo(stats_table(result))

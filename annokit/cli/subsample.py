@@ -8,35 +8,49 @@ from typing import Any
 
 import click
 
-from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.cli._common import (
+    SEED,
+    FORMAT_OPTION,
+    check_memory,
+    echo,
+    echo_json,
+    echo_warning,
+    finite,
+    int_list,
+    votes_input,
+)
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.
 PROGRESS_THRESHOLD = 2_000_000
+#: Largest k accepted (a k-vote draw per item and repetition is made for every k up to it).
+K_MAX = 100_000
+#: Bytes of results per repetition and k (five metrics over the agreement bins and the TVD grid).
+BYTES_PER_REP_AND_K = 512
 
 
 def _parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
-    try:
-        ks = [int(v) for v in value.replace(" ", "").split(",") if v != ""]
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated positive integers, e.g. 1,2,5,10; "
-                                 f"got {value!r}") from None
-    if not ks or min(ks) < 1:
-        raise click.BadParameter(f"expected comma-separated positive integers, e.g. 1,2,5,10; "
-                                 f"got {value!r}")
+    ks = int_list(value, "--k", min=1)
+    if max(ks) > K_MAX:
+        raise click.BadParameter(f"k must be at most {K_MAX:,}; got {max(ks)}")
     return ks
 
 
 @click.command(name="subsample")
-@click.option("--votes", "path", required=True, type=click.Path(dir_okay=False),
-              help="Votes file (ChaosNLI .jsonl, long or wide table) or a registered dataset name.")
+@votes_input()
 @FORMAT_OPTION
 @click.option("--k", "ks", default="1,2,5,10,20,50", show_default=True, callback=_parse_ks,
-              help="Votes per item to subsample, comma-separated.")
+              help="Votes per item to subsample, comma-separated positive integers.")
 @click.option("--reps", type=click.IntRange(min=1), default=200, show_default=True,
               help="Repetitions per k.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option("--epsilon", type=click.FloatRange(min=0, max=1, min_open=True), default=0.05,
-              show_default=True, help="Target expected TVD to the full-data distribution.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed (>= 0).")
+@click.option("--epsilon", type=finite(0, 1, min_open=True), default=0.05,
+              show_default=True, help="Tolerance: the largest expected TVD to the target "
+                                      "distribution, in (0, 1].")
+@click.option("--target", type=click.Choice(["population", "pool"]), default="population",
+              show_default=True,
+              help="What k is recommended against: the population the votes are a sample of "
+                   "(a Dirichlet-multinomial fit to the votes; k may exceed the votes "
+                   "available), or the pool of collected votes (the observed curve).")
 @click.option("--short", type=click.Choice(["error", "skip", "keep"]), default="error",
               show_default=True,
               help="Items with fewer than k votes: fail, leave them out, or keep all their votes.")
@@ -45,30 +59,37 @@ def _parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> list[in
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write the curves to this image file (PNG, SVG or PDF).")
-def subsample(path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon: float,
-              short: str, jobs: int, as_json: bool, plot: str | None) -> None:
+def subsample(votes_path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon: float,
+              target: str, short: str, jobs: int, as_json: bool, plot: str | None) -> None:
     """Subsampling curves for the votes in --votes: how far k-vote label
     distributions are from the full data (TVD, Jensen-Shannon distance, KL,
     majority agreement, entropy bias, with percentile intervals over
     repetitions), and the smallest k whose expected TVD is below --epsilon.
 
-    When no observed k gets below --epsilon, a Dirichlet-multinomial fitted
-    to the votes extrapolates beyond the votes available.
+    --target population (the default) recommends k against the population the
+    votes are a sample of: the per-item distributions of a Dirichlet-multinomial
+    fitted to the votes, extrapolated beyond the votes available. --target pool
+    recommends k against the collected votes themselves (the observed curve, up
+    to half the fewest votes on an item; extrapolated only when it does not get
+    below --epsilon). The output states the target, the tolerance, the
+    recommended k and its interval.
     """
     from annokit.io import read_votes
     from annokit.subsample import curve_summary
 
+    check_memory("--reps", reps, reps * len(ks) * BYTES_PER_REP_AND_K,
+                 what=f"results of {reps} repetitions x {len(ks)} values of k")
     image_type = None
     if plot:
         from annokit.report.plots import image_format
 
         image_type = image_format(plot)  # fail before the work on a bad extension or folder
-    votes = read_votes(path, format=fmt)
+    votes = read_votes(votes_path, format=fmt)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        curve, rec = _compute(votes, ks, reps, seed, epsilon, short, jobs)
+        curve, rec = _compute(votes, ks, reps, seed, epsilon, target, short, jobs)
     for message in dict.fromkeys(str(w.message) for w in caught):
-        click.echo(f"Warning: {' '.join(message.split())}", err=True)
+        echo_warning(message)
     if plot:
         from annokit.report.plots import subsampling_figure, write_figure
 
@@ -77,14 +98,16 @@ def subsample(path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon:
         echo_json(curve_summary(curve, rec))
         return
     frame = curve.to_frame()
-    click.echo(f"{votes.n_items} items, {curve.n_votes_min}-{curve.n_votes_max} votes per item, "
-               f"{reps} repetitions, seed {seed}")
-    click.echo(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    click.echo(rec.describe())
+    echo(f"{votes.n_items} items, {curve.n_votes_min}-{curve.n_votes_max} votes per item, "
+         f"{reps} repetitions, seed {seed}")
+    echo(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    echo(f"target: {rec.kind} (tolerance: expected TVD < {rec.epsilon:g})")
+    echo(rec.describe())
 
 
-def _compute(votes: Any, ks: list[int], reps: int, seed: int, epsilon: float, short: str,
-             jobs: int) -> tuple[Any, Any]:
+def _compute(votes: Any, ks: list[int], reps: int, seed: int, epsilon: float, target: str,
+             short: str, jobs: int) -> tuple[Any, Any]:
+    from annokit.errors import AnnokitError
     from annokit.subsample import recommend_k, subsampling_curve
 
     work = reps * votes.n_items * max(ks)
@@ -102,4 +125,10 @@ def _compute(votes: Any, ks: list[int], reps: int, seed: int, epsilon: float, sh
                                       n_jobs=jobs, progress=progress)
     else:
         curve = subsampling_curve(votes, ks, reps=reps, rng=seed, short=short, n_jobs=jobs)
+    if target == "population":
+        try:
+            return curve, recommend_k(curve, epsilon, counts=votes, rng=seed, target=target)
+        except AnnokitError as exc:  # e.g. a single label: no Dirichlet-multinomial to fit
+            warnings.warn(f"the population target does not apply ({exc}); k is recommended "
+                          "against the pool of collected votes", stacklevel=1)
     return curve, recommend_k(curve, epsilon, counts=votes, rng=seed)

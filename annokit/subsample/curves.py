@@ -37,8 +37,8 @@ from annokit.subsample import engine as _eng
 from annokit.subsample._checks import ShortPolicy, as_counts, check_ks, check_reps, short_items
 from annokit.subsample.extrapolate import DirichletMultinomial
 
-__all__ = ["CURVE_KEYS", "Recommendation", "SubsampleCurve", "curve_summary", "recommend_k",
-           "subsampling_curve"]
+__all__ = ["CURVE_KEYS", "TARGETS", "Recommendation", "SubsampleCurve", "curve_summary",
+           "recommend_k", "subsampling_curve"]
 
 #: Keys of each row of :meth:`SubsampleCurve.to_records` (the CLI's ``--json`` "curve").
 CURVE_KEYS = ("k", "tvd_mean", "tvd_low", "tvd_high", "jsd_mean", "kl_mean",
@@ -410,8 +410,10 @@ class Recommendation:
     epsilon : float
     source : {"observed", "extrapolated", "not reached"}
     target : str
-        What the TVD is measured against: the full data (observed curve) or
-        the population distribution of the Dirichlet-multinomial fit.
+        What the TVD is measured against, in words: the full data (observed
+        curve) or the population distribution of the Dirichlet-multinomial fit.
+    kind : {"pool", "population"}
+        The ``target`` asked of :func:`recommend_k`.
     """
 
     k: int | None
@@ -420,10 +422,12 @@ class Recommendation:
     epsilon: float
     source: str
     target: str
+    kind: str = "pool"
 
     def to_dict(self) -> dict[str, Any]:
         return {"k": self.k, "k_low": self.k_low, "k_high": self.k_high,
-                "epsilon": self.epsilon, "source": self.source, "target": self.target}
+                "epsilon": self.epsilon, "source": self.source, "target": self.target,
+                "kind": self.kind}
 
     def describe(self) -> str:
         """The recommendation in one line (``annokit subsample``'s last line).
@@ -443,7 +447,8 @@ class Recommendation:
 def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
     """A curve and its recommendation as one JSON-ready dict (``annokit subsample --json``).
 
-    Keys: ``curve`` (:meth:`SubsampleCurve.to_records`), ``recommended_k``,
+    Keys: ``curve`` (:meth:`SubsampleCurve.to_records`), ``target`` (``"pool"`` or
+    ``"population"``), ``recommended_k``,
     ``recommended_k_low``, ``recommended_k_high``, ``recommendation_source``,
     ``recommendation_target``, ``epsilon``, ``n_items``, ``reps``, ``seed``,
     ``interval``, ``short``, ``n_short``, ``kl_smoothing``, ``n_votes_min``,
@@ -451,6 +456,7 @@ def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
     """
     return jsonable({
         "curve": curve.to_records(),
+        "target": rec.kind,
         "recommended_k": rec.k,
         "recommended_k_low": rec.k_low,
         "recommended_k_high": rec.k_high,
@@ -475,11 +481,15 @@ def _first_below(ks: np.ndarray, curve: np.ndarray, epsilon: float) -> int | Non
     return int(ks[below[0]]) if below.size else None
 
 
+#: What a recommended k is measured against (``recommend_k(target=...)``).
+TARGETS = ("pool", "population")
+
+
 def recommend_k(curve: SubsampleCurve, epsilon: float = 0.05, *,
                 extrapolate: bool = True, counts: Any = None, reps: int = 50,
                 rng: np.random.Generator | int | None = None,
-                k_max: int = 5000) -> Recommendation:
-    """Smallest k whose expected TVD to the full-data distribution is below ``epsilon``.
+                k_max: int = 5000, target: str = "pool") -> Recommendation:
+    """Smallest k whose expected TVD to the pool of votes (or to the population) is below ``epsilon``.
 
     Parameters
     ----------
@@ -495,10 +505,23 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = 0.05, *,
         The data of the curve; needed for the extrapolation.
     reps, rng, k_max :
         Repetitions, randomness and largest k of the extrapolation.
+    target : {"pool", "population"}, default="pool"
+        ``"pool"``: k against the pool of collected votes (the full data; the
+        observed curve first, the extrapolation only when it does not reach
+        ``epsilon``). ``"population"``: k against the population the votes are a
+        sample of, the per-item distributions of the Dirichlet-multinomial fit
+        to ``counts`` (needs ``counts``; k may exceed the votes available).
+        ``annokit subsample`` defaults to ``"population"``.
 
     Returns
     -------
     Recommendation
+
+    Raises
+    ------
+    InvalidValueError
+        ``epsilon`` outside (0, 1], an unknown ``target``, or ``counts``
+        missing where the extrapolation is needed.
 
     Notes
     -----
@@ -523,6 +546,13 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = 0.05, *,
     """
     if not np.isfinite(epsilon) or not (0 < epsilon <= 1):
         raise InvalidValueError(f"epsilon must be in (0, 1]; got {epsilon!r}")
+    if target not in TARGETS:
+        raise InvalidValueError(f"target must be one of {TARGETS}; got {target!r}")
+    if target == "population":
+        if counts is None:
+            raise InvalidValueError("target='population' needs counts= (the votes) for the "
+                                    "Dirichlet-multinomial fit")
+        return _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max, kind="population")
     if curve.grid_tvd.shape[1]:
         ks, tv = curve.grid_ks, curve.grid_tvd
     else:
@@ -546,11 +576,18 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = 0.05, *,
     if counts is None:
         raise InvalidValueError("the observed curve never gets below epsilon="
                                 f"{epsilon}; pass counts= to extrapolate, or extrapolate=False")
+    return _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max)
+
+
+def _extrapolated(counts: Any, epsilon: float, *, reps: int,
+                  rng: np.random.Generator | int | None, k_max: int,
+                  kind: str = "pool") -> Recommendation:
+    """k against the population distribution of a Dirichlet-multinomial fit to ``counts``."""
     cnt, *_ = as_counts(counts)
     fit = DirichletMultinomial().fit(cnt)
     found = fit.smallest_k(cnt, epsilon, reps=reps, rng=rng, k_max=k_max)
     return Recommendation(k=found["k"], k_low=found["k_low"], k_high=found["k_high"],
                           epsilon=float(epsilon),
                           source="extrapolated" if found["k"] is not None else "not reached",
-                          target="population distribution (Dirichlet-multinomial fit)")
+                          target="population distribution (Dirichlet-multinomial fit)", kind=kind)
 

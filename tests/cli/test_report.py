@@ -87,15 +87,9 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     (["--model", "nameonly"], "Error: --model expects NAME=VALUE; got 'nameonly'\n"),
     (["--model", "m={good}", "--temperature", "x=2"],
      "Error: --temperature 'x=2': no --model named 'x'; models are ['m']\n"),
-    (["--model", "m={good}", "--temperature", "m=hot"],
-     "Error: --temperature 'm=hot': 'hot' is not a number\n"),
-    (["--model", "m={good}", "--bins", "1,x"],
-     "Error: --bins must be an integer or comma-separated edges; got '1,x'\n"),
     (["--model", "m={good}", "--model", "k={good}", "--fit-temperature-on", "{good}"],
      ("Error: --fit-temperature-on '{good}': with several models write NAME=PATH[,PATH] to "
       "say whose temperature to fit\n")),
-    (["--model", "m={good}", "--subsample", "1,two"],
-     "Error: --subsample must be comma-separated integers; got '1,two'\n"),
     (["--model", "m={good}", "--model", "m={good}"],
      "Error: --model names must be unique; got ['m', 'm']\n"),
 ])
@@ -107,6 +101,36 @@ def test_report_user_errors_are_one_line(files, tmp_path, args, message):
                  "--out", tmp_path / "o", *args)
     assert result.exit_code == 1
     assert result.output == message.format(good=good)
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--temperature", "m=hot"], "Invalid value for '--temperature': 'm=hot': 'hot' is not a number"),
+    (["--temperature", "m=nan"],
+     "Invalid value for '--temperature': 'm=nan': the temperature must be a finite number > 0"),
+    (["--bins", "1,x"], "Invalid value for '--bins': expected comma-separated numbers; got '1,x'"),
+    (["--bins", "0,nan,1"], "Invalid value for '--bins': 'nan' in '0,nan,1' is not a finite number"),
+    (["--bins", "0"], "Invalid value for '--bins': the number of bins must be >= 1; got 0"),
+    (["--subsample", "1,two"],
+     "Invalid value for '--subsample': expected comma-separated positive integers, e.g. "
+     "1,2,5,10; got '1,two'"),
+    (["--subsample", "1,,2"],
+     "Invalid value for '--subsample': empty element in '1,,2'; expected comma-separated "
+     "positive integers, e.g. 1,2,5,10"),
+    (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
+    (["--n-bins", "1000000000"],
+     "Invalid value for '--n-bins': 1000000000 would need about 268.2 TiB"),
+    (["--subsample", "5", "--subsample-reps", "100000000"],
+     "Invalid value for '--subsample-reps': 100000000 would need about 47.7 GiB (results of "
+     "100000000 repetitions x 1 values of k), above the limit of 2.0 GiB; choose a smaller value"),
+])
+def test_report_option_values_are_usage_errors(files, tmp_path, args, message):
+    votes, paths = files
+    good = f"{paths['good', 'dev']},{paths['good', 'test']}"
+    result = run("report", "--votes", votes, "--pred-labels", "b,a", "--quiet", "--model",
+                 f"m={good}", "--out", tmp_path / "o", *args)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
     assert not (tmp_path / "o").exists()
 
 

@@ -124,10 +124,61 @@ def test_help_lists_the_options():
 
 def test_chaosnli_progress_bar_goes_to_stderr(shared_data):
     path = str(shared_data("chaosnli", "chaosNLI_snli.jsonl"))
-    result = run("--votes", path, "--k", "1,20", "--reps", "100", "--json")
+    result = run("--votes", path, "--k", "1,20", "--reps", "100", "--json", "--target", "pool")
     assert result.exit_code == 0, result.output
     assert "subsampling" in result.stderr and "subsampling" not in result.stdout
     out = json.loads(result.stdout)
     assert out["n_items"] == 1514
     assert 0.065 < out["curve"][1]["tvd_mean"] < 0.075
+    assert out["target"] == "pool"
     assert out["recommendation_source"] == "observed" and 20 < out["recommended_k"] <= 50
+
+
+def test_mnli_target_population_vs_pool(shared_data):
+    """Issue 15: against the pool of 100 votes MNLI needs k = 44; against the population the
+    votes are a sample of (Dirichlet-multinomial extrapolation) about 78 (the issue: 79)."""
+    path = str(shared_data("chaosnli", "chaosNLI_mnli_m.jsonl"))
+    pool = json.loads(run("--votes", path, "--reps", "50", "--json", "--target", "pool").stdout)
+    assert (pool["target"], pool["recommendation_source"]) == ("pool", "observed")
+    assert pool["recommended_k"] == 44 and pool["epsilon"] == 0.05
+    result = run(path, "--reps", "50")  # population is the default; positional VOTES
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-2] == "target: population (tolerance: expected TVD < 0.05)"
+    assert lines[-1].startswith("recommended k = 78 (interval 7")
+    assert lines[-1].endswith("for expected TVD < 0.05; extrapolated, against the population "
+                              "distribution (Dirichlet-multinomial fit)")
+
+
+def test_population_target_falls_back_to_pool_when_the_fit_fails(votes_csv, monkeypatch):
+    import annokit.subsample as sub
+    from annokit.errors import SchemaError
+
+    real = sub.recommend_k
+
+    def recommend_k(curve, epsilon, **kwargs):
+        if kwargs.get("target") == "population":
+            raise SchemaError("no fit")
+        return real(curve, epsilon, **kwargs)
+
+    monkeypatch.setattr(sub, "recommend_k", recommend_k)
+    result = run("--votes", str(votes_csv), "--k", "1,2", "--reps", "5", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["target"] == "pool"
+    assert ("Warning: the population target does not apply (no fit); k is recommended against "
+            "the pool of collected votes") in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--k", "1,,2"], "Invalid value for '--k': empty element in '1,,2'"),
+    (["--k", "1,1000000"], "Invalid value for '--k': k must be at most 100,000; got 1000000"),
+    (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
+    (["--epsilon", "nan"], "Invalid value for '--epsilon': 'nan' is not a finite number."),
+    (["--target", "crowd"], "Invalid value for '--target': 'crowd' is not one of 'population', "
+                            "'pool'."),
+    (["--reps", "100000000000"], "Invalid value for '--reps': 100000000000 would need about"),
+])
+def test_option_values_refused_before_work(votes_csv, args, message):
+    result = run("--votes", str(votes_csv), *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
