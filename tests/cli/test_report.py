@@ -119,7 +119,7 @@ def test_report_user_errors_are_one_line(files, tmp_path, args, message):
      "positive integers, e.g. 1,2,5,10"),
     (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
     (["--n-bins", "1000000000"],
-     "Invalid value for '--n-bins': 1000000000 would need about 268.2 TiB"),
+     "Invalid value for '--n-bins': 1000000000 would need about 261.9 TiB"),
     (["--subsample", "5", "--subsample-reps", "100000000"],
      "Invalid value for '--subsample-reps': 100000000 would need about 47.7 GiB (results of "
      "100000000 repetitions x 1 values of k), above the limit of 2.0 GiB; choose a smaller value"),
