@@ -108,7 +108,9 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
     fit_temperature_on : sequence of (str, path or paths)
         ``(name, files)``: add model ``"name TS"``, model ``name`` scaled with a
         temperature fitted (NLL of the majority) on the items of ``files`` that
-        have votes (:func:`annokit.metrics.temperature.temperature_scale`).
+        have votes (:func:`annokit.metrics.temperature.temperature_scale`). The
+        files are joined to all of ``votes``, also to items that
+        ``on_missing="drop"`` leaves out of the evaluation.
     progress : callable, optional
         Called with a short stage name after each model is read.
 
@@ -141,6 +143,7 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
         paths = _as_paths(value)
         preds[name] = (read_predictions(paths, id_field=id_field), [p.name for p in paths])
         step(f"read {name}")
+    all_votes = votes  # dev files for a fitted temperature are joined to every vote item
     if on_missing == "drop":
         keep = np.ones(votes.n_items, dtype=bool)
         for p, _ in preds.values():
@@ -169,8 +172,10 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
                                     temperature_note="fixed temperature"))
     for name, value in fit_temperature_on:
         paths = _as_paths(value)
-        dev = align(votes, read_predictions(paths, id_field=id_field), pred_labels=pred_labels,
-                    on_missing="drop")
+        with warnings.catch_warnings():  # dev files cover other items than the votes: expected
+            warnings.simplefilter("ignore", DegenerateInputWarning)
+            dev = align(all_votes, read_predictions(paths, id_field=id_field),
+                        pred_labels=pred_labels, on_missing="drop")
         scaled, info = temperature_scale(records[name], fit_on=dev)
         note = (f"T fitted on {', '.join(p.name for p in paths)} ({info['n_fit_items']} "
                 f"items with votes, objective {info['objective']}); {info['n_overlap_items']} of "

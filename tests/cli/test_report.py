@@ -292,3 +292,16 @@ def test_report_helpers_raise_specific_types(tmp_path):
         image_format(tmp_path / "c.gif")
     with pytest.raises(InvalidValueError, match="does not exist"):
         image_format(tmp_path / "no" / "c.svg")
+
+
+def test_report_fit_temperature_on_with_on_missing_drop(files, tmp_path):
+    """Issue 15: --fit-temperature-on DEV --on-missing drop failed (the dev predictions were
+    joined against the votes already restricted to the test items)."""
+    votes, paths = files
+    result = run("report", "--votes", votes, "--model", f"m={paths['sharp', 'test']}",
+                 "--on-missing", "drop", "--fit-temperature-on", str(paths["sharp", "dev"]),
+                 "--pred-labels", "b,a", "--n-boot", "0", "--no-ceiling", "--quiet",
+                 "--out", tmp_path / "o", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [m["name"] for m in data["models"]] == ["m", "m TS"]

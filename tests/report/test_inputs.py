@@ -86,3 +86,21 @@ def test_subsampling_rows_note_skipped_items_and_reject_non_integers():
     assert len(notes) == 1 and notes[0].startswith("subsampling: ")
     with pytest.raises(InvalidValueError, match="ks must be a sequence of integers; got '1,2'"):
         subsampling_rows(votes, "1,2")
+
+
+@pytest.mark.filterwarnings("ignore:the fitted temperature")
+def test_fit_temperature_on_dev_files_with_on_missing_drop(setup):
+    """Issue 15: the dev predictions were joined against the votes already restricted to the
+    evaluated (test) items, so no dev item had votes left. They are joined to all the votes."""
+    votes, probs, dev, test, _ = setup
+    with pytest.warns(DegenerateInputWarning, match="15 of 30 vote items have no prediction"):
+        out = load_models(votes, {"m": test}, pred_labels="a,b,c", on_missing="drop",
+                          fit_temperature_on=[("m", dev)])
+    assert out.votes.n_items == 15 and [m.name for m in out.models] == ["m", "m TS"]
+    full = align(votes, [dev, test], pred_labels="a,b,c")
+    fit_on = full.select(np.arange(15))
+    expected, info = temperature_scale(full.select(np.arange(15, 30)), fit_on=fit_on)
+    np.testing.assert_allclose(out.models[1].probs, expected.probs)
+    assert out.models[1].temperature == info["value"]
+    assert "T fitted on dev.jsonl (15 items with votes" in out.models[1].temperature_note
+    assert "0 of them are also evaluated" in out.models[1].temperature_note
