@@ -30,7 +30,7 @@ __all__ = ["COMMANDS", "EXIT_CODES", "main"]
 EXIT_CODES = {
     0: "success",
     1: "error in the input, the data or the environment (a one-line 'Error: ...' on stderr)",
-    2: "usage error: an unknown, missing, out-of-range or conflicting option",
+    2: "usage error: an unknown, missing, invalid or conflicting option",
     3: "internal error (rerun with --debug for the traceback and please report it)",
 }
 

@@ -7,8 +7,8 @@ import warnings
 import click
 
 from annokit.cli._common import (
-    SEED,
     FORMAT_OPTION,
+    SEED,
     check_bootstrap,
     echo,
     echo_json,

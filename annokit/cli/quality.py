@@ -6,7 +6,15 @@ import sys
 
 import click
 
-from annokit.cli._common import SEED, FORMAT_OPTION, echo, echo_json, echo_warning, finite, votes_input
+from annokit.cli._common import (
+    FORMAT_OPTION,
+    SEED,
+    echo,
+    echo_json,
+    echo_warning,
+    finite,
+    votes_input,
+)
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_table_path
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from annokit.cli._common import (
-    SEED,
     FORMAT_OPTION,
+    SEED,
     check_bootstrap,
     check_memory,
     echo,

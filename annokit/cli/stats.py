@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from annokit.cli._common import SEED, FORMAT_OPTION, check_memory, echo, echo_json, finite, votes_input
+from annokit.cli._common import (
+    FORMAT_OPTION,
+    SEED,
+    check_memory,
+    echo,
+    echo_json,
+    finite,
+    votes_input,
+)
 from annokit.core.soft_labels import DEFAULT_TIES
 
 #: Bytes kept per bootstrap replicate (two coefficients, their replicate values and weights).

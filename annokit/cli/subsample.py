@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from annokit.cli._common import (
-    SEED,
     FORMAT_OPTION,
+    SEED,
     check_memory,
     echo,
     echo_json,

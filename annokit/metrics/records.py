@@ -31,8 +31,8 @@ from annokit.core.votes import LabelSet, Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError, VoteSchemaError
 from annokit.io.predictions import Predictions, read_predictions
 
-__all__ = ["AlignedRecords", "Predictions", "agreement_bins", "align", "read_predictions",
-           "softmax"]
+__all__ = ["AlignedRecords", "Predictions", "agreement_bins", "align", "best_label_order",
+           "read_predictions", "softmax"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,6 +206,73 @@ def _resolve_pred_labels(labels: LabelSet, pred_labels: Sequence[Any], n_columns
     return np.argsort(np.asarray(idx))
 
 
+def best_label_order(probs: Any, majority_labels: Any, labels: Sequence[str]
+                     ) -> tuple[list[str], float, int]:
+    """The class of each prediction column that agrees best with the human majority.
+
+    Parameters
+    ----------
+    probs : array-like of shape (n_items, n_columns)
+        Predictions in the file's column order, rows matched to the items of
+        ``majority_labels``.
+    majority_labels : array-like of int, shape (n_items,)
+        Human majority label of each item (index into ``labels``); tied items
+        should be left out by the caller.
+    labels : sequence of str
+        The votes' label names (``n_columns`` of them).
+
+    Returns
+    -------
+    order : list of str
+        ``order[c]`` is the label whose assignment to column ``c`` maximises
+        the accuracy of ``argmax`` against the majority.
+    accuracy : float
+        That accuracy (nan without items).
+    n_items : int
+
+    Notes
+    -----
+    With ``C[c, j]`` the number of items whose arg-max column is ``c`` and whose
+    majority is ``j``, the best order is the assignment maximising
+    ``sum_c C[c, order(c)]`` (a linear assignment problem, solved exactly by
+    :func:`scipy.optimize.linear_sum_assignment`).
+
+    Examples
+    --------
+    >>> best_label_order([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]], [0, 1, 0], ["a", "b"])
+    (['b', 'a'], 1.0, 3)
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    p = np.asarray(probs, dtype=np.float64)
+    m = np.asarray(majority_labels, dtype=np.int64)
+    k = len(labels)
+    confusion = np.zeros((p.shape[1], k), dtype=np.int64)
+    if m.size:
+        np.add.at(confusion, (p.argmax(axis=1), m), 1)
+    rows, cols = linear_sum_assignment(-confusion)
+    order = [str(labels[j]) for j in cols[np.argsort(rows)]]
+    acc = float(confusion[rows, cols].sum() / m.size) if m.size else float("nan")
+    return order, acc, int(m.size)
+
+
+def _order_text(order: Sequence[str], labels: LabelSet) -> str:
+    """A label order as the user would type it: the shortest alias of each label."""
+    known = labels._known()
+    short = {}
+    for name in labels.names:
+        aliases = [a for a in known if a != name and labels.index_of(a) == labels.index_of(name)]
+        short[name] = min([name, *aliases], key=len)
+    return ",".join(short.get(n, n) for n in order)
+
+
+def _untied(votes: Votes, has: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (among the matched items) with a strict human majority, and that majority."""
+    maj = majority(votes.counts()[has], ties="report")
+    keep = ~maj.is_tied
+    return keep, maj.labels[keep]
+
+
 def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path], *,
           pred_labels: Sequence[Any] | None = None, on_missing: str = "error",
           ties: str = "report", rng: np.random.Generator | int | None = None,
@@ -258,18 +325,16 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
     check_option("on_missing", on_missing, ("error", "drop"))
     if not isinstance(predictions, Predictions):
         predictions = read_predictions(predictions, id_field=id_field)
+    pos = pd.Index(predictions.item_ids).get_indexer(pd.Index(votes.item_ids))
+    has = pos >= 0
     if pred_labels is None:
         if predictions.label_names is None:
-            raise VoteSchemaError(
-                f"the class order of the predictions is not known: give pred_labels (CLI: "
-                f"--pred-labels), e.g. {','.join(votes.labels.names)}")
+            raise VoteSchemaError(_unknown_order_message(votes, predictions, pos, has))
         pred_labels = predictions.label_names
     if isinstance(pred_labels, str):
         pred_labels = [s.strip() for s in pred_labels.split(",")]
     perm = _resolve_pred_labels(votes.labels, pred_labels, predictions.n_labels)
 
-    pos = pd.Index(predictions.item_ids).get_indexer(pd.Index(votes.item_ids))
-    has = pos >= 0
     n_missing = int((~has).sum())
     if not has.any():
         raise VoteSchemaError(
@@ -287,6 +352,7 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
                       DegenerateInputWarning, stacklevel=2)
     rows = pos[has]
     counts = votes.counts()[has]
+    _warn_below_chance(votes, predictions.probs[rows], has, pred_labels, perm)
     probs = predictions.probs[rows][:, perm]
     logits = None if predictions.logits is None else predictions.logits[rows][:, perm]
     return AlignedRecords(
@@ -295,6 +361,53 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
         majority=majority(counts, ties=ties, rng=rng), logits=logits,
         n_unmatched_predictions=int(predictions.n_rows - rows.size),
         n_dropped_items=n_missing, dropped_item_ids=dropped)
+
+
+def _unknown_order_message(votes: Votes, predictions: Predictions, pos: np.ndarray,
+                           has: np.ndarray) -> str:
+    """The error when the predictions do not say their class order, with the best-fitting order."""
+    k = predictions.n_labels
+    msg = (f"the class order of the {k} prediction columns is not known: give pred_labels (CLI: "
+           f"--pred-labels), the class of each column in the file's column order, by label name "
+           f"or alias ({', '.join(votes.labels._known())})")
+    if k == len(votes.labels) and has.any():
+        keep, maj = _untied(votes, has)
+        if maj.size:
+            order, acc, n = best_label_order(predictions.probs[pos[has]][keep], maj,
+                                             votes.labels.names)
+            msg += (f"; the order that agrees best with the human majority is "
+                    f"{_order_text(order, votes.labels)} (accuracy {acc:.3f} on {n} items "
+                    "without a tied majority)")
+    return msg
+
+
+def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
+                       pred_labels: Sequence[Any], perm: np.ndarray) -> None:
+    """Warn when the given class order makes the model worse than chance against the majority.
+
+    Only when another order does clearly better (its accuracy at least three binomial
+    standard errors above chance, ``1 / n_labels``): a model that is merely weak under
+    every order is not a swapped order.
+    """
+    keep, maj = _untied(votes, has)
+    k = len(votes.labels)
+    if maj.size < 2 * k:  # too few items to tell a swapped order from a weak model
+        return
+    # column c of the file is label given_idx[c] in the votes' order
+    given_idx = np.argsort(perm)
+    chance = 1.0 / k
+    acc = float(np.mean(given_idx[file_probs[keep].argmax(axis=1)] == maj))
+    if acc >= chance:
+        return
+    order, best, n = best_label_order(file_probs[keep], maj, votes.labels.names)
+    if best < chance + 3 * np.sqrt(chance * (1 - chance) / n):
+        return
+    given = _order_text([votes.labels.names[j] for j in given_idx], votes.labels)
+    warnings.warn(f"under the label order {given} the model's accuracy against the human majority "
+                  f"is {acc:.3f}, below chance ({chance:.3f}) on {n} items without a tied "
+                  f"majority; the order {_order_text(order, votes.labels)} would score "
+                  f"{best:.3f}: check pred_labels (CLI: --pred-labels)",
+                  DegenerateInputWarning, stacklevel=3)
 
 
 def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5

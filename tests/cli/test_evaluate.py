@@ -240,3 +240,50 @@ def test_chaosnli_official_format_with_model_option(shared_data):
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["n_items"] == 1599 and out["n_unmatched_predictions"] == 0
+
+
+def test_chaosnli_swapped_label_order_hint_and_warning(shared_data):
+    """Issue 15: the hint names the order that fits (e,c,n for the Baan et al. files, not the
+    votes' e,n,c), and a below-chance order is warned about on one line."""
+    votes = shared_data("chaosnli", "chaosNLI_snli.jsonl")
+    d = shared_data("chaosnli_predictions_baan2022")
+    files = ["--predictions", d / "SNLI_dev_roberta-base_0.json",
+             "--predictions", d / "SNLI_test_roberta-base_0.json"]
+    hint = run("--votes", votes, *files)
+    assert hint.exit_code == 1
+    assert hint.stderr.endswith("the order that agrees best with the human majority is e,c,n "
+                                "(accuracy 0.741 on 1500 items without a tied majority)\n")
+    swapped = run("--votes", votes, *files, "--pred-labels", "e,n,c", "--json")
+    assert swapped.exit_code == 0
+    assert swapped.stderr.splitlines()[0] == (
+        "Warning: under the label order e,n,c the model's accuracy against the human majority "
+        "is 0.318, below chance (0.333) on 1500 items without a tied majority; the order e,c,n "
+        "would score 0.741: check pred_labels (CLI: --pred-labels)")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--temperature", "nan"], "Invalid value for '--temperature': 'nan' is not a finite number."),
+    (["--temperature", "0"], "Invalid value for '--temperature': 0.0 is not in the range x>0."),
+    (["--seed", "-3"], "Invalid value for '--seed': -3 is not in the range x>=0."),
+    (["--n-boot", "10000000000"], ("Invalid value for '--n-boot': 10000000000 would need about "
+                                   "2.3 TiB (replicate values of every metric), above the limit "
+                                   "of 2.0 GiB; choose a smaller value")),
+    (["--temperature-objective", "nll_soft"],
+     "Error: --temperature-objective needs --fit-temperature-on or --oracle-temperature"),
+])
+def test_option_values_refused_before_work(small, args, message):
+    votes, preds = small
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_positional_votes_is_the_same_as_the_option(small):
+    votes, preds = small
+    a = run(votes, "--predictions", preds, "--pred-labels", "no,yes", "--json")
+    b = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--json")
+    assert a.exit_code == 0 and a.stdout == b.stdout
+    both = run(votes, "--votes", votes, "--predictions", preds, "--pred-labels", "no,yes")
+    assert both.exit_code == 2
+    assert both.stderr.splitlines()[-1] == ("Error: give the votes once: --votes PATH or a "
+                                            "positional VOTES path, not both")

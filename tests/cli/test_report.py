@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from annokit.cli import main
 from annokit.core.votes import Votes
-from annokit.errors import AnnokitError, InvalidValueError, VoteSchemaError
+from annokit.errors import AnnokitError, InvalidValueError
 from annokit.metrics.registry import REGISTRY
 from annokit.report import build_report, write_report
 from annokit.report import write as write_module
@@ -112,17 +112,18 @@ def test_report_user_errors_are_one_line(files, tmp_path, args, message):
     (["--bins", "0,nan,1"], "Invalid value for '--bins': 'nan' in '0,nan,1' is not a finite number"),
     (["--bins", "0"], "Invalid value for '--bins': the number of bins must be >= 1; got 0"),
     (["--subsample", "1,two"],
-     "Invalid value for '--subsample': expected comma-separated positive integers, e.g. "
-     "1,2,5,10; got '1,two'"),
+     ("Invalid value for '--subsample': expected comma-separated positive integers, e.g. "
+      "1,2,5,10; got '1,two'")),
     (["--subsample", "1,,2"],
-     "Invalid value for '--subsample': empty element in '1,,2'; expected comma-separated "
-     "positive integers, e.g. 1,2,5,10"),
+     ("Invalid value for '--subsample': empty element in '1,,2'; expected comma-separated "
+      "positive integers, e.g. 1,2,5,10")),
     (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
     (["--n-bins", "1000000000"],
      "Invalid value for '--n-bins': 1000000000 would need about 261.9 TiB"),
     (["--subsample", "5", "--subsample-reps", "100000000"],
-     "Invalid value for '--subsample-reps': 100000000 would need about 47.7 GiB (results of "
-     "100000000 repetitions x 1 values of k), above the limit of 2.0 GiB; choose a smaller value"),
+     ("Invalid value for '--subsample-reps': 100000000 would need about 47.7 GiB (results of "
+      "100000000 repetitions x 1 values of k), above the limit of 2.0 GiB; choose a smaller "
+      "value")),
 ])
 def test_report_option_values_are_usage_errors(files, tmp_path, args, message):
     votes, paths = files

@@ -174,8 +174,8 @@ def test_population_target_falls_back_to_pool_when_the_fit_fails(votes_csv, monk
     (["--k", "1,1000000"], "Invalid value for '--k': k must be at most 100,000; got 1000000"),
     (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
     (["--epsilon", "nan"], "Invalid value for '--epsilon': 'nan' is not a finite number."),
-    (["--target", "crowd"], "Invalid value for '--target': 'crowd' is not one of 'population', "
-                            "'pool'."),
+    (["--target", "crowd"], ("Invalid value for '--target': 'crowd' is not one of "
+                             "'population', 'pool'.")),
     (["--reps", "100000000000"], "Invalid value for '--reps': 100000000000 would need about"),
 ])
 def test_option_values_refused_before_work(votes_csv, args, message):

@@ -358,9 +358,60 @@ def test_align_label_set_size_mismatch():
 
 def test_align_needs_pred_labels():
     preds = Predictions.from_arrays(["a"], probs=[[0.2, 0.3, 0.5]])
-    with pytest.raises(VoteSchemaError, match=re.escape("give pred_labels (CLI: --pred-labels), "
-                                                        "e.g. entailment,neutral,contradiction")):
+    with pytest.raises(VoteSchemaError, match=re.escape(
+            "the class order of the 3 prediction columns is not known: give pred_labels (CLI: "
+            "--pred-labels), the class of each column in the file's column order, by label name "
+            "or alias (entailment, neutral, contradiction, e, n, c)")):
         align(_votes(ids=["a"], counts=[(1, 1, 1)]), preds)
+
+
+def _swapped(n=30):
+    """Votes in [e, n, c] order and predictions whose file columns are [n, c, e]."""
+    rng = np.random.default_rng(3)
+    majority_label = rng.integers(0, 3, n)
+    counts = np.eye(3, dtype=np.int64)[majority_label] * 5 + 1
+    ids = [f"i{j}" for j in range(n)]
+    votes = Votes.from_counts(counts, labels=NLI, item_ids=ids)
+    probs = np.full((n, 3), 0.1)
+    probs[np.arange(n), majority_label] = 0.8  # right in the votes' order ...
+    return votes, Predictions.from_arrays(ids, probs=probs[:, [1, 2, 0]])  # ... written n, c, e
+
+
+def test_align_hint_names_the_order_that_fits_the_majority():
+    """Issue 15: the --pred-labels hint gave the votes' order (e,n,c), the wrong one for a file
+    in another order; it now names the order that agrees best with the human majority."""
+    votes, preds = _swapped()
+    with pytest.raises(VoteSchemaError, match=re.escape(
+            "; the order that agrees best with the human majority is n,c,e (accuracy 1.000 on "
+            "30 items without a tied majority)")):
+        align(votes, preds)
+
+
+def test_align_warns_below_chance_and_names_the_best_order():
+    votes, preds = _swapped()
+    with pytest.warns(DegenerateInputWarning, match=re.escape(
+            "under the label order e,n,c the model's accuracy against the human majority is "
+            "0.000, below chance (0.333) on 30 items without a tied majority; the order n,c,e "
+            "would score 1.000: check pred_labels (CLI: --pred-labels)")):
+        align(votes, preds, pred_labels="e,n,c")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rec = align(votes, preds, pred_labels="n,c,e")
+    assert (rec.probs.argmax(axis=1) == rec.majority.labels).all()
+
+
+def test_best_label_order_is_the_best_assignment():
+    from itertools import permutations
+
+    from annokit.metrics.records import best_label_order
+
+    rng = np.random.default_rng(0)
+    probs, maj = rng.dirichlet([1, 1, 1, 1], 50), rng.integers(0, 4, 50)
+    order, acc, n = best_label_order(probs, maj, ["a", "b", "c", "d"])
+    brute = max(np.mean(np.asarray(p)[probs.argmax(axis=1)] == maj)
+                for p in permutations(range(4)))
+    assert n == 50 and acc == pytest.approx(brute)
+    assert sorted(order) == ["a", "b", "c", "d"]
 
 
 def test_align_missing_items_error_then_drop():

@@ -92,7 +92,7 @@ def test_subsampling_rows_note_skipped_items_and_reject_non_integers():
 def test_fit_temperature_on_dev_files_with_on_missing_drop(setup):
     """Issue 15: the dev predictions were joined against the votes already restricted to the
     evaluated (test) items, so no dev item had votes left. They are joined to all the votes."""
-    votes, probs, dev, test, _ = setup
+    votes, _, dev, test, _ = setup
     with pytest.warns(DegenerateInputWarning, match="15 of 30 vote items have no prediction"):
         out = load_models(votes, {"m": test}, pred_labels="a,b,c", on_missing="drop",
                           fit_temperature_on=[("m", dev)])
