@@ -143,7 +143,7 @@ def worker(lib: str, method: str, size: str, seed: int) -> dict:
             t1 = time.perf_counter()
             est = model.fit(votes)
             t2 = time.perf_counter()
-        pred = est.labels_
+        pred = est.labels_codes_
         ids = votes.item_ids.astype(np.int64)
         acc = float((pred == truth[ids]).mean())
         extra = {"n_iter": int(est.n_iter_), "converged": bool(est.converged_)}
@@ -240,7 +240,7 @@ def real_table(data: Path, ck_version) -> None:
                 from annokit.quality import MajorityVote
 
                 est = MajorityVote(ties="first_seen")
-            ours = float((est.fit(votes).labels_ == gold).mean())
+            ours = float((est.fit(votes).labels_codes_ == gold).mean())
             theirs = ""
             if ck_version:
                 df = votes.to_long()

@@ -77,7 +77,7 @@ def crowdkit_frame(votes: Votes) -> pd.DataFrame:
 def compare(ours, theirs, n_items: int, n_labels: int) -> tuple[float, float]:
     probas = theirs.probas_.reindex(index=range(n_items), columns=range(n_labels)).to_numpy()
     labels = theirs.labels_.reindex(range(n_items)).to_numpy()
-    return float((ours.labels_ == labels).mean()), float(np.abs(ours.posteriors_ - probas).max())
+    return float((ours.labels_codes_ == labels).mean()), float(np.abs(ours.posteriors_ - probas).max())
 
 
 def main(argv: list[str] | None = None) -> int:

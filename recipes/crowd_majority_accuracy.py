@@ -31,7 +31,7 @@ def majority_accuracies(data: Path) -> list[dict]:
     rows = []
     for name, (votes_file, gold_file, stated) in DATASETS.items():
         votes = read_votes(data / votes_file, gold=data / gold_file if gold_file else None)
-        gold = votes.gold_labels()
+        gold = votes.gold
         has = gold >= 0
         seen = MajorityVote(ties="first_seen").fit(votes)
         order = MajorityVote(ties="first").fit(votes)
@@ -39,8 +39,8 @@ def majority_accuracies(data: Path) -> list[dict]:
             "dataset": name, "n_items": votes.n_items, "n_votes": votes.n_votes,
             "n_annotators": votes.n_annotators, "n_gold": int(has.sum()),
             "n_tied": int(seen.is_tied_[has].sum()),
-            "accuracy_first_seen": float((seen.labels_[has] == gold[has]).mean()),
-            "accuracy_label_order": float((order.labels_[has] == gold[has]).mean()),
+            "accuracy_first_seen": float((seen.labels_codes_[has] == gold[has]).mean()),
+            "accuracy_label_order": float((order.labels_codes_[has] == gold[has]).mean()),
             "source_md": stated,
         })
     return rows

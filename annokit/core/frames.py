@@ -168,3 +168,17 @@ def _gold_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarra
     if have.any():
         out[have] = labels.encode(per_item[have], where=where)
     return out
+
+
+def long_frame(item_ids: Any, item_index: np.ndarray, annotator_ids: Any,
+               annotator_index: np.ndarray | None, label_names: Sequence[str],
+               label_index: np.ndarray, gold: np.ndarray | None) -> pd.DataFrame:
+    """One row per vote with plain string columns (:meth:`annokit.core.votes.Votes.to_frame`)."""
+    data = {"item": np.asarray(item_ids, dtype=object)[item_index]}
+    if annotator_index is not None:
+        data["annotator"] = np.asarray(annotator_ids, dtype=object)[annotator_index]
+    data["label"] = np.asarray(list(label_names), dtype=object)[label_index]
+    if gold is not None:
+        names = np.asarray([*label_names, None], dtype=object)  # code -1 -> None
+        data["gold"] = names[np.asarray(gold)[item_index]]
+    return pd.DataFrame(data)

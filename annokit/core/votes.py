@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
-from annokit.core.frames import long_parts, wide_parts
+from annokit.core.frames import long_frame, long_parts, wide_parts
 from annokit.core.labels import (
     CHAOSNLI_NLI_LABELS,
     LabelSet,
@@ -57,7 +57,9 @@ class Votes:
     item_metadata : DataFrame with n_items rows, optional
         Per-item fields (texts, original labels), row ``i`` describing item ``i``.
     gold : ndarray of shape (n_items,), optional
-        Gold label code per item, -1 where an item has no gold label.
+        Gold label code per item, -1 where an item has no gold label. The one way to
+        read gold is the attribute ``votes.gold`` (None without gold); as label
+        names it is the ``gold`` column of :meth:`to_frame`.
     duplicates : {"error", "first", "last", "keep"}, default="error"
         What to do with repeated (item, annotator) votes: raise listing the first
         offenders, keep the first or last of each, or keep them all.
@@ -67,6 +69,8 @@ class Votes:
     n_items, n_votes, n_labels, n_annotators : int (n_annotators is None without ids)
     n_duplicates_removed : int
         Votes dropped by ``duplicates="first" | "last"``.
+    ``a == b`` is :meth:`equals` (value equality), so ``Votes.from_long(v.to_long()) == v``;
+    a ``Votes`` is therefore unhashable, like other mutable containers.
     """
 
     def __init__(
@@ -311,12 +315,6 @@ class Votes:
                 "as ChaosNLI)"
             )
 
-    def gold_labels(self) -> np.ndarray:
-        """Gold label codes (n_items,), -1 where unknown; raises when there is no gold at all."""
-        if self.gold is None or not (self.gold >= 0).any():
-            raise SchemaError(f"{self.source} has no gold labels")
-        return self.gold
-
     # -- subsetting -----------------------------------------------------------
 
     def select_votes(self, mask: Any) -> Votes:
@@ -403,6 +401,11 @@ class Votes:
             and same(self.gold, other.gold)
             and _frames_equal(self.item_metadata, other.item_metadata)
         )
+
+    def __eq__(self, other: object) -> bool:
+        return self.equals(other) if isinstance(other, Votes) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # value equality on mutable arrays
 
     # -- constructors ---------------------------------------------------------
 
@@ -535,6 +538,13 @@ class Votes:
                    item_metadata=item_metadata, gold=gold, source=source)
 
     # -- exporters ------------------------------------------------------------
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per vote, plain strings: ``item``, ``annotator`` (when known), ``label``
+        and, with gold, ``gold`` (label name, missing where unknown); :meth:`to_long` round-trips.
+        """
+        return long_frame(self.item_ids, self.item_index, self.annotator_ids,
+                          self.annotator_index, self.labels.names, self.label_index, self.gold)
 
     def to_long(self) -> pd.DataFrame:
         """One row per vote: ``item``, ``annotator`` (when known) and ``label`` columns.

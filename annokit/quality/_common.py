@@ -18,12 +18,18 @@ from annokit.errors import AlignmentError, ConvergenceWarning, InvalidValueError
 
 __all__ = [
     "gold_codes",
+    "label_names",
     "normalize_log",
     "require_annotators",
     "require_votes",
     "vote_matrix",
     "warn_not_converged",
 ]
+
+
+def label_names(votes: Votes, codes: np.ndarray) -> np.ndarray:
+    """Label names (object ndarray) of label ``codes``: what a fitted ``labels_`` holds."""
+    return np.asarray(list(votes.labels.names), dtype=object)[np.asarray(codes, dtype=np.int64)]
 
 
 def require_votes(votes: Any, what: str) -> Votes:

@@ -139,7 +139,7 @@ def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIE
     votes = require_votes(votes, "aggregate")
     est = make_aggregator(method, ties=ties, rng=rng, clamp_gold=clamp_gold).fit(votes)
     names = np.asarray(votes.labels.names, dtype=object)
-    table = pd.DataFrame({"item": votes.item_ids.astype(str), "label": names[est.labels_]})
+    table = pd.DataFrame({"item": votes.item_ids.astype(str), "label": names[est.labels_codes_]})
     majority_like = method in _MAJORITY
     if majority_like:
         table["tied"] = est.is_tied_
@@ -148,7 +148,7 @@ def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIE
             table[f"p_{name}"] = est.posteriors_[:, k]
     gold = votes.gold if votes.gold is not None else np.full(votes.n_items, -1)
     known = gold >= 0
-    accuracy = float((est.labels_[known] == gold[known]).mean()) if known.any() else None
+    accuracy = float((est.labels_codes_[known] == gold[known]).mean()) if known.any() else None
     return Aggregation(
         method=method, table=table, n_items=votes.n_items, n_gold=int(known.sum()),
         accuracy=accuracy, tie_policy=est.ties if majority_like else None,

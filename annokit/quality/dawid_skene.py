@@ -30,6 +30,7 @@ from annokit.quality._common import (
     check_positive_int,
     clamp,
     gold_codes,
+    label_names,
     normalize_log,
     require_annotators,
     vote_matrix,
@@ -106,7 +107,8 @@ class _EMBase:
                 converged = True
                 break
         self.posteriors_ = post
-        self.labels_ = post.argmax(axis=1)
+        self.labels_codes_ = post.argmax(axis=1)
+        self.labels_ = label_names(votes, self.labels_codes_)
         self.n_iter_ = n_iter
         self.converged_ = converged
         self.log_likelihood_ = float(normalize_log(joint)[1].sum())
@@ -142,8 +144,10 @@ class DawidSkene(_EMBase):
     ----------
     posteriors_ : ndarray of shape (n_items, n_labels)
         ``P(true label = k | votes)`` from the last E-step; usable as soft labels.
-    labels_ : ndarray of shape (n_items,)
-        Most probable label (first in label order on exact ties).
+    labels_ : ndarray of str, shape (n_items,)
+        Most probable label, by name (first in label order on exact ties).
+    labels_codes_ : ndarray of int, shape (n_items,)
+        The same as indices into ``votes.labels`` (the columns of ``posteriors_``).
     priors_ : ndarray of shape (n_labels,)
         Class priors ``p_k``, re-estimated from ``posteriors_`` (the last M-step),
         whether EM converged or stopped at ``max_iter``.
@@ -209,8 +213,8 @@ class DawidSkene(_EMBase):
     >>> df = pd.DataFrame({"item": list("aaabbbccc"), "annotator": list("xyzxyzxyz"),
     ...                    "label": list("110000111")})
     >>> ds = DawidSkene().fit(Votes.from_long(df))
-    >>> ds.labels_.tolist(), ds.converged_
-    ([1, 0, 1], True)
+    >>> ds.labels_.tolist(), ds.labels_codes_.tolist(), ds.converged_
+    (['1', '0', '1'], [1, 0, 1], True)
     >>> bool(abs(ds.posteriors_.sum(axis=1) - 1).max() < 1e-12)
     True
     """
@@ -269,7 +273,8 @@ class OneCoinDawidSkene(_EMBase):
     Attributes
     ----------
     posteriors_ : ndarray of shape (n_items, n_labels)
-    labels_ : ndarray of shape (n_items,)
+    labels_, labels_codes_ : ndarray of shape (n_items,)
+        Most probable label by name, and as indices into ``votes.labels``.
     priors_ : ndarray of shape (n_labels,)
         Re-estimated from ``posteriors_``, as in :class:`DawidSkene`.
     skills_ : ndarray of shape (n_annotators,)
@@ -294,7 +299,7 @@ class OneCoinDawidSkene(_EMBase):
     ...                    "label": list("110000111")})
     >>> oc = OneCoinDawidSkene().fit(Votes.from_long(df))
     >>> oc.labels_.tolist()
-    [1, 0, 1]
+    ['1', '0', '1']
     """
 
     def fit(self, votes: Votes) -> OneCoinDawidSkene:

@@ -36,6 +36,7 @@ from annokit.quality._common import (
     check_positive_int,
     clamp,
     gold_codes,
+    label_names,
     normalize_log,
     require_annotators,
     vote_matrix,
@@ -77,7 +78,8 @@ class MACE:
     ----------
     posteriors_ : ndarray of shape (n_items, n_labels)
         Posterior over the true label of each item.
-    labels_ : ndarray of shape (n_items,)
+    labels_ : ndarray of str, shape (n_items,)
+        Most probable label by name; ``labels_codes_`` as indices into ``votes.labels``.
     competence_ : ndarray of shape (n_annotators,)
         Probability that the annotator knows the answer (``theta_j``): the
         variational posterior mean ``(E[n_know] + beta) / (E[n] + alpha + beta)``
@@ -107,7 +109,7 @@ class MACE:
     ...                    "label": list("110000111001")})
     >>> mace = MACE(rng=0).fit(Votes.from_long(df))
     >>> mace.labels_.tolist()
-    [1, 0, 1, 0]
+    ['1', '0', '1', '0']
     >>> bool(mace.competence_[2] < mace.competence_[0])
     True
     """
@@ -163,7 +165,8 @@ class MACE:
             strat = strat_c + smoothing
         strat = strat / strat.sum(axis=1, keepdims=True)
         self.posteriors_ = post
-        self.labels_ = post.argmax(axis=1)
+        self.labels_codes_ = post.argmax(axis=1)
+        self.labels_ = label_names(votes, self.labels_codes_)
         self.competence_ = comp
         self.spamming_ = 1.0 - comp
         self.strategies_ = strat

@@ -27,7 +27,7 @@ from annokit.core.soft_labels import (
 )
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
-from annokit.quality._common import require_annotators, require_votes
+from annokit.quality._common import label_names, require_annotators, require_votes
 
 __all__ = ["TIE_POLICIES", "MajorityVote", "WeightedMajorityVote", "first_seen_order"]
 
@@ -47,8 +47,10 @@ class MajorityVote:
 
     Attributes
     ----------
-    labels_ : ndarray of shape (n_items,)
-        Majority label code per item.
+    labels_ : ndarray of str, shape (n_items,)
+        Majority label (name) per item.
+    labels_codes_ : ndarray of int, shape (n_items,)
+        The same as codes, indices into ``votes.labels``.
     posteriors_ : ndarray of shape (n_items, n_labels)
         The vote distribution of each item (the maximum-likelihood soft label).
     tied_ : ndarray of bool, shape (n_items, n_labels)
@@ -66,8 +68,8 @@ class MajorityVote:
     >>> df = pd.DataFrame({"item": ["a", "a", "b", "b"], "annotator": ["1", "2", "1", "2"],
     ...                    "label": ["no", "yes", "yes", "yes"]})
     >>> mv = MajorityVote().fit(Votes.from_long(df))
-    >>> mv.labels_.tolist(), mv.is_tied_.tolist()
-    ([0, 1], [True, False])
+    >>> mv.labels_.tolist(), mv.labels_codes_.tolist(), mv.is_tied_.tolist()
+    (['no', 'yes'], [0, 1], [True, False])
     """
 
     def __init__(self, *, ties: TiePolicy = DEFAULT_TIES,
@@ -79,7 +81,8 @@ class MajorityVote:
         votes = require_votes(votes, "MajorityVote.fit")
         check_option("ties", self.ties, TIE_POLICIES)
         m = vote_majority(votes, ties=self.ties, rng=self.rng)
-        self.labels_, self.tied_ = m.labels, m.tied
+        self.labels_codes_, self.tied_ = m.labels, m.tied
+        self.labels_ = label_names(votes, m.labels)
         self.is_tied_ = m.is_tied
         self.n_ties_ = m.n_ties
         counts = votes.counts()
@@ -105,7 +108,8 @@ class WeightedMajorityVote:
 
     Attributes
     ----------
-    labels_ : ndarray of shape (n_items,)
+    labels_ : ndarray of str, shape (n_items,)
+        Label (name) per item; ``labels_codes_`` the same as indices into ``votes.labels``.
     posteriors_ : ndarray of shape (n_items, n_labels)
         Weighted vote shares per item (uniform where every voter has weight 0).
     weights_ : ndarray of shape (n_annotators,)
@@ -118,7 +122,7 @@ class WeightedMajorityVote:
     >>> df = pd.DataFrame({"item": ["a", "a", "a"], "annotator": ["1", "2", "3"],
     ...                    "label": ["no", "yes", "yes"]})
     >>> WeightedMajorityVote(weights=[5.0, 1.0, 1.0]).fit(Votes.from_long(df)).labels_.tolist()
-    [0]
+    ['no']
     """
 
     def __init__(self, weights: Any = None, *, ties: TiePolicy = DEFAULT_TIES,
@@ -133,7 +137,7 @@ class WeightedMajorityVote:
         n_ann = votes.n_annotators
         if self.weights is None:
             mv = MajorityVote(ties=self.ties, rng=self.rng).fit(votes)
-            hit = (mv.labels_[votes.item_index] == votes.label_index).astype(np.float64)
+            hit = (mv.labels_codes_[votes.item_index] == votes.label_index).astype(np.float64)
             n = np.bincount(votes.annotator_index, minlength=n_ann)
             with np.errstate(invalid="ignore", divide="ignore"):
                 weights = np.bincount(votes.annotator_index, weights=hit, minlength=n_ann) / n
@@ -153,7 +157,8 @@ class WeightedMajorityVote:
         # weighted scores are floats: labels within 1e-12 (relative) of the top tie
         top = np.isclose(scores, scores.max(axis=1, keepdims=True), rtol=1e-12, atol=0.0)
         first = first_seen_order(votes) if self.ties == "first_seen" else None
-        self.labels_ = break_ties(top, ties=self.ties, rng=self.rng, first_seen=first)
+        self.labels_codes_ = break_ties(top, ties=self.ties, rng=self.rng, first_seen=first)
+        self.labels_ = label_names(votes, self.labels_codes_)
         self.tied_ = top
         total = scores.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):

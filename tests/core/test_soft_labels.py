@@ -133,6 +133,6 @@ def test_one_tie_policy_declared_and_shared():
     assert vote_majority(votes).labels.tolist() == [0, 1]
     assert vote_majority(votes, ties="first_seen").labels.tolist() == [1, 1]
     for ties, labels in (("first", [0, 1]), ("first_seen", [1, 1])):
-        assert MajorityVote(ties=ties).fit(votes).labels_.tolist() == labels
-        assert WeightedMajorityVote(weights=[1.0, 1.0], ties=ties).fit(votes).labels_.tolist() == labels
+        assert MajorityVote(ties=ties).fit(votes).labels_codes_.tolist() == labels
+        assert WeightedMajorityVote(weights=[1.0, 1.0], ties=ties).fit(votes).labels_codes_.tolist() == labels
     assert describe_ties("report") == describe_ties("first") == "first tied label in label order"

@@ -252,7 +252,6 @@ ERRORS = [
     (lambda: Votes([0], [0], item_ids=["a"], labels=LabelSet(["x"]), duplicates="drop"),
      "duplicates must be one of"),
     (lambda: Votes.from_counts([[1]]).votes_per_annotator(), "needs annotator ids"),
-    (lambda: Votes.from_counts([[1]]).gold_labels(), "has no gold labels"),
     (lambda: Votes.from_counts([[1]]).select_votes([True, False]), "vote mask has shape"),
     (lambda: Votes.from_counts([[1]]).select_items(np.array([True, False])), "item mask has shape"),
     (lambda: Votes.from_counts([[1], [1]]).select_items([0, 5]), r"positions must be in range\(2\)"),
@@ -310,3 +309,26 @@ def test_errors_have_their_specific_type(make, error, match):
     with pytest.raises(error, match=match) as info:
         make()
     assert isinstance(info.value, VoteSchemaError)
+
+
+def test_value_equality_and_to_frame():
+    """Issue 15: ``Votes.from_long(v.to_long()) == v`` (value equality) and a plain long frame."""
+    v = Votes.from_long(long_df(), labels=LabelSet(["yes", "no"], aliases={"y": "yes"}),
+                        item_columns=["text"])
+    assert Votes.from_long(v.to_long()) == v
+    assert (Votes.from_long(v.to_long()) != v) is False
+    assert v != v.select_items([0]) and v != "votes" and (v == "votes") is False
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(v)
+    frame = v.to_frame()
+    assert list(frame.columns) == ["item", "annotator", "label"]
+    assert all(frame[c].map(type).eq(str).all() for c in frame.columns)
+    assert Votes.from_long(frame, labels=["yes", "no"]).counts().tolist() == v.counts().tolist()
+    gold = Votes.from_counts([[1, 1], [2, 0]], labels=["no", "yes"], item_ids=["q", "r"],
+                             gold=[1, -1])
+    frame = gold.to_frame()
+    assert frame[["item", "label"]].to_dict("list") == {"item": ["q", "q", "r", "r"],
+                                                        "label": ["no", "yes", "no", "no"]}
+    assert frame["gold"].tolist()[:2] == ["yes", "yes"] and frame["gold"].isna().tolist() == [
+        False, False, True, True]
+    assert gold.gold.tolist() == [1, -1] and not hasattr(gold, "gold_labels")  # one way to gold

@@ -38,7 +38,7 @@ def test_majority_vote_accuracy_matches_source_md(shared_data, folder, answers, 
                        gold=None if truth is None else shared_data(folder, truth))
     mv = MajorityVote(ties="first_seen").fit(votes)
     known = votes.gold >= 0
-    acc = (mv.labels_[known] == votes.gold[known]).mean()
+    acc = (mv.labels_codes_[known] == votes.gold[known]).mean()
     decimals = len(str(expected).split(".")[1])      # compare at the published precision
     assert round(float(acc), decimals) == expected
 
@@ -56,7 +56,7 @@ def test_dawid_skene_at_least_as_accurate_as_crowdkit(shared_data, folder, answe
     votes = read_votes(shared_data(folder, answers),
                        gold=None if truth is None else shared_data(folder, truth))
     ds = DawidSkene().fit(votes)
-    acc = (ds.labels_ == votes.gold).mean()
+    acc = (ds.labels_codes_ == votes.gold).mean()
     print(f"{folder}: annokit DS {acc:.4f}, crowd-kit DS {crowdkit_ds:.4f}")
     assert acc >= crowdkit_ds - 5e-5
     assert ds.converged_
@@ -67,9 +67,9 @@ def test_first_seen_breaks_ties_by_vote_order():
                        "label": ["n", "y", "y", "n", "y", "n"]})
     votes = Votes.from_long(df, labels=["n", "y"])
     mv = MajorityVote(ties="first_seen").fit(votes)
-    assert mv.labels_.tolist() == [0, 1]          # a: n seen first; b: y seen first
+    assert mv.labels_codes_.tolist() == [0, 1]          # a: n seen first; b: y seen first
     assert mv.is_tied_.tolist() == [True, True] and mv.n_ties_ == 2
-    assert MajorityVote(ties="report").fit(votes).labels_.tolist() == [0, 0]
+    assert MajorityVote(ties="report").fit(votes).labels_codes_.tolist() == [0, 0]
     assert first_seen_order(votes).tolist() == [[0, 1], [5, 4]]
 
 
@@ -92,7 +92,7 @@ def test_duplicating_every_vote_does_not_change_majority(votes):
     for ties in ("first_seen", "report"):
         a = MajorityVote(ties=ties).fit(votes)
         b = MajorityVote(ties=ties).fit(doubled)
-        assert (a.labels_ == b.labels_).all() and (a.is_tied_ == b.is_tied_).all()
+        assert (a.labels_codes_ == b.labels_codes_).all() and (a.is_tied_ == b.is_tied_).all()
         np.testing.assert_allclose(a.posteriors_, b.posteriors_)
 
 
@@ -131,7 +131,7 @@ def test_mace_relabelling_permutes_on_clear_data():
     perm = np.array([2, 0, 1])
     a = MACE(rng=0, tol=1e-12, max_iter=300).fit(votes)
     b = MACE(rng=0, tol=1e-12, max_iter=300).fit(relabel(votes, perm))
-    assert (perm[a.labels_] == b.labels_).all()
+    assert (perm[a.labels_codes_] == b.labels_codes_).all()
     np.testing.assert_allclose(b.posteriors_[:, perm], a.posteriors_, atol=1e-4)
     np.testing.assert_allclose(a.competence_, b.competence_, atol=1e-4)
 
@@ -140,12 +140,12 @@ def test_mace_relabelling_permutes_on_clear_data():
 
 def test_models_recover_truth_and_find_spammers():
     votes, truth = synthetic(seed=1)
-    mv_acc = (MajorityVote().fit(votes).labels_ == truth).mean()
+    mv_acc = (MajorityVote().fit(votes).labels_codes_ == truth).mean()
     ds = DawidSkene().fit(votes)
     oc = OneCoinDawidSkene().fit(votes)
     mace = MACE(rng=0).fit(votes)
     for est in (ds, oc, mace):
-        assert (est.labels_ == truth).mean() >= mv_acc - 0.01
+        assert (est.labels_codes_ == truth).mean() >= mv_acc - 0.01
     assert set(np.argsort(oc.skills_)[:2]) == {0, 1}
     assert set(np.argsort(mace.competence_)[:2]) == {0, 1}
     np.testing.assert_allclose(ds.confusions_.sum(axis=2), 1.0)
@@ -171,7 +171,7 @@ def test_clamped_gold_items_keep_their_label():
     for est in (DawidSkene(clamp_gold=True), OneCoinDawidSkene(clamp_gold=True),
                 MACE(clamp_gold=True, rng=0)):
         est.fit(votes)
-        assert (est.labels_[:50] == gold[:50]).all()
+        assert (est.labels_codes_[:50] == gold[:50]).all()
         np.testing.assert_allclose(est.posteriors_[:50].max(axis=1), 1.0)
 
 
@@ -195,7 +195,7 @@ def test_weighted_majority_uses_weights_and_defaults_to_agreement():
     assert w.weights_[:2].max() < w.weights_[2:].min()
     zero_spam = np.ones(12)
     zero_spam[:2] = 0
-    assert (WeightedMajorityVote(weights=zero_spam).fit(votes).labels_ == truth).mean() >= 0.9
+    assert (WeightedMajorityVote(weights=zero_spam).fit(votes).labels_codes_ == truth).mean() >= 0.9
 
 
 @pytest.mark.parametrize("make, match", [
@@ -221,7 +221,7 @@ def test_methods_needing_annotators_reject_counts_only_votes():
     for est in (DawidSkene(), OneCoinDawidSkene(), MACE(), WeightedMajorityVote()):
         with pytest.raises(VoteSchemaError, match=r"needs annotator ids, but .* has none"):
             est.fit(votes)
-    assert MajorityVote().fit(votes).labels_.tolist() == [0, 1]
+    assert MajorityVote().fit(votes).labels_codes_.tolist() == [0, 1]
     with pytest.raises(VoteSchemaError, match="expects an annokit.core.votes.Votes object; got list"):
         MajorityVote().fit([[1, 2]])
 
@@ -335,3 +335,16 @@ def test_mace_parameters_come_from_the_e_step_of_the_posteriors(method):
         rtol=1e-9)
     s = strat_c + prior_strat
     np.testing.assert_allclose(est.strategies_, s / s.sum(axis=1, keepdims=True), rtol=1e-9)
+
+
+@pytest.mark.parametrize("make", [MajorityVote, WeightedMajorityVote, DawidSkene,
+                                  OneCoinDawidSkene, lambda: MACE(rng=0)],
+                         ids=["mv", "wmv", "ds", "onecoin", "mace"])
+def test_fitted_labels_are_names_and_codes_stay_available(make):
+    """Issue 15: ``labels_`` holds label names; ``labels_codes_`` the indices into votes.labels."""
+    df = pd.DataFrame({"item": list("aaabbbccc"), "annotator": list("xyz" * 3),
+                       "label": ["cat", "cat", "dog", "dog", "dog", "dog", "cat", "cat", "cat"]})
+    votes = Votes.from_long(df, labels=["dog", "cat"])
+    est = make().fit(votes)
+    assert est.labels_.tolist() == ["cat", "dog", "cat"]
+    assert est.labels_codes_.tolist() == [1, 0, 1]
