@@ -33,12 +33,13 @@ FORMAT_OPTION = click.option(
 SEED = click.IntRange(min=0)
 
 # C0 controls except tab and newline, DEL and the C1 controls (ESC starts terminal escape codes;
-# U+009B is a one-character CSI).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# U+009B is a one-character CSI), and the bidirectional overrides that reorder displayed text.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape_char(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def term_safe(text: Any, *, keep_newlines: bool = True) -> str:

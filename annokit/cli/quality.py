@@ -164,6 +164,14 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
     from annokit.io.atomic import write_table
     from annokit.quality import aggregate as run_aggregate
 
+    if clamp_gold and method in ("mv", "wmv"):
+        raise click.UsageError(f"--clamp-gold applies to ds, onecoin and mace, not --method "
+                               f"{method}")
+    ctx = click.get_current_context()
+    if (method not in ("mv", "wmv")
+            and ctx.get_parameter_source("ties") is click.core.ParameterSource.COMMANDLINE):
+        raise click.UsageError(f"--ties applies to mv and wmv, not --method {method} (its "
+                               "label is the most probable one in label order)")
     if out_path is not None:
         check_table_path(out_path, jsonl=False)
     result = run_aggregate(_read(votes_path, fmt, gold_path), method, ties=ties, soft=soft,

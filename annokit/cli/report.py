@@ -20,8 +20,9 @@ from annokit.cli._common import (
 )
 from annokit.errors import InputError
 
-#: Bytes of results per subsampling repetition and k (as for ``annokit subsample``).
+#: Bytes of results per subsampling repetition and k, and the largest k (as for ``subsample``).
 BYTES_PER_REP_AND_K = 512
+K_MAX = 100_000
 
 
 def _split_spec(spec: str, option: str) -> tuple[str, str]:
@@ -171,6 +172,9 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     fixed = [_temperature(s, names) for s in temperatures]
     fitted = [_fit_on(s, names) for s in fit_temperature_on]
     ks = int_list(subsample_ks, "--subsample") if subsample_ks else None
+    if ks and max(ks) > K_MAX:
+        raise click.BadParameter(f"k must be at most {K_MAX:,}; got {max(ks)}",
+                                 param_hint="'--subsample'")
     if ks:
         check_memory("--subsample-reps", subsample_reps,
                      subsample_reps * len(ks) * BYTES_PER_REP_AND_K,

@@ -49,6 +49,8 @@ def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, s
     from annokit.io import read_votes
     from annokit.quality.dataset_stats import dataset_stats, stats_markdown, stats_table
 
+    if as_json and card:
+        raise click.UsageError("--json and --card conflict: give one of them")
     check_memory("--n-boot", n_boot, n_boot * BYTES_PER_REPLICATE, what="bootstrap replicates")
     votes = read_votes(votes_path, format=fmt, gold=gold)
     result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)

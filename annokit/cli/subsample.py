@@ -54,7 +54,7 @@ def _parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> list[in
 @click.option("--short", type=click.Choice(["error", "skip", "keep"]), default="error",
               show_default=True,
               help="Items with fewer than k votes: fail, leave them out, or keep all their votes.")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--jobs", type=click.IntRange(min=1, max=256), default=1, show_default=True,
               help="Threads (results do not depend on it).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,

@@ -66,6 +66,13 @@ def test_negative_seed_refused_on_every_command(command):
     (["filter", "--method", "agreement", "--out", "o.csv", "--audit", "a.json", "--threshold",
       "0.5", "--top-fraction", "0.2"],
      "Error: --threshold and --top-fraction conflict: give one of them"),
+    (["stats", "--json", "--card"], "Error: --json and --card conflict: give one of them"),
+    (["aggregate", "--method", "mv", "--clamp-gold"],
+     "Error: --clamp-gold applies to ds, onecoin and mace, not --method mv"),
+    (["aggregate", "--method", "ds", "--ties", "first_seen"],
+     "Error: --ties applies to mv and wmv, not --method ds"),
+    (["subsample", "--jobs", "100000"],
+     "Invalid value for '--jobs': 100000 is not in the range 1<=x<=256."),
     (["stats", "--n-boot", "10000000000"],
      ("Invalid value for '--n-boot': 10000000000 would need about 596.0 GiB (bootstrap "
       "replicates), above the limit of 2.0 GiB; choose a smaller value")),
@@ -135,6 +142,7 @@ def test_control_characters_in_ids_are_escaped(tmp_path):
 
 def test_term_safe_escapes_c0_c1_and_keeps_text():
     assert term_safe("a\tb\nc\x1b\x9b\x7f\x00é") == "a\tb\nc\\x1b\\x9b\\x7f\\x00é"
+    assert term_safe("abc\u202edcba") == "abc\\u202edcba"  # right-to-left override
     assert term_safe("x\ny\r", keep_newlines=False) == "x\\ny\\r"
 
 
