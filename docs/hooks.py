@@ -16,7 +16,7 @@ from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[1]
 CARDS = ROOT / "data_cards"
-_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", flags=re.S)
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", flags=re.DOTALL)
 
 
 def _cell(text: object) -> str:
@@ -47,7 +47,7 @@ def metric_table() -> str:
 
 
 def _card_title(text: str, fallback: str) -> str:
-    match = re.search(r"^# (.+)$", text, flags=re.M)
+    match = re.search(r"^# (.+)$", text, flags=re.MULTILINE)
     return match.group(1).strip() if match else fallback
 
 
