@@ -160,6 +160,7 @@ def test_cli_reference_has_every_command(site):
     page = _page(site, "reference/cli")
     for name in COMMANDS:
         assert f"annokit {name}" in page, name
+    assert "UNSET" not in page  # click's sentinel must not leak into the defaults
 
 
 def test_metric_reference_is_generated_from_the_registry(site):
