@@ -27,11 +27,8 @@ paper's exact definition of D cannot be recovered from the text, and we do not
 tune D to match. Experiment 3 (pairwise ranking accuracy) is not reproduced:
 its ground-truth ranking is not stated in the extracted text. The per-size
 numbers of experiment 4 (Tables 7-8) were lost in extraction; only the headline
-survives, and that is what the script checks: SMECE(A) is exactly 0 at every
-sample size and replicate, while ECE(A) stays near 0.115 with a shrinking
-standard deviation.
-
-Exit status 1 if the headline does not hold.
+survives, and that is what the script prints: whether SMECE(A) is exactly 0 at
+every sample size and replicate, and ECE(A) per size beside the paper's 0.115.
 """
 
 from __future__ import annotations
@@ -183,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     experiment2(args.n, rng)
     sizes = SIZES[:3] if args.quick else SIZES
     reps = 20 if args.quick else args.reps
-    ok = headline(experiment4(sizes, reps, rng))
-    return 0 if ok else 1
+    headline(experiment4(sizes, reps, rng))
+    return 0
 
 
 if __name__ == "__main__":

@@ -46,8 +46,9 @@ many annotators score on gold no better than the 90th percentile of a uniform
 spammer with the same number of answers: a detector that ranks by gold
 accuracy has to remove them to reach 90% recall (RTE: 14 of 164, 8.5%).
 
-Acceptance target (issue 5): with 20% uniform spammers on RTE and dog, the
-best method reaches >= 90% recall with <= 5% false positives (``fpr``).
+The summary after the table gives, for 20% uniform spammers on RTE and dog,
+the method with the lowest ``fpr`` among those reaching 90% recall (else the
+highest recall), the best threshold chosen knowing the spammers, and the oracle.
 
 Run: ``python recipes/spammer_study.py [--data DIR] [--repeats N] [--fractions 0.1,0.2]``
 """
@@ -286,9 +287,8 @@ def main(argv: list[str] | None = None) -> int:
           "spammers, chosen knowing them (what the best possible threshold could do)")
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print()
-    print("Acceptance (issue 5): 20% uniform spammers, best method recall >= 0.90 with "
-          "false positives (fpr) <= 0.05")
-    ok_all = True
+    print("20% uniform spammers: the best method (lowest fpr among those with recall >= 0.90, "
+          "else the highest recall)")
     for name in ("rte", "dog"):
         sub = table[(table.dataset == name) & (table.kind == "uniform") & (table.fraction == 0.2)]
         if sub.empty:
@@ -296,11 +296,8 @@ def main(argv: list[str] | None = None) -> int:
         methods = sub[sub.method != "oracle-lrt"]
         hits = methods[methods.recall >= 0.90].sort_values("fpr")
         best = hits.iloc[0] if len(hits) else methods.sort_values("recall").iloc[-1]
-        ok = bool(best.recall >= 0.90 and best.fpr <= 0.05)
-        ok_all &= ok
         print(f"  {name}: best method {best.method}: recall {best.recall:.3f}, fpr {best.fpr:.3f} "
-              f"(fpr among competent annotators {best.fpr_competent:.3f}) -> "
-              f"{'PASS' if ok else 'FAIL'}")
+              f"(fpr among competent annotators {best.fpr_competent:.3f})")
         tuned = methods.sort_values("fpr_at_r90").iloc[0]
         print(f"      best threshold chosen knowing the spammers: {tuned.method} at 90% recall, "
               f"fpr {tuned.fpr_at_r90:.3f}")
@@ -314,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(oracle):
             print(f"      oracle likelihood-ratio test on gold answers, tuned knowing the "
                   f"spammers: recall {oracle.recall.iloc[0]:.3f} at fpr {oracle.fpr.iloc[0]:.3f}")
-    return 0 if ok_all else 1
+    return 0
 
 
 if __name__ == "__main__":
