@@ -61,7 +61,7 @@ def _names(infos: list[MetricInfo]) -> str:
     return ", ".join(f"{i.name} ({i.unit})" for i in infos)
 
 
-def _texts(report: Report, key: str) -> tuple[str, str]:
+def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]:
     heads = headline_metrics(report)
     if key == "per-bin":
         ceiling = ("; black line and dots: the split-half human ceiling (H1 against all votes)"
@@ -72,7 +72,11 @@ def _texts(report: Report, key: str) -> tuple[str, str]:
                  "agreement (right), human entropy in bits. Every registered metric, per bin, is "
                  "in the per-bin tables."))
     if key.startswith("reliability-"):
-        name = report.models[int(key.split("-", 1)[1])].name
+        index = int(key.split("-", 1)[1])
+        name = report.models[index].name
+        if index > 0 and "reliability-0" in numbers:
+            return (f"Reliability diagrams: {name}",
+                    f"As Figure {numbers['reliability-0']}, for {name}.")
         n_bins = report.settings.n_bins
         return (f"Reliability diagrams: {name}",
                 (f"Left: hard labels, accuracy against the majority; right: soft labels, mean "
@@ -112,5 +116,5 @@ def _texts(report: Report, key: str) -> tuple[str, str]:
 
 def figure_texts(report: Report, keys: Iterable[str]) -> list[FigureText]:
     """Numbered title and caption of each figure id, in page order (:func:`figure_order`)."""
-    return [FigureText(k, i + 1, *_texts(report, k))
-            for i, k in enumerate(figure_order(keys))]
+    numbers = {k: i + 1 for i, k in enumerate(figure_order(keys))}
+    return [FigureText(k, n, *_texts(report, k, numbers)) for k, n in numbers.items()]

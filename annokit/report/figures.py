@@ -86,5 +86,14 @@ def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
             epsilon=None if rec is None else rec.epsilon,
             recommended_k=rec.k if observed else None,
             k_interval=(rec.k_low, rec.k_high) if observed else None,
-            title=mpl_text(f"{report.dataset.get('n_items', '')} items".strip()), fmt=fmt)
+            title=_subsampling_title(report), fmt=fmt)
     return {k: figs[k] for k in figure_order(figs)}
+
+
+def _subsampling_title(report: Any) -> str:
+    """``600 items``; with a recommendation read off beyond the curve, that k in words."""
+    title = f"{report.dataset.get('n_items', '?')} items"
+    rec = report.subsampling_recommendation
+    if rec is not None and rec.k is not None and rec.source != "observed":
+        title += f"; recommended k = {rec.k} ({rec.k_low} to {rec.k_high}), {rec.source}"
+    return mpl_text(title)

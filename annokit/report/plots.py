@@ -226,12 +226,12 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
     alpha = np.where(ok, 0.25 + 0.75 * count / max(1.0, count.max()), 0.0)
     small = len(centers) > 12
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(2, width=9.0, height=3.6)
+        fig, axes = _figure(2, width=9.6, height=3.8)
         for ax, key, name, ylabel in (
-                (axes[0, 0], "accuracy", "hard labels, accuracy against the majority",
+                (axes[0, 0], "accuracy", "hard labels: accuracy against the majority",
                  "accuracy [rate]"),
                 (axes[0, 1], "soft_target",
-                 "soft labels, human probability of the predicted label",
+                 "soft labels: human probability of the predicted label",
                  "mean human probability [probability]")):
             target = np.asarray(bins[key], dtype=float)
             ax.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=0.9,
@@ -264,8 +264,7 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
             ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
             ax.set_xlabel("model confidence, top-label probability [probability]")
             ax.set_ylabel(ylabel)
-            ax.set_title(f"{mpl_text(title)}: {name}" if title else name, pad=14,
-                         fontsize=8.5)
+            ax.set_title(name, pad=14, fontsize=8.5)
         handles, labels = axes[0, 0].get_legend_handles_labels()
         order = sorted(range(len(labels)), key=lambda i: labels[i] != "observed")
         handles, labels = [handles[i] for i in order], [labels[i] for i in order]
@@ -275,7 +274,9 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
             labels.append(f"fewer than {TINY_BIN} items")
         fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
                    bbox_to_anchor=(0.5, 0.0))
-        _adjust(fig, 2, 1, bottom=1.0, top=0.45, wspace=0.9)
+        if title:
+            fig.suptitle(mpl_text(title), fontsize=10, fontweight="bold", y=0.985)
+        _adjust(fig, 2, 1, bottom=1.0, top=0.65, wspace=0.9)
     return render(fig, fmt)
 
 
@@ -313,8 +314,9 @@ def error_histograms(hists: Mapping[str, Mapping[str, Mapping[str, Sequence[floa
             ax.set_ylabel("items [count]")
             ax.set_title(f"Per-item {key}")
         if keys:
-            axes[0, 0].legend(frameon=False)
-        _adjust(fig, ncols, nrows)
+            fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center",
+                       ncol=min(6, len(hists[keys[0]])), frameon=False, bbox_to_anchor=(0.5, 1.0))
+        _adjust(fig, ncols, nrows, top=0.7)
     return render(fig, fmt)
 
 
@@ -385,6 +387,9 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
                 ax.bar(x - 0.4 + w * (i + 0.5), np.nan_to_num(vals), width=w, color=color(i),
                        hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white", linewidth=0.3,
                        label=mpl_text(name))
+            if any(np.nanmin(np.asarray(v, dtype=float), initial=0.0) < 0
+                   for v in values[metric].values()):  # a signed metric: its ideal, 0
+                ax.axhline(0.0, color="#555555", linewidth=0.8, zorder=0)
             if ceiling and metric in ceiling:
                 ax.plot(x, np.asarray(ceiling[metric], dtype=float), color=HUMAN_COLOR,
                         marker="o", linewidth=1.2, label="human split-half")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from annokit.report.captions import figure_texts
 from annokit.report.model import Report
-from annokit.report.tables import Table, report_tables
+from annokit.report.tables import Table, page_sections, report_tables
 
 __all__ = ["render_html"]
 
@@ -48,6 +48,7 @@ figcaption b { display: block; font-size: 1rem; color: #1a1a1a; margin-bottom: 0
 #table-metrics th, #table-dataset th, #table-recommendation th,
 table.with-unit th:nth-child(2) { text-align: left; }
 td strong { font-weight: 650; }
+tr.headline td:first-child { font-weight: 650; }
 details { margin: 0.4rem 0; } summary { cursor: pointer; font-weight: 600; }
 table.with-unit td:nth-child(2) { text-align: left; color: #444; }
 ul.notes li { color: #6b4a00; }
@@ -71,8 +72,9 @@ def _cell(text: str) -> str:
 
 def _table(t: Table) -> str:
     head = "".join(f"<th scope=\"col\">{html.escape(h)}</th>" for h in t.header)
-    body = "\n".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>"
-                     for row in t.rows)
+    body = "\n".join(("<tr class=\"headline\">" if i in t.highlight else "<tr>")
+                     + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>"
+                     for i, row in enumerate(t.rows))
     cap = f"<caption>{html.escape(t.caption)}</caption>" if t.caption else ""
     cls = ' class="with-unit"' if t.header[1:2] == ["unit"] else ""
     return (f'<section class="table-section"><h3>{html.escape(t.title)}</h3>'
@@ -97,13 +99,11 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
     (True, False, False)
     """
     tables = report_tables(report)
-    by_id = {t.id: t for t in tables}
     title = html.escape(report.title)
     models = ", ".join(html.escape(m.name) for m in report.models)
-    nav = [f'<li><a href="#{a}">{t}</a></li>' for a, t in (
-        ("summary", "Summary"), ("figures", "Figures"), ("bins", "Agreement bins"),
-        ("details", "Per-bin tables"), ("subsampling", "Subsampling"),
-        ("metrics", "Metric definitions"), ("dataset", "Dataset"))]
+    shown = [(a, h, ts) for a, h, ts in page_sections(tables) if ts or figures]
+    nav = [f'<li><a href="#{a}">{html.escape(h.split(" and ")[0])}</a></li>'
+           for a, h, _ in shown]
     parts = [
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -119,33 +119,18 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
     if report.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{html.escape(n)}</li>"
                                                   for n in report.notes) + "</ul>")
-    sections = [("summary", "Summary", ["table-global", "table-comparisons"]),
-                ("figures", "Figures", []),
-                ("bins", "Agreement bins and the human ceiling", ["table-bins", "table-ceiling"]),
-                ("details", "Per-bin tables", [t.id for t in tables
-                                               if t.id.startswith("table-bins-model-")]),
-                ("subsampling", "How many annotations are enough",
-                 ["table-recommendation", "table-subsampling"]),
-                ("annotators", "Annotators", ["table-annotators"]),
-                ("metrics", "Metric definitions", ["table-metrics"]),
-                ("dataset", "Dataset", ["table-dataset"])]
-    for anchor, heading, ids in sections:
+    for anchor, heading, present in shown:
+        parts.append(f'<h2 id="{anchor}">{heading}</h2>')
         if anchor == "figures":
-            if figures:
-                parts.append('<h2 id="figures">Figures</h2>')
-                parts += [f'<figure id="figure-{html.escape(f.key)}" class="report-figure">'
-                          f"<figcaption><b>{html.escape(f.label)}</b>{html.escape(f.caption)}"
-                          f"</figcaption>{figures[f.key]}</figure>"
-                          for f in figure_texts(report, figures)]
-            continue
-        present = [by_id[i] for i in ids if i in by_id]
-        if present:
-            parts.append(f'<h2 id="{anchor}">{heading}</h2>')
-            if anchor == "details":  # long: folded, one per model (no script needed)
-                parts += [f"<details><summary>{html.escape(t.title)} ({len(t.rows)} metrics "
-                          f"&times; {len(t.header) - 2} agreement bins)</summary>{_table(t)}"
-                          "</details>" for t in present]
-            else:
-                parts += [_table(t) for t in present]
+            parts += [f'<figure id="figure-{html.escape(f.key)}" class="report-figure">'
+                      f"<figcaption><b>{html.escape(f.label)}</b>{html.escape(f.caption)}"
+                      f"</figcaption>{figures[f.key]}</figure>"
+                      for f in figure_texts(report, figures)]
+        elif anchor == "details":  # long: folded, one per model (no script needed)
+            parts += [f"<details><summary>{html.escape(t.title)} ({len(t.rows)} metrics "
+                      f"&times; {len(t.header) - 2} agreement bins)</summary>{_table(t)}"
+                      "</details>" for t in present]
+        else:
+            parts += [_table(t) for t in present]
     parts += ["</main>", "</body>", "</html>"]
     return "\n".join(parts) + "\n"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from annokit.report.captions import figure_texts
 from annokit.report.model import Report
-from annokit.report.tables import Table, report_tables
+from annokit.report.tables import Table, page_sections, report_tables
 
 __all__ = ["md_escape", "render_markdown"]
 
@@ -48,7 +48,11 @@ def _table(t: Table) -> str:
         lines += [f"_{md_escape(t.caption)}_", ""]
     lines.append("| " + " | ".join(md_escape(h) for h in t.header) + " |")
     lines.append("|" + "|".join("---" for _ in t.header) + "|")
-    lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in t.rows]
+    for i, row in enumerate(t.rows):
+        cells = [md_escape(c) for c in row]
+        if i in t.highlight and cells:
+            cells[0] = f"**{cells[0]}**"
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -83,12 +87,13 @@ def render_markdown(report: Report, *, figures: Mapping[str, str] | None = None)
     parts = [f"# {md_escape(report.title)}", "", md_escape(meta), ""]
     if report.notes:
         parts += ["**Notes**", ""] + [f"- {md_escape(n)}" for n in report.notes] + [""]
-    for t in report_tables(report):
-        parts.append(_table(t))
-    if figures:
-        parts += ["## Figures", ""]
-        for f in figure_texts(report, figures):
-            parts += [f"### {md_escape(f.label)}", "",
-                      f"![{md_escape(f.label)}]({_link(figures[f.key])})", "",
-                      f"_{md_escape(f.caption)}_", ""]
+    for _anchor, heading, tables in page_sections(report_tables(report)):
+        if tables:
+            parts += [f"## {heading}", ""] + [_table(t) for t in tables]
+        elif figures:
+            parts += ["## Figures", ""]
+            for f in figure_texts(report, figures):
+                parts += [f"### {md_escape(f.label)}", "",
+                          f"![{md_escape(f.label)}]({_link(figures[f.key])})", "",
+                          f"_{md_escape(f.caption)}_", ""]
     return "\n".join(parts).rstrip() + "\n"

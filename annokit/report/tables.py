@@ -8,8 +8,18 @@ from typing import Any
 
 from annokit.report.model import Interval, MetricInfo, PairwiseDifference, Report
 
-__all__ = ["Table", "dataset_rows", "direction", "fmt_interval", "fmt_number", "humanize",
-           "metric_header", "report_tables", "significance"]
+__all__ = [
+    "Table",
+    "dataset_rows",
+    "direction",
+    "fmt_interval",
+    "fmt_number",
+    "humanize",
+    "metric_header",
+    "page_sections",
+    "report_tables",
+    "significance",
+]
 
 
 def direction(info: MetricInfo) -> str:
@@ -33,6 +43,7 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     caption: str = ""
+    highlight: frozenset[int] = frozenset()  # rows a renderer may emphasise (headline metrics)
 
 
 def fmt_number(value: Any, digits: int = 3) -> str:
@@ -87,6 +98,8 @@ def _value(value: Any) -> str:
         if len(value) > 12:
             return f"{len(value)} values"
         return ", ".join(_value(v) for v in value)
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.4g}"
     return fmt_number(value, 4)
 
 
@@ -163,7 +176,9 @@ def report_tables(report: Report) -> list[Table]:
                  f"tied label); binned metrics with {settings.n_bins} equal-width confidence "
                  "bins. ↓ lower is better, ↑ higher is better, →0 ideal 0. Units as the metric "
                  "registry declares them (nats: natural logarithm; rate and probability: 0 to "
-                 "1); entropies of votes elsewhere in the report are in bits.")))
+                 "1); entropies of votes elsewhere in the report are in bits. In bold: the "
+                 "headline metrics of the figures."),
+        highlight=frozenset(1 + i for i, info in enumerate(report.metrics) if info.headline)))
     tables.append(Table(
         id="table-metrics", title="Metrics", header=["metric", "unit", "definition", "reference"],
         rows=[[metric_header(i), i.unit, i.summary, i.citation] for i in report.metrics],
@@ -256,3 +271,22 @@ def _subsampling_tables(report: Report) -> list[Table]:
                  "JSD: Jensen-Shannon distance, sqrt(nats)); majority agreement: share of "
                  "items whose k-vote majority is the all-vote majority.")))
     return out
+
+
+def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
+    """The page's sections in reading order, shared by the HTML and Markdown pages: (anchor,
+    heading, tables), sections without tables left out; ``figures`` (no tables) always listed.
+    """
+    by_id = {t.id: t for t in tables}
+    sections = [("summary", "Summary", ["table-global", "table-comparisons"]),
+                ("figures", "Figures", []),
+                ("bins", "Agreement bins and the human ceiling", ["table-bins", "table-ceiling"]),
+                ("details", "Per-bin tables", [t.id for t in tables
+                                               if t.id.startswith("table-bins-model-")]),
+                ("subsampling", "How many annotations are enough",
+                 ["table-recommendation", "table-subsampling"]),
+                ("annotators", "Annotators", ["table-annotators"]),
+                ("metrics", "Metric definitions", ["table-metrics"]),
+                ("dataset", "Dataset", ["table-dataset"])]
+    out = [(a, h, [by_id[i] for i in ids if i in by_id]) for a, h, ids in sections]
+    return [(a, h, ts) for a, h, ts in out if ts or a == "figures"]

@@ -64,8 +64,9 @@ def test_markdown_passes_no_raw_html_and_keeps_every_table_row_intact(hostile_re
     assert "&amp;lt;ok&amp;gt;" in md  # an entity in the data stays text
     tables = report_tables(hostile_report)
     for t in tables:
-        start = md.index(f"| {' | '.join(md_escape(h) for h in t.header)} |")
-        block = md[start:].split("\n\n")[0].splitlines()
+        after = md[md.index(f"### {md_escape(t.title)}\n"):]
+        start = after.index(f"| {' | '.join(md_escape(h) for h in t.header)} |\n")
+        block = after[start:].split("\n\n")[0].splitlines()
         assert len(block) == len(t.rows) + 2, t.id  # no row split by a newline from the data
         for line in block:  # unescaped pipes delimit exactly the header's cells
             assert len(re.findall(r"(?<!\\)\|", line)) == len(t.header) + 1, (t.id, line)
@@ -262,6 +263,7 @@ def test_figures_are_byte_identical_across_runs_with_the_same_seed(tmp_path):
         env = dict(os.environ, PYTHONHASHSEED=hash_seed, SOURCE_DATE_EPOCH="")
         env.pop("SOURCE_DATE_EPOCH")
         proc = subprocess.run([sys.executable, "-c", _FIGURE_SCRIPT, str(tmp_path / f"r{run}")],
+                              check=False,
                               capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
         assert proc.returncode == 0, proc.stderr
         outputs.append(proc.stdout)
