@@ -270,3 +270,16 @@ def test_report_helpers_raise_specific_types(tmp_path):
         image_format(tmp_path / "c.gif")
     with pytest.raises(InvalidValueError, match="does not exist"):
         image_format(tmp_path / "no" / "c.svg")
+
+
+def test_report_subsample_carries_tolerance_and_recommended_k(files, tmp_path):
+    votes, paths = files
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+                 f"{paths['good', 'test']}", "--pred-labels", "b,a", "--quiet", "--bins", "2",
+                 "--n-boot", "0", "--no-ceiling", "--subsample", "1,2,3",
+                 "--subsample-reps", "10", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    rec = json.loads((tmp_path / "o" / "report.json").read_text())["subsampling_recommendation"]
+    assert rec["epsilon"] == 0.05 and rec["source"] in {"observed", "extrapolated", "not reached"}
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert 'id="table-recommendation"' in page and "tolerance (expected TVD below)" in page
