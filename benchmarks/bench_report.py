@@ -63,7 +63,7 @@ def _cli(args: list[str]) -> float:
 def _stages(data: Path, out: Path, n_bootstrap: int) -> dict[str, float]:
     from annokit.io import read_votes
     from annokit.report import build_report, load_models
-    from annokit.report.plots import report_figures
+    from annokit.report.figures import report_figures
     from annokit.report.write import write_report
 
     args = report_args(data, out, n_bootstrap)

@@ -70,6 +70,9 @@ class MetricSpec:
         A :class:`~annokit.metrics.states.MetricState` subclass.
     state_args : Mapping
         Fixed constructor arguments of ``state_class`` (e.g. ``classwise=True``).
+    headline : bool
+        One of the few metrics a summary shows first (the report's per-bin and
+        per-item figures); every metric is still in the full tables.
     """
 
     name: str
@@ -82,6 +85,7 @@ class MetricSpec:
     per_item: str | None
     state_class: type
     state_args: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    headline: bool = False
 
     def state(self, **options: Any) -> MetricState:
         """A fresh state with ``options`` (defaults from :attr:`options`).
@@ -124,55 +128,55 @@ _BINS = MappingProxyType({"n_bins": 10})
 
 
 def _mean(name: str, summary: str, needs: frozenset[str], lower: bool | None, unit: str,
-          citation: str) -> MetricSpec:
+          citation: str, *, headline: bool) -> MetricSpec:
     return MetricSpec(name, summary, needs, lower, unit, citation, _EMPTY, name, ItemMeanState,
-                      MappingProxyType({"quantity": name}))
+                      MappingProxyType({"quantity": name}), headline=headline)
 
 
-def _binned(name: str, summary: str, needs: frozenset[str], citation: str,
+def _binned(name: str, summary: str, needs: frozenset[str], citation: str, *, headline: bool,
             **state_args: Any) -> MetricSpec:
     return MetricSpec(name, summary, needs, True, "probability", citation, _BINS, None,
-                      BinnedState, MappingProxyType(state_args))
+                      BinnedState, MappingProxyType(state_args), headline=headline)
 
 
 _SPECS = (
     _mean("accuracy", "Fraction of items whose argmax (first on ties) is the hard label "
-          "(the human majority under the tie policy)", _HARD, False, "rate", _NIE),
+          "(the human majority under the tie policy)", _HARD, False, "rate", _NIE, headline=True),
     _binned("ece", "Top-label expected calibration error against the hard label, equal-width "
-            "bins", _HARD, _GUO),
+            "bins", _HARD, _GUO, headline=True),
     MetricSpec("ece_adaptive", "Top-label ECE against the hard label with equal-mass bins "
                "(weighted quantiles; tied confidences share a bin)", _HARD, True, "probability",
-               _NIXON, _BINS, None, AdaptiveBinnedState),
+               _NIXON, _BINS, None, AdaptiveBinnedState, headline=False),
     _binned("mce", "Maximum calibration error: the largest |confidence - accuracy| over "
-            "non-empty equal-width bins", _HARD, _NAEINI, reduce="max"),
+            "non-empty equal-width bins", _HARD, _NAEINI, reduce="max", headline=False),
     _binned("classwise_ece", "Classwise ECE (SCE): every class binned on its own probability, "
-            "averaged over classes", _HARD, _NIXON, classwise=True),
+            "averaged over classes", _HARD, _NIXON, classwise=True, headline=False),
     _binned("smece", "Top-label soft ECE: bin targets are the mean human probability of the "
-            "predicted class", _SOFT, _LEZNIK, target="soft"),
+            "predicted class", _SOFT, _LEZNIK, target="soft", headline=True),
     _binned("smece_classwise", "Classwise soft ECE against the human distribution", _SOFT,
-            _LEZNIK, target="soft", classwise=True),
+            _LEZNIK, target="soft", classwise=True, headline=False),
     _mean("rank_cs", "Fraction of items whose stable class ranking equals the human one "
-          "(tied human classes in label order)", _SOFT, False, "rate", _BAAN),
+          "(tied human classes in label order)", _SOFT, False, "rate", _BAAN, headline=False),
     _mean("rank_cs_tie_aware", "Fraction of items whose ranking is consistent with some "
-          "ordering of tied human classes", _SOFT, False, "rate", _BAAN),
+          "ordering of tied human classes", _SOFT, False, "rate", _BAAN, headline=False),
     _mean("ent_ce", "Mean |H(model) - H(human)|, entropy calibration error", _SOFT, True,
-          "nats", _BAAN),
+          "nats", _BAAN, headline=False),
     _mean("ent_ce_signed", "Mean H(model) - H(human); > 0: model less certain than the "
-          "annotators, ideal 0", _SOFT, None, "nats", _BAAN),
+          "annotators, ideal 0", _SOFT, None, "nats", _BAAN, headline=True),
     _mean("dist_ce", "Mean total variation distance between model and human distributions",
-          _SOFT, True, "probability", _BAAN),
+          _SOFT, True, "probability", _BAAN, headline=True),
     _mean("jsd", "Mean Jensen-Shannon distance between human and model distributions (scipy "
-          "convention, natural log)", _SOFT, True, "sqrt(nats)", _LIN),
+          "convention, natural log)", _SOFT, True, "sqrt(nats)", _LIN, headline=True),
     _mean("kl", "Mean KL(human || model), model probabilities clipped at 1e-15", _SOFT, True,
-          "nats", _KL),
+          "nats", _KL, headline=False),
     _mean("brier", "Brier score against the one-hot hard label, summed over classes", _HARD,
-          True, "Brier units", _BRIER),
+          True, "Brier units", _BRIER, headline=False),
     _mean("brier_soft", "Brier score against the human distribution, summed over classes",
-          _SOFT, True, "Brier units", _BRIER),
+          _SOFT, True, "Brier units", _BRIER, headline=False),
     _mean("nll", "Cross-entropy of the model against the human distribution (probabilities "
-          "clipped at 1e-15)", _SOFT, True, "nats", _NLL),
+          "clipped at 1e-15)", _SOFT, True, "nats", _NLL, headline=False),
     _mean("nll_majority", "Negative log-likelihood of the hard label (probabilities clipped at "
-          "1e-15)", _HARD, True, "nats", _NLL),
+          "1e-15)", _HARD, True, "nats", _NLL, headline=False),
 )
 
 #: Every registered metric, name -> :class:`MetricSpec`, in output order (read-only).

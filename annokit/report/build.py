@@ -53,6 +53,7 @@ from annokit.report.model import (
     Report,
     Settings,
     SubsamplingPoint,
+    SubsamplingRecommendation,
 )
 
 __all__ = ["build_report", "histogram_edges"]
@@ -187,7 +188,7 @@ def _model_reports(models: Sequence[ModelPredictions], result: EvaluationResult,
             per_bin=per_bin,
             reliability=_reliability(rec.probs, rec.majority.labels, rec.human, n_bins),
             histograms={k: _histogram(frames[m.name][k].to_numpy(), edges[k]) for k in hist_keys},
-            entropy=_histogram(entropy(rec.probs, base=None), entropy_edges)))
+            entropy=_histogram(entropy(rec.probs, base=2), entropy_edges)))
     return out
 
 
@@ -248,6 +249,7 @@ def build_report(
     ceiling: bool = True,
     votes_per_half: int | None = None,
     subsampling: Sequence[Mapping[str, Any]] | None = None,
+    subsampling_recommendation: Mapping[str, Any] | None = None,
     title: str | None = None,
     quality_methods: Sequence[str] = ("ds", "agreement"),
     seed: int = 0,
@@ -285,6 +287,12 @@ def build_report(
         ``tvd_mean``, ``tvd_low``, ``tvd_high`` and optionally ``jsd_mean``,
         ``kl_mean``, ``majority_agreement``, ``entropy_bias``
         (:func:`annokit.report.inputs.subsampling_rows`).
+    subsampling_recommendation : mapping, optional
+        The recommended k with its interval and tolerance
+        (:meth:`annokit.subsample.Recommendation.to_dict`: ``k``, ``k_low``, ``k_high``,
+        ``epsilon``, ``source``, ``target``); default: the ``recommendation`` attribute
+        of ``subsampling`` when it has one (as :func:`~annokit.report.inputs.subsampling_rows`
+        returns).
     title : str, optional
     quality_methods : sequence of str, default ("ds", "agreement")
         Annotator-quality scores (:func:`annokit.quality.annotator_scores`)
@@ -348,7 +356,7 @@ def build_report(
                           by=groups, n_boot=int(n_boot), seed=int(seed), confidence=confidence,
                           n_bins=n_bins)
     names = result.names
-    entropy_edges = np.linspace(0.0, float(np.log(n_labels)), _HIST_BINS + 1)
+    entropy_edges = np.linspace(0.0, float(np.log2(n_labels)), _HIST_BINS + 1)
     reports = _model_reports(models, result, records, n_bins, entropy_edges)
     step("models")
 
@@ -369,22 +377,35 @@ def build_report(
         dataset=dataset,
         metrics=[MetricInfo(name=k, summary=REGISTRY[k].summary, unit=REGISTRY[k].unit,
                             lower_is_better=REGISTRY[k].lower_is_better,
-                            citation=REGISTRY[k].citation) for k in names],
+                            citation=REGISTRY[k].citation, headline=REGISTRY[k].headline)
+                 for k in names],
         binning=binning,
         models=reports,
         baselines={kind: {k: vals[k] for k in names} for kind, vals in result.baselines.items()},
         comparisons=_comparisons(result),
-        human_entropy=_histogram(entropy(distributions(counts), base=None), entropy_edges),
+        human_entropy=_histogram(h_bits, entropy_edges),
         human_ceiling=human_ceiling,
         annotator_quality=annotator_quality,
         subsampling=[SubsamplingPoint(**{k: row.get(k) for k in SubsamplingPoint.model_fields})
                      for row in subsampling] if subsampling else None,
+        subsampling_recommendation=_recommendation(subsampling, subsampling_recommendation),
         settings=Settings(seed=int(seed), n_boot=int(n_boot), confidence=confidence,
                           n_bins=n_bins, tie_policy=result.tie_policy),
         notes=notes,
     )
     step("done")
     return report
+
+
+def _recommendation(rows: Any, given: Mapping[str, Any] | None
+                    ) -> SubsamplingRecommendation | None:
+    rec = given if given is not None else getattr(rows, "recommendation", None)
+    if rec is None:
+        return None
+    if hasattr(rec, "to_dict"):
+        rec = rec.to_dict()
+    return SubsamplingRecommendation(
+        **{k: rec.get(k) for k in SubsamplingRecommendation.model_fields if k in rec})
 
 
 def _annotator_quality(votes: Votes, methods: Sequence[str],

@@ -22,7 +22,8 @@ import numpy as np
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError
 
-__all__ = ["LoadedModels", "ModelPredictions", "load_models", "subsampling_rows"]
+__all__ = ["LoadedModels", "ModelPredictions", "SubsamplingRows", "load_models",
+           "subsampling_rows"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -187,14 +188,28 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
     return LoadedModels(votes=votes, models=out, notes=notes)
 
 
+class SubsamplingRows(list):
+    """Rows of the subsampling curve (a list of dicts) with the recommended k.
+
+    ``recommendation`` is :meth:`annokit.subsample.Recommendation.to_dict` of the
+    curve, or None; :func:`annokit.report.build_report` reports it.
+    """
+
+    recommendation: dict[str, Any] | None = None
+
+
 def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
                      rng: np.random.Generator | int | None = 0,
-                     notes: list[str] | None = None) -> list[dict[str, Any]]:
+                     notes: list[str] | None = None,
+                     epsilon: float | None = 0.05) -> SubsamplingRows:
     """The "how many annotations" curve of :func:`annokit.subsample.subsampling_curve` as rows.
 
     Items with fewer than k votes are skipped at that k (``short="skip"``); the
     warnings saying how many are appended to ``notes``. Pass the rows to
-    :func:`annokit.report.build_report` as ``subsampling``.
+    :func:`annokit.report.build_report` as ``subsampling``. With ``epsilon``, the
+    rows carry :func:`annokit.subsample.recommend_k`'s recommendation for that
+    tolerance (default target of ``recommend_k``; extrapolated from the votes where
+    the observed curve does not reach it) as ``rows.recommendation``.
 
     Raises
     ------
@@ -207,7 +222,7 @@ def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
     >>> [row["k"] for row in subsampling_rows(votes, [1, 4], reps=5)]
     [1, 4]
     """
-    from annokit.subsample import subsampling_curve
+    from annokit.subsample import recommend_k, subsampling_curve
 
     if isinstance(ks, (str, bytes)) or not all(
             isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in ks):
@@ -218,4 +233,12 @@ def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
     if notes is not None:
         notes += [f"subsampling: {w.message}" for w in caught
                   if issubclass(w.category, DegenerateInputWarning)]
-    return curve.to_records()
+    rows = SubsamplingRows(curve.to_records())
+    if epsilon is not None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DegenerateInputWarning)
+            rows.recommendation = recommend_k(curve, epsilon, counts=votes, rng=rng).to_dict()
+        if notes is not None:
+            notes += [f"subsampling: {w.message}" for w in caught
+                      if issubclass(w.category, DegenerateInputWarning)]
+    return rows

@@ -40,13 +40,14 @@ __all__ = [
     "Report",
     "Settings",
     "SubsamplingPoint",
+    "SubsamplingRecommendation",
     "dump_json",
     "export_schema",
     "report_schema",
 ]
 
 #: Bump the minor part for added optional fields, the major part for anything else.
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "3.0"
 
 #: Significant digits of every float written to report.json.
 FLOAT_DIGITS = 10
@@ -76,6 +77,8 @@ class MetricInfo(_Model):
     unit: str
     lower_is_better: bool | None = Field(description="null: a signed quantity whose ideal is 0")
     citation: str
+    headline: bool = Field(default=False, description="shown in the report's figures "
+                                                      "(registry field MetricSpec.headline)")
 
 
 class Binning(_Model):
@@ -156,7 +159,7 @@ class ModelReport(_Model):
     histograms: dict[str, Histogram] = Field(
         description="per-item values of each reported per-item metric that is not a rate "
                     "(registry name -> histogram on edges shared by all models)")
-    entropy: Histogram = Field(description="model entropy (nats) on the human entropy's edges")
+    entropy: Histogram = Field(description="model entropy (bits) on the human entropy's edges")
 
 
 class PairwiseDifference(_Model):
@@ -182,6 +185,17 @@ class SubsamplingPoint(_Model):
     majority_agreement: Number = Field(default=None, description="share of items whose k-vote "
                                                                  "majority is the full majority")
     entropy_bias: Number = Field(default=None, description="mean H(k votes) - H(all votes), bits")
+
+
+class SubsamplingRecommendation(_Model):
+    """The smallest k whose expected TVD is below the tolerance (:func:`annokit.subsample.recommend_k`)."""
+
+    k: int | None = Field(description="recommended votes per item; null: not reached")
+    k_low: int | None = Field(default=None, description="k of the optimistic end of the interval")
+    k_high: int | None = Field(default=None, description="k of the pessimistic end of the interval")
+    epsilon: float = Field(description="the tolerance: expected TVD below which k suffices")
+    source: str = Field(description="'observed', 'extrapolated' or 'not reached'")
+    target: str = Field(description="what the TVD is measured against")
 
 
 class AnnotatorRow(_Model):
@@ -216,7 +230,7 @@ class Settings(_Model):
 class Report(_Model):
     """The agreement-binned analysis report (``report.json``)."""
 
-    schema_version: Literal["2.0"] = SCHEMA_VERSION
+    schema_version: Literal["3.0"] = SCHEMA_VERSION
     annokit_version: str
     title: str
     labels: list[str]
@@ -229,9 +243,10 @@ class Report(_Model):
                     "same items")
     comparisons: list[PairwiseDifference] = Field(
         description="every later model against the first, paired bootstrap")
-    human_entropy: Histogram = Field(description="human entropy (nats) on [0, ln n_labels]")
+    human_entropy: Histogram = Field(description="human entropy (bits) on [0, log2 n_labels]")
     human_ceiling: HumanCeiling | None = None
     subsampling: list[SubsamplingPoint] | None = None
+    subsampling_recommendation: SubsamplingRecommendation | None = None
     annotator_quality: AnnotatorQuality | None = None
     settings: Settings
     notes: list[str] = Field(default_factory=list,

@@ -19,6 +19,8 @@ import matplotlib
 
 matplotlib.use("Agg", force=False)
 
+import matplotlib.colors
+import matplotlib.patches
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
@@ -33,6 +35,7 @@ __all__ = [
     "entropy_histograms",
     "error_histograms",
     "image_format",
+    "mpl_text",
     "per_bin_bars",
     "reliability_diagrams",
     "render",
@@ -56,15 +59,37 @@ IMAGE_FORMATS = ("svg", "png", "pdf")
 _RC = {
     "svg.hashsalt": "annokit",
     "svg.fonttype": "none",  # <text> in the local sans-serif font: no font files needed
+    "pdf.compression": 6,
     "font.size": 9,
     "font.family": "sans-serif",
-    "axes.titlesize": 10,
-    "axes.labelsize": 9,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 8.5,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
     "legend.fontsize": 8,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "figure.dpi": 100,
 }
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+#: Bins with fewer items than this are hatched in the reliability diagrams.
+TINY_BIN = 10
+
+
+def mpl_text(text: object) -> str:
+    r"""Text from the data as matplotlib draws it literally: ``$`` escaped (no mathtext),
+    control characters as spaces, and a leading ``_`` kept (a legend would drop the entry).
+
+    Examples
+    --------
+    >>> mpl_text("_a$b\nc") == "\u200b_a\\$b c"
+    True
+    """
+    text = _CONTROL.sub(" ", str(text)).replace("$", "\\$")
+    return "\u200b" + text if text.startswith("_") else text
 
 
 def color(i: int) -> str:
@@ -104,17 +129,22 @@ def render(fig: Figure, fmt: str = "svg", *, standalone: bool = False) -> str | 
                 return buf.getvalue()
             if fmt == "pdf":
                 fig.savefig(buf, format="pdf",
-                            metadata={"CreationDate": None, "ModDate": None, "Producer": None})
+                            metadata={"CreationDate": None, "ModDate": None, "Producer": None,
+                                      "Creator": None})
                 return buf.getvalue()
-            fig.savefig(buf, format="svg", metadata={"Date": None})
+            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     finally:
         plt.close(fig)
     text = buf.getvalue().decode("utf-8")
     if standalone:
         return text
     text = text[text.index("<svg"):]
-    # scale with the page: keep the viewBox, let CSS decide the size
-    text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1', text, count=1)
+    # scale with the page up to the drawn size (1 pt = 4/3 CSS px), so text stays at its
+    # point size on a wide screen: keep the viewBox, let CSS decide the size
+    width = re.search(r'<svg[^>]*? width="([0-9.]+)pt"', text)
+    style = f' style="max-width: {float(width.group(1)) * 4 / 3:.0f}px"' if width else ""
+    text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1' + style, text,
+                  count=1)
     return text
 
 
@@ -170,6 +200,12 @@ def _figure(ncols: int, nrows: int = 1, *, width: float = 10.0, height: float = 
 def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Format = "svg"):
     """Hard (against the majority) and soft (against mean human probability) reliability diagrams.
 
+    Each non-empty confidence bin is a bar at its observed value, more opaque the
+    more items it holds (hatched below :data:`TINY_BIN` items); a black tick marks
+    the bin's mean confidence and a red segment joins tick and bar top (the
+    bin's gap), drawn beside each other rather than on top of the bar. Empty bins
+    read "empty"; the number of items is written above each bin.
+
     Parameters
     ----------
     bins : mapping
@@ -185,39 +221,68 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
     conf = np.asarray(bins["confidence"], dtype=float)
     width = np.diff(edges)
     centers = edges[:-1] + width / 2
+    ok = count > 0
+    tiny = ok & (count < TINY_BIN)
+    alpha = np.where(ok, 0.25 + 0.75 * count / max(1.0, count.max()), 0.0)
+    small = len(centers) > 12
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(2, width=10.0, height=3.8)
-        for ax, key, name in ((axes[0, 0], "accuracy", "Hard: accuracy vs majority"),
-                              (axes[0, 1], "soft_target", "Soft: mean human probability")):
+        fig, axes = _figure(2, width=9.6, height=3.8)
+        for ax, key, name, ylabel in (
+                (axes[0, 0], "accuracy", "hard labels: accuracy against the majority",
+                 "accuracy [rate]"),
+                (axes[0, 1], "soft_target",
+                 "soft labels: human probability of the predicted label",
+                 "mean human probability [probability]")):
             target = np.asarray(bins[key], dtype=float)
-            ok = count > 0
-            ax.bar(centers[ok], target[ok], width=width[ok] * 0.95, color=OKABE_ITO[0],
-                   edgecolor="white", label="observed")
-            gap_low = np.minimum(target, conf)
-            ax.bar(centers[ok], np.abs(conf - target)[ok], bottom=gap_low[ok],
-                   width=width[ok] * 0.95, color=OKABE_ITO[3], alpha=0.35, hatch="//",
-                   edgecolor=OKABE_ITO[3], linewidth=0.0, label="gap to confidence")
-            ax.plot([0, 1], [0, 1], linestyle="--", color="#555555", linewidth=1,
-                    label="perfect calibration")
+            ax.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=0.9,
+                    label="perfect calibration", zorder=1)
+            for j in np.flatnonzero(ok & ~tiny):
+                ax.bar(centers[j], target[j], width=width[j] * 0.9, zorder=2,
+                       color=matplotlib.colors.to_rgba(OKABE_ITO[0], alpha[j]),
+                       edgecolor=OKABE_ITO[0], linewidth=0.6,
+                       label="observed" if j == np.flatnonzero(ok & ~tiny)[0] else None)
+            for j in np.flatnonzero(tiny):  # hollow and hatched, a dot at the value (even at 0)
+                ax.bar(centers[j], target[j], width=width[j] * 0.9, zorder=2, color="none",
+                       edgecolor=OKABE_ITO[0], linewidth=0.6, hatch="////")
+                ax.plot(centers[j], target[j], marker="o", markersize=4, color=OKABE_ITO[0],
+                        markerfacecolor="white", zorder=5, clip_on=False)
+            # the gap: a segment at the bin's right quarter, from the bar top to the mean
+            # confidence, so it never covers the bar and the bars never hide it
+            xg = centers[ok] + width[ok] * 0.3
+            ax.vlines(xg, target[ok], conf[ok], color=OKABE_ITO[3], linewidth=2.0, zorder=3,
+                      label="gap to confidence")
+            ax.hlines(conf[ok], centers[ok] - width[ok] * 0.45, centers[ok] + width[ok] * 0.45,
+                      color=HUMAN_COLOR, linewidth=1.4, zorder=4, label="mean confidence")
+            for j, (c, n) in enumerate(zip(centers, count)):
+                text, col = (("empty", "#888888") if n == 0 else
+                             (f"{int(n)}", OKABE_ITO[3] if tiny[j] else "#333333"))
+                ax.text(c, 1.03, text, ha="center", va="bottom", color=col,
+                        fontsize=6 if small or n == 0 else 7,
+                        rotation=90 if small or n == 0 else 0)
             ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1.12)
-            ax.set_xlabel("model confidence (top-label probability)")
-            ax.set_ylabel("accuracy vs majority" if key == "accuracy"
-                          else "mean human probability of predicted label")
-            ax.set_title(f"{title}: {name}" if title else name)
-            for c, n in zip(centers[ok], count[ok]):
-                ax.text(c, 1.03, f"{int(n)}", ha="center", va="bottom", fontsize=6,
-                        rotation=90 if len(centers) > 10 else 0)
-            ax.legend(loc="upper left", frameon=False, bbox_to_anchor=(0.0, 0.93))
-        fig.text(0.5, 0.01, "numbers above the bars: items per confidence bin", ha="center",
-                 fontsize=7)
-        _adjust(fig, 2, 1, bottom=0.75, wspace=0.9)
+            ax.set_ylim(0, 1.16)
+            ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+            ax.set_xlabel("model confidence, top-label probability [probability]")
+            ax.set_ylabel(ylabel)
+            ax.set_title(name, pad=14, fontsize=8.5)
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda i: labels[i] != "observed")
+        handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+        if tiny.any():
+            handles.append(matplotlib.patches.Patch(facecolor="white", edgecolor=OKABE_ITO[0],
+                                                    hatch="////"))
+            labels.append(f"fewer than {TINY_BIN} items")
+        fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
+                   bbox_to_anchor=(0.5, 0.0))
+        if title:
+            fig.suptitle(mpl_text(title), fontsize=10, fontweight="bold", y=0.985)
+        _adjust(fig, 2, 1, bottom=1.0, top=0.65, wspace=0.9)
     return render(fig, fmt)
 
 
 def _stairs(ax, hist: Mapping[str, Sequence[float]], *, i: int, label: str) -> None:
     ax.stairs(np.asarray(hist["counts"], dtype=float), np.asarray(hist["edges"], dtype=float),
-              color=color(i), linewidth=1.6, label=label,
+              color=color(i), linewidth=1.6, label=mpl_text(label),
               linestyle=_LINESTYLES[i % len(_LINESTYLES)])
 
 
@@ -246,46 +311,50 @@ def error_histograms(hists: Mapping[str, Mapping[str, Mapping[str, Sequence[floa
             for i, name in enumerate(hists[key]):
                 _stairs(ax, hists[key][name], i=i, label=name)
             ax.set_xlabel(labels.get(key, key))
-            ax.set_ylabel("items")
+            ax.set_ylabel("items [count]")
             ax.set_title(f"Per-item {key}")
         if keys:
-            axes[0, 0].legend(frameon=False)
-        _adjust(fig, ncols, nrows)
+            fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center",
+                       ncol=min(6, len(hists[keys[0]])), frameon=False, bbox_to_anchor=(0.5, 1.0))
+        _adjust(fig, ncols, nrows, top=0.7)
     return render(fig, fmt)
 
 
 def entropy_histograms(human: Mapping[str, Sequence[float]],
                        models: Mapping[str, Mapping[str, Sequence[float]]], *,
                        fmt: Format = "svg"):
-    """Human entropy against each model's predictive entropy (nats), one panel per model.
+    """Human entropy against each model's predictive entropy (bits), one panel per model.
 
     ``human`` and each value of ``models`` are histograms ``{"edges", "counts"}`` on the same edges.
     """
     names = list(models)
-    ncols = max(1, min(3, len(names)))
+    ncols = max(1, min(4, len(names)))
     nrows = max(1, int(np.ceil(len(names) / ncols)))
     h_edges = np.asarray(human["edges"], dtype=float)
     h_counts = np.asarray(human["counts"], dtype=float)
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(ncols, nrows, width=4.0 * ncols, height=3.2)
+        fig, axes = _figure(ncols, nrows, width=max(5.0, 2.9 * ncols), height=2.9)
         for j, ax in enumerate(axes.ravel()):
             if j >= len(names):
                 ax.set_visible(False)
                 continue
             name = names[j]
-            ax.stairs(h_counts, h_edges, fill=True, color="#BBBBBB", label="human")
-            _stairs(ax, models[name], i=j, label=name)
-            ax.set_xlabel("entropy [nats]")
-            ax.set_ylabel("items")
-            ax.set_title(f"Entropy: human vs {name}")
-            ax.legend(frameon=False)
-        _adjust(fig, ncols, nrows, hspace=0.95)
+            ax.stairs(h_counts, h_edges, fill=True, color="#BBBBBB", label="human votes")
+            _stairs(ax, models[name], i=j, label="model (panel title)")
+            ax.set_xlabel("entropy [bits]")
+            ax.set_ylabel("items [count]")
+            ax.set_title(mpl_text(name))
+        if names:
+            fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center", ncol=2,
+                       frameon=False, bbox_to_anchor=(0.5, 1.0))
+        _adjust(fig, ncols, nrows, left=0.65, top=0.65, wspace=0.6, hspace=0.95)
     return render(fig, fmt)
 
 
 def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Sequence[float]]],
                  *, ceiling: Mapping[str, Sequence[float]] | None = None,
-                 metric_labels: Mapping[str, str] | None = None, fmt: Format = "svg"):
+                 metric_labels: Mapping[str, str] | None = None,
+                 metric_titles: Mapping[str, str] | None = None, fmt: Format = "svg"):
     """Grouped bars: one panel per metric, agreement bins on x, one bar per model.
 
     Parameters
@@ -296,14 +365,16 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
     ceiling : mapping metric -> per-bin values, optional
         Split-half human ceiling drawn as a black line with markers.
     metric_labels : mapping metric -> axis label, optional
+    metric_titles : mapping metric -> panel title, optional
     """
     metrics = list(values)
     metric_labels = dict(metric_labels or {})
+    metric_titles = dict(metric_titles or metric_labels)
     ncols = min(3, len(metrics))
     nrows = int(np.ceil(len(metrics) / ncols))
     x = np.arange(len(bin_labels))
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(ncols, nrows, width=12.0, height=3.3)
+        fig, axes = _figure(ncols, nrows, width=12.0, height=3.6)
         for j, ax in enumerate(axes.ravel()):
             if j >= len(metrics):
                 ax.set_visible(False)
@@ -315,15 +386,18 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
                 vals = np.asarray(values[metric][name], dtype=float)
                 ax.bar(x - 0.4 + w * (i + 0.5), np.nan_to_num(vals), width=w, color=color(i),
                        hatch=_HATCHES[i % len(_HATCHES)], edgecolor="white", linewidth=0.3,
-                       label=name)
+                       label=mpl_text(name))
+            if any(np.nanmin(np.asarray(v, dtype=float), initial=0.0) < 0
+                   for v in values[metric].values()):  # a signed metric: its ideal, 0
+                ax.axhline(0.0, color="#555555", linewidth=0.8, zorder=0)
             if ceiling and metric in ceiling:
                 ax.plot(x, np.asarray(ceiling[metric], dtype=float), color=HUMAN_COLOR,
                         marker="o", linewidth=1.2, label="human split-half")
             ax.set_xticks(x)
             ax.set_xticklabels(bin_labels, rotation=20, ha="right", fontsize=7)
-            ax.set_xlabel("agreement bin (human entropy, bits)")
+            ax.set_xlabel("agreement bin, human entropy [bits]")
             ax.set_ylabel(metric_labels.get(metric, metric))
-            ax.set_title(metric_labels.get(metric, metric))
+            ax.set_title(metric_titles.get(metric, metric))
         handles, labels = axes[0, 0].get_legend_handles_labels()
         for ax in axes.ravel()[1:]:
             for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -340,6 +414,7 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
                       high: Sequence[float], *, jsd: Sequence[float] | None = None,
                       majority_agreement: Sequence[float] | None = None,
                       epsilon: float | None = None, recommended_k: int | None = None,
+                      k_interval: tuple[int | None, int | None] | None = None,
                       interval: float | None = None, title: str = "How many annotations are enough",
                       fmt: Format = "svg", standalone: bool = False):
     """Mean TVD between a k-vote estimate and all votes, with its percentile band.
@@ -360,6 +435,8 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
         The target TVD, drawn as a dashed line.
     recommended_k : int, optional
         Drawn as a dotted vertical line.
+    k_interval : (int, int), optional
+        The interval of the recommended k, drawn as a band (an open end: the largest k).
     interval : float, optional
         Coverage of the band, for its legend entry (0.95 -> "95% interval").
     title : str
@@ -377,7 +454,7 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
     band = ("interval over repetitions" if interval is None
             else f"TVD {100 * interval:g}% interval over repetitions")
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(ncols, width=6.0 if ncols == 1 else 10.0, height=3.4)
+        fig, axes = _figure(ncols, width=6.0 if ncols == 1 else 10.0, height=3.8)
         ax = axes[0, 0]
         ax.fill_between(k, np.asarray(low, float), np.asarray(high, float), color=OKABE_ITO[5],
                         alpha=0.35, label=band)
@@ -387,21 +464,26 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
             ax.plot(k, np.asarray(jsd, float), marker="s", color=OKABE_ITO[1],
                     linestyle="--", label="Jensen-Shannon distance (mean)")
         if epsilon is not None:
-            ax.axhline(epsilon, color="grey", linestyle="--", label=f"epsilon = {epsilon:g}")
+            ax.axhline(epsilon, color="grey", linestyle="--",
+                       label=f"tolerance ε = {epsilon:g} (TVD)")
         if recommended_k is not None:
             ax.axvline(recommended_k, color=HUMAN_COLOR, linestyle=":",
                        label=f"recommended k = {recommended_k}")
-        ax.set_ylabel("TVD to all-votes distribution" if jsd is None
-                      else "distance to all votes")
+            if k_interval is not None and k_interval[0] is not None:
+                hi = k_interval[1] if k_interval[1] is not None else float(k.max())
+                ax.axvspan(k_interval[0], hi, color=HUMAN_COLOR, alpha=0.08, linewidth=0,
+                           label=f"interval of k: {k_interval[0]} to {hi:g}")
+        ax.set_ylabel("TVD to all votes [probability]" if jsd is None
+                      else "TVD [probability], JSD [sqrt(nats)]")
         ax.set_title(title)
         ax.legend(frameon=False)
         if majority_agreement is not None:
             ax2 = axes[0, 1]
             ax2.plot(k, np.asarray(majority_agreement, float), marker="o", color=OKABE_ITO[2])
-            ax2.set_ylabel("k-vote majority = full majority")
+            ax2.set_ylabel("k-vote majority = all-vote majority [rate]")
             ax2.set_title("Majority agreement")
         for a in axes[0]:
-            a.set_xlabel("votes per item (k)")
+            a.set_xlabel("votes per item, k [votes]")
             if ncols == 2:  # log k with the k values as ticks
                 a.set_xscale("log")
                 a.set_xticks(k.tolist())
@@ -430,49 +512,3 @@ def subsampling_figure(curve: Any, recommendation: Any = None, *, fmt: Format = 
         interval=curve.interval,
         title=f"{curve.n_items} items, {curve.reps} repetitions per k", fmt=fmt,
         standalone=standalone)
-
-
-def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
-    """Every figure of a :class:`~annokit.report.model.Report`, keyed by a stable id.
-
-    Keys: ``reliability-<i>`` (one per model, in report order), ``error-histograms``,
-    ``entropy-histograms``, ``per-bin``, and ``subsampling`` when the report has a curve.
-    """
-    figs: dict[str, Any] = {}
-    for i, m in enumerate(report.models):
-        rel = m.reliability
-        nan = float("nan")
-        figs[f"reliability-{i}"] = reliability_diagrams(
-            {"edges": rel.edges, "count": rel.count,
-             "confidence": [nan if v is None else v for v in rel.confidence],
-             "accuracy": [nan if v is None else v for v in rel.accuracy],
-             "soft_target": [nan if v is None else v for v in rel.soft_target]},
-            title=m.name, fmt=fmt)
-
-    units = {info.name: info.unit for info in report.metrics}
-    labels = {k: f"{k} [{u}]" for k, u in units.items()}
-    keys = list(report.models[0].histograms) if report.models else []
-    figs["error-histograms"] = error_histograms(
-        {k: {m.name: m.histograms[k].model_dump() for m in report.models} for k in keys},
-        labels={k: f"per-item {labels[k]}" for k in keys}, fmt=fmt)
-    figs["entropy-histograms"] = entropy_histograms(
-        report.human_entropy.model_dump(), {m.name: m.entropy.model_dump() for m in report.models},
-        fmt=fmt)
-
-    def bar(value: Any) -> float:
-        return nan if value is None else value
-
-    values = {k: {m.name: [bar(b.metrics[k].estimate) for b in m.per_bin] for m in report.models}
-              for k in units}
-    ceiling = None
-    if report.human_ceiling is not None:
-        ceiling = {k: [bar(c.vs_reference.get(k)) for c in report.human_ceiling.per_bin]
-                   for k in units}
-    figs["per-bin"] = per_bin_bars(report.binning.labels, values, ceiling=ceiling,
-                                   metric_labels=labels, fmt=fmt)
-    if report.subsampling:
-        pts = report.subsampling
-        figs["subsampling"] = subsampling_curve([p.k for p in pts], [p.tvd_mean for p in pts],
-                                                [p.tvd_low for p in pts],
-                                                [p.tvd_high for p in pts], fmt=fmt)
-    return figs

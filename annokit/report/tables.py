@@ -6,9 +6,20 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from annokit.report.model import Interval, MetricInfo, Report
+from annokit.report.model import Interval, MetricInfo, PairwiseDifference, Report
 
-__all__ = ["Table", "direction", "fmt_interval", "fmt_number", "metric_header", "report_tables"]
+__all__ = [
+    "Table",
+    "dataset_rows",
+    "direction",
+    "fmt_interval",
+    "fmt_number",
+    "humanize",
+    "metric_header",
+    "page_sections",
+    "report_tables",
+    "significance",
+]
 
 
 def direction(info: MetricInfo) -> str:
@@ -32,6 +43,7 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     caption: str = ""
+    highlight: frozenset[int] = frozenset()  # rows a renderer may emphasise (headline metrics)
 
 
 def fmt_number(value: Any, digits: int = 3) -> str:
@@ -63,18 +75,68 @@ def fmt_interval(iv: Interval, digits: int = 3) -> str:
             f"{fmt_number(iv.high, digits)}]")
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key in sorted(data):
-        value = data[key]
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out += _flatten(value, f"{name}.")
-        elif isinstance(value, list) and len(value) > 12:
-            out.append((name, f"[{len(value)} values]"))
-        else:
-            out.append((name, value))
-    return out
+def humanize(key: str) -> str:
+    """A data key as words: ``votes_per_item`` -> ``votes per item``."""
+    return str(key).replace("_", " ")
+
+
+def _value(value: Any) -> str:
+    """One dataset statistic as text; a group (mapping) as ``name value; name value``."""
+    if isinstance(value, dict):
+        if {"value", "ci_low", "ci_high"} <= set(value):
+            out = fmt_interval(Interval(estimate=value["value"], low=value["ci_low"],
+                                        high=value["ci_high"]), 4)
+            extra = []
+            if value.get("confidence") is not None and value.get("n_boot"):
+                extra.append(f"{100 * value['confidence']:g}% interval, {value['n_boot']} "
+                             "bootstrap replicates")
+            extra += [f"{humanize(k)} {_value(v)}" for k, v in sorted(value.items())
+                      if k not in {"value", "ci_low", "ci_high", "confidence", "n_boot"}]
+            return out + (f" ({'; '.join(extra)})" if extra else "")
+        return "; ".join(f"{humanize(k)} {_value(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, list):
+        if len(value) > 12:
+            return f"{len(value)} values"
+        return ", ".join(_value(v) for v in value)
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.4g}"
+    return fmt_number(value, 4)
+
+
+def dataset_rows(data: dict[str, Any]) -> list[list[str]]:
+    """One row per statistic or group of statistics, named in words (no dotted keys).
+
+    Examples
+    --------
+    >>> dataset_rows({"n_items": 3, "votes_per_item": {"min": 2, "max": 5}})
+    [['n items', '3'], ['votes per item', 'max 5; min 2']]
+    """
+    return [[humanize(k), _value(data[k])] for k in sorted(data)]
+
+
+def significance(c: PairwiseDifference, info: MetricInfo | None) -> str:
+    """A comparison cell: the difference with ``*`` when its interval excludes 0, and whether
+    that is better or worse for a metric with a direction.
+
+    Examples
+    --------
+    >>> d = PairwiseDifference(model_a="b", model_b="a", metric="m",
+    ...                        difference=Interval(estimate=-0.1, low=-0.2, high=-0.05))
+    >>> significance(d, MetricInfo(name="m", summary="", unit="", lower_is_better=True,
+    ...                            citation=""))
+    '-0.100* (better)'
+    """
+    iv = c.difference
+    if iv.estimate is None or (isinstance(iv.estimate, float) and math.isnan(iv.estimate)):
+        return "-"
+    text = f"{iv.estimate:+.3f}"
+    if iv.low is None or iv.high is None or not (iv.low > 0 or iv.high < 0):
+        return text
+    text += "*"
+    if info is not None and info.lower_is_better is not None:
+        better = (iv.estimate < 0) == info.lower_is_better
+        text += " (better)" if better else " (worse)"
+    return text
 
 
 def _metric_rows(report: Report, cells) -> list[list[str]]:
@@ -86,8 +148,8 @@ def report_tables(report: Report) -> list[Table]:
     """All tables, in page order; metric rows follow the registry (``report.metrics``)."""
     tables = [Table(
         id="table-dataset", title="Dataset", header=["statistic", "value"],
-        rows=[[k, fmt_number(v, 4) if not isinstance(v, list) else ", ".join(map(str, v))]
-              for k, v in _flatten(report.dataset)])]
+        rows=dataset_rows(report.dataset),
+        caption="As annokit stats --json; entropy in bits (log base 2, as ChaosNLI reports it).")]
     b = report.binning
     tables.append(Table(
         id="table-bins", title="Agreement bins",
@@ -112,7 +174,11 @@ def report_tables(report: Report) -> list[Table]:
         caption=(f"Models: {boot}. Baselines on the same items: chance (uniform) and oracle (the "
                  f"human distribution). Hard labels: the majority (ties: {settings.tie_policy} "
                  f"tied label); binned metrics with {settings.n_bins} equal-width confidence "
-                 "bins. ↓ lower is better, ↑ higher is better, →0 ideal 0.")))
+                 "bins. ↓ lower is better, ↑ higher is better, →0 ideal 0. Units as the metric "
+                 "registry declares them (nats: natural logarithm; rate and probability: 0 to "
+                 "1); entropies of votes elsewhere in the report are in bits. In bold: the "
+                 "headline metrics of the figures."),
+        highlight=frozenset(1 + i for i, info in enumerate(report.metrics) if info.headline)))
     tables.append(Table(
         id="table-metrics", title="Metrics", header=["metric", "unit", "definition", "reference"],
         rows=[[metric_header(i), i.unit, i.summary, i.citation] for i in report.metrics],
@@ -140,21 +206,21 @@ def report_tables(report: Report) -> list[Table]:
     if report.comparisons:
         pairs = list(dict.fromkeys((c.model_a, c.model_b) for c in report.comparisons))
         cells = {(c.model_a, c.model_b, c.metric): c for c in report.comparisons}
+        infos = {i.name: i for i in report.metrics}
 
         def diff(k: str) -> list[str]:
-            out = []
-            for a, b in pairs:
-                c = cells.get((a, b, k))
-                out.append("-" if c is None else fmt_interval(c.difference)
-                           + ("" if c.p_value is None else f" p={fmt_number(c.p_value)}"))
-            return out
+            return ["-" if (a, b, k) not in cells else significance(cells[a, b, k], infos.get(k))
+                    for a, b in pairs]
 
+        reference = pairs[0][1]
         tables.append(Table(
-            id="table-comparisons", title="Differences from the first model (paired bootstrap)",
-            header=["metric", "unit"] + [f"{a} − {b}" for a, b in pairs],
+            id="table-comparisons", title=f"Differences from the first model, {reference}",
+            header=["metric", "unit"] + [a for a, _ in pairs],
             rows=_metric_rows(report, diff),
-            caption="Differences on the same bootstrap replicates of items; p is the two-sided "
-                    "share of replicates on the other side of zero."))
+            caption=(f"Each column: that model minus {reference}, on the same bootstrap "
+                     f"replicates of items (paired). * its {conf}% interval excludes 0 "
+                     f"(two-sided p < {1 - settings.confidence:.2g}); better/worse follow the "
+                     "metric's direction. Intervals and p-values: report.json, comparisons.")))
     aq = report.annotator_quality
     if aq is not None:
         shown = [r for r in aq.annotators if any(r.flagged.values())]
@@ -171,9 +237,56 @@ def report_tables(report: Report) -> list[Table]:
                                  for m in aq.methods)
                      + ". Scores from annokit.quality.annotator_scores; higher is better.")))
     if report.subsampling:
-        tables.append(Table(
-            id="table-subsampling", title="How many annotations are enough",
-            header=["k", "mean TVD", "low", "high"],
-            rows=[[str(p.k), fmt_number(p.tvd_mean), fmt_number(p.tvd_low),
-                   fmt_number(p.tvd_high)] for p in report.subsampling]))
+        tables += _subsampling_tables(report)
     return tables
+
+
+def _subsampling_tables(report: Report) -> list[Table]:
+    out = []
+    rec = report.subsampling_recommendation
+    if rec is not None:
+        k = "not reached" if rec.k is None else str(rec.k)
+        interval = ("-" if rec.k is None else
+                    f"{fmt_number(rec.k_low)} to {fmt_number(rec.k_high)}")
+        out.append(Table(
+            id="table-recommendation", title="Recommended number of votes per item",
+            header=["quantity", "value"],
+            rows=[["tolerance (expected TVD below)", f"{rec.epsilon:g}"],
+                  ["recommended k (votes per item)", k],
+                  ["interval of k", interval], ["read off", rec.source],
+                  ["TVD measured against", rec.target]],
+            caption=("The smallest k whose expected total variation distance to the target "
+                     "is below the tolerance (annokit.subsample.recommend_k); the interval: "
+                     "the same for the optimistic and pessimistic ends of the TVD interval.")))
+    pts = report.subsampling or []
+    out.append(Table(
+        id="table-subsampling", title="How many annotations are enough",
+        header=["k (votes per item)", "mean TVD", "TVD interval", "mean JSD",
+                "majority agreement (rate)"],
+        rows=[[str(p.k), fmt_number(p.tvd_mean),
+               f"[{fmt_number(p.tvd_low)}, {fmt_number(p.tvd_high)}]", fmt_number(p.jsd_mean),
+               fmt_number(p.majority_agreement)] for p in pts],
+        caption=("Distance between the vote distribution of k random votes and that of all "
+                 "votes of an item, averaged over items and repetitions (TVD: probability; "
+                 "JSD: Jensen-Shannon distance, sqrt(nats)); majority agreement: share of "
+                 "items whose k-vote majority is the all-vote majority.")))
+    return out
+
+
+def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
+    """The page's sections in reading order, shared by the HTML and Markdown pages: (anchor,
+    heading, tables), sections without tables left out; ``figures`` (no tables) always listed.
+    """
+    by_id = {t.id: t for t in tables}
+    sections = [("summary", "Summary", ["table-global", "table-comparisons"]),
+                ("figures", "Figures", []),
+                ("bins", "Agreement bins and the human ceiling", ["table-bins", "table-ceiling"]),
+                ("details", "Per-bin tables", [t.id for t in tables
+                                               if t.id.startswith("table-bins-model-")]),
+                ("subsampling", "How many annotations are enough",
+                 ["table-recommendation", "table-subsampling"]),
+                ("annotators", "Annotators", ["table-annotators"]),
+                ("metrics", "Metric definitions", ["table-metrics"]),
+                ("dataset", "Dataset", ["table-dataset"])]
+    out = [(a, h, [by_id[i] for i in ids if i in by_id]) for a, h, ids in sections]
+    return [(a, h, ts) for a, h, ts in out if ts or a == "figures"]

@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 
 from annokit.errors import AnnokitError
+from annokit.report.figures import report_figures
 from annokit.report.model import Report, dump_json
-from annokit.report.plots import report_figures
 from annokit.report.render_html import render_html
 from annokit.report.render_md import render_markdown
 

@@ -16,7 +16,8 @@ from annokit.errors import AnnokitError, InvalidValueError
 from annokit.metrics.registry import REGISTRY
 from annokit.report import build_report, write_report
 from annokit.report import write as write_module
-from annokit.report.plots import render, report_figures
+from annokit.report.figures import report_figures
+from annokit.report.plots import render
 from annokit.report.render_html import render_html
 from annokit.report.render_md import render_markdown
 
@@ -146,7 +147,7 @@ def test_report_missing_predictions_error_or_drop(files, tmp_path):
                  "--n-boot", "0", "--png", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "o" / "figures" / "per-bin.png").read_bytes().startswith(b"\x89PNG")
-    assert "![per-bin](figures/per-bin.png)" in (tmp_path / "o" / "report.md").read_text()
+    assert "(<figures/per-bin.png>)" in (tmp_path / "o" / "report.md").read_text()
     rep = json.loads((tmp_path / "o" / "report.json").read_text())
     assert rep["models"][0]["n_items"] == 20
     assert rep["notes"][0].startswith("20 of 40 vote items have no prediction from at least one")
@@ -212,10 +213,11 @@ def test_html_is_self_contained_and_escapes_names(small_report):
 
 def test_markdown_has_every_table(small_report):
     md = render_markdown(small_report, figures={"per-bin": "figures/per-bin.svg"})
-    for title in ("### Global metrics", "### Agreement bins", "### Per agreement bin: m<1>",
+    for title in ("### Global metrics", "### Agreement bins", "### Per agreement bin: m&lt;1&gt;",
                   "### Human ceiling (split-half)", "### Differences from the first model",
                   "### Metrics", "| ece ↓ | probability |",
-                  "### How many annotations are enough", "![per-bin](figures/per-bin.svg)"):
+                  "### How many annotations are enough", "(<figures/per-bin.svg>)",
+                  "### Figure 1. Headline metrics"):
         assert title in md
 
 
@@ -306,3 +308,16 @@ def test_report_fit_temperature_on_with_on_missing_drop(files, tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [m["name"] for m in data["models"]] == ["m", "m TS"]
+
+
+def test_report_subsample_carries_tolerance_and_recommended_k(files, tmp_path):
+    votes, paths = files
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+                 f"{paths['good', 'test']}", "--pred-labels", "b,a", "--quiet", "--bins", "2",
+                 "--n-boot", "0", "--no-ceiling", "--subsample", "1,2,3",
+                 "--subsample-reps", "10", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    rec = json.loads((tmp_path / "o" / "report.json").read_text())["subsampling_recommendation"]
+    assert rec["epsilon"] == 0.05 and rec["source"] in {"observed", "extrapolated", "not reached"}
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert 'id="table-recommendation"' in page and "tolerance (expected TVD below)" in page

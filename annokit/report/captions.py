@@ -1,0 +1,120 @@
+"""Numbered titles and captions of the report's figures, shared by the HTML and Markdown pages.
+
+Figure ids are those of :func:`annokit.report.figures.report_figures`; the
+numbers follow :func:`figure_order`, the order both pages show them in. Which
+metrics the figures show comes from the registry field ``headline``
+(:attr:`annokit.metrics.registry.MetricSpec.headline`, copied into
+:attr:`annokit.report.model.MetricInfo.headline`), never from names written here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from annokit.report.model import MetricInfo, Report
+
+__all__ = ["TINY_BIN", "FigureText", "figure_order", "figure_texts", "headline_metrics"]
+
+#: Confidence bins with fewer items than this are drawn hatched and marked in the
+#: reliability diagrams: their observed accuracy is mostly noise.
+TINY_BIN = 10
+
+_MAX_PANELS = 6
+
+
+@dataclass(frozen=True)
+class FigureText:
+    """One figure's number, title and caption (plain text; renderers escape it)."""
+
+    key: str
+    number: int
+    title: str
+    caption: str
+
+    @property
+    def label(self) -> str:
+        """``Figure 3. Title``."""
+        return f"Figure {self.number}. {self.title}"
+
+
+def headline_metrics(report: Report) -> list[MetricInfo]:
+    """The reported metrics the figures show: those the registry marks ``headline``; when
+    none of the reported metrics is one, the first six reported."""
+    marked = [i for i in report.metrics if i.headline]
+    return marked or list(report.metrics[:_MAX_PANELS])
+
+
+def figure_order(keys: Iterable[str]) -> list[str]:
+    """Page order: per-bin first, the reliability diagrams by model, histograms, subsampling."""
+    rank = {"per-bin": 0, "error-histograms": 2, "entropy-histograms": 3, "subsampling": 4}
+
+    def key(k: str) -> tuple[int, int]:
+        if k.startswith("reliability-"):
+            return 1, int(k.split("-", 1)[1])
+        return rank.get(k, 5), 0
+
+    return sorted(keys, key=key)
+
+
+def _names(infos: list[MetricInfo]) -> str:
+    return ", ".join(f"{i.name} ({i.unit})" for i in infos)
+
+
+def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]:
+    heads = headline_metrics(report)
+    if key == "per-bin":
+        ceiling = ("; black line and dots: the split-half human ceiling (H1 against all votes)"
+                   if report.human_ceiling is not None else "")
+        return ("Headline metrics across agreement bins (Nie et al. 2020, Figs. 4-5)",
+                (f"One panel per headline metric of the registry: {_names(heads)}. Bars: models"
+                 f"{ceiling}. Agreement bins from high agreement (low human entropy, left) to low "
+                 "agreement (right), human entropy in bits. Every registered metric, per bin, is "
+                 "in the per-bin tables."))
+    if key.startswith("reliability-"):
+        index = int(key.split("-", 1)[1])
+        name = report.models[index].name
+        if index > 0 and "reliability-0" in numbers:
+            return (f"Reliability diagrams: {name}",
+                    f"As Figure {numbers['reliability-0']}, for {name}.")
+        n_bins = report.settings.n_bins
+        return (f"Reliability diagrams: {name}",
+                (f"Left: hard labels, accuracy against the majority; right: soft labels, mean "
+                 f"human probability of the predicted label; {n_bins} equal-width bins of the "
+                 "model's confidence (top-label probability). Bar: observed value, more opaque "
+                 "the more items the bin holds; black tick: mean confidence; red line: the gap "
+                 "between them (calibration error of the bin); dashed diagonal: perfect "
+                 "calibration. Numbers above the bars: items per bin; 'empty': no item; hatched "
+                 f"bar and red number: fewer than {TINY_BIN} items."))
+    if key == "error-histograms":
+        per_item = [i for i in heads if i.name in report.models[0].histograms] \
+            if report.models else []
+        return ("Per-item values of the headline metrics (Baan et al. 2022, Fig. 1)",
+                (f"Histograms of the per-item values whose mean is the metric: {_names(per_item)}; "
+                 "one outline per model on shared edges. All per-item values: annokit evaluate "
+                 "--per-item."))
+    if key == "entropy-histograms":
+        n = len(report.labels)
+        return ("Human and model entropy",
+                (f"Entropy in bits (log base 2, as ChaosNLI reports it), on [0, log2 {n}] bits. "
+                 "Grey: the human vote distribution of each item; outline: the model's "
+                 "predictive distribution."))
+    if key == "subsampling":
+        rec = report.subsampling_recommendation
+        text = ("Mean total variation distance (TVD) between the vote distribution of k random "
+                "votes and that of all votes of an item, with its interval over repetitions.")
+        if rec is not None:
+            text += f" Dashed: the tolerance, expected TVD {rec.epsilon:g}."
+            if rec.k is not None:
+                text += (f" Recommended k = {rec.k} (interval {rec.k_low} to {rec.k_high}), "
+                         f"{rec.source}, against the {rec.target}")
+                text += ("; drawn as a dotted line and band." if rec.source == "observed" else
+                         "; beyond the observed curve, so not drawn.")
+        return "How many annotations are enough", text
+    return key, ""
+
+
+def figure_texts(report: Report, keys: Iterable[str]) -> list[FigureText]:
+    """Numbered title and caption of each figure id, in page order (:func:`figure_order`)."""
+    numbers = {k: i + 1 for i, k in enumerate(figure_order(keys))}
+    return [FigureText(k, n, *_texts(report, k, numbers)) for k, n in numbers.items()]
