@@ -8,8 +8,10 @@ stderr and exit status 1 here, at the edge; usage errors exit with 2 (click).
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
+import os
 import sys
 
 import click
@@ -63,6 +65,28 @@ class _Group(click.Group):
             message = " ".join(str(exc).split())
             click.echo(f"Error: {message}", err=True)
             sys.exit(1)
+        except OSError as exc:  # files go through annokit.io.atomic: this is stdout
+            if exc.errno not in _STDOUT_ERRNOS:
+                raise
+            _stdout_failed(exc)
+
+
+#: Errors of a write to standard output (closed pipe, full disk, quota, I/O error).
+_STDOUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
+
+
+def _stdout_failed(exc: OSError) -> None:
+    """One line on stderr for a failed write to stdout, then exit 1 without a second error."""
+    from annokit.io.atomic import output_error
+
+    try:  # what is still buffered cannot be written either: drop it at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    message = str(output_error("", exc, what="cannot write to standard output")).replace(" :", ":")
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(1)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

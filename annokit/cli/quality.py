@@ -6,7 +6,8 @@ import click
 
 from annokit.cli._common import FORMAT_OPTION, echo_json
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
-from annokit.io.atomic import check_table_path
+from annokit.io.atomic import check_outputs, check_table_path
+from annokit.io.escape import printable
 
 _SCORE_METHODS = ["agreement", "ds", "onecoin", "mace", "gold", "entropy"]
 _AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace"]
@@ -19,6 +20,10 @@ _GOLD = click.option("--gold", "gold_path", type=click.Path(exists=True, dir_oka
                           "a gold column in the votes file is used without it.")
 _SEED = click.option("--seed", type=int, default=0, show_default=True,
                      help="Seed of MACE's random restarts.")
+
+
+def _inputs(votes_path: str, gold_path: str | None) -> dict[str, str | None]:
+    return {"--votes": votes_path, "--gold": gold_path}
 
 
 def _read(votes_path: str, fmt: str, gold_path: str | None):
@@ -58,7 +63,8 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
     for row in sorted(rows, key=lambda r: (r["score"] is None, r["score"] or 0.0)):
         score = "nan" if row["score"] is None else f"{row['score']:.3f}"
         mark = f"*  {row['reason']}" if row["flagged"] else ""
-        click.echo(f"{row['annotator']:<24} {row['n_votes']:>7} {score:>8}  {mark}")
+        click.echo(f"{printable(row['annotator']):<24} {row['n_votes']:>7} {score:>8}  "
+                   f"{printable(mark)}")
     click.echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
                f"(method {method}, threshold {flags.threshold:g})")
 
@@ -92,17 +98,17 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
     import warnings
 
     from annokit.errors import AnnokitWarning
-    from annokit.io import write_votes
     from annokit.quality import filter_annotators
+    from annokit.quality.filter import write_filtered
 
     check_table_path(out_path)
+    check_outputs({"--out": out_path, "--audit": audit_path}, _inputs(votes_path, gold_path))
     votes = _read(votes_path, fmt, gold_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", AnnokitWarning)
         kept, audit = filter_annotators(votes, method=method, threshold=threshold,
                                         top_fraction=top_fraction, min_votes=min_votes, rng=seed)
-    write_votes(kept, out_path)
-    audit.write_json(audit_path)
+    write_filtered(kept, audit, out_path, audit_path)
     summary = audit.summary()
     if as_json:
         echo_json(summary)
@@ -119,7 +125,7 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
         )
         click.echo(f"wrote {out_path} and {audit_path}")
     for w in caught:
-        click.echo(f"Warning: {w.message}", err=True)
+        click.echo(f"Warning: {printable(w.message)}", err=True)
 
 
 def _fmt(x) -> str:
@@ -150,18 +156,20 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
               as_json: bool) -> None:
     """One label (or, with --soft, a posterior) per item from the votes."""
     from annokit.io.atomic import write_table
+    from annokit.io.escape import neutralise_formulas
     from annokit.quality import aggregate as run_aggregate
 
     if out_path is not None:
         check_table_path(out_path, jsonl=False)
+        check_outputs({"--out": out_path}, _inputs(votes_path, gold_path))
     result = run_aggregate(_read(votes_path, fmt, gold_path), method, ties=ties, soft=soft,
                            clamp_gold=clamp_gold, rng=seed)
     if out_path is not None:
-        write_table(result.table, out_path, jsonl=False)
+        write_table(result.table, out_path, jsonl=False, for_people=True)
     if as_json:
         echo_json(result.summary())
     elif out_path is None:
-        click.echo(result.table.to_csv(index=False), nl=False)
+        click.echo(printable(neutralise_formulas(result.table).to_csv(index=False)), nl=False)
     else:
         acc = ("n/a (no gold)" if result.accuracy is None
                else f"{result.accuracy:.4f} on {result.n_gold} gold items")

@@ -150,6 +150,11 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     fixed = [_temperature(s, names) for s in temperatures]
     fitted = [_fit_on(s, names) for s in fit_temperature_on]
     ks = _ks(subsample_ks) if subsample_ks else None
+    from annokit.io.atomic import check_outputs
+
+    check_outputs({"--out": out}, {"--votes": votes_path, "--model": [_paths(v) for _, v in specs],
+                                   "--fit-temperature-on": [p for _, p in fitted]},
+                  directories=["--out"])
     notes: list[str] = []
     # stages: votes, each model read, build_report's five, written
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:

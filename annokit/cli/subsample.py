@@ -60,9 +60,11 @@ def subsample(path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon:
 
     image_type = None
     if plot:
+        from annokit.io.atomic import check_outputs
         from annokit.report.plots import image_format
 
         image_type = image_format(plot)  # fail before the work on a bad extension or folder
+        check_outputs({"--plot": plot}, {"--votes": path})
     votes = read_votes(path, format=fmt)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
