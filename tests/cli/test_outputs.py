@@ -73,8 +73,8 @@ def test_output_naming_an_input_is_refused_and_the_input_kept(files, case):
         "aggregate_gold": (["aggregate", "--votes", v, "--gold", g, "--out", g],
                            r"--out .*gold\.csv is the input --gold"),
         "per_item": (["evaluate", "--votes", v, "--predictions", p, "--pred-labels", "x,y",
-                      "--per-item", p], r"--per-item .*predictions\.jsonl is the input "
-                                        "--predictions"),
+                      "--per-item", p], (r"--per-item .*predictions\.jsonl is the input "
+                                        "--predictions")),
         "symlink": (["aggregate", "--votes", v, "--out", d / "alias.csv"],
                     r"--out .*alias\.csv is the input --votes"),
         "report_dir": (["report", "--votes", d / "rep" / "votes.csv", "--model", f"m={p}",
@@ -226,7 +226,7 @@ def test_stdout_on_a_full_disk_is_one_line():
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-c", "from annokit.cli import main; main()",
                                "demo", "--no-report"], cwd=ROOT, stdout=full,
-                              stderr=subprocess.PIPE, text=True, timeout=120)
+                              stderr=subprocess.PIPE, text=True, timeout=120, check=False)
     assert proc.returncode == 1
     assert proc.stderr == "Error: cannot write to standard output: no space left on the device\n"
 

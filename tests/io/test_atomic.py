@@ -16,8 +16,8 @@ import pytest
 
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, OutputError
-from annokit.io import read_votes, write_votes
 from annokit.io import atomic as atomic_mod
+from annokit.io import read_votes, write_votes
 from annokit.io.atomic import (
     atomic_directory,
     atomic_path,
@@ -67,9 +67,9 @@ def test_missing_directory_is_one_line_and_creates_nothing(tmp_path):
     target = tmp_path / "nope" / "out.csv"
     with pytest.raises(OutputError, match=r"out\.csv: directory .*nope does not exist"):
         write_table(pd.DataFrame({"x": [1]}), target)
-    with pytest.raises(OutputError, match="directory .*nope does not exist"):
-        with atomic_directory(tmp_path / "nope" / "rep"):
-            pass
+    with pytest.raises(OutputError, match="directory .*nope does not exist"), \
+            atomic_directory(tmp_path / "nope" / "rep"):
+        pass
     assert _names(tmp_path) == []
 
 
@@ -116,7 +116,7 @@ def test_real_small_tmpfs_if_it_can_be_mounted(tmp_path):
     mnt = tmp_path / "small"
     mnt.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                      capture_output=True).returncode != 0:
+                      capture_output=True, check=False).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     try:
         (mnt / "out.txt").write_text("old")
@@ -198,10 +198,9 @@ def test_group_is_all_or_nothing_when_the_block_fails(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.json"
     a.write_text("old a")
     b.write_text("old b")
-    with pytest.raises(RuntimeError, match="audit failed"):
-        with atomic_paths([a, b]) as (ta, _tb):
-            ta.write_text("new a")
-            raise RuntimeError("audit failed")
+    with pytest.raises(RuntimeError, match="audit failed"), atomic_paths([a, b]) as (ta, _tb):
+        ta.write_text("new a")
+        raise RuntimeError("audit failed")
     assert (a.read_text(), b.read_text()) == ("old a", "old b")
     assert _names(tmp_path) == ["a.csv", "b.json"]
 
@@ -219,10 +218,10 @@ def test_group_rolls_back_when_a_later_rename_fails(tmp_path, monkeypatch):
         return real(src, dst)
 
     monkeypatch.setattr(atomic_mod.os, "replace", flaky)
-    with pytest.raises(OutputError, match=r"cannot write .*b\.json: input/output error"):
-        with atomic_paths([a, b]) as (ta, tb):
-            ta.write_text("new a")
-            tb.write_text("new b")
+    with pytest.raises(OutputError, match=r"cannot write .*b\.json: input/output error"), \
+            atomic_paths([a, b]) as (ta, tb):
+        ta.write_text("new a")
+        tb.write_text("new b")
     assert a.read_text() == "old a" and not b.exists()
     assert _names(tmp_path) == ["a.csv"]
 
@@ -237,10 +236,9 @@ def test_directory_is_swapped_and_the_old_one_kept_on_failure(tmp_path, monkeypa
     with atomic_directory(out) as tmp:
         (tmp / "v2").write_text("2")
     assert _names(out) == ["v2"] and _names(tmp_path) == ["rep"]
-    with pytest.raises(RuntimeError, match="render failed"):
-        with atomic_directory(out) as tmp:
-            (tmp / "v3").write_text("3")
-            raise RuntimeError("render failed")
+    with pytest.raises(RuntimeError, match="render failed"), atomic_directory(out) as tmp:
+        (tmp / "v3").write_text("3")
+        raise RuntimeError("render failed")
     assert _names(out) == ["v2"] and _names(tmp_path) == ["rep"]
 
 
@@ -257,9 +255,9 @@ def test_two_rename_fallback_puts_the_old_directory_back(tmp_path, monkeypatch):
         return real(src, dst)
 
     monkeypatch.setattr(atomic_mod.os, "replace", flaky)
-    with pytest.raises(OutputError, match=r"cannot write .*rep: no space left"):
-        with atomic_directory(out) as tmp:
-            (tmp / "new").write_text("x")
+    with pytest.raises(OutputError, match=r"cannot write .*rep: no space left"), \
+            atomic_directory(out) as tmp:
+        (tmp / "new").write_text("x")
     assert (out / "old").read_text() == "keep me"
 
 
@@ -350,8 +348,7 @@ def test_printable_escapes_control_characters_only():
 
 
 def test_atomic_path_cleans_up_on_error(tmp_path):
-    with pytest.raises(ValueError, match="bad"):
-        with atomic_path(tmp_path / "x.txt") as tmp:
-            tmp.write_text("half")
-            raise ValueError("bad")
+    with pytest.raises(ValueError, match="bad"), atomic_path(tmp_path / "x.txt") as tmp:
+        tmp.write_text("half")
+        raise ValueError("bad")
     assert _names(tmp_path) == []
