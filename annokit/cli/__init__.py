@@ -62,7 +62,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except AnnokitError as exc:
-            message = " ".join(str(exc).split())
+            from annokit.io.escape import printable
+
+            message = printable(" ".join(str(exc).split()))
             click.echo(f"Error: {message}", err=True)
             sys.exit(1)
         except OSError as exc:  # files go through annokit.io.atomic: this is stdout

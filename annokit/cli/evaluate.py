@@ -7,6 +7,7 @@ import warnings
 import click
 
 from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.io.escape import printable
 
 
 def _labels(value: str | None) -> list[str] | None:
@@ -131,13 +132,13 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
         result = run_engine(records, by=by, n_boot=n_boot, seed=seed, n_bins=n_bins)
         result.temperature = info
     for w in caught:
-        click.echo(f"Warning: {' '.join(str(w.message).split())}", err=True)
+        click.echo(f"Warning: {printable(' '.join(str(w.message).split()))}", err=True)
     if per_item_path:
         write_table(result.per_item, per_item_path, for_people=True, default=".csv")
     if as_json:
         echo_json(result.to_dict())
     else:
-        click.echo(_table(result))
+        click.echo(printable(_table(result)))
 
 
 def _table(result) -> str:

@@ -6,6 +6,7 @@ import click
 
 from annokit.cli._common import FORMAT_OPTION, echo_json
 from annokit.core.soft_labels import DEFAULT_TIES
+from annokit.io.escape import printable
 
 
 @click.command(name="stats")
@@ -43,6 +44,6 @@ def stats(path: str, fmt: str, gold: str | None, n_boot: int, ties: str, seed: i
     if as_json:
         echo_json(result)
     elif card:
-        click.echo(stats_markdown(result))
+        click.echo(printable(stats_markdown(result)))
     else:
-        click.echo(stats_table(result))
+        click.echo(printable(stats_table(result)))

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.io.escape import printable
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.
 PROGRESS_THRESHOLD = 2_000_000
@@ -70,7 +71,7 @@ def subsample(path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon:
         warnings.simplefilter("always")
         curve, rec = _compute(votes, ks, reps, seed, epsilon, short, jobs)
     for message in dict.fromkeys(str(w.message) for w in caught):
-        click.echo(f"Warning: {' '.join(message.split())}", err=True)
+        click.echo(f"Warning: {printable(' '.join(message.split()))}", err=True)
     if plot:
         from annokit.report.plots import subsampling_figure, write_figure
 
