@@ -106,7 +106,9 @@ def _check_target(path: Path, label: str, *, directory: bool = False) -> None:
     if not parent.is_dir():
         raise OutputError(f"{name}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"{name}: directory {parent} is not writable")
+        readonly = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
+        raise OutputError(f"{name}: directory {parent} is "
+                          f"{'on a read-only file system' if readonly else 'not writable'}")
     if os.path.lexists(path):
         mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode):
@@ -497,7 +499,7 @@ def atomic_directory(path: PathArg) -> Iterator[Path]:
         os.chmod(tmp, 0o777 & ~_umask())
         _fsync_tree(tmp)
         if os.path.lexists(path) and _exchange(tmp, path):
-            shutil.rmtree(tmp, ignore_errors=True)  # now the old report
+            _remove(tmp)  # now the old report (or a symlink to it, which is all that goes)
         elif os.path.lexists(path):
             old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=parent))
             os.replace(path, old / "report")
@@ -514,7 +516,14 @@ def atomic_directory(path: PathArg) -> Iterator[Path]:
         raise output_error(path, exc) from None
     finally:
         if os.path.lexists(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove(tmp)
+
+
+def _remove(path: Path) -> None:
+    if os.path.islink(path):
+        _unlink_quietly(path)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _umask() -> int:

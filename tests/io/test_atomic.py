@@ -352,3 +352,31 @@ def test_atomic_path_cleans_up_on_error(tmp_path):
         tmp.write_text("half")
         raise ValueError("bad")
     assert _names(tmp_path) == []
+
+
+def test_report_directory_given_as_a_symlink_is_replaced_and_its_target_kept(tmp_path):
+    real = tmp_path / "v1"
+    real.mkdir()
+    (real / "report.json").write_text("{}")
+    (tmp_path / "rep").symlink_to(real)
+    with atomic_directory(tmp_path / "rep") as tmp:
+        (tmp / "report.json").write_text('{"new": 1}')
+    assert not (tmp_path / "rep").is_symlink() and _names(tmp_path) == ["rep", "v1"]
+    assert (real / "report.json").read_text() == "{}"
+
+
+def test_read_only_file_system_if_it_can_be_mounted(tmp_path):
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(mnt)],
+                      capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with pytest.raises(OutputError, match=r"x\.csv: directory .*ro is on a read-only file "
+                                              "system$"):
+            write_table(pd.DataFrame({"x": [1]}), mnt / "x.csv")
+        with pytest.raises(OutputError, match=r"rep: directory .* on a read-only file system"), \
+                atomic_directory(mnt / "rep"):
+            pass
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
