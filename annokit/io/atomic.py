@@ -277,7 +277,10 @@ def atomic_paths(paths: Sequence[PathArg]) -> Iterator[list[Path]]:
         current = targets[0]
         _fsync_path(_directory(targets[0]), directory=True)
     except OSError as exc:
-        raise output_error(current or targets[0], exc) from None
+        if current is None:  # raised by the caller's block: name the file it was writing
+            named = {os.fspath(t): target for t, target in zip(temps, targets)}
+            current = named.get(os.fspath(exc.filename or ""), targets[0])
+        raise output_error(current, exc) from None
     finally:
         for tmp in temps:
             if os.path.lexists(tmp):

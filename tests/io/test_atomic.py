@@ -380,3 +380,11 @@ def test_read_only_file_system_if_it_can_be_mounted(tmp_path):
             pass
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_a_failure_inside_a_group_names_the_file_being_written(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.json"
+    with pytest.raises(OutputError, match=r"^cannot write .*b\.json: no space left on the device$"), \
+            atomic_paths([a, b]) as (_ta, tb):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tb))
+    assert _names(tmp_path) == []
