@@ -31,6 +31,7 @@ __all__ = [
     "DegenerateInputWarning",
     "InputError",
     "InvalidValueError",
+    "OutputError",
     "SchemaError",
     "VoteSchemaError",
 ]
@@ -78,3 +79,8 @@ class DegenerateInputWarning(AnnokitWarning):
 
 class ConvergenceWarning(AnnokitWarning):
     """An iterative estimator (EM, optimisation) stopped before meeting its tolerance."""
+
+
+class OutputError(AnnokitError):
+    """An output cannot be written: it names an input, its directory is missing or
+    read-only, or the disk is full. Nothing is left half-written."""

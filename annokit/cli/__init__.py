@@ -14,8 +14,10 @@ printed as one ``Warning: ...`` line each, without source paths.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
+import os
 import sys
 import warnings
 
@@ -89,9 +91,14 @@ class _Group(click.Group):
                     raise
                 click.echo(f"Error: {one_line(exc)}", err=True)
                 sys.exit(1)
-            except BrokenPipeError:
-                sys.exit(1)  # the reader of stdout went away (e.g. `| head`)
-            except (OSError, MemoryError, RecursionError) as exc:
+            except OSError as exc:
+                if debug:
+                    raise
+                if exc.errno in _STDOUT_ERRNOS and getattr(exc, "filename", None) is None:
+                    _stdout_failed(exc)  # files go through annokit.io.atomic: this is stdout
+                click.echo(f"Error: {_describe(exc)}", err=True)
+                sys.exit(1)
+            except (MemoryError, RecursionError) as exc:
                 if debug:
                     raise
                 click.echo(f"Error: {_describe(exc)}", err=True)
@@ -102,6 +109,24 @@ class _Group(click.Group):
                 click.echo(f"Error: unexpected {type(exc).__name__}: {one_line(exc)[:300]} "
                            "(rerun with 'annokit --debug ...' for the traceback)", err=True)
                 sys.exit(3)
+
+
+#: Errors of a write to standard output (closed pipe, full disk, quota, I/O error).
+_STDOUT_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG}
+
+
+def _stdout_failed(exc: OSError) -> None:
+    """One line on stderr for a failed write to stdout, then exit 1 without a second error."""
+    from annokit.io.atomic import output_error
+
+    try:  # what is still buffered cannot be written either: drop it at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    message = str(output_error("", exc, what="cannot write to standard output")).replace(" :", ":")
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(1)
 
 
 def _describe(exc: BaseException) -> str:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
 import click
+
+from annokit.io.escape import printable
 
 #: Largest estimated allocation an option may ask for (bytes).
 MEMORY_LIMIT = 2 * 1024**3
@@ -31,16 +32,6 @@ FORMAT_OPTION = click.option(
 
 #: Seeds are non-negative integers on every command.
 SEED = click.IntRange(min=0)
-
-# C0 controls except tab and newline, DEL and the C1 controls (ESC starts terminal escape codes;
-# U+009B is a one-character CSI), and the bidirectional overrides that reorder displayed text.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
 
 def term_safe(text: Any, *, keep_newlines: bool = True) -> str:
     """``text`` with control characters and terminal escape codes shown as ``\\xNN``.
@@ -55,7 +46,7 @@ def term_safe(text: Any, *, keep_newlines: bool = True) -> str:
     text = str(text)
     if not keep_newlines:
         text = text.replace("\n", "\\n").replace("\r", "\\r")
-    return _CONTROL.sub(_escape_char, text)
+    return printable(text)
 
 
 def one_line(message: Any) -> str:

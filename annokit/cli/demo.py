@@ -27,7 +27,11 @@ def demo(out: str | None, seed: int, n_boot: int, png: bool, no_report: bool,
     (posterior-matching, overconfident, underconfident, temperature-scaled),
     print the dataset statistics and write the full report to --out.
     """
+    from annokit.io.atomic import check_outputs
     from annokit.io.synthetic import make_votes
+
+    if not no_report and not (as_json and out is None):
+        check_outputs({"--out": out or "annokit-demo"}, directories=["--out"])
     from annokit.quality.dataset_stats import dataset_stats, stats_table
 
     check_bootstrap(n_boot, 10, n_groups=6 * 4)  # the demo report: 5 bins + all, 4 models

@@ -111,6 +111,11 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
                                "--oracle-temperature (a fixed --temperature is not fitted)")
     check_bootstrap(n_boot, n_bins, n_groups=6 if by else 1)
     labels = _labels(pred_labels)
+    from annokit.io.atomic import check_outputs, write_table
+
+    check_outputs({"--per-item": per_item_path},
+                  {"--votes": votes_path, "--predictions": pred_paths,
+                   "--fit-temperature-on": fit_paths})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         votes = read_votes(votes_path, format=fmt)
@@ -141,7 +146,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
     for w in caught:
         echo_warning(w.message)
     if per_item_path:
-        result.per_item.to_csv(per_item_path, index=False)
+        write_table(result.per_item, per_item_path, for_people=True, default=".csv")
     if as_json:
         echo_json(result.to_dict())
     else:

@@ -16,7 +16,7 @@ from annokit.cli._common import (
     votes_input,
 )
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
-from annokit.io.atomic import check_table_path
+from annokit.io.atomic import check_outputs, check_table_path
 
 _SCORE_METHODS = ["agreement", "ds", "onecoin", "mace", "gold", "entropy"]
 _AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace"]
@@ -28,6 +28,10 @@ _GOLD = click.option("--gold", "gold_path", type=click.Path(exists=True, dir_oka
                           "a gold column in the votes file is used without it.")
 _SEED = click.option("--seed", type=SEED, default=0, show_default=True,
                      help="Seed of MACE's random restarts.")
+
+
+def _inputs(votes_path: str, gold_path: str | None) -> dict[str, str | None]:
+    return {"--votes": votes_path, "--gold": gold_path}
 
 
 def _read(votes_path: str, fmt: str, gold_path: str | None):
@@ -102,19 +106,19 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
     import warnings
 
     from annokit.errors import AnnokitWarning
-    from annokit.io import write_votes
     from annokit.quality import filter_annotators
+    from annokit.quality.filter import write_filtered
 
     if threshold is not None and top_fraction is not None:
         raise click.UsageError("--threshold and --top-fraction conflict: give one of them")
     check_table_path(out_path)
+    check_outputs({"--out": out_path, "--audit": audit_path}, _inputs(votes_path, gold_path))
     votes = _read(votes_path, fmt, gold_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", AnnokitWarning)
         kept, audit = filter_annotators(votes, method=method, threshold=threshold,
                                         top_fraction=top_fraction, min_votes=min_votes, rng=seed)
-    write_votes(kept, out_path)
-    audit.write_json(audit_path)
+    write_filtered(kept, audit, out_path, audit_path)
     summary = audit.summary()
     if as_json:
         echo_json(summary)
@@ -162,6 +166,7 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
               as_json: bool) -> None:
     """One label (or, with --soft, a posterior) per item from the votes."""
     from annokit.io.atomic import write_table
+    from annokit.io.escape import neutralise_formulas
     from annokit.quality import aggregate as run_aggregate
 
     if clamp_gold and method in ("mv", "wmv"):
@@ -174,14 +179,15 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
                                "label is the most probable one in label order)")
     if out_path is not None:
         check_table_path(out_path, jsonl=False)
+        check_outputs({"--out": out_path}, _inputs(votes_path, gold_path))
     result = run_aggregate(_read(votes_path, fmt, gold_path), method, ties=ties, soft=soft,
                            clamp_gold=clamp_gold, rng=seed)
     if out_path is not None:
-        write_table(result.table, out_path, jsonl=False)
+        write_table(result.table, out_path, jsonl=False, for_people=True)
     if as_json:
         echo_json(result.summary())
     elif out_path is None:
-        text = result.table.to_csv(index=False)
+        text = neutralise_formulas(result.table).to_csv(index=False)
         # data on a pipe stays exact; on a terminal control characters are escaped
         (echo if sys.stdout.isatty() else click.echo)(text, nl=False)
     else:

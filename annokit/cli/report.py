@@ -179,6 +179,11 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
         check_memory("--subsample-reps", subsample_reps,
                      subsample_reps * len(ks) * BYTES_PER_REP_AND_K,
                      what=f"results of {subsample_reps} repetitions x {len(ks)} values of k")
+    from annokit.io.atomic import check_outputs
+
+    check_outputs({"--out": out}, {"--votes": votes_path, "--model": [_paths(v) for _, v in specs],
+                                   "--fit-temperature-on": [p for _, p in fitted]},
+                  directories=["--out"])
     notes: list[str] = []
     # stages: votes, each model read, build_report's five, written
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:

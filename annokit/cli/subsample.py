@@ -81,9 +81,11 @@ def subsample(votes_path: str, fmt: str, ks: list[int], reps: int, seed: int, ep
                  what=f"results of {reps} repetitions x {len(ks)} values of k")
     image_type = None
     if plot:
+        from annokit.io.atomic import check_outputs
         from annokit.report.plots import image_format
 
         image_type = image_format(plot)  # fail before the work on a bad extension or folder
+        check_outputs({"--plot": plot}, {"--votes": votes_path})
     votes = read_votes(votes_path, format=fmt)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

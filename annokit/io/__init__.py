@@ -52,6 +52,7 @@ __all__ = [
     "read_wide",
     "to_hf",
     "votes_from_arrow",
+    "votes_table",
     "write_votes",
 ]
 
@@ -118,13 +119,13 @@ def read_votes(
     return read_long(path, columns=columns, labels=labels, gold=gold, duplicates=duplicates)
 
 
-def write_votes(votes: Votes, path: str | os.PathLike) -> Path:
-    """Write votes as a long table (CSV, TSV, JSON Lines or Parquet by extension), atomically.
+def votes_table(votes: Votes) -> Any:
+    """Votes as the long table :func:`write_votes` writes (a pandas DataFrame).
 
     Columns: ``item``, ``annotator`` (when known), ``label`` (names), and
-    ``gold`` when the votes carry gold labels.
+    ``gold`` when the votes carry gold labels; every value is text, exactly as
+    it reads back.
     """
-    path = Path(path)
     df = votes.to_long()
     df.attrs = {}
     for col in ("item", "annotator", "label"):
@@ -133,4 +134,20 @@ def write_votes(votes: Votes, path: str | os.PathLike) -> Path:
     if votes.gold is not None:
         names = [*votes.labels.names, ""]
         df["gold"] = np.asarray(names, dtype=object)[votes.gold[votes.item_index]]
-    return write_table(df, path)
+    return df
+
+
+def write_votes(votes: Votes, path: str | os.PathLike) -> Path:
+    """Write votes as a long table (CSV, TSV, JSON Lines or Parquet by extension), atomically.
+
+    The table is :func:`votes_table`; values are written exactly (no spreadsheet
+    escaping), so the file reads back as the same votes.
+
+    Raises
+    ------
+    DataFormatError
+        An extension other than .csv, .tsv, .jsonl or .parquet.
+    OutputError
+        The file cannot be written (missing or read-only directory, full disk).
+    """
+    return write_table(votes_table(votes), Path(path))

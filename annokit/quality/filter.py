@@ -32,7 +32,8 @@ from annokit.core.jsonable import finite_or_none, jsonable
 from annokit.core.soft_labels import break_ties
 from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, InvalidValueError, SchemaError
-from annokit.io.atomic import write_text_atomic
+from annokit.io import votes_table
+from annokit.io.atomic import atomic_paths, check_table_path, dump_table, write_text_atomic
 from annokit.quality._common import check_positive_int, gold_codes, require_annotators
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.mace import MACE
@@ -49,6 +50,7 @@ __all__ = [
     "annotator_scores",
     "filter_annotators",
     "flag_annotators",
+    "write_filtered",
 ]
 
 #: ChaosNLI (Nie et al. 2020, section 3): annotators below 75% accuracy on the
@@ -294,9 +296,37 @@ class Audit:
         out["notes"] = list(self.notes)
         return out
 
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented strict JSON text (NaN and infinities are None)."""
+        return json.dumps(jsonable(self.to_dict()), indent=2, allow_nan=False) + "\n"
+
     def write_json(self, path: str | os.PathLike) -> Path:
         """Write :meth:`to_dict` as JSON, atomically (temporary file + ``os.replace``)."""
-        return write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
+        return write_text_atomic(path, self.to_json())
+
+
+def write_filtered(votes: Votes, audit: Audit, out: str | os.PathLike,
+                   audit_path: str | os.PathLike) -> tuple[Path, Path]:
+    """Write filtered votes and their audit together: both files or neither.
+
+    Both are rendered first and renamed into place last (see
+    :func:`annokit.io.atomic.atomic_paths`), so a failure (an unwritable audit
+    path, a full disk) leaves both earlier files as they were.
+
+    Raises
+    ------
+    DataFormatError
+        ``out`` has no table extension.
+    OutputError
+        Either file cannot be written.
+    """
+    out, audit_path = check_table_path(out), Path(audit_path)
+    text = audit.to_json()
+    table = votes_table(votes)
+    with atomic_paths([out, audit_path]) as (tmp_votes, tmp_audit):
+        dump_table(table, tmp_votes)
+        tmp_audit.write_text(text, encoding="utf-8")
+    return out, audit_path
 
 
 def filter_annotators(

@@ -276,6 +276,6 @@ def report_schema() -> dict[str, Any]:
 
 def export_schema(path: str | Path = SCHEMA_PATH) -> Path:
     """Write :func:`report_schema` to ``path`` (default: the copy shipped in the package)."""
-    path = Path(path)
-    path.write_text(json.dumps(report_schema(), sort_keys=True, indent=2) + "\n", encoding="utf-8")
-    return path
+    from annokit.io.atomic import write_text_atomic
+
+    return write_text_atomic(path, json.dumps(report_schema(), sort_keys=True, indent=2) + "\n")

@@ -1,18 +1,19 @@
 """Write a report directory atomically: report.json, report.html, report.md, figures/.
 
-Everything is rendered into a temporary directory next to the target and
-moved into place with :func:`os.replace` at the end, so a failed run leaves
-either the previous report or nothing, never a half-written one.
+Everything is rendered in memory, written into a directory next to the target
+and swapped in with one rename at the end
+(:func:`annokit.io.atomic.atomic_directory`), so a failed or killed run leaves
+either the previous report or nothing, never a half-written one, and the
+previous report is deleted only once the new one is in place.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from annokit.errors import AnnokitError
+from annokit.errors import OutputError
+from annokit.io.atomic import atomic_directory
 from annokit.report.figures import report_figures
 from annokit.report.model import Report, dump_json
 from annokit.report.render_html import render_html
@@ -43,47 +44,28 @@ def write_report(report: Report, out: str | os.PathLike, *, png: bool = False) -
 
     Raises
     ------
-    AnnokitError
-        If ``out`` is a file, or an existing directory that is not an annokit report.
+    OutputError
+        If ``out`` is a file, an existing directory that is not an annokit
+        report, or cannot be written (missing or read-only parent, full disk).
     """
     out = Path(out)
-    if out.exists():
-        if not out.is_dir():
-            raise AnnokitError(f"--out {out} exists and is not a directory")
-        if any(out.iterdir()) and not (out / "report.json").exists():
-            raise AnnokitError(f"--out {out} is a non-empty directory without report.json; "
-                               "refusing to replace it (choose a new or empty directory)")
-    parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
-    try:
+    if out.exists() and out.is_dir() and any(out.iterdir()) \
+            and not (out / "report.json").exists():
+        raise OutputError(f"--out {out} is a non-empty directory without report.json; "
+                          "refusing to replace it (choose a new or empty directory)")
+    svgs = report_figures(report, fmt="svg")
+    pngs = report_figures(report, fmt="png") if png else {}
+    links = {key: f"figures/{key}.{'png' if key in pngs else 'svg'}" for key in svgs}
+    files = {"report.json": dump_json(report),
+             "report.md": render_markdown(report, figures=links),
+             "report.html": render_html(report, svgs)}
+    with atomic_directory(out) as tmp:
         figdir = tmp / "figures"
         figdir.mkdir()
-        svgs = report_figures(report, fmt="svg")
-        links = {}
         for key, svg in svgs.items():
             (figdir / f"{key}.svg").write_text(svg, encoding="utf-8")
-            links[key] = f"figures/{key}.svg"
-        if png:
-            for key, data in report_figures(report, fmt="png").items():
-                (figdir / f"{key}.png").write_bytes(data)
-                links[key] = f"figures/{key}.png"
-        (tmp / "report.json").write_text(dump_json(report), encoding="utf-8")
-        (tmp / "report.md").write_text(render_markdown(report, figures=links), encoding="utf-8")
-        (tmp / "report.html").write_text(render_html(report, svgs), encoding="utf-8")
-        os.chmod(tmp, 0o755)
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
-            os.replace(out, old / "report")
-            try:
-                os.replace(tmp, out)
-            except BaseException:
-                os.replace(old / "report", out)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        for key, data in pngs.items():
+            (figdir / f"{key}.png").write_bytes(data)
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
     return out

@@ -468,3 +468,28 @@ def test_subsample_errors_have_their_specific_type():
     curve = subsampling_curve([[3, 2], [1, 4]], [1, 2], reps=5, rng=0)
     with pytest.raises(InvalidValueError, match=r"epsilon must be in \(0, 1\]"):
         recommend_k(curve, 0)
+
+
+def test_smallest_k_simulates_at_most_max_items_items_and_is_seeded(monkeypatch):
+    """Issue 12 (subsample on 100k items ran past two minutes): the extrapolation's cost
+    stops growing beyond ``max_items`` items; the same seed gives the same answer."""
+    from annokit.errors import InvalidValueError
+
+    rng = np.random.default_rng(0)
+    counts = rng.multinomial(6, [0.6, 0.3, 0.1], size=3000)
+    fit = DirichletMultinomial().fit(counts)
+    seen = []
+    real = DirichletMultinomial.predict_curve
+
+    def spy(self, cnt, *a, **k):
+        seen.append(np.asarray(cnt).shape[0])
+        return real(self, cnt, *a, **k)
+
+    monkeypatch.setattr(DirichletMultinomial, "predict_curve", spy)
+    first = fit.smallest_k(counts, 0.1, reps=4, rng=3, max_items=500)
+    again = fit.smallest_k(counts, 0.1, reps=4, rng=3, max_items=500)
+    assert set(seen) == {500} and (first["k"], first["k_low"]) == (again["k"], again["k_low"])
+    full = fit.smallest_k(counts, 0.1, reps=4, rng=3)  # below the default cap: every item
+    assert seen[-1] == 3000 and abs(full["k"] - first["k"]) <= 0.2 * full["k"]
+    with pytest.raises(InvalidValueError, match="max_items must be >= 1; got 0"):
+        fit.smallest_k(counts, 0.1, max_items=0)
