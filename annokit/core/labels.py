@@ -34,8 +34,10 @@ __all__ = [
     "scalar_to_str",
 ]
 
-#: Cell texts read as a missing value (after stripping blanks and lower-casing).
-MISSING_STRINGS = frozenset({"", "nan", "none", "null", "na", "n/a"})
+#: Cell texts read as a missing value (after stripping blanks): only the empty cell. Words such
+#: as ``nan``, ``NA``, ``None`` or ``null`` are labels as written unless a reader is told they
+#: mean "missing" (``missing=`` in :mod:`annokit.io`, CLI ``--missing``).
+MISSING_STRINGS = frozenset({""})
 
 
 def _natural_key(text: str) -> tuple:
