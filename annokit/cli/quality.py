@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.cli._common import FORMAT_OPTION, column_options, echo_json, read_options
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_table_path
 
@@ -24,13 +24,14 @@ _SEED = click.option("--seed", type=int, default=0, show_default=True,
 def _read(votes_path: str, fmt: str, gold_path: str | None):
     from annokit.io import read_votes
 
-    return read_votes(votes_path, format=fmt, gold=gold_path)
+    return read_votes(votes_path, format=fmt, gold=gold_path, **read_options())
 
 
 @click.command(name="annotators")
 @_VOTES
 @_GOLD
 @FORMAT_OPTION
+@column_options
 @click.option("--method", type=click.Choice(_SCORE_METHODS), default="agreement", show_default=True,
               help="Score: agreement with co-annotators, Dawid-Skene spammer score (ds), one-coin "
                    "skill, MACE competence, gold accuracy (ChaosNLI rule), label-usage entropy.")
@@ -67,6 +68,7 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
 @_VOTES
 @_GOLD
 @FORMAT_OPTION
+@column_options
 @click.option("--method", type=click.Choice(_SCORE_METHODS), required=True,
               help="Score used to remove annotators (see `annokit annotators`).")
 @click.option("--threshold", type=float, default=None,
@@ -130,6 +132,7 @@ def _fmt(x) -> str:
 @_VOTES
 @_GOLD
 @FORMAT_OPTION
+@column_options
 @click.option("--method", type=click.Choice(_AGG_METHODS), default="mv", show_default=True,
               help="Majority vote, weighted MV, Dawid-Skene, one-coin DS, MACE.")
 @click.option("--ties", type=click.Choice(_TIES), default=DEFAULT_TIES, show_default=True,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from annokit.cli._common import FORMAT_OPTION
+from annokit.cli._common import FORMAT_OPTION, column_options, read_options
 from annokit.errors import InputError
 
 
@@ -89,6 +89,7 @@ def _ks(text: str) -> list[int]:
 @click.option("--votes", "votes_path", required=True, type=click.Path(dir_okay=False),
               help="Votes file (any format `annokit stats` reads) or a registered dataset name.")
 @FORMAT_OPTION
+@column_options
 @click.option("--model", "models", multiple=True, required=True, metavar="NAME=PATH[,PATH]",
               help="A model's predictions; several files (dev + test halves) are concatenated. "
                    "Repeat for more models.")
@@ -153,7 +154,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     notes: list[str] = []
     # stages: votes, each model read, build_report's five, written
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
-        votes = read_votes(votes_path, format=fmt)
+        votes = read_votes(votes_path, format=fmt, **read_options())
         progress("votes")
         loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,
                              id_field=id_field, on_missing=on_missing, temperatures=fixed,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
-from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.cli._common import FORMAT_OPTION, column_options, echo_json, read_options
 from annokit.core.soft_labels import DEFAULT_TIES
 
 
 @click.command(name="stats")
 @click.argument("path", type=click.Path(dir_okay=False))
 @FORMAT_OPTION
+@column_options
 @click.option("--gold", type=click.Path(exists=True, dir_okay=False),
               help="A separate gold file (item and gold columns) for long/wide votes.")
 @click.option("--n-boot", "n_boot", type=click.IntRange(min=0), default=1000, show_default=True,
@@ -38,7 +39,7 @@ def stats(path: str, fmt: str, gold: str | None, n_boot: int, ties: str, seed: i
     from annokit.io import read_votes
     from annokit.quality.dataset_stats import dataset_stats, stats_markdown, stats_table
 
-    votes = read_votes(path, format=fmt, gold=gold)
+    votes = read_votes(path, format=fmt, gold=gold, **read_options())
     result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     if as_json:
         echo_json(result)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from annokit.cli._common import FORMAT_OPTION, echo_json
+from annokit.cli._common import FORMAT_OPTION, column_options, echo_json, read_options
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.
 PROGRESS_THRESHOLD = 2_000_000
@@ -30,6 +30,7 @@ def _parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> list[in
 @click.option("--votes", "path", required=True, type=click.Path(dir_okay=False),
               help="Votes file (ChaosNLI .jsonl, long or wide table) or a registered dataset name.")
 @FORMAT_OPTION
+@column_options
 @click.option("--k", "ks", default="1,2,5,10,20,50", show_default=True, callback=_parse_ks,
               help="Votes per item to subsample, comma-separated.")
 @click.option("--reps", type=click.IntRange(min=1), default=200, show_default=True,
@@ -63,7 +64,7 @@ def subsample(path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon:
         from annokit.report.plots import image_format
 
         image_type = image_format(plot)  # fail before the work on a bad extension or folder
-    votes = read_votes(path, format=fmt)
+    votes = read_votes(path, format=fmt, **read_options())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         curve, rec = _compute(votes, ks, reps, seed, epsilon, short, jobs)

@@ -171,6 +171,9 @@ def read_votes(
             )
         votes = read_chaosnli(source, labels=labels if isinstance(labels, LabelSet) else None)
         info = f"{source.name}: ChaosNLI JSON Lines"
+    elif table_kind(source) == "jsonl" and looks_like_chaosnli(source):
+        raise DataFormatError(f"{source.name} is a ChaosNLI file (its lines have a label_counter), "
+                              f"not a {fmt} table; read it with --format chaosnli (or auto)")
     elif fmt == "wide":
         if no_header:
             raise InvalidValueError(f"{source.name}: --no-header reads long tables (item, "

@@ -181,7 +181,7 @@ def check_regular(path: str | os.PathLike, *, what: str = "input") -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise DataFormatError(f"{what} {path}: no such file") from None
+        raise DataFormatError(f"{path}: no such file") from None
     except OSError as exc:
         raise DataFormatError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
     if not stat.S_ISREG(mode):

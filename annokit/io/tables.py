@@ -65,13 +65,16 @@ def is_text(values: pd.Series) -> bool:
 
 def _blank_to_na(df: pd.DataFrame, missing: Sequence[str]) -> pd.DataFrame:
     """Blank cells (empty once stripped) and the declared ``missing`` words become NaN."""
-    words = {str(m).strip() for m in missing}
+    words = sorted({str(m).strip() for m in missing} | {""})
     for col in df.columns:
         values = df[col]
         if not is_text(values):
             continue
-        text = values.map(lambda v: v.strip() if isinstance(v, str) else v)
-        na = text.map(lambda v: isinstance(v, str) and (v == "" or v in words)).to_numpy(dtype=bool)
+        if values.dtype == object:  # JSON values: text, numbers, booleans, lists, ...
+            stripped = values.map(lambda v: v.strip() if isinstance(v, str) else None)
+        else:
+            stripped = values.str.strip()
+        na = np.array(stripped.isin(words).fillna(False), dtype=bool)
         if na.any():
             df[col] = values.mask(na)
     return df
@@ -141,7 +144,7 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
         if kind in ("csv", "tsv"):
             text = source.text
             if not text.strip():
-                raise DataFormatError(f"{name} is empty")
+                raise DataFormatError(f"{name} is empty: no header line")
             df = pd.read_csv(io.StringIO(text), sep="," if kind == "csv" else "\t", dtype=str,
                              header=None, keep_default_na=False, na_filter=False,
                              quoting=3 if kind == "tsv" else 0, skip_blank_lines=True)
@@ -193,7 +196,9 @@ def read_columns(path: str | os.PathLike | Input) -> list[str]:
     try:
         if kind in ("csv", "tsv"):
             text = source.text
-            first = next((line for line in text.splitlines() if line.strip()), "")
+            first = next((line for line in text.splitlines() if line.strip()), None)
+            if first is None:
+                raise DataFormatError(f"{name} is empty: no header line")
             frame = pd.read_csv(io.StringIO(first), sep="," if kind == "csv" else "\t", header=None,
                                 dtype=str, keep_default_na=False, na_filter=False,
                                 quoting=3 if kind == "tsv" else 0)
