@@ -21,13 +21,16 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
-from annokit.errors import AnnokitError, DataFormatError, InputError
+from annokit.errors import AnnokitError, DataFormatError, InputError, InvalidValueError
 from annokit.io.source import Input, decode_text, loads_json
 
 __all__ = ["ALPHANLI_LABELS", "looks_like_chaosnli", "read_chaosnli"]
 
 ALPHANLI_LABELS = LabelSet(["1", "2"])
 _NLI_KEYS = {"e", "n", "c"}
+#: Memory the expanded votes of a ChaosNLI file may take (item and label codes, int64 each).
+MAX_VOTE_BYTES = 2 * 1024**3
+_BYTES_PER_VOTE = 16
 #: Largest vote count accepted in a ``label_counter`` (sums of counts stay within int64).
 MAX_COUNT = 2**40
 _TEXT_FIELDS = ("premise", "hypothesis", "obs1", "obs2", "hyp1", "hyp2", "source")
@@ -116,6 +119,13 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
         i = int(empty[0])
         raise DataFormatError(f"line {line_numbers[i]} of {name}: item {rows[i]['uid']!r} has zero votes")
 
+    total = int(counts.sum())
+    if total * _BYTES_PER_VOTE > MAX_VOTE_BYTES:
+        raise InvalidValueError(
+            f"{name}: label_counter values add up to {total} votes, which need "
+            f"{total * _BYTES_PER_VOTE / 1024**3:.1f} GiB as votes (limit "
+            f"{MAX_VOTE_BYTES / 1024**3:.1f} GiB); check the counts"
+        )
     uids = [str(r["uid"]) for r in rows]
     seen: dict[str, int] = {}
     for uid, lineno in zip(uids, line_numbers):

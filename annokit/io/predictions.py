@@ -137,12 +137,13 @@ def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None
         arr[:] = values
     else:
         arr = np.asarray(values, dtype=object).reshape(-1)
-    nested = np.array([isinstance(v, (list, dict, tuple, np.ndarray)) for v in arr], dtype=bool)
+    nested = np.array([isinstance(v, (list, dict, tuple, np.ndarray)) or (
+        isinstance(v, bytes) and not _is_utf8(v)) for v in arr], dtype=bool)
     if nested.any():
         i = int(np.argmax(nested))
         loc = locations[i] if locations is not None else f"row {i}"
         raise DataFormatError(f"{loc} of {source}: item id must be text or a number; got "
-                              f"{type(arr[i]).__name__}")
+                              f"{type(arr[i]).__name__}{' (not UTF-8)' * isinstance(arr[i], bytes)}")
     bad = pd.isna(arr)
     if bad.any():
         i = int(np.argmax(bad))
@@ -158,6 +159,14 @@ def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None
         loc = locations[i] if locations is not None else f"row {i}"
         raise DataFormatError(f"{loc} of {source}: item id is empty")
     return out
+
+
+def _is_utf8(v: bytes) -> bool:
+    try:
+        v.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _id_str(v: Any) -> str:
