@@ -22,7 +22,7 @@ import pandas as pd
 
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 from annokit.errors import AnnokitError, DataFormatError, InputError, InvalidValueError
-from annokit.io.source import Input, decode_text, loads_json
+from annokit.io.source import Input, loads_json
 
 __all__ = ["ALPHANLI_LABELS", "looks_like_chaosnli", "read_chaosnli"]
 
@@ -40,9 +40,7 @@ def looks_like_chaosnli(path: str | os.PathLike | Input) -> bool:
     """True when the first non-blank line is a JSON object with a ``label_counter``."""
     try:
         source = Input(path)
-        data = source.data
-        first = next((line for line in data.splitlines() if line.strip()), b"")
-        row = loads_json(decode_text(first, source.name), source.name)
+        row = loads_json(source.first_line(), source.name)
     except AnnokitError:
         return False
     return isinstance(row, dict) and "label_counter" in row

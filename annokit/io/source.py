@@ -219,6 +219,22 @@ class Input:
             self._data = read_bytes(self.path, what=getattr(self, "_what", "input"))
         return self._data
 
+    def first_line(self, limit: int = 1 << 20) -> str:
+        """The first non-blank line (at most ``limit`` bytes read), decoded; "" for none."""
+        if self._data is not None or self.path is None:
+            chunk = self.data[:limit]
+        else:
+            try:
+                with open(self.path, "rb") as fh:
+                    chunk = fh.read(limit)
+            except OSError as exc:
+                raise DataFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+        lines = chunk.splitlines()
+        if len(chunk) == limit and lines:
+            lines = lines[:-1]  # the last line may be cut
+        first = next((line for line in lines if line.strip()), b"").removeprefix(_BOM)
+        return decode_text(first, self.name)
+
     @property
     def text(self) -> str:
         return decode_text(self.data, self.name)

@@ -195,19 +195,17 @@ def read_columns(path: str | os.PathLike | Input) -> list[str]:
     name = source.name
     try:
         if kind in ("csv", "tsv"):
-            text = source.text
-            first = next((line for line in text.splitlines() if line.strip()), None)
-            if first is None:
+            first = source.first_line()
+            if not first:
                 raise DataFormatError(f"{name} is empty: no header line")
             frame = pd.read_csv(io.StringIO(first), sep="," if kind == "csv" else "\t", header=None,
                                 dtype=str, keep_default_na=False, na_filter=False,
                                 quoting=3 if kind == "tsv" else 0)
             return check_header(frame.iloc[0].tolist() if len(frame) else [], name)
         if kind == "jsonl":
-            text = source.text
-            if text.lstrip().startswith("["):
+            first = source.first_line()
+            if first.lstrip().startswith("["):
                 return list(read_table(source).columns)
-            first = next((line for line in text.splitlines() if line.strip()), "{}")
             row = loads_json(first, f"line 1 of {name}")
             return check_header(list(row), name) if isinstance(row, dict) else []
         import pyarrow as pa

@@ -245,6 +245,8 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
     except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
         raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
     names = check_header(schema.names, path.name)
+    if names != list(schema.names):  # padded names: the general path reads them stripped
+        return None
     roles = detect_columns(names, given=columns, source=path.name)
     if roles["gold"] is not None or roles["item"] is None or roles["label"] is None:
         return None

@@ -176,7 +176,7 @@ def test_stats_format_wide_on_a_chaosnli_file(tmp_path):
     ("99999999999999999999999", r"must be a non-negative integer; got 99999999999999999999999"),
 ])
 def test_chaosnli_nonfinite_and_huge_counts(tmp_path, count, message):
-    f = _write(tmp_path / "c.jsonl", '{"uid": "u", "label_counter": {"e": %s}}\n' % count)
+    f = _write(tmp_path / "c.jsonl", '{"uid": "u", "label_counter": {"e": ' + count + "}}\n")
     with pytest.raises(DataFormatError, match=f"line 1 of c.jsonl: .*{message}"):
         read_votes(f)
 
