@@ -41,11 +41,9 @@ from annokit.core.checks import first_offenders
 from annokit.core.soft_labels import softmax
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.source import (
-    MAX_JSON_DEPTH,
     Input,
     check_regular,
     decode_text,
-    depth_ok,
     loads_json,
     read_bytes,
     read_text,
@@ -335,8 +333,6 @@ def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: flo
     source = str(path)
     text = decode_text(read_bytes(path, what="predictions"), source)
     whole = None
-    if not depth_ok(text):
-        raise DataFormatError(f"{source}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     if text.lstrip().startswith(("[", "{")) and "\n" in text.strip():
         try:
             whole = loads_json(text, source, allow_nan=True)
