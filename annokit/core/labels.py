@@ -178,7 +178,8 @@ class LabelSet:
     @classmethod
     def infer(cls, values: Iterable[Any]) -> LabelSet:
         """Label set of the distinct values, in natural sort order ("2" before "10")."""
-        uniq = pd.unique(pd.Series(list(values), dtype=object).map(scalar_to_str))
+        series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+        uniq = pd.unique(pd.Series(series.unique(), dtype=object).map(scalar_to_str))
         return cls(sorted(uniq, key=_natural_key))
 
     @classmethod

@@ -259,8 +259,10 @@ def check_present(df: pd.DataFrame, path: Path | Input, columns: Sequence[str],
     for col, role in zip(columns, what):
         values = df[col]
         blank = np.array(values.isna(), dtype=bool)
-        if is_text(values):
+        if values.dtype == object:  # JSON values
             blank |= np.array(values.map(lambda v: isinstance(v, str) and not v.strip()), dtype=bool)
+        elif is_text(values):
+            blank |= np.array(values.str.strip().eq("").fillna(False), dtype=bool)
         if blank.any():
             row = int(np.argmax(blank))
             raise DataFormatError(f"{cell_where(path, df, row, col)}: empty {role}")
