@@ -10,10 +10,12 @@ from annokit.cli._common import (
     FORMAT_OPTION,
     SEED,
     check_bootstrap,
+    column_options,
     echo,
     echo_json,
     echo_warning,
     finite,
+    read_options,
     votes_input,
 )
 
@@ -79,6 +81,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
               help="Also evaluate groups of items: agreement = equal-count bins of human "
                    "entropy.")
 @FORMAT_OPTION
+@column_options
 @click.option("--per-item", "per_item_path", type=click.Path(dir_okay=False, writable=True),
               help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
@@ -118,7 +121,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
                    "--fit-temperature-on": fit_paths})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        votes = read_votes(votes_path, format=fmt)
+        votes = read_votes(votes_path, format=fmt, **read_options())
         preds = read_predictions(list(pred_paths), id_field=id_field, renormalize=renormalize,
                                  model=model)
         records = align(votes, preds, pred_labels=labels, on_missing=on_missing, ties=ties,

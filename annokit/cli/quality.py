@@ -9,10 +9,12 @@ import click
 from annokit.cli._common import (
     FORMAT_OPTION,
     SEED,
+    column_options,
     echo,
     echo_json,
     echo_warning,
     finite,
+    read_options,
     votes_input,
 )
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
@@ -37,13 +39,14 @@ def _inputs(votes_path: str, gold_path: str | None) -> dict[str, str | None]:
 def _read(votes_path: str, fmt: str, gold_path: str | None):
     from annokit.io import read_votes
 
-    return read_votes(votes_path, format=fmt, gold=gold_path)
+    return read_votes(votes_path, format=fmt, gold=gold_path, **read_options())
 
 
 @click.command(name="annotators")
 @_VOTES
 @_GOLD
 @FORMAT_OPTION
+@column_options
 @click.option("--method", type=click.Choice(_SCORE_METHODS), default="agreement", show_default=True,
               help="Score: agreement with co-annotators, Dawid-Skene spammer score (ds), one-coin "
                    "skill, MACE competence, gold accuracy (ChaosNLI rule), label-usage entropy.")
@@ -80,6 +83,7 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
 @_VOTES
 @_GOLD
 @FORMAT_OPTION
+@column_options
 @click.option("--method", type=click.Choice(_SCORE_METHODS), required=True,
               help="Score used to remove annotators (see `annokit annotators`).")
 @click.option("--threshold", type=finite(), default=None,
@@ -146,6 +150,7 @@ def _fmt(x) -> str:
 @_VOTES
 @_GOLD
 @FORMAT_OPTION
+@column_options
 @click.option("--method", type=click.Choice(_AGG_METHODS), default="mv", show_default=True,
               help="Majority vote, weighted MV, Dawid-Skene, one-coin DS, MACE.")
 @click.option("--ties", type=click.Choice(_TIES), default=DEFAULT_TIES, show_default=True,

@@ -13,9 +13,11 @@ from annokit.cli._common import (
     SEED,
     check_bootstrap,
     check_memory,
+    column_options,
     echo,
     float_list,
     int_list,
+    read_options,
     votes_input,
 )
 from annokit.errors import InputError
@@ -108,6 +110,7 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.command(name="report")
 @votes_input("Votes file (any format `annokit stats` reads) or a registered dataset name.")
 @FORMAT_OPTION
+@column_options
 @click.option("--model", "models", multiple=True, required=True, metavar="NAME=PATH[,PATH]",
               help="A model's predictions; several files (dev + test halves) are concatenated. "
                    "Repeat for more models.")
@@ -187,7 +190,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     notes: list[str] = []
     # stages: votes, each model read, build_report's five, written
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
-        votes = read_votes(votes_path, format=fmt)
+        votes = read_votes(votes_path, format=fmt, **read_options())
         progress("votes")
         loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,
                              id_field=id_field, on_missing=on_missing, temperatures=fixed,

@@ -8,9 +8,11 @@ from annokit.cli._common import (
     FORMAT_OPTION,
     SEED,
     check_memory,
+    column_options,
     echo,
     echo_json,
     finite,
+    read_options,
     votes_input,
 )
 from annokit.core.soft_labels import DEFAULT_TIES
@@ -22,6 +24,7 @@ BYTES_PER_REPLICATE = 64
 @click.command(name="stats")
 @votes_input()
 @FORMAT_OPTION
+@column_options
 @click.option("--gold", type=click.Path(exists=True, dir_okay=False),
               help="A separate gold file (item and gold columns) for long/wide votes.")
 @click.option("--n-boot", "n_boot", type=click.IntRange(min=0), default=1000, show_default=True,
@@ -52,7 +55,7 @@ def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, s
     if as_json and card:
         raise click.UsageError("--json and --card conflict: give one of them")
     check_memory("--n-boot", n_boot, n_boot * BYTES_PER_REPLICATE, what="bootstrap replicates")
-    votes = read_votes(votes_path, format=fmt, gold=gold)
+    votes = read_votes(votes_path, format=fmt, gold=gold, **read_options())
     result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     if as_json:
         echo_json(result)

@@ -12,11 +12,13 @@ from annokit.cli._common import (
     FORMAT_OPTION,
     SEED,
     check_memory,
+    column_options,
     echo,
     echo_json,
     echo_warning,
     finite,
     int_list,
+    read_options,
     votes_input,
 )
 
@@ -38,6 +40,7 @@ def _parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> list[in
 @click.command(name="subsample")
 @votes_input()
 @FORMAT_OPTION
+@column_options
 @click.option("--k", "ks", default="1,2,5,10,20,50", show_default=True, callback=_parse_ks,
               help="Votes per item to subsample, comma-separated positive integers.")
 @click.option("--reps", type=click.IntRange(min=1), default=200, show_default=True,
@@ -86,7 +89,7 @@ def subsample(votes_path: str, fmt: str, ks: list[int], reps: int, seed: int, ep
 
         image_type = image_format(plot)  # fail before the work on a bad extension or folder
         check_outputs({"--plot": plot}, {"--votes": votes_path})
-    votes = read_votes(votes_path, format=fmt)
+    votes = read_votes(votes_path, format=fmt, **read_options())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         curve, rec = _compute(votes, ks, reps, seed, epsilon, target, short, jobs)

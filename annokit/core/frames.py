@@ -160,13 +160,27 @@ def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarra
 
 def _gold_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarray,
                 labels: LabelSet, item_ids: np.ndarray, where: str) -> np.ndarray:
-    frame = pd.DataFrame({"g": column.to_numpy(dtype=object)})
-    _item_fields(frame, item_codes, first_rows, ["g"], item_ids, where)
-    per_item = column.to_numpy(dtype=object)[first_rows]
+    """Gold code per item (-1: no gold). Blank cells carry no gold; the cells of an item that
+    do must agree (gold may be given on one row of each item only)."""
+    values = column.to_numpy(dtype=object)
+    have = ~pd.isna(values)
+    if values.dtype == object:
+        have &= ~np.asarray([isinstance(v, str) and not v.strip() for v in values], dtype=bool)
     out = np.full(len(first_rows), -1, dtype=np.int64)
-    have = ~pd.isna(per_item)
-    if have.any():
-        out[have] = labels.encode(per_item[have], where=where)
+    rows = np.flatnonzero(have)
+    if not rows.size:
+        return out
+    codes = labels.encode(values[rows], where=where)
+    items = item_codes[rows]
+    out[items[::-1]] = codes[::-1]  # each item's first gold cell
+    clash = out[items] != codes
+    if clash.any():
+        k = int(np.argmax(clash))
+        raise SchemaError(
+            f"{where}: gold must be the same on every row of an item; item "
+            f"{item_ids[items[k]]!r} has {labels.names[out[items[k]]]!r} and "
+            f"{labels.names[codes[k]]!r} (row {int(rows[k])})"
+        )
     return out
 
 

@@ -34,8 +34,10 @@ __all__ = [
     "scalar_to_str",
 ]
 
-#: Cell texts read as a missing value (after stripping blanks and lower-casing).
-MISSING_STRINGS = frozenset({"", "nan", "none", "null", "na", "n/a"})
+#: Cell texts read as a missing value (after stripping blanks): only the empty cell. Words such
+#: as ``nan``, ``NA``, ``None`` or ``null`` are labels as written unless a reader is told they
+#: mean "missing" (``missing=`` in :mod:`annokit.io`, CLI ``--missing``).
+MISSING_STRINGS = frozenset({""})
 
 
 def _natural_key(text: str) -> tuple:
@@ -176,7 +178,8 @@ class LabelSet:
     @classmethod
     def infer(cls, values: Iterable[Any]) -> LabelSet:
         """Label set of the distinct values, in natural sort order ("2" before "10")."""
-        uniq = pd.unique(pd.Series(list(values), dtype=object).map(scalar_to_str))
+        series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+        uniq = pd.unique(pd.Series(series.unique(), dtype=object).map(scalar_to_str))
         return cls(sorted(uniq, key=_natural_key))
 
     @classmethod

@@ -16,13 +16,16 @@ import numpy as np
 
 from annokit.core.checks import check_option
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
-from annokit.errors import DataFormatError
+from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
+from annokit.io.source import Input
+from annokit.io.tables import table_kind
 from annokit.io.tabular import (
+    COLUMN_OPTIONS,
     attach_gold,
     detect_columns,
     read_columns,
@@ -34,9 +37,11 @@ from annokit.io.tabular import (
 
 __all__ = [
     "FORMATS",
+    "MAX_COUNT_BYTES",
     "REGISTRY",
     "VoteCounts",
     "attach_gold",
+    "check_count_size",
     "count_batches",
     "dataset_path",
     "detect_columns",
@@ -60,20 +65,39 @@ Format = Literal["auto", "chaosnli", "long", "wide"]
 FORMATS = ("auto", "chaosnli", "long", "wide")
 
 
-def sniff_format(path: str | os.PathLike) -> str:
-    """Guess "chaosnli", "long" or "wide" from a file's extension and columns."""
-    path = Path(path)
-    if path.suffix.lower() in (".jsonl", ".json", ".ndjson") and looks_like_chaosnli(path):
+#: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
+MAX_COUNT_BYTES = 2 * 1024**3
+
+_FORMAT_HINT = "--format (chaosnli, long or wide)"
+
+
+def sniff_format(path: str | os.PathLike | Input, *,
+                 columns: Mapping[str, str | None] | None = None, no_header: bool = False) -> str:
+    """Guess "chaosnli", "long" or "wide" from a file's extension, first line and columns.
+
+    Raises
+    ------
+    DataFormatError
+        The columns fit no layout, or fit two (the message names both and ``--format``).
+    """
+    source = Input(path, what="votes")
+    if no_header:
+        return "long"
+    if table_kind(source) == "jsonl" and looks_like_chaosnli(source):
         return "chaosnli"
-    columns = read_columns(path)
-    roles = detect_columns(columns)
+    names = read_columns(source)
+    given = dict(columns or {})
+    if {"annotator", "label"} & {k for k, v in given.items() if v}:
+        return "long"
+    roles = detect_columns(names, given=given, source=source.name)
     if roles["item"] is not None and roles["label"] is not None:
         return "long"
-    if roles["item"] is not None and len(columns) > 1:
+    if roles["item"] is not None and len(names) > 1:
         return "wide"
     raise DataFormatError(
-        f"{path.name}: cannot tell the format from columns {columns}; pass --format "
-        "(chaosnli, long or wide) and name the columns"
+        f"{source.name}: cannot tell the format from columns {names}: a long table needs item "
+        f"and label columns, a wide table an item column and one column per annotator; pass "
+        f"{_FORMAT_HINT} and name the columns ({COLUMN_OPTIONS})"
     )
 
 
@@ -85,38 +109,104 @@ def read_votes(
     labels: LabelSet | Sequence[Any] | None = None,
     gold: str | os.PathLike | None = None,
     duplicates: DuplicatePolicy = "error",
+    no_header: bool = False,
+    missing: Sequence[str] = (),
+    max_count_bytes: int = MAX_COUNT_BYTES,
 ) -> Votes:
     """Read votes from a file in any supported format.
+
+    Every input goes through one boundary (:mod:`annokit.io.source`): a regular file or
+    ``-`` for standard input (FIFOs, devices and directories are refused), UTF-8 with or
+    without a byte-order mark, strict JSON, unique column names. The layout chosen is stated
+    in ``votes.read_info`` (e.g. ``"votes.csv: long table (csv); item='item', ..."``).
 
     Parameters
     ----------
     path : path-like
         A ChaosNLI ``.jsonl`` file, or a CSV / TSV / JSON Lines / Parquet table,
-        or the name of a registered dataset (``"chaosnli-snli"``), which is then
-        loaded from the cache.
+        ``-`` for standard input, or the name of a registered dataset (``"chaosnli-snli"``),
+        which is then loaded from the cache.
     format : {"auto", "chaosnli", "long", "wide"}
+        "auto" sniffs the file and refuses a file that fits no layout.
     columns : mapping, optional
-        Column roles for long files (see :func:`annokit.io.read_long`).
+        Column roles (``item``, ``annotator``, ``label``, ``gold``) for long tables, and
+        ``item`` and ``gold`` for wide tables (see :func:`annokit.io.read_long`). Columns not
+        named are detected from common spellings; two columns that could fill one role are
+        refused.
     labels : LabelSet or sequence of names, optional
     gold : path-like, optional
-        A separate gold file for long files.
+        A separate gold file for long and wide tables; a blank gold cell means no gold.
     duplicates : {"error", "first", "last", "keep"}
+    no_header : bool, default=False
+        A headerless CSV/TSV long table: item, annotator, label (see :func:`read_long`).
+    missing : sequence of str
+        Cell texts that mean "no value" besides the empty cell. By default ``NA``, ``nan``,
+        ``None`` and ``null`` are labels as written.
+    max_count_bytes : int
+        Refuse votes whose dense item x label count matrix would need more memory than this
+        (the message gives the estimate).
+
+    Raises
+    ------
+    DataFormatError
+        Unreadable, ambiguous or malformed input; the message names the file, line or row
+        and column.
+    SchemaError
+        Missing, repeated or conflicting columns.
+    InvalidValueError
+        Options that do not apply to the format, or a count matrix over ``max_count_bytes``.
     """
     check_option("format", format, FORMATS)
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
-    path = Path(path)
-    if not path.is_file():
-        raise DataFormatError(f"{path}: no such file")
-    fmt = sniff_format(path) if format == "auto" else format
+    source = Input(path, what="votes")
+    fmt = sniff_format(source, columns=columns, no_header=no_header) if format == "auto" else format
     if fmt == "chaosnli":
-        return read_chaosnli(path, labels=labels if isinstance(labels, LabelSet) else None)
-    if fmt == "wide":
-        votes = read_wide(path, labels=labels)
+        used = [opt for opt, on in (("columns", bool(columns)), ("no_header", no_header),
+                                    ("missing", bool(missing)), ("gold", gold is not None)) if on]
+        if used:
+            raise InvalidValueError(
+                f"{source.name} is a ChaosNLI file (fixed fields uid and label_counter); "
+                f"{', '.join(used)} (CLI: column options, --no-header, --missing, --gold) apply to "
+                "long and wide tables only"
+            )
+        votes = read_chaosnli(source, labels=labels if isinstance(labels, LabelSet) else None)
+        info = f"{source.name}: ChaosNLI JSON Lines"
+    elif table_kind(source) == "jsonl" and looks_like_chaosnli(source):
+        raise DataFormatError(f"{source.name} is a ChaosNLI file (its lines have a label_counter), "
+                              f"not a {fmt} table; read it with --format chaosnli (or auto)")
+    elif fmt == "wide":
+        if no_header:
+            raise InvalidValueError(f"{source.name}: --no-header reads long tables (item, "
+                                    "annotator, label); a wide table needs its header")
+        votes = read_wide(source, labels=labels, columns=columns, missing=missing)
         if gold is not None:
-            votes = attach_gold(votes, read_gold(gold))
-        return votes
-    return read_long(path, columns=columns, labels=labels, gold=gold, duplicates=duplicates)
+            votes = attach_gold(votes, read_gold(gold, missing=missing))
+        info = f"{source.name}: wide table ({table_kind(source)}), {votes.n_annotators} annotator columns"
+    else:
+        votes = read_long(source, columns=columns, labels=labels, gold=gold, duplicates=duplicates,
+                          no_header=no_header, missing=missing)
+        info = f"{source.name}: long table ({table_kind(source)})"
+    check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
+    votes.read_info = info
+    return votes
+
+
+def check_count_size(n_items: int, n_labels: int, name: str, *, limit: int = MAX_COUNT_BYTES) -> None:
+    """Refuse an item x label count matrix larger than ``limit`` bytes, with the estimate.
+
+    Raises
+    ------
+    InvalidValueError
+        ``n_items * n_labels * 8`` over ``limit``.
+    """
+    need = int(n_items) * int(n_labels) * 8
+    if need > limit:
+        raise InvalidValueError(
+            f"{name}: {n_items} items x {n_labels} distinct labels need a {need / 1024**3:.1f} GiB "
+            f"count matrix (limit {limit / 1024**3:.1f} GiB); check the label column (is it a "
+            "free-text or id column?) or pass max_count_bytes= to allow more"
+        )
 
 
 def votes_table(votes: Votes) -> Any:

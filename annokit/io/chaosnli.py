@@ -13,35 +13,37 @@ Natural Language Inference Data? EMNLP. arXiv:2010.03532.
 
 from __future__ import annotations
 
-import json
+import math
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
-from annokit.errors import DataFormatError, InputError
+from annokit.errors import AnnokitError, DataFormatError, InputError, InvalidValueError
+from annokit.io.source import Input, loads_json
 
 __all__ = ["ALPHANLI_LABELS", "looks_like_chaosnli", "read_chaosnli"]
 
 ALPHANLI_LABELS = LabelSet(["1", "2"])
 _NLI_KEYS = {"e", "n", "c"}
+#: Memory the expanded votes of a ChaosNLI file may take (item and label codes, int64 each).
+MAX_VOTE_BYTES = 2 * 1024**3
+_BYTES_PER_VOTE = 16
+#: Largest vote count accepted in a ``label_counter`` (sums of counts stay within int64).
+MAX_COUNT = 2**40
 _TEXT_FIELDS = ("premise", "hypothesis", "obs1", "obs2", "hyp1", "hyp2", "source")
 
 
-def looks_like_chaosnli(path: str | os.PathLike) -> bool:
+def looks_like_chaosnli(path: str | os.PathLike | Input) -> bool:
     """True when the first non-blank line is a JSON object with a ``label_counter``."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    row = json.loads(line)
-                    return isinstance(row, dict) and "label_counter" in row
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        source = Input(path)
+        row = loads_json(source.first_line(), source.name)
+    except AnnokitError:
         return False
-    return False
+    return isinstance(row, dict) and "label_counter" in row
 
 
 def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) -> Votes:
@@ -73,25 +75,16 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
         disagree with it, or a repeated ``uid``; the message names the file and
         line.
     """
-    path = Path(path)
-    name = path.name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DataFormatError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    source = Input(path, what="votes")
+    name = source.name
+    text = source.text
 
     rows: list[dict[str, Any]] = []
     line_numbers: list[int] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(f"line {lineno} of {name}: invalid JSON ({exc.msg}, column "
-                                  f"{exc.colno})") from None
+        row = loads_json(line, f"line {lineno} of {name}")
         if not isinstance(row, dict):
             raise DataFormatError(f"line {lineno} of {name}: expected a JSON object, got "
                                   f"{type(row).__name__}")
@@ -124,6 +117,13 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
         i = int(empty[0])
         raise DataFormatError(f"line {line_numbers[i]} of {name}: item {rows[i]['uid']!r} has zero votes")
 
+    total = int(counts.sum())
+    if total * _BYTES_PER_VOTE > MAX_VOTE_BYTES:
+        raise InvalidValueError(
+            f"{name}: label_counter values add up to {total} votes, which need "
+            f"{total * _BYTES_PER_VOTE / 1024**3:.1f} GiB as votes (limit "
+            f"{MAX_VOTE_BYTES / 1024**3:.1f} GiB); check the counts"
+        )
     uids = [str(r["uid"]) for r in rows]
     seen: dict[str, int] = {}
     for uid, lineno in zip(uids, line_numbers):
@@ -144,11 +144,22 @@ def _check_row(row: dict[str, Any], lineno: int, name: str) -> None:
         raise DataFormatError(f"{where}: label_counter is not an object")
     for key, value in counter.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-                or float(value) != int(value):
+                or not math.isfinite(value) or value != int(value) or value > MAX_COUNT:
             raise DataFormatError(
-                f"{where}: label_counter[{key!r}] must be a non-negative integer; got {value!r}"
+                f"{where}: label_counter[{key!r}] must be a non-negative integer; got "
+                f"{value!r} (counts up to 2**40 are read)"
             )
         counter[key] = int(value)
+
+
+def _floats(values: list[Any]) -> list[float] | None:
+    """The numbers of a JSON list, or None when one is not a number."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return None
+    try:
+        return [float(v) for v in values]
+    except OverflowError:
+        return None
 
 
 def _check_redundant(row: dict[str, Any], counts: np.ndarray, lineno: int, name: str) -> None:
@@ -156,14 +167,14 @@ def _check_redundant(row: dict[str, Any], counts: np.ndarray, lineno: int, name:
     where = f"line {lineno} of {name}"
     if "label_count" in row:
         lc = row["label_count"]
-        if not isinstance(lc, list) or len(lc) != len(counts) or list(map(float, lc)) != \
+        if not isinstance(lc, list) or len(lc) != len(counts) or _floats(lc) != \
                 counts.astype(float).tolist():
             raise DataFormatError(
                 f"{where}: label_count {lc!r} disagrees with label_counter {row['label_counter']!r}"
             )
     if "label_dist" in row:
         ld = row["label_dist"]
-        if not isinstance(ld, list) or len(ld) != len(counts):
+        if not isinstance(ld, list) or len(ld) != len(counts) or _floats(ld) is None:
             raise DataFormatError(f"{where}: label_dist must be a list of {len(counts)} numbers")
         expected = counts / max(int(counts.sum()), 1)
         if not np.allclose(np.asarray(ld, dtype=float), expected, atol=1e-6):
@@ -194,8 +205,14 @@ def _metadata(rows: list[dict[str, Any]], line_numbers: list[int], labels: Label
             for r, ln in zip(rows, line_numbers)
         ]
     if any("entropy" in r for r in rows):
-        data["entropy"] = [float(r["entropy"]) if r.get("entropy") is not None else float("nan")
-                           for r in rows]
+        entropy = []
+        for r, ln in zip(rows, line_numbers):
+            value = r.get("entropy")
+            if value is not None and _floats([value]) is None:
+                raise DataFormatError(f"line {ln} of {name}: entropy must be a number; got "
+                                      f"{value!r}")
+            entropy.append(float("nan") if value is None else float(value))
+        data["entropy"] = entropy
     examples = [r.get("example") if isinstance(r.get("example"), dict) else {} for r in rows]
     for field in _TEXT_FIELDS:
         if any(field in e for e in examples):

@@ -29,7 +29,6 @@ column headers.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,15 @@ import pandas as pd
 from annokit.core.checks import first_offenders
 from annokit.core.soft_labels import softmax
 from annokit.errors import DataFormatError, InvalidValueError
+from annokit.io.source import (
+    Input,
+    check_regular,
+    decode_text,
+    loads_json,
+    read_bytes,
+    read_text,
+)
+from annokit.io.tables import read_table
 
 __all__ = ["ID_FIELDS", "Predictions", "read_predictions"]
 
@@ -121,7 +129,19 @@ class Predictions:
 
 
 def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None) -> np.ndarray:
-    arr = np.asarray(values, dtype=object).reshape(-1)
+    if not isinstance(values, np.ndarray):
+        values = list(values)
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values
+    else:
+        arr = np.asarray(values, dtype=object).reshape(-1)
+    nested = np.array([isinstance(v, (list, dict, tuple, np.ndarray)) or (
+        isinstance(v, bytes) and not _is_utf8(v)) for v in arr], dtype=bool)
+    if nested.any():
+        i = int(np.argmax(nested))
+        loc = locations[i] if locations is not None else f"row {i}"
+        raise DataFormatError(f"{loc} of {source}: item id must be text or a number; got "
+                              f"{type(arr[i]).__name__}{' (not UTF-8)' * isinstance(arr[i], bytes)}")
     bad = pd.isna(arr)
     if bad.any():
         i = int(np.argmax(bad))
@@ -137,6 +157,14 @@ def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None
         loc = locations[i] if locations is not None else f"row {i}"
         raise DataFormatError(f"{loc} of {source}: item id is empty")
     return out
+
+
+def _is_utf8(v: bytes) -> bool:
+    try:
+        v.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _id_str(v: Any) -> str:
@@ -303,11 +331,15 @@ def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_
 def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
                model: str | None) -> Predictions:
     source = str(path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        whole = None
+    text = decode_text(read_bytes(path, what="predictions"), source)
+    whole = None
+    if text.lstrip().startswith(("[", "{")) and "\n" in text.strip():
+        try:
+            whole = loads_json(text, source, allow_nan=True)
+        except DataFormatError:
+            whole = None  # JSON Lines: each line parsed (and reported) below
+    elif text.lstrip().startswith(("[", "{")):
+        whole = loads_json(text, source, allow_nan=True)
     if isinstance(whole, list):
         locs = np.array([f"element {i}" for i in range(len(whole))], dtype=object)
         return _from_records(whole, locs, source=source, id_field=id_field,
@@ -338,10 +370,7 @@ def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: flo
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(f"line {n} of {source}: not valid JSON ({exc.msg})") from None
+        records.append(loads_json(line, f"line {n} of {source}", allow_nan=True))
         lines.append(f"line {n}")
     return _from_records(records, np.array(lines, dtype=object), source=source, id_field=id_field,
                          renormalize=renormalize, atol=atol)
@@ -350,8 +379,8 @@ def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: flo
 def _parse_cell(v: Any) -> Any:
     if isinstance(v, str):
         try:
-            return json.loads(v)
-        except json.JSONDecodeError:
+            return loads_json(v, "cell", allow_nan=True)
+        except DataFormatError:
             return v  # reported by _matrix with its location
     return v
 
@@ -406,8 +435,8 @@ def _strip_prefix(name: str, prefixes: Sequence[str]) -> str:
 def _read_csv(path: Path, *, sep: str, id_field: str | None, renormalize: bool,
               atol: float) -> Predictions:
     try:
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        df = read_table(Input(path, what="predictions"))
+    except DataFormatError as exc:
         raise DataFormatError(f"{path}: not a readable CSV/TSV file ({exc})") from None
     locs = np.array([f"line {i + 2}" for i in range(len(df))], dtype=object)
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
@@ -417,8 +446,8 @@ def _read_csv(path: Path, *, sep: str, id_field: str | None, renormalize: bool,
 def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
                   atol: float) -> Predictions:
     try:
-        df = pd.read_parquet(path)
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        df = read_table(Input(path, what="predictions"))
+    except DataFormatError as exc:
         raise DataFormatError(f"{path}: not a readable Parquet file ({exc})") from None
     locs = np.array([f"row {i}" for i in range(len(df))], dtype=object)
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
@@ -427,8 +456,11 @@ def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
 
 def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: float) -> Predictions:
     source = str(path)
+    check_regular(path, what="predictions")
     try:
         arr = np.load(path, allow_pickle=False)
+    except (OSError, EOFError) as exc:
+        raise DataFormatError(f"{source}: not a readable .npy file ({exc})") from None
     except ValueError as exc:
         raise DataFormatError(f"{source}: cannot load without pickle ({exc}); store ids as "
                               "fixed-width strings, not Python objects") from None
@@ -452,7 +484,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
     if not sidecar.exists():
         raise DataFormatError(f"{source}: a plain 2-D array needs its item ids in {sidecar} "
                               "(one per line)")
-    raw = [line for line in sidecar.read_text(encoding="utf-8").splitlines()]
+    raw = read_text(sidecar, what="item ids").splitlines()
     while raw and not raw[-1].strip():
         raw.pop()
     locs = np.array([f"row {i}" for i in range(arr.shape[0])], dtype=object)
@@ -467,6 +499,7 @@ def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
               model: str | None) -> Predictions:
     if not path.exists():
         raise DataFormatError(f"prediction file not found: {path}")
+    check_regular(path, what="predictions")
     name = path.name.lower()
     if name.endswith((".json", ".jsonl", ".ndjson")):
         return _read_json(path, id_field=id_field, renormalize=renormalize, atol=atol, model=model)

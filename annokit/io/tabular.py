@@ -9,7 +9,6 @@ or detected from common spellings (``item,annotator,label``,
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,15 @@ from annokit.core.labels import LabelSet, as_str_values
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, InputError, InvalidValueError, SchemaError
 from annokit.io.arrow import votes_from_tables
+from annokit.io.source import Input, check_header
+from annokit.io.tables import (
+    cell_where,
+    check_present,
+    check_scalars,
+    read_columns,
+    read_table,
+    table_kind,
+)
 
 __all__ = ["ROLE_SPELLINGS", "detect_columns", "read_columns", "read_gold", "read_long", "read_table",
            "read_wide"]
@@ -35,114 +43,80 @@ ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
     "gold": ("gold", "gold_label", "truth", "true_label"),
 }
 
-_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".jsonl": "jsonl",
-             ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
-
-
-def _kind(path: Path) -> str:
-    kind = _SUFFIXES.get(path.suffix.lower())
-    if kind is None:
-        raise DataFormatError(
-            f"{path.name}: unknown file type {path.suffix!r}; expected one of {sorted(_SUFFIXES)}"
-        )
-    return kind
-
-
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a CSV / TSV / JSON Lines / Parquet file into a DataFrame of strings.
-
-    Ids and labels are read as strings (no ``"007" -> 7`` surprises); Parquet
-    keeps its own types. The frame's ``attrs["annokit_line_offset"]`` gives the
-    file line of data row 0 (2 for files with a header line, 1 for JSON Lines).
-    """
-    path = Path(path)
-    kind = _kind(path)
-    try:
-        if kind in ("csv", "tsv"):
-            df = pd.read_csv(path, sep="," if kind == "csv" else "\t", dtype=str,
-                             keep_default_na=False, na_values=[""], quoting=3 if kind == "tsv" else 0)
-            offset = 2
-        elif kind == "jsonl":
-            df = pd.read_json(path, lines=True, dtype=False)
-            offset = 1
-        else:
-            import pyarrow.parquet as pq
-
-            df = pq.read_table(path).to_pandas()
-            offset = 0
-    except FileNotFoundError:
-        raise DataFormatError(f"{path}: no such file") from None
-    except (ValueError, pd.errors.ParserError, OSError) as exc:
-        msg = " ".join(str(exc).split())
-        raise DataFormatError(f"{path.name}: cannot parse as {kind}: {msg}") from None
-    df.columns = [str(c).strip() for c in df.columns]
-    df.attrs["annokit_line_offset"] = offset
-    return df
-
-
-def read_columns(path: str | os.PathLike) -> list[str]:
-    """Column names of a table file, reading only its header (or schema, or first JSON line)."""
-    path = Path(path)
-    kind = _kind(path)
-    try:
-        if kind in ("csv", "tsv"):
-            frame = pd.read_csv(path, sep="," if kind == "csv" else "\t", nrows=0, dtype=str,
-                                quoting=3 if kind == "tsv" else 0)
-            return [str(c).strip() for c in frame.columns]
-        if kind == "jsonl":
-            with open(path, encoding="utf-8") as fh:
-                first = next((line for line in fh if line.strip()), "{}")
-            row = json.loads(first)
-            return [str(c) for c in row] if isinstance(row, dict) else []
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(path).names)
-    except FileNotFoundError:
-        raise DataFormatError(f"{path}: no such file") from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:  # ArrowInvalid, JSONDecodeError
-        msg = " ".join(str(exc).split())
-        raise DataFormatError(f"{path.name}: cannot parse as {kind}: {msg}") from None
+#: Options that name columns, for messages (CLI spelling).
+COLUMN_OPTIONS = "--item-col, --annotator-col, --label-col, --gold-col, --no-header"
+#: Column roles of a headerless long table, by its number of columns.
+HEADERLESS_ROLES = {2: ("item", "label"), 3: ("item", "annotator", "label"),
+                    4: ("item", "annotator", "label", "gold")}
 
 
 def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "annotator", "label", "gold"),
-                   *, given: Mapping[str, str | None] | None = None) -> dict[str, str | None]:
-    """Map roles to column names: ``given`` first, then the first matching spelling (case-insensitive)."""
-    given = dict(given or {})
+                   *, given: Mapping[str, str | None] | None = None,
+                   source: str = "votes") -> dict[str, str | None]:
+    """Map roles to column names: ``given`` first, then the one matching spelling (case-insensitive).
+
+    Raises
+    ------
+    InvalidValueError
+        An unknown role.
+    SchemaError
+        A given column that the file does not have, or a role that two columns could fill
+        (``label`` and ``answer``): the message names both and the option that settles it.
+    """
+    given = {k: v for k, v in dict(given or {}).items()}
     unknown = (set(given) | set(roles)) - set(ROLE_SPELLINGS)
     if unknown:
         raise InvalidValueError(f"unknown column role(s) {sorted(unknown)}; roles are {list(ROLE_SPELLINGS)}")
-    lower = {c.lower(): c for c in columns}
+    for role, col in given.items():
+        if col is not None and col not in columns:
+            raise SchemaError(f"{source} is missing column(s) [{col!r}] (given for {role}); got "
+                              f"{list(columns)}")
+    by_lower: dict[str, list[str]] = {}
+    for c in columns:
+        by_lower.setdefault(c.lower(), []).append(c)
     out: dict[str, str | None] = {}
     taken: set[str] = {v for v in given.values() if v}
     for role in roles:
         if role in given:
             out[role] = given[role]
             continue
-        out[role] = None
-        for spelling in ROLE_SPELLINGS[role]:
-            col = lower.get(spelling)
-            if col is not None and col not in taken:
-                out[role] = col
-                taken.add(col)
-                break
+        found = [c for spelling in ROLE_SPELLINGS[role] for c in by_lower.get(spelling, [])
+                 if c not in taken]
+        if len(found) > 1:
+            raise SchemaError(
+                f"{source}: columns {found} could each be the {role} column; name one with "
+                f"--{role}-col (columns={{'{role}': ...}})"
+            )
+        out[role] = found[0] if found else None
+        if found:
+            taken.add(found[0])
     return out
 
 
-def _where(path: Path, df: pd.DataFrame, row: int, column: str) -> str:
-    offset = df.attrs.get("annokit_line_offset", 0)
-    place = f"line {row + offset}" if offset else f"row {row}"
-    return f"{place} of {path.name}, column {column!r}"
+def _no_layout(name: str, role: str, columns: Sequence[str]) -> SchemaError:
+    return SchemaError(
+        f"{name}: no {role} column; got columns {list(columns)}; name it with --{role}-col "
+        f"(columns={{'{role}': ...}}), or read a headerless item,annotator,label file with "
+        f"--no-header. Column options: {COLUMN_OPTIONS}"
+    )
 
 
-def _check_present(df: pd.DataFrame, path: Path, columns: Sequence[str], what: Sequence[str]) -> None:
-    for col, role in zip(columns, what):
-        values = df[col]
-        blank = values.isna().to_numpy()
-        if values.dtype == object:
-            blank |= values.astype(str).str.strip().eq("").to_numpy()
-        if blank.any():
-            row = int(np.argmax(blank))
-            raise DataFormatError(f"{_where(path, df, row, col)}: empty {role}")
+def _long_roles(df: pd.DataFrame, name: str, columns: Mapping[str, str | None] | None,
+                no_header: bool) -> dict[str, str | None]:
+    given = dict(columns or {})
+    if no_header:
+        names = HEADERLESS_ROLES.get(df.shape[1])
+        if names is None:
+            raise SchemaError(f"{name}: a headerless long file has 2 (item, label), 3 (item, "
+                              f"annotator, label) or 4 (... gold) columns; got {df.shape[1]}")
+        given = {**dict(zip(names, df.columns)), **given}
+        given.setdefault("annotator", None)
+        given.setdefault("gold", None)
+    roles = detect_columns(list(df.columns), given=given, source=name)
+    for role in ("item", "label"):
+        if roles[role] is None:
+            raise _no_layout(name, role, list(df.columns))
+    return roles
 
 
 def read_long(
@@ -153,26 +127,37 @@ def read_long(
     gold: str | os.PathLike | None = None,
     item_columns: Sequence[str] = (),
     duplicates: DuplicatePolicy = "error",
+    no_header: bool = False,
+    missing: Sequence[str] = (),
 ) -> Votes:
     """Read long-format votes (one row per vote) from CSV, TSV, JSON Lines or Parquet.
 
     Parameters
     ----------
     path : path-like
+        The file, or ``-`` for standard input.
     columns : mapping, optional
         Role -> column name for ``item``, ``annotator``, ``label`` and ``gold``.
-        Roles not given are detected (see ``ROLE_SPELLINGS``); map
-        ``annotator`` to None for files without annotator ids.
+        Roles not given are detected (see ``ROLE_SPELLINGS``); two columns that could fill
+        one role (``label`` and ``answer``) are refused. Map ``annotator`` to None for files
+        without annotator ids.
     labels : LabelSet or sequence of names, optional
         Label order; default: the distinct labels in natural order (gold labels
         included).
     gold : path-like, optional
         A separate gold file (item and gold columns, detected like the vote
         columns, e.g. ``question,truth``). A ``gold`` column in the vote file is
-        used when present and no gold file is given.
+        used when present and no gold file is given; a blank gold cell means no gold.
     item_columns : sequence of str
         Extra per-item columns (constant within an item) kept as item metadata.
     duplicates : {"error", "first", "last", "keep"}
+    no_header : bool, default=False
+        A CSV/TSV file without a header line, its columns item, label (2 columns),
+        item, annotator, label (3) or item, annotator, label, gold (4).
+    missing : sequence of str
+        Cell texts that mean "no value" besides the empty cell (e.g. ``["NA"]``). Rows whose
+        label is such a value are skipped with a warning counting them. By default ``NA``,
+        ``nan``, ``None`` and ``null`` are labels as written.
 
     Examples
     --------
@@ -182,26 +167,41 @@ def read_long(
     >>> read_long(f).counts().tolist()
     [[1, 1], [0, 1]]
     """
-    path = Path(path)
-    if _kind(path) == "parquet" and not item_columns:
-        fast = _read_long_parquet(path, columns, labels, gold, duplicates)
+    source = Input(path, what="votes")
+    if (source.path is not None and table_kind(source) == "parquet" and not item_columns
+            and not missing):
+        fast = _read_long_parquet(source.path, columns, labels, gold, duplicates)
         if fast is not None:
             return fast
-    df = read_table(path)
-    roles = detect_columns(list(df.columns), given=columns)
-    for role in ("item", "label"):
-        if roles[role] is None:
-            raise SchemaError(
-                f"{path.name}: no {role} column; got {list(df.columns)}; name it with "
-                f"columns={{'{role}': ...}} (CLI: --{role}-column)"
-            )
-    missing = [c for c in roles.values() if c is not None and c not in df.columns]
+    df = read_table(source, no_header=no_header, missing=missing)
+    name = source.name
+    roles = _long_roles(df, name, columns, no_header)
+    role_cols = [c for c in roles.values() if c is not None]
+    check_scalars(df, source, role_cols)
     if missing:
-        raise SchemaError(f"{path.name} is missing column(s) {missing}; got {list(df.columns)}")
+        skip = df[roles["label"]].isna().to_numpy()
+        if skip.any():
+            import warnings
+
+            from annokit.errors import DegenerateInputWarning
+
+            warnings.warn(f"{name}: {int(skip.sum())} row(s) whose label is a missing value "
+                          f"({sorted(missing)} or empty) were skipped", DegenerateInputWarning,
+                          stacklevel=2)
+            lines = df.attrs.get("annokit_lines")
+            attrs = dict(df.attrs)
+            keep = np.flatnonzero(~skip)
+            df = df.iloc[keep].reset_index(drop=True)
+            df.attrs = attrs
+            offset = attrs.get("annokit_line_offset", 0)
+            df.attrs["annokit_lines"] = ([lines[i] for i in keep] if lines
+                                         else [int(i) + offset if offset else 0 for i in keep])
+    if len(df) == 0:
+        raise SchemaError(f"{name} has no votes")
     required = [roles["item"], roles["label"]] + ([roles["annotator"]] if roles["annotator"] else [])
-    _check_present(df, path, required, ["item id", "label", "annotator id"][:len(required)])
+    check_present(df, source, required, ["item id", "label", "annotator id"][:len(required)])
     label_values = df[roles["label"]]
-    gold_series = read_gold(gold) if gold is not None else None
+    gold_series = read_gold(gold, missing=missing) if gold is not None else None
     if labels is None:
         pool = [label_values]
         if roles["gold"] is not None and gold is None:
@@ -210,15 +210,24 @@ def read_long(
             pool.append(pd.Series(gold_series.to_numpy(dtype=object)))
         labels = LabelSet.infer(pd.concat(pool, ignore_index=True))
     labels = LabelSet.coerce(labels)
-    _encode_with_lines(labels, label_values, path, df, roles["label"])
+    _encode_with_lines(labels, label_values, source, df, roles["label"])
     votes = Votes.from_long(
         df, item=roles["item"], label=roles["label"], annotator=roles["annotator"], labels=labels,
         gold=roles["gold"] if gold is None else None, item_columns=item_columns,
-        duplicates=duplicates, source=path.name,
+        duplicates=duplicates, source=name,
     )
     if gold_series is not None:
         votes = attach_gold(votes, gold_series)
     return votes
+
+
+def _arrow_id_type(t: Any) -> bool:
+    """Types the Arrow path codes as written: text and integers (dictionary-encoded or not)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
 
 
 def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
@@ -226,21 +235,24 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
                        duplicates: DuplicatePolicy) -> Votes | None:
     """Arrow path for Parquet votes without a gold column: no pandas round trip.
 
-    Returns None when the file needs the general path (a gold column in the file).
+    Returns None when the file needs the general path (a gold column in the file, or id and
+    label columns that are not text or integers).
     """
     import pyarrow.parquet as pq
 
     try:
-        names = list(pq.read_schema(path).names)
+        schema = pq.read_schema(path)
     except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
         raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
-    roles = detect_columns(names, given=columns)
+    names = check_header(schema.names, path.name)
+    if names != list(schema.names):  # padded names: the general path reads them stripped
+        return None
+    roles = detect_columns(names, given=columns, source=path.name)
     if roles["gold"] is not None or roles["item"] is None or roles["label"] is None:
         return None
     wanted = [c for c in (roles["item"], roles["annotator"], roles["label"]) if c]
-    missing = [c for c in wanted if c not in names]
-    if missing:
-        raise SchemaError(f"{path.name} is missing column(s) {missing}; got {names}")
+    if not all(_arrow_id_type(schema.field(c).type) for c in wanted):
+        return None
     gold_series = read_gold(gold) if gold is not None else None
     # Row group by row group: each is coded and released before the next is read, so the file
     # is never held whole (peak memory about half of pq.read_table's; on large files, faulting
@@ -298,7 +310,7 @@ def _row_groups(parquet: Any, columns: list[str], path: Path, *, readers: int = 
             handle.close()
 
 
-def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path, df: pd.DataFrame,
+def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path | Input, df: pd.DataFrame,
                        column: str) -> None:
     """Encode labels up front so an unknown label is reported with its file line."""
     try:
@@ -307,7 +319,7 @@ def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path, df: pd.D
         msg = str(exc)
         row = int(msg.split(" at row ")[1].split(";")[0]) if " at row " in msg else 0
         detail = msg.split(": ", 1)[1].split(" at row ")[0] if ": " in msg else msg
-        raise DataFormatError(f"{_where(path, df, row, column)}: {detail}; expected one of "
+        raise DataFormatError(f"{cell_where(path, df, row, column)}: {detail}; expected one of "
                               f"{list(labels.names)}") from None
 
 
@@ -319,47 +331,76 @@ def read_wide(
     labels: LabelSet | Sequence[Any] | None = None,
     gold: str | None = None,
     item_columns: Sequence[str] = (),
+    columns: Mapping[str, str | None] | None = None,
+    missing: Sequence[str] = (),
 ) -> Votes:
     """Read wide-format votes: one row per item, one column per annotator, blank = no vote.
 
-    The item column is detected like in :func:`read_long` unless given; every
-    other column (except ``gold`` and ``item_columns``) is an annotator.
+    The item column is detected like in :func:`read_long` unless given (``item=`` or
+    ``columns={"item": ...}``); every other column (except the gold column, detected or
+    ``columns={"gold": ...}``, and ``item_columns``) is an annotator. A cell holding one of
+    the ``missing`` words is no vote, like a blank cell.
     """
-    path = Path(path)
-    df = read_table(path)
-    if item is None:
-        item = detect_columns(list(df.columns), ("item",))["item"]
-        if item is None:
-            raise SchemaError(f"{path.name}: no item column; got {list(df.columns)}")
-    if gold is None and detect_columns(list(df.columns), ("gold",))["gold"] is not None:
-        gold = detect_columns(list(df.columns), ("gold",))["gold"]
-    _check_present(df, path, [item], ["item id"])
-    return Votes.from_wide(df, item=item, annotator_columns=annotator_columns, labels=labels,
-                           gold=gold, item_columns=item_columns, source=path.name)
-
-
-def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = None) -> pd.Series:
-    """Read a gold file (item and gold columns) into a Series of label strings indexed by item id."""
-    path = Path(path)
-    df = read_table(path)
     given = dict(columns or {})
-    roles = detect_columns(list(df.columns), ("item", "gold"), given=given)
+    extra = sorted(set(given) - {"item", "gold"})
+    if extra:
+        raise InvalidValueError(f"a wide table names its item and gold columns only; got roles "
+                                f"{extra} (--annotator-col and --label-col are for long tables)")
+    if item is not None:
+        given["item"] = item
+    if gold is not None:
+        given["gold"] = gold
+    source = Input(path, what="votes")
+    df = read_table(source, missing=missing)
+    roles = detect_columns(list(df.columns), ("item", "gold"), given=given, source=source.name)
+    if roles["item"] is None:
+        raise _no_layout(source.name, "item", list(df.columns))
+    item, gold = roles["item"], roles["gold"]
+    reserved = {item, gold, *item_columns}
+    annotators = (list(annotator_columns) if annotator_columns is not None
+                  else [c for c in df.columns if c not in reserved])
+    check_scalars(df, source, [c for c in (item, gold, *annotators) if c in df.columns])
+    check_present(df, source, [item], ["item id"])
+    return Votes.from_wide(df, item=item, annotator_columns=annotator_columns, labels=labels,
+                           gold=gold, item_columns=item_columns, source=source.name)
+
+
+def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = None,
+              missing: Sequence[str] = ()) -> pd.Series:
+    """Read a gold file (item and gold columns) into a Series of label strings indexed by item id.
+
+    A blank gold cell (or one of the ``missing`` words) means "no gold for this item": the row
+    is left out of the Series.
+    """
+    source = Input(path, what="gold")
+    name = source.name
+    df = read_table(source, missing=missing)
+    given = dict(columns or {})
+    roles = detect_columns(list(df.columns), ("item", "gold"), given=given, source=name)
     if roles["gold"] is None:
-        roles["gold"] = detect_columns(list(df.columns), ("label",), given={"item": roles["item"]}) \
-            .get("label")
+        roles["gold"] = detect_columns(list(df.columns), ("label",), given={"item": roles["item"]},
+                                       source=name).get("label")
     if roles["item"] is None or roles["gold"] is None:
         raise SchemaError(
-            f"{path.name}: a gold file needs an item column and a gold column (e.g. question,truth); "
+            f"{name}: a gold file needs an item column and a gold column (e.g. question,truth); "
             f"got {list(df.columns)}"
         )
-    _check_present(df, path, [roles["item"], roles["gold"]], ["item id", "gold label"])
-    ids = as_str_values(df[roles["item"]], what="item id", where=path.name)
-    values = as_str_values(df[roles["gold"]], what="gold label", where=path.name)
+    check_scalars(df, source, [roles["item"], roles["gold"]])
+    check_present(df, source, [roles["item"]], ["item id"])
+    ids = as_str_values(df[roles["item"]], what="item id", where=name)
+    have = df[roles["gold"]].notna().to_numpy()
+    if have.all():
+        values = as_str_values(df[roles["gold"]], what="gold label", where=name)
+    else:
+        values = np.full(len(df), None, dtype=object)
+        if have.any():
+            values[have] = as_str_values(df[roles["gold"]][have], what="gold label", where=name)
     series = pd.Series(values, index=pd.Index(ids, name="item"), name="gold")
     if series.index.has_duplicates:
         dup = series.index[series.index.duplicated()][0]
-        raise DataFormatError(f"{path.name}: item {dup!r} has more than one gold row")
-    series.attrs["source"] = path.name
+        raise DataFormatError(f"{name}: item {dup!r} has more than one gold row")
+    series = series[have]
+    series.attrs["source"] = name
     return series
 
 

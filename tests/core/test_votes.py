@@ -153,9 +153,9 @@ def test_count_batches_merge_is_chunking_invariant():
 
 
 def test_count_batches_rejects_blank_item_ids_like_read_votes():
-    table = pa.table({"item": ["q1", "q2", " NA ", "q1"], "label": ["a", "b", "a", "a"]})
+    table = pa.table({"item": ["q1", "q2", "  ", "q1"], "label": ["a", "b", "a", "a"]})
     with pytest.raises(VoteSchemaError,
-                       match=r"votes, batch 1: item id is empty at row 0 \(column 'item', got ' NA '\)"):
+                       match=r"votes, batch 1: item id is empty at row 0 \(column 'item', got '  '\)"):
         count_batches(table.to_batches(max_chunksize=2), labels=["a", "b"])
 
 

@@ -36,10 +36,17 @@ def test_first_blank_equals_trimming_every_entry(values, cut):
         assert arrow._first_blank(arr) == _blank_reference(arr)
 
 
-@pytest.mark.parametrize("value", [" N/A ", "\u3000nan", "\tNULL\t", "none\u00a0", "  ", "NaN"])
-def test_padded_missing_words_longer_than_four_bytes_are_blank(value):
+@pytest.mark.parametrize("value", ["  ", "\u3000", "\t\t", "\u00a0", ""])
+def test_blank_entries_are_empty_once_trimmed(value):
     arr = pa.array(["item1", "longer-id", value, "x"])
     assert arrow._first_blank(arr) == 2
+
+
+@pytest.mark.parametrize("value", [" N/A ", "\u3000nan", "\tNULL\t", "none\u00a0", "NaN", "NA"])
+def test_missing_words_are_labels_not_blank(value):
+    # issue 12: nan/NA/N/A/None are labels as written unless declared missing
+    arr = pa.array(["item1", "longer-id", value, "x"])
+    assert arrow._first_blank(arr) == -1
     assert arrow._first_blank(pa.array(["item1", "\u212aelvin", "na\u0130ve"])) == -1
 
 

@@ -130,7 +130,7 @@ def test_chaosnli_minimal_file(tmp_path):
 
 
 CHAOS_ERRORS = [
-    ("{not json", r"line 1 of c.jsonl: invalid JSON"),
+    ("{not json", r"line 1 of c.jsonl: not valid JSON"),
     ("[1, 2]", "line 1 of c.jsonl: expected a JSON object, got list"),
     (_chaos_line(label_counter=[1]), "line 1 of c.jsonl: label_counter is not an object"),
     (_chaos_line(label_counter={"e": -1}), r"label_counter\['e'\] must be a non-negative integer"),
@@ -158,11 +158,13 @@ def test_chaosnli_errors_name_file_and_line(tmp_path, text, message):
 
 
 def test_chaosnli_unreadable_files(tmp_path):
-    with pytest.raises(DataFormatError, match="cannot read"):
+    with pytest.raises(DataFormatError, match="missing.jsonl: no such file"):
         read_chaosnli(tmp_path / "missing.jsonl")
+    with pytest.raises(DataFormatError, match="is a directory; give a regular file, or '-'"):
+        read_chaosnli(tmp_path)
     bad = tmp_path / "latin.jsonl"
     bad.write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(DataFormatError, match="latin.jsonl: not UTF-8 text"):
+    with pytest.raises(DataFormatError, match=r"latin.jsonl: not UTF-8 text: byte 0 \(line 1\)"):
         read_chaosnli(bad)
 
 
@@ -326,7 +328,7 @@ def test_sniffing_reads_only_headers_and_reports_unparsable_files(tmp_path):
     with pytest.raises(DataFormatError, match="bad.parquet: cannot parse as parquet"):
         read_votes(tmp_path / "bad.parquet")
     (tmp_path / "bad.jsonl").write_text("{oops\n")
-    with pytest.raises(DataFormatError, match="bad.jsonl: cannot parse as jsonl"):
+    with pytest.raises(DataFormatError, match="line 1 of bad.jsonl: not valid JSON"):
         read_columns(tmp_path / "bad.jsonl")
     with pytest.raises(DataFormatError, match="no such file"):
         read_columns(tmp_path / "absent.csv")

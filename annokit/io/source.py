@@ -1,0 +1,243 @@
+"""The input boundary: every file annokit reads is opened, decoded and parsed here.
+
+One place decides what a readable input is:
+
+* a regular file, or ``-`` for standard input (read whole, then parsed like a file whose
+  type is given by ``--format`` or sniffed from its content); FIFOs, devices and directories
+  are refused, so a command never blocks on a pipe or reads a terminal by accident;
+* UTF-8 text, with or without a byte-order mark; an encoding error names the line and the byte;
+* JSON that is standard JSON: no ``NaN``/``Infinity`` literals, no repeated keys in an object,
+  and nesting deeper than :data:`MAX_JSON_DEPTH` refused instead of a ``RecursionError``;
+* table headers whose names, once surrounding blanks are stripped, are unique.
+
+Every failure is an :class:`~annokit.errors.AnnokitError` naming the file (and line, byte or
+column where there is one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from annokit.errors import DataFormatError, SchemaError
+
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "STDIN",
+    "Input",
+    "check_header",
+    "check_regular",
+    "decode_text",
+    "depth_ok",
+    "display_name",
+    "loads_json",
+    "read_bytes",
+    "read_text",
+]
+
+#: The path that means standard input.
+STDIN = "-"
+#: Deepest JSON nesting accepted (arrays and objects); deeper documents are refused.
+MAX_JSON_DEPTH = 64
+_BOM = b"\xef\xbb\xbf"
+
+
+def display_name(path: str | os.PathLike) -> str:
+    """How messages name an input: the file name, or ``<stdin>``."""
+    return "<stdin>" if str(path) == STDIN else Path(path).name
+
+
+def read_bytes(path: str | os.PathLike, *, what: str = "input") -> bytes:
+    """The bytes of a regular file, or of standard input for ``-``.
+
+    Raises
+    ------
+    DataFormatError
+        No such file, a directory, FIFO, socket or device, or an unreadable file.
+    """
+    if str(path) == STDIN:
+        stream = getattr(sys.stdin, "buffer", None)
+        return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+    check_regular(path, what=what)
+    path = Path(path)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DataFormatError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+
+
+def decode_text(data: bytes, name: str) -> str:
+    """UTF-8 text of ``data`` without a leading byte-order mark.
+
+    Raises
+    ------
+    DataFormatError
+        Bytes that are not UTF-8, naming the line and the byte offset (counted from 0 in the
+        file, BOM included).
+    """
+    skip = len(_BOM) if data.startswith(_BOM) else 0
+    try:
+        text = data[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = exc.start + skip
+        line = data.count(b"\n", 0, at) + 1
+        raise DataFormatError(f"{name}: not UTF-8 text: byte {at} (line {line}) is "
+                              f"{data[at:at + 1]!r} ({exc.reason})") from None
+    if "\x00" in text:
+        at = text.index("\x00")
+        line = text.count("\n", 0, at) + 1
+        raise DataFormatError(f"{name}: line {line} holds a NUL character; not a text file")
+    return text
+
+
+def read_text(path: str | os.PathLike, *, what: str = "input") -> str:
+    """:func:`read_bytes` then :func:`decode_text`."""
+    return decode_text(read_bytes(path, what=what), display_name(path))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (only finite numbers are)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def depth_ok(text: str) -> bool:
+    """True when brackets nest at most :data:`MAX_JSON_DEPTH` deep (strings skipped)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return True
+    brackets = "".join(_BRACKETS.findall(_STRING.sub("", text)))
+    steps = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    depth = np.cumsum(np.where((steps == ord("[")) | (steps == ord("{")), 1, -1))
+    return not depth.size or int(depth.max()) <= MAX_JSON_DEPTH
+
+
+def loads_json(text: str, where: str, *, allow_nan: bool = False) -> Any:
+    """Parse one JSON document strictly (see the module docstring).
+
+    Raises
+    ------
+    DataFormatError
+        Invalid JSON, a NaN/Infinity literal (unless ``allow_nan``: prediction files written
+        by Python hold them, and their reader reports the row), a repeated key or nesting
+        deeper than :data:`MAX_JSON_DEPTH`; ``where`` ("line 3 of votes.jsonl") starts the
+        message.
+    """
+    if not depth_ok(text):
+        raise DataFormatError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text, parse_constant=None if allow_nan else _no_constant,
+                          object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+    except ValueError as exc:
+        raise DataFormatError(f"{where}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise DataFormatError(f"{where}: JSON nested too deeply") from None
+
+
+def check_header(columns: Sequence[Any], name: str) -> list[str]:
+    """Column names stripped of surrounding blanks; refuses empty or repeated names.
+
+    Raises
+    ------
+    SchemaError
+        A column named twice (after stripping), naming both positions.
+    """
+    out = [str(c).strip() for c in columns]
+    seen: dict[str, int] = {}
+    for pos, col in enumerate(out):
+        if col in seen:
+            raise SchemaError(
+                f"{name}: column {col!r} appears twice (columns {seen[col] + 1} and {pos + 1}, "
+                f"after stripping blanks); got {out}. Rename one so each column has one name"
+            )
+        seen[col] = pos
+    return out
+
+
+def check_regular(path: str | os.PathLike, *, what: str = "input") -> None:
+    """Refuse a missing path, a directory, FIFO, socket or device (``-`` is standard input)."""
+    if str(path) == STDIN:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DataFormatError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise DataFormatError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        raise DataFormatError(f"{what} {path} is {kind}; give a regular file, or '-' to read "
+                              "standard input")
+
+
+class Input:
+    """One input: its name for messages, its path (None for standard input) and its bytes,
+    read once on first use.
+
+    Parameters
+    ----------
+    path : path-like or Input
+        A regular file, or ``-`` for standard input (read at once).
+    """
+
+    def __init__(self, path: str | os.PathLike | Input, *, what: str = "input"):
+        if isinstance(path, Input):
+            self.name, self.path, self._data, self.suffix = path.name, path.path, path._data, path.suffix
+            return
+        check_regular(path, what=what)
+        self.name = display_name(path)
+        self.path: Path | None = None if str(path) == STDIN else Path(path)
+        self.suffix = "" if self.path is None else self.path.suffix.lower()
+        self._data: bytes | None = read_bytes(path, what=what) if self.path is None else None
+        self._what = what
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = read_bytes(self.path, what=getattr(self, "_what", "input"))
+        return self._data
+
+    def first_line(self, limit: int = 1 << 20) -> str:
+        """The first non-blank line (at most ``limit`` bytes read), decoded; "" for none."""
+        if self._data is not None or self.path is None:
+            chunk = self.data[:limit]
+        else:
+            try:
+                with open(self.path, "rb") as fh:
+                    chunk = fh.read(limit)
+            except OSError as exc:
+                raise DataFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+        lines = chunk.splitlines()
+        if len(chunk) == limit and lines:
+            lines = lines[:-1]  # the last line may be cut
+        first = next((line for line in lines if line.strip()), b"").removeprefix(_BOM)
+        return decode_text(first, self.name)
+
+    @property
+    def text(self) -> str:
+        return decode_text(self.data, self.name)
+
+    def __fspath__(self) -> str:
+        return str(self.path) if self.path is not None else STDIN
