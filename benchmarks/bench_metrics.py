@@ -1,21 +1,25 @@
-"""Benchmark the calibration metrics on large inputs (prints figures; not a test).
+"""Benchmark the metric suite on large inputs (prints figures; not a test).
 
-    python benchmarks/bench_metrics.py [--n 10000000] [--k 3] [--repeat 5] [--peers]
+    python benchmarks/bench_metrics.py [--n 10000000] [--k 3] [--repeat 5] [--replicates 0]
 
-Measured in one run on the same arrays (probs, targets float64 (n, k); labels int64):
+Measured in one run on the same arrays (probs, soft float64 (n, k); hard int64):
 
-- floor: one ``numpy.sum`` pass over probs and targets (the memory-bandwidth floor);
-- the whole suite (:func:`annokit.metrics.human.calibration_summary`: accuracy, ECE,
-  MCE, classwise ECE, SMECE top-label and classwise, RankCS both ways, EntCE, DistCE,
-  JS distance, KL, Brier both ways, NLL both ways) including input validation;
-- ECE alone (fused numba path) and the plain-numpy reference path;
-- torchmetrics ``MulticlassCalibrationError`` and netcal ``ECE`` when importable
-  (they need torch: run the script from a separate environment that has them);
-- peak memory of the suite above the inputs (tracemalloc, numpy allocations)
-  and the process peak RSS, beside the input bytes.
+- floor: one ``numpy.sum`` pass over probs and soft (the memory-bandwidth floor);
+- suite: every registered metric whose state has a constant size (all but
+  ``ece_adaptive``, which keeps every item) through the state protocol:
+  ``states.update_many`` (input checks included) and ``compute``; today's
+  ``evaluate`` metrics on soft and hard labels;
+- the fused kernel pass alone (``kernels.batch_sums``: every per-item quantity,
+  top-label and classwise bins), and ECE alone (``update_many`` on one state);
+- with ``--replicates R``: the suite with ``(R, n)`` Poisson bootstrap weights;
+- torchmetrics ``MulticlassCalibrationError`` and netcal ``ECE`` when importable;
+- a single-thread breakdown of the kernels (ns per row);
+- peak memory of the suite: process RSS above what it was before the suite
+  (numba's and numpy's allocations), beside the input bytes.
 
-Medians over ``--repeat`` runs after one warm-up (which also triggers / loads
-the numba compilation cache).
+Medians over ``--repeat`` runs after one warm-up (which also loads or triggers
+the numba compilation). The machine may be shared: ratios to the floor are
+measured in the same run; the load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -27,37 +31,94 @@ import resource
 import statistics
 import sys
 import time
-import tracemalloc
 
 import numpy as np
 
-CPU_TIMES: dict[int, float] = {}
 
-
-def _median_time(fn, repeat: int) -> float:
-    """Median wall time; the median CPU time (all threads) is kept in CPU_TIMES[id(fn)]."""
-    fn()  # warm-up (JIT cache load, page faults)
-    times, cpu = [], []
+def _median_time(fn, repeat: int) -> tuple[float, float]:
+    """Median wall and CPU (all threads) time of ``fn()`` after one warm-up call."""
+    fn()
+    wall, cpu = [], []
     for _ in range(repeat):
         gc.collect()
-        c0 = time.process_time()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t0)
+        wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    CPU_TIMES[id(fn)] = statistics.median(cpu)
-    return statistics.median(times)
+    return statistics.median(wall), statistics.median(cpu)
 
 
-def _make(n: int, k: int, seed: int = 0):
+def _make(n: int, k: int, seed: int = 0, chunk: int = 1_000_000):
+    """Model rows (softmax of normal logits), human rows from 50 votes, their majority.
+
+    Written chunk by chunk into the final arrays, so that the process peak
+    before the suite is about the inputs.
+    """
     rng = np.random.default_rng(seed)
-    logits = rng.normal(size=(n, k)) * 2.0
-    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probs /= probs.sum(axis=1, keepdims=True)
-    counts = rng.multinomial(50, np.full(k, 1.0 / k), size=n).astype(np.float64)
-    targets = counts / counts.sum(axis=1, keepdims=True)
-    labels = counts.argmax(axis=1).astype(np.int64)
-    return probs, labels, targets
+    probs, soft = np.empty((n, k)), np.empty((n, k))
+    hard = np.empty(n, dtype=np.int64)
+    for a in range(0, n, chunk):
+        b = min(a + chunk, n)
+        logits = rng.normal(size=(b - a, k)) * 2.0
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs[a:b] = e / e.sum(axis=1, keepdims=True)
+        counts = rng.multinomial(50, np.full(k, 1.0 / k), size=b - a)
+        soft[a:b] = counts / 50.0
+        hard[a:b] = counts.argmax(axis=1)
+    return probs, soft, hard
+
+
+def _status(field: str) -> int | None:
+    """``VmRSS`` (now) or ``VmHWM`` (peak) of this process in bytes, from /proc (Linux)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> bool:
+    """Reset the peak RSS to the current RSS (Linux >= 4.0: ``5 > /proc/self/clear_refs``)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float]]:
+    """Single-thread ns per row of each kernel loop, block by block as in batch_sums."""
+    from annokit.metrics import kernels
+
+    n, k = probs.shape
+    b = kernels.BLOCK_ROWS
+    n = (n // b) * b
+    pf, tf = probs.reshape(-1), soft.reshape(-1)
+    vals, bins = np.empty((12 + 2 * k) * b), np.empty(k * b, dtype=np.int64)
+    top, cw = np.zeros((4, nb, 4)), np.zeros((4, k, nb, 4))
+    items, w = np.zeros((1, 12)), np.zeros((1, 1))
+    eps = kernels._LOG_EPS
+
+    def blocks(fn):
+        def run():
+            for a in range(0, n, b):
+                fn(pf[k * a:k * (a + b)], tf[k * a:k * (a + b)], hard[a:a + b])
+        return run
+
+    loops = [
+        ("checks + every per-item value (k=3: SIMD, 9 logs/row)",
+         lambda p, t, y: kernels._values(p, t, y, b, k, True, 1e-6, eps, vals)),
+        ("column sums of the values", lambda p, t, y: kernels._wsum(vals, 12, b, w, False, 0, 0,
+                                                                    items)),
+        ("bin of every probability (SIMD)", lambda p, t, y: kernels._bin_all(p, k * b, nb, bins)),
+        ("argmax + scatter into top-label and classwise bins",
+         lambda p, t, y: kernels._scatter(p, t, y, b, k, bins, w, False, 0, 0, True, top, cw)),
+    ]
+    return [(name, _median_time(blocks(fn), repeat)[1] / n * 1e9) for name, fn in loops]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,52 +127,63 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--n-bins", type=int, default=10)
-    ap.add_argument("--no-numpy-reference", action="store_true",
-                    help="skip timing the slower plain-numpy reference path")
+    ap.add_argument("--replicates", type=int, default=0,
+                    help="also time the suite with (R, n) bootstrap weights")
     args = ap.parse_args(argv)
 
-    from annokit.metrics import _binning, _fast
-    from annokit.metrics.calibration import expected_calibration_error
-    from annokit.metrics.human import _summary_numpy, calibration_summary
+    from annokit.metrics import kernels
+    from annokit.metrics.registry import REGISTRY
+    from annokit.metrics.states import AdaptiveBinnedState, update_many
+    from annokit.metrics.sums import ITEM_QUANTITIES
 
     n, k, nb = args.n, args.k, args.n_bins
     print(f"annokit metrics benchmark: n={n:,} k={k} n_bins={nb} repeat={args.repeat} "
-          f"numba={'yes' if _fast.HAVE_NUMBA else 'no'} cpus={os.cpu_count()} "
-          f"load average before={os.getloadavg()[0]:.2f}")
-    probs, labels, targets = _make(n, k)
-    input_bytes = probs.nbytes + labels.nbytes + targets.nbytes
+          f"cpus={os.cpu_count()} load average before={os.getloadavg()[0]:.2f}")
+    probs, soft, hard = _make(n, k)
+    input_bytes = probs.nbytes + soft.nbytes + hard.nbytes
     print(f"input bytes: {input_bytes / 1e6:.1f} MB (probs {probs.nbytes / 1e6:.0f}, "
-          f"targets {targets.nbytes / 1e6:.0f}, labels {labels.nbytes / 1e6:.0f})")
+          f"soft {soft.nbytes / 1e6:.0f}, hard {hard.nbytes / 1e6:.0f})")
 
-    rows = []
-    floor_fn = lambda: (np.sum(probs), np.sum(targets))
-    floor = _median_time(floor_fn, args.repeat)
-    rows.append(("floor: numpy.sum over probs + targets", floor))
-    suite_fn = lambda: calibration_summary(probs, labels, targets, n_bins=nb)
-    suite = _median_time(suite_fn, args.repeat)
-    rows.append(("suite: calibration_summary (all metrics)", suite))
-    ece = _median_time(lambda: expected_calibration_error(probs, labels, n_bins=nb), args.repeat)
-    rows.append(("ECE (annokit, fused)", ece))
-    floor_cpu, suite_cpu = CPU_TIMES[id(floor_fn)], CPU_TIMES[id(suite_fn)]
-    if not args.no_numpy_reference:
-        edges = _binning.uniform_edges(nb)
+    names = [name for name, spec in REGISTRY.items()
+             if not issubclass(spec.state_class, AdaptiveBinnedState)]
 
-        def ece_numpy():
-            p, y, _ = _binning.validate_inputs(probs, labels)
-            return _binning.compute_top(_binning.update_numpy(p, y, None, edges, classwise=False))
+    def suite(weights=None):
+        states = [REGISTRY[name].state(**({"n_bins": nb} if "n_bins" in REGISTRY[name].options
+                                          else {})) for name in names]
+        update_many(states, probs, soft, hard, weights)
+        return {name: st.compute() for name, st in zip(names, states)}
 
-        rows.append(("ECE (annokit, plain-numpy reference)",
-                     _median_time(ece_numpy, max(1, args.repeat // 2))))
-        rows.append(("suite (plain-numpy reference)",
-                     _median_time(lambda: _summary_numpy(probs, labels, targets, nb),
-                                  max(1, args.repeat // 2))))
+    def ece():
+        st = REGISTRY["ece"].state(n_bins=nb)
+        update_many([st], probs, None, hard)
+        return st.compute()
 
-    peers: dict[str, float] = {}
+    rows = [("floor: numpy.sum over probs + soft", _median_time(
+        lambda: (np.sum(probs), np.sum(soft)), args.repeat))]
+    floor = rows[0][1]
+    suite()  # load the compiled kernels first (their code is not the suite's memory)
+    gc.collect()
+    reset = _reset_peak()
+    rss_before = _status("VmRSS") if reset else None
+    suite_t = _median_time(suite, args.repeat)
+    rss_suite = _status("VmHWM") if reset else None
+    rows.append((f"suite: update_many + compute ({len(names)} metrics)", suite_t))
+    rows.append(("kernel pass alone: kernels.batch_sums", _median_time(
+        lambda: kernels.batch_sums(probs, soft, hard, None, quantities=ITEM_QUANTITIES,
+                                   n_bins=nb, classwise=True), args.repeat)))
+    rows.append(("ECE alone: update_many on one state", _median_time(ece, args.repeat)))
+    if args.replicates:
+        keys = np.random.default_rng(1).poisson(1.0, size=(args.replicates, n)).astype(float)
+        rows.append((f"suite with ({args.replicates}, n) bootstrap weights", _median_time(
+            lambda: suite(keys), max(1, args.repeat // 2))))
+        del keys
+
+    peers = []
     try:
         import torch
         from torchmetrics.classification import MulticlassCalibrationError
 
-        tp, tl = torch.from_numpy(probs), torch.from_numpy(labels)
+        tp, tl = torch.from_numpy(probs), torch.from_numpy(hard)
         metric = MulticlassCalibrationError(num_classes=k, n_bins=nb, norm="l1")
 
         def tm():
@@ -119,73 +191,46 @@ def main(argv: list[str] | None = None) -> int:
             metric.update(tp, tl)
             return float(metric.compute())
 
-        peers["torchmetrics MulticlassCalibrationError"] = _median_time(tm, args.repeat)
+        peers.append(("torchmetrics MulticlassCalibrationError", _median_time(tm, args.repeat)))
         print(f"torch threads: {torch.get_num_threads()}; torchmetrics ECE = {tm():.12f}, "
-              f"annokit ECE = {expected_calibration_error(probs, labels, n_bins=nb):.12f}")
+              f"annokit ECE = {ece():.12f}")
     except ImportError as exc:
         print(f"torchmetrics: skipped ({exc})")
     try:
         from netcal.metrics import ECE as NetcalECE
 
         nc = NetcalECE(bins=nb)
-        peers["netcal ECE"] = _median_time(lambda: nc.measure(probs, labels), args.repeat)
+        peers.append(("netcal ECE", _median_time(lambda: nc.measure(probs, hard), args.repeat)))
     except ImportError as exc:
         print(f"netcal: skipped ({exc})")
     except Exception as exc:  # noqa: BLE001 - a peer failing must not stop the benchmark
         print(f"netcal: failed ({type(exc).__name__}: {exc})")
-    for name, t in peers.items():
-        rows.append((name, t))
 
     print()
-    print(f"{'what':48s} {'median s':>10s} {'x floor':>9s}")
-    for name, t in rows:
-        print(f"{name:48s} {t:10.4f} {t / floor:9.2f}")
+    print(f"{'what':52s} {'wall s':>8s} {'x floor':>8s} {'CPU s':>8s} {'x floor':>8s}")
+    for name, (wall, cpu) in rows + peers:
+        print(f"{name:52s} {wall:8.4f} {wall / floor[0]:8.2f} {cpu:8.3f} {cpu / floor[1]:8.2f}")
     print()
-    print(f"suite / floor = {suite / floor:.2f} wall (target <= 15); "
-          f"CPU time {suite_cpu:.3f} s / {floor_cpu:.3f} s = {suite_cpu / floor_cpu:.2f}; "
-          f"load average after={os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
-    for name, t in peers.items():
-        print(f"{name} / annokit ECE = {t / ece:.1f}x (target >= 5)")
+    print(f"suite / floor = {suite_t[0] / floor[0]:.2f} wall, {suite_t[1] / floor[1]:.2f} CPU "
+          f"(suite CPU {suite_t[1]:.3f} s); load average after={os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} cpus")
+    ece_t = rows[3][1][0]
+    for name, (wall, _) in peers:
+        print(f"{name} / annokit ECE = {wall / ece_t:.1f}x")
+    if rss_before is not None and rss_suite is not None:
+        extra = max(0, rss_suite - rss_before)
+        print(f"suite peak memory: process peak RSS {extra / 1e6:.1f} MB above the "
+              f"{rss_before / 1e6:.0f} MB before it (inputs {input_bytes / 1e6:.0f} MB + "
+              f"interpreter and libraries) = {(input_bytes + extra) / input_bytes:.3f} x inputs")
+    else:
+        print(f"suite peak memory: not measured (no /proc/self/clear_refs); process peak RSS "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB")
 
-    if k == 3 and _fast.HAVE_NUMBA:
-        # Where the suite's time goes: the k = 3 kernels on one thread over all rows.
-        flat_p, flat_t = probs.reshape(-1), targets.reshape(-1)
-        edges, log_eps = _binning.uniform_edges(nb), float(np.log(_fast.EPS))
-
-        def sums_pass():
-            _fast._summary_sums3(flat_p, flat_t, labels, log_eps, _fast.ATOL,
-                                 np.zeros(len(_fast.SUMMARY_SUMS) + 1))
-
-        idx = np.empty(4 * n, dtype=np.int64)
-
-        def binidx_pass():
-            _fast._summary_binidx3(flat_p, 1.0 / nb, nb, idx)
-
-        def bins_pass():
-            top, cw = _fast._accumulators(nb, k)
-            _fast._summary_bins3(flat_p, flat_t, labels, idx, top, cw)
-
-        parts = [("checks + per-item sums (vectorised, 9 logs/row)", sums_pass),
-                 ("bin indices (vectorised, 4 bins/row)", binidx_pass),
-                 ("binned sums (scalar scatter, 16 adds/row)", bins_pass),
-                 ("both, chunked as in the suite",
-                  lambda: _fast._summary_part(probs, targets, labels, edges, k, nb, log_eps))]
-        print(f"single-thread breakdown (ns per row; the suite splits the rows into "
-              f"{_fast.N_PARTS} parts on threads):")
-        for name, fn in parts:
-            print(f"  {name:52s} {_median_time(fn, args.repeat) / n * 1e9:7.1f}")
-
-    # Peak memory of the suite: numpy allocations above the inputs, and process RSS.
-    gc.collect()
-    tracemalloc.start()
-    calibration_summary(probs, labels, targets, n_bins=nb)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-    print(f"suite peak memory = inputs + extra allocations (tracemalloc peak {peak / 1e6:.1f} MB)"
-          f" = {(input_bytes + peak) / input_bytes:.3f} x inputs (target <= 3)")
-    print(f"process peak RSS over the whole run (data generation, numpy reference, peers): "
-          f"{rss / 1e6:.0f} MB = {rss / input_bytes:.2f} x inputs")
+    print(f"single-thread breakdown (ns per row; large inputs run as {kernels.N_PARTS} parts "
+          f"on threads):")
+    sub = min(n, 2_000_000)
+    for name, ns in _breakdown(probs[:sub], soft[:sub], hard[:sub], nb, args.repeat):
+        print(f"  {name:60s} {ns:7.1f}")
     return 0
 
 

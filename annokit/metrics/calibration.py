@@ -25,6 +25,7 @@ import numpy as np
 from annokit.core.checks import check_option
 from annokit.errors import SchemaError
 from annokit.metrics import _binning
+from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
 from annokit.metrics.states import AdaptiveBinnedState, BinnedState, MetricState, update_many
 
@@ -272,7 +273,7 @@ def soft_calibration_error(probs: Any, targets: Any, *, n_bins: int = 10,
     n_bins = _binning.check_n_bins(n_bins)
     p, t = _binary_pair(probs, targets)
     # the paper's binary form is the class-1 term of classwise SMECE on (1 - p, p)
-    s = _sums.batch_sums(np.column_stack([1 - p, p]), np.column_stack([1 - t, t]), None, None,
+    s = _kernels.batch_sums(np.column_stack([1 - p, p]), np.column_stack([1 - t, t]), None, None,
                          n_bins=n_bins, classwise=True, names=_NAMES)
     gap = s.bins.cw_conf[1] - s.bins.cw_soft[1]
     return float(np.abs(gap).sum() / s.weight)

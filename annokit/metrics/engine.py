@@ -53,7 +53,7 @@ from annokit.core.resample import (
 )
 from annokit.core.soft_labels import Majority, entropy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
-from annokit.metrics import sums
+from annokit.metrics import kernels
 from annokit.metrics.records import AlignedRecords, agreement_bins
 from annokit.metrics.registry import REGISTRY, available
 from annokit.metrics.states import update_many
@@ -444,7 +444,7 @@ def _difference(est: float, reps: np.ndarray | None, confidence: float) -> Diffe
 
 def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str]) -> pd.DataFrame:
     cols = [name for name in names if REGISTRY[name].per_item is not None]
-    values = sums.item_values(rec.probs, rec.human, maj.labels,
+    values = kernels.item_values(rec.probs, rec.human, maj.labels,
                               tuple(REGISTRY[name].per_item for name in cols))
     frame = pd.DataFrame({"item": rec.item_ids,
                           "majority": np.asarray(rec.labels.names, dtype=object)[maj.labels],

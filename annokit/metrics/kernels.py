@@ -1,39 +1,32 @@
-"""The sums API of :mod:`annokit.metrics.sums`, as fused numba kernels (every input size).
+"""The sufficient statistics of every metric state as fused numba kernels, for every input size.
 
-:func:`batch_sums` and :func:`item_values` take the arguments of their
-namesakes in :mod:`annokit.metrics.sums` and return the same structures; the
-definitions of the quantities and the bins are those of that module. A plain
-numpy oracle of both lives in the tests (``tests/metrics/oracle.py``) and the
-tests compare the two to 1e-12.
+:func:`batch_sums` and :func:`item_values` are the only implementation of the
+per-item quantities and per-bin sums that the metric states absorb; the
+quantities, the result types and the input checks are declared in
+:mod:`annokit.metrics.sums`. The tests compare both functions with a plain
+numpy oracle (``tests/metrics/oracle.py``) to 1e-12.
 
-How a batch is computed: the rows are processed in blocks of
-:data:`BLOCK_ROWS` (each block stays in cache while it is read by each loop):
+A batch is read in blocks of :data:`BLOCK_ROWS` rows, each block by a few
+loops while it is in cache: :func:`_values` (the value checks of
+:func:`~annokit.metrics.sums.check_values` and every per-item quantity into a
+block buffer; only the three hard-label ones, with no logs, when nothing else is
+asked; :func:`_check` alone when no quantity is), :func:`_bin_all` (the bin of
+every probability), then per replicate weighting :func:`_wtotal` (weight sums and
+checks), :func:`_wsum` (weighted sums of the values) and :func:`_scatter`
+(argmax and the per-bin sums). Rows are never branched on, so LLVM vectorises
+the loops over rows; each loop is written once for any number of classes ``k``
+and inlined by a dispatcher with the constant 3, 2 or with ``k``: with a
+constant, the class loops unroll and the row loop runs SIMD. Logs are
+:func:`_log` (fdlibm's algorithm, < 1 ulp, vectorisable). When a check fails,
+:func:`~annokit.metrics.sums.check_values` runs and raises the message naming
+the row.
 
-1. :func:`_check`: the value checks (finite, ``>= 0``, rows summing to 1 within
-   1e-6, hard labels in ``[0, k)``), one vectorised loop counting failed rows;
-2. :func:`_values`: the per-item values into a (quantity, row) block buffer:
-   every quantity of :data:`sums.ITEM_QUANTITIES <annokit.metrics.sums.ITEM_QUANTITIES>`,
-   or only the three hard-label ones when nothing else is asked for (no logs);
-3. :func:`_binprep`: the bin of every probability and the top-label row data
-   (confidence, hit, soft value at the prediction, top bin);
-4. per replicate weighting: weighted (or plain) column sums of the values
-   (:func:`_wsum`), weight totals and weight checks, and the scatter into the
-   per-bin accumulators (:func:`_scatter`).
-
-No loop branches on data, so LLVM vectorises 1-3 over rows. Each loop is
-written once for any number of classes ``k`` and inlined into a dispatcher
-that calls it with the constant 3 or with ``k``: the k = 3 copy has its class
-loops unrolled and runs SIMD across rows (k = 3 is the common case and the
-benchmark). Logs are :func:`_log` (fdlibm's algorithm, < 1 ulp, vectorisable).
-When any check fails, the numpy checks of :func:`annokit.metrics.sums.check_values`
-run and raise the message that names the row.
-
-Large inputs are split into :data:`N_PARTS` contiguous parts run on threads
-(the kernels release the GIL); inputs under :data:`PARALLEL_MIN_ROWS` rows run
-in one part on the calling thread. The split depends only on the number of
-rows, so results do not depend on the machine; parts change only the
-summation order. Kernels are compiled with ``cache=True`` (once per
-environment), for one signature each (float64/int64 C-contiguous arrays).
+Inputs of :data:`PARALLEL_MIN_ROWS` rows or more are split into :data:`N_PARTS`
+contiguous parts run on threads (the kernels release the GIL). The split
+depends only on the number of rows, so results do not depend on the machine;
+it changes the summation order only. Kernels are compiled with ``cache=True``
+(once per environment), each for one signature (C-contiguous float64 rows,
+int64 labels, float64 2-D weights).
 """
 
 from __future__ import annotations
@@ -58,21 +51,15 @@ from annokit.metrics.sums import ITEM_QUANTITIES, NAMES, BatchSums
 __all__ = ["BLOCK_ROWS", "N_PARTS", "PARALLEL_MIN_ROWS", "batch_sums", "item_values"]
 
 #: Rows per block: the loops of one block read it from cache.
-BLOCK_ROWS = 4096
-_B = BLOCK_ROWS
-
+BLOCK_ROWS = _B = 1024
 #: Inputs of at least this many rows are split into N_PARTS parts run on threads.
 PARALLEL_MIN_ROWS = 1 << 17
-
-#: Number of contiguous parts of a large input (fixed, so results do not depend on the CPUs).
+#: Number of contiguous parts of a large input (fixed: results do not depend on the CPUs).
 N_PARTS = 2
-
 #: Interleaved copies of the bin accumulators (breaks store-to-load dependency chains).
 _LANES = 4
-
 #: The quantities of the hard-label row function, in its output order.
 _HARD = tuple(q for q in ITEM_QUANTITIES if _sums.quantity_needs(q) == "hard")
-
 _LOG_EPS = float(np.log(KL_EPS))
 _INF = np.inf
 
@@ -151,27 +138,16 @@ def _log(x):  # pragma: no cover - compiled
     return a if big else b
 
 
-@_jit
-def _log_array(x, out):  # pragma: no cover - compiled
-    """``out[i] = _log(x[i])`` (for the tests)."""
-    for i in range(x.shape[0]):
-        out[i] = _log(x[i])
-
-
 # --------------------------------------------------------------------------- row functions
 # Row i of a block: p[k i + j], t[k i + j], y[i]. No branches on data (selects only).
 
 @_inline
 def _row_ok(p, t, y, i, k, atol):  # pragma: no cover - compiled
     """Row passes the checks of sums.check_values (same tests, same summation order)."""
-    o = k * i
-    lab = y[i]
+    o, lab, sp, st = k * i, y[i], 0.0, 0.0
     ok = (lab >= 0) & (lab < k)
-    sp = 0.0
-    st = 0.0
     for j in range(k):
-        pj = p[o + j]
-        tj = t[o + j]
+        pj, tj = p[o + j], t[o + j]
         sp += pj
         st += tj
         ok &= (pj >= 0.0) & (pj < _INF) & (tj >= 0.0) & (tj < _INF)
@@ -181,12 +157,8 @@ def _row_ok(p, t, y, i, k, atol):  # pragma: no cover - compiled
 @_inline
 def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
     """accuracy, brier, nll_majority (the order of _HARD), as in _values_full."""
-    o = k * i
-    lab = y[i]
+    o, lab, pred, brier, ph = k * i, y[i], 0, 0.0, 0.0
     conf = p[o]
-    pred = 0
-    brier = 0.0
-    ph = 0.0
     for j in range(k):
         pj = p[o + j]
         better = pj > conf
@@ -201,11 +173,8 @@ def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
 @_inline
 def _row_head(p, t, i, k):  # pragma: no cover - compiled
     """Row i: 1 / row sums, log row sums, prediction (first maximum); see _row_values."""
-    o = k * i
+    o, pred, sp, st = k * i, 0, 0.0, 0.0
     conf = p[o]
-    pred = 0
-    sp = 0.0
-    st = 0.0
     for j in range(k):
         pj = p[o + j]
         sp += pj
@@ -213,25 +182,29 @@ def _row_head(p, t, i, k):  # pragma: no cover - compiled
         better = pj > conf
         conf = pj if better else conf
         pred = j if better else pred
-    dp = sp - 1.0
-    dt = st - 1.0
+    dp, dt = sp - 1.0, st - 1.0  # log(1 + d) = d - d^2/2 + d^3/3 to 1e-24 for |d| <= 1e-6
     return (1.0 / sp, 1.0 / st, dp - 0.5 * dp * dp + dp * dp * dp / 3.0,
             dt - 0.5 * dt * dt + dt * dt * dt / 3.0, pred)
 
 
 @_inline
-def _class_terms(pj, tj, isp, ist, lsp, lst, hit, log_eps):  # pragma: no cover - compiled
+def _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, hit, log_eps):  # pragma: no cover
     """What class j adds to: sum p log p, sum t log t, sum |p - t|, KL, 2 JS, Brier hard
     and soft, NLL of the majority, NLL of soft (see _row_values)."""
-    lp = _log(pj)
-    lt = _log(tj)
-    pn = pj * isp
-    tn = tj * ist
-    lm = _log(0.5 * (pn + tn))
-    lc = max(log_eps, lp)
-    js = (pn * (lp - lsp - lm) + tn * (lt - lst - lm)) * (pn != tn)  # 0 when equal
-    d = pj - (1.0 if hit else 0.0)
-    e = pj - tj
+    pn, tn = pj * isp, tj * ist
+    sm = pn + tn
+    lm, lc = _log(0.5 * sm), max(log_eps, lp)
+    # Jensen-Shannon: pn log(pn / m) + tn log(tn / m) = m g(d), d = (pn - tn) / (pn + tn),
+    # g(d) = (1 + d) log(1 + d) + (1 - d) log(1 - d) = sum_n d^2n / (n (2n - 1)); four
+    # terms for |d| < 1/64 (to 1e-16) keep the digits that the direct form cancels when
+    # the rows nearly coincide (there it loses at most ~6 bits); both are computed and
+    # one selected (no branch).
+    d = (pn - tn) / sm
+    d2 = d * d
+    near = 0.5 * sm * d2 * (1.0 + d2 * (1 / 6 + d2 * (1 / 15 + d2 / 28)))
+    direct = pn * (lp - lsp - lm) + tn * (lt - lst - lm)
+    js = near if abs(d) < 0.015625 else direct  # both 0 gives d = NaN: direct, 0
+    d, e = pj - (1.0 if hit else 0.0), pj - tj
     return (pj * lp, tj * lt, abs(pj - tj), tj * (lt - lc), js, d * d, e * e,
             -lc if hit else 0.0, -tj * lc)
 
@@ -245,17 +218,12 @@ def _add9(a, b):  # pragma: no cover - compiled
 @_inline
 def _row_rank(p, t, i, k):  # pragma: no cover - compiled
     """(RankCS, tie-aware RankCS) of row i as 0/1 (see _row_values)."""
-    o = k * i
-    same = True
-    mono = True
+    o, same, mono = k * i, True, True
     for a in range(k - 1):
-        pa = p[o + a]
-        ta = t[o + a]
+        pa, ta = p[o + a], t[o + a]
         for c in range(a + 1, k):
-            pc = p[o + c]
-            tc = t[o + c]
-            up = pa <= pc
-            tup = ta <= tc
+            pc, tc = p[o + c], t[o + c]
+            up, tup = pa <= pc, ta <= tc
             same &= up == tup
             mono &= tup if up else tc <= ta
     return 1.0 if same else 0.0, 1.0 if mono else 0.0
@@ -270,8 +238,10 @@ def _row_values(hit, s, rank):  # pragma: no cover - compiled
     finite, so ``0 log 0 = 0`` with no branch. Jensen-Shannon as scipy on
     renormalised rows ``pn = p / sum p``: ``0.5 sum_j pn_j log(pn_j / m_j) +
     tn_j log(tn_j / m_j)`` with ``log pn_j = log p_j - log sum p`` (the row sum
-    is within 1e-6 of 1, where ``log(1 + d) = d - d^2/2 + d^3/3`` to 1e-24); a
-    class with ``pn_j == tn_j`` adds exactly 0, as in scipy. RankCS without
+    is within 1e-6 of 1, where ``log(1 + d) = d - d^2/2 + d^3/3`` to 1e-24), or
+    the series of _class_terms where ``pn_j`` and ``tn_j`` are close: accurate to
+    a few ulps of the distance where scipy's direct form loses digits (rows that
+    nearly coincide; equal rows give exactly 0 in both). RankCS without
     sorting: a stable ascending argsort puts class a before c > a iff ``v_a <=
     v_c``, so two stable argsorts agree iff every pair is ordered alike, and
     soft never decreases along p's order iff every pair ordered by p is
@@ -288,10 +258,11 @@ def _bin(c, step, fnb, last):  # pragma: no cover - compiled
 
     numpy's linspace makes the edges ``b * (1 / n_bins)`` and 1 (the tests check
     every edge and its neighbours); the guess ``int(c n_bins)`` is off by at most
-    one bin, corrected each way with no table look-up. ``c`` outside [0, 1]
-    (which fails the checks) is clamped so that it indexes a bin.
+    one bin, corrected each way with no table look-up. ``c`` above 1 (legal by up
+    to 1e-6) goes to the last bin, as with searchsorted; NaN and negative values
+    (which fail the checks) go to the first, so that they index a bin.
     """
-    c = c if (c >= 0.0) & (c <= 1.0) else 0.0
+    c = 1.0 if c > 1.0 else (c if c >= 0.0 else 0.0)  # noqa: FURB136 (max() and NaN)
     b = min(int(c * fnb), last)
     fb = float(b)
     hi = (fb + 1.0) * step if b < last else 1.0
@@ -300,7 +271,7 @@ def _bin(c, step, fnb, last):  # pragma: no cover - compiled
 
 
 # --------------------------------------------------------------------------- loops over a block
-# Each _x_impl is written for any k; _x calls it with the constant 3 (unrolled, SIMD) or with k.
+# Each loop is written for any k; its dispatcher passes the constant 3 or 2 (unrolled, SIMD) or k.
 
 @_inline
 def _check_impl(p, t, y, m, k, atol):  # pragma: no cover - compiled
@@ -315,81 +286,80 @@ def _check(p, t, y, m, k, atol):  # pragma: no cover - compiled
     """Number of rows that fail a check."""
     if k == 3:
         return _check_impl(p, t, y, m, 3, atol)
+    if k == 2:
+        return _check_impl(p, t, y, m, 2, atol)
     return _check_impl(p, t, y, m, k, atol)
 
 
 @_inline
 def _values_hard(p, y, m, k, log_eps, vals):  # pragma: no cover - compiled
     for i in range(m):
-        v = _row_hard(p, y, i, k, log_eps)
-        vals[i] = v[0]
-        vals[_B + i] = v[1]
-        vals[2 * _B + i] = v[2]
+        vals[i], vals[_B + i], vals[2 * _B + i] = _row_hard(p, y, i, k, log_eps)
 
 
 @_inline
 def _values_full(p, t, y, m, k, atol, log_eps, vals):  # pragma: no cover - compiled
+    if k > 3:  # the logs of every probability first, in SIMD loops (vals[12 B:])
+        for x in range(k * m):
+            vals[12 * _B + x] = _log(p[x])
+        for x in range(k * m):
+            vals[(12 + k) * _B + x] = _log(t[x])
     bad = 0
     for i in range(m):
         bad += 0 if _row_ok(p, t, y, i, k, atol) else 1
-        o = k * i
-        lab = y[i]
+        o, lab = k * i, y[i]
         isp, ist, lsp, lst, pred = _row_head(p, t, i, k)
         if k == 3:  # written out: see _values
-            s = _add9(_add9(_class_terms(p[o], t[o], isp, ist, lsp, lst, lab == 0, log_eps),
-                            _class_terms(p[o + 1], t[o + 1], isp, ist, lsp, lst, lab == 1,
-                                         log_eps)),
-                      _class_terms(p[o + 2], t[o + 2], isp, ist, lsp, lst, lab == 2, log_eps))
+            p0, p1, p2, t0, t1, t2 = p[o], p[o + 1], p[o + 2], t[o], t[o + 1], t[o + 2]
+            s = _add9(_add9(
+                _class_terms(p0, t0, _log(p0), _log(t0), isp, ist, lsp, lst, lab == 0, log_eps),
+                _class_terms(p1, t1, _log(p1), _log(t1), isp, ist, lsp, lst, lab == 1, log_eps)),
+                _class_terms(p2, t2, _log(p2), _log(t2), isp, ist, lsp, lst, lab == 2, log_eps))
         else:
-            s = _class_terms(p[o], t[o], isp, ist, lsp, lst, lab == 0, log_eps)
-            for j in range(1, k):
-                s = _add9(s, _class_terms(p[o + j], t[o + j], isp, ist, lsp, lst, lab == j,
+            s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            for j in range(k):
+                pj, tj = p[o + j], t[o + j]
+                lp = vals[12 * _B + o + j] if k > 3 else _log(pj)
+                lt = vals[(12 + k) * _B + o + j] if k > 3 else _log(tj)
+                s = _add9(s, _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, lab == j,
                                           log_eps))
         v = _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, k))
-        vals[i] = v[0]
-        vals[_B + i] = v[1]
-        vals[2 * _B + i] = v[2]
-        vals[3 * _B + i] = v[3]
-        vals[4 * _B + i] = v[4]
-        vals[5 * _B + i] = v[5]
-        vals[6 * _B + i] = v[6]
-        vals[7 * _B + i] = v[7]
-        vals[8 * _B + i] = v[8]
-        vals[9 * _B + i] = v[9]
-        vals[10 * _B + i] = v[10]
-        vals[11 * _B + i] = v[11]
+        vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = v[0], v[1], v[2], v[3]
+        vals[4 * _B + i], vals[5 * _B + i], vals[6 * _B + i] = v[4], v[5], v[6]
+        vals[7 * _B + i], vals[8 * _B + i], vals[9 * _B + i] = v[7], v[8], v[9]
+        vals[10 * _B + i], vals[11 * _B + i] = v[10], v[11]
     return bad
 
 
 @_jit
 def _values(p, t, y, m, k, full, atol, log_eps, vals):  # pragma: no cover - compiled
-    """``vals[q B + i]``: every quantity (``full``) or those of _HARD, for rows 0..m.
+    """``vals[q B + i]``: every quantity (``full``) or those of _HARD, for rows 0..m;
+    returns the number of rows that fail a check (in the same pass, or _check).
 
-    Returns the number of rows that fail a check (as _check; the full loop
-    checks in the same pass, the hard one runs _check).
-
-    For k = 3 the class terms are written out, so that the loop body has no
-    inner loop left (a class loop with three inlined logs is over LLVM's
-    full-unroll threshold) and LLVM vectorises it over rows; the terms are
-    added in the order of the loop over classes, so the results are the same.
+    For k = 3 the class terms are written out (a class loop with three inlined
+    logs is over LLVM's full-unroll threshold) and for k = 2 the class loop has
+    one iteration, so the row loop has no inner loop left and LLVM vectorises
+    it; the terms are added in the loop's order, so the results are the same.
     """
     if not full:
         if k == 3:
             _values_hard(p, y, m, 3, log_eps, vals)
+        elif k == 2:
+            _values_hard(p, y, m, 2, log_eps, vals)
         else:
             _values_hard(p, y, m, k, log_eps, vals)
         return _check(p, t, y, m, k, atol)
     if k == 3:
         return _values_full(p, t, y, m, 3, atol, log_eps, vals)
+    if k == 2:
+        return _values_full(p, t, y, m, 2, atol, log_eps, vals)
     return _values_full(p, t, y, m, k, atol, log_eps, vals)
 
 
 @_jit
 def _bin_all(p, count, n_bins, bins):  # pragma: no cover - compiled
     """``bins[x]``: the bin of ``p[x]`` for the first ``count`` values (flat, vectorised)."""
-    step = 1.0 / n_bins
-    fnb = float(n_bins)
-    last = n_bins - 1
+    step, fnb, last = 1.0 / n_bins, float(n_bins), n_bins - 1
     for x in range(count):
         bins[x] = _bin(p[x], step, fnb, last)
 
@@ -397,35 +367,33 @@ def _bin_all(p, count, n_bins, bins):  # pragma: no cover - compiled
 @_inline
 def _scatter_impl(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top,
                   cw):  # pragma: no cover - compiled
-    lanes = top.shape[0] - 1
+    # flat views, unsigned offsets: no negative-index fix-up per add (-20% time)
+    lanes, nb, tf, cf = top.shape[0] - 1, top.shape[1], top.reshape(-1), cw.reshape(-1)
+    u1, u2, u3 = np.uint64(1), np.uint64(2), np.uint64(3)
     for i in range(m):
         wi = w[rr, a + i] if weighted else 1.0
-        r = i & lanes
-        o = k * i
-        c = p[o]
-        ts = t[o]
-        pred = 0
-        b = bins[o]
+        r, o, pred = i & lanes, k * i, 0
+        c, ts, b = p[o], t[o], bins[o]
         for j in range(1, k):
-            pj = p[o + j]
-            tj = t[o + j]
+            pj, tj = p[o + j], t[o + j]
             better = pj > c
             c = pj if better else c
             ts = tj if better else ts
             pred = j if better else pred
             b = max(b, bins[o + j])  # bins are monotone: bin(max_j p_j) = max_j bin(p_j)
-        top[r, b, 0] += wi
-        top[r, b, 1] += wi * c
-        top[r, b, 2] += wi if pred == y[i] else 0.0
-        top[r, b, 3] += wi * ts
+        x = np.uint64(4 * (r * nb + b))
+        tf[x] += wi
+        tf[x + u1] += wi * c
+        tf[x + u2] += wi if pred == y[i] else 0.0
+        tf[x + u3] += wi * ts
         if classwise:
             lab = y[i]
             for j in range(k):
-                bj = bins[o + j]
-                cw[r, j, bj, 0] += wi
-                cw[r, j, bj, 1] += wi * p[o + j]
-                cw[r, j, bj, 2] += wi if lab == j else 0.0
-                cw[r, j, bj, 3] += wi * t[o + j]
+                x = np.uint64(4 * ((r * k + j) * nb + bins[o + j]))
+                cf[x] += wi
+                cf[x + u1] += wi * p[o + j]
+                cf[x + u2] += wi if lab == j else 0.0
+                cf[x + u3] += wi * t[o + j]
 
 
 @_jit
@@ -437,13 +405,15 @@ def _scatter(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top,
     (interleaved accumulators break store-to-load dependency chains)."""
     if k == 3:
         _scatter_impl(p, t, y, m, 3, bins, w, weighted, rr, a, classwise, top, cw)
+    elif k == 2:
+        _scatter_impl(p, t, y, m, 2, bins, w, weighted, rr, a, classwise, top, cw)
     else:
         _scatter_impl(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw)
 
 
 @_reassoc
 def _wsum(vals, nq, m, w, weighted, rr, a, items):  # pragma: no cover - compiled
-    """``items[rr, q] += sum_i w[rr, a + i] vals[q, i]`` (or the plain sum).
+    """``items[rr, q] += sum_i w[rr, a + i] vals[q B + i]`` (or the plain sum).
 
     ``reassoc`` (the only fast-math flag) lets LLVM keep SIMD partial sums; it
     changes the summation order only.
@@ -462,8 +432,7 @@ def _wsum(vals, nq, m, w, weighted, rr, a, items):  # pragma: no cover - compile
 @_reassoc
 def _wtotal(w, rr, a, m):  # pragma: no cover - compiled
     """Sum of ``w[rr, a:a + m]`` and how many of them are not finite and ``>= 0``."""
-    s = 0.0
-    bad = 0
+    s, bad = 0.0, 0
     for i in range(m):
         v = w[rr, a + i]
         s += v
@@ -471,200 +440,169 @@ def _wtotal(w, rr, a, m):  # pragma: no cover - compiled
     return s, bad
 
 
-# --------------------------------------------------------------------------- drivers
+# --------------------------------------------------------------------------- driver
 
 @_jit
 def _sums_part(p, t, y, has_y, w, weighted, a0, a1, k, vmode, n_bins, classwise, atol,
-               log_eps, items, wtot, top, cw):  # pragma: no cover - compiled
-    """Rows a0..a1 into the accumulators; returns the number of failed checks (rows, weights).
+               log_eps, items, wtot, top, cw, src, out):  # pragma: no cover - compiled
+    """Rows a0..a1 into the accumulators; returns the failed checks (rows, weights).
 
-    ``vmode``: 0 no per-item quantity, 1 the _HARD ones, 2 all. ``t`` is ``p``
-    when there are no soft labels; ``y`` is ignored unless ``has_y``. Stops at
-    the first block with a failure (the caller raises).
+    ``vmode``: 0 no per-item quantity, 1 those of _HARD, 2 all. ``t`` is ``p``
+    without soft labels; ``y`` is read only if ``has_y``. ``items[rr, q]``,
+    ``wtot[rr]``, ``top[rr]``, ``cw[rr]``: see _wsum, _wtotal, _scatter. When
+    ``out`` has rows (item_values), value column ``src[c]`` of row i goes to
+    ``out[i, c]``. Stops after the first block with a failure (the caller raises).
     """
-    nq = items.shape[1]
-    r = items.shape[0]
-    vals = np.empty(nq * _B)
+    r, nq = items.shape
+    vals = np.empty((12 + 2 * k) * _B)
     zeros = np.zeros(_B, dtype=np.int64)
-    nb = max(n_bins, 1)
-    bins = np.empty(k * _B if n_bins > 0 else 1, dtype=np.int64)
-    bad = 0
-    wbad = 0
+    bins = np.empty(k * _B, dtype=np.int64)
+    bad = wbad = 0
     for a in range(a0, a1, _B):
         b = min(a + _B, a1)
-        m = b - a
-        pb = p[k * a:k * b]
-        tb = t[k * a:k * b]
+        m, pb, tb = b - a, p[k * a:k * b], t[k * a:k * b]
         yb = y[a:b] if has_y else zeros[:m]
-        if vmode > 0:
+        if vmode:
             bad += _values(pb, tb, yb, m, k, vmode == 2, atol, log_eps, vals)
         else:
             bad += _check(pb, tb, yb, m, k, atol)
-        if n_bins > 0:
-            _bin_all(pb, k * m, nb, bins)
+        for i in range(m if out.shape[0] else 0):
+            for c in range(src.shape[0]):
+                out[a + i, c] = vals[src[c] * _B + i]
+        if n_bins:
+            _bin_all(pb, k * m, n_bins, bins)
         for rr in range(r):
             if weighted:
                 s, nbad = _wtotal(w, rr, a, m)
                 wtot[rr] += s
                 wbad += nbad
-            if vmode > 0:
+            if nq:
                 _wsum(vals, nq, m, w, weighted, rr, a, items)
-            if n_bins > 0:
+            if n_bins:
                 _scatter(pb, tb, yb, m, k, bins, w, weighted, rr, a, classwise, top[rr], cw[rr])
         if bad or wbad:
             break
     return bad, wbad
 
 
-@_jit
-def _values_part(p, t, y, has_y, a0, a1, k, full, src, atol, log_eps,
-                 out):  # pragma: no cover - compiled
-    """``out[i, c] = value src[c]`` for rows a0..a1; returns the number of failed rows."""
-    vals = np.empty((12 if full else 3) * _B)
-    zeros = np.zeros(_B, dtype=np.int64)
-    bad = 0
-    for a in range(a0, a1, _B):
-        b = min(a + _B, a1)
-        m = b - a
-        pb = p[k * a:k * b]
-        tb = t[k * a:k * b]
-        yb = y[a:b] if has_y else zeros[:m]
-        bad += _values(pb, tb, yb, m, k, full, atol, log_eps, vals)
-        if bad:
-            break
-        for i in range(m):
-            for c in range(src.shape[0]):
-                out[a + i, c] = vals[src[c] * _B + i]
-    return bad
-
-
 # --------------------------------------------------------------------------- Python API
 
-_POOL: list[ThreadPoolExecutor] = []
-
-
 def _run_parts(fn, n: int) -> list:
-    """``fn(a, b)`` on contiguous row ranges: one, or N_PARTS on threads for large inputs."""
+    """``fn(a, b)`` on contiguous row ranges: one, or N_PARTS on threads for large inputs.
+
+    The executor lives for one call (tens of microseconds), so that a forked
+    process never inherits a pool whose threads do not exist.
+    """
     if n < PARALLEL_MIN_ROWS or (os.cpu_count() or 1) < 2:
         return [fn(0, n)]
     bounds = [n * i // N_PARTS for i in range(N_PARTS + 1)]
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=N_PARTS, thread_name_prefix="annokit"))
-    futures = [_POOL[0].submit(fn, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    return [f.result() for f in futures]
+    with ThreadPoolExecutor(max_workers=N_PARTS) as pool:
+        return list(pool.map(fn, bounds[:-1], bounds[1:]))
 
 
-def _flat(p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None):
-    """C-contiguous flat float64 rows; ``s`` is ``p`` when absent; dummy labels when absent."""
-    pf = np.ascontiguousarray(p, dtype=np.float64).reshape(-1)
-    sf = pf if s is None else np.ascontiguousarray(s, dtype=np.float64).reshape(-1)
-    hf = np.zeros(1, dtype=np.int64) if h is None else np.ascontiguousarray(h, dtype=np.int64)
-    return pf, sf, hf
+def _run(part, n: int, p, s, h, w, names) -> list:
+    """``part(a, b, atol) -> (result, failed)`` over the parts; numpy's message on a failure."""
+    results = _run_parts(lambda a, b: part(a, b, SIMPLEX_ATOL), n) if n else []
+    if any(bad for _, bad in results):
+        _sums.check_values(p, s, h, w, names=names)
+        # numpy accepted it: a row sum within rounding of the tolerance (numpy adds
+        # more than 8 classes pairwise). Accept what numpy accepts.
+        results = _run_parts(lambda a, b: part(a, b, SIMPLEX_ATOL + 1e-12), n)
+        if any(bad for _, bad in results):  # pragma: no cover - defensive
+            raise RuntimeError("kernel value checks disagree with sums.check_values")
+    return [res for res, _ in results]
 
 
-def _raise_invalid(p, s, h, w, names) -> None:
-    """A kernel check failed: the numpy checks raise the message naming the row."""
-    _sums.check_values(p, s, h, w, names=names)
+def _inputs(probs, soft, hard, weights, quantities, names):
+    """Prepared arrays, flat C-contiguous rows (``soft`` is ``probs`` when absent), and
+    which value columns hold the quantities (all of them, or only _HARD)."""
+    p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names)
+    quantities = _sums.check_quantities(quantities, s, h)
+    full = any(q not in _HARD for q in quantities)
+    cols = ITEM_QUANTITIES if full else _HARD
+    flat = (np.ascontiguousarray(p).reshape(-1),
+            p.reshape(-1) if s is None else np.ascontiguousarray(s).reshape(-1),
+            np.zeros(1, dtype=np.int64) if h is None else np.ascontiguousarray(h))
+    vmode = (2 if full else 1) if quantities else 0
+    return p, s, h, w, quantities, flat, vmode, [cols.index(q) for q in quantities]
 
 
-def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *,
-               quantities: Any = (), n_bins: int | None = None, classwise: bool = False,
+_NO_OUT, _NO_SRC = np.empty((0, 0)), np.empty(0, dtype=np.int64)
+
+
+def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: Any = (),
+               n_bins: int | None = None, classwise: bool = False,
                names: Any = NAMES) -> BatchSums:
-    """Weighted sums of per-item quantities and per-bin statistics of one batch (one pass).
+    """Weighted sums of per-item quantities and per-bin statistics of one batch, in one pass.
 
-    Same parameters, result and errors as :func:`annokit.metrics.sums.batch_sums`:
-    ``weights`` None, ``(n,)`` or ``(r, n)`` (then every sum has a leading
-    replicate axis of length ``r``); ``quantities`` from
-    :data:`~annokit.metrics.sums.ITEM_QUANTITIES`; ``n_bins`` equal-width bins
-    (None for none), ``classwise`` adds the classwise bins.
+    Parameters (checked by :func:`annokit.metrics.sums.prepare` and
+    :func:`~annokit.metrics.sums.check_values`): ``weights`` None, ``(n,)`` or
+    ``(r, n)`` (then every sum has a leading replicate axis of length ``r``);
+    ``quantities`` from :data:`~annokit.metrics.sums.ITEM_QUANTITIES`;
+    ``n_bins`` equal-width bins (None for none); ``classwise`` adds the
+    classwise bins; ``names`` of the three inputs for the messages.
 
     Raises
     ------
     SchemaError
         Wrong shapes or dtypes, or a quantity whose labels were not given.
     InvalidValueError
-        A value check failed (the message names the row).
+        A value off its domain (the message names the row).
     """
-    p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names)
-    quantities = _sums._check_quantities(quantities, s, h)
+    p, s, h, w, quantities, (pf, sf, hf), vmode, src = _inputs(
+        probs, soft, hard, weights, quantities, names)
     nb = 0 if n_bins is None else _binning.check_n_bins(n_bins)
-    classwise = bool(classwise) and nb > 0
     n, k = p.shape
-    full = any(q not in _HARD for q in quantities)
-    cols = ITEM_QUANTITIES if full else _HARD
-    src = [cols.index(q) for q in quantities]
-    vmode = 0 if not quantities else (2 if full else 1)
-    nq = len(cols) if vmode else 0
-    r = 1 if w is None or w.ndim == 1 else w.shape[0]
+    one = w is None or w.ndim == 1
+    r = 1 if one else w.shape[0]
     w2 = np.zeros((1, 1)) if w is None else np.ascontiguousarray(w.reshape(r, n))
-    pf, sf, hf = _flat(p, s, h)
-    lanes = _LANES if r * k * max(nb, 1) <= 1 << 16 else 1
-    kc = k if classwise else 1
+    nq = (12 if vmode == 2 else 3) if vmode else 0
+    lanes = _LANES if r * k * nb <= 1 << 16 else 1
+    shapes = ((r, nq), (r,), (r, lanes, max(nb, 1), 4),
+              (r, lanes, k if classwise and nb else 1, max(nb, 1), 4))
 
-    def part(a: int, b: int, atol: float = SIMPLEX_ATOL):
-        acc = (np.zeros((r, nq)), np.zeros(r), np.zeros((r, lanes, max(nb, 1), 4)),
-               np.zeros((r, lanes, kc, max(nb, 1), 4)))
+    def part(a: int, b: int, atol: float):
+        acc = [np.zeros(shape) for shape in shapes]
         bad = _sums_part(pf, sf, hf, h is not None, w2, w is not None, a, b, k, vmode, nb,
-                         classwise, atol, _LOG_EPS, *acc)
+                         bool(classwise) and nb > 0, atol, _LOG_EPS, *acc, _NO_SRC, _NO_OUT)
         return acc, bad[0] + bad[1]
 
-    results = _run_parts(part, n) if n else []
-    if any(bad for _, bad in results):
-        _raise_invalid(p, s, h, w, names)
-        # The numpy checks passed: a row sum within rounding of the tolerance (k > 7
-        # classes: numpy sums pairwise). Accept what numpy accepts.
-        results = _run_parts(lambda a, b: part(a, b, SIMPLEX_ATOL + 1e-12), n)
-        if any(bad for _, bad in results):  # pragma: no cover - defensive
-            raise RuntimeError("kernel value checks disagree with sums.check_values")
-    items, wtot, top, cw = (sum(x[i] for x, _ in results) if results else None
-                            for i in range(4))
-    if not results:
-        items, wtot = np.zeros((r, nq)), np.zeros(r)
-        top, cw = np.zeros((r, 1, max(nb, 1), 4)), np.zeros((r, 1, kc, max(nb, 1), 4))
-    weight: Any = float(n) if w is None else (float(wtot[0]) if w.ndim == 1 else wtot)
-    one = w is None or w.ndim == 1
-    items = items[:, src]
+    parts = _run(part, n, p, s, h, w, names) or [[np.zeros(shape) for shape in shapes]]
+    items, wtot, top, cw = (sum(acc[i] for acc in parts) for i in range(4))
+    weight: Any = float(n) if w is None else (float(wtot[0]) if one else wtot)
     bins = None
     if nb:
-        t4, c4 = top.sum(axis=1), cw.sum(axis=1)
-        if one:
-            t4, c4 = t4[0], c4[0]
-        bins = BinStats(weight, t4[..., 0].copy(), t4[..., 1].copy(),
-                        t4[..., 2].copy() if h is not None else None,
-                        t4[..., 3].copy() if s is not None else None)
+        t4, c4 = (x.sum(axis=1)[0] if one else x.sum(axis=1) for x in (top, cw))
+        bins = BinStats(weight, t4[..., 0], t4[..., 1], t4[..., 2] if h is not None else None,
+                        t4[..., 3] if s is not None else None)
         if classwise:
-            bins.cw_count, bins.cw_conf = c4[..., 0].copy(), c4[..., 1].copy()
-            bins.cw_hit = c4[..., 2].copy() if h is not None else None
-            bins.cw_soft = c4[..., 3].copy() if s is not None else None
+            bins.cw_count, bins.cw_conf = c4[..., 0], c4[..., 1]
+            bins.cw_hit = c4[..., 2] if h is not None else None
+            bins.cw_soft = c4[..., 3] if s is not None else None
+    items = items[:, src]
     return BatchSums(weight, items[0] if one else items, quantities, bins)
 
 
 def item_values(probs: Any, soft: Any, hard: Any, quantities: Any = ITEM_QUANTITIES, *,
                 names: Any = NAMES) -> np.ndarray:
-    """Per-item values, shape ``(n, len(quantities))``: :func:`annokit.metrics.sums.item_values`.
+    """Per-item values, shape ``(n, len(quantities))``, as :func:`annokit.metrics.kernels.item_values`.
 
     Raises
     ------
     SchemaError, InvalidValueError
         As :func:`batch_sums`.
     """
-    p, s, h, _ = _sums.prepare(probs, soft, hard, names=names)
-    quantities = _sums._check_quantities(quantities, s, h)
+    p, s, h, _, quantities, (pf, sf, hf), vmode, src = _inputs(
+        probs, soft, hard, None, quantities, names)
     n, k = p.shape
-    full = any(q not in _HARD for q in quantities)
-    cols = ITEM_QUANTITIES if full else _HARD
-    src = np.array([cols.index(q) for q in quantities], dtype=np.int64)
     out = np.empty((n, len(quantities)))
-    if not n or not quantities:
-        _sums.check_values(p, s, h, names=names)
-        return out
-    pf, sf, hf = _flat(p, s, h)
+    acc = (np.zeros((1, 0)), np.zeros(1), np.zeros((1, 1, 1, 4)), np.zeros((1, 1, 1, 1, 4)))
+    src = np.array(src, dtype=np.int64)
 
-    def part(a: int, b: int, atol: float = SIMPLEX_ATOL) -> int:
-        return _values_part(pf, sf, hf, h is not None, a, b, k, full, src, atol, _LOG_EPS, out)
+    def part(a: int, b: int, atol: float):
+        bad = _sums_part(pf, sf, hf, h is not None, _NO_OUT, False, a, b, k, vmode, 0, False,
+                         atol, _LOG_EPS, *acc, src, out)
+        return None, bad[0]
 
-    if any(_run_parts(part, n)):
-        _raise_invalid(p, s, h, None, names)
-        if any(_run_parts(lambda a, b: part(a, b, SIMPLEX_ATOL + 1e-12), n)):  # pragma: no cover
-            raise RuntimeError("kernel value checks disagree with sums.check_values")
+    _run(part, n, p, s, h, None, names)
     return out

@@ -7,8 +7,8 @@ whose mean it is (if any), and the state class that computes it
 (:mod:`annokit.metrics.states`). The engine, the CLI, the per-item CSV, the
 report and the docs read names, units and directions from here.
 
-To add a metric: write its per-item formula in :mod:`annokit.metrics.sums` (or
-a new state class in :mod:`annokit.metrics.states`) and add one
+To add a metric: add its per-item quantity to :mod:`annokit.metrics.sums` and
+:mod:`annokit.metrics.kernels` (or write a new state class in :mod:`annokit.metrics.states`) and add one
 :class:`MetricSpec` below; ``tests/metrics/test_registry.py`` then checks it
 for mergeability, invariances and input rejection.
 

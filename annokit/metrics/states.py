@@ -17,7 +17,7 @@ the value of the repeated rows; a total weight of 0 computes NaN.
 
 :func:`update_many` updates several states from one batch: the inputs are
 checked once and every state is filled from one pass of
-:func:`annokit.metrics.sums.batch_sums` (one per distinct ``n_bins``).
+:func:`annokit.metrics.kernels.batch_sums` (one per distinct ``n_bins``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import numpy as np
 
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import _binning
+from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
 
@@ -363,7 +364,7 @@ def update_many(states: Iterable[MetricState], probs: Any, soft: Any = None, har
     groups = list(binned.items()) or [(None, [])]
     first = None
     for j, (n_bins, group) in enumerate(groups):
-        out = _sums.batch_sums(p, s, h, w, quantities=quantities if j == 0 else (),
+        out = _kernels.batch_sums(p, s, h, w, quantities=quantities if j == 0 else (),
                                n_bins=n_bins, classwise=any(st.classwise for st in group),
                                names=names)
         first = out if j == 0 else first

@@ -1,12 +1,16 @@
-"""The sufficient statistics of every registered metric, from one batch (numpy reference).
+"""The quantities, types and input checks behind every registered metric.
 
-Two entry points share one set of input checks and one set of formulas:
-
-- :func:`item_values`: per-item values of the quantities in
-  :data:`ITEM_QUANTITIES` (the per-item CSV, the named per-item functions);
-- :func:`batch_sums`: their weighted sums, the total weight and the per-bin
-  sums (:class:`~annokit.metrics._binning.BinStats`) of the binned metrics,
-  which is all a metric state (:mod:`annokit.metrics.states`) absorbs.
+This module declares what a metric state absorbs and checks what it is fed:
+:data:`ITEM_QUANTITIES` (the per-item quantities whose means are metrics),
+:class:`BatchSums` (what one batch contributes: weighted sums of those
+quantities, the total weight and the per-bin sums of the binned metrics),
+:func:`prepare` and :func:`check_values`. The sums themselves are computed by
+the fused numba kernels in :mod:`annokit.metrics.kernels` (``batch_sums`` and
+``item_values``), for every input size; a plain numpy oracle of the same two
+functions lives in ``tests/metrics/oracle.py``. The row functions below
+(``accuracy_rows``, ``brier_rows``, ``nll_rows``, ...) serve the named per-item
+functions (:func:`annokit.metrics.scores.brier_score` with ``reduction="none"``
+and its kin), which the tests compare with the kernels.
 
 Inputs, as everywhere in the metric states: ``probs`` (n, k) model rows and
 ``soft`` (n, k) human distributions, both on the simplex (finite, ``>= 0``,
@@ -43,17 +47,16 @@ n_bins - 1)`` (:mod:`annokit.metrics._binning`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from annokit.core.checks import check_simplex
-from annokit.core.divergence import KL_EPS, js_distance_rows, kl_rows, tvd_rows
+from annokit.core.divergence import KL_EPS
 from annokit.core.soft_labels import entropy
 from annokit.errors import InvalidValueError, SchemaError
-from annokit.metrics import _binning
 from annokit.metrics._binning import BinStats
 
 __all__ = [
@@ -63,11 +66,9 @@ __all__ = [
     "BatchSums",
     "BinStats",
     "accuracy_rows",
-    "batch_sums",
     "brier_rows",
     "check_values",
     "entropy_gap_rows",
-    "item_values",
     "nll_rows",
     "prepare",
     "quantity_needs",
@@ -246,86 +247,13 @@ def nll_rows(probs: np.ndarray, target: np.ndarray, eps: float = KL_EPS) -> np.n
     return -terms.sum(axis=1)
 
 
-_Row = Callable[[np.ndarray, np.ndarray | None, np.ndarray | None, dict], np.ndarray]
-
-
-def _cached(cache: dict, key: str, make: Callable[[], np.ndarray]) -> np.ndarray:
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]
-
-
-def _gap(p, s, cache):
-    return _cached(cache, "gap", lambda: entropy_gap_rows(p, s))
-
-
-def _order(p, cache):
-    return _cached(cache, "order", lambda: np.argsort(p, axis=1, kind=RANK_SORT_KIND))
-
-
-#: quantity -> f(probs, soft, hard, cache) -> (n,) float
-_ROWS: dict[str, _Row] = {
-    "accuracy": lambda p, s, h, c: accuracy_rows(p, h),
-    "ent_ce": lambda p, s, h, c: np.abs(_gap(p, s, c)),
-    "ent_ce_signed": lambda p, s, h, c: _gap(p, s, c),
-    "dist_ce": lambda p, s, h, c: tvd_rows(p, s),
-    "jsd": lambda p, s, h, c: js_distance_rows(s, p),
-    "kl": lambda p, s, h, c: kl_rows(s, p),
-    "brier": lambda p, s, h, c: brier_rows(p, h),
-    "brier_soft": lambda p, s, h, c: brier_rows(p, s),
-    "nll_majority": lambda p, s, h, c: nll_rows(p, h),
-    "nll": lambda p, s, h, c: nll_rows(p, s),
-    "rank_cs": lambda p, s, h, c: rank_rows(p, s, order=_order(p, c)),
-    "rank_cs_tie_aware": lambda p, s, h, c: rank_rows(p, s, tie_aware=True, order=_order(p, c)),
-}
-
-
-def _check_quantities(quantities: Sequence[str], soft: Any, hard: Any) -> tuple[str, ...]:
+def check_quantities(quantities: Sequence[str], soft: Any, hard: Any) -> tuple[str, ...]:
     quantities = tuple(quantities)
     for q in quantities:
         need = quantity_needs(q)
         if (soft if need == "soft" else hard) is None:
             raise SchemaError(f"{q} needs {need} labels; got {need}=None")
     return quantities
-
-
-def _rows_matrix(p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
-                 quantities: tuple[str, ...]) -> np.ndarray:
-    """(m, n): one contiguous row of per-item values per quantity."""
-    out = np.empty((len(quantities), p.shape[0]))
-    cache: dict = {}
-    for j, q in enumerate(quantities):
-        out[j] = _ROWS[q](p, s, h, cache)
-    return out
-
-
-def item_values(probs: Any, soft: Any, hard: Any, quantities: Sequence[str] = ITEM_QUANTITIES,
-                *, names: Sequence[str] = NAMES) -> np.ndarray:
-    """Per-item values of ``quantities`` (see the module table).
-
-    Parameters
-    ----------
-    probs : array-like of shape (n, k)
-    soft : array-like of shape (n, k) or None
-    hard : array-like of shape (n,) or None
-    quantities : sequence of str, default :data:`ITEM_QUANTITIES`
-    names : (str, str, str)
-        Argument names for error messages.
-
-    Returns
-    -------
-    ndarray of shape (n, len(quantities))
-
-    Raises
-    ------
-    SchemaError, InvalidValueError
-        Invalid inputs (:func:`prepare`, :func:`check_values`), or a quantity
-        whose labels were not given.
-    """
-    p, s, h, _ = prepare(probs, soft, hard, names=names)
-    check_values(p, s, h, names=names)
-    quantities = _check_quantities(quantities, s, h)
-    return _rows_matrix(p, s, h, quantities).T
 
 
 @dataclass
@@ -347,93 +275,3 @@ class BatchSums:
     items: np.ndarray
     quantities: tuple[str, ...]
     bins: BinStats | None
-
-
-def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *,
-               quantities: Sequence[str] = (), n_bins: int | None = None,
-               classwise: bool = False, names: Sequence[str] = NAMES) -> BatchSums:
-    """Weighted sums of per-item quantities and per-bin statistics of one batch.
-
-    Parameters
-    ----------
-    probs, soft, hard, weights
-        One batch (see the module notes); ``weights`` None, (n,) or (r, n).
-    quantities : sequence of str
-        Per-item quantities to sum (:data:`ITEM_QUANTITIES`).
-    n_bins : int or None
-        Equal-width bins for the binned statistics; None for none.
-    classwise : bool, default False
-        Also the classwise sums (``cw_*``; ``n_bins`` required).
-    names : (str, str, str)
-        Argument names for error messages.
-
-    Returns
-    -------
-    BatchSums
-        With a leading replicate axis when ``weights`` is 2-D.
-
-    Raises
-    ------
-    SchemaError, InvalidValueError
-        Invalid inputs, or a quantity whose labels were not given.
-
-    Notes
-    -----
-    Top-label bins hold ``sum w``, ``sum w max_j p_ij``, ``sum w [pred == hard]``
-    and ``sum w soft_i[pred]`` (Guo et al. 2017 Eq. 3-5; Leznik 2026 Eq. 4);
-    classwise bins bin column ``k`` on ``p_ik`` and hold ``sum w``, ``sum w
-    p_ik``, ``sum w [hard == k]``, ``sum w soft_ik`` (Nixon et al. 2019, SCE).
-    """
-    p, s, h, w = prepare(probs, soft, hard, weights, names=names)
-    check_values(p, s, h, w, names=names)
-    quantities = _check_quantities(quantities, s, h)
-    n = p.shape[0]
-    if w is None:
-        weight: Any = float(n)
-    else:
-        weight = w.sum(axis=-1)
-        weight = float(weight) if w.ndim == 1 else weight
-    rows = _rows_matrix(p, s, h, quantities)
-    # one reduction per quantity, so a sum does not depend on which others are asked for
-    if w is None:
-        items = rows.sum(axis=1)
-    else:
-        items = np.stack([w @ row for row in rows], axis=-1) if len(rows) else \
-            np.zeros(w.shape[:-1] + (0,))
-    bins = None if n_bins is None else _bin_stats(p, s, h, w, weight,
-                                                  _binning.check_n_bins(n_bins), classwise)
-    return BatchSums(weight, items, quantities, bins)
-
-
-def _bin_stats(p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
-               w: np.ndarray | None, weight: Any, n_bins: int, classwise: bool) -> BinStats:
-    edges = _binning.uniform_edges(n_bins)
-    pred, conf = _binning.top_label(p)
-    idx = _binning.bin_index(conf, edges)
-
-    def top(values):
-        return _binning.bin_sums(idx, n_bins, w, values)
-
-    stats = BinStats(weight, top(None), top(conf))
-    rows = np.arange(p.shape[0])
-    if h is not None:
-        stats.hit = top((pred == h).astype(np.float64))
-    if s is not None:
-        stats.soft = top(s[rows, pred])
-    if classwise:
-        k = p.shape[1]
-        size = k * n_bins
-        # class-major layout keeps each class's items in item order inside its bins
-        flat = _binning.bin_index(p.T, edges) + (np.arange(k) * n_bins)[:, None]
-
-        def cw(values):
-            out = _binning.bin_sums(flat, size, w, values)
-            return out.reshape(out.shape[:-1] + (k, n_bins))
-
-        stats.cw_count = cw(None)
-        stats.cw_conf = cw(p.T)
-        if h is not None:
-            stats.cw_hit = cw((h[None, :] == np.arange(k)[:, None]).astype(np.float64))
-        if s is not None:
-            stats.cw_soft = cw(s.T)
-    return stats

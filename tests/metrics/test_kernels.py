@@ -8,13 +8,14 @@ model rows equal to the human rows; every value check with its message.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
+from metrics import oracle  # tests/metrics/oracle.py (pythonpath = tests)
 
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import kernels
 from annokit.metrics.sums import ITEM_QUANTITIES, quantity_needs
-from metrics import oracle  # tests/metrics/oracle.py (pythonpath = tests)
 
 HARD = tuple(q for q in ITEM_QUANTITIES if quantity_needs(q) == "hard")
 SOFT = tuple(q for q in ITEM_QUANTITIES if quantity_needs(q) == "soft")
@@ -113,11 +114,45 @@ def test_exact_values_on_edge_rows():
     assert v["jsd"][0] == 0.0 and v["jsd"][2] == 0.0          # identical rows: exactly 0
     assert v["kl"][0] == 0.0 and v["dist_ce"][2] == 0.0
     assert list(v["accuracy"]) == [1.0, 0.0, 1.0]             # first maximum on ties
-    assert list(v["rank_cs"]) == [0.0, 0.0, 1.0]              # stable orders: ties by index
-    assert list(v["rank_cs_tie_aware"]) == [1.0, 0.0, 1.0]
+    assert list(v["rank_cs"]) == [1.0, 0.0, 1.0]              # stable orders: ties by index
+    assert list(v["rank_cs_tie_aware"]) == [1.0, 0.0, 1.0]    # row 1: soft 0.5, 0, 0.5
     assert v["nll_majority"][1] == pytest.approx(np.log(2), abs=1e-15)
     assert v["nll"][0] == 0.0
-    assert v["ent_ce_signed"][1] == pytest.approx(np.log(2) - np.log(2), abs=1e-15)
+    assert v["ent_ce_signed"][1] == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("human", [[0.25, 0.75], [0.5, 0.5], [0.2, 0.3, 0.5], [0.6, 0.4, 0.0]])
+def test_jsd_keeps_its_digits_when_the_rows_nearly_coincide(human):
+    # scipy's float64 formula cancels there (2% off at a distance of 1e-9); the kernels and
+    # the oracle agree with the value computed with 60 decimal digits (rows off by 1e-9 are
+    # within 1e-10: their float64 row sums, renormalised, limit any method).
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+
+    def exact(s_row, p_row):
+        a, b = [Decimal(float(x)) for x in s_row], [Decimal(float(x)) for x in p_row]
+        a, b = [x / sum(a) for x in a], [x / sum(b) for x in b]
+        js = sum((x * (2 * x / (x + y)).ln() if x else 0) + (y * (2 * y / (x + y)).ln() if y else 0)
+                 for x, y in zip(a, b))
+        return float((js / 2).sqrt())
+
+    s = np.tile(human, (4, 1))
+    p = s + np.array([0.0, 1e-9, 3e-6, 1e-3])[:, None] * np.r_[1.0, -1.0, np.zeros(len(human) - 2)]
+    want = [exact(a, b) for a, b in zip(s, p)]
+    assert want[0] == 0.0
+    for impl in (kernels, oracle):
+        got = impl.item_values(p, s, None, ("jsd",))[:, 0]
+        np.testing.assert_allclose(got[[0, 2, 3]], np.array(want)[[0, 2, 3]], rtol=1e-12, atol=0)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
+
+
+def test_the_oracle_jsd_is_scipys():
+    from scipy.spatial.distance import jensenshannon
+
+    p, s, h, _, _ = make_batch(3000, 4, seed=8)
+    np.testing.assert_allclose(oracle.item_values(p, s, h, ("jsd",))[:, 0],
+                               jensenshannon(s, p, axis=1), rtol=1e-9, atol=1e-10)
 
 
 # --------------------------------------------------------------------------- batch sums
@@ -172,6 +207,14 @@ def test_bins_on_every_edge_and_its_neighbours(n_bins):
     np.testing.assert_array_equal(got.bins.cw_count, want.bins.cw_count)
 
 
+def test_probabilities_a_little_above_one_are_legal_and_in_the_last_bin():
+    p = np.array([[1.0 + 5e-7, 0.0, 0.0], [0.0, 1.0 - 5e-7, 0.0]])
+    kw = {"quantities": ITEM_QUANTITIES, "n_bins": 10, "classwise": True}
+    got = kernels.batch_sums(p, p, [0, 1], None, **kw)
+    assert got.bins.count.tolist() == [0.0] * 9 + [2.0]
+    assert_sums_equal(got, oracle.batch_sums(p, p, [0, 1], None, **kw))
+
+
 def test_integer_weights_equal_repeated_rows_and_batches_add_up():
     p, s, h, w1, _ = make_batch(5000, 3, seed=6)
     kw = {"quantities": ITEM_QUANTITIES, "n_bins": 10, "classwise": True}
@@ -195,35 +238,44 @@ def test_empty_batch():
 
 # --------------------------------------------------------------------------- the log
 
+@numba.njit(error_model="numpy")
+def log_strict(x, out):
+    for i in range(x.shape[0]):
+        out[i] = kernels._log(x[i])
+
+
+@numba.njit(error_model="numpy", fastmath=True)
+def log_in_fastmath(x, out):
+    for i in range(x.shape[0]):
+        out[i] = kernels._log(x[i])
+
+
+def log_inputs(seed):
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.random(200_000), rng.random(1000) * 1e-300,
+                           10.0 ** rng.uniform(-320, 0, 1000), 1.0 + rng.random(100) * 1e-6,
+                           [5e-324, 1e-310, 2.0**-1022, 1e-15, np.nextafter(1e-15, 0), 0.5,
+                            np.sqrt(0.5), np.sqrt(2.0) / 2 + 1e-16, 1.0 - 2**-53, 1.0]])
+
+
 def test_log_is_within_one_ulp_of_numpy():
-    rng = np.random.default_rng(3)
-    x = np.concatenate([rng.random(200_000), rng.random(1000) * 1e-300,
-                        10.0 ** rng.uniform(-320, 0, 1000), 1.0 + rng.random(100) * 1e-6,
-                        [5e-324, 1e-310, 2.0**-1022, 1e-15, np.nextafter(1e-15, 0), 0.5,
-                         np.sqrt(0.5), np.sqrt(2.0) / 2 + 1e-16, 1.0 - 2**-53, 1.0]])
+    x = log_inputs(3)
     got = np.empty_like(x)
-    kernels._log_array(x, got)
+    log_strict(x, got)
     want = np.log(x)
     assert np.all(np.abs(got - want) <= np.spacing(np.abs(want)))
     assert got[-1] == 0.0
     zero = np.empty(1)
-    kernels._log_array(np.zeros(1), zero)
+    log_strict(np.zeros(1), zero)
     assert np.isfinite(zero[0]) and zero[0] < np.log(oracle.EPS)  # 0 * log(0) = 0, clipped
 
 
 def test_log_stays_strict_inside_a_fastmath_caller():
-    import numba
-
-    @numba.njit(error_model="numpy", fastmath=True)
-    def logs_in_fastmath(x, out):
-        for i in range(x.shape[0]):
-            out[i] = kernels._log(x[i])
-
-    rng = np.random.default_rng(4)
-    x = np.concatenate([rng.random(50_000), 10.0 ** rng.uniform(-320, 0, 5000), [0.0, 1.0]])
+    # kernels inline _log at the LLVM level only: its instructions keep their strict flags
+    x = log_inputs(4)
     strict, inlined = np.empty_like(x), np.empty_like(x)
-    kernels._log_array(x, strict)
-    logs_in_fastmath(x, inlined)
+    log_strict(x, strict)
+    log_in_fastmath(x, inlined)
     np.testing.assert_array_equal(inlined, strict)
 
 
@@ -280,6 +332,24 @@ def test_rejection_uses_the_callers_names_and_accepts_the_tolerance():
     with pytest.raises(InvalidValueError, match="targets rows must sum to 1.*row 1"):
         kernels.batch_sums(np.full((2, 3), 1 / 3), p, None, None, quantities=("kl",),
                            names=("probs", "targets", "labels"))
+
+
+def test_row_sums_on_the_tolerance_follow_numpy():
+    # 16 classes summing to 1 + 1e-6 within rounding: the kernels' left-to-right sum is
+    # over the tolerance, numpy's pairwise sum is not; numpy decides (the row is accepted)
+    row = np.array([0.038798205884222337, 0.0858490598948302, 0.057993239759330836,
+                    0.11963378936394803, 0.09288592460499366, 0.09942116302272334,
+                    0.031066310312169367, 0.01822871321334644, 0.023855377311572473,
+                    0.0517392953768784, 0.06130090745880476, 0.023293468950571675,
+                    0.09335429935863268, 0.10394554201455876, 0.03782373462429928,
+                    0.06081196884911781])
+    assert abs(sum(row.tolist()) - 1) > 1e-6 >= abs(row.sum() - 1)
+    p = np.vstack([np.full(16, 1 / 16), row])
+    kw = {"quantities": ITEM_QUANTITIES, "n_bins": 10, "classwise": True}
+    assert_sums_equal(kernels.batch_sums(p, p, [0, 3], None, **kw),
+                      oracle.batch_sums(p, p, [0, 3], None, **kw))
+    np.testing.assert_allclose(kernels.item_values(p, p, [0, 3]), oracle.item_values(p, p, [0, 3]),
+                               rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("call, error, match", [

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annokit.errors import InvalidValueError, SchemaError
-from annokit.metrics import REGISTRY, sums
+from annokit.metrics import REGISTRY, kernels
 from annokit.metrics import states as states_module
 from annokit.metrics._binning import (
     BinStats,
@@ -95,13 +95,13 @@ def test_repr_shows_options():
 def test_update_many_runs_one_pass_per_bin_count(monkeypatch):
     p, s, h = inputs()
     calls = []
-    real = sums.batch_sums
+    real = kernels.batch_sums
 
     def counting(*args, **kwargs):
         calls.append(kwargs.get("n_bins"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(states_module._sums, "batch_sums", counting)
+    monkeypatch.setattr(states_module._kernels, "batch_sums", counting)
     all_states = [spec.state() for spec in REGISTRY.values()]
     update_many(all_states, p, s, h)
     assert calls == [10]

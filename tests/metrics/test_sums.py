@@ -8,7 +8,7 @@ from scipy.spatial.distance import jensenshannon
 
 from annokit.core.divergence import kl_divergence, tvd
 from annokit.errors import InvalidValueError, SchemaError
-from annokit.metrics import sums
+from annokit.metrics import kernels, sums
 from annokit.metrics.human_calibration import (
     entropy_calibration_error,
     rank_calibration_score,
@@ -28,7 +28,7 @@ def batch():
 
 def test_item_values_match_the_named_functions(batch):
     p, s, h = batch
-    values = sums.item_values(p, s, h)
+    values = kernels.item_values(p, s, h)
     assert values.shape == (50, len(sums.ITEM_QUANTITIES))
     col = dict(zip(sums.ITEM_QUANTITIES, values.T))
     signed = entropy_calibration_error(p, s)
@@ -47,15 +47,15 @@ def test_item_values_match_the_named_functions(batch):
     for name, want in expected.items():
         np.testing.assert_allclose(col[name], np.asarray(want, dtype=float), rtol=1e-12,
                                    atol=1e-15, err_msg=name)
-    picked = sums.item_values(p, s, None, ("kl", "dist_ce"))
+    picked = kernels.item_values(p, s, None, ("kl", "dist_ce"))
     np.testing.assert_array_equal(picked, np.column_stack([col["kl"], col["dist_ce"]]))
 
 
 def test_batch_sums_shapes_and_weights(batch):
     p, s, h = batch
     q = ("kl", "accuracy")
-    plain = sums.batch_sums(p, s, h, None, quantities=q, n_bins=5, classwise=True)
-    ones = sums.batch_sums(p, s, h, np.ones(50), quantities=q, n_bins=5, classwise=True)
+    plain = kernels.batch_sums(p, s, h, None, quantities=q, n_bins=5, classwise=True)
+    ones = kernels.batch_sums(p, s, h, np.ones(50), quantities=q, n_bins=5, classwise=True)
     assert plain.weight == ones.weight == 50.0 and plain.quantities == q
     np.testing.assert_allclose(plain.items, ones.items, rtol=1e-14)
     for field in ("count", "conf", "hit", "soft", "cw_count", "cw_conf", "cw_hit", "cw_soft"):
@@ -64,15 +64,15 @@ def test_batch_sums_shapes_and_weights(batch):
     assert plain.bins.count.shape == (5,) and plain.bins.cw_conf.shape == (4, 5)
     assert plain.bins.count.sum() == 50 and (plain.bins.cw_count.sum(axis=1) == 50).all()
     w = np.random.default_rng(1).poisson(1.0, size=(3, 50)).astype(float)
-    rep = sums.batch_sums(p, s, h, w, quantities=q, n_bins=5, classwise=True)
+    rep = kernels.batch_sums(p, s, h, w, quantities=q, n_bins=5, classwise=True)
     assert rep.weight.shape == (3,) and rep.items.shape == (3, 2)
     assert rep.bins.hit.shape == (3, 5) and rep.bins.cw_soft.shape == (3, 4, 5)
     for r in range(3):
-        one = sums.batch_sums(p, s, h, w[r], quantities=q, n_bins=5, classwise=True)
+        one = kernels.batch_sums(p, s, h, w[r], quantities=q, n_bins=5, classwise=True)
         np.testing.assert_allclose(rep.items[r], one.items, rtol=1e-14)
         np.testing.assert_allclose(rep.bins.cw_hit[r], one.bins.cw_hit, rtol=1e-14)
         assert rep.weight[r] == one.weight
-    none = sums.batch_sums(p, None, None, None)
+    none = kernels.batch_sums(p, None, None, None)
     assert none.bins is None and none.items.shape == (0,) and none.weight == 50.0
 
 
@@ -81,11 +81,11 @@ def test_quantity_needs_and_errors(batch):
     assert [sums.quantity_needs(q) for q in ("accuracy", "brier", "nll_majority", "kl")] == \
         ["hard", "hard", "hard", "soft"]
     with pytest.raises(SchemaError, match="accuracy needs hard labels; got hard=None"):
-        sums.item_values(p, s, None, ("accuracy",))
+        kernels.item_values(p, s, None, ("accuracy",))
     with pytest.raises(SchemaError, match="jsd needs soft labels; got soft=None"):
-        sums.batch_sums(p, None, h, None, quantities=("jsd",))
+        kernels.batch_sums(p, None, h, None, quantities=("jsd",))
     with pytest.raises(InvalidValueError, match="unknown per-item quantity 'tvd'"):
-        sums.item_values(p, s, h, ("tvd",))
+        kernels.item_values(p, s, h, ("tvd",))
 
 
 @pytest.mark.parametrize("args, error, match", [
