@@ -123,7 +123,7 @@ def table2(data: Path, seeds: int = 20) -> dict:
                     "RoBERTa-TS": sh.distce(scaled.probs)}
             table = {}
             for row, errors in rows.items():
-                d = distce_histogram_divergence(h1, errors, bins=BINS)
+                d = distce_histogram_divergence(h1, errors, n_bins=BINS)
                 table[row] = {"kl": d.kl, "tvd": d.tvd, "n_empty_q_bins": d.n_empty_q_bins,
                               "kl_common_support": _kl_common_support(d.hist_p, d.hist_q),
                               "mean_distce": float(errors.mean())}
@@ -133,7 +133,7 @@ def table2(data: Path, seeds: int = 20) -> dict:
             draws = []
             for seed in range(seeds):
                 sh = split_half(votes, 20, rng=100 + seed, reference=reference)
-                d = distce_histogram_divergence(sh.distce_h1, sh.distce_h2, bins=BINS)
+                d = distce_histogram_divergence(sh.distce_h1, sh.distce_h2, n_bins=BINS)
                 draws.append((d.kl, d.tvd, _kl_common_support(d.hist_p, d.hist_q)))
             out[reference]["h2_draws"] = np.array(draws)
     return out

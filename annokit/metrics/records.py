@@ -28,7 +28,13 @@ import pandas as pd
 from annokit.core.checks import check_counts, check_option, first_offenders
 from annokit.core.soft_labels import Majority, distributions, majority, softmax
 from annokit.core.votes import LabelSet, Votes
-from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError, VoteSchemaError
+from annokit.errors import (
+    AlignmentError,
+    DegenerateInputWarning,
+    InvalidValueError,
+    SchemaError,
+    VoteSchemaError,
+)
 from annokit.io.predictions import Predictions, read_predictions
 
 __all__ = ["AlignedRecords", "Predictions", "agreement_bins", "align", "best_label_order",
@@ -81,12 +87,12 @@ class AlignedRecords:
     def __post_init__(self) -> None:
         n, k = self.probs.shape
         if self.counts.shape != (n, k) or self.human.shape != (n, k):
-            raise VoteSchemaError(f"probs {self.probs.shape}, counts {self.counts.shape} and human "
+            raise SchemaError(f"probs {self.probs.shape}, counts {self.counts.shape} and human "
                                   f"{self.human.shape} must have the same shape")
         if self.logits is not None and self.logits.shape != (n, k):
-            raise VoteSchemaError(f"logits shape {self.logits.shape} differs from probs {(n, k)}")
+            raise SchemaError(f"logits shape {self.logits.shape} differs from probs {(n, k)}")
         if len(self.item_ids) != n or len(self.labels) != k:
-            raise VoteSchemaError(f"{len(self.item_ids)} item ids and {len(self.labels)} labels "
+            raise SchemaError(f"{len(self.item_ids)} item ids and {len(self.labels)} labels "
                                   f"for probs of shape {(n, k)}")
 
     @property
@@ -122,9 +128,9 @@ class AlignedRecords:
         c = check_counts(counts)
         p = np.asarray(probs, dtype=np.float64)
         if p.shape != c.shape:
-            raise VoteSchemaError(f"probs shape {p.shape} differs from counts shape {c.shape}")
+            raise SchemaError(f"probs shape {p.shape} differs from counts shape {c.shape}")
         if not np.isfinite(p).all():
-            raise VoteSchemaError("probs contain NaN or infinite values")
+            raise InvalidValueError("probs contain NaN or infinite values")
         labelset = LabelSet.coerce(labels if labels is not None
                                    else [str(j) for j in range(c.shape[1])])
         ids = (np.arange(c.shape[0]).astype(str).astype(object) if item_ids is None
@@ -145,7 +151,7 @@ class AlignedRecords:
         idx = np.asarray(items)
         if idx.dtype == bool:
             if idx.shape != (self.n_items,):
-                raise VoteSchemaError(f"mask has shape {idx.shape}; expected ({self.n_items},)")
+                raise SchemaError(f"mask has shape {idx.shape}; expected ({self.n_items},)")
             idx = np.flatnonzero(idx)
         idx = idx.astype(np.int64)
         m = self.majority
@@ -161,7 +167,7 @@ class AlignedRecords:
         """A copy with other model probabilities (same items, labels and votes)."""
         probs = np.asarray(probs, dtype=np.float64)
         if probs.shape != self.probs.shape:
-            raise VoteSchemaError(f"new probs have shape {probs.shape}; expected {self.probs.shape}")
+            raise SchemaError(f"new probs have shape {probs.shape}; expected {self.probs.shape}")
         return dataclasses.replace(self, probs=probs, logits=logits, temperature=temperature)
 
     def to_frame(self) -> pd.DataFrame:
@@ -182,7 +188,7 @@ def _resolve_pred_labels(labels: LabelSet, pred_labels: Sequence[Any], n_columns
     given = list(pred_labels)
     shown = labels._known()
     if len(given) != n_columns:
-        raise VoteSchemaError(f"pred_labels names {len(given)} classes {given} but the predictions "
+        raise AlignmentError(f"pred_labels names {len(given)} classes {given} but the predictions "
                               f"have {n_columns} columns")
     idx, unknown = [], []
     for name in given:
@@ -200,7 +206,7 @@ def _resolve_pred_labels(labels: LabelSet, pred_labels: Sequence[Any], n_columns
             parts.append(f"named twice {repeated}")
         if missing:
             parts.append(f"missing {missing}")
-        raise VoteSchemaError(f"prediction labels {given} do not match the votes' labels "
+        raise AlignmentError(f"prediction labels {given} do not match the votes' labels "
                               f"{list(labels.names)} (names or aliases {shown}): "
                               + "; ".join(parts))
     return np.argsort(np.asarray(idx))
@@ -329,7 +335,7 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
     has = pos >= 0
     if pred_labels is None:
         if predictions.label_names is None:
-            raise VoteSchemaError(_unknown_order_message(votes, predictions, pos, has))
+            raise AlignmentError(_unknown_order_message(votes, predictions, pos, has))
         pred_labels = predictions.label_names
     if isinstance(pred_labels, str):
         pred_labels = [s.strip() for s in pred_labels.split(",")]
@@ -337,7 +343,7 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
 
     n_missing = int((~has).sum())
     if not has.any():
-        raise VoteSchemaError(
+        raise AlignmentError(
             f"none of the {votes.n_items} vote items has a prediction (vote item ids e.g. "
             f"{first_offenders(votes.item_ids, 3)}; prediction ids e.g. "
             f"{first_offenders(predictions.item_ids, 3)}); check the id field (CLI: --id-field)")
@@ -346,7 +352,7 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
         msg = (f"{n_missing} of {votes.n_items} vote items have no prediction, e.g. "
                f"{first_offenders(dropped)}")
         if on_missing == "error":
-            raise VoteSchemaError(msg + "; pass on_missing='drop' (CLI: --on-missing drop) to "
+            raise AlignmentError(msg + "; pass on_missing='drop' (CLI: --on-missing drop) to "
                                   "evaluate only the items with predictions")
         warnings.warn(msg + f"; they are dropped and {int(has.sum())} items are kept",
                       DegenerateInputWarning, stacklevel=2)

@@ -45,7 +45,7 @@ from scipy.optimize import minimize_scalar
 
 from annokit.core.checks import check_option
 from annokit.core.soft_labels import softmax
-from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics.records import AlignedRecords
 from annokit.metrics.registry import compute
 
@@ -71,7 +71,7 @@ DEFAULT_BOUNDS = (0.01, 100.0)
 
 def _check_records(records: Any) -> AlignedRecords:
     if not isinstance(records, AlignedRecords):
-        raise VoteSchemaError(f"expected AlignedRecords (see annokit.metrics.records.align); got "
+        raise SchemaError(f"expected AlignedRecords (see annokit.metrics.records.align); got "
                               f"{type(records).__name__}")
     return records
 
@@ -88,9 +88,9 @@ def _check_temperature(t: Any) -> float:
     try:
         value = float(t)
     except (TypeError, ValueError):
-        raise VoteSchemaError(f"temperature must be a positive number; got {t!r}") from None
+        raise InvalidValueError(f"temperature must be a positive number; got {t!r}") from None
     if not np.isfinite(value) or value <= 0:
-        raise VoteSchemaError(f"temperature must be a positive finite number; got {t!r}")
+        raise InvalidValueError(f"temperature must be a positive finite number; got {t!r}")
     return value
 
 
@@ -150,7 +150,7 @@ def fit_temperature(records: AlignedRecords, *, objective: str = "nll_majority",
     if objective == "ece_grid":
         values = DEFAULT_GRID if grid is None else np.asarray(grid, dtype=np.float64).reshape(-1)
         if values.size == 0 or not np.isfinite(values).all() or (values <= 0).any():
-            raise VoteSchemaError(f"grid must hold positive finite temperatures; got "
+            raise InvalidValueError(f"grid must hold positive finite temperatures; got "
                                   f"{np.asarray(grid).tolist()!r}")
         ece = _objective(records, objective, z, n_bins=n_bins)
         eces = np.array([ece(t) for t in values])
@@ -161,7 +161,7 @@ def fit_temperature(records: AlignedRecords, *, objective: str = "nll_majority",
         return float(values[best])
     lo, hi = (float(b) for b in bounds)
     if not (0 < lo < hi and np.isfinite(hi)):
-        raise VoteSchemaError(f"bounds must satisfy 0 < low < high < inf; got {bounds!r}")
+        raise InvalidValueError(f"bounds must satisfy 0 < low < high < inf; got {bounds!r}")
     nll = _objective(records, objective, z)
     res = minimize_scalar(lambda u: nll(float(np.exp(u))),
                           bounds=(np.log(lo), np.log(hi)), method="bounded",
@@ -225,7 +225,7 @@ def temperature_scale(records: AlignedRecords, *, temperature: float | None = No
     records = _check_records(records)
     given = [temperature is not None, fit_on is not None, bool(oracle)]
     if sum(given) != 1:
-        raise VoteSchemaError("give exactly one of temperature, fit_on and oracle=True")
+        raise InvalidValueError("give exactly one of temperature, fit_on and oracle=True")
     if temperature is not None:
         t = _check_temperature(temperature)
         return apply_temperature(records, t), {"value": t, "mode": "fixed"}

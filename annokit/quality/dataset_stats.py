@@ -123,8 +123,8 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         "labels": list(names),
         "votes_per_item": {"min": int(per_item.min()), "median": float(np.median(per_item)),
                            "max": int(per_item.max())},
-        "entropy": {"base": base, "mean": float(ent.mean()), "median": float(np.median(ent))},
-        "agreement": {"mean": float((counts.max(axis=1) / per_item).mean()),
+        "entropy": {"base": base, "mean": math.fsum(ent) / ent.size, "median": float(np.median(ent))},
+        "agreement": {"mean": math.fsum(counts.max(axis=1) / per_item) / per_item.size,
                       "median": float(np.median(counts.max(axis=1) / per_item))},
         "ties": maj.n_ties,
         "tie_policy": maj.policy,
@@ -148,11 +148,13 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     # one seed for both coefficients: their replicates weight the items alike
     seed = seed_from_rng(rng) if n_boot else 0
     pairable = per_item >= 2
+    by_id = np.argsort(votes.item_ids.astype(str), kind="stable")
     for key, coefficient in (("krippendorff_alpha", krippendorff_alpha),
                              ("fleiss_kappa", fleiss_kappa)):
         # with no item holding two votes there is nothing to agree on: null, not an error
-        result[key] = (coefficient(counts, n_boot=n_boot, confidence=confidence, rng=seed,
-                                   keys=votes.item_ids).to_dict()
+        # items in id order: sums do not depend on the order of the file's rows
+        result[key] = (coefficient(counts[by_id], n_boot=n_boot, confidence=confidence, rng=seed,
+                                   keys=votes.item_ids[by_id]).to_dict()
                        if pairable.any() else None)
     return result
 

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 import annokit
+from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import distributions, entropy, majority
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError, SchemaError
@@ -137,9 +138,7 @@ def _histogram(values: np.ndarray, edges: np.ndarray) -> Histogram:
 
 
 def _none_list(a: np.ndarray | None, n: int) -> list[float | None]:
-    if a is None:
-        return [None] * n
-    return [None if not np.isfinite(v) else float(v) for v in a]
+    return [None] * n if a is None else [finite_or_none(v) for v in a]
 
 
 def _as_interval(estimate: float, ci: Any = None) -> Interval:

@@ -22,7 +22,7 @@ import numpy as np
 from annokit.core.checks import check_option, check_probs, check_rng
 from annokit.core.divergence import KL_EPS, kl_divergence, tvd
 from annokit.core.votes import Votes
-from annokit.errors import DegenerateInputWarning, VoteSchemaError
+from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.subsample import engine as _eng
 from annokit.subsample._checks import as_counts, check_k, short_items
 
@@ -77,7 +77,7 @@ class SplitHalf:
         """
         probs = check_probs(probs, name="probs")
         if probs.shape != self.reference_probs.shape:
-            raise VoteSchemaError(f"probs has shape {probs.shape}; expected "
+            raise SchemaError(f"probs has shape {probs.shape}; expected "
                                   f"{self.reference_probs.shape} (items x labels of the split)")
         return tvd(probs, self.reference_probs)
 
@@ -122,7 +122,7 @@ def split_half(data: Votes | Any, k: int = 20, *, rng: np.random.Generator | int
     k = check_k(k)
     counts, item_ids, _, _ = as_counts(data)
     if counts.shape[1] < 2:
-        raise VoteSchemaError(f"a split-half ceiling needs at least two labels; got "
+        raise SchemaError(f"a split-half ceiling needs at least two labels; got "
                               f"{counts.shape[1]}")
     gen = check_rng(rng)
     n = counts.sum(axis=1)
@@ -130,7 +130,7 @@ def split_half(data: Votes | Any, k: int = 20, *, rng: np.random.Generator | int
     mask = short_items(n, need, short, ids=item_ids)
     keep = np.flatnonzero(~mask)
     if keep.size == 0:
-        raise VoteSchemaError(f"no item has the {need} votes a split into two halves of k={k} "
+        raise SchemaError(f"no item has the {need} votes a split into two halves of k={k} "
                               "needs")
     sub = counts[keep]
     draws = {}
@@ -160,8 +160,8 @@ class HistogramDivergence:
         ``KL(P || Q)`` in nats between the normalised histograms, Q clipped at
         ``eps`` (``inf`` would result where Q has an empty bin that P uses).
     tvd : float
-    edges : ndarray of shape (bins + 1,)
-    hist_p, hist_q : ndarray of shape (bins,)
+    edges : ndarray of shape (n_bins + 1,)
+    hist_p, hist_q : ndarray of shape (n_bins,)
         Item counts per bin.
     n_empty_q_bins : int
         Bins empty in Q but not in P (each makes the unclipped KL infinite).
@@ -175,12 +175,12 @@ class HistogramDivergence:
     n_empty_q_bins: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kl": self.kl, "tvd": self.tvd, "bins": len(self.edges) - 1,
+        return {"kl": self.kl, "tvd": self.tvd, "n_bins": len(self.edges) - 1,
                 "range": [float(self.edges[0]), float(self.edges[-1])],
                 "n_empty_q_bins": self.n_empty_q_bins}
 
 
-def distce_histogram_divergence(errors_p: Any, errors_q: Any, *, bins: int = 30,
+def distce_histogram_divergence(errors_p: Any, errors_q: Any, *, n_bins: int = 30,
                                 range: tuple[float, float] = (0.0, 1.0),
                                 eps: float = KL_EPS) -> HistogramDivergence:
     """KL and TVD between the histograms of two classifiers' per-item errors.
@@ -190,7 +190,7 @@ def distce_histogram_divergence(errors_p: Any, errors_q: Any, *, bins: int = 30,
     errors_p, errors_q : array-like of shape (n_items_p,), (n_items_q,)
         Per-item errors, e.g. DistCE of H1 and of a model (Baan et al. 2022, Table 2
         compares H1 with H2, RoBERTa and RoBERTa-TS).
-    bins : int, default=30
+    n_bins : int, default=30
         Equal-width bins over ``range`` (Baan et al.'s notebook: 30 bins on [0, 1]).
     range : (float, float), default=(0.0, 1.0)
         Histogram range; values outside it raise (they are not dropped).
@@ -213,23 +213,23 @@ def distce_histogram_divergence(errors_p: Any, errors_q: Any, *, bins: int = 30,
     >>> d.kl, d.tvd
     (0.0, 0.0)
     """
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise VoteSchemaError(f"bins must be a positive integer; got {bins!r}")
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InvalidValueError(f"n_bins must be a positive integer; got {n_bins!r}")
     lo, hi = (float(range[0]), float(range[1]))
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-        raise VoteSchemaError(f"range must be two finite numbers, low < high; got {range!r}")
+        raise InvalidValueError(f"range must be two finite numbers, low < high; got {range!r}")
     hists = []
     for name, errs in (("errors_p", errors_p), ("errors_q", errors_q)):
         arr = np.asarray(errs, dtype=np.float64).reshape(-1)
         if arr.size == 0:
-            raise VoteSchemaError(f"{name} is empty")
+            raise SchemaError(f"{name} is empty")
         if not np.isfinite(arr).all():
-            raise VoteSchemaError(f"{name} has NaN or infinite values")
+            raise InvalidValueError(f"{name} has NaN or infinite values")
         out = (arr < lo) | (arr > hi)
         if out.any():
-            raise VoteSchemaError(f"{name} has {int(out.sum())} value(s) outside range "
+            raise InvalidValueError(f"{name} has {int(out.sum())} value(s) outside range "
                                   f"[{lo}, {hi}], e.g. {arr[out][:3].tolist()}")
-        h, edges = np.histogram(arr, bins=int(bins), range=(lo, hi))
+        h, edges = np.histogram(arr, bins=int(n_bins), range=(lo, hi))
         hists.append(h)
     hp, hq = hists
     p = hp / hp.sum()

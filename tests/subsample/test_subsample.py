@@ -390,8 +390,8 @@ def test_baan_table2_order_of_magnitude(shared_data, paper):
     roberta = sh.distce(records.probs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateInputWarning)
-        h2 = distce_histogram_divergence(sh.distce_h1, sh.distce_h2, bins=30)
-        rob = distce_histogram_divergence(sh.distce_h1, roberta, bins=30)
+        h2 = distce_histogram_divergence(sh.distce_h1, sh.distce_h2, n_bins=30)
+        rob = distce_histogram_divergence(sh.distce_h1, roberta, n_bins=30)
     print(f"KL(H1,H2) ours {h2.kl:.4f} paper {paper['H2'][0]}; TVD ours {h2.tvd:.3f} paper "
           f"{paper['H2'][1]}; KL(H1,RoBERTa) ours {rob.kl:.3f} paper {paper['RoBERTa'][0]}; "
           f"TVD ours {rob.tvd:.3f} paper {paper['RoBERTa'][1]}")
@@ -402,14 +402,14 @@ def test_baan_table2_order_of_magnitude(shared_data, paper):
 
 
 def test_histogram_divergence_by_hand_and_errors():
-    d = distce_histogram_divergence([0.1, 0.1], [0.1, 0.9], bins=2)
+    d = distce_histogram_divergence([0.1, 0.1], [0.1, 0.9], n_bins=2)
     assert d.kl == pytest.approx(np.log(2)) and d.tvd == pytest.approx(0.5)
     assert d.hist_p.tolist() == [2, 0] and d.hist_q.tolist() == [1, 1]
     with pytest.warns(DegenerateInputWarning, match="1 bin\\(s\\) are empty in errors_q"):
-        d = distce_histogram_divergence([0.1, 0.9], [0.1, 0.1], bins=2)
+        d = distce_histogram_divergence([0.1, 0.9], [0.1, 0.1], n_bins=2)
     assert d.n_empty_q_bins == 1 and d.kl > 10
-    with pytest.raises(VoteSchemaError, match="bins must be a positive integer"):
-        distce_histogram_divergence([0.1], [0.1], bins=0)
+    with pytest.raises(VoteSchemaError, match="n_bins must be a positive integer"):
+        distce_histogram_divergence([0.1], [0.1], n_bins=0)
     with pytest.raises(VoteSchemaError, match="range must be two finite numbers"):
         distce_histogram_divergence([0.1], [0.1], range=(1, 0))
     with pytest.raises(VoteSchemaError, match="errors_q is empty"):
