@@ -71,8 +71,9 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
               help="What a fitted temperature minimises: nll_majority (the default: NLL of the "
                    "human majority), nll_soft (cross-entropy against the human distribution) or "
                    "ece_grid (lowest ECE on the grid 0.1 ... 5.0).")
-@click.option("--ties", type=click.Choice(["report", "first", "random"]), default="report",
-              show_default=True, help="Tie policy of the human majority (random uses --seed).")
+@click.option("--ties", type=click.Choice(["first", "random"]), default="first",
+              show_default=True, help="Tie policy of the human majority: the first tied label in "
+                                      "label order, or one at random (uses --seed).")
 @click.option("--n-boot", "n_boot", type=click.IntRange(min=0), default=0, show_default=True,
               help="Poisson bootstrap replicates for percentile 95% intervals (0: none).")
 @click.option("--seed", type=SEED, default=0, show_default=True,

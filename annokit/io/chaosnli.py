@@ -22,7 +22,7 @@ import pandas as pd
 
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 from annokit.errors import AnnokitError, DataFormatError, InputError, InvalidValueError
-from annokit.io.source import Input, loads_json
+from annokit.io.source import Input, json_object_lines, loads_json
 
 __all__ = ["ALPHANLI_LABELS", "looks_like_chaosnli", "read_chaosnli"]
 
@@ -79,17 +79,7 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
     name = source.name
     text = source.text
 
-    rows: list[dict[str, Any]] = []
-    line_numbers: list[int] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        row = loads_json(line, f"line {lineno} of {name}")
-        if not isinstance(row, dict):
-            raise DataFormatError(f"line {lineno} of {name}: expected a JSON object, got "
-                                  f"{type(row).__name__}")
-        rows.append(row)
-        line_numbers.append(lineno)
+    rows, line_numbers = json_object_lines(text, name)
     if not rows:
         raise DataFormatError(f"{name} has no items")
 

@@ -38,6 +38,7 @@ __all__ = [
     "decode_text",
     "depth_ok",
     "display_name",
+    "json_object_lines",
     "loads_json",
     "read_bytes",
     "read_text",
@@ -152,6 +153,28 @@ def loads_json(text: str, where: str, *, allow_nan: bool = False) -> Any:
         raise DataFormatError(f"{where}: not valid JSON ({exc})") from None
     except RecursionError:
         raise DataFormatError(f"{where}: JSON nested too deeply") from None
+
+def json_object_lines(text: str, name: str) -> tuple[list[dict[str, Any]], list[int]]:
+    """The objects of a JSON Lines text, one per non-blank line, and the line number of each.
+
+    Raises
+    ------
+    DataFormatError
+        A line that is not strict JSON (see :func:`loads_json`) or not an object, naming it.
+    """
+    rows: list[dict[str, Any]] = []
+    line_numbers: list[int] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = loads_json(line, f"line {lineno} of {name}")
+        if not isinstance(row, dict):
+            raise DataFormatError(f"line {lineno} of {name}: expected a JSON object, got "
+                                  f"{type(row).__name__}")
+        rows.append(row)
+        line_numbers.append(lineno)
+    return rows, line_numbers
+
 
 
 def check_header(columns: Sequence[Any], name: str) -> list[str]:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.errors import DataFormatError, InputError, InvalidValueError
-from annokit.io.source import Input, check_header, loads_json
+from annokit.io.source import Input, check_header, json_object_lines, loads_json
 
 __all__ = [
     "cell_where",
@@ -95,15 +95,7 @@ def _read_jsonl(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
             rows.append(row)
             lines.append(0)
     else:
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            row = loads_json(line, f"line {lineno} of {name}")
-            if not isinstance(row, dict):
-                raise DataFormatError(f"line {lineno} of {name}: expected a JSON object, got "
-                                      f"{type(row).__name__}")
-            rows.append(row)
-            lines.append(lineno)
+        rows, lines = json_object_lines(text, name)
     keys: dict[str, None] = {}
     for row in rows:
         keys.update(dict.fromkeys(row))

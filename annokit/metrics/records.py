@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
-from annokit.core.soft_labels import Majority, distributions, majority, softmax
+from annokit.core.soft_labels import DEFAULT_TIES, Majority, distributions, majority, softmax
 from annokit.core.votes import LabelSet, Votes
 from annokit.errors import (
     AlignmentError,
@@ -114,7 +114,7 @@ class AlignedRecords:
 
     @classmethod
     def from_arrays(cls, probs: Any, counts: Any, *, labels: LabelSet | Sequence[str] | None = None,
-                    item_ids: Any = None, logits: Any = None, ties: str = "report",
+                    item_ids: Any = None, logits: Any = None, ties: str = DEFAULT_TIES,
                     rng: np.random.Generator | int | None = None) -> AlignedRecords:
         """Records from a probability matrix and a count matrix already in one label order.
 
@@ -274,14 +274,14 @@ def _order_text(order: Sequence[str], labels: LabelSet) -> str:
 
 def _untied(votes: Votes, has: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows (among the matched items) with a strict human majority, and that majority."""
-    maj = majority(votes.counts()[has], ties="report")
+    maj = majority(votes.counts()[has], ties=DEFAULT_TIES)
     keep = ~maj.is_tied
     return keep, maj.labels[keep]
 
 
 def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path], *,
           pred_labels: Sequence[Any] | None = None, on_missing: str = "error",
-          ties: str = "report", rng: np.random.Generator | int | None = None,
+          ties: str = DEFAULT_TIES, rng: np.random.Generator | int | None = None,
           id_field: str | None = None) -> AlignedRecords:
     """Join predictions to votes by item id and label name.
 

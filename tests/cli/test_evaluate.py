@@ -223,7 +223,7 @@ def test_chaosnli_with_baan_predictions(shared_data):
     assert out["n_items"] == 1514 and out["n_unmatched_predictions"] == 2 * 4921 - 1514
     assert out["n_ties"] == 14 and out["labels"] == ["entailment", "neutral", "contradiction"]
     assert result.stderr == ("Warning: 14 of 1514 items have a tied human majority; tie policy "
-                             "'report' takes the first tied label in label order\n")
+                             "'first' takes the first tied label in label order\n")
     # seed 0 alone: Table 1's RoBERTa column is the mean of three seeds
     assert out["metrics"]["accuracy"] == pytest.approx(0.74, abs=0.01)
     only_test = run("--votes", votes, "--predictions", d / "SNLI_test_roberta-base_0.json",

@@ -150,10 +150,10 @@ def test_ties_temperature_and_errors():
     rec = AlignedRecords.from_arrays([[0.2, 0.8], [0.6, 0.4]], [[2, 2], [3, 1]],
                                      labels=["yes", "no"])
     with pytest.warns(DegenerateInputWarning, match=re.escape(
-            "1 of 2 items have a tied human majority; tie policy 'report' takes the first tied "
+            "1 of 2 items have a tied human majority; tie policy 'first' takes the first tied "
             "label in label order")):
         res = evaluate(rec)
-    assert res.metrics["accuracy"] == 0.5 and res.n_ties == 1 and res.tie_policy == "report"
+    assert res.metrics["accuracy"] == 0.5 and res.n_ties == 1 and res.tie_policy == "first"
     draws = set()
     for seed in range(12):
         with pytest.warns(DegenerateInputWarning, match="draws one tied label at random"):
