@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     med = statistics.median(e2e)
     print(f"annokit report, ChaosNLI-SNLI (1,514 items), 3 models, {args.n_boot} bootstrap "
           f"resamples; median of {args.repeat}; load average {load:.2f} on {os.cpu_count()} cores")
-    print(f"  end to end (fresh process):  {med:6.2f} s   target < 15 s: "
-          f"{'PASS' if med < 15 else 'FAIL'}   (runs: {', '.join(f'{t:.2f}' for t in e2e)})")
+    print(f"  end to end (fresh process):  {med:6.2f} s   "
+          f"(runs: {', '.join(f'{t:.2f}' for t in e2e)})")
     ref = statistics.median(stats)
     print(f"  annokit stats, same votes:   {ref:6.2f} s   report / stats = {med / ref:.1f}x")
     print("  in-process stages (median):")

@@ -132,8 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio peer (scaled, TVD only) / annokit (all metrics, n_jobs=1): {peer / ours:.1f}x")
     best = min(results["annokit subsampling_curve, n_jobs=1"]["seconds"],
                results["annokit subsampling_curve, n_jobs=2"]["seconds"])
-    print(f"target < 5 s: {'met' if best < 5 else 'NOT met'} (best wall {best:.2f} s; load "
-          f"average now {os.getloadavg()[0]:.1f})")
+    print(f"best wall time {best:.2f} s (load average now {os.getloadavg()[0]:.1f})")
     return 0
 
 

@@ -340,6 +340,13 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
     if isinstance(pred_labels, str):
         pred_labels = [s.strip() for s in pred_labels.split(",")]
     perm = _resolve_pred_labels(votes.labels, pred_labels, predictions.n_labels)
+    if predictions.label_names is not None and list(pred_labels) != list(predictions.label_names):
+        named = _resolve_pred_labels(votes.labels, predictions.label_names, predictions.n_labels)
+        if not np.array_equal(perm, named):
+            raise AlignmentError(
+                f"pred_labels {list(pred_labels)} contradict the class names the predictions "
+                f"carry {list(predictions.label_names)} (e.g. prob_<label> columns); give the "
+                "file's own order or leave pred_labels (CLI: --pred-labels) out")
 
     n_missing = int((~has).sum())
     if not has.any():

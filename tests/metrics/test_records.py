@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from annokit.core.soft_labels import softmax
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, Votes
 from annokit.errors import (
+    AlignmentError,
     DataFormatError,
     DegenerateInputWarning,
     InvalidValueError,
@@ -574,3 +575,16 @@ def test_agreement_bins_merge_repeated_quantiles_with_a_warning():
 def test_agreement_bins_reject_bad_input(bins, h, error, match):
     with pytest.raises(error, match=match):
         agreement_bins(h, bins)
+
+
+def test_pred_labels_that_contradict_the_files_class_names_are_refused(tmp_path):
+    """Issue 12: --pred-labels silently overrode prob_<label> headers that say something else."""
+    f = tmp_path / "p.csv"
+    pd.DataFrame({"id": ["a"], "prob_n": [0.2], "prob_e": [0.7], "prob_c": [0.1]}).to_csv(
+        f, index=False)
+    votes = _votes(ids=["a"], counts=[(1, 2, 3)])
+    with pytest.raises(AlignmentError, match=r"pred_labels \['e', 'n', 'c'\] contradict the class "
+                                             r"names the predictions carry \['n', 'e', 'c'\]"):
+        align(votes, f, pred_labels="e,n,c")
+    same = align(votes, f, pred_labels=["neutral", "entailment", "contradiction"])  # aliases agree
+    np.testing.assert_allclose(same.probs, [[0.7, 0.2, 0.1]])
