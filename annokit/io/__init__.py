@@ -186,7 +186,7 @@ def read_votes(
     else:
         votes = read_long(source, columns=columns, labels=labels, gold=gold, duplicates=duplicates,
                           no_header=no_header, missing=missing)
-        info = f"{source.name}: long table ({table_kind(source)})"
+        info = getattr(votes, "read_info", None) or f"{source.name}: long table ({table_kind(source)})"
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
     votes.read_info = info
     return votes

@@ -218,6 +218,8 @@ def read_long(
     )
     if gold_series is not None:
         votes = attach_gold(votes, gold_series)
+    chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
+    votes.read_info = f"{name}: long table ({table_kind(source)}); columns {chosen}"
     return votes
 
 

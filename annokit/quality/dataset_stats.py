@@ -74,7 +74,8 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     Returns
     -------
     dict
-        ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
+        ``read_as`` (the format and columns the reader chose, or None for votes built in
+        memory), ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
         ``votes_per_item`` {min, median, max}, ``entropy`` {base, mean, median},
         ``agreement`` {mean, median} (share of the top label), ``ties`` (items
         whose top label is tied), ``tie_policy`` (the majority's tie policy),
@@ -117,6 +118,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     result: dict[str, Any] = {
         "schema_version": STATS_SCHEMA_VERSION,
         "source": votes.source,
+        "read_as": getattr(votes, "read_info", None),
         "n_items": votes.n_items,
         "n_votes": votes.n_votes,
         "n_annotators": votes.n_annotators,
@@ -171,6 +173,7 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     vpi = stats["votes_per_item"]
     ent = stats["entropy"]
     rows = [
+        *([("read as", stats["read_as"])] if stats.get("read_as") else []),
         ("items", _fmt(stats["n_items"])),
         ("votes", _fmt(stats["n_votes"])),
         ("annotators", _fmt(stats["n_annotators"]) if stats["n_annotators"] is not None

@@ -104,3 +104,21 @@ def test_stats_with_one_vote_per_item_has_null_agreement(tmp_path):
     out = json.loads(run("stats", str(f), "--json").output)
     assert out["krippendorff_alpha"] is None and out["fleiss_kappa"] is None
     assert "n/a (no item has two votes)" in run("stats", str(f)).output
+
+
+def test_stats_states_the_format_and_columns_it_chose(tmp_path):
+    """Issue 12: the reader sniffs, then states the format it chose (text and --json)."""
+    votes = tmp_path / "v.csv"
+    votes.write_text("question,worker,answer\nq1,w1,a\nq1,w2,b\n")
+    from click.testing import CliRunner
+
+    from annokit.cli import main
+
+    res = CliRunner().invoke(main, ["stats", str(votes), "--n-boot", "0", "--json"])
+    assert res.exit_code == 0, res.output
+    import json
+
+    assert json.loads(res.stdout)["read_as"] == (
+        "v.csv: long table (csv); columns item='question', annotator='worker', label='answer'")
+    text = CliRunner().invoke(main, ["stats", str(votes), "--n-boot", "0"]).stdout
+    assert text.splitlines()[0].startswith("read as") and "label='answer'" in text.splitlines()[0]

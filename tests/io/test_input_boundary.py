@@ -239,7 +239,8 @@ def test_dash_reads_standard_input(monkeypatch):
     data = b"item,annotator,label\n1,a,x\n1,b,y\n"
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
     v = read_votes("-")
-    assert v.n_votes == 2 and v.read_info == "<stdin>: long table (csv)"
+    assert v.n_votes == 2 and v.read_info == ("<stdin>: long table (csv); "
+                                          "columns item='item', annotator='annotator', label='label'")
 
 
 def test_read_info_states_the_format(tmp_path):
