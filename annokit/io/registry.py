@@ -20,6 +20,7 @@ from pathlib import Path
 
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, DatasetNotFoundError
+from annokit.io.atomic import atomic_path
 
 __all__ = ["REGISTRY", "DatasetSpec", "cache_dir", "dataset_path", "list_datasets", "load_dataset"]
 
@@ -158,7 +159,8 @@ def _download(spec: DatasetSpec, target: Path) -> None:
                 raise DataFormatError(f"{spec.name}: {spec.url} is not a zip with "
                                       f"{spec.member} ({exc})") from None
         _verify(source, spec)
-        os.replace(source, target)
+        with atomic_path(target) as out:  # the one writing layer: flushed, umask mode, renamed
+            shutil.copyfile(source, out)
 
 
 def load_dataset(name: str, *, path: str | os.PathLike | None = None, download: bool = True,
