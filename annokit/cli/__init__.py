@@ -86,29 +86,26 @@ class _Group(click.Group):
                 return super().invoke(ctx)
             except (click.exceptions.Exit, click.ClickException, click.Abort):
                 raise
-            except AnnokitError as exc:
-                if debug:
-                    raise
-                click.echo(f"Error: {one_line(exc)}", err=True)
-                sys.exit(1)
-            except OSError as exc:
-                if debug:
-                    raise
-                if exc.errno in _STDOUT_ERRNOS and getattr(exc, "filename", None) is None:
-                    _stdout_failed(exc)  # files go through annokit.io.atomic: this is stdout
-                click.echo(f"Error: {_describe(exc)}", err=True)
-                sys.exit(1)
-            except (MemoryError, RecursionError) as exc:
-                if debug:
-                    raise
-                click.echo(f"Error: {_describe(exc)}", err=True)
-                sys.exit(1)
             except Exception as exc:
                 if debug:
                     raise
-                click.echo(f"Error: unexpected {type(exc).__name__}: {one_line(exc)[:300]} "
-                           "(rerun with 'annokit --debug ...' for the traceback)", err=True)
-                sys.exit(3)
+                if (isinstance(exc, OSError) and exc.errno in _STDOUT_ERRNOS
+                        and getattr(exc, "filename", None) is None):
+                    _stdout_failed(exc)  # files go through annokit.io.atomic: this is stdout
+                message, status = _error_line(exc)
+                click.echo(f"Error: {message}", err=True)
+                sys.exit(status)
+
+
+def _error_line(exc: Exception) -> tuple[str, int]:
+    """The one line printed for an error and the exit status: 1 for input, data or
+    environment errors, 3 for anything unexpected (an annokit defect)."""
+    if isinstance(exc, AnnokitError):
+        return one_line(exc), 1
+    if isinstance(exc, (OSError, MemoryError, RecursionError)):
+        return _describe(exc), 1
+    return (f"unexpected {type(exc).__name__}: {one_line(exc)[:300]} "
+            "(rerun with 'annokit --debug ...' for the traceback)"), 3
 
 
 #: Errors of a write to standard output (closed pipe, full disk, quota, I/O error).

@@ -24,6 +24,9 @@ __all__ = ["FORMULA_PREFIXES", "neutralise_formulas", "neutralise_text", "printa
 #: Leading characters a spreadsheet treats as the start of a formula (OWASP).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
+#: A text cell that starts with one of :data:`FORMULA_PREFIXES`.
+_FORMULA_START = "[" + re.escape("".join(FORMULA_PREFIXES)) + "]"
+
 # C0 controls but tab and newline, DEL, C1 controls, and the Unicode bidi controls
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -58,9 +61,17 @@ def neutralise_formulas(df: Any) -> Any:
     out = df.copy()
     for i in range(out.shape[1]):
         col = out.iloc[:, i]
-        if (types.is_object_dtype(col) or types.is_string_dtype(col)
-                or isinstance(col.dtype, types.CategoricalDtype)):
-            out.isetitem(i, col.astype(object).map(neutralise_text))
+        if isinstance(col.dtype, types.CategoricalDtype):  # the categories, not every cell
+            out.isetitem(i, col.cat.rename_categories(
+                [neutralise_text(c) for c in col.cat.categories]).astype(object))
+        elif types.is_object_dtype(col) or types.is_string_dtype(col):
+            col = col.astype(object)
+            # vectorised: text cells starting a formula (non-text cells give NaN -> False)
+            risky = col.str.match(_FORMULA_START, na=False).to_numpy(dtype=bool)
+            if risky.any():
+                col = col.copy()
+                col[risky] = "'" + col[risky].astype(str)
+            out.isetitem(i, col)
     out.columns = [neutralise_text(c) for c in out.columns]
     return out
 
