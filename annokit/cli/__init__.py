@@ -147,10 +147,16 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
              epilog=_EPILOG)
 @click.option("--debug", is_flag=True, help="Show the full traceback of an error and warnings "
                                             "with their source.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars on stderr (they are shown "
+                                                  "only on a terminal, for work over ~2 s).")
 @click.version_option(package_name="annokit")
-def main(debug: bool) -> None:
+def main(debug: bool, quiet: bool) -> None:
     """annokit: datasets with many annotators per item.
 
     Prepare multi-annotator datasets, evaluate models against the distribution
     of human judgements, and decide how many annotations are enough.
     """
+    if quiet:
+        from annokit.core.progress import set_progress
+
+        set_progress(False)
