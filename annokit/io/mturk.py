@@ -1,0 +1,216 @@
+"""Amazon Mechanical Turk batch results: one row per assignment, votes out.
+
+A batch-results CSV (the "Download CSV" of a batch) has one row per assignment with
+``HITId``, ``WorkerId``, ``AssignmentStatus``, the HIT's inputs as ``Input.<name>``
+columns and the worker's answers as ``Answer.<name>`` columns. A HIT that shows several
+items numbers them: ``Input.id1``, ``Input.text1``, ``Answer.label1``, ``Input.id2``, ...
+(``Input.id_2`` and ``Input.id-2`` too). The reader maps the columns to item, annotator
+and label, states the mapping in ``votes.read_info`` and takes an explicit mapping where
+the guess is not wanted:
+
+- annotator: ``WorkerId``;
+- label: the one ``Answer.*`` column (or numbered family of columns), else ``label=``;
+- item: an ``Input.*`` id column (``id``, ``item``, ``item_id``, ``itemid``, ``uid``,
+  ``pair_id``, numbered alike when the answers are numbered), else ``item=``, else the
+  HIT id (with ``#<n>`` for the n-th item of a HIT).
+
+Assignments whose status is not kept (by default only ``Submitted`` and ``Approved`` are;
+``Rejected``, returned or abandoned assignments are not votes) are excluded and counted by
+status; a blank answer is not a vote and is counted; nothing else is dropped.
+
+Examples
+--------
+>>> import io, tempfile, pathlib
+>>> text = ("HITId,WorkerId,AssignmentStatus,Input.id1,Input.id2,Answer.label1,Answer.label2\\n"
+...         "H1,w1,Approved,q1,q2,yes,no\\n"
+...         "H1,w2,Submitted,q1,q2,yes,yes\\n"
+...         "H1,w3,Rejected,q1,q2,no,no\\n")
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "batch.csv"
+>>> _ = path.write_text(text)
+>>> votes = read_mturk(path)
+>>> votes.counts().tolist(), votes.mturk_info["excluded"]
+([[0, 2], [1, 1]], {'Rejected': 1})
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.labels import LabelSet
+from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.errors import SchemaError
+from annokit.io.source import Input
+from annokit.io.tables import read_table
+
+__all__ = ["KEPT_STATUSES", "looks_like_mturk", "read_mturk"]
+
+#: Assignment statuses read as votes by default.
+KEPT_STATUSES = ("Submitted", "Approved")
+
+_ID_NAMES = ("id", "item", "item_id", "itemid", "uid", "pair_id", "pairid")
+_NUMBERED = re.compile(r"^(?P<base>.*?)[_-]?(?P<n>\d+)$")
+_REQUIRED = ("HITId", "WorkerId")
+
+
+def looks_like_mturk(columns: Sequence[str]) -> bool:
+    """Whether a header is a Mechanical Turk batch-results header."""
+    names = set(columns)
+    return set(_REQUIRED) <= names and any(str(c).startswith("Answer.") for c in columns)
+
+
+def _families(columns: Sequence[str], prefix: str) -> dict[str, dict[str, str]]:
+    """``{base: {number or "": column}}`` for the columns under ``prefix``."""
+    out: dict[str, dict[str, str]] = {}
+    for col in columns:
+        if not col.startswith(prefix):
+            continue
+        name = col[len(prefix):]
+        m = _NUMBERED.match(name)
+        base, n = (m["base"], m["n"]) if m and m["base"] else (name, "")
+        out.setdefault(base, {})[n] = col
+    # a family of one numbered column is an ordinary column whose name ends in a digit
+    for base in [b for b, cols in out.items() if len(cols) == 1 and "" not in cols]:
+        (n, col), = out.pop(base).items()
+        out.setdefault(base + n, {})[""] = col
+    return out
+
+
+def _pick(families: dict[str, dict[str, str]], given: str | None, what: str, name: str,
+          option: str) -> dict[str, str] | None:
+    if given is not None:
+        given = given.removeprefix(option)
+        if given in families:
+            return families[given]
+        for cols in families.values():  # a full column name, numbered or not
+            for col in cols.values():
+                if col in (given, option + given):
+                    return {"": col}
+        raise SchemaError(f"{name}: no column {option}{given} for the {what}; "
+                          f"{option}* columns: {sorted(c for f in families.values() for c in f.values())}")
+    return None
+
+
+def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
+               label: str | None = None, statuses: Sequence[str] = KEPT_STATUSES,
+               labels: LabelSet | Sequence[Any] | None = None,
+               duplicates: DuplicatePolicy = "error") -> Votes:
+    """Votes from a Mechanical Turk batch-results CSV.
+
+    Parameters
+    ----------
+    path : path-like
+    item : str, optional
+        The ``Input.*`` column (or numbered family, e.g. ``"id"`` for ``Input.id1``,
+        ``Input.id2``, ...) holding item ids. Default: an id-like input column, else the
+        HIT id.
+    label : str, optional
+        The ``Answer.*`` column or family holding the label. Default: the only one.
+    statuses : sequence of str, default=("Submitted", "Approved")
+        Assignment statuses that count as votes; the others are excluded and counted.
+    labels : LabelSet or sequence of names, optional
+    duplicates : {"error", "first", "last", "keep"}
+        A worker answering the same item twice (in two HITs).
+
+    Returns
+    -------
+    Votes
+        With ``read_info`` (the mapping and what was excluded, one line) and ``mturk_info``
+        (a dict: ``item``, ``label``, ``items_per_hit``, ``excluded`` {status: assignments},
+        ``blank_answers``).
+
+    Raises
+    ------
+    SchemaError
+        Not a batch-results file, or the columns do not say which answer is the label.
+    """
+    source = Input(path, what="votes")
+    name = source.name
+    df = read_table(source)
+    columns = [str(c) for c in df.columns]
+    missing = [c for c in _REQUIRED if c not in columns]
+    if missing:
+        raise SchemaError(f"{name}: not Mechanical Turk batch results: missing column(s) "
+                          f"{missing}; got {columns[:8]}{' ...' if len(columns) > 8 else ''}")
+    answers = _families(columns, "Answer.")
+    inputs = _families(columns, "Input.")
+    chosen = _pick(answers, label, "label", name, "Answer.")
+    if chosen is None:
+        if len(answers) != 1:
+            raise SchemaError(f"{name}: {len(answers)} answer columns "
+                              f"{sorted(answers)}; say which holds the label (--label-column / "
+                              "label=)")
+        chosen = next(iter(answers.values()))
+    numbers = sorted(chosen, key=lambda n: (n != "", int(n) if n else 0))
+    item_family = _pick(inputs, item, "item id", name, "Input.")
+    if item_family is None:
+        ids = [cols for base, cols in inputs.items() if base.lower() in _ID_NAMES
+               and set(numbers) <= set(cols)]
+        item_family = ids[0] if len(ids) == 1 else None
+    if item_family is not None and not set(numbers) <= set(item_family):
+        raise SchemaError(f"{name}: the label columns are numbered {numbers} but the item "
+                          f"columns {sorted(item_family.values())} are not")
+
+    n_rows = len(df)
+    if "AssignmentStatus" in df.columns:
+        status = df["AssignmentStatus"].fillna("(blank)")
+        keep = status.isin(list(statuses))
+    else:  # a hand-made file without statuses: every row is an assignment to read
+        status = pd.Series("", index=df.index)
+        keep = pd.Series(True, index=df.index)
+    excluded = status[~keep].value_counts().sort_index()
+    df = df[keep.to_numpy()]
+    line = df.index.to_numpy() + df.attrs.get("annokit_line_offset", 2)
+    blank_workers = df["WorkerId"].isna()
+    if blank_workers.any():
+        raise SchemaError(f"line {int(line[np.argmax(blank_workers.to_numpy())])} of {name}: "
+                          "blank WorkerId")
+
+    parts = []
+    for n in numbers:
+        labels_n = df[chosen[n]]
+        if item_family is not None:
+            items_n = df[item_family[n]]
+            blank = items_n.isna() & labels_n.notna()
+            if blank.any():
+                raise SchemaError(f"line {int(line[np.argmax(blank.to_numpy())])} of {name}, "
+                                  f"column {item_family[n]}: blank item id")
+        else:
+            hit = df["HITId"].astype(str)
+            items_n = hit + f"#{n}" if len(numbers) > 1 else hit
+        parts.append(pd.DataFrame({"item": items_n.to_numpy(dtype=object),
+                                   "annotator": df["WorkerId"].to_numpy(dtype=object),
+                                   "label": labels_n.to_numpy(dtype=object)}))
+    long = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["item", "annotator", "label"])
+    blank_answers = int(long["label"].isna().sum())
+    long = long[long["label"].notna()]
+    if long.empty:
+        raise SchemaError(f"{name}: no votes: {n_rows} assignment(s), "
+                          f"{int(excluded.sum())} excluded by status, {blank_answers} blank answers")
+    votes = Votes.from_long(long, labels=labels, duplicates=duplicates, source=name)
+    item_text = ("HITId" + ("#n" if len(numbers) > 1 else "") if item_family is None
+                 else _family_text(item_family))
+    info = {"item": item_text, "annotator": "WorkerId", "label": _family_text(chosen),
+            "items_per_hit": len(numbers), "assignments": n_rows,
+            "excluded": {str(k): int(v) for k, v in excluded.items()},
+            "blank_answers": blank_answers}
+    votes.mturk_info = info
+    excl = ", ".join(f"{k} {v}" for k, v in info["excluded"].items()) or "none"
+    votes.read_info = (f"{name}: Mechanical Turk batch results, {len(numbers)} item(s) per HIT; "
+                       f"item={item_text!r}, annotator='WorkerId', label={info['label']!r}; "
+                       f"excluded assignments: {excl}; blank answers: {blank_answers}")
+    return votes
+
+
+def _family_text(family: dict[str, str]) -> str:
+    if list(family) == [""]:
+        return family[""]
+    first = family[min((n for n in family if n), key=int)]
+    m = _NUMBERED.match(first)
+    return f"{m['base']}{{n}}" if m else first

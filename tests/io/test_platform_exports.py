@@ -1,0 +1,141 @@
+"""Mechanical Turk batch results and Label Studio exports (annokit.io.mturk, annokit.io.labelstudio)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from annokit.errors import DataFormatError, SchemaError
+from annokit.io.labelstudio import read_labelstudio
+from annokit.io.mturk import looks_like_mturk, read_mturk
+
+HEADER = ("HITId,HITTypeId,AssignmentId,WorkerId,AssignmentStatus,WorkTimeInSeconds,"
+          "Input.id1,Input.text1,Input.id2,Input.text2,Input.id3,Input.text3,"
+          "Answer.label1,Answer.label2,Answer.label3,Approve,Reject\n")
+
+
+def _write(tmp_path, text, name="batch.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _by_id(votes):
+    counts = votes.counts()
+    return {str(i): dict(zip(votes.labels.names, map(int, row)))
+            for i, row in zip(votes.item_ids, counts)}
+
+
+def test_mturk_several_items_per_hit_hand_counted(tmp_path):
+    rows = [
+        "H1,T,A1,w1,Approved,30,q1,t,q2,t,q3,t,yes,no,yes,,",
+        "H1,T,A2,w2,Submitted,31,q1,t,q2,t,q3,t,yes,yes,,,",       # blank third answer
+        "H1,T,A3,w3,Rejected,2,q1,t,q2,t,q3,t,no,no,no,,x",         # rejected: not votes
+        "H2,T,A4,w1,Approved,40,q4,t,q5,t,q6,t,no,no,no,,",
+        "H2,T,A5,w4,Returned,0,q4,t,q5,t,q6,t,,,,,",
+    ]
+    votes = read_mturk(_write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    assert _by_id(votes) == {"q1": {"no": 0, "yes": 2}, "q2": {"no": 1, "yes": 1},
+                             "q3": {"no": 0, "yes": 1}, "q4": {"no": 1, "yes": 0},
+                             "q5": {"no": 1, "yes": 0}, "q6": {"no": 1, "yes": 0}}
+    info = votes.mturk_info
+    assert info["excluded"] == {"Rejected": 1, "Returned": 1}
+    assert info["blank_answers"] == 1 and info["items_per_hit"] == 3
+    assert info["item"] == "Input.id{n}" and info["label"] == "Answer.label{n}"
+    assert "excluded assignments: Rejected 1, Returned 1" in votes.read_info
+    assert sorted(votes.annotator_ids) == ["w1", "w2"]
+
+
+def test_mturk_one_item_per_hit_uses_hit_id_without_id_column(tmp_path):
+    text = ("HITId,WorkerId,AssignmentStatus,Input.text,Answer.sentiment\n"
+            "H1,w1,Approved,good,pos\nH1,w2,Approved,good,neg\nH2,w1,Approved,bad,neg\n")
+    votes = read_mturk(_write(tmp_path, text))
+    assert _by_id(votes) == {"H1": {"neg": 1, "pos": 1}, "H2": {"neg": 1, "pos": 0}}
+    assert votes.mturk_info["item"] == "HITId"
+
+
+def test_mturk_mapping_override_and_statuses(tmp_path):
+    text = ("HITId,WorkerId,AssignmentStatus,Input.sent_1,Input.sent_2,Answer.a_1,Answer.a_2,"
+            "Answer.comment\n"
+            "H1,w1,Rejected,s1,s2,x,y,hm\nH1,w2,Approved,s1,s2,x,x,\n")
+    with pytest.raises(SchemaError, match="say which holds the label"):
+        read_mturk(_write(tmp_path, text))
+    votes = read_mturk(_write(tmp_path, text), item="sent", label="a",
+                       statuses=("Approved", "Rejected"))
+    assert _by_id(votes) == {"s1": {"x": 2, "y": 0}, "s2": {"x": 1, "y": 1}}
+    with pytest.raises(SchemaError, match="no column Answer.nope"):
+        read_mturk(_write(tmp_path, text), label="nope")
+
+
+@pytest.mark.parametrize("text, match", [
+    ("WorkerId,Answer.x\nw1,a\n", "missing column"),
+    ("HITId,WorkerId,AssignmentStatus,Answer.x\nH1,,Approved,a\n", "line 2 of batch.csv: blank WorkerId"),
+    ("HITId,WorkerId,AssignmentStatus,Answer.x\nH1,w1,Rejected,a\n", "no votes"),
+    ("HITId,WorkerId,AssignmentStatus,Input.id1,Input.id2,Answer.l1,Answer.l2\n"
+     "H1,w1,Approved,,q2,a,b\n", "line 2 of batch.csv, column Input.id1: blank item id"),
+])
+def test_mturk_bad_files_fail_with_where(tmp_path, text, match):
+    with pytest.raises(SchemaError, match=match):
+        read_mturk(_write(tmp_path, text))
+
+
+def test_mturk_same_worker_twice_on_an_item_is_an_error_unless_asked(tmp_path):
+    text = ("HITId,WorkerId,AssignmentStatus,Input.id,Answer.l\n"
+            "H1,w1,Approved,q1,a\nH2,w1,Approved,q1,b\n")
+    with pytest.raises(SchemaError):
+        read_mturk(_write(tmp_path, text))
+    assert read_mturk(_write(tmp_path, text), duplicates="last").counts().tolist() == [[0, 1]]
+
+
+def test_looks_like_mturk():
+    assert looks_like_mturk(["HITId", "WorkerId", "Answer.x"])
+    assert not looks_like_mturk(["item", "annotator", "label"])
+
+
+def _task(task_id, *annotations, **data):
+    return {"id": task_id, "data": data or {"text": "t"}, "annotations": list(annotations)}
+
+
+def _ann(user, *choices, cancelled=False, kind="choices", control="sentiment"):
+    value = {kind: list(choices) if kind == "choices" else choices[0]}
+    result = [{"from_name": control, "to_name": "text", "type": kind, "value": value}] \
+        if choices else []
+    return {"completed_by": user, "was_cancelled": cancelled, "result": result}
+
+
+def test_labelstudio_choices_cancelled_and_blank_counted(tmp_path):
+    tasks = [_task(1, _ann(7, "pos"), _ann(8, "neg"), _ann(9, cancelled=True)),
+             _task(2, _ann({"id": 7, "email": "a@x"}, "pos"), _ann(8))]
+    path = _write(tmp_path, json.dumps(tasks), "export.json")
+    votes = read_labelstudio(path)
+    assert _by_id(votes) == {"1": {"neg": 1, "pos": 1}, "2": {"neg": 0, "pos": 1}}
+    info = votes.labelstudio_info
+    assert (info["cancelled"], info["blank"], info["annotations"]) == (1, 1, 5)
+    assert sorted(votes.annotator_ids) == ["7", "8"]
+
+
+def test_labelstudio_ratings_item_field_and_multichoice(tmp_path):
+    tasks = [_task(1, _ann(1, 4, kind="rating", control="stars"),
+                   _ann(2, 5, kind="rating", control="stars"), item_id="a"),
+             _task(2, _ann(1, 2, kind="rating", control="stars"), item_id="b")]
+    votes = read_labelstudio(_write(tmp_path, json.dumps(tasks), "r.json"), item="item_id")
+    assert _by_id(votes) == {"a": {"2": 0, "4": 1, "5": 1}, "b": {"2": 1, "4": 0, "5": 0}}
+    multi = [_task(1, _ann(1, "x", "y"), _ann(2, "y"))]
+    votes = read_labelstudio(_write(tmp_path, json.dumps(multi), "m.json"))
+    assert votes.labelstudio_info["multi_choice"] == 1
+    np.testing.assert_array_equal(votes.counts(), [[1, 2]])
+
+
+@pytest.mark.parametrize("doc, error, match", [
+    ({"id": 1}, DataFormatError, "JSON list of task objects"),
+    ([{"id": 1, "data": {}}], DataFormatError, "task 1 .*no 'annotations'"),
+    ([_task(None, _ann(1, "x"))], DataFormatError, "no item id"),
+    ([_task(1, {"completed_by": None, "result": []})], DataFormatError, "without completed_by"),
+    ([_task(1, _ann(1, "x"), _ann(2, "y", control="other"))], SchemaError, "several controls"),
+    ([_task(1, _ann(1, cancelled=True))], SchemaError, "no votes"),
+])
+def test_labelstudio_bad_exports(tmp_path, doc, error, match):
+    with pytest.raises(error, match=match):
+        read_labelstudio(_write(tmp_path, json.dumps(doc), "bad.json"))
