@@ -139,3 +139,30 @@ def test_labelstudio_ratings_item_field_and_multichoice(tmp_path):
 def test_labelstudio_bad_exports(tmp_path, doc, error, match):
     with pytest.raises(error, match=match):
         read_labelstudio(_write(tmp_path, json.dumps(doc), "bad.json"))
+
+
+def test_hf_response_objects_and_parallel_lists():
+    datasets = pytest.importorskip("datasets")
+    from annokit.io.hf_responses import from_hf_responses
+
+    ds = datasets.Dataset.from_list([
+        {"id": "q1", "label": [{"user_id": "a", "value": "yes", "status": "submitted"},
+                               {"user_id": "b", "value": "no", "status": "submitted"},
+                               {"user_id": "c", "value": None, "status": "submitted"}]},
+        {"id": "q2", "label": [{"user_id": "a", "value": "no", "status": "draft"}]},
+        {"id": "q3", "label": [{"user_id": "b", "value": "no", "status": "submitted"}]},
+    ])
+    votes = from_hf_responses(ds, item="id", responses="label")
+    assert _by_id(votes) == {"q1": {"no": 1, "yes": 1}, "q3": {"no": 1, "yes": 0}}
+    assert votes.hf_info["excluded"] == {"draft": 1}
+    assert votes.hf_info["empty"] == 1 and votes.hf_info["records_without_votes"] == 1
+
+    par = datasets.Dataset.from_dict({"item": ["x", "y"], "answers": [["1", "2"], ["2"]],
+                                      "users": [["u", "v"], ["u"]]})
+    votes = from_hf_responses(par, item="item", responses="answers", annotators="users")
+    assert _by_id(votes) == {"x": {"1": 1, "2": 1}, "y": {"1": 0, "2": 1}}
+    bad = datasets.Dataset.from_dict({"item": ["x"], "answers": [["1", "2"]], "users": [["u"]]})
+    with pytest.raises(SchemaError, match="record 0 .*different lengths"):
+        from_hf_responses(bad, item="item", responses="answers", annotators="users")
+    with pytest.raises(SchemaError, match="no column 'nope'"):
+        from_hf_responses(par, item="nope", responses="answers")
