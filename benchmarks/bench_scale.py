@@ -1,0 +1,212 @@
+"""Scale benchmark (issue 13): the Dask engine against the in-memory engine, 1e6 to 1e8 votes.
+
+    python benchmarks/bench_scale.py [--votes 1e6 1e7 1e8] [--workers 2] [--memory-limit 2GB]
+                                     [--data DIR] [--commands stats aggregate evaluate]
+                                     [--no-memory-engine]
+
+1. Seeded synthetic data, made once per size under ``--data`` (default
+   ``benchmarks/_out/scale``) as Parquet partitions of 1M votes each, never held whole:
+   3 classes, 10 votes per item (1e8 votes: 10M items), ``n_votes / 1000`` annotators
+   (1e8: 100k), each with an accuracy drawn in [0.5, 0.95] and uniform errors; an item's
+   10 annotators are distinct. Predictions (one Parquet partition per vote partition,
+   ``prob_<label>`` columns) are a noisy softmax around the true class.
+2. Each command (``annokit stats``, ``aggregate --method ds``, ``evaluate``) runs as a
+   subprocess with ``--engine dask --scheduler ADDRESS`` against one LocalCluster of
+   ``--workers`` worker processes with ``--memory-limit`` each (started here, reused for all
+   runs); a sampler thread reads every worker's RSS every 0.2 s, so the table gives the peak
+   memory per worker. The same command with the in-memory engine runs next (unless
+   ``--no-memory-engine``), measured by the peak RSS of its process; when it cannot fit it
+   must fail with a message naming ``--engine dask``, and the table shows that message.
+3. The table: votes, command, engine, seconds, peak memory (per worker for Dask), and
+   the growth of time and memory from one size to the next (x10 votes).
+
+The machine is shared and noisy: figures are single runs of minutes-long jobs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+LABELS = ("positive", "neutral", "negative")
+PRIOR = np.array([0.5, 0.3, 0.2])
+VOTES_PER_ITEM = 10
+PART_VOTES = 1_000_000
+
+
+def make_data(out: Path, n_votes: int, *, seed: int = 0) -> Path:
+    """Write ``n_votes`` votes and their predictions as Parquet partitions; return the folder."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    folder = out / f"votes_{n_votes:.0e}".replace("+", "")
+    done = folder / "_DONE"
+    if done.exists():
+        return folder
+    (folder / "votes").mkdir(parents=True, exist_ok=True)
+    (folder / "predictions").mkdir(parents=True, exist_ok=True)
+    n_items = n_votes // VOTES_PER_ITEM
+    n_annotators = max(n_votes // 1000, 20)
+    acc = np.random.default_rng([seed, 0]).uniform(0.5, 0.95, n_annotators)
+    items_per_part = PART_VOTES // VOTES_PER_ITEM
+    n_parts = -(-n_items // items_per_part)
+    for part in range(n_parts):
+        rng = np.random.default_rng([seed, 1, part])
+        first = part * items_per_part
+        item = np.arange(first, min(first + items_per_part, n_items), dtype=np.int64)
+        m = item.size
+        true = rng.choice(3, size=m, p=PRIOR)
+        # distinct annotators per item: start + j * step (mod A), step * j < A for j < 10
+        start = rng.integers(0, n_annotators, m)
+        step = rng.integers(1, max(n_annotators // VOTES_PER_ITEM, 2), m)
+        j = np.arange(VOTES_PER_ITEM)
+        annot = (start[:, None] + step[:, None] * j) % n_annotators
+        truth = np.repeat(true, VOTES_PER_ITEM)
+        right = rng.random(m * VOTES_PER_ITEM) < acc[annot.ravel()]
+        label = np.where(right, truth, (truth + rng.integers(1, 3, truth.size)) % 3)
+        item_ids = pc.binary_join_element_wise(
+            "item", pc.utf8_lpad(pa.array(item).cast(pa.string()), 9, "0"), "")
+        annot_ids = pc.binary_join_element_wise(
+            "a", pc.utf8_lpad(pa.array(annot.ravel()).cast(pa.string()), 6, "0"), "")
+        votes = pa.table({
+            "item": pc.take(item_ids, pa.array(np.repeat(np.arange(m), VOTES_PER_ITEM))),
+            "annotator": annot_ids,
+            "label": pa.DictionaryArray.from_arrays(pa.array(label.astype(np.int8)),
+                                                    pa.array(LABELS)),
+        })
+        pq.write_table(votes, folder / "votes" / f"part-{part:05d}.parquet")
+        logits = rng.normal(0.0, 1.0, (m, 3))
+        logits[np.arange(m), true] += 2.0
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        pred = {"item": item_ids}
+        pred.update({f"prob_{name}": probs[:, k] for k, name in enumerate(LABELS)})
+        pq.write_table(pa.table(pred), folder / "predictions" / f"part-{part:05d}.parquet")
+    done.write_text(f"{n_votes} votes, {n_items} items, {n_annotators} annotators, seed {seed}\n")
+    return folder
+
+
+def _commands(folder: Path) -> dict[str, list[str]]:
+    votes, preds = str(folder / "votes"), str(folder / "predictions")
+    out = folder / "out"
+    return {
+        "stats": ["stats", votes, "--json"],
+        "aggregate": ["aggregate", votes, "--method", "ds", "--out", str(out / "aggregate")],
+        "evaluate": ["evaluate", "--votes", votes, "--predictions", preds, "--json"],
+    }
+
+
+class WorkerMemory:
+    """Peak RSS of each process in ``pids``, sampled every ``interval`` seconds."""
+
+    def __init__(self, pids: list[int], interval: float = 0.2):
+        import psutil
+
+        self.procs = [psutil.Process(p) for p in pids]
+        self.peak = [0] * len(pids)
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for i, p in enumerate(self.procs):
+                try:
+                    self.peak[i] = max(self.peak[i], p.memory_info().rss)
+                except Exception:  # a worker restarting
+                    pass
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> WorkerMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _run(args: list[str], extra: list[str], pids: list[int] | None) -> dict:
+    cmd = [sys.executable, "-c",
+           "import resource, subprocess, sys, json;"
+           "r = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
+           "u = resource.getrusage(resource.RUSAGE_CHILDREN);"
+           "print(json.dumps({'rc': r.returncode, 'err': r.stderr.strip().splitlines()[-1:] ,"
+           "'maxrss_mb': u.ru_maxrss / 1024}))",
+           sys.executable, "-m", "annokit.cli", "--quiet", *args[:1], *extra, *args[1:]]
+    t0 = time.perf_counter()
+    if pids:
+        with WorkerMemory(pids) as mem:
+            out = subprocess.run(cmd, capture_output=True, text=True)
+        peak = max(mem.peak) / 2**20
+    else:
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        peak = None
+    seconds = time.perf_counter() - t0
+    import json
+
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    return {"seconds": seconds, "rc": res["rc"], "error": " ".join(res["err"]),
+            "peak_mb": peak if peak is not None else res["maxrss_mb"]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--votes", nargs="+", type=float, default=[1e6, 1e7, 1e8])
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--memory-limit", default="2GB")
+    p.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "_out" / "scale")
+    p.add_argument("--commands", nargs="+", default=["stats", "aggregate", "evaluate"])
+    p.add_argument("--no-memory-engine", action="store_true")
+    a = p.parse_args()
+
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
+                           memory_limit=a.memory_limit, dashboard_address=None)
+    client = Client(cluster)
+    pids = list(client.run(os.getpid).values())
+    print(f"LocalCluster: {a.workers} workers x {a.memory_limit}, scheduler {cluster.scheduler_address}")
+    rows = []
+    for n in a.votes:
+        n_votes = int(n)
+        t0 = time.perf_counter()
+        folder = make_data(a.data, n_votes)
+        print(f"data {n_votes:.0e} votes: {folder} ({time.perf_counter() - t0:.1f} s)", flush=True)
+        for name, args in _commands(folder).items():
+            if name not in a.commands:
+                continue
+            res = _run(args, ["--engine", "dask", "--scheduler", cluster.scheduler_address], pids)
+            rows.append((n_votes, name, "dask", res))
+            print(f"  {name:9s} dask   {res['seconds']:8.1f} s  peak/worker {res['peak_mb']:7.0f} MB"
+                  f"  rc {res['rc']} {res['error'] if res['rc'] else ''}", flush=True)
+            if not a.no_memory_engine:
+                res = _run(args, [], None)
+                rows.append((n_votes, name, "memory", res))
+                print(f"  {name:9s} memory {res['seconds']:8.1f} s  peak       {res['peak_mb']:7.0f} MB"
+                      f"  rc {res['rc']} {res['error'] if res['rc'] else ''}", flush=True)
+    print("\nvotes    command    engine  seconds  peak MB  x time  x memory (vs previous size)")
+    prev: dict[tuple[str, str], dict] = {}
+    for n_votes, name, engine, res in rows:
+        before = prev.get((name, engine))
+        grow = (f"{res['seconds'] / before['seconds']:6.1f}  {res['peak_mb'] / before['peak_mb']:6.1f}"
+                if before and res["rc"] == 0 and before["rc"] == 0 else "     -       -")
+        status = "" if res["rc"] == 0 else f"  failed: {res['error']}"
+        print(f"{n_votes:8.0e} {name:10s} {engine:6s} {res['seconds']:8.1f} {res['peak_mb']:8.0f}  "
+              f"{grow}{status}")
+        prev[(name, engine)] = res
+    client.close()
+    cluster.close()
+
+
+if __name__ == "__main__":
+    main()
