@@ -59,7 +59,7 @@ from annokit.metrics.registry import REGISTRY, available
 from annokit.metrics.states import update_many
 
 __all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
-           "evaluate"]
+           "evaluate", "results_from_values"]
 
 #: Agreement bins of ``by="agreement"``: equal-count human-entropy quantile bins.
 AGREEMENT_BINS = 5
@@ -558,6 +558,35 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
                                     groups=[None]).estimates()
         base = {k: dict(zip(names, map(float, b_est[i, 0]))) for i, k in enumerate(kinds)}
 
+    heads = {model: {"n_items": rec.n_items,
+                     "n_unmatched_predictions": rec.n_unmatched_predictions,
+                     "n_dropped_items": rec.n_dropped_items,
+                     "dropped_item_ids": [str(i) for i in rec.dropped_item_ids],
+                     "labels": tuple(rec.labels.names), "temperature": rec.temperature}
+             for model, rec in models.items()}
+    return results_from_values(
+        heads, names, est, reps, baselines=base, by=by_kind, groups=info,
+        group_sizes=[int(rows.size) for rows in groups] if by_kind else [], tie_policy=maj.policy,
+        n_ties=maj.n_ties, n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
+        frame_sources={model: (lambda rec=rec: _per_item_frame(rec, maj, names))
+                       for model, rec in models.items()})
+
+
+def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Sequence[str],
+                        est: np.ndarray, reps: np.ndarray | None, *,
+                        baselines: dict[str, dict[str, float]], by: str | None,
+                        groups: Sequence[dict[str, Any]], group_sizes: Sequence[int],
+                        tie_policy: str, n_ties: int, n_bins: int, n_boot: int,
+                        confidence: float, seed: int,
+                        frame_sources: Mapping[str | None, Callable[[], pd.DataFrame] | None]
+                        ) -> EvaluationResult:
+    """The :class:`EvaluationResult` of merged values (:func:`evaluate`, and the Dask engine).
+
+    ``heads[model]`` (None: one unnamed model) holds ``n_items``, ``n_unmatched_predictions``,
+    ``n_dropped_items``, ``dropped_item_ids``, ``labels``, ``temperature``; ``est`` has shape
+    (n_models, n_groups, n_names) and ``reps`` (..., n_boot) or None, group 0 being every
+    item; with ``by``, ``groups`` and ``group_sizes`` describe groups ``1 ..``.
+    """
     def interval(m: int, g: int) -> dict[str, BootstrapResult]:
         if reps is None:
             return {}
@@ -565,26 +594,26 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
                 for j, name in enumerate(names)}
 
     results: dict[str, EvaluationResult] = {}
-    for m, (model, rec) in enumerate(models.items()):
+    for m, (model, head) in enumerate(heads.items()):
         values = dict(zip(names, map(float, est[m, 0])))
-        if rec.temperature is not None:
-            values["temperature"] = float(rec.temperature)
+        if head["temperature"] is not None:
+            values["temperature"] = float(head["temperature"])
         group_results = None
-        if by_kind is not None:
-            group_results = [GroupResult(n_items=int(rows.size),
+        if by is not None:
+            group_results = [GroupResult(n_items=int(size),
                                          metrics=dict(zip(names, map(float, est[m, g + 1]))),
-                                         intervals=interval(m, g + 1), **info[g])
-                             for g, rows in enumerate(groups)]
+                                         intervals=interval(m, g + 1), **groups[g])
+                             for g, size in enumerate(group_sizes)]
         results[str(model)] = EvaluationResult(
-            n_items=rec.n_items, n_unmatched_predictions=rec.n_unmatched_predictions,
-            n_dropped_items=rec.n_dropped_items,
-            dropped_item_ids=[str(i) for i in rec.dropped_item_ids],
-            labels=tuple(rec.labels.names), n_bins=n_bins, tie_policy=maj.policy,
-            n_ties=maj.n_ties, metrics=values, baselines=base, intervals=interval(m, 0),
-            n_boot=n_boot, confidence=confidence, seed=seed, groups=group_results, by=by_kind,
-            frame_source=lambda rec=rec: _per_item_frame(rec, maj, names))
+            n_items=head["n_items"], n_unmatched_predictions=head["n_unmatched_predictions"],
+            n_dropped_items=head["n_dropped_items"],
+            dropped_item_ids=list(head["dropped_item_ids"]), labels=tuple(head["labels"]),
+            n_bins=n_bins, tie_policy=tie_policy, n_ties=n_ties, metrics=values,
+            baselines=baselines, intervals=interval(m, 0), n_boot=n_boot,
+            confidence=confidence, seed=seed, groups=group_results, by=by,
+            frame_source=frame_sources.get(model))
     main = next(iter(results.values()))
-    if None in models:
+    if None in heads:
         return main
     comparisons = {model: {name: _difference(est[m, 0, j] - est[0, 0, j], None if reps is None
                                              else reps[m, 0, j] - reps[0, 0, j], confidence)
