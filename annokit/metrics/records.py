@@ -423,8 +423,8 @@ def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
                   DegenerateInputWarning, stacklevel=3)
 
 
-def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5
-                   ) -> tuple[np.ndarray, np.ndarray, str, list[str]]:
+def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5, *,
+                   counts: Any = None) -> tuple[np.ndarray, np.ndarray, str, list[str]]:
     """Group items by human-label entropy (the agreement bins of ``evaluate(by="agreement")``).
 
     Parameters
@@ -437,6 +437,11 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5
         equal numbers"). Repeated cut points (many tied entropies, e.g. unanimous
         items) are merged, with a :class:`~annokit.errors.DegenerateInputWarning`.
         A sequence: increasing edges that must cover every entropy.
+    counts : array-like of int, shape (n_values,), optional
+        ``human_entropy`` holds distinct values, sorted, and ``counts`` how many
+        items have each (the Dask engine merges these per partition): the
+        edges are those of the repeated values, bit for bit (numpy's linear
+        quantile on the order statistics), and ``index`` is the bin of each value.
 
     Returns
     -------
@@ -472,7 +477,8 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if bins < 1:
             raise InvalidValueError(f"bins must be a positive integer or a list of edges; got {bins}")
-        edges = np.quantile(h, np.linspace(0.0, 1.0, int(bins) + 1))
+        q = np.linspace(0.0, 1.0, int(bins) + 1)
+        edges = np.quantile(h, q) if counts is None else _counted_quantile(h, counts, q)
         unique = np.unique(edges)
         msg = None
         if unique.size == 1:  # every item has the same entropy: one bin [H, H]
@@ -504,3 +510,33 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5
         method = "edges"
     index = np.clip(np.searchsorted(edges, h, side="right") - 1, 0, edges.size - 2)
     return edges, index, method, notes
+
+
+def _counted_quantile(values: np.ndarray, counts: Any, q: np.ndarray) -> np.ndarray:
+    """``np.quantile(np.repeat(values, counts), q)`` (method "linear") without repeating.
+
+    ``values`` sorted and distinct; the order statistics at numpy's interpolation
+    indices ``floor((n - 1) q)`` and the next one, combined by numpy's ``_lerp``
+    formula (``b - (b - a)(1 - t)`` for ``t >= 0.5``), so the result is identical.
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    if c.shape != values.shape or (c < 1).any():
+        raise SchemaError(f"counts must be one positive count per value; got shape {c.shape}")
+    n = int(c.sum())
+    virtual = (n - 1) * q
+    prev = np.floor(virtual)
+    nxt = prev + 1
+    above = virtual >= n - 1
+    prev[above] = -1
+    nxt[above] = -1
+    prev, nxt = prev.astype(np.intp), nxt.astype(np.intp)
+    cum = np.cumsum(c)
+
+    def at(rank: np.ndarray) -> np.ndarray:
+        return values[np.searchsorted(cum, np.where(rank < 0, n - 1, rank), side="right")]
+
+    a, b = at(prev), at(nxt)
+    t = virtual - prev
+    diff = b - a
+    out = a + diff * t
+    return np.where(t >= 0.5, b - diff * (1 - t), out)

@@ -1,0 +1,1 @@
+"""The Dask engine (optional: pip install 'annokit[dask]')."""

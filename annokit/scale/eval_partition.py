@@ -1,0 +1,328 @@
+"""The per-partition work of :func:`annokit.scale.evaluate.evaluate_dask`.
+
+Every function here runs on a worker on one partition and returns something
+small (statistics, metric states) or writes a file; nothing per vote or per
+item goes back to the client. A partition is whatever the shuffle by item key
+left in it: possibly no item, one item, or items of one label only.
+
+* :func:`counts_part` turns a partition of votes (and its items) into one row
+  per item: ``item`` code, ``item_id``, ``_key`` and the counts ``c0 ..``.
+* :func:`join_part` joins those rows with each model's prediction rows of the
+  same shuffle partition (same item keys land in the same partition), as
+  :func:`annokit.metrics.records.align` does for all items at once.
+* :func:`part_stats` gives what the client checks before evaluating (missing
+  and unmatched items, duplicates, ties, human-entropy values, the confusion of
+  file columns with the majority for the label-order checks).
+* :func:`part_states` fills the metric states of the engine
+  (:class:`annokit.metrics.engine._Plan`) for the point estimates and for
+  chunks of bootstrap replicates; :func:`merge` adds two such results.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.labels import LabelSet
+from annokit.core.resample import item_keys, poisson_weights
+from annokit.core.soft_labels import DEFAULT_TIES, distributions, entropy, majority
+from annokit.errors import SchemaError
+from annokit.io.atomic import output_error
+from annokit.metrics.engine import _per_item_frame, _Plan
+from annokit.metrics.records import AlignedRecords
+
+#: Ids of missing items kept per partition when they are not all needed (messages show 5).
+_SHOWN = 5
+
+
+def counts_part(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Vote counts of the items of one partition: ``item``, ``item_id``, ``_key``, ``c0 ..``."""
+    codes = items["item"].to_numpy(dtype=np.int64)
+    ids = np.asarray(items["item_id"].astype(str).to_numpy(dtype=object), dtype=object)
+    n = codes.size
+    local = pd.Index(codes).get_indexer(frame["item"].to_numpy(dtype=np.int64))
+    if (local < 0).any():
+        bad = int(frame["item"].to_numpy()[np.argmax(local < 0)])
+        raise SchemaError(f"item code {bad} has votes in a partition that does not list it "
+                          "among its items (DaskVotes.items must match DaskVotes.frame)")
+    flat = local.astype(np.int64) * k + frame["label"].to_numpy(dtype=np.int64)
+    counts = np.bincount(flat, minlength=n * k).reshape(n, k)
+    out = pd.DataFrame({"item": codes, "item_id": ids, "_key": item_keys(ids)})
+    for j in range(k):
+        out[f"c{j}"] = counts[:, j]
+    return out
+
+
+@dataclass
+class Joined:
+    """The vote items of one partition with their predictions (see :func:`join_part`).
+
+    ``codes``, ``ids``, ``keys``, ``counts`` are for the items kept (those the
+    first model predicts); ``probs[m]`` are model ``m``'s rows of them in the
+    votes' label order (None when the label order is not known yet);
+    ``file_probs[m]`` model ``m``'s matched rows in file column order, with
+    ``file_has[m]`` the mask of all vote items it predicts.
+    """
+
+    codes: np.ndarray
+    ids: np.ndarray
+    keys: np.ndarray
+    counts: np.ndarray
+    probs: list[np.ndarray | None]
+    stats: dict[str, Any]
+
+    @property
+    def n(self) -> int:
+        return int(self.codes.size)
+
+
+def _duplicates(ids: np.ndarray) -> tuple[int, Any]:
+    dup = pd.Series(ids, dtype=object).duplicated(keep=False).to_numpy()
+    if not dup.any():
+        return 0, None
+    return int(pd.Series(ids[dup], dtype=object).nunique()), ids[np.argmax(dup)]
+
+
+def _missing(codes: np.ndarray, ids: np.ndarray, keep_all: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and ids of missing items, all or the first few by code."""
+    order = np.argsort(codes, kind="stable")
+    if not keep_all:
+        order = order[:_SHOWN]
+    return codes[order], ids[order]
+
+
+def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray | None],
+              keep_dropped: bool, k: int) -> Joined:
+    """Join one shuffle partition of item counts with each model's predictions (by item id)."""
+    codes = counts["item"].to_numpy(dtype=np.int64)
+    ids = np.asarray(counts["item_id"].to_numpy(dtype=object), dtype=object)
+    keys = counts["_key"].to_numpy(dtype=np.uint64)
+    cmat = counts[[f"c{j}" for j in range(k)]].to_numpy(dtype=np.int64).reshape(-1, k)
+    models: list[dict[str, Any]] = []
+    has_list, rows_list = [], []
+    for m, df in enumerate(preds):
+        pid = np.asarray(df["item_id"].to_numpy(dtype=object), dtype=object)
+        width = sum(1 for c in df.columns if c.startswith("p") and c[1:].isdigit())
+        pm = df[[f"p{j}" for j in range(width)]].to_numpy(dtype=np.float64).reshape(-1, width)
+        n_dup, dup_id = _duplicates(pid)
+        st: dict[str, Any] = {"n_rows": int(pid.size), "n_dup": n_dup, "dup_id": dup_id}
+        if n_dup:
+            has = np.zeros(codes.size, dtype=bool)
+            pos = np.full(codes.size, -1)
+        else:
+            pos = pd.Index(pid).get_indexer(pd.Index(ids)) if pid.size else \
+                np.full(codes.size, -1)
+            has = pos >= 0
+        st["n_matched"] = int(has.sum())
+        st["n_missing"] = int((~has).sum())
+        st["missing_codes"], st["missing_ids"] = _missing(codes[~has], ids[~has], keep_dropped)
+        # confusion of the file's arg-max column with the untied human majority (label checks)
+        maj = majority(cmat[has], ties=DEFAULT_TIES)
+        untied = ~maj.is_tied
+        conf = np.zeros((width, k), dtype=np.int64)
+        if untied.any():
+            np.add.at(conf, (pm[pos[has]][untied].argmax(axis=1), maj.labels[untied]), 1)
+        st["confusion"] = conf
+        models.append(st)
+        has_list.append(has)
+        rows_list.append((pos, pm))
+    keep = has_list[0] if has_list else np.ones(codes.size, dtype=bool)
+    for m, has in enumerate(has_list):
+        models[m]["n_not_in_first"] = int((keep & ~has).sum())
+    probs: list[np.ndarray | None] = []
+    for m, (pos, pm) in enumerate(rows_list):
+        perm = perms[m]
+        ok = perm is not None and models[m]["n_not_in_first"] == 0 and not models[m]["n_dup"]
+        probs.append(pm[pos[keep]][:, perm] if ok else None)
+    return Joined(codes[keep], ids[keep], keys[keep], cmat[keep], probs,
+                  {"models": models, "n_vote_items": int(codes.size),
+                   "vote_codes": _missing(codes, ids, False)})
+
+
+def part_stats(joined: Joined, ties: str) -> dict[str, Any]:
+    """What the client checks and bins by: model stats, ties, human-entropy value counts."""
+    out = dict(joined.stats)
+    if joined.n:
+        maj = majority(joined.counts, ties=ties)
+        out["n_ties"] = maj.n_ties
+        h = entropy(distributions(joined.counts), base=2)
+        out["entropy_values"], out["entropy_counts"] = np.unique(h, return_counts=True)
+    else:
+        out["n_ties"] = 0
+        out["entropy_values"], out["entropy_counts"] = np.zeros(0), np.zeros(0, dtype=np.int64)
+    out["n_kept"] = out["max_part"] = joined.n
+    return out
+
+
+def merge_stats(*parts: dict[str, Any], keep_dropped: bool) -> dict[str, Any]:
+    """Add several partitions' (or subtrees') statistics."""
+    out = parts[0]
+    for p in parts[1:]:
+        out = _merge_two_stats(out, p, keep_dropped)
+    return out
+
+
+def _merge_two_stats(a: dict[str, Any], b: dict[str, Any], keep_dropped: bool) -> dict[str, Any]:
+    models = []
+    for x, y in zip(a["models"], b["models"]):
+        st = {key: x[key] + y[key] for key in ("n_rows", "n_dup", "n_matched", "n_missing",
+                                               "n_not_in_first", "confusion")}
+        st["dup_id"] = x["dup_id"] if x["dup_id"] is not None else y["dup_id"]
+        codes = np.concatenate([x["missing_codes"], y["missing_codes"]])
+        ids = np.concatenate([x["missing_ids"], y["missing_ids"]])
+        st["missing_codes"], st["missing_ids"] = _missing(codes, ids, keep_dropped)
+        models.append(st)
+    vc = _missing(np.concatenate([a["vote_codes"][0], b["vote_codes"][0]]),
+                  np.concatenate([a["vote_codes"][1], b["vote_codes"][1]]), False)
+    values, inverse = np.unique(np.concatenate([a["entropy_values"], b["entropy_values"]]),
+                                return_inverse=True)
+    counts = np.bincount(inverse, weights=np.concatenate([a["entropy_counts"],
+                                                          b["entropy_counts"]]),
+                         minlength=values.size).astype(np.int64)
+    return {"models": models, "n_vote_items": a["n_vote_items"] + b["n_vote_items"],
+            "vote_codes": vc, "n_ties": a["n_ties"] + b["n_ties"], "n_kept": a["n_kept"] +
+            b["n_kept"], "max_part": max(a["max_part"], b["max_part"]),
+            "entropy_values": values, "entropy_counts": counts}
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """What :func:`part_states` fills: metrics, options, groups, replicate chunks.
+
+    ``edges``: human-entropy bin edges of ``by="agreement"`` (None: no groups);
+    ``chunks``: replicate ranges for the constant-size states (``names_boot``);
+    ``adaptive_chunk``: one replicate range for the states that keep every item
+    (``names_adaptive``), filled alone so that only that chunk's weights are held.
+    """
+
+    names: tuple[str, ...]
+    options: dict[str, dict[str, Any]]
+    ties: str
+    edges: np.ndarray | None = None
+    baselines: bool = False
+    seed: int = 0
+    names_boot: tuple[str, ...] = ()
+    chunks: tuple[tuple[int, int], ...] = ()
+    names_adaptive: tuple[str, ...] = ()
+    adaptive_chunk: tuple[int, int] | None = None
+    point: bool = True
+
+
+def _plan(joined: Joined, spec: StateSpec, names: tuple[str, ...], probs: list[np.ndarray],
+          grouped: bool) -> _Plan:
+    soft = distributions(joined.counts)
+    hard = majority(joined.counts, ties=spec.ties).labels
+    groups: list[np.ndarray | None] = [None]
+    if grouped and spec.edges is not None:
+        h = entropy(soft, base=2)
+        nb = spec.edges.size - 1
+        index = np.clip(np.searchsorted(spec.edges, h, side="right") - 1, 0, nb - 1)
+        groups += [np.flatnonzero(index == b) for b in range(nb)]
+    n = joined.n
+    return _Plan(probs, soft, hard, names, spec.options, groups, [(0, n)] if n else [])
+
+
+def part_states(joined: Joined, spec: StateSpec) -> dict[str, Any]:
+    """The partition's metric states: ``point``, ``baselines``, ``boot`` (per chunk), ``adaptive``.
+
+    Each is ``[model][group] -> list of states (one per name) or None`` (no rows),
+    exactly what the in-memory engine builds for a batch of rows.
+    """
+    probs = list(joined.probs)
+    out: dict[str, Any] = {}
+    if any(p is None for p in probs):  # a failed check: the client raises from the statistics
+        return out
+    if spec.point:
+        out["point"] = _plan(joined, spec, spec.names, probs, True).fill(lambda lo, hi: None)
+        if spec.baselines:
+            soft = distributions(joined.counts)
+            base = [np.full_like(soft, 1.0 / soft.shape[1]), soft.copy()]
+            out["baselines"] = _plan(joined, spec, spec.names, base, False).fill(
+                lambda lo, hi: None)
+    if spec.chunks and spec.names_boot:
+        plan = _plan(joined, spec, spec.names_boot, probs, True)
+        out["boot"] = [plan.fill(lambda lo, hi, a=a, b=b: poisson_weights(
+            joined.keys[lo:hi], spec.seed, a, b)) for a, b in spec.chunks]
+    if spec.adaptive_chunk is not None and spec.names_adaptive:
+        a, b = spec.adaptive_chunk
+        plan = _plan(joined, spec, spec.names_adaptive, probs, True)
+        out["adaptive"] = plan.fill(lambda lo, hi: poisson_weights(joined.keys[lo:hi],
+                                                                   spec.seed, a, b))
+    return out
+
+
+def _merge_acc(a: Any, b: Any) -> Any:
+    """Merge ``[model][group] -> states | None`` nests (``a`` is a private copy)."""
+    for row_a, row_b in zip(a, b):
+        for g, (sa, sb) in enumerate(zip(row_a, row_b)):
+            if sb is None:
+                continue
+            if sa is None:
+                row_a[g] = copy.deepcopy(sb)
+            else:
+                for x, y in zip(sa, sb):
+                    x.merge(y)
+    return a
+
+
+def merge(*parts: dict[str, Any]) -> dict[str, Any]:
+    """Merge the :func:`part_states` of several partitions (their inputs are not changed)."""
+    out = copy.deepcopy(parts[0])
+    for p in parts[1:]:
+        for key, val in p.items():
+            if key not in out:
+                out[key] = copy.deepcopy(val)
+            elif key == "boot":
+                out[key] = [_merge_acc(x, y) for x, y in zip(out[key], val)]
+            else:
+                out[key] = _merge_acc(out[key], val)
+    return out
+
+
+def values(merged: dict[str, Any], spec: StateSpec) -> dict[str, Any]:
+    """Metric values of merged states: arrays ``[model, group, name(, replicate)]``."""
+    out: dict[str, Any] = {}
+    for key, names in (("point", spec.names), ("baselines", spec.names)):
+        if key in merged:
+            stub = _Plan([], None, None, names, spec.options, [], [])
+            out[key] = np.array([[stub.values(st, None) for st in row] for row in merged[key]])
+    if "boot" in merged:
+        stub = _Plan([], None, None, spec.names_boot, spec.options, [], [])
+        out["boot"] = [np.array([[stub.values(st, b - a) for st in row] for row in acc])
+                       for (a, b), acc in zip(spec.chunks, merged["boot"])]
+    if "adaptive" in merged:
+        a, b = spec.adaptive_chunk
+        stub = _Plan([], None, None, spec.names_adaptive, spec.options, [], [])
+        out["adaptive"] = np.array([[stub.values(st, b - a) for st in row]
+                                    for row in merged["adaptive"]])
+    return out
+
+
+def write_per_item(joined: Joined, directory: str, part: int, *, labels: LabelSet,
+                   names: tuple[str, ...], ties: str, models: list[str | None]) -> int:
+    """Write the partition's per-item rows (the columns of ``EvaluationResult.per_item``).
+
+    One Parquet file per partition (``part.<i>.parquet``), in ``<directory>/<model>/``
+    with several models. Returns the rows written.
+    """
+    counts = joined.counts
+    maj = majority(counts, ties=ties)
+    for m, model in enumerate(models):
+        folder = Path(directory) if model is None else Path(directory) / str(model)
+        folder.mkdir(parents=True, exist_ok=True)
+        rec = AlignedRecords(item_ids=joined.ids, labels=labels,
+                             probs=joined.probs[m] if joined.n else np.zeros((0, len(labels))),
+                             counts=counts, human=distributions(counts) if joined.n else
+                             np.zeros((0, len(labels))), majority=maj)
+        frame = _per_item_frame(rec, maj, names)
+        path = folder / f"part.{part:05d}.parquet"
+        try:
+            frame.to_parquet(path, index=False)
+        except OSError as exc:
+            raise output_error(path, exc) from None
+    return joined.n

@@ -1,0 +1,463 @@
+"""``annokit evaluate`` on Dask: the engine's metric states, filled per partition and merged.
+
+:func:`evaluate_dask` returns what
+``annokit.metrics.engine.evaluate(align(votes, predictions), ...)`` returns in
+memory, from votes in a :class:`~annokit.scale.votes.DaskVotes` and predictions
+in Parquet/CSV files or a Dask DataFrame:
+
+1. each votes partition becomes one row of counts per item; those rows and the
+   prediction rows are shuffled by the item id's key (:func:`annokit.core.resample.item_keys`)
+   into the same partitions and joined there by item id, as
+   :func:`annokit.metrics.records.align` joins them (label names, unknown items,
+   items without predictions, duplicates: the same errors and counted warnings);
+2. per partition: soft labels, the majority under the tie policy, and the
+   registry's states filled by the engine's own pass
+   (:class:`annokit.metrics.engine._Plan`, :func:`annokit.metrics.states.update_many`),
+   for the point estimates and, with ``n_boot``, for chunks of Poisson
+   bootstrap replicates weighted by ``poisson_weights(item_keys(item_ids), seed, start, stop)``
+   (keyed by item id, so the replicates are those drawn in memory);
+3. the states are merged by a tree reduction (``MetricState.merge``) and
+   computed on a worker; only metric values reach the client, which builds
+   the result with :func:`annokit.metrics.engine.results_from_values`.
+
+``by="agreement"`` needs the human-entropy quantiles of all items first: the
+partitions' distinct entropy values with their counts are merged and the edges
+computed from them exactly as ``np.quantile`` would
+(:func:`annokit.metrics.records.agreement_bins` with ``counts``); the joined
+partitions are kept in worker memory between the two passes.
+
+Memory per task is bounded by a chunk of replicates (``budget`` weights). The
+adaptive-ECE state keeps every item (its documented design): its merge gathers
+16 bytes per item, plus 8 per item and replicate of its chunk, on one worker,
+and its replicate chunks are sized on all items, as in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from annokit.core.checks import check_option
+from annokit.core.resample import replicate_chunks
+from annokit.core.soft_labels import DEFAULT_TIES, TIE_POLICIES, majority
+from annokit.errors import (
+    AlignmentError,
+    AnnokitError,
+    DataFormatError,
+    DegenerateInputWarning,
+    InvalidValueError,
+    SchemaError,
+)
+from annokit.io.atomic import atomic_directory, check_outputs
+from annokit.metrics.engine import (
+    AGREEMENT_BINS,
+    EvaluationResult,
+    _check_int,
+    _check_metrics,
+    results_from_values,
+)
+from annokit.metrics.records import _order_text, _resolve_pred_labels, agreement_bins
+from annokit.metrics.registry import REGISTRY
+from annokit.metrics.states import AdaptiveBinnedState
+from annokit.scale import eval_partition as ep
+from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
+
+__all__ = ["evaluate_dask"]
+
+_FAN_IN = 8
+
+
+def _require_dask() -> None:
+    try:
+        import dask  # noqa: F401
+        import dask.dataframe  # noqa: F401
+    except ImportError:
+        raise AnnokitError("evaluate_dask needs the optional Dask engine: "
+                           "pip install 'annokit[dask]'") from None
+
+
+def _client(client: Any) -> Any:
+    """The given client, else the scale package's default one (None: dask's own scheduler)."""
+    try:
+        from annokit.scale.client import get_client
+    except ImportError:  # pragma: no cover - before annokit.scale.client exists
+        if client is not None:
+            return client
+        try:
+            from distributed import default_client
+            return default_client()
+        except (ImportError, ValueError):
+            return None
+    return get_client(client)
+
+
+def _tree(items: list[Any], combine: Any, **kwargs: Any) -> Any:
+    from dask import delayed
+
+    if not items:
+        raise SchemaError("the votes have no partitions")
+    while len(items) > 1:
+        items = [delayed(combine)(*items[i:i + _FAN_IN], **kwargs)
+                 for i in range(0, len(items), _FAN_IN)]
+    return items[0]
+
+
+def _offenders(values: Any, n_total: int, n: int = 5) -> str:
+    """:func:`annokit.core.checks.first_offenders` of a list known by its first values and size."""
+    shown = ", ".join(repr(str(v)) for v in list(values)[:n])
+    more = f" and {n_total - n} more" if n_total > n else ""
+    return f"[{shown}{more}]"
+
+
+def _best_order(conf: np.ndarray, names: tuple[str, ...]) -> tuple[list[str], float, int]:
+    """:func:`annokit.metrics.records.best_label_order` from its confusion matrix."""
+    from scipy.optimize import linear_sum_assignment
+
+    n = int(conf.sum())
+    rows, cols = linear_sum_assignment(-conf)
+    order = [str(names[j]) for j in cols[np.argsort(rows)]]
+    return order, float(conf[rows, cols].sum() / n) if n else float("nan"), n
+
+
+def _check_model(name: str | None, st: dict[str, Any], pred: DaskPredictions,
+                 perm: np.ndarray | None, labels: Any, stats: dict[str, Any],
+                 on_missing: str) -> None:
+    """The checks and warnings of ``align(votes, predictions)``, from merged statistics."""
+    if st["n_dup"]:
+        raise DataFormatError(f"{pred.source}: item id {st['dup_id']!r} appears more than once; "
+                              f"{st['n_dup']} duplicated id(s) in all")
+    n_items = stats["n_vote_items"]
+    conf = st["confusion"]
+    if perm is None:
+        msg = (f"the class order of the {pred.n_labels} prediction columns is not known: give "
+               f"pred_labels (CLI: --pred-labels), the class of each column in the file's column "
+               f"order, by label name or alias ({', '.join(labels._known())})")
+        if pred.n_labels == len(labels) and st["n_matched"] and conf.sum():
+            order, acc, n = _best_order(conf, labels.names)
+            msg += (f"; the order that agrees best with the human majority is "
+                    f"{_order_text(order, labels)} (accuracy {acc:.3f} on {n} items without a "
+                    "tied majority)")
+        raise AlignmentError(msg)
+    if not st["n_matched"]:
+        first = pred.frame["item_id"].head(3, npartitions=-1, compute=True).tolist()
+        raise AlignmentError(
+            f"none of the {n_items} vote items has a prediction (vote item ids e.g. "
+            f"{_offenders(stats['vote_codes'][1], n_items, 3)}; prediction ids e.g. "
+            f"{_offenders(first, st['n_rows'], 3)}); check the id field (CLI: --id-field)")
+    if st["n_missing"]:
+        msg = (f"{st['n_missing']} of {n_items} vote items have no prediction, e.g. "
+               f"{_offenders(st['missing_ids'], st['n_missing'])}")
+        if on_missing == "error":
+            raise AlignmentError(msg + "; pass on_missing='drop' (CLI: --on-missing drop) to "
+                                  "evaluate only the items with predictions")
+        warnings.warn(msg + f"; they are dropped and {st['n_matched']} items are kept",
+                      DegenerateInputWarning, stacklevel=3)
+    k = len(labels)
+    n = int(conf.sum())
+    if n < 2 * k:
+        return
+    given_idx = np.argsort(perm)
+    chance = 1.0 / k
+    acc = float(conf[np.arange(conf.shape[0]), given_idx].sum() / n)
+    if acc >= chance:
+        return
+    order, best, n = _best_order(conf, labels.names)
+    if best < chance + 3 * np.sqrt(chance * (1 - chance) / n):
+        return
+    given = _order_text([labels.names[j] for j in given_idx], labels)
+    warnings.warn(f"under the label order {given} the model's accuracy against the human majority "
+                  f"is {acc:.3f}, below chance ({chance:.3f}) on {n} items without a tied "
+                  f"majority; the order {_order_text(order, labels)} would score "
+                  f"{best:.3f}: check pred_labels (CLI: --pred-labels)",
+                  DegenerateInputWarning, stacklevel=3)
+
+
+def _perm(pred: DaskPredictions, pred_labels: Any, labels: Any) -> np.ndarray | None:
+    """The column permutation of ``align`` (None: the order is not known; checked later)."""
+    if pred_labels is None:
+        if pred.label_names is None:
+            return None
+        pred_labels = pred.label_names
+    if isinstance(pred_labels, str):
+        pred_labels = [s.strip() for s in pred_labels.split(",")]
+    perm = _resolve_pred_labels(labels, pred_labels, pred.n_labels)
+    if pred.label_names is not None and list(pred_labels) != list(pred.label_names):
+        named = _resolve_pred_labels(labels, pred.label_names, pred.n_labels)
+        if not np.array_equal(perm, named):
+            raise AlignmentError(
+                f"pred_labels {list(pred_labels)} contradict the class names the predictions "
+                f"carry {list(pred.label_names)} (e.g. prob_<label> columns); give the "
+                "file's own order or leave pred_labels (CLI: --pred-labels) out")
+    return perm
+
+
+def _options(metrics: Any, n_boot: Any, seed: Any, n_bins: Any, confidence: Any, ties: Any,
+             by: Any, on_missing: str) -> tuple[tuple[str, ...], int, int, int, str]:
+    names = _check_metrics(metrics)
+    n_boot = _check_int("n_boot", n_boot, 0)
+    seed = _check_int("seed", seed, 0)
+    n_bins = _check_int("n_bins", n_bins, 1)
+    if isinstance(confidence, bool) or not isinstance(confidence, (float, int)) \
+            or not 0 < confidence < 1:
+        raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    check_option("on_missing", on_missing, ("error", "drop"))
+    policy = DEFAULT_TIES if ties is None else ties
+    check_option("ties", policy, TIE_POLICIES)
+    if policy == "random":
+        raise InvalidValueError("ties='random' is not available on the Dask engine (the "
+                                "in-memory draw follows the item order); use ties='first'")
+    majority(np.ones((1, 2), dtype=np.int64), ties=policy)  # the in-memory error of first_seen
+    if by is not None and by != "agreement":
+        raise InvalidValueError(f"by must be None or 'agreement' on the Dask engine; got {by!r}")
+    return names, n_boot, seed, n_bins, policy
+
+
+def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
+                  pred_labels: Any = None, on_missing: str = "error",
+                  id_field: str | None = None, renormalize: bool = False, atol: float = 1e-4,
+                  n_boot: int = 0, seed: int = 0, confidence: float = 0.95, n_bins: int = 10,
+                  ties: str | None = None, by: str | None = None, baselines: bool = True,
+                  per_item_out: str | Path | None = None, client: Any = None,
+                  budget: int = 4_000_000) -> EvaluationResult:
+    """Evaluate registered metrics on Dask: the result of ``evaluate(align(votes, predictions))``.
+
+    Parameters
+    ----------
+    votes : DaskVotes
+        From :func:`annokit.scale.votes.read_votes_dask` or ``from_votes``.
+    predictions : path(s), glob, dask/pandas DataFrame, Predictions, or a mapping of them
+        One model (see :func:`annokit.scale.eval_predictions.read_predictions_dask`),
+        or ``{model name: predictions}`` to evaluate several on the same items
+        with paired differences (``result.comparisons``).
+    metrics : str or sequence of str, optional
+        Registry names; default every registered metric.
+    pred_labels, on_missing, id_field, renormalize, atol
+        As in :func:`annokit.metrics.records.align` and
+        :func:`annokit.io.predictions.read_predictions`.
+    n_boot, seed, confidence, n_bins, baselines
+        As in :func:`annokit.metrics.engine.evaluate`; the intervals equal the
+        in-memory ones for the same seed, whatever the partitioning.
+    ties : {"first", "report"}, optional
+        Tie policy of the human majority (default ``"first"``, align's default).
+        ``"random"`` is refused: its in-memory draw depends on the item order.
+    by : None or "agreement"
+        Also evaluate the human-entropy quantile bins.
+    per_item_out : path, optional
+        A directory that receives the per-item values (the columns of
+        ``EvaluationResult.per_item``) as one Parquet file per partition, written
+        by the workers (a subdirectory per model with several models), swapped
+        in atomically; ``result.per_item`` reads it back.
+    client : distributed.Client, optional
+        Default: :func:`annokit.scale.client.get_client`.
+    budget : int, default 4_000_000
+        Bootstrap weights held at once per task (float64).
+
+    Returns
+    -------
+    EvaluationResult
+        As in memory; ``per_item`` only with ``per_item_out``, in partition order.
+
+    Raises
+    ------
+    AnnokitError
+        Dask is not installed.
+    AlignmentError, DataFormatError, InvalidValueError, SchemaError
+        The errors of ``align`` and ``evaluate`` (label names, items without
+        predictions, duplicated ids, bad options).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from annokit.core.votes import Votes
+    >>> from annokit.scale.votes import from_votes
+    >>> votes = Votes.from_counts([[3, 1], [0, 4], [2, 2]], labels=["a", "b"],
+    ...                           item_ids=["x", "y", "z"])
+    >>> preds = pd.DataFrame({"item": ["x", "y", "z"], "prob_a": [0.8, 0.1, 0.5],
+    ...                       "prob_b": [0.2, 0.9, 0.5]})
+    >>> import dask
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     res = evaluate_dask(from_votes(votes, npartitions=2), preds, "accuracy")
+    >>> res.metrics, res.n_ties
+    ({'accuracy': 1.0}, 1)
+    """
+    _require_dask()
+    import dask
+    from dask import delayed
+
+    names, n_boot, seed, n_bins, policy = _options(metrics, n_boot, seed, n_bins, confidence,
+                                                   ties, by, on_missing)
+    if isinstance(predictions, Mapping):
+        if not predictions:
+            raise SchemaError("no models to evaluate: the mapping of model name to records is "
+                              "empty")
+        inputs: dict[str | None, Any] = {str(k): v for k, v in predictions.items()}
+    else:
+        inputs = {None: predictions}
+    if per_item_out is not None:
+        check_outputs({"per_item_out": per_item_out}, directories=["per_item_out"])
+    cl = _client(client)
+    labels = votes.labels
+    k = len(labels)
+    preds = {m: p if isinstance(p, DaskPredictions) else
+             read_predictions_dask(p, id_field=id_field, renormalize=renormalize, atol=atol)
+             for m, p in inputs.items()}
+    perms = [_perm(p, pred_labels, labels) for p in preds.values()]
+
+    # one row of counts per item, shuffled with the predictions by the id's key
+    import dask.dataframe as dd
+
+    meta = ep.counts_part(votes.frame._meta, votes.items._meta, k)
+    counts = dd.from_delayed([delayed(ep.counts_part)(f, i, k) for f, i in
+                              zip(votes.frame.to_delayed(), votes.items.to_delayed())],
+                             meta=meta, verify_meta=False)
+    nparts = max(1, votes.frame.npartitions)
+    parts = [x.to_delayed() for x in
+             [counts.shuffle("_key", npartitions=nparts)]
+             + [p.frame.shuffle("_key", npartitions=nparts) for p in preds.values()]]
+    keep_dropped = on_missing == "drop"
+    joined = [delayed(ep.join_part)(*row, perms=perms, keep_dropped=keep_dropped, k=k)
+              for row in zip(*parts)]
+    two_pass = by is not None or any(p is None for p in perms)
+    if two_pass:
+        joined = cl.persist(joined) if cl is not None else dask.persist(*joined)
+        joined = list(joined)
+    stats_node = _tree([delayed(ep.part_stats)(j, policy) for j in joined], ep.merge_stats,
+                       keep_dropped=keep_dropped)
+    options = {name: {"n_bins": n_bins} if "n_bins" in REGISTRY[name].options else {}
+               for name in names}
+    adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
+    constant = tuple(n for n in names if n not in adaptive)
+
+    def spec_for(edges: np.ndarray | None, n_kept: int, max_part: int
+                 ) -> list[tuple[ep.StateSpec, Any]]:
+        chunks = tuple(replicate_chunks(n_boot, max(max_part, 1), budget=budget))
+        main = ep.StateSpec(names, options, policy, edges, baselines, seed, constant, chunks)
+        specs = [main]
+        if n_boot and adaptive:
+            specs += [ep.StateSpec(names, options, policy, edges, False, seed, (), (), adaptive,
+                                   c, point=False)
+                      for c in replicate_chunks(n_boot, max(n_kept, 1), budget=budget)]
+        return specs
+
+    def trees(specs: list[ep.StateSpec]) -> list[Any]:
+        return [delayed(ep.values)(_tree([delayed(ep.part_states)(j, s) for j in joined],
+                                         ep.merge), s) for s in specs]
+
+    with contextlib.ExitStack() as stack:
+        tmp_dir = None if per_item_out is None else \
+            str(stack.enter_context(atomic_directory(per_item_out)))
+        if two_pass:
+            stats = dask.compute(stats_node)[0]
+            edges = _check(preds, perms, stats, labels, on_missing, by)
+            specs = spec_for(edges, stats["n_kept"], stats["max_part"])
+            vals, _ = _run(dask, trees(specs), joined, tmp_dir, labels, names, policy,
+                           list(preds))
+        else:
+            # partition sizes are not known yet: replicate chunks for a bound on them
+            bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1
+            specs = spec_for(None, votes.n_items, bound)
+            stats, vals, _ = _run(dask, trees(specs), joined, tmp_dir, labels, names, policy,
+                                  list(preds), stats_node)
+            _check(preds, perms, stats, labels, on_missing, by)
+    return _result(preds, stats, specs, vals, names, constant, adaptive, n_boot, policy, n_bins,
+                   confidence, seed, by, baselines, labels, per_item_out, on_missing)
+
+
+def _run(dask: Any, value_nodes: list[Any], joined: list[Any], tmp_dir: str | None, labels: Any,
+         names: tuple[str, ...], policy: str, models: list[Any], stats_node: Any = None) -> Any:
+    from dask import delayed
+
+    writes = []
+    if tmp_dir is not None:
+        writes = [delayed(ep.write_per_item)(j, tmp_dir, i, labels=labels, names=names,
+                                             ties=policy, models=models)
+                  for i, j in enumerate(joined)]
+    head = [] if stats_node is None else [stats_node]
+    out = dask.compute(*head, value_nodes, writes)
+    return tuple(out) if stats_node is not None else out
+
+
+def _check(preds: dict[str | None, DaskPredictions], perms: list[Any], stats: dict[str, Any],
+           labels: Any, on_missing: str, by: Any) -> np.ndarray | None:
+    """The checks of align (per model) and evaluate (several models, ties); the bin edges."""
+    for (model, pred), perm, st in zip(preds.items(), perms, stats["models"]):
+        _check_model(model, st, pred, perm, labels, stats, on_missing)
+    first = stats["models"][0]
+    for model, st in list(zip(preds, stats["models"]))[1:]:
+        if st["n_not_in_first"] or st["n_matched"] != first["n_matched"]:
+            raise AlignmentError(f"model {model!r} has {st['n_matched']} items, "
+                                 f"{st['n_not_in_first']} of the first model's "
+                                 f"{first['n_matched']} items missing; several models must be "
+                                 "aligned to the same items")
+    return _edges(stats) if by is not None else None
+
+
+def _edges(stats: dict[str, Any]) -> np.ndarray:
+    edges, _, _, _ = agreement_bins(stats["entropy_values"], AGREEMENT_BINS,
+                                    counts=stats["entropy_counts"])
+    return edges
+
+
+def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
+            specs: list[ep.StateSpec], vals: list[dict[str, Any]], names: tuple[str, ...],
+            constant: tuple[str, ...], adaptive: tuple[str, ...], n_boot: int, policy: str,
+            n_bins: int, confidence: float, seed: int, by: Any, baselines: bool, labels: Any,
+            per_item_out: Any, on_missing: str) -> EvaluationResult:
+    n_ties, n_kept = stats["n_ties"], stats["n_kept"]
+    if n_ties:
+        warnings.warn(f"{n_ties} of {n_kept} items have a tied human majority; "
+                      f"tie policy {policy!r} takes the first tied label in label order",
+                      DegenerateInputWarning, stacklevel=3)
+    main = vals[0]
+    est = main["point"]
+    reps = None
+    if n_boot:
+        reps = np.full(est.shape + (n_boot,), np.nan)
+        cols = [names.index(n) for n in constant]
+        for (a, b), chunk in zip(specs[0].chunks, main.get("boot", [])):
+            reps[:, :, cols, a:b] = chunk
+        acols = [names.index(n) for n in adaptive]
+        for spec, v in zip(specs[1:], vals[1:]):
+            a, b = spec.adaptive_chunk
+            reps[:, :, acols, a:b] = v["adaptive"]
+    base = {}
+    if baselines:
+        base = {kind: dict(zip(names, map(float, main["baselines"][i, 0])))
+                for i, kind in enumerate(("chance", "oracle"))}
+    info, sizes = [], []
+    if by is not None:
+        edges = specs[0].edges
+        nb = edges.size - 1
+        info = [{"group": f"{edges[b]:.2f}-{edges[b + 1]:.2f}", "entropy_low": float(edges[b]),
+                 "entropy_high": float(edges[b + 1])} for b in range(nb)]
+        index = np.clip(np.searchsorted(edges, stats["entropy_values"], side="right") - 1, 0,
+                        nb - 1)
+        sizes = np.bincount(index, weights=stats["entropy_counts"], minlength=nb).astype(int)
+    heads, sources = {}, {}
+    for (model, pred), st in zip(preds.items(), stats["models"]):
+        dropped = [str(i) for i in st["missing_ids"]] if on_missing == "drop" else []
+        heads[model] = {"n_items": n_kept, "n_unmatched_predictions": st["n_rows"] -
+                        st["n_matched"], "n_dropped_items": st["n_missing"],
+                        "dropped_item_ids": dropped, "labels": tuple(labels.names),
+                        "temperature": None}
+        if per_item_out is not None:
+            folder = Path(per_item_out) if model is None else Path(per_item_out) / str(model)
+            sources[model] = (lambda folder=folder: _read_back(folder))
+    return results_from_values(heads, names, est, reps, baselines=base,
+                               by="agreement" if by is not None else None, groups=info,
+                               group_sizes=list(sizes), tie_policy=policy, n_ties=n_ties,
+                               n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
+                               frame_sources=sources)
+
+
+def _read_back(folder: Path) -> Any:
+    import pandas as pd
+
+    files = sorted(folder.glob("part.*.parquet"))
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
