@@ -200,8 +200,11 @@ def read_predictions_dask(predictions: Any, *, id_field: str | None = None,
         out.label_names, out.source = names, ", ".join(predictions.sources)
         return out
     if isinstance(predictions, pd.DataFrame):
+        import dask
+
         source = "predictions DataFrame"
-        frame = dd.from_pandas(predictions, npartitions=1, sort=False)
+        with dask.config.set({"dataframe.convert-string": False}):  # keep list cells as lists
+            frame = dd.from_pandas(predictions, npartitions=1, sort=False)
     elif hasattr(predictions, "map_partitions"):
         source, frame = "predictions DataFrame", predictions
     else:

@@ -353,23 +353,32 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
         tmp_dir = None if per_item_out is None else \
             str(stack.enter_context(atomic_directory(per_item_out)))
         if two_pass:
-            stats = dask.compute(stats_node)[0]
+            stats = _compute(cl, [stats_node])[0]
             edges = _check(preds, perms, stats, labels, on_missing, by)
             specs = spec_for(edges, stats["n_kept"], stats["max_part"])
-            vals, _ = _run(dask, trees(specs), joined, tmp_dir, labels, names, policy,
+            vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, policy,
                            list(preds))
         else:
             # partition sizes are not known yet: replicate chunks for a bound on them
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1
             specs = spec_for(None, votes.n_items, bound)
-            stats, vals, _ = _run(dask, trees(specs), joined, tmp_dir, labels, names, policy,
+            stats, vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, policy,
                                   list(preds), stats_node)
             _check(preds, perms, stats, labels, on_missing, by)
     return _result(preds, stats, specs, vals, names, constant, adaptive, n_boot, policy, n_bins,
                    confidence, seed, by, baselines, labels, per_item_out, on_missing)
 
 
-def _run(dask: Any, value_nodes: list[Any], joined: list[Any], tmp_dir: str | None, labels: Any,
+def _compute(cl: Any, nodes: list[Any]) -> list[Any]:
+    """Compute delayed objects on the client (None: dask's own scheduler)."""
+    if cl is None:
+        import dask
+
+        return list(dask.compute(*nodes))
+    return cl.gather(cl.compute(nodes))
+
+
+def _run(cl: Any, value_nodes: list[Any], joined: list[Any], tmp_dir: str | None, labels: Any,
          names: tuple[str, ...], policy: str, models: list[Any], stats_node: Any = None) -> Any:
     from dask import delayed
 
@@ -379,8 +388,9 @@ def _run(dask: Any, value_nodes: list[Any], joined: list[Any], tmp_dir: str | No
                                              ties=policy, models=models)
                   for i, j in enumerate(joined)]
     head = [] if stats_node is None else [stats_node]
-    out = dask.compute(*head, value_nodes, writes)
-    return tuple(out) if stats_node is not None else out
+    out = _compute(cl, head + value_nodes + writes)
+    vals = out[len(head):len(head) + len(value_nodes)]
+    return (*out[:len(head)], vals, out[len(head) + len(value_nodes):])
 
 
 def _check(preds: dict[str | None, DaskPredictions], perms: list[Any], stats: dict[str, Any],
