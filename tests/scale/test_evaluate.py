@@ -304,7 +304,7 @@ def test_other_errors():
         with pytest.raises(AlignmentError, match="model 'b' has 28 items, 2 of the first"):
             _quiet(evaluate_dask, dv, {"a": frame, "b": frame.iloc[2:]}, on_missing="drop")
         bad = frame.copy()
-        bad.loc[3, "prob_e"] += 0.5
+        bad.loc[3, "prob_entailment"] += 0.5
         with pytest.raises(DataFormatError, match=r"row \d+ of partition 0 of predictions "
                                                   r"DataFrame \(item 'it3'\): probs sum to"):
             evaluate_dask(dv, bad)
