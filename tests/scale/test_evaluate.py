@@ -31,7 +31,7 @@ from annokit.errors import (  # noqa: E402
 )
 from annokit.io.predictions import Predictions  # noqa: E402
 from annokit.metrics.engine import evaluate  # noqa: E402
-from annokit.metrics.records import align  # noqa: E402
+from annokit.metrics.records import agreement_bins, align  # noqa: E402
 from annokit.metrics.registry import REGISTRY  # noqa: E402
 from annokit.scale.evaluate import evaluate_dask  # noqa: E402
 
@@ -338,3 +338,19 @@ def test_chaosnli_with_baan_predictions_equals_in_memory(shared_data, eval_clien
                  client=eval_client)
     assert got.n_items == 1514 and got.n_unmatched_predictions == 4921 + 4921 - 1514
     _close(json.loads(json.dumps(ref.to_dict())), json.loads(json.dumps(got.to_dict())))
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.sampled_from([0.0, 0.3, 0.5, 0.9183, 1.0, 1.5849, 0.1 / 3]),
+                       min_size=1, max_size=60),
+       bins=st.integers(1, 8))
+def test_agreement_edges_from_value_counts_equal_numpy_quantile(values, bins):
+    """The merged (value, count) pairs give np.quantile's edges bit for bit (id: numpy-quantile)."""
+    h = np.asarray(values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        edges, index, _, _ = agreement_bins(h, bins)
+        v, c = np.unique(h, return_counts=True)
+        edges_c, index_c, _, _ = agreement_bins(v, bins, counts=c)
+    assert np.array_equal(edges, edges_c)
+    assert np.array_equal(index, index_c[np.searchsorted(v, h)])
