@@ -71,6 +71,8 @@ from annokit.scale.eval_predictions import DaskPredictions, read_predictions_das
 __all__ = ["evaluate_dask"]
 
 _FAN_IN = 8
+_LOCAL_SCHEDULERS = ("sync", "synchronous", "single-threaded", "threads", "threading",
+                     "processes", "multiprocessing")
 
 
 def _require_dask() -> None:
@@ -83,7 +85,12 @@ def _require_dask() -> None:
 
 
 def _client(client: Any) -> Any:
-    """The given client, else the scale package's default one (None: dask's own scheduler)."""
+    """The given client; None when dask is set to a local scheduler (``dask.config.set(
+    scheduler="synchronous")``); else :func:`annokit.scale.client.get_client`."""
+    import dask
+
+    if client is None and dask.config.get("scheduler", None) in _LOCAL_SCHEDULERS:
+        return None
     try:
         from annokit.scale.client import get_client
     except ImportError:  # pragma: no cover - before annokit.scale.client exists
