@@ -26,8 +26,11 @@ from annokit.io.escape import printable
 MEMORY_LIMIT = 2 * 1024**3
 
 FORMAT_OPTION = click.option(
-    "--format", "fmt", type=click.Choice(["auto", "chaosnli", "long", "wide"]), default="auto",
-    show_default=True, help="Input format of the votes file (auto sniffs the file).",
+    "--format", "fmt",
+    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio"]),
+    default="auto", show_default=True,
+    help="Input format of the votes file (auto sniffs the file): ChaosNLI JSON Lines, long or "
+         "wide tables, Mechanical Turk batch results, a Label Studio JSON export.",
 )
 
 #: Seeds are non-negative integers on every command.

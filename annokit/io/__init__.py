@@ -21,6 +21,9 @@ from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.hf import from_hf, to_hf
+from annokit.io.hf_responses import from_hf_responses
+from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
+from annokit.io.mturk import looks_like_mturk, read_mturk
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
 from annokit.io.tables import table_kind
@@ -46,10 +49,13 @@ __all__ = [
     "dataset_path",
     "detect_columns",
     "from_hf",
+    "from_hf_responses",
     "list_datasets",
     "load_dataset",
     "read_chaosnli",
     "read_columns",
+    "read_labelstudio",
+    "read_mturk",
     "read_gold",
     "read_long",
     "read_table",
@@ -61,19 +67,23 @@ __all__ = [
     "write_votes",
 ]
 
-Format = Literal["auto", "chaosnli", "long", "wide"]
-FORMATS = ("auto", "chaosnli", "long", "wide")
+Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio"]
+FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio")
 
 
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
 MAX_COUNT_BYTES = 2 * 1024**3
 
-_FORMAT_HINT = "--format (chaosnli, long or wide)"
+_FORMAT_HINT = "--format (chaosnli, long, wide, mturk or labelstudio)"
 
 
 def sniff_format(path: str | os.PathLike | Input, *,
                  columns: Mapping[str, str | None] | None = None, no_header: bool = False) -> str:
-    """Guess "chaosnli", "long" or "wide" from a file's extension, first line and columns.
+    """Guess the format from a file's extension, first line and columns.
+
+    "chaosnli" (JSON Lines with ``label_counter``), "labelstudio" (a JSON list of tasks with
+    ``annotations``), "mturk" (a CSV with ``HITId``, ``WorkerId`` and ``Answer.*`` columns),
+    "long" or "wide".
 
     Raises
     ------
@@ -85,7 +95,11 @@ def sniff_format(path: str | os.PathLike | Input, *,
         return "long"
     if table_kind(source) == "jsonl" and looks_like_chaosnli(source):
         return "chaosnli"
+    if source.first_line().lstrip().startswith("[") and looks_like_labelstudio_file(source):
+        return "labelstudio"
     names = read_columns(source)
+    if looks_like_mturk(names) and not columns:
+        return "mturk"
     given = dict(columns or {})
     if {"annotator", "label"} & {k for k, v in given.items() if v}:
         return "long"
@@ -126,8 +140,13 @@ def read_votes(
         A ChaosNLI ``.jsonl`` file, or a CSV / TSV / JSON Lines / Parquet table,
         ``-`` for standard input, or the name of a registered dataset (``"chaosnli-snli"``),
         which is then loaded from the cache.
-    format : {"auto", "chaosnli", "long", "wide"}
-        "auto" sniffs the file and refuses a file that fits no layout.
+    format : {"auto", "chaosnli", "long", "wide", "mturk", "labelstudio"}
+        "auto" sniffs the file and refuses a file that fits no layout. "mturk" reads
+        Mechanical Turk batch results (:func:`annokit.io.mturk.read_mturk`), "labelstudio"
+        a Label Studio JSON export (:func:`annokit.io.labelstudio.read_labelstudio`); for
+        both, ``columns`` may name only the ``item`` and ``label`` columns (MTurk:
+        ``Input.*``/``Answer.*`` names or families; Label Studio: a ``data`` field and the
+        control's ``from_name``).
     columns : mapping, optional
         Column roles (``item``, ``annotator``, ``label``, ``gold``) for long tables, and
         ``item`` and ``gold`` for wide tables (see :func:`annokit.io.read_long`). Columns not
@@ -161,6 +180,24 @@ def read_votes(
         return load_dataset(str(path))
     source = Input(path, what="votes")
     fmt = sniff_format(source, columns=columns, no_header=no_header) if format == "auto" else format
+    if fmt in ("mturk", "labelstudio"):
+        used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
+                                    ("gold", gold is not None)) if on]
+        unknown = sorted(set(k for k, v in (columns or {}).items() if v)
+                         - {"item", "label"})
+        if used or unknown:
+            raise InvalidValueError(
+                f"{source.name} is a {fmt} export; {', '.join(used + unknown)} do not apply "
+                "to it (name the item and label columns only)")
+        cols = dict(columns or {})
+        if fmt == "mturk":
+            votes = read_mturk(source, item=cols.get("item"), label=cols.get("label"),
+                               labels=labels, duplicates=duplicates)
+        else:
+            votes = read_labelstudio(source, item=cols.get("item"), from_name=cols.get("label"),
+                                     labels=labels, duplicates=duplicates)
+        check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
+        return votes
     if fmt == "chaosnli":
         used = [opt for opt, on in (("columns", bool(columns)), ("no_header", no_header),
                                     ("missing", bool(missing)), ("gold", gold is not None)) if on]

@@ -44,7 +44,7 @@ from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io.source import Input, loads_json
 
-__all__ = ["looks_like_labelstudio", "read_labelstudio"]
+__all__ = ["looks_like_labelstudio", "looks_like_labelstudio_file", "read_labelstudio"]
 
 _VALUE_KEYS = {"choices": "choices", "rating": "rating", "number": "number"}
 
@@ -53,6 +53,13 @@ def looks_like_labelstudio(doc: Any) -> bool:
     """Whether a parsed JSON document is a Label Studio export (tasks with annotations)."""
     return (isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict)
             and "annotations" in doc[0] and "data" in doc[0])
+
+
+def looks_like_labelstudio_file(source: Input) -> bool:
+    """Whether a file starts like a Label Studio export: a JSON list whose first task has
+    ``annotations`` (only the first 64 KiB are looked at)."""
+    head = source.data[:65536].decode("utf-8", errors="replace")
+    return '"annotations"' in head and '"data"' in head
 
 
 def _annotator(ann: dict[str, Any], key: str, where: str) -> str:
