@@ -95,7 +95,7 @@ def sniff_format(path: str | os.PathLike | Input, *,
         return "long"
     if table_kind(source) == "jsonl" and looks_like_chaosnli(source):
         return "chaosnli"
-    if source.first_line().lstrip().startswith("[") and looks_like_labelstudio_file(source):
+    if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
         return "labelstudio"
     names = read_columns(source)
     if looks_like_mturk(names) and not columns:

@@ -58,8 +58,8 @@ def looks_like_labelstudio(doc: Any) -> bool:
 def looks_like_labelstudio_file(source: Input) -> bool:
     """Whether a file starts like a Label Studio export: a JSON list whose first task has
     ``annotations`` (only the first 64 KiB are looked at)."""
-    head = source.data[:65536].decode("utf-8", errors="replace")
-    return '"annotations"' in head and '"data"' in head
+    head = source.data[:65536].decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    return head.startswith("[") and '"annotations"' in head and '"data"' in head
 
 
 def _annotator(ann: dict[str, Any], key: str, where: str) -> str:
