@@ -98,7 +98,7 @@ def sniff_format(path: str | os.PathLike | Input, *,
     if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
         return "labelstudio"
     names = read_columns(source)
-    if looks_like_mturk(names) and not columns:
+    if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
         return "mturk"
     given = dict(columns or {})
     if {"annotator", "label"} & {k for k, v in given.items() if v}:

@@ -84,7 +84,7 @@ def _families(columns: Sequence[str], prefix: str) -> dict[str, dict[str, str]]:
 def _pick(families: dict[str, dict[str, str]], given: str | None, what: str, name: str,
           option: str) -> dict[str, str] | None:
     if given is not None:
-        given = given.removeprefix(option)
+        given = given.removeprefix(option).removesuffix("{n}")
         if given in families:
             return families[given]
         for cols in families.values():  # a full column name, numbered or not
