@@ -1,0 +1,417 @@
+"""Votes on Dask: files or frames in, integer-coded partitions out, an item's votes together.
+
+:func:`read_votes_dask` reads a directory, a glob, a list of Parquet / CSV files, any path
+fsspec reads (``s3://``, ``hf://``), or a pandas / Dask DataFrame, and codes it in one pass
+over the data: each partition is coded locally (item ids to 64-bit keys, labels and
+annotators factorised) and the small per-partition dictionaries are merged on the client
+into the label set (the same names and order as :func:`annokit.io.read_votes` gives in
+memory) and the annotator dictionary (first-seen order); the codes are then remapped in
+place, and the votes shuffled once by item so that every item's votes share a partition.
+
+An item's code is its 64-bit key (:func:`annokit.core.resample.item_keys`, SipHash of the
+id string): global without a dictionary, and the same key the bootstrap weights use.
+Two ids with one key would be refused (about 3e-6 for 10M items).
+
+Examples
+--------
+>>> from annokit.core.votes import Votes
+>>> from annokit.scale.votes import from_votes, to_votes
+>>> v = Votes.from_counts([[3, 1], [0, 2], [1, 1]], labels=["yes", "no"])
+>>> dv = from_votes(v, npartitions=2, client=False)
+>>> back = to_votes(dv)   # items in key order: compare by id
+>>> dv.n_items, dv.n_votes, dict(zip(back.item_ids, back.counts().tolist())) == dict(
+...     zip(v.item_ids, v.counts().tolist()))
+(3, 8, True)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.labels import LabelSet, scalar_to_str
+from annokit.core.resample import item_keys
+from annokit.core.votes import Votes
+from annokit.errors import DataFormatError, InvalidValueError, SchemaError
+from annokit.io.tabular import detect_columns
+from annokit.scale.client import get_client, require_dask
+
+__all__ = ["DaskVotes", "from_votes", "read_votes_dask", "to_votes"]
+
+_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
+
+
+@dataclass
+class DaskVotes:
+    """Integer-coded votes in Dask partitions.
+
+    Attributes
+    ----------
+    frame : dask.dataframe.DataFrame
+        ``item`` (int64 key), ``annotator`` (int32 code, -1 when unknown), ``label`` (int16
+        code); every item's votes in one partition, sorted by item; partitions may be empty.
+    items : dask.dataframe.DataFrame
+        ``item`` (int64 key), ``item_id`` (str), ``gold`` (int16 code, -1 for none); partition
+        ``i`` holds exactly the items of ``frame`` partition ``i``.
+    labels : LabelSet
+    annotator_ids : ndarray of str or None
+        Annotator code -> id.
+    n_items, n_votes : int
+    n_annotators : int or None
+    source : str
+    client : distributed.Client or None
+        The client the partitions are persisted on (None: the local scheduler).
+    """
+
+    frame: Any
+    items: Any
+    labels: LabelSet
+    annotator_ids: np.ndarray | None
+    n_items: int
+    n_votes: int
+    n_annotators: int | None
+    source: str
+    client: Any = None
+
+    def compute(self, *collections: Any) -> tuple:
+        """Compute Dask collections on the client these votes live on."""
+        if self.client is not None:
+            return tuple(self.client.gather(self.client.compute(list(collections))))
+        import dask
+
+        return dask.compute(*collections)
+
+    @property
+    def npartitions(self) -> int:
+        return int(self.frame.npartitions)
+
+    @property
+    def has_annotators(self) -> bool:
+        return self.annotator_ids is not None
+
+    def __repr__(self) -> str:
+        return (f"DaskVotes({self.source}: {self.n_items} items, {self.n_votes} votes, "
+                f"{self.n_annotators} annotators, labels {list(self.labels.names)}, "
+                f"{self.npartitions} partitions)")
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def _expand(source: Any) -> list[str]:
+    """The files of a directory, glob, path or list of them (fsspec paths allowed)."""
+    import fsspec
+
+    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    files: list[str] = []
+    for path in map(str, paths):
+        fs, _, found = fsspec.get_fs_token_paths(path)
+        if not found:
+            raise DataFormatError(f"{path}: no such file, directory or matching files")
+        for f in found:
+            if not fs.exists(f):
+                raise DataFormatError(f"{path}: no such file, directory or matching files")
+            if fs.isdir(f):
+                inner = sorted(p for p in fs.find(f) if os.path.splitext(p)[1].lower() in _SUFFIXES
+                               and not os.path.basename(p).startswith(("_", ".")))
+                if not inner:
+                    raise DataFormatError(f"{path}: a directory with no .parquet, .csv or .tsv "
+                                          "files")
+                files.extend(fs.unstrip_protocol(p) if "://" in path else p for p in inner)
+            else:
+                files.append(fs.unstrip_protocol(f) if "://" in path else f)
+    kinds = {_SUFFIXES.get(os.path.splitext(f)[1].lower()) for f in files}
+    if None in kinds:
+        bad = next(f for f in files if os.path.splitext(f)[1].lower() not in _SUFFIXES)
+        raise DataFormatError(f"{bad}: unknown file type; expected .parquet, .csv or .tsv")
+    if len(kinds) > 1:
+        raise DataFormatError(f"{paths[0]}: mixes {sorted(kinds)} files; give one kind")
+    return files
+
+
+def _read_file(path: str, columns: list[str] | None) -> pd.DataFrame:
+    """One file as a frame of strings (ids and labels exactly as written)."""
+    import fsspec
+
+    kind = _SUFFIXES[os.path.splitext(path)[1].lower()]
+    name = os.path.basename(path)
+    try:
+        with fsspec.open(path, "rb") as fh:
+            if kind == "parquet":
+                import pyarrow.parquet as pq
+
+                table = pq.read_table(fh, columns=columns)
+                df = pd.DataFrame({c: table.column(c).to_pandas().astype(object)
+                                   for c in table.column_names})
+                df.attrs["annokit_line_offset"] = 0
+            else:
+                df = pd.read_csv(fh, sep="," if kind == "csv" else "\t", dtype=str,
+                                 keep_default_na=False, na_filter=False, usecols=columns)
+                df = df.replace("", np.nan)
+                df.attrs["annokit_line_offset"] = 2
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise DataFormatError(f"{name}: cannot parse as {kind}: "
+                              f"{' '.join(str(exc).split())}") from None
+    df.attrs["annokit_source"] = name
+    return df
+
+
+def _header(path: str) -> list[str]:
+    import fsspec
+
+    kind = _SUFFIXES[os.path.splitext(path)[1].lower()]
+    with fsspec.open(path, "rb") as fh:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(fh).names)
+        return list(pd.read_csv(fh, sep="," if kind == "csv" else "\t", nrows=0, dtype=str).columns)
+
+
+def _where(df: pd.DataFrame, row: int, column: str, part: int) -> str:
+    name = df.attrs.get("annokit_source")
+    if name is None:
+        return f"partition {part}, row {row}, column {column!r}"
+    offset = df.attrs.get("annokit_line_offset", 0)
+    unit = "line" if offset else "row"
+    return f"{unit} {row + offset} of {name}, column {column!r}"
+
+
+def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> tuple:
+    """Local coding of one partition: (numeric frame, items frame, label uniques,
+    annotator uniques)."""
+    item_c, label_c, annot_c, gold_c = (roles["item"], roles["label"], roles["annotator"],
+                                        roles["gold"])
+    for col in [c for c in (item_c, label_c, annot_c) if c]:
+        blank = df[col].isna().to_numpy()
+        if blank.any():
+            row = int(np.argmax(blank))
+            what = {item_c: "item id", label_c: "label", annot_c: "annotator id"}[col]
+            raise SchemaError(f"{_where(df, row, col, part)}: missing {what}")
+    ids = df[item_c].map(scalar_to_str).to_numpy(dtype=object) if len(df) else \
+        np.zeros(0, dtype=object)
+    keys = item_keys(ids).view(np.int64) if ids.size else np.zeros(0, np.int64)
+    lab_codes, lab_uniques = pd.factorize(df[label_c].map(scalar_to_str).to_numpy(dtype=object)
+                                          if len(df) else np.zeros(0, dtype=object))
+    if annot_c:
+        ann_codes, ann_uniques = pd.factorize(df[annot_c].map(scalar_to_str).to_numpy(dtype=object)
+                                              if len(df) else np.zeros(0, dtype=object))
+    else:
+        ann_codes, ann_uniques = np.full(len(df), -1), np.zeros(0, dtype=object)
+    frame = pd.DataFrame({"item": keys, "annotator": ann_codes.astype(np.int32),
+                          "label": lab_codes.astype(np.int16)})
+    items = pd.DataFrame({"item": keys, "item_id": ids})
+    gold_uniques = np.zeros(0, dtype=object)
+    if gold_c:
+        gold_vals = df[gold_c].map(lambda x: x if pd.isna(x) else scalar_to_str(x)).to_numpy(
+            dtype=object)
+        gold_codes, gold_uniques = pd.factorize(gold_vals)
+        items["gold"] = gold_codes.astype(np.int16)  # -1 for missing
+    else:
+        items["gold"] = np.full(len(df), -1, np.int16)
+    items = items.drop_duplicates(["item", "gold"])
+    return frame, items, np.asarray(lab_uniques, dtype=object), \
+        np.asarray(ann_uniques, dtype=object), np.asarray(gold_uniques, dtype=object)
+
+
+def _remap(parts: tuple, label_map: np.ndarray, annot_map: np.ndarray,
+           gold_map: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    frame, items = parts[0].copy(), parts[1].copy()
+    if len(frame):
+        frame["label"] = label_map[frame["label"].to_numpy()].astype(np.int16)
+        if annot_map.size:
+            frame["annotator"] = annot_map[frame["annotator"].to_numpy()].astype(np.int32)
+    if len(items):
+        g = items["gold"].to_numpy()
+        items["gold"] = np.where(g >= 0, gold_map[np.maximum(g, 0)] if gold_map.size else -1,
+                                 -1).astype(np.int16)
+    return frame, items
+
+
+def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_duplicates: bool,
+                 source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """After the shuffle: sort by item, refuse duplicate votes and conflicting gold."""
+    frame = frame.sort_values("item", kind="stable").reset_index(drop=True)
+    items = items.drop_duplicates(["item", "item_id", "gold"])
+    known = items[items["gold"] >= 0]
+    clash = known["item"].duplicated(keep=False)
+    if clash.any():
+        bad = known[clash].iloc[0]
+        raise SchemaError(f"{source}: item {bad['item_id']!r} has conflicting gold labels")
+    items = items.sort_values(["item", "gold"], ascending=[True, False], kind="stable")
+    items = items.drop_duplicates(["item", "item_id"])
+    twice = items["item"].duplicated(keep=False)
+    if twice.any():
+        ids = items.loc[twice, "item_id"].tolist()[:2]
+        raise SchemaError(f"{source}: item ids {ids[0]!r} and {ids[1]!r} share a 64-bit key; "
+                          "rename one")
+    items = items.reset_index(drop=True)
+    if check_duplicates and len(frame):
+        pair = frame.duplicated(["item", "annotator"])
+        if pair.any():
+            first = frame[pair].iloc[0]
+            item_id = items.loc[items["item"] == first["item"], "item_id"].iloc[0]
+            raise SchemaError(f"{source}: duplicate votes: item {item_id!r} has two or more "
+                              f"votes from annotator code {int(first['annotator'])}; read with "
+                              "duplicates='keep' to keep them")
+    return frame, items
+
+
+def _union_first_seen(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    if not arrays:
+        return np.zeros(0, dtype=object)
+    return pd.unique(np.concatenate([np.asarray(a, dtype=object) for a in arrays]))
+
+
+def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = None,
+                    labels: LabelSet | Sequence[Any] | None = None,
+                    duplicates: str = "error", npartitions: int | None = None,
+                    client: Any = None) -> DaskVotes:
+    """Read and code votes on Dask (see the module docstring).
+
+    Parameters
+    ----------
+    source : path, glob, directory, list of paths, pandas or dask DataFrame
+        Long tables (one row per vote): Parquet, CSV or TSV files.
+    columns : mapping, optional
+        Column roles ``item``, ``annotator``, ``label``, ``gold``, detected as in memory
+        (:func:`annokit.io.detect_columns`) when not given.
+    labels : LabelSet or sequence of names, optional
+        Label order; default the distinct labels in natural order, as in memory.
+    duplicates : {"error", "keep"}
+        Two votes of one annotator on one item: refused, or kept. ("first"/"last" depend on
+        row order across files and are refused on Dask.)
+    npartitions : int, optional
+        Partitions after the shuffle by item; default as many as were read.
+    client : distributed.Client, optional
+        Default :func:`annokit.scale.client.get_client`; ``False`` computes with the local
+        threaded scheduler (tests, doctests).
+
+    Returns
+    -------
+    DaskVotes
+        Persisted on the workers.
+
+    Raises
+    ------
+    DataFormatError, SchemaError, InvalidValueError
+        As in memory; locations name the file and line (or partition and row).
+    """
+    require_dask()
+    import dask
+    import dask.dataframe as dd
+
+    if duplicates not in ("error", "keep"):
+        raise InvalidValueError(f"duplicates={duplicates!r} is not available on Dask (row order "
+                                "across files is not defined); use 'error' or 'keep'")
+    if isinstance(source, pd.DataFrame):
+        source = dd.from_pandas(source, npartitions=max(1, min(len(source), 8)), sort=False)
+    if isinstance(source, dd.DataFrame):
+        names = [str(c) for c in source.columns]
+        roles = detect_columns(names, given=columns, source="votes")
+        raw_parts = source.to_delayed()
+        name = "votes"
+    else:
+        files = _expand(source)
+        names = _header(files[0])
+        roles = detect_columns(names, given=columns, source=os.path.basename(files[0]))
+        wanted = [c for c in (roles["item"], roles["annotator"], roles["label"], roles["gold"])
+                  if c]
+        raw_parts = [dask.delayed(_read_file)(f, wanted) for f in files]
+        name = str(source) if isinstance(source, (str, os.PathLike)) else f"{len(files)} files"
+    if roles["item"] is None or roles["label"] is None:
+        raise SchemaError(f"{name}: a long table needs item and label columns; got {names} "
+                          "(name them with columns={'item': ..., 'label': ...})")
+    cl = None if client is False else get_client(client)
+
+    coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
+    coded = cl.persist(coded) if cl is not None else dask.persist(*coded)
+    side = [dask.delayed(lambda c: (c[2], c[3], c[4]))(c) for c in coded]
+    side = cl.gather(cl.compute(side)) if cl is not None else dask.compute(*side)
+    lab_u = _union_first_seen([s[0] for s in side])
+    gold_u = _union_first_seen([s[2] for s in side])
+    labelset = LabelSet.coerce(labels, pd.unique(np.concatenate(
+        [lab_u, gold_u.astype(object)])) if labels is None else ())
+    if len(labelset) == 0:
+        raise SchemaError(f"{name}: no votes")
+    label_maps = [labelset.encode(s[0], where=f"{name}, label") if len(s[0]) else
+                  np.zeros(0, np.int64) for s in side]
+    gold_maps = [labelset.encode(s[2], where=f"{name}, gold") if len(s[2]) else
+                 np.zeros(0, np.int64) for s in side]
+    if roles["annotator"]:
+        annotator_ids = _union_first_seen([s[1] for s in side])
+        index = pd.Index(annotator_ids)
+        annot_maps = [index.get_indexer(s[1]).astype(np.int32) for s in side]
+    else:
+        annotator_ids, annot_maps = None, [np.zeros(0, np.int32) for _ in side]
+
+    remapped = [dask.delayed(_remap)(c, lm, am, gm)
+                for c, lm, am, gm in zip(coded, label_maps, annot_maps, gold_maps)]
+    meta_f = pd.DataFrame({"item": np.zeros(0, np.int64), "annotator": np.zeros(0, np.int32),
+                           "label": np.zeros(0, np.int16)})
+    meta_i = pd.DataFrame({"item": np.zeros(0, np.int64), "item_id": np.zeros(0, object),
+                           "gold": np.zeros(0, np.int16)})
+    getter = dask.delayed(lambda t, i: t[i])
+    frame = dd.from_delayed([getter(r, 0) for r in remapped], meta=meta_f, verify_meta=False)
+    items = dd.from_delayed([getter(r, 1) for r in remapped], meta=meta_i, verify_meta=False)
+    n_out = int(npartitions or max(len(remapped), 1))
+    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
+        frame = frame.shuffle("item", npartitions=n_out)
+        items = items.shuffle("item", npartitions=n_out)
+    finished = [dask.delayed(_finish_part)(f, i, p, duplicates == "error" and
+                                           annotator_ids is not None, name)
+                for p, (f, i) in enumerate(zip(frame.to_delayed(), items.to_delayed()))]
+    finished = cl.persist(finished) if cl is not None else dask.persist(*finished)
+    frame = dd.from_delayed([getter(f, 0) for f in finished], meta=meta_f, verify_meta=False)
+    items = dd.from_delayed([getter(f, 1) for f in finished], meta=meta_i, verify_meta=False)
+    sizes = [dask.delayed(lambda t: (len(t[0]), len(t[1])))(f) for f in finished]
+    sizes = cl.gather(cl.compute(sizes)) if cl is not None else dask.compute(*sizes)
+    if cl is not None:
+        frame, items = cl.persist([frame, items])
+    n_votes = int(sum(s[0] for s in sizes))
+    n_items = int(sum(s[1] for s in sizes))
+    if n_votes == 0:
+        raise SchemaError(f"{name}: no votes")
+    return DaskVotes(frame=frame, items=items, labels=labelset, annotator_ids=annotator_ids,
+                     n_items=n_items, n_votes=n_votes,
+                     n_annotators=None if annotator_ids is None else len(annotator_ids),
+                     source=name, client=cl)
+
+
+# -- round trips (tests and small data) --------------------------------------------------
+
+
+def from_votes(votes: Votes, *, npartitions: int, client: Any = None) -> DaskVotes:
+    """Scatter in-memory votes into ``npartitions`` partitions (coded as on read)."""
+    long = votes.to_long()
+    if votes.gold is not None:
+        names = np.asarray(votes.labels.names, dtype=object)
+        g = votes.gold[votes.item_index]
+        long["gold"] = np.where(g >= 0, names[np.maximum(g, 0)], None)
+    import dask.dataframe as dd
+
+    ddf = dd.from_pandas(long, npartitions=max(1, npartitions), sort=False)
+    roles = {"item": "item", "label": "label",
+             "annotator": "annotator" if votes.annotator_index is not None else None,
+             "gold": "gold" if votes.gold is not None else None}
+    return read_votes_dask(ddf, columns=roles, labels=votes.labels, duplicates="keep",
+                           npartitions=npartitions, client=client)
+
+
+def to_votes(dv: DaskVotes) -> Votes:
+    """Collect Dask votes into memory (small data only), items in key order."""
+    frame, items = dv.compute(dv.frame, dv.items)
+    items = items.sort_values("item").reset_index(drop=True)
+    code = pd.Index(items["item"].to_numpy()).get_indexer(frame["item"].to_numpy())
+    gold = items["gold"].to_numpy().astype(np.int64)
+    return Votes(code, frame["label"].to_numpy().astype(np.int64),
+                 item_ids=items["item_id"].to_numpy(dtype=object), labels=dv.labels,
+                 annotator_index=None if dv.annotator_ids is None else
+                 frame["annotator"].to_numpy().astype(np.int64),
+                 annotator_ids=dv.annotator_ids, gold=gold if (gold >= 0).any() else None,
+                 duplicates="keep", source=dv.source)

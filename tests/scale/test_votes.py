@@ -1,0 +1,107 @@
+"""Reading and coding votes on Dask (annokit.scale.votes) against the in-memory reader."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe", reason="the Dask engine needs annokit[dask]")
+
+from annokit.core.votes import Votes  # noqa: E402
+from annokit.errors import DataFormatError, InvalidValueError, SchemaError  # noqa: E402
+from annokit.io import read_votes  # noqa: E402
+from annokit.scale.votes import from_votes, read_votes_dask, to_votes  # noqa: E402
+
+
+def _by_id(votes):
+    return {str(i): row for i, row in zip(votes.item_ids, votes.counts().tolist())}
+
+
+def _long(n_items=60, seed=0, k=3, n_ann=9):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_items):
+        for a in rng.choice(n_ann, size=int(rng.integers(1, 6)), replace=False):
+            rows.append((f"item{i}", f"w{a}", f"l{int(rng.integers(0, k))}"))
+    return pd.DataFrame(rows, columns=["item", "annotator", "label"])
+
+
+def _write_parts(df, folder, n, kind="parquet"):
+    folder.mkdir(parents=True, exist_ok=True)
+    for j, part in enumerate(np.array_split(np.arange(len(df)), n)):
+        sub = df.iloc[part]
+        if kind == "parquet":
+            sub.to_parquet(folder / f"part-{j}.parquet", index=False)
+        else:
+            sub.to_csv(folder / f"part-{j}.csv", index=False)
+    return folder
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+@pytest.mark.parametrize("n_files", [1, 3, 7])
+def test_directory_of_files_equals_the_in_memory_reader(tmp_path, dask_client, kind, n_files):
+    df = _long(seed=n_files)
+    whole = tmp_path / f"all.{kind}"
+    df.to_parquet(whole, index=False) if kind == "parquet" else df.to_csv(whole, index=False)
+    mem = read_votes(whole)
+    dv = read_votes_dask(_write_parts(df, tmp_path / "parts", n_files, kind), client=dask_client)
+    back = to_votes(dv)
+    assert dv.labels == mem.labels
+    assert (dv.n_items, dv.n_votes, dv.n_annotators) == (mem.n_items, mem.n_votes, mem.n_annotators)
+    assert _by_id(back) == _by_id(mem)
+    assert sorted(back.annotator_ids) == sorted(mem.annotator_ids)
+    # an item's votes are in one partition, and items partition i holds exactly its items
+    frames = dv.compute(*dv.frame.to_delayed())
+    items = dv.compute(*dv.items.to_delayed())
+    for f, it in zip(frames, items):
+        assert set(f["item"]) == set(it["item"])
+    assert sum(len(it) for it in items) == mem.n_items
+
+
+@pytest.mark.parametrize("npartitions", [1, 2, 5, 40, 200])
+def test_any_number_of_partitions_including_empty_and_one_item(npartitions, dask_client):
+    votes = Votes.from_long(_long(n_items=30, seed=npartitions))
+    dv = from_votes(votes, npartitions=npartitions, client=dask_client)
+    assert _by_id(to_votes(dv)) == _by_id(votes)
+    assert dv.npartitions == npartitions
+
+
+def test_glob_list_and_frames(tmp_path, dask_client):
+    df = _long(seed=5)
+    folder = _write_parts(df, tmp_path / "p", 3)
+    mem = Votes.from_long(df)
+    for src in (str(folder / "part-*.parquet"), sorted(folder.glob("*.parquet")), df,
+                dd.from_pandas(df, npartitions=4)):
+        assert _by_id(to_votes(read_votes_dask(src, client=dask_client))) == _by_id(mem)
+
+
+def test_gold_column_and_no_annotators(tmp_path, dask_client):
+    df = _long(seed=2)
+    df["gold"] = df["item"].map(lambda s: "l0" if s.endswith(("1", "3")) else None)
+    path = tmp_path / "g.parquet"
+    df.to_parquet(path, index=False)
+    mem = read_votes(path)
+    back = to_votes(read_votes_dask(path, client=dask_client))
+    gold_mem = dict(zip(mem.item_ids, mem.gold))
+    assert dict(zip(back.item_ids, back.gold)) == gold_mem
+    anon = read_votes_dask(df[["item", "label"]], client=dask_client)
+    assert anon.annotator_ids is None and anon.n_votes == len(df)
+
+
+def test_errors_name_the_file_and_line(tmp_path, dask_client):
+    df = _long(seed=3)
+    df.loc[4, "label"] = None
+    folder = _write_parts(df, tmp_path / "bad", 1, "csv")
+    with pytest.raises(SchemaError, match=r"line 6 of part-0.csv, column 'label': missing label"):
+        read_votes_dask(folder, client=dask_client)
+    dup = pd.concat([_long(seed=4), _long(seed=4).iloc[:1]])
+    with pytest.raises(SchemaError, match="duplicate votes"):
+        read_votes_dask(dup, client=dask_client)
+    assert read_votes_dask(dup, duplicates="keep", client=dask_client).n_votes == len(dup)
+    with pytest.raises(InvalidValueError, match="not available on Dask"):
+        read_votes_dask(dup, duplicates="first", client=dask_client)
+    with pytest.raises(DataFormatError, match="no such file"):
+        read_votes_dask(tmp_path / "nope", client=dask_client)
+    with pytest.raises(InvalidValueError):
+        read_votes_dask(_long(), labels=["l0", "l1"], client=dask_client)
