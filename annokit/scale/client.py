@@ -12,7 +12,11 @@ from typing import Any
 
 from annokit.errors import AnnokitError
 
-__all__ = ["get_client", "require_dask"]
+__all__ = ["LOCAL_SCHEDULERS", "engine_client", "get_client", "require_dask", "shuffle_method"]
+
+#: ``dask.config`` scheduler names that mean "compute in this process, no cluster".
+LOCAL_SCHEDULERS = ("sync", "synchronous", "single-threaded", "threads", "threading",
+                    "processes", "multiprocessing")
 
 _INSTALL = "pip install 'annokit[dask]'"
 
@@ -79,3 +83,21 @@ def get_client(client: Any = None, *, scheduler: str | None = None) -> Any:
     cluster = distributed.LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
                                        memory_limit=memory // cores, dashboard_address=None)
     return distributed.Client(cluster)
+
+
+def engine_client(client: Any = None) -> Any:
+    """The client to run on, or None to compute in this process: ``client=False``, or a local
+    scheduler set with ``dask.config.set(scheduler="synchronous")`` (tests, doctests)."""
+    require_dask()
+    import dask
+
+    if client is False:
+        return None
+    if client is None and dask.config.get("scheduler", None) in LOCAL_SCHEDULERS:
+        return None
+    return get_client(client)
+
+
+def shuffle_method(client: Any) -> str:
+    """``"p2p"`` on a cluster (memory bounded, spills to disk), ``"tasks"`` in-process."""
+    return "tasks" if client is None else "p2p"

@@ -324,9 +324,12 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
                               zip(votes.frame.to_delayed(), votes.items.to_delayed())],
                              meta=meta, verify_meta=False)
     nparts = max(1, votes.frame.npartitions)
-    parts = [x.to_delayed() for x in
-             [counts.shuffle("_key", npartitions=nparts)]
-             + [p.frame.shuffle("_key", npartitions=nparts) for p in preds.values()]]
+    from annokit.scale.client import shuffle_method
+
+    with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
+        parts = [x.to_delayed() for x in
+                 [counts.shuffle("_key", npartitions=nparts)]
+                 + [p.frame.shuffle("_key", npartitions=nparts) for p in preds.values()]]
     keep_dropped = on_missing == "drop"
     joined = [delayed(ep.join_part)(*row, perms=perms, keep_dropped=keep_dropped, k=k)
               for row in zip(*parts)]

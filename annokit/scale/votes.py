@@ -39,7 +39,7 @@ from annokit.core.resample import item_keys
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, InvalidValueError, SchemaError
 from annokit.io.tabular import detect_columns
-from annokit.scale.client import get_client, require_dask
+from annokit.scale.client import engine_client, require_dask, shuffle_method
 
 __all__ = ["DaskVotes", "from_votes", "read_votes_dask", "to_votes"]
 
@@ -327,7 +327,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     if roles["item"] is None or roles["label"] is None:
         raise SchemaError(f"{name}: a long table needs item and label columns; got {names} "
                           "(name them with columns={'item': ..., 'label': ...})")
-    cl = None if client is False else get_client(client)
+    cl = engine_client(client)
 
     coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
     coded = cl.persist(coded) if cl is not None else dask.persist(*coded)
@@ -360,7 +360,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     frame = dd.from_delayed([getter(r, 0) for r in remapped], meta=meta_f, verify_meta=False)
     items = dd.from_delayed([getter(r, 1) for r in remapped], meta=meta_i, verify_meta=False)
     n_out = int(npartitions or max(len(remapped), 1))
-    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
+    with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
         frame = frame.shuffle("item", npartitions=n_out)
         items = items.shuffle("item", npartitions=n_out)
     finished = [dask.delayed(_finish_part)(f, i, p, duplicates == "error" and
