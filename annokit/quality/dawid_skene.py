@@ -37,7 +37,9 @@ from annokit.quality._common import (
     warn_not_converged,
 )
 
-__all__ = ["DawidSkene", "OneCoinDawidSkene"]
+__all__ = ["DawidSkene", "OneCoinDawidSkene", "ds_log_joint", "ds_log_prior", "ds_m_step",
+           "objective_terms", "onecoin_confusions", "onecoin_log_joint", "onecoin_log_prior",
+           "onecoin_m_step"]
 
 
 class _EMBase:
@@ -85,12 +87,8 @@ class _EMBase:
         n_votes = votes.n_votes
 
         def objective(post, joint, params):
-            # 0 log 0 = 0; and q_ik > 0 beside log_joint_ik = -inf only when q_ik is a denormal
-            # whose confusion cell underflowed to 0 (smoothing=0): the exact term, about
-            # q_ik log q_ik, is 0 in double precision, not -inf.
-            terms = np.isfinite(joint) & (post > 0)
-            expected = np.multiply(post, joint, out=np.zeros_like(post), where=terms).sum()
-            return (expected + entr(post).sum() + log_prior(params)) / n_votes
+            expected, ent = objective_terms(post, joint)
+            return (expected + ent + log_prior(params)) / n_votes
 
         params = m_step(post)
         joint = log_joint(params)
@@ -222,33 +220,91 @@ class DawidSkene(_EMBase):
     def fit(self, votes: Votes) -> DawidSkene:
         votes = require_annotators(votes, "DawidSkene.fit")
         self._check_params()
-        n_labels, n_ann = votes.n_labels, votes.n_annotators
+        shape = {"n_annotators": votes.n_annotators, "n_labels": votes.n_labels}
         x = vote_matrix(votes)                       # (items, J*L)
         xt = x.T                                      # CSC view: fast scatter into (J*L, K)
         a = self.smoothing
-
-        def m_step(post):
-            priors = post.sum(axis=0) + a
-            # (J*L, K) -> (J, L, K) -> (J, K, L): expected counts of "true k, said l"
-            conf = np.asarray(xt @ post).reshape(n_ann, n_labels, n_labels).transpose(0, 2, 1) + a
-            totals = conf.sum(axis=2, keepdims=True)
-            conf = np.divide(conf, totals, out=np.full_like(conf, 1.0 / n_labels), where=totals > 0)
-            return priors / priors.sum(), conf
-
-        def log_joint(params):
-            # log p_k + sum_{j,l} n^(j)_il log pi^(j)_kl
-            priors, conf = params
-            with np.errstate(divide="ignore"):       # smoothing=0: log 0 = -inf is meant
-                log_conf = np.log(conf).transpose(0, 2, 1).reshape(n_ann * n_labels, n_labels)
-                return np.asarray(x @ log_conf) + np.log(priors)
-
-        def log_prior(params):
-            # Dirichlet(1 + a) on every confusion row and on the priors, up to a constant
-            priors, conf = params
-            return a * (np.log(conf).sum() + np.log(priors).sum()) if a > 0 else 0.0
-
-        self.priors_, self.confusions_ = self._run(votes, m_step, log_joint, log_prior)
+        self.priors_, self.confusions_ = self._run(
+            votes,
+            lambda post: ds_m_step(xt @ post, post.sum(axis=0), smoothing=a, **shape),
+            lambda params: ds_log_joint(x, params, **shape),
+            lambda params: ds_log_prior(params, a),
+        )
         return self
+
+
+def ds_m_step(mass, post_sum, *, smoothing, n_annotators, n_labels):
+    """Dawid-Skene M-step from the expected counts: ``mass = X.T @ post`` of shape
+    (n_annotators * n_labels, n_labels) and ``post_sum`` (n_labels,); returns (priors,
+    confusions). Shared by the in-memory and the Dask engines."""
+    priors = post_sum + smoothing
+    # (J*L, K) -> (J, L, K) -> (J, K, L): expected counts of "true k, said l"
+    conf = np.asarray(mass).reshape(n_annotators, n_labels, n_labels).transpose(0, 2, 1) \
+        + smoothing
+    totals = conf.sum(axis=2, keepdims=True)
+    conf = np.divide(conf, totals, out=np.full_like(conf, 1.0 / n_labels), where=totals > 0)
+    return priors / priors.sum(), conf
+
+
+def ds_log_joint(x, params, *, n_annotators, n_labels):
+    """``log p_k + sum_{j,l} n^(j)_il log pi^(j)_kl`` for the rows of the vote matrix ``x``."""
+    priors, conf = params
+    with np.errstate(divide="ignore"):       # smoothing=0: log 0 = -inf is meant
+        log_conf = np.log(conf).transpose(0, 2, 1).reshape(n_annotators * n_labels, n_labels)
+        return np.asarray(x @ log_conf) + np.log(priors)
+
+
+def ds_log_prior(params, smoothing):
+    """Dirichlet(1 + a) on every confusion row and on the priors, up to a constant."""
+    priors, conf = params
+    return smoothing * (np.log(conf).sum() + np.log(priors).sum()) if smoothing > 0 else 0.0
+
+
+def onecoin_m_step(mass, post_sum, n_per_ann, *, smoothing, n_annotators, n_labels):
+    """One-coin M-step from ``mass = X.T @ post`` and the votes per annotator; returns
+    (priors, skills)."""
+    eye = np.eye(n_labels, dtype=bool)
+    priors = post_sum + smoothing
+    # expected correct votes of j: sum over j's votes of P(T_i = given label)
+    correct = np.asarray(mass).reshape(n_annotators, n_labels, n_labels)[:, eye].sum(axis=1)
+    skills = (correct + smoothing) / (n_per_ann + 2 * smoothing) if smoothing > 0 else np.divide(
+        correct, n_per_ann, out=np.full(n_annotators, 0.5), where=n_per_ann > 0)
+    return priors / priors.sum(), np.clip(skills, 1e-12, 1 - 1e-12)
+
+
+def onecoin_log_joint(x, params, *, n_annotators, n_labels):
+    """``log p_k + sum_v (log s_j if l_v = k else log((1 - s_j) / (K - 1)))``."""
+    priors, skills = params
+    eye = np.eye(n_labels, dtype=bool)
+    log_right = np.log(skills)
+    log_wrong = np.log((1 - skills) / max(n_labels - 1, 1))
+    log_p = np.where(eye[None, :, :], log_right[:, None, None], log_wrong[:, None, None])
+    return np.asarray(x @ log_p.reshape(n_annotators * n_labels, n_labels)) + np.log(priors)
+
+
+def onecoin_log_prior(params, smoothing):
+    """Beta(1 + a, 1 + a) on every skill, Dirichlet(1 + a) on the priors, up to a constant."""
+    priors, skills = params
+    if smoothing == 0:
+        return 0.0
+    return smoothing * (np.log(skills).sum() + np.log1p(-skills).sum() + np.log(priors).sum())
+
+
+def onecoin_confusions(skills, n_labels):
+    """The confusion matrices a one-coin model implies."""
+    eye = np.eye(n_labels, dtype=bool)
+    off = (1 - skills) / max(n_labels - 1, 1)
+    return np.where(eye, skills[:, None, None], off[:, None, None])
+
+
+def objective_terms(post, joint):
+    """``(sum_ik q_ik joint_ik, sum_ik H(q_i))``: the data part of the EM objective."""
+    # 0 log 0 = 0; and q_ik > 0 beside log_joint_ik = -inf only when q_ik is a denormal
+    # whose confusion cell underflowed to 0 (smoothing=0): the exact term, about
+    # q_ik log q_ik, is 0 in double precision, not -inf.
+    terms = np.isfinite(joint) & (post > 0)
+    expected = np.multiply(post, joint, out=np.zeros_like(post), where=terms).sum()
+    return expected, entr(post).sum()
 
 
 class OneCoinDawidSkene(_EMBase):
@@ -305,39 +361,19 @@ class OneCoinDawidSkene(_EMBase):
     def fit(self, votes: Votes) -> OneCoinDawidSkene:
         votes = require_annotators(votes, "OneCoinDawidSkene.fit")
         self._check_params()
-        n_labels, n_ann = votes.n_labels, votes.n_annotators
+        shape = {"n_annotators": votes.n_annotators, "n_labels": votes.n_labels}
         x = vote_matrix(votes)                        # (items, J*L)
         xt = x.T                                      # CSC view
-        n_per_ann = np.asarray(x.sum(axis=0)).reshape(n_ann, n_labels).sum(axis=1)
-        eye = np.eye(n_labels, dtype=bool)
-        others = max(n_labels - 1, 1)
+        n_per_ann = np.asarray(x.sum(axis=0)).reshape(votes.n_annotators,
+                                                      votes.n_labels).sum(axis=1)
         a = self.smoothing
-
-        def m_step(post):
-            priors = post.sum(axis=0) + a
-            # expected correct votes of j: sum over j's votes of P(T_i = given label)
-            correct = np.asarray(xt @ post).reshape(n_ann, n_labels, n_labels)[:, eye].sum(axis=1)
-            skills = (correct + a) / (n_per_ann + 2 * a) if a > 0 else np.divide(
-                correct, n_per_ann, out=np.full(n_ann, 0.5), where=n_per_ann > 0)
-            return priors / priors.sum(), np.clip(skills, 1e-12, 1 - 1e-12)
-
-        def log_joint(params):
-            # log p_k + sum_v (log s_j if l_v = k else log((1 - s_j) / (K - 1)))
-            priors, skills = params
-            log_right = np.log(skills)
-            log_wrong = np.log((1 - skills) / others)
-            log_p = np.where(eye[None, :, :], log_right[:, None, None], log_wrong[:, None, None])
-            return np.asarray(x @ log_p.reshape(n_ann * n_labels, n_labels)) + np.log(priors)
-
-        def log_prior(params):
-            # Beta(1 + a, 1 + a) on every skill, Dirichlet(1 + a) on the priors, up to a constant
-            priors, skills = params
-            if a == 0:
-                return 0.0
-            return a * (np.log(skills).sum() + np.log1p(-skills).sum() + np.log(priors).sum())
-
-        self.priors_, skills = self._run(votes, m_step, log_joint, log_prior)
+        self.priors_, skills = self._run(
+            votes,
+            lambda post: onecoin_m_step(xt @ post, post.sum(axis=0), n_per_ann, smoothing=a,
+                                        **shape),
+            lambda params: onecoin_log_joint(x, params, **shape),
+            lambda params: onecoin_log_prior(params, a),
+        )
         self.skills_ = skills
-        off = (1 - skills) / others
-        self.confusions_ = np.where(eye, skills[:, None, None], off[:, None, None])
+        self.confusions_ = onecoin_confusions(skills, votes.n_labels)
         return self

@@ -1,0 +1,95 @@
+"""EM on Dask (annokit.scale.em) against the in-memory estimators."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("dask.dataframe", reason="the Dask engine needs annokit[dask]")
+
+import dask  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from annokit.core.votes import Votes  # noqa: E402
+from annokit.io import read_votes  # noqa: E402
+from annokit.quality import MACE, DawidSkene, OneCoinDawidSkene  # noqa: E402
+from annokit.scale.em import fit_dask  # noqa: E402
+from annokit.scale.votes import from_votes  # noqa: E402
+
+from _shared import data_path  # noqa: E402
+
+ESTIMATORS = {"ds": DawidSkene, "onecoin": OneCoinDawidSkene, "mace": MACE}
+
+
+def _synthetic(n_items=120, n_ann=15, k=3, seed=0, gold=False):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, n_items)
+    acc = rng.uniform(0.3, 0.95, n_ann)
+    rows = []
+    for i in range(n_items):
+        for a in rng.choice(n_ann, size=int(rng.integers(1, 6)), replace=False):
+            lab = truth[i] if rng.random() < acc[a] else int(rng.integers(0, k))
+            g = f"l{truth[i]}" if gold and i % 4 == 0 else None
+            rows.append((f"it{i}", f"w{a}", f"l{lab}", g))
+    df = pd.DataFrame(rows, columns=["item", "annotator", "label", "gold"])
+    return Votes.from_long(df, gold="gold" if gold else None, labels=[f"l{j}" for j in range(k)])
+
+
+def _compare(votes, method, dv, options=None, clamp_gold=False, rng=0):
+    options = dict(options or {})
+    kw = {"rng": rng} if method == "mace" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = ESTIMATORS[method](clamp_gold=clamp_gold, **kw, **options).fit(votes)
+        got = fit_dask(dv, method, clamp_gold=clamp_gold, **kw, **options)
+        post = dv.compute(got.posteriors)[0].set_index("item").loc[
+            np.asarray(votes.item_ids, dtype=object)]
+    cols = [f"p_{n}" for n in votes.labels.names]
+    np.testing.assert_allclose(post[cols].to_numpy(), mem.posteriors_, rtol=0, atol=1e-9)
+    assert post["label"].tolist() == list(mem.labels_)
+    assert (got.n_iter_, got.converged_) == (mem.n_iter_, mem.converged_)
+    assert got.log_likelihood_ == pytest.approx(mem.log_likelihood_, rel=1e-9)
+    # annotator parameters: Dask annotator codes are first-seen over partitions
+    order = pd.Index(dv.annotator_ids).get_indexer(votes.annotator_ids)
+    for name in ("priors_", "confusions_", "skills_", "competence_", "strategies_"):
+        if hasattr(mem, name):
+            value = getattr(got, name)
+            value = value if name == "priors_" else value[order]
+            np.testing.assert_allclose(value, getattr(mem, name), rtol=0, atol=1e-9, err_msg=name)
+
+
+@pytest.mark.parametrize("method", ["ds", "onecoin", "mace"])
+@pytest.mark.parametrize("clamp_gold", [False, True])
+def test_equal_to_in_memory_on_a_cluster(dask_client, method, clamp_gold):
+    votes = _synthetic(seed=3, gold=True)
+    dv = from_votes(votes, npartitions=6, client=dask_client)
+    options = {"n_restarts": 3} if method == "mace" else {}
+    _compare(votes, method, dv, options, clamp_gold)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(2, 40), npart=st.integers(1, 30), k=st.integers(2, 4),
+       seed=st.integers(0, 999), method=st.sampled_from(["ds", "onecoin", "mace"]))
+def test_any_partitioning_in_process(n, npart, k, seed, method):
+    """Empty partitions, one-item partitions, partitions with one label only."""
+    votes = _synthetic(n_items=n, n_ann=6, k=k, seed=seed)
+    with dask.config.set(scheduler="synchronous"):
+        dv = from_votes(votes, npartitions=npart)
+        _compare(votes, method, dv, {"n_restarts": 2, "max_iter": 20} if method == "mace" else
+                 {"max_iter": 30})
+
+
+@pytest.mark.parametrize("name", ["snow2008_rte/rte.standardized.tsv", "dog", "bluebirds"])
+def test_real_data_equal_to_in_memory(dask_client, name):
+    folder = data_path(*name.split("/"))
+    path = folder if folder.is_file() else next(p for p in sorted(folder.iterdir())
+                                               if p.suffix in (".tsv", ".csv"))
+    votes = read_votes(path)
+    votes.item_metadata = pd.DataFrame(index=pd.RangeIndex(votes.n_items))
+    dv = from_votes(votes, npartitions=4, client=dask_client)
+    for method in ("ds", "onecoin"):
+        _compare(votes, method, dv)
