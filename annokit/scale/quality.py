@@ -1,0 +1,205 @@
+"""Aggregation and annotator quality on Dask: the ``aggregate`` and ``annotators`` jobs.
+
+:func:`aggregate_dask` gives the summary of :func:`annokit.quality.aggregate.aggregate`
+(method, items, gold items, accuracy against gold, iterations, convergence, ties) and
+writes the per-item table partitioned; :func:`annotator_scores_dask` gives the
+per-annotator scores of :func:`annokit.quality.filter.annotator_scores` (annotators are
+few: the scores come to the client). Per-annotator sums are reduced over partitions.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.checks import check_option
+from annokit.core.soft_labels import majority
+from annokit.errors import InvalidValueError, SchemaError
+from annokit.quality.filter import DEFAULT_THRESHOLDS, _chance_rescale
+from annokit.quality.spammer import spammer_score
+from annokit.scale.em import fit_dask
+from annokit.scale.stats import _part_counts
+from annokit.scale.votes import DaskVotes
+from annokit.scale.write import write_partitioned
+
+__all__ = ["DaskAggregation", "aggregate_dask", "annotator_scores_dask"]
+
+AGGREGATE_METHODS = ("mv", "ds", "onecoin", "mace")
+SCORE_METHODS = ("ds", "onecoin", "mace", "agreement", "gold", "entropy")
+
+
+@dataclass
+class DaskAggregation:
+    """Like :class:`annokit.quality.aggregate.Aggregation`, with the table on the workers."""
+
+    method: str
+    table: Any
+    n_items: int
+    n_gold: int
+    accuracy: float | None
+    tie_policy: str | None
+    n_ties: int | None
+    n_iter: int
+    converged: bool
+    rows_written: int | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """The ``annokit aggregate --json`` object."""
+        return {"method": self.method, "n_items": self.n_items, "n_gold": self.n_gold,
+                "accuracy": self.accuracy, "tie_policy": self.tie_policy,
+                "iterations": self.n_iter, "converged": self.converged, "n_ties": self.n_ties}
+
+
+def _mv_part(frame: pd.DataFrame, items: pd.DataFrame, names: list[str], ties: str,
+             soft: bool) -> pd.DataFrame:
+    counts, items = _part_counts(frame, items, len(names))
+    maj = majority(counts, ties=ties) if len(counts) else None
+    table = pd.DataFrame({"item": items["item_id"].to_numpy(dtype=object)})
+    codes = maj.labels if maj is not None else np.zeros(0, np.int64)
+    table["label"] = np.asarray(names, dtype=object)[codes]
+    table["tied"] = maj.is_tied if maj is not None else np.zeros(0, bool)
+    if soft:
+        with np.errstate(invalid="ignore"):
+            p = counts / counts.sum(axis=1, keepdims=True)
+        for k, name in enumerate(names):
+            table[f"p_{name}"] = p[:, k]
+    table["_gold"] = items["gold"].to_numpy().astype(np.int64)
+    table["_code"] = codes
+    return table
+
+
+def _gold_tally(table: pd.DataFrame, names: list[str]) -> tuple[int, int, int]:
+    gold = table["_gold"].to_numpy()
+    known = gold >= 0
+    codes = table["_code"].to_numpy() if "_code" in table else \
+        pd.Index(names).get_indexer(table["label"].to_numpy())
+    tied = int(table["tied"].sum()) if "tied" in table else 0
+    return int(known.sum()), int((codes[known] == gold[known]).sum()), tied
+
+
+def _with_gold(post: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    post = post.copy()
+    post["_gold"] = items.set_index("item_id").loc[post["item"], "gold"].to_numpy() \
+        if len(post) else np.zeros(0, np.int64)
+    return post
+
+
+def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: str = "first",
+                   soft: bool = False, clamp_gold: bool = False,
+                   rng: np.random.Generator | int | None = 0,
+                   out: str | os.PathLike | None = None) -> DaskAggregation:
+    """One label per item on Dask; the table written partitioned to ``out`` when given.
+
+    Methods ``mv`` (ties ``first`` or ``report``: ``first_seen`` and ``random`` depend on
+    the order of rows, which partitions do not keep), ``ds``, ``onecoin`` and ``mace``.
+    """
+    import dask
+    import dask.dataframe as dd
+
+    check_option("method", method, AGGREGATE_METHODS)
+    names = list(votes.labels.names)
+    parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed()))
+    if method == "mv":
+        check_option("ties", ties, ("first", "report"))
+        tables = [dask.delayed(_mv_part)(f, i, names, ties, soft) for f, i in parts]
+        meta = _mv_part(votes.frame._meta, votes.items._meta, names, ties, soft)
+        table = dd.from_delayed(tables, meta=meta, verify_meta=False)
+        n_iter, converged, policy = 1, True, ties
+    else:
+        fit = fit_dask(votes, method, clamp_gold=clamp_gold,
+                       **({"rng": rng} if method == "mace" else {}))
+        post = fit.posteriors
+        tables = [dask.delayed(_with_gold)(p, i) for p, (_, i) in
+                  zip(post.to_delayed(), parts)]
+        meta = _with_gold(post._meta, votes.items._meta)
+        table = dd.from_delayed(tables, meta=meta, verify_meta=False)
+        if not soft:
+            table = table.drop(columns=[f"p_{n}" for n in names])
+        else:  # the in-memory column order: item, label, p_<label>...
+            table = table[["item", "label"] + [f"p_{n}" for n in names] + ["_gold"]]
+        n_iter, converged, policy = fit.n_iter_, fit.converged_, None
+    if votes.client is not None:
+        table = votes.client.persist(table)
+    tallies = votes.compute(*[dask.delayed(_gold_tally)(t, names) for t in table.to_delayed()])
+    n_gold = sum(t[0] for t in tallies)
+    accuracy = sum(t[1] for t in tallies) / n_gold if n_gold else None
+    n_ties = sum(t[2] for t in tallies) if method == "mv" else None
+    public = table.drop(columns=[c for c in ("_gold", "_code") if c in table.columns])
+    written = write_partitioned(public, out, client=votes.client) if out is not None else None
+    return DaskAggregation(method, public, votes.n_items, n_gold, accuracy, policy, n_ties,
+                           int(n_iter), bool(converged), written)
+
+
+def _annotator_sums(frame: pd.DataFrame, items: pd.DataFrame, n_ann: int,
+                    n_labels: int) -> dict[str, np.ndarray]:
+    """Per-annotator sums of one partition (the in-memory annotator_stats' terms)."""
+    counts, items = _part_counts(frame, items, n_labels)
+    keys = items["item"].to_numpy()
+    order = np.argsort(keys, kind="stable")
+    item = order[np.searchsorted(keys[order], frame["item"].to_numpy())] if len(frame) else \
+        np.zeros(0, np.int64)
+    ann = frame["annotator"].to_numpy().astype(np.int64)
+    lab = frame["label"].to_numpy().astype(np.int64)
+    m_v = counts.sum(axis=1)[item]
+    shared = m_v >= 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pair = np.where(shared, (counts[item, lab] - 1) / (m_v - 1), 0.0)
+    gold = items["gold"].to_numpy().astype(np.int64)[item]
+    on_gold = gold >= 0
+    return {
+        "n_votes": np.bincount(ann, minlength=n_ann),
+        "agree_num": np.bincount(ann[shared], weights=pair[shared], minlength=n_ann),
+        "agree_den": np.bincount(ann[shared], minlength=n_ann),
+        "gold_num": np.bincount(ann[on_gold], weights=(lab == gold)[on_gold].astype(float),
+                                minlength=n_ann),
+        "gold_den": np.bincount(ann[on_gold], minlength=n_ann),
+        "usage": np.bincount(ann * n_labels + lab, minlength=n_ann * n_labels).reshape(
+            n_ann, n_labels),
+    }
+
+
+def annotator_scores_dask(votes: DaskVotes, method: str, *,
+                          rng: np.random.Generator | int | None = 0) -> pd.DataFrame:
+    """Per-annotator quality scores on Dask (higher is better; NaN without evidence).
+
+    Returns a table ``annotator``, ``n_votes``, ``score`` in the annotators' code order.
+    """
+    import dask
+
+    check_option("method", method, SCORE_METHODS)
+    if votes.annotator_ids is None:
+        raise SchemaError(f"annotator scores need annotator ids; {votes.source} has none")
+    n_ann, n_labels = int(votes.n_annotators), len(votes.labels)
+    sums = votes.compute(*[dask.delayed(_annotator_sums)(f, i, n_ann, n_labels) for f, i in
+                           zip(votes.frame.to_delayed(), votes.items.to_delayed())])
+    total = {k: np.sum([s[k] for s in sums], axis=0) for k in sums[0]}
+    n_votes = total["n_votes"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "ds":
+            scores = spammer_score(fit_dask(votes, "ds").confusions_)
+        elif method == "onecoin":
+            scores = _chance_rescale(fit_dask(votes, "onecoin").skills_, n_labels)
+        elif method == "mace":
+            scores = fit_dask(votes, "mace", rng=rng).competence_
+        elif method == "agreement":
+            den = total["agree_den"]
+            scores = _chance_rescale(np.where(den > 0, total["agree_num"] / den, np.nan),
+                                     n_labels)
+        elif method == "gold":
+            if not total["gold_den"].any():
+                raise InvalidValueError("method 'gold' needs gold labels; these votes have none")
+            den = total["gold_den"]
+            scores = np.where(den > 0, total["gold_num"] / den, np.nan)
+        else:
+            usage = total["usage"].astype(np.float64)
+            p = usage / usage.sum(axis=1, keepdims=True)
+            terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+            ent = -terms.sum(axis=1) / np.log(n_labels) if n_labels > 1 else np.zeros(n_ann)
+            scores = np.where(n_votes > 0, np.maximum(ent, 0.0), np.nan)
+    scores = np.where(n_votes > 0, scores, np.nan)
+    return pd.DataFrame({"annotator": votes.annotator_ids.astype(object), "n_votes": n_votes,
+                         "score": scores, "threshold": DEFAULT_THRESHOLDS.get(method)})

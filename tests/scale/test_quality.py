@@ -1,0 +1,82 @@
+"""Aggregation and annotator scores on Dask (annokit.scale.quality) against memory."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("dask.dataframe", reason="the Dask engine needs annokit[dask]")
+
+from annokit.errors import InvalidValueError  # noqa: E402
+from annokit.io import read_votes  # noqa: E402
+from annokit.quality import aggregate, annotator_scores  # noqa: E402
+from annokit.scale.quality import aggregate_dask, annotator_scores_dask  # noqa: E402
+from annokit.scale.votes import from_votes  # noqa: E402
+
+from _shared import data_path  # noqa: E402
+
+
+def _synthetic(n_items=120, n_ann=15, k=3, seed=0, gold=False):
+    from annokit.core.votes import Votes
+
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, n_items)
+    acc = rng.uniform(0.3, 0.95, n_ann)
+    rows = []
+    for i in range(n_items):
+        for a in rng.choice(n_ann, size=int(rng.integers(1, 6)), replace=False):
+            lab = truth[i] if rng.random() < acc[a] else int(rng.integers(0, k))
+            rows.append((f"it{i}", f"w{a}", f"l{lab}", f"l{truth[i]}" if gold and i % 4 == 0
+                         else None))
+    df = pd.DataFrame(rows, columns=["item", "annotator", "label", "gold"])
+    return Votes.from_long(df, gold="gold" if gold else None, labels=[f"l{j}" for j in range(k)])
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+@pytest.mark.parametrize("method", ["mv", "ds", "onecoin", "mace"])
+@pytest.mark.parametrize("soft", [False, True])
+def test_aggregate_equals_in_memory(dask_client, tmp_path, method, soft):
+    votes = _synthetic(n_items=90, seed=7, gold=True)
+    dv = from_votes(votes, npartitions=5, client=dask_client)
+    mem = _quiet(aggregate, votes, method, soft=soft, rng=0)
+    got = _quiet(aggregate_dask, dv, method, soft=soft, rng=0, out=tmp_path / "labels")
+    assert got.summary() == mem.summary()
+    table = pd.read_parquet(tmp_path / "labels").set_index("item").loc[mem.table["item"]]
+    assert got.rows_written == votes.n_items
+    assert list(table.reset_index().columns) == list(mem.table.columns)
+    assert table["label"].tolist() == mem.table["label"].tolist()
+    for col in [c for c in mem.table.columns if c.startswith("p_")]:
+        np.testing.assert_allclose(table[col].to_numpy(), mem.table[col].to_numpy(), atol=1e-9)
+    if method == "mv":
+        assert table["tied"].tolist() == mem.table["tied"].tolist()
+
+
+@pytest.mark.parametrize("method", ["ds", "onecoin", "mace", "agreement", "gold", "entropy"])
+def test_annotator_scores_equal_in_memory(dask_client, method):
+    votes = _synthetic(n_items=100, n_ann=12, seed=11, gold=True)
+    dv = from_votes(votes, npartitions=4, client=dask_client)
+    mem = _quiet(annotator_scores, votes, method, rng=0)
+    got = _quiet(annotator_scores_dask, dv, method, rng=0).set_index("annotator").loc[
+        votes.annotator_ids.astype(object)]
+    np.testing.assert_allclose(got["score"].to_numpy(), mem, rtol=1e-9, atol=1e-12)
+
+
+def test_rte_accuracy_and_errors(dask_client):
+    votes = read_votes(data_path("snow2008_rte", "rte.standardized.tsv"))
+    votes.item_metadata = pd.DataFrame(index=pd.RangeIndex(votes.n_items))
+    dv = from_votes(votes, npartitions=3, client=dask_client)
+    for method in ("mv", "ds"):
+        assert _quiet(aggregate_dask, dv, method).summary() == _quiet(aggregate, votes,
+                                                                      method).summary()
+    with pytest.raises(InvalidValueError):
+        aggregate_dask(dv, "mv", ties="random")
+    with pytest.raises(InvalidValueError):
+        aggregate_dask(dv, "wmv")
