@@ -199,11 +199,11 @@ def votes_input(help: str = "Votes file (ChaosNLI .jsonl, long or wide CSV/TSV/J
                 raise click.UsageError("Missing option '--votes' (or a positional VOTES path).")
             return f(*args, votes_path=votes_path or votes_arg, **kwargs)
 
-        wrapper = click.option("--votes", "votes_path", type=click.Path(dir_okay=False),
+        wrapper = click.option("--votes", "votes_path", type=click.Path(),
                                default=None, help=help + " A positional VOTES path is the same.",
                                )(wrapper)
         return click.argument("votes_arg", required=False, metavar="[VOTES]",
-                              type=click.Path(dir_okay=False))(wrapper)
+                              type=click.Path())(wrapper)
 
     return decorate
 
@@ -266,3 +266,43 @@ def read_options() -> dict[str, Any]:
     options = ctx.meta.get(_READ_KEY, {"columns": {}, "no_header": False, "missing": ()})
     return {"columns": dict(options["columns"]) or None, "no_header": options["no_header"],
             "missing": options["missing"]}
+
+
+def engine_options(f: Callable) -> Callable:
+    """Add ``--engine memory|dask`` and ``--scheduler ADDRESS`` to a command."""
+    f = click.option("--scheduler", metavar="ADDRESS",
+                     help="Dask scheduler to run on with --engine dask (e.g. tcp://host:8786); "
+                          "default: a LocalCluster sized to this machine.")(f)
+    return click.option("--engine", type=click.Choice(["memory", "dask"]), default="memory",
+                        show_default=True,
+                        help="memory: read the votes into this process; dask: partitions on a "
+                             "Dask cluster (pip install 'annokit[dask]'), for a directory, glob "
+                             "or list of Parquet/CSV files beyond one machine's memory.")(f)
+
+
+def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
+               not_on_dask: dict[str, bool] | None = None) -> Any:
+    """Votes for ``--engine dask``: refuses options the Dask reader does not take."""
+    from annokit.scale.votes import read_votes_dask
+
+    options = read_options()
+    used = [name for name, on in {**(not_on_dask or {}),
+                                  "--format": fmt not in ("auto", "long"),
+                                  "--no-header": options["no_header"],
+                                  "--missing": bool(options["missing"])}.items() if on]
+    if used:
+        raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
+                               "Parquet/CSV/TSV tables)")
+    import logging
+
+    from annokit.scale.client import shutdown
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler)
+    click.get_current_context().call_on_close(lambda: shutdown(votes.client))
+    return votes
+
+
+def check_engine(engine: str, scheduler: str | None) -> None:
+    if scheduler is not None and engine != "dask":
+        raise click.UsageError("--scheduler applies to --engine dask")

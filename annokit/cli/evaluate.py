@@ -10,10 +10,13 @@ from annokit.cli._common import (
     FORMAT_OPTION,
     SEED,
     check_bootstrap,
+    check_engine,
     column_options,
+    dask_votes,
     echo,
     echo_json,
     echo_warning,
+    engine_options,
     finite,
     read_options,
     votes_input,
@@ -44,7 +47,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.command(name="evaluate")
 @votes_input("Human votes: a ChaosNLI .jsonl file or a long/wide table (as for stats).")
 @click.option("--predictions", "pred_paths", required=True, multiple=True,
-              type=click.Path(dir_okay=False),
+              type=click.Path(),
               help="Prediction file (.jsonl/.json/.csv/.tsv/.parquet/.npy); repeat for several "
                    "files of one model (e.g. dev and test halves).")
 @click.option("--pred-labels", help="Class of each prediction column in file order, by name or "
@@ -86,12 +89,13 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option("--per-item", "per_item_path", type=click.Path(dir_okay=False, writable=True),
               help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
+@engine_options
 def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | None,
              id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
              n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str | None, ties: str, n_boot: int,
              seed: int, by: str | None, fmt: str, per_item_path: str | None,
-             as_json: bool) -> None:
+             as_json: bool, engine: str, scheduler: str | None) -> None:
     """Evaluate a model's probabilities against the human label distributions.
 
     Joins the predictions to the votes by item id and label name, then reports
@@ -115,6 +119,29 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
                                "--oracle-temperature (a fixed --temperature is not fitted)")
     check_bootstrap(n_boot, n_bins, n_groups=6 if by else 1)
     labels = _labels(pred_labels)
+    check_engine(engine, scheduler)
+    if engine == "dask":
+        if n_temp or model is not None or ties != "first":
+            raise click.UsageError("--engine dask evaluates probabilities as given: temperature "
+                                   "options, --model and --ties random run in memory only")
+        from annokit.io.atomic import check_outputs
+        from annokit.scale.evaluate import evaluate_dask
+
+        check_outputs({"--per-item": per_item_path}, {"--votes": votes_path},
+                      directories=["--per-item"])
+        votes = dask_votes(votes_path, scheduler, fmt=fmt)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = evaluate_dask(votes, pred_paths[0] if len(pred_paths) == 1
+                                   else list(pred_paths), pred_labels=labels,
+                                   on_missing=on_missing, id_field=id_field,
+                                   renormalize=renormalize, n_boot=n_boot, seed=seed,
+                                   n_bins=n_bins, by=by, per_item_out=per_item_path,
+                                   client=votes.client)
+        for w in caught:
+            echo_warning(w.message)
+        echo_json(result.to_dict()) if as_json else echo(_table(result))
+        return
     from annokit.io.atomic import check_outputs, write_table
 
     check_outputs({"--per-item": per_item_path},

@@ -9,10 +9,13 @@ import click
 from annokit.cli._common import (
     FORMAT_OPTION,
     SEED,
+    check_engine,
     column_options,
+    dask_votes,
     echo,
     echo_json,
     echo_warning,
+    engine_options,
     finite,
     read_options,
     votes_input,
@@ -54,18 +57,28 @@ def _read(votes_path: str, fmt: str, gold_path: str | None):
               help="Flag annotators scoring below this (default: the method's default threshold).")
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
+@engine_options
 def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
-               threshold: float | None, seed: int, as_json: bool) -> None:
+               threshold: float | None, seed: int, as_json: bool, engine: str,
+               scheduler: str | None) -> None:
     """Score every annotator and mark the ones a filter would remove first.
 
     Scores are higher for better annotators; an annotator is flagged when the
     score is below the threshold (for --method gold also after 4 consecutive
     wrong gold answers).
     """
-    from annokit.quality import flag_annotators
+    check_engine(engine, scheduler)
+    if engine == "dask":
+        from annokit.scale.quality import flag_annotators_dask
 
-    flags = flag_annotators(_read(votes_path, fmt, gold_path), method, threshold=threshold,
-                            rng=seed)
+        votes = dask_votes(votes_path, scheduler, fmt=fmt,
+                           not_on_dask={"--gold": gold_path is not None})
+        flags = flag_annotators_dask(votes, method, threshold=threshold, rng=seed)
+    else:
+        from annokit.quality import flag_annotators
+
+        flags = flag_annotators(_read(votes_path, fmt, gold_path), method, threshold=threshold,
+                                rng=seed)
     if as_json:
         echo_json(flags.to_dict())
         return
@@ -166,9 +179,10 @@ def _fmt(x) -> str:
               help="Seed of MACE's random restarts and of --ties random.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON summary instead of the labels (accuracy against gold).")
+@engine_options
 def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, ties: str,
               out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
-              as_json: bool) -> None:
+              as_json: bool, engine: str, scheduler: str | None) -> None:
     """One label (or, with --soft, a posterior) per item from the votes."""
     from annokit.io.atomic import write_table
     from annokit.io.escape import neutralise_formulas
@@ -182,6 +196,11 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
             and ctx.get_parameter_source("ties") is click.core.ParameterSource.COMMANDLINE):
         raise click.UsageError(f"--ties applies to mv and wmv, not --method {method} (its "
                                "label is the most probable one in label order)")
+    check_engine(engine, scheduler)
+    if engine == "dask":
+        _aggregate_dask(votes_path, gold_path, fmt, method, ties, out_path, soft, clamp_gold,
+                        seed, as_json, scheduler)
+        return
     if out_path is not None:
         check_table_path(out_path, jsonl=False)
         check_outputs({"--out": out_path}, _inputs(votes_path, gold_path))
@@ -202,3 +221,28 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
             acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
         echo(f"{method}: {result.n_items} items, accuracy {acc}, {result.n_iter} "
                    f"iteration(s), converged {result.converged}; wrote {out_path}")
+
+
+def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: str, method: str, ties: str,
+                    out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
+                    as_json: bool, scheduler: str | None) -> None:
+    """``aggregate --engine dask``: the table goes to a Parquet directory, never to stdout."""
+    from annokit.scale.quality import aggregate_dask
+
+    if out_path is None:
+        raise click.UsageError("--engine dask writes the per-item table to a directory of "
+                               "Parquet partitions: give --out DIR")
+    check_outputs({"--out": out_path}, {"--votes": votes_path}, directories=["--out"])
+    votes = dask_votes(votes_path, scheduler, fmt=fmt, not_on_dask={
+        "--gold": gold_path is not None, f"--ties {ties}": ties not in ("first", "report")})
+    result = aggregate_dask(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed,
+                            out=out_path)
+    if as_json:
+        echo_json(result.summary())
+        return
+    acc = ("n/a (no gold)" if result.accuracy is None
+           else f"{result.accuracy:.4f} on {result.n_gold} gold items")
+    if result.tie_policy is not None:
+        acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
+    echo(f"{method}: {result.n_items} items, accuracy {acc}, {result.n_iter} iteration(s), "
+         f"converged {result.converged}; wrote {result.rows_written} rows to {out_path}/")

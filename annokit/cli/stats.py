@@ -7,10 +7,13 @@ import click
 from annokit.cli._common import (
     FORMAT_OPTION,
     SEED,
+    check_engine,
     check_memory,
     column_options,
+    dask_votes,
     echo,
     echo_json,
+    engine_options,
     finite,
     read_options,
     votes_input,
@@ -40,8 +43,9 @@ BYTES_PER_REPLICATE = 64
               show_default=True, help="Logarithm base of the entropy (2: bits; > 0, not 1).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--card", is_flag=True, help="Print the Markdown statistics section of a data card.")
+@engine_options
 def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, seed: int, base: float,
-          as_json: bool, card: bool) -> None:
+          as_json: bool, card: bool, engine: str, scheduler: str | None) -> None:
     """Statistics of the votes in --votes (or VOTES): items, votes, annotators, entropy, ties
     (and the tie policy of the majority vote), majority-vote accuracy against gold, majority change against the original label, label counts, Krippendorff's
     alpha and Fleiss' kappa with bootstrap intervals.
@@ -55,8 +59,16 @@ def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, s
     if as_json and card:
         raise click.UsageError("--json and --card conflict: give one of them")
     check_memory("--n-boot", n_boot, n_boot * BYTES_PER_REPLICATE, what="bootstrap replicates")
-    votes = read_votes(votes_path, format=fmt, gold=gold, **read_options())
-    result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
+    check_engine(engine, scheduler)
+    if engine == "dask":
+        from annokit.scale.stats import dataset_stats_dask
+
+        votes = dask_votes(votes_path, scheduler, fmt=fmt, not_on_dask={
+            "--gold": gold is not None, f"--ties {ties}": ties not in ("first", "report")})
+        result = dataset_stats_dask(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
+    else:
+        votes = read_votes(votes_path, format=fmt, gold=gold, **read_options())
+        result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     if as_json:
         echo_json(result)
     elif card:

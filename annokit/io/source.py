@@ -211,8 +211,10 @@ def check_regular(path: str | os.PathLike, *, what: str = "input") -> None:
         kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
                 else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
                 else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        hint = (" (a directory of Parquet/CSV partitions is read by the Dask engine: "
+                "--engine dask, or annokit.scale.read_votes_dask)" if stat.S_ISDIR(mode) else "")
         raise DataFormatError(f"{what} {path} is {kind}; give a regular file, or '-' to read "
-                              "standard input")
+                              f"standard input{hint}")
 
 
 class Input:

@@ -12,7 +12,11 @@ from typing import Any
 
 from annokit.errors import AnnokitError
 
-__all__ = ["LOCAL_SCHEDULERS", "engine_client", "get_client", "require_dask", "shuffle_method"]
+__all__ = ["LOCAL_SCHEDULERS", "engine_client", "get_client", "require_dask", "shuffle_method",
+           "shutdown"]
+
+#: Clients this module started together with their LocalCluster (closed by :func:`shutdown`).
+_STARTED: dict[int, Any] = {}
 
 #: ``dask.config`` scheduler names that mean "compute in this process, no cluster".
 LOCAL_SCHEDULERS = ("sync", "synchronous", "single-threaded", "threads", "threading",
@@ -79,13 +83,28 @@ def get_client(client: Any = None, *, scheduler: str | None = None) -> Any:
         return distributed.get_client()
     except ValueError:  # no current client
         pass
+    import logging
+
     cores, memory = _machine()
     cluster = distributed.LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
-                                       memory_limit=memory // cores, dashboard_address=None)
-    return distributed.Client(cluster)
+                                       memory_limit=memory // cores, dashboard_address=None,
+                                       silence_logs=logging.ERROR)
+    client = distributed.Client(cluster)
+    _STARTED[id(client)] = cluster
+    return client
 
 
-def engine_client(client: Any = None) -> Any:
+def shutdown(client: Any) -> None:
+    """Close ``client``, and its LocalCluster if :func:`get_client` started it."""
+    if client is None:
+        return
+    cluster = _STARTED.pop(id(client), None)
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def engine_client(client: Any = None, *, scheduler: str | None = None) -> Any:
     """The client to run on, or None to compute in this process: ``client=False``, or a local
     scheduler set with ``dask.config.set(scheduler="synchronous")`` (tests, doctests)."""
     require_dask()
@@ -93,9 +112,10 @@ def engine_client(client: Any = None) -> Any:
 
     if client is False:
         return None
-    if client is None and dask.config.get("scheduler", None) in LOCAL_SCHEDULERS:
+    if client is None and scheduler is None and \
+            dask.config.get("scheduler", None) in LOCAL_SCHEDULERS:
         return None
-    return get_client(client)
+    return get_client(client, scheduler=scheduler)
 
 
 def shuffle_method(client: Any) -> str:

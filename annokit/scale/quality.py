@@ -26,7 +26,7 @@ from annokit.scale.stats import _part_counts
 from annokit.scale.votes import DaskVotes
 from annokit.scale.write import write_partitioned
 
-__all__ = ["DaskAggregation", "aggregate_dask", "annotator_scores_dask"]
+__all__ = ["DaskAggregation", "aggregate_dask", "annotator_scores_dask", "flag_annotators_dask"]
 
 AGGREGATE_METHODS = ("mv", "ds", "onecoin", "mace")
 SCORE_METHODS = ("ds", "onecoin", "mace", "agreement", "gold", "entropy")
@@ -203,3 +203,27 @@ def annotator_scores_dask(votes: DaskVotes, method: str, *,
     scores = np.where(n_votes > 0, scores, np.nan)
     return pd.DataFrame({"annotator": votes.annotator_ids.astype(object), "n_votes": n_votes,
                          "score": scores, "threshold": DEFAULT_THRESHOLDS.get(method)})
+
+
+def flag_annotators_dask(votes: DaskVotes, method: str = "agreement", *,
+                         threshold: float | None = None,
+                         rng: np.random.Generator | int | None = 0) -> Any:
+    """:func:`annokit.quality.filter.flag_annotators` on Dask (an ``AnnotatorFlags``).
+
+    ``method="gold"`` is refused: its rule also flags runs of consecutive wrong answers,
+    which need the votes' order; score gold accuracy with :func:`annotator_scores_dask`.
+    """
+    from annokit.quality.filter import AnnotatorFlags
+
+    if method == "gold":
+        raise InvalidValueError("method 'gold' flags runs of consecutive wrong gold answers, "
+                                "which need the order of the votes; it runs in memory only")
+    table = annotator_scores_dask(votes, method, rng=rng)
+    thr = DEFAULT_THRESHOLDS[method] if threshold is None else float(threshold)
+    scores = table["score"].to_numpy(dtype=np.float64)
+    flagged = np.isfinite(scores) & (scores < thr)
+    reasons = np.where(flagged, f"{method} score below {thr:g}", None)
+    out = pd.DataFrame({"annotator": table["annotator"].astype(str),
+                        "n_votes": table["n_votes"].astype(np.int64), "score": scores,
+                        "flagged": flagged, "reason": list(reasons)})
+    return AnnotatorFlags(method, thr, out)

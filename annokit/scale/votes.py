@@ -271,7 +271,7 @@ def _union_first_seen(arrays: Sequence[np.ndarray]) -> np.ndarray:
 def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = None,
                     labels: LabelSet | Sequence[Any] | None = None,
                     duplicates: str = "error", npartitions: int | None = None,
-                    client: Any = None) -> DaskVotes:
+                    client: Any = None, scheduler: str | None = None) -> DaskVotes:
     """Read and code votes on Dask (see the module docstring).
 
     Parameters
@@ -289,8 +289,10 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     npartitions : int, optional
         Partitions after the shuffle by item; default as many as were read.
     client : distributed.Client, optional
-        Default :func:`annokit.scale.client.get_client`; ``False`` computes with the local
-        threaded scheduler (tests, doctests).
+        Default :func:`annokit.scale.client.get_client`; ``False`` computes in this process
+        (tests, doctests).
+    scheduler : str, optional
+        Address of a running Dask scheduler to connect to (when ``client`` is not given).
 
     Returns
     -------
@@ -327,7 +329,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     if roles["item"] is None or roles["label"] is None:
         raise SchemaError(f"{name}: a long table needs item and label columns; got {names} "
                           "(name them with columns={'item': ..., 'label': ...})")
-    cl = engine_client(client)
+    cl = engine_client(client, scheduler=scheduler)
 
     coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
     coded = cl.persist(coded) if cl is not None else dask.persist(*coded)

@@ -31,7 +31,7 @@ def test_every_votes_command_takes_votes_and_the_positional_shorthand(command):
     result = run(command, "--help")
     assert result.exit_code == 0
     assert f"Usage: main {command} [OPTIONS] [VOTES]" in result.output
-    assert "--votes FILE" in result.output and "A positional VOTES path is the same." in " ".join(
+    assert "--votes PATH" in result.output and "A positional VOTES path is the same." in " ".join(
         result.output.split())
 
 
