@@ -106,15 +106,18 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
                    "in (0, 1)).")
 @click.option("--min-votes", type=click.IntRange(min=1), default=2, show_default=True,
               help="Items left with fewer votes are listed in the audit.")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
-              help="Filtered votes (.csv, .tsv, .jsonl or .parquet), written atomically.")
+@click.option("--out", "out_path", required=True, type=click.Path(),
+              help="Filtered votes (.csv, .tsv, .jsonl or .parquet), written atomically; with "
+                   "--engine dask a directory of Parquet partitions.")
 @click.option("--audit", "audit_path", required=True, type=click.Path(dir_okay=False),
               help="Audit JSON: removed annotators with scores, affected items, TVD moved.")
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print the audit summary as JSON.")
+@engine_options
 def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
                threshold: float | None, top_fraction: float | None, min_votes: int,
-               out_path: str, audit_path: str, seed: int, as_json: bool) -> None:
+               out_path: str, audit_path: str, seed: int, as_json: bool, engine: str,
+               scheduler: str | None) -> None:
     """Remove low-quality annotators, writing the kept votes and an audit.
 
     Threshold rules repeat until no remaining annotator is flagged, so filtering
@@ -128,14 +131,32 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
 
     if threshold is not None and top_fraction is not None:
         raise click.UsageError("--threshold and --top-fraction conflict: give one of them")
-    check_table_path(out_path)
-    check_outputs({"--out": out_path, "--audit": audit_path}, _inputs(votes_path, gold_path))
-    votes = _read(votes_path, fmt, gold_path)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", AnnokitWarning)
-        kept, audit = filter_annotators(votes, method=method, threshold=threshold,
-                                        top_fraction=top_fraction, min_votes=min_votes, rng=seed)
-    write_filtered(kept, audit, out_path, audit_path)
+    check_engine(engine, scheduler)
+    if engine == "dask":
+        from annokit.scale.filter import filter_annotators_dask
+
+        if method == "gold":
+            raise click.UsageError("--method gold (ChaosNLI's rule, with runs of consecutive "
+                                   "wrong answers in vote order) runs in memory only")
+        check_outputs({"--out": out_path, "--audit": audit_path}, {"--votes": votes_path},
+                      directories=["--out"])
+        votes = dask_votes(votes_path, scheduler, fmt=fmt,
+                           not_on_dask={"--gold": gold_path is not None})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", AnnokitWarning)
+            _, audit = filter_annotators_dask(votes, method=method, threshold=threshold,
+                                              top_fraction=top_fraction, min_votes=min_votes,
+                                              rng=seed, out=out_path, audit_path=audit_path)
+    else:
+        check_table_path(out_path)
+        check_outputs({"--out": out_path, "--audit": audit_path}, _inputs(votes_path, gold_path))
+        votes = _read(votes_path, fmt, gold_path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", AnnokitWarning)
+            kept, audit = filter_annotators(votes, method=method, threshold=threshold,
+                                            top_fraction=top_fraction, min_votes=min_votes,
+                                            rng=seed)
+        write_filtered(kept, audit, out_path, audit_path)
     summary = audit.summary()
     if as_json:
         echo_json(summary)

@@ -76,6 +76,18 @@ def test_aggregate_annotators_evaluate(data, tmp_path):
         assert got["metrics"][name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
 
 
+def test_filter(data, tmp_path):
+    mem = _json("filter", data / "votes.parquet", "--method", "agreement", "--top-fraction", "0.25",
+                "--out", tmp_path / "kept.csv", "--audit", tmp_path / "a.json", "--json")
+    got = _json("filter", data / "parts", "--method", "agreement", "--top-fraction", "0.25",
+                "--engine", "dask", "--out", tmp_path / "kept", "--audit", tmp_path / "b.json",
+                "--json")
+    for key, value in mem.items():
+        assert got[key] == (pytest.approx(value, rel=1e-12) if isinstance(value, float)
+                            else value), key
+    assert len(pd.read_parquet(tmp_path / "kept")) == len(pd.read_csv(tmp_path / "kept.csv"))
+
+
 @pytest.mark.parametrize("args, code, text", [
     (["stats", "{parts}", "--scheduler", "tcp://127.0.0.1:1"], 2, "--scheduler applies to "
                                                                   "--engine dask"),

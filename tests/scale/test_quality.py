@@ -80,3 +80,28 @@ def test_rte_accuracy_and_errors(dask_client):
         aggregate_dask(dv, "mv", ties="random")
     with pytest.raises(InvalidValueError):
         aggregate_dask(dv, "wmv")
+
+
+@pytest.mark.parametrize("method, kwargs", [("agreement", {"threshold": 0.3}),
+                                            ("onecoin", {}), ("entropy", {"top_fraction": 0.2})])
+def test_filter_equals_in_memory(dask_client, tmp_path, method, kwargs):
+    from annokit.quality import filter_annotators
+    from annokit.scale.filter import filter_annotators_dask
+
+    votes = _synthetic(n_items=80, n_ann=14, seed=5)
+    dv = from_votes(votes, npartitions=4, client=dask_client)
+    kept, mem = _quiet(filter_annotators, votes, method=method, **kwargs)
+    got_votes, got = _quiet(filter_annotators_dask, dv, method=method, **kwargs,
+                            out=tmp_path / "kept", audit_path=tmp_path / "audit.json")
+    s_mem, s_got = mem.summary(), got.summary()
+    for key, value in s_mem.items():
+        if isinstance(value, float):
+            assert s_got[key] == pytest.approx(value, rel=1e-12), key
+        else:
+            assert s_got[key] == value, key
+    assert got.removed_annotators == mem.removed_annotators
+    assert sorted(got.items_affected) == sorted(mem.items_affected)
+    assert sorted(got.items_too_few_votes) == sorted(mem.items_too_few_votes)
+    written = pd.read_parquet(tmp_path / "kept")
+    assert len(written) == kept.n_votes == got_votes.n_votes
+    assert (tmp_path / "audit.json").exists()

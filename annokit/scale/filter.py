@@ -1,0 +1,217 @@
+"""The audited annotator filter on Dask: rounds of scoring until a fixed point.
+
+The rule is :func:`annokit.quality.filter.filter_annotators`' own: score the annotators
+(:func:`annokit.scale.quality.annotator_scores_dask`), remove those below the threshold
+(or the lowest ``top_fraction``, one round), score the remaining ones again, until a round
+removes nobody. The audit has the same summary and removed-annotator rows; its per-item
+rows are computed on the workers and only the affected items (fewer votes after the
+filter) come to the client. The kept votes are written partitioned (a long table: item,
+annotator, label), from the workers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.checks import check_option
+from annokit.core.divergence import tvd
+from annokit.core.jsonable import finite_or_none
+from annokit.core.soft_labels import break_ties
+from annokit.errors import AnnokitWarning, DegenerateInputWarning, InvalidValueError
+from annokit.io.atomic import write_text_atomic
+from annokit.quality.filter import DEFAULT_THRESHOLDS, Audit
+from annokit.scale.quality import annotator_scores_dask
+from annokit.scale.stats import _part_counts
+from annokit.scale.votes import DaskVotes
+from annokit.scale.write import write_partitioned
+
+__all__ = ["DaskAudit", "filter_annotators_dask"]
+
+
+@dataclass
+class DaskAudit(Audit):
+    """An :class:`~annokit.quality.filter.Audit` whose ``items`` holds only the items the
+    filter touched or left with too few votes; whole-data item totals are in ``item_totals``."""
+
+    item_totals: dict[str, Any] | None = None
+
+    def summary(self) -> dict[str, Any]:
+        out = super().summary()
+        t = self.item_totals or {}
+        out.update({"n_items_before": t.get("n_items", 0),
+                    "tvd_mean": finite_or_none(t["tvd_sum"] / t["n_kept"]) if t.get("n_kept")
+                    else None,
+                    "tvd_max": finite_or_none(t["tvd_max"]) if t.get("n_kept") else None})
+        return out
+
+
+def _keep_part(frame: pd.DataFrame, removed: np.ndarray) -> pd.DataFrame:
+    return frame[~removed[frame["annotator"].to_numpy()]] if len(frame) else frame
+
+
+def _items_part(items: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    return items[items["item"].isin(frame["item"])].reset_index(drop=True) if len(items) else items
+
+
+def _audit_part(before: pd.DataFrame, after: pd.DataFrame, items: pd.DataFrame, k: int,
+                min_votes: int) -> dict[str, Any]:
+    cb, items = _part_counts(before, items, k)
+    ca, _ = _part_counts(after, items, k)
+    nb, na = cb.sum(axis=1), ca.sum(axis=1)
+    kept = na > 0
+    moved = np.full(len(nb), np.nan)
+    if kept.any():
+        moved[kept] = tvd(cb[kept] / nb[kept, None], ca[kept] / na[kept, None])
+    mb = break_ties(cb == cb.max(axis=1, keepdims=True)) if len(cb) else np.zeros(0, int)
+    ma = break_ties(ca == ca.max(axis=1, keepdims=True)) if len(ca) else np.zeros(0, int)
+    rows = pd.DataFrame({"item": items["item_id"].to_numpy(dtype=object), "n_votes_before": nb,
+                         "n_votes_after": na, "removed": ~kept,
+                         "too_few_votes": kept & (na < min_votes), "tvd": moved,
+                         "majority_changed": kept & (mb != ma)})
+    affected = rows[(rows["n_votes_after"] < rows["n_votes_before"]) | rows["too_few_votes"]]
+    return {"rows": affected, "n_items": len(rows), "n_kept": int(kept.sum()),
+            "tvd_sum": float(np.nansum(moved)), "tvd_max": float(np.nanmax(moved))
+            if kept.any() else float("nan")}
+
+
+def _subset(votes: DaskVotes, removed: np.ndarray) -> DaskVotes:
+    import dask
+    import dask.dataframe as dd
+
+    frames = [dask.delayed(_keep_part)(f, removed) for f in votes.frame.to_delayed()]
+    items = [dask.delayed(_items_part)(i, f) for i, f in zip(votes.items.to_delayed(), frames)]
+    frame = dd.from_delayed(frames, meta=votes.frame._meta, verify_meta=False)
+    item_frame = dd.from_delayed(items, meta=votes.items._meta, verify_meta=False)
+    if votes.client is not None:
+        frame, item_frame = votes.client.persist([frame, item_frame])
+    sizes = votes.compute(*[dask.delayed(len)(f) for f in frame.to_delayed()],
+                          *[dask.delayed(len)(i) for i in item_frame.to_delayed()])
+    n = frame.npartitions
+    return replace(votes, frame=frame, items=item_frame, n_votes=int(sum(sizes[:n])),
+                   n_items=int(sum(sizes[n:])))
+
+
+def _long_part(frame: pd.DataFrame, items: pd.DataFrame, names: np.ndarray,
+               annotators: np.ndarray) -> pd.DataFrame:
+    ids = items.set_index("item")["item_id"]
+    return pd.DataFrame({"item": ids.loc[frame["item"]].to_numpy(dtype=object) if len(frame)
+                         else np.zeros(0, dtype=object),
+                         "annotator": annotators[frame["annotator"].to_numpy()],
+                         "label": names[frame["label"].to_numpy()]})
+
+
+def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | None = None,
+                           top_fraction: float | None = None, min_votes: int = 2,
+                           max_rounds: int = 20, rng: np.random.Generator | int | None = 0,
+                           out: str | os.PathLike | None = None,
+                           audit_path: str | os.PathLike | None = None
+                           ) -> tuple[DaskVotes, DaskAudit]:
+    """Filter annotators on Dask; write the kept votes (Parquet directory) and the audit.
+
+    ``method="gold"`` (ChaosNLI's rule, which includes runs of consecutive wrong answers in
+    vote order) runs in memory only.
+    """
+    import dask
+    import dask.dataframe as dd
+
+    check_option("method", method, ("ds", "onecoin", "mace", "agreement", "entropy"))
+    if threshold is not None and top_fraction is not None:
+        raise InvalidValueError("give either threshold or top_fraction, not both")
+    if top_fraction is not None and not (isinstance(top_fraction, (int, float))
+                                         and 0 < top_fraction < 1):
+        raise InvalidValueError(f"top_fraction must be in (0, 1); got {top_fraction!r}")
+    if top_fraction is None and threshold is None:
+        threshold = DEFAULT_THRESHOLDS[method]
+    if threshold is not None and not math.isfinite(threshold):
+        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}")
+    n_ann = int(votes.n_annotators)
+    removed = np.zeros(n_ann, dtype=bool)
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    current, converged, n_rounds = votes, False, 0
+    for n_rounds in range(1, max_rounds + 1):
+        table = annotator_scores_dask(current, method, rng=rng)
+        scores = table["score"].to_numpy(dtype=np.float64)
+        valid = np.isfinite(scores) & ~removed
+        if top_fraction is not None:
+            cand = np.flatnonzero(valid)
+            k = min(math.ceil(top_fraction * len(cand)), len(cand))
+            order = cand[np.argsort(scores[cand], kind="stable")][:k]
+            flagged = np.zeros(n_ann, dtype=bool)
+            flagged[order] = True
+            threshold = float(scores[order].max()) if k else float("nan")
+            reason = f"{method} score in the lowest {top_fraction:g} of annotators"
+        else:
+            flagged = valid & (scores < threshold)
+            reason = f"{method} score below {threshold:g}"
+        if not flagged.any():
+            converged = True
+            break
+        n_per = table["n_votes"].to_numpy()
+        for j in np.flatnonzero(flagged):
+            rows.append({"annotator": str(votes.annotator_ids[j]), "n_votes": int(n_per[j]),
+                         "score": float(scores[j]), "threshold": float(threshold),
+                         "reason": reason, "round": n_rounds})
+        removed |= flagged
+        if removed.all():
+            raise InvalidValueError(f"filter_annotators(method={method!r}) would remove every "
+                                    "annotator; lower the threshold")
+        current = _subset(votes, removed)
+        if top_fraction is not None:
+            converged = True
+            break
+    if not converged:
+        warnings.warn(f"filter_annotators stopped after {max_rounds} rounds while still flagging "
+                      "annotators; the result may change if filtered again", AnnokitWarning,
+                      stacklevel=2)
+        notes.append(f"stopped after max_rounds={max_rounds} rounds without reaching a fixed point")
+    k = len(votes.labels)
+    parts = votes.compute(*[dask.delayed(_audit_part)(b, a, i, k, min_votes) for b, a, i in
+                            zip(votes.frame.to_delayed(), current.frame.to_delayed(),
+                                votes.items.to_delayed())])
+    affected = pd.concat([p["rows"] for p in parts], ignore_index=True)
+    totals = {"n_items": sum(p["n_items"] for p in parts),
+              "n_kept": sum(p["n_kept"] for p in parts),
+              "tvd_sum": math.fsum(p["tvd_sum"] for p in parts),
+              "tvd_max": max((p["tvd_max"] for p in parts if p["n_kept"]), default=float("nan"))}
+    before_active = int((table_active := _active(votes)).sum())
+    after_active = int((~removed & table_active).sum())
+    audit = DaskAudit(method=method, threshold=float(threshold) if threshold is not None
+                      else float("nan"), top_fraction=top_fraction, rounds=n_rounds,
+                      annotators=pd.DataFrame(rows, columns=["annotator", "n_votes", "score",
+                                                             "threshold", "reason", "round"]),
+                      items=affected, n_votes_before=votes.n_votes,
+                      n_votes_after=current.n_votes, n_annotators_before=before_active,
+                      n_annotators_after=after_active, min_votes=min_votes, notes=notes,
+                      item_totals=totals)
+    too_few = int(affected["too_few_votes"].sum())
+    if too_few:
+        warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
+                      "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
+    if out is not None:
+        names = np.asarray(votes.labels.names, dtype=object)
+        ann = np.asarray(votes.annotator_ids, dtype=object)
+        long = [dask.delayed(_long_part)(f, i, names, ann)
+                for f, i in zip(current.frame.to_delayed(), current.items.to_delayed())]
+        meta = _long_part(votes.frame._meta, votes.items._meta, names, ann)
+        write_partitioned(dd.from_delayed(long, meta=meta, verify_meta=False), out,
+                          client=votes.client)
+    if audit_path is not None:
+        write_text_atomic(audit_path, audit.to_json())
+    return current, audit
+
+
+def _active(votes: DaskVotes) -> np.ndarray:
+    import dask
+
+    n_ann = int(votes.n_annotators)
+    counts = votes.compute(*[dask.delayed(lambda f: np.bincount(
+        f["annotator"].to_numpy(), minlength=n_ann))(f) for f in votes.frame.to_delayed()])
+    return np.sum(counts, axis=0) > 0
