@@ -2,8 +2,9 @@
 
 Load per-annotator votes, build soft labels, find spammers, evaluate models
 against the distribution of human judgements, and decide how many
-annotations are enough. The vote model is imported eagerly; everything else
-is re-exported lazily (PEP 562) so that the command line starts fast.
+annotations are enough. Every public name is re-exported lazily (PEP 562):
+``import annokit`` imports none of numpy's heavy companions (pandas, pyarrow,
+scipy, numba, matplotlib, dask), so the command line starts fast.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes
 from annokit.errors import (
     AlignmentError,
     AnnokitError,
@@ -25,6 +25,8 @@ from annokit.errors import (
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    "Votes": "annokit.core.votes", "LabelSet": "annokit.core.votes",
+    "CHAOSNLI_NLI_LABELS": "annokit.core.votes",
     "read_votes": "annokit.io", "load_dataset": "annokit.io", "write_votes": "annokit.io",
     "distributions": "annokit.core.soft_labels", "entropy": "annokit.core.soft_labels",
     "majority": "annokit.core.soft_labels", "majority_change": "annokit.core.soft_labels",

@@ -23,3 +23,22 @@ def test_all_lists_every_lazy_export():
              "CHAOSNLI_NLI_LABELS", "__version__"}
     assert set(annokit.__all__) == eager | set(annokit._LAZY)
     assert set(annokit.metrics.__all__) == set(annokit.metrics._EXPORTS)
+
+
+HEAVY = ("pandas", "pyarrow", "scipy", "numba", "matplotlib", "dask", "distributed", "datasets")
+
+
+def test_import_and_help_import_no_heavy_module():
+    """`import annokit` and `annokit --help` stay fast: none of the heavy libraries load."""
+    import subprocess
+    import sys
+
+    code = ("import sys, annokit\n"
+            "from annokit.cli import main\n"
+            "try:\n"
+            "    main(['--help'], standalone_mode=False)\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout

@@ -20,7 +20,6 @@ from typing import Any
 
 import click
 
-from annokit.io.escape import printable
 
 #: Largest estimated allocation an option may ask for (bytes).
 MEMORY_LIMIT = 2 * 1024**3
@@ -46,6 +45,8 @@ def term_safe(text: Any, *, keep_newlines: bool = True) -> str:
     >>> term_safe("a\\x1b[31mred\\x00")
     'a\\\\x1b[31mred\\\\x00'
     """
+    from annokit.io.escape import printable  # here: `annokit --help` imports no pandas
+
     text = str(text)
     if not keep_newlines:
         text = text.replace("\n", "\\n").replace("\r", "\\r")
