@@ -15,7 +15,7 @@ import pandas as pd
 
 from annokit.core.checks import first_offenders
 from annokit.core.labels import LabelSet, as_str_values, factorize_ids, factorize_values
-from annokit.errors import InputError, SchemaError
+from annokit.errors import InputError, InvalidValueError, SchemaError
 
 
 def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None,
@@ -161,16 +161,32 @@ def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarra
 def _gold_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarray,
                 labels: LabelSet, item_ids: np.ndarray, where: str) -> np.ndarray:
     """Gold code per item (-1: no gold). Blank cells carry no gold; the cells of an item that
-    do must agree (gold may be given on one row of each item only)."""
-    values = column.to_numpy(dtype=object)
-    have = ~pd.isna(values)
-    if values.dtype == object:
-        have &= ~np.asarray([isinstance(v, str) and not v.strip() for v in values], dtype=bool)
+    do must agree (gold may be given on one row of each item only).
+
+    The column is hashed once; blanks are found and labels coded among its distinct values
+    only, so the cost is one factorisation, whatever the number of rows."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.astype(object)
+    raw, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
+    uniques = np.asarray(uniques, dtype=object)
+    blank = np.fromiter((isinstance(v, str) and not v.strip() for v in uniques), dtype=bool,
+                        count=len(uniques))
+    ucodes = np.full(len(uniques) + 1, -1, dtype=np.int64)   # last slot: NaN (code -1)
+    ok = np.flatnonzero(~blank)
+    if ok.size:
+        for j in ok:  # distinct gold values: few
+            try:
+                ucodes[j] = labels.index_of(uniques[j])
+            except InvalidValueError:
+                row = int(np.argmax(raw == j))
+                raise InvalidValueError(f"{where}: unknown label {uniques[j]!r} at row {row}; "
+                                        f"expected one of {list(labels.names)}") from None
+    codes_all = ucodes[raw]
     out = np.full(len(first_rows), -1, dtype=np.int64)
-    rows = np.flatnonzero(have)
+    rows = np.flatnonzero(codes_all >= 0)
     if not rows.size:
         return out
-    codes = labels.encode(values[rows], where=where)
+    codes = codes_all[rows]
     items = item_codes[rows]
     out[items[::-1]] = codes[::-1]  # each item's first gold cell
     clash = out[items] != codes
@@ -178,7 +194,7 @@ def _gold_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarra
         k = int(np.argmax(clash))
         raise SchemaError(
             f"{where}: gold must be the same on every row of an item; item "
-            f"{item_ids[items[k]]!r} has {labels.names[out[items[k]]]!r} and "
+            f"{str(item_ids[items[k]])!r} has {labels.names[out[items[k]]]!r} and "
             f"{labels.names[codes[k]]!r} (row {int(rows[k])})"
         )
     return out

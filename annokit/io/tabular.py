@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.labels import LabelSet, as_str_values
+from annokit.core.frames import _gold_codes
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, InputError, InvalidValueError, SchemaError
 from annokit.io.arrow import votes_from_tables
@@ -250,17 +251,22 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
     if names != list(schema.names):  # padded names: the general path reads them stripped
         return None
     roles = detect_columns(names, given=columns, source=path.name)
-    if roles["gold"] is not None or roles["item"] is None or roles["label"] is None:
+    if roles["item"] is None or roles["label"] is None:
         return None
+    in_file_gold = roles["gold"]
+    if in_file_gold is not None and (gold is not None or duplicates not in ("error", "keep")):
+        return None  # a dropped duplicate would shift rows against the gold column
     wanted = [c for c in (roles["item"], roles["annotator"], roles["label"]) if c]
-    if not all(_arrow_id_type(schema.field(c).type) for c in wanted):
+    if not all(_arrow_id_type(schema.field(c).type) for c in wanted + (
+            [in_file_gold] if in_file_gold else [])):
         return None
     gold_series = read_gold(gold) if gold is not None else None
     # Row group by row group: each is coded and released before the next is read, so the file
     # is never held whole (peak memory about half of pq.read_table's; on large files, faulting
     # in fresh pages is a good part of what a read costs).
     try:
-        parquet = pq.ParquetFile(path, read_dictionary=wanted)
+        parquet = pq.ParquetFile(path, read_dictionary=wanted + ([in_file_gold] if in_file_gold
+                                                                  else []))
     except (OSError, ValueError) as exc:
         raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
     with parquet:
@@ -270,6 +276,12 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
             duplicates=duplicates, source=path.name,
             extra_labels=() if gold_series is None else list(gold_series.to_numpy(dtype=object)),
         )
+        if in_file_gold is not None:
+            # one vote per row (no duplicate was dropped): the gold cells line up with the votes
+            column = parquet.read(columns=[in_file_gold]).column(0).to_pandas()
+            votes.gold = _gold_codes(column, votes.item_index, np.empty(votes.n_items),
+                                     votes.labels, getattr(votes, "_item_ids", votes.item_ids),
+                                     f"{path.name}, column {in_file_gold!r}")
     return attach_gold(votes, gold_series) if gold_series is not None else votes
 
 
