@@ -1,0 +1,98 @@
+"""`annokit aggregate --method ds` end to end against crowd-kit's DawidSkene, same data, same run.
+
+    python benchmarks/bench_aggregate_cli.py [--repeat 3] [--crowdkit-python /work/.venv-ck/bin/python]
+
+Data (made once under benchmarks/_out/aggregate/): 5M votes, 1M items x 5 votes, 10k
+annotators, 3 classes, 15% uniform spammers (``bench_quality.synthetic``), as one Parquet
+file with string ids and a gold column (every item's true label).
+
+- annokit: ``annokit aggregate votes.parquet --method ds --json`` as a subprocess, process
+  start to exit (reading, coding, gold, EM, accuracy against gold);
+- crowd-kit: in its own interpreter (it needs torch; see bench_quality.py for the venv), a
+  subprocess that reads the same Parquet file with pandas, runs
+  ``DawidSkene(n_iter=100).fit_predict`` on the task/worker/label frame and scores the labels
+  against gold, also process start to exit.
+
+Prints the medians, the ratio and both accuracies. The machine is shared: quote medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "_out" / "aggregate"
+
+CROWDKIT = """
+import sys, json, time
+import pandas as pd
+from crowdkit.aggregation import DawidSkene
+df = pd.read_parquet(sys.argv[1])
+gold = df.groupby("item", sort=False)["gold"].first()
+frame = df.rename(columns={"item": "task", "annotator": "worker"})[["task", "worker", "label"]]
+labels = DawidSkene(n_iter=100).fit_predict(frame)
+acc = float((labels.reindex(gold.index) == gold).mean())
+print(json.dumps({"accuracy": acc}))
+"""
+
+
+def make_data() -> Path:
+    path = OUT / "votes_5m.parquet"
+    if path.exists():
+        return path
+    import pandas as pd
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_quality import synthetic
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    df, truth = synthetic(1_000_000, 5, 10_000, seed=0)
+    names = np.array(["pos", "neu", "neg"], dtype=object)
+    pd.DataFrame({"item": "i" + df["item"].astype(str), "annotator": "w" + df["annotator"].astype(str),
+                  "label": names[df["label"].to_numpy()],
+                  "gold": names[truth[df["item"].to_numpy()]]}).to_parquet(path, index=False)
+    return path
+
+
+def timed(cmd: list[str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return time.perf_counter() - t0, out.stdout
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--crowdkit-python", default="/work/.venv-ck/bin/python")
+    a = p.parse_args()
+    path = make_data()
+    annokit = [sys.executable, "-m", "annokit.cli", "--quiet", "aggregate", str(path),
+               "--method", "ds", "--json"]
+    runs, acc = [], None
+    for _ in range(a.repeat):
+        seconds, out = timed(annokit)
+        runs.append(seconds)
+        acc = json.loads(out)["accuracy"]
+    ours = statistics.median(runs)
+    print(f"annokit aggregate --method ds: median {ours:.2f} s of {a.repeat} "
+          f"({', '.join(f'{r:.2f}' for r in runs)}), accuracy {acc:.4f}")
+    if not Path(a.crowdkit_python).exists():
+        print(f"crowd-kit: no interpreter at {a.crowdkit_python} (see bench_quality.py); skipped")
+        return
+    peer, out = timed([a.crowdkit_python, "-c", CROWDKIT, str(path)])
+    peer_acc = json.loads(out.strip().splitlines()[-1])["accuracy"]
+    print(f"crowd-kit DawidSkene(n_iter=100): {peer:.2f} s (one run), accuracy {peer_acc:.4f}")
+    print(f"ratio: annokit is {peer / ours:.1f}x faster end to end; accuracy difference "
+          f"{acc - peer_acc:+.4f}")
+
+
+if __name__ == "__main__":
+    main()
