@@ -95,12 +95,14 @@ def make_data(out: Path, n_votes: int, *, seed: int = 0) -> Path:
     return folder
 
 
-def _commands(folder: Path) -> dict[str, list[str]]:
+def _commands(folder: Path, engine: str) -> dict[str, list[str]]:
     votes, preds = str(folder / "votes"), str(folder / "predictions")
     out = folder / "out"
+    out.mkdir(exist_ok=True)
+    target = out / ("aggregate" if engine == "dask" else "aggregate.parquet")
     return {
         "stats": ["stats", votes, "--json"],
-        "aggregate": ["aggregate", votes, "--method", "ds", "--out", str(out / "aggregate")],
+        "aggregate": ["aggregate", votes, "--method", "ds", "--json", "--out", str(target)],
         "evaluate": ["evaluate", "--votes", votes, "--predictions", preds, "--json"],
     }
 
@@ -171,8 +173,11 @@ def main() -> None:
 
     from distributed import Client, LocalCluster
 
+    import logging
+
     cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
-                           memory_limit=a.memory_limit, dashboard_address=None)
+                           memory_limit=a.memory_limit, dashboard_address=None,
+                           silence_logs=logging.ERROR)
     client = Client(cluster)
     pids = list(client.run(os.getpid).values())
     print(f"LocalCluster: {a.workers} workers x {a.memory_limit}, scheduler {cluster.scheduler_address}")
@@ -182,7 +187,7 @@ def main() -> None:
         t0 = time.perf_counter()
         folder = make_data(a.data, n_votes)
         print(f"data {n_votes:.0e} votes: {folder} ({time.perf_counter() - t0:.1f} s)", flush=True)
-        for name, args in _commands(folder).items():
+        for name, args in _commands(folder, "dask").items():
             if name not in a.commands:
                 continue
             res = _run(args, ["--engine", "dask", "--scheduler", cluster.scheduler_address], pids)
@@ -190,7 +195,7 @@ def main() -> None:
             print(f"  {name:9s} dask   {res['seconds']:8.1f} s  peak/worker {res['peak_mb']:7.0f} MB"
                   f"  rc {res['rc']} {res['error'] if res['rc'] else ''}", flush=True)
             if not a.no_memory_engine:
-                res = _run(args, [], None)
+                res = _run(_commands(folder, "memory")[name], [], None)
                 rows.append((n_votes, name, "memory", res))
                 print(f"  {name:9s} memory {res['seconds']:8.1f} s  peak       {res['peak_mb']:7.0f} MB"
                       f"  rc {res['rc']} {res['error'] if res['rc'] else ''}", flush=True)
