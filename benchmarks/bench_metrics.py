@@ -98,9 +98,11 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
     b = kernels.BLOCK_ROWS
     n = (n // b) * b
     pf, tf = probs.reshape(-1), soft.reshape(-1)
-    vals, bins = np.empty((12 + 2 * k) * b), np.empty(k * b, dtype=np.int64)
+    vals, bins = np.empty((12 + 2 * k) * b), np.empty(k * b, dtype=np.int32)
     top, cw = np.zeros((4, nb, 4)), np.zeros((4, k, nb, 4))
     items, w = np.zeros((1, 12)), np.zeros((1, 1))
+    topc, topt, toph = np.empty(b), np.empty(b), np.empty(b)
+    topb = np.empty(b, dtype=np.int32)
     eps = kernels._LOG_EPS
 
     def blocks(fn):
@@ -115,8 +117,11 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
         ("column sums of the values", lambda p, t, y: kernels._wsum(vals, 12, b, w, False, 0, 0,
                                                                     items)),
         ("bin of every probability (SIMD)", lambda p, t, y: kernels._bin_all(p, k * b, nb, bins)),
-        ("argmax + scatter into top-label and classwise bins",
-         lambda p, t, y: kernels._scatter(p, t, y, b, k, bins, w, False, 0, 0, True, top, cw)),
+        ("argmax, top-label bin (SIMD)",
+         lambda p, t, y: kernels._top(p, t, y, b, k, bins, True, nb, topc, topt, toph, topb)),
+        ("scatter into top-label and classwise bins",
+         lambda p, t, y: kernels._scatter(p, t, y, b, k, bins, w, False, 0, 0, True, top, cw,
+                                          topc, topt, toph, topb)),
     ]
     return [(name, _median_time(blocks(fn), repeat)[1] / n * 1e9) for name, fn in loops]
 
