@@ -117,7 +117,9 @@ def _compute(votes: Any, ks: list[int], reps: int, seed: int, epsilon: float, ta
 
     work = reps * votes.n_items * max(ks)
     if work > PROGRESS_THRESHOLD:
-        with click.progressbar(length=1000, label="subsampling", file=sys.stderr) as bar:
+        from annokit.core.progress import progress as progress_bar
+
+        with progress_bar(total=1000, desc="subsampling", unit="/1000") as bar:
             state = {"pos": 0}
 
             def progress(fraction: float) -> None:

@@ -29,7 +29,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-__all__ = ["progress", "progress_enabled", "set_progress"]
+__all__ = ["DEFAULT_DELAY", "progress", "progress_enabled", "set_progress"]
+
+#: Seconds of work before a bar first appears (short runs print nothing).
+DEFAULT_DELAY = 2.0
 
 # None: automatic (on when stderr is a terminal); True/False: forced
 _ENABLED: contextvars.ContextVar[bool | None] = contextvars.ContextVar("annokit_progress",
@@ -78,7 +81,7 @@ class _NullBar:
 
 @contextmanager
 def progress(total: int | None = None, *, desc: str = "", unit: str = "it",
-             delay: float = 2.0, leave: bool = False) -> Iterator[Any]:
+             delay: float | None = None, leave: bool = False) -> Iterator[Any]:
     """A progress bar on stderr (tqdm), or a do-nothing stand-in when bars are off.
 
     Parameters
@@ -87,8 +90,8 @@ def progress(total: int | None = None, *, desc: str = "", unit: str = "it",
         Steps expected; None for an open-ended count.
     desc, unit : str
         Label and step unit shown on the bar.
-    delay : float, default=2.0
-        Seconds of work before the bar first appears.
+    delay : float, optional
+        Seconds of work before the bar first appears; default :data:`DEFAULT_DELAY`.
     leave : bool, default=False
         Keep the finished bar on screen.
 
@@ -104,7 +107,8 @@ def progress(total: int | None = None, *, desc: str = "", unit: str = "it",
     except ImportError:  # tqdm is a dependency; a broken install only loses the bar
         yield _NullBar()
         return
-    bar = tqdm(total=total, desc=desc, unit=unit, delay=delay, leave=leave, file=sys.stderr,
+    bar = tqdm(total=total, desc=desc, unit=unit, leave=leave, file=sys.stderr,
+               delay=DEFAULT_DELAY if delay is None else delay,
                dynamic_ncols=True)
     try:
         yield bar

@@ -432,12 +432,16 @@ def bootstrap_replicates(statistic: WeightedStatistic, keys: np.ndarray, *, n_bo
     ndarray of shape (n_boot,)
         NaN for replicates whose total weight is zero.
     """
+    from annokit.core.progress import progress
+
     out = np.empty(n_boot)
-    for start, stop in replicate_chunks(n_boot, keys.shape[0], budget=budget):
-        w = poisson_weights(keys, seed, start, stop)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps = statistic(w)
-        out[start:stop] = np.where(w.sum(axis=1) > 0, reps, np.nan)
+    with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
+        for start, stop in replicate_chunks(n_boot, keys.shape[0], budget=budget):
+            w = poisson_weights(keys, seed, start, stop)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                reps = statistic(w)
+            out[start:stop] = np.where(w.sum(axis=1) > 0, reps, np.nan)
+            bar.update(stop - start)
     return out
 
 

@@ -423,13 +423,17 @@ class _Plan:
         the Poisson weights of rows ``lo:hi`` in replicates ``start:stop`` are
         drawn for each batch and fed as 2-D weights to fresh states.
         """
+        from annokit.core.progress import progress
+
         out = np.empty((len(self.probs), len(self.groups), len(self.names), n_boot))
-        for start, stop in replicate_chunks(n_boot, keys.size):
-            acc = self.fill(lambda lo, hi, a=start, b=stop: poisson_weights(keys[lo:hi], seed,
-                                                                            a, b))
-            for m, row in enumerate(acc):
-                for g, st in enumerate(row):
-                    out[m, g, :, start:stop] = self.values(st, stop - start)
+        with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
+            for start, stop in replicate_chunks(n_boot, keys.size):
+                acc = self.fill(lambda lo, hi, a=start, b=stop: poisson_weights(
+                    keys[lo:hi], seed, a, b))
+                for m, row in enumerate(acc):
+                    for g, st in enumerate(row):
+                        out[m, g, :, start:stop] = self.values(st, stop - start)
+                bar.update(stop - start)
         return out
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import entr
 
+from annokit.core.progress import progress
 from annokit.core.votes import Votes
 from annokit.quality._common import (
     check_nonneg_float,
@@ -93,17 +94,19 @@ class _EMBase:
         params = m_step(post)
         joint = log_joint(params)
         prev, change, converged = objective(post, joint, params), np.inf, False
-        for n_iter in range(1, self.max_iter + 1):
-            post = clamp(normalize_log(joint)[0], gold)         # E-step
-            params = m_step(post)                               # M-step from the same posteriors
-            joint = log_joint(params)
-            value = objective(post, joint, params)
-            change, prev = value - prev, value
-            # |change|: the objective never decreases, so a drop beyond rounding is no sign
-            # of convergence; tol=0 asks for exactly max_iter iterations
-            if abs(change) < self.tol:
-                converged = True
-                break
+        with progress(total=self.max_iter, desc=f"{type(self).__name__} EM", unit="iter") as bar:
+            for n_iter in range(1, self.max_iter + 1):
+                bar.update(1)
+                post = clamp(normalize_log(joint)[0], gold)         # E-step
+                params = m_step(post)                               # M-step from the same posteriors
+                joint = log_joint(params)
+                value = objective(post, joint, params)
+                change, prev = value - prev, value
+                # |change|: the objective never decreases, so a drop beyond rounding is no sign
+                # of convergence; tol=0 asks for exactly max_iter iterations
+                if abs(change) < self.tol:
+                    converged = True
+                    break
         self.posteriors_ = post
         self.labels_codes_ = post.argmax(axis=1)
         self.labels_ = label_names(votes, self.labels_codes_)

@@ -30,6 +30,7 @@ import numpy as np
 from scipy.special import digamma
 
 from annokit.core.checks import check_option, check_rng
+from annokit.core.progress import progress
 from annokit.core.votes import Votes
 from annokit.quality._common import (
     check_nonneg_float,
@@ -145,15 +146,25 @@ class MACE:
         data = _Data(votes, gold)
 
         best = None
+        with progress(total=self.n_restarts, desc="MACE restarts", unit="restart") as bar:
+            best = self._restarts(data, gen, votes, n_labels, smoothing, bar)
+        self._finish(votes, best, smoothing, n_labels)
+        return self
+
+    def _restarts(self, data, gen, votes, n_labels, smoothing, bar) -> dict:
+        best = None
         for restart in range(self.n_restarts):
             spam = 1.0 + _INIT_NOISE * gen.random((votes.n_annotators, 2))
             spam /= spam.sum(axis=1, keepdims=True)
             strat = 1.0 + _INIT_NOISE * gen.random((votes.n_annotators, n_labels))
             strat /= strat.sum(axis=1, keepdims=True)
             result = self._run(data, spam, strat, smoothing)
+            bar.update(1)
             if best is None or result["ll"] > best["ll"]:
                 best = dict(result, restart=restart)
+        return best
 
+    def _finish(self, votes, best, smoothing, n_labels) -> None:
         # competence_ and strategies_ both from the expected counts of the E-step that gave
         # posteriors_ (the reference implementation reports the parameters that E-step used)
         post, know_c, spam_c, strat_c = best["post"], best["know"], best["spam_c"], best["strat_c"]
@@ -177,7 +188,6 @@ class MACE:
         self.best_restart_ = best["restart"]
         # No warning when max_iter is reached: the reference implementation runs a fixed
         # number of iterations per restart; converged_ reports whether tol was met.
-        return self
 
     def _run(self, data: _Data, spam: np.ndarray, strat: np.ndarray, smoothing: float) -> dict:
         """One restart: E-step, then (M-step, E-step) x max_iter, as the reference does."""

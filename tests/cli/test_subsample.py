@@ -122,9 +122,18 @@ def test_help_lists_the_options():
         assert option in result.output
 
 
-def test_chaosnli_progress_bar_goes_to_stderr(shared_data):
-    path = str(shared_data("chaosnli", "chaosNLI_snli.jsonl"))
-    result = run("--votes", path, "--k", "1,20", "--reps", "100", "--json", "--target", "pool")
+def test_chaosnli_progress_bar_goes_to_stderr(shared_data, monkeypatch):
+    """Forced on (as on a terminal) and shown at once: the bar is on stderr, JSON on stdout."""
+    from annokit.core import progress as bars
+
+    monkeypatch.setattr(bars, "DEFAULT_DELAY", 0.0)
+    token = bars.set_progress(True)
+    try:
+        path = str(shared_data("chaosnli", "chaosNLI_snli.jsonl"))
+        result = run("--votes", path, "--k", "1,20", "--reps", "100", "--json", "--target",
+                     "pool")
+    finally:
+        bars._ENABLED.reset(token)
     assert result.exit_code == 0, result.output
     assert "subsampling" in result.stderr and "subsampling" not in result.stdout
     out = json.loads(result.stdout)

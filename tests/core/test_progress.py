@@ -1,0 +1,55 @@
+"""Progress bars (annokit.core.progress): on stderr only, off unless asked or on a terminal."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from annokit.core.progress import progress, progress_enabled, set_progress
+
+
+def test_off_when_stderr_is_not_a_terminal(capsys):
+    token = set_progress(None)
+    try:
+        assert not progress_enabled(io.StringIO())
+        with progress(total=3, delay=0) as bar:
+            bar.update(3)
+        assert capsys.readouterr() == ("", "")
+    finally:
+        from annokit.core.progress import _ENABLED
+
+        _ENABLED.reset(token)
+
+
+def test_forced_on_draws_on_stderr_never_stdout(capsys):
+    pytest.importorskip("tqdm")
+    from annokit.core.progress import _ENABLED
+
+    token = set_progress(True)
+    try:
+        with progress(total=4, desc="work", delay=0, leave=True) as bar:
+            bar.update(4)
+    finally:
+        _ENABLED.reset(token)
+    out, err = capsys.readouterr()
+    assert out == "" and "work" in err and "4/4" in err
+
+
+def test_quiet_turns_bars_off_in_the_cli():
+    """`annokit --quiet CMD` sets the switch off before the command runs."""
+    import subprocess
+
+    code = ("from annokit.cli import main\n"
+            "from annokit.core import progress as p\n"
+            "main(['--quiet', 'stats', 'docs/examples/votes_long.csv', '--n-boot', '0'],\n"
+            "     standalone_mode=False)\n"
+            "print('enabled:', p._ENABLED.get())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "enabled: False"
+
+
+def test_set_progress_rejects_non_bools():
+    with pytest.raises(TypeError):
+        set_progress("yes")
