@@ -192,9 +192,9 @@ def _posteriors(ex: _Exec, prep: list[Any], post: list[Any], names: list[str]) -
 
     meta = _frame({"item_id": np.zeros(0, dtype=object)}, np.zeros((0, len(names))), names)
     parts = ex.map(_frame, prep, post, names=names)
-    if ex.client is None:
-        return dd.from_pandas(pd.concat(parts, ignore_index=True) if parts else meta,
-                              npartitions=max(1, len(parts)), sort=False)
+    if ex.client is None:  # one partition per votes partition, in the same order
+        return dd.from_map(lambda i: parts[i], range(len(parts)), meta=meta,
+                           enforce_metadata=False) if parts else dd.from_pandas(meta, 1)
     return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 

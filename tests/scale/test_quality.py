@@ -105,3 +105,13 @@ def test_filter_equals_in_memory(dask_client, tmp_path, method, kwargs):
     written = pd.read_parquet(tmp_path / "kept")
     assert len(written) == kept.n_votes == got_votes.n_votes
     assert (tmp_path / "audit.json").exists()
+
+
+def test_aggregate_in_process_keeps_partitions_aligned():
+    """Synchronous scheduler: posteriors stay one partition per votes partition (gold joins)."""
+    import dask
+
+    votes = _synthetic(n_items=40, seed=2, gold=True)
+    with dask.config.set(scheduler="synchronous"):
+        got = _quiet(aggregate_dask, from_votes(votes, npartitions=7), "ds")
+    assert got.summary() == _quiet(aggregate, votes, "ds").summary()
