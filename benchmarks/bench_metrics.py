@@ -35,6 +35,46 @@ import time
 import numpy as np
 
 
+_PEER = """
+import json, statistics, sys, time
+import numpy as np, torch, torchmetrics
+from torchmetrics.classification import MulticlassCalibrationError
+probs, hard = np.load(sys.argv[1]), np.load(sys.argv[2])
+k, nb, repeat = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+tp, tl = torch.from_numpy(probs), torch.from_numpy(hard)
+metric = MulticlassCalibrationError(num_classes=k, n_bins=nb, norm="l1")
+def tm():
+    metric.reset()
+    metric.update(tp, tl)
+    return float(metric.compute())
+tm()
+wall, cpu = [], []
+for _ in range(repeat):
+    c0, t0 = time.process_time(), time.perf_counter()
+    value = tm()
+    wall.append(time.perf_counter() - t0)
+    cpu.append(time.process_time() - c0)
+print(json.dumps({"wall": statistics.median(wall), "cpu": statistics.median(cpu), "ece": value,
+                  "threads": torch.get_num_threads(), "torch": torch.__version__,
+                  "version": torchmetrics.__version__}))
+"""
+
+
+def _peer_in(python: str, probs, hard, k: int, nb: int, repeat: int) -> dict:
+    """torchmetrics' ECE timed in another interpreter on the same arrays (saved as .npy)."""
+    import json
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pp, hp = os.path.join(tmp, "probs.npy"), os.path.join(tmp, "hard.npy")
+        np.save(pp, probs)
+        np.save(hp, hard)
+        out = subprocess.run([python, "-c", _PEER, pp, hp, str(k), str(nb), str(repeat)],
+                             capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def _median_time(fn, repeat: int) -> tuple[float, float]:
     """Median wall and CPU (all threads) time of ``fn()`` after one warm-up call."""
     fn()
@@ -129,6 +169,9 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10_000_000)
+    ap.add_argument("--peer-python", default="/work/.venv-tm/bin/python",
+                    help="An interpreter with torch and torchmetrics, used when they do not "
+                         "import here (torch is never an annokit dependency).")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--n-bins", type=int, default=10)
@@ -200,7 +243,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"torch threads: {torch.get_num_threads()}; torchmetrics ECE = {tm():.12f}, "
               f"annokit ECE = {ece():.12f}")
     except ImportError as exc:
-        print(f"torchmetrics: skipped ({exc})")
+        if args.peer_python and os.path.exists(args.peer_python):
+            res = _peer_in(args.peer_python, probs, hard, k, nb, args.repeat)
+            peers.append(("torchmetrics MulticlassCalibrationError", (res["wall"], res["cpu"])))
+            print(f"torchmetrics {res['version']} (torch {res['torch']}, {res['threads']} threads, "
+                  f"in {args.peer_python}): ECE = {res['ece']:.12f}, annokit ECE = {ece():.12f}")
+        else:
+            print(f"torchmetrics: skipped ({exc}; no --peer-python)")
     try:
         from netcal.metrics import ECE as NetcalECE
 
