@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.labels import LabelSet, scalar_to_str
+from annokit.core.labels import MISSING_STRINGS, LabelSet, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, InvalidValueError, SchemaError
@@ -146,8 +146,7 @@ def _read_file(path: str, columns: list[str] | None) -> pd.DataFrame:
                 import pyarrow.parquet as pq
 
                 table = pq.read_table(fh, columns=columns)
-                df = pd.DataFrame({c: table.column(c).to_pandas().astype(object)
-                                   for c in table.column_names})
+                df = table.to_pandas(types_mapper=pd.ArrowDtype)  # no Python str per row
                 df.attrs["annokit_line_offset"] = 0
             else:
                 df = pd.read_csv(fh, sep="," if kind == "csv" else "\t", dtype=str,
@@ -193,30 +192,51 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
             row = int(np.argmax(blank))
             what = {item_c: "item id", label_c: "label", annot_c: "annotator id"}[col]
             raise SchemaError(f"{_where(df, row, col, part)}: missing {what}")
-    ids = df[item_c].map(scalar_to_str).to_numpy(dtype=object) if len(df) else \
-        np.zeros(0, dtype=object)
-    keys = item_keys(ids).view(np.int64) if ids.size else np.zeros(0, np.int64)
-    lab_codes, lab_uniques = pd.factorize(df[label_c].map(scalar_to_str).to_numpy(dtype=object)
-                                          if len(df) else np.zeros(0, dtype=object))
-    if annot_c:
-        ann_codes, ann_uniques = pd.factorize(df[annot_c].map(scalar_to_str).to_numpy(dtype=object)
-                                              if len(df) else np.zeros(0, dtype=object))
-    else:
-        ann_codes, ann_uniques = np.full(len(df), -1), np.zeros(0, dtype=object)
-    frame = pd.DataFrame({"item": keys, "annotator": ann_codes.astype(np.int32),
+    # every column is hashed once; text conversion and keys are computed on distinct values
+    coded = {}
+    for col, what in ((item_c, "item id"), (label_c, "label"), (annot_c, "annotator id")):
+        if col:
+            codes, uniques = _factorize(df[col])
+            blank = np.flatnonzero(pd.Series(uniques, dtype=object).str.strip().str.lower()
+                                   .isin(MISSING_STRINGS).to_numpy())
+            if blank.size:
+                row = int(np.argmax(codes == blank[0]))
+                raise SchemaError(f"{_where(df, row, col, part)}: {what} is empty "
+                                  f"(got {uniques[blank[0]]!r})")
+            coded[col] = codes, uniques
+    item_codes, item_u = coded[item_c]
+    item_key = item_keys(item_u).view(np.int64) if len(item_u) else np.zeros(0, np.int64)
+    lab_codes, lab_uniques = coded[label_c]
+    ann_codes, ann_uniques = coded[annot_c] if annot_c else (
+        np.full(len(df), -1), np.zeros(0, dtype=object))
+    frame = pd.DataFrame({"item": item_key[item_codes], "annotator": ann_codes.astype(np.int32),
                           "label": lab_codes.astype(np.int16)})
-    items = pd.DataFrame({"item": keys, "item_id": ids})
     gold_uniques = np.zeros(0, dtype=object)
-    if gold_c:
-        gold_vals = df[gold_c].map(lambda x: x if pd.isna(x) else scalar_to_str(x)).to_numpy(
-            dtype=object)
-        gold_codes, gold_uniques = pd.factorize(gold_vals)
-        items["gold"] = gold_codes.astype(np.int16)  # -1 for missing
+    if gold_c:  # the distinct (item, gold) pairs; conflicts are refused after the shuffle
+        gold_codes, gold_uniques = _factorize(df[gold_c], missing_ok=True)
+        pair = np.unique(item_codes * (len(gold_uniques) + 1) + (gold_codes + 1))
+        it, g = pair // (len(gold_uniques) + 1), pair % (len(gold_uniques) + 1) - 1
+        items = pd.DataFrame({"item": item_key[it], "item_id": item_u[it],
+                              "gold": g.astype(np.int16)})
     else:
-        items["gold"] = np.full(len(df), -1, np.int16)
-    items = items.drop_duplicates(["item", "gold"])
+        items = pd.DataFrame({"item": item_key, "item_id": item_u,
+                              "gold": np.full(len(item_u), -1, np.int16)})
     return frame, items, np.asarray(lab_uniques, dtype=object), \
         np.asarray(ann_uniques, dtype=object), np.asarray(gold_uniques, dtype=object)
+
+
+def _factorize(column: pd.Series, *, missing_ok: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and distinct values (as str, as in memory) of one column, with no per-row Python:
+    distinct raw values that read as the same text (``1`` and ``"1"``) share a code."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    uniques = np.asarray(uniques, dtype=object)
+    text = np.fromiter((scalar_to_str(v) for v in uniques), dtype=object, count=len(uniques))
+    merged, distinct = pd.factorize(text) if len(text) else (np.zeros(0, np.int64), text)
+    if len(distinct) != len(text):
+        codes = np.where(codes >= 0, merged[np.maximum(codes, 0)], -1)
+    if not missing_ok and len(codes) and (codes < 0).any():  # pragma: no cover - checked before
+        raise SchemaError("missing value")
+    return np.asarray(codes, dtype=np.int64), np.asarray(distinct, dtype=object)
 
 
 def _remap(parts: tuple, label_map: np.ndarray, annot_map: np.ndarray,

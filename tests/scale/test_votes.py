@@ -105,3 +105,12 @@ def test_errors_name_the_file_and_line(tmp_path, dask_client):
         read_votes_dask(tmp_path / "nope", client=dask_client)
     with pytest.raises(InvalidValueError):
         read_votes_dask(_long(), labels=["l0", "l1"], client=dask_client)
+
+
+def test_blank_values_are_refused_with_their_line(tmp_path, dask_client):
+    df = _long(seed=8)
+    df.loc[3, "label"] = "  "
+    folder = _write_parts(df, tmp_path / "blank", 1)
+    with pytest.raises(SchemaError, match=r"row 3 of part-0.parquet, column 'label': label is "
+                                          r"empty"):
+        read_votes_dask(folder, client=dask_client)
