@@ -1,0 +1,391 @@
+"""Loader for the Learning-With-Disagreements (LeWiDi) shared-task JSON files.
+
+Two layouts, told apart by the type of ``annotations``:
+
+* **2023** (SemEval-2023 Task 11: ArMIS, HS-Brexit, ConvAbuse, MD-Agreement): one JSON
+  object keyed by item id; each item has ``annotators`` and ``annotations`` as aligned
+  comma-separated strings, a ``soft_label`` object (label -> probability) and a
+  ``hard_label``. ConvAbuse's annotations may be abuse severities -3..1 while its soft and
+  hard labels are binary; the task's README maps -3..-1 to "1" (abusive) and 0..1 to "0",
+  which this reader applies when (and only when) the votes fall outside the soft-label keys
+  and inside -3..1, and says so.
+* **2025** (LeWiDi 3rd edition: CSC sarcasm 1-6, MP irony 0/1, Paraphrase -5..5, VariErrNLI
+  multi-label NLI): ``annotations`` is an object keyed by annotator; a VariErrNLI value
+  such as ``"entailment,neutral"`` is one response with two labels (two votes by one
+  annotator), and its ``soft_label`` gives, per label, the fraction of annotators who
+  ticked it (``{"entailment": {"0": 0.5, "1": 0.5}, ...}``). Demographics come in
+  ``<Dataset>_annotators_meta.json`` next to the split files.
+
+Ids are kept as written. The file's own ``soft_label`` and ``hard_label`` are kept in
+``item_metadata`` and checked against the votes; mismatches are counted, warned about and
+reported in ``votes.read_info`` and ``votes.lewidi_info``, never replaced.
+
+References
+----------
+Leonardelli et al. (2023). SemEval-2023 Task 11: Learning with Disagreements (LeWiDi).
+SemEval 2023. doi:10.18653/v1/2023.semeval-1.314. Data and format descriptions:
+https://github.com/Le-Wi-Di/le-wi-di.github.io (``LeWiDi_2-2023/readme.md``,
+``LeWiDi_3-2025/readme.md``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import warnings
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.checks import check_option, first_offenders
+from annokit.core.labels import LabelSet, scalar_to_str
+from annokit.core.votes import Votes
+from annokit.errors import (
+    AnnokitError,
+    DataFormatError,
+    DegenerateInputWarning,
+    InputError,
+    InvalidValueError,
+)
+from annokit.io.lewidi_checks import annotator_table, check_against_file, file_soft_labels
+from annokit.io.source import Input, loads_json
+
+__all__ = ["LIKERT_SCALES", "SPLITS", "file_soft_labels", "looks_like_lewidi", "lewidi_split_file",
+           "read_lewidi"]
+
+SPLITS = ("train", "dev", "test")
+#: Full Likert scales of the 2025 ordinal sets (every point is a label, voted or not).
+LIKERT_SCALES: dict[str, tuple[str, ...]] = {
+    "CSC": tuple(str(v) for v in range(1, 7)),
+    "Paraphrase": tuple(str(v) for v in range(-5, 6)),
+}
+_SPLIT_FILE = re.compile(r"^(?P<dataset>.+?)_(?P<split>train|dev|test)(?:_[^.]*)?\.json$", re.I)
+_SNIFF_BYTES = 1 << 16
+_EMPTY = (None, "", {}, [])
+Unannotated = Literal["error", "skip"]
+
+
+def looks_like_lewidi(path: str | os.PathLike | Input) -> bool:
+    """True for a JSON object of items whose first item has ``annotators`` and ``annotations``.
+
+    Reads at most the first 64 KiB; a directory or unreadable path is not LeWiDi.
+    """
+    try:
+        if not isinstance(path, Input) and Path(path).is_dir():
+            return False
+        source = Input(path)
+        head = source.data[:_SNIFF_BYTES] if source.path is None else _head(source.path)
+    except (AnnokitError, OSError):
+        return False
+    text = head.decode("utf-8", errors="ignore").lstrip("\ufeff \t\r\n")
+    if not text.startswith("{"):
+        return False
+    m = re.match(r'\{\s*"(?:[^"\\]|\\.)*"\s*:\s*\{', text)
+    return bool(m) and '"annotators"' in text and '"annotations"' in text
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(_SNIFF_BYTES)
+
+
+def lewidi_split_file(path: str | os.PathLike, split: str | None = None) -> Path:
+    """The split file to read: ``path`` itself, or the ``*_<split>.json`` file in folder ``path``.
+
+    Raises
+    ------
+    DataFormatError
+        A folder with no (or more than one) file for the split, or a folder without ``split``.
+    InvalidValueError
+        An unknown split, or a file whose name says another split.
+    """
+    if split is not None:
+        check_option("split", split, SPLITS)
+    path = Path(path)
+    if not path.is_dir():
+        m = _SPLIT_FILE.match(path.name)
+        if split is not None and m and m["split"].lower() != split:
+            raise InvalidValueError(f"{path.name} is the {m['split']} split, not {split!r}; "
+                                    "pass the folder with split= or the file without it")
+        return path
+    found = sorted(p for p in path.glob("*.json") if (m := _SPLIT_FILE.match(p.name)))
+    if split is None:
+        raise DataFormatError(f"{path} is a folder ({len(found)} LeWiDi split file(s): "
+                              f"{[p.name for p in found][:6]}); pass split= (train, dev or test) "
+                              "or the path of one split file")
+    chosen = [p for p in found if _SPLIT_FILE.match(p.name)["split"].lower() == split]
+    if len(chosen) != 1:
+        raise DataFormatError(
+            f"{path}: {len(chosen)} files for split {split!r} (expected one named "
+            f"<Dataset>_{split}.json); found {[p.name for p in found]}")
+    return chosen[0]
+
+
+def read_lewidi(path: str | os.PathLike, *, split: str | None = None,
+                labels: LabelSet | None = None,
+                annotator_metadata: str | os.PathLike | bool | None = None,
+                unannotated: Unannotated = "error") -> Votes:
+    """Read one split of a LeWiDi 2023 or 2025 dataset.
+
+    Parameters
+    ----------
+    path : path-like
+        A split file (``ArMIS_dev.json``) or, with ``split``, the dataset's folder.
+    split : {"train", "dev", "test"}, optional
+    labels : LabelSet, optional
+        Label order. Default: numeric labels in numeric order (a Likert scale keeps every
+        point: CSC 1..6, Paraphrase -5..5), other labels in the order of the first
+        ``soft_label``, then as first voted.
+    annotator_metadata : path-like, bool or None
+        2025 demographics: None looks for ``<Dataset>_annotators_meta.json`` beside the
+        file, a path reads that file, False skips it. (2023 files carry per-annotator
+        fields in ``other_info``; those constant for each annotator are used.)
+    unannotated : {"error", "skip"}, default="error"
+        Items without annotations (a test split released without labels): refuse, or
+        leave them out, counted and warned about. A file where no item has annotations is
+        always refused.
+
+    Returns
+    -------
+    Votes
+        One vote per (item, annotator, label); a multi-label response (VariErrNLI) is
+        several votes by one annotator on an item. ``item_metadata`` keeps ``soft_label``,
+        ``hard_label`` (2023), ``text``, ``annotation_task``, ``lang``, ``split``,
+        ``other_info``, the raw ``annotators``/``annotations`` and the stated counts.
+        Extra attributes: ``annotator_metadata`` (DataFrame indexed by annotator id, in
+        ``annotator_ids`` order, NaN where an annotator has no record), ``read_info``
+        (one line: layout, scale, mismatch counts with the first item ids) and
+        ``lewidi_info`` (a dict: ``edition``, ``dataset``, ``split``, ``scale``
+        ("nominal", "ordinal" or "multilabel"), ``label_values``, ``multilabel``,
+        ``soft_label_mismatches`` / ``hard_label_mismatches`` (item ids),
+        ``hard_label_ties`` (items whose file label is one of tied top labels),
+        ``count_mismatches``, ``skipped_unannotated`` and the metadata join counts).
+
+    Raises
+    ------
+    DataFormatError
+        Not a JSON object of items, misaligned annotators and annotations, a folder
+        without a unique split file, or items without annotations (see ``unannotated``).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> item = {"annotators": "Ann1,Ann2,Ann3", "annotations": "1,0,0", "hard_label": "0",
+    ...         "soft_label": {"0": 0.67, "1": 0.33}, "split": "dev"}
+    >>> _ = (d / "Toy_dev.json").write_text(json.dumps({"1": item}))
+    >>> v = read_lewidi(d, split="dev")
+    >>> v.counts().tolist(), v.lewidi_info["edition"], v.lewidi_info["soft_label_mismatches"]
+    ([[2, 1]], 2023, [])
+    """
+    check_option("unannotated", unannotated, ("error", "skip"))
+    file = lewidi_split_file(path, split)
+    source = Input(file, what="votes")
+    name = source.name
+    doc = loads_json(source.text, name)
+    if not isinstance(doc, dict) or not doc:
+        raise DataFormatError(f"{name}: expected a non-empty JSON object of items keyed by id; "
+                              f"got {type(doc).__name__ if doc else 'an empty object'}")
+    m = _SPLIT_FILE.match(name)
+    dataset = m["dataset"] if m else Path(name).stem
+    split = split or (m["split"].lower() if m else None)
+
+    ids, records = [], []
+    for key, rec in doc.items():
+        if not isinstance(rec, dict):
+            raise DataFormatError(f"{name}, item {key!r}: expected an object; got {type(rec).__name__}")
+        ids.append(str(key))
+        records.append(rec)
+    kinds = {type(r.get("annotations")).__name__ for r in records if r.get("annotations") not in _EMPTY}
+    if not kinds:
+        raise DataFormatError(
+            f"{name}: none of its {len(records)} items has annotations (a test split released "
+            "without labels?); there are no votes to read")
+    if not kinds <= {"str", "dict"} or len(kinds) > 1:
+        raise DataFormatError(f"{name}: annotations must all be comma-separated strings (2023) "
+                              f"or all objects keyed by annotator (2025); found {sorted(kinds)}")
+    edition = 2023 if kinds == {"str"} else 2025
+
+    empty = [i for i, r in enumerate(records) if r.get("annotations") in _EMPTY]
+    if empty and unannotated == "error":
+        raise DataFormatError(
+            f"{name}: {len(empty)} item(s) have no annotations, e.g. "
+            f"{first_offenders([ids[i] for i in empty])}; pass unannotated='skip' to leave "
+            "them out (counted)")
+    if empty:
+        warnings.warn(f"{name}: {len(empty)} item(s) without annotations left out, e.g. "
+                      f"{first_offenders([ids[i] for i in empty])}", DegenerateInputWarning,
+                      stacklevel=2)
+        keep = sorted(set(range(len(records))) - set(empty))
+        skipped = [ids[i] for i in empty]
+        ids, records = [ids[i] for i in keep], [records[i] for i in keep]
+    else:
+        skipped = []
+
+    multilabel = edition == 2025 and (
+        any(isinstance(v, dict) for r in records for v in (r.get("soft_label") or {}).values())
+        or dataset.lower().startswith("varierr"))
+    item_of, ann_of, raw = _votes_of(records, ids, edition, multilabel, name)
+    labelset, value_to_name, mapped = _label_names(raw, _soft_keys(records), dataset, labels)
+    label_strings = raw if value_to_name is None else [value_to_name[v] for v in raw]
+    try:
+        label_index = labelset.encode(np.asarray(label_strings, dtype=object), where=name)
+    except InputError as exc:
+        raise DataFormatError(f"{name}: {exc}") from None
+
+    ann_codes, ann_ids = pd.factorize(pd.Series(ann_of, dtype=object), sort=False)
+    meta = _item_metadata(records, numeric=value_to_name is not None)
+    votes = Votes(np.asarray(item_of, dtype=np.int64), label_index, item_ids=np.asarray(ids, dtype=object),
+                  labels=labelset, annotator_index=ann_codes, annotator_ids=np.asarray(ann_ids, dtype=object),
+                  item_metadata=meta, duplicates="keep" if multilabel else "error", source=name)
+    numeric = value_to_name is not None
+    scale = "multilabel" if multilabel else (
+        "ordinal" if numeric and len(labelset) > 2 else "nominal")
+    checks = check_against_file(votes, multilabel=multilabel)
+    ann_meta, meta_info = annotator_table(votes, records, edition, file, dataset,
+                                          annotator_metadata, name)
+    votes.annotator_metadata = ann_meta
+    info: dict[str, Any] = {
+        "edition": edition, "dataset": dataset, "split": split, "file": str(file),
+        "scale": scale, "multilabel": multilabel, "label_values": list(labelset.names),
+        "severity_mapped": mapped, "skipped_unannotated": skipped, **checks, **meta_info,
+    }
+    votes.lewidi_info = info
+    votes.read_info = _summary(name, info, votes)
+    bad = [(k, info[k]) for k in ("soft_label_mismatches", "hard_label_mismatches",
+                                  "count_mismatches") if info[k]]
+    if bad:
+        warnings.warn(f"{name}: the votes disagree with the file's own fields: " + "; ".join(
+            f"{k.replace('_', ' ')}: {len(v)} item(s), e.g. {first_offenders(v)}" for k, v in bad),
+            DegenerateInputWarning, stacklevel=2)
+    return votes
+
+
+def _split_values(text: str) -> list[str]:
+    return [t.strip() for t in str(text).split(",")]
+
+
+def _votes_of(records: list[dict], ids: list[str], edition: int, multilabel: bool,
+              name: str) -> tuple[list[int], list[str], list[str]]:
+    """Item code, annotator id and raw label text of every vote, in file order."""
+    item_of: list[int] = []
+    ann_of: list[str] = []
+    raw: list[str] = []
+    for i, (iid, rec) in enumerate(zip(ids, records)):
+        where = f"{name}, item {iid!r}"
+        ann = rec["annotations"]
+        if edition == 2023:
+            annotators = _split_values(rec.get("annotators", ""))
+            values = _split_values(ann)
+            if len(annotators) != len(values):
+                raise DataFormatError(f"{where}: {len(values)} annotations for {len(annotators)} "
+                                      f"annotators ({rec.get('annotators')!r})")
+            pairs = list(zip(annotators, values))
+        else:
+            if not isinstance(ann, dict):
+                raise DataFormatError(f"{where}: annotations must be an object keyed by annotator")
+            pairs = []
+            for a, value in ann.items():
+                if value is None or isinstance(value, (dict, list, bool)):
+                    raise DataFormatError(f"{where}: annotation of {a!r} must be a label; got {value!r}")
+                parts = _split_values(value) if isinstance(value, str) else [scalar_to_str(value)]
+                if len(parts) > 1 and not multilabel:
+                    raise DataFormatError(f"{where}: annotator {a!r} gave several labels "
+                                          f"({value!r}) in a single-label file")
+                if len(set(parts)) != len(parts):
+                    raise DataFormatError(f"{where}: annotator {a!r} repeats a label ({value!r})")
+                pairs.extend((str(a), p) for p in parts)
+        for a, value in pairs:
+            if a == "" or value == "":
+                raise DataFormatError(f"{where}: blank annotator id or label in {pairs!r}")
+            item_of.append(i)
+            ann_of.append(a)
+            raw.append(value)
+    return item_of, ann_of, raw
+
+
+def _soft_keys(records: list[dict]) -> list[str]:
+    keys: dict[str, None] = {}
+    for rec in records:
+        soft = rec.get("soft_label")
+        if isinstance(soft, dict):
+            for k in soft:
+                keys.setdefault(str(k), None)
+    return list(keys)
+
+
+def _number(text: str) -> float | None:
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _label_names(raw: list[str], soft_keys: list[str], dataset: str, labels: LabelSet | None
+                 ) -> tuple[LabelSet, dict[str, str] | None, bool]:
+    """The label set; for numeric labels, the name of each raw value ("1.0" -> "1"); and
+    whether ConvAbuse severities were mapped to its binary labels."""
+    distinct = list(dict.fromkeys(raw))
+    numbers = {v: _number(v) for v in [*distinct, *soft_keys, *LIKERT_SCALES.get(dataset, ())]}
+    if not all(x is not None for x in numbers.values()):
+        order = list(dict.fromkeys([*soft_keys, *distinct]))
+        return LabelSet.coerce(labels, ()) if labels is not None else LabelSet(order), None, False
+    canon = {v: scalar_to_str(x) for v, x in numbers.items()}
+    soft_values = {numbers[k] for k in soft_keys}
+    mapped = (soft_values == {0.0, 1.0} and not {numbers[v] for v in distinct} <= soft_values
+              and all(numbers[v] in (-3.0, -2.0, -1.0, 0.0, 1.0) for v in distinct))
+    if mapped:  # ConvAbuse (2023 README): severity -3..-1 is abusive ("1"), 0..1 is not ("0")
+        canon.update({v: "1" if numbers[v] < 0 else "0" for v in distinct})
+        values = [0.0, 1.0]
+    else:
+        values = sorted(set(numbers.values()))
+    if labels is not None:
+        return LabelSet.coerce(labels, ()), canon, mapped
+    return LabelSet([scalar_to_str(x) for x in values]), canon, mapped
+
+
+def _item_metadata(records: list[dict], *, numeric: bool) -> pd.DataFrame:
+    def canon(v: Any) -> Any:
+        if v is None:
+            return None
+        s = scalar_to_str(v).strip()
+        x = _number(s) if numeric else None
+        return s if x is None else scalar_to_str(x)
+
+    fields = {"text": "text", "annotation task": "annotation_task", "lang": "lang",
+              "split": "split", "soft_label": "soft_label", "other_info": "other_info",
+              "annotators": "annotators", "annotations": "annotations",
+              "number of annotations": "number_of_annotations",
+              "number of annotators": "number_of_annotators"}
+    data: dict[str, list[Any]] = {}
+    for field, column in fields.items():
+        if any(field in r for r in records):
+            data[column] = [r.get(field) for r in records]
+    if any("hard_label" in r for r in records):
+        data["hard_label"] = [canon(r.get("hard_label")) for r in records]
+    return pd.DataFrame(data, index=pd.RangeIndex(len(records)))
+
+
+def _summary(name: str, info: dict[str, Any], votes: Votes) -> str:
+    def part(key: str, what: str) -> str:
+        items = info[key]
+        return f"{what}: {len(items)}" + (f" (e.g. {first_offenders(items)})" if items else "")
+
+    text = (f"{name}: LeWiDi {info['edition']} ({info['dataset']}, {info['split'] or 'split ?'}), "
+            f"{votes.n_items} items, {votes.n_annotators} annotators, {votes.n_votes} votes; "
+            f"{info['scale']} labels {info['label_values']}; "
+            + part("soft_label_mismatches", "soft_label mismatches"))
+    if info["edition"] == 2023:
+        text += "; " + part("hard_label_mismatches", "hard_label mismatches") + \
+            f", {len(info['hard_label_ties'])} hard label(s) chosen among tied votes"
+    if info["count_mismatches"]:
+        text += "; " + part("count_mismatches", "stated vote counts wrong")
+    if info["severity_mapped"]:
+        text += "; severities -3..-1 read as 1, 0..1 as 0 (ConvAbuse README)"
+    if info["skipped_unannotated"]:
+        text += "; " + part("skipped_unannotated", "items without annotations left out")
+    return text + f"; annotator metadata: {info['annotator_metadata']}"
