@@ -23,6 +23,7 @@ from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
 from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
+from annokit.io.lewidi import looks_like_lewidi, read_lewidi
 from annokit.io.mturk import looks_like_mturk, read_mturk
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
@@ -55,6 +56,7 @@ __all__ = [
     "read_chaosnli",
     "read_columns",
     "read_labelstudio",
+    "read_lewidi",
     "read_mturk",
     "read_gold",
     "read_long",
@@ -67,8 +69,8 @@ __all__ = [
     "write_votes",
 ]
 
-Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio"]
-FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio")
+Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi"]
+FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi")
 
 
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
@@ -95,6 +97,8 @@ def sniff_format(path: str | os.PathLike | Input, *,
         return "long"
     if table_kind(source) == "jsonl" and looks_like_chaosnli(source):
         return "chaosnli"
+    if looks_like_lewidi(source):
+        return "lewidi"
     if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
         return "labelstudio"
     names = read_columns(source)
@@ -146,7 +150,8 @@ def read_votes(
         a Label Studio JSON export (:func:`annokit.io.labelstudio.read_labelstudio`); for
         both, ``columns`` may name only the ``item`` and ``label`` columns (MTurk:
         ``Input.*``/``Answer.*`` names or families; Label Studio: a ``data`` field and the
-        control's ``from_name``).
+        control's ``from_name``). "lewidi" reads a LeWiDi 2023/2025 split file
+        (:func:`annokit.io.lewidi.read_lewidi`, which also takes a folder and ``split=``).
     columns : mapping, optional
         Column roles (``item``, ``annotator``, ``label``, ``gold``) for long tables, and
         ``item`` and ``gold`` for wide tables (see :func:`annokit.io.read_long`). Columns not
@@ -178,8 +183,13 @@ def read_votes(
     check_option("format", format, FORMATS)
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
-    source = Input(path, what="votes")
+    source = path if format == "lewidi" and Path(path).is_dir() else Input(path, what="votes")
     fmt = sniff_format(source, columns=columns, no_header=no_header) if format == "auto" else format
+    if fmt == "lewidi":  # LeWiDi JSON (2023/2025), or its folder (read_lewidi(folder, split=...))
+        if columns or gold is not None or no_header or missing:
+            raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
+                                    "gold, no_header and missing do not apply to it")
+        return read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None)
     if fmt in ("mturk", "labelstudio"):
         used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
                                     ("gold", gold is not None)) if on]

@@ -124,7 +124,7 @@ def lewidi_split_file(path: str | os.PathLike, split: str | None = None) -> Path
     return chosen[0]
 
 
-def read_lewidi(path: str | os.PathLike, *, split: str | None = None,
+def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
                 labels: LabelSet | None = None,
                 annotator_metadata: str | os.PathLike | bool | None = None,
                 unannotated: Unannotated = "error") -> Votes:
@@ -182,9 +182,8 @@ def read_lewidi(path: str | os.PathLike, *, split: str | None = None,
     ([[2, 1]], 2023, [])
     """
     check_option("unannotated", unannotated, ("error", "skip"))
-    file = lewidi_split_file(path, split)
-    source = Input(file, what="votes")
-    name = source.name
+    source = path if isinstance(path, Input) else Input(lewidi_split_file(path, split), what="votes")
+    file, name = source.path, source.name
     doc = loads_json(source.text, name)
     if not isinstance(doc, dict) or not doc:
         raise DataFormatError(f"{name}: expected a non-empty JSON object of items keyed by id; "
@@ -249,7 +248,7 @@ def read_lewidi(path: str | os.PathLike, *, split: str | None = None,
                                           annotator_metadata, name)
     votes.annotator_metadata = ann_meta
     info: dict[str, Any] = {
-        "edition": edition, "dataset": dataset, "split": split, "file": str(file),
+        "edition": edition, "dataset": dataset, "split": split, "file": str(file) if file else name,
         "scale": scale, "multilabel": multilabel, "label_values": list(labelset.names),
         "severity_mapped": mapped, "skipped_unannotated": skipped, **checks, **meta_info,
     }

@@ -191,16 +191,16 @@ def check_against_file(votes: Votes, *, multilabel: bool) -> dict[str, Any]:
     return out
 
 
-def _meta_file(file: Path, dataset: str, given: str | os.PathLike | bool | None) -> Path | None:
+def _meta_file(file: Path | None, dataset: str, given: str | os.PathLike | bool | None) -> Path | None:
     if given is False:
         return None
     if given is not None and given is not True:
         return Path(given)
-    path = file.parent / f"{dataset}_annotators_meta.json"
-    return path if path.exists() else None
+    path = None if file is None else file.parent / f"{dataset}_annotators_meta.json"
+    return path if path is not None and path.exists() else None
 
 
-def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path, dataset: str,
+def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path | None, dataset: str,
                     given: str | os.PathLike | bool | None, name: str
                     ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Annotator attributes, one row per ``votes.annotator_ids`` entry, and a summary.
