@@ -208,8 +208,9 @@ def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path 
     2025: the ``<Dataset>_annotators_meta.json`` records; their keys are matched to the
     annotator ids as written, or with an ``Ann`` prefix (MP's file is keyed ``"0"``, its
     annotations ``"Ann0"``). 2023: fields of ``other_info`` that give one value per annotator
-    (ArMIS: an object keyed by annotator; HS-Brexit: ``annotators group``, aligned with
-    ``annotators``) and that are constant for each annotator across items.
+    (ArMIS: an object keyed by annotator; a comma-separated field whose name mentions
+    "annotator" or "group", aligned with ``annotators``, as HS-Brexit's ``annotators group``)
+    and that are constant for each annotator across items.
     """
     index = pd.Index(votes.annotator_ids, name="annotator")
     info: dict[str, Any] = {}
@@ -246,7 +247,8 @@ def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path 
         if other and set(other) <= set(annotators) and all(isinstance(v, str) for v in other.values()):
             found["other_info"] = dict(other)
         for key, value in other.items():
-            if isinstance(value, str) and len(annotators) > 1 and value.count(",") + 1 == len(annotators):
+            if isinstance(value, str) and ("annotator" in key.lower() or "group" in key.lower()) \
+                    and len(annotators) > 1 and value.count(",") + 1 == len(annotators):
                 found[key] = dict(zip(annotators, (v.strip() for v in value.split(","))))
         for column, values in found.items():
             seen = columns.setdefault(column, {})
