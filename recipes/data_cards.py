@@ -31,6 +31,8 @@ SOURCES: dict[str, tuple[str, str | None]] = {
     "bluebirds.md": ("bluebirds/answer.csv", "bluebirds/truth.csv"),
     "dog.md": ("dog/answer.csv", "dog/truth.csv"),
     "face.md": ("face/answer.csv", "face/truth.csv"),
+    "lewidi_armis.md": ("lewidi2023/ArMIS/ArMIS_train.json", None),
+    "lewidi_hs-brexit.md": ("lewidi2023/HS-Brexit/HS-Brexit_train.json", None),
 }
 
 
