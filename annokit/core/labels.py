@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.scales import check_scale, scale_values
 from annokit.errors import AlignmentError, InvalidValueError, SchemaError
 
 __all__ = [
@@ -140,6 +141,14 @@ class LabelSet:
     aliases : mapping of str to str, optional
         Alternative spellings mapped to a canonical name (``{"e": "entailment"}``).
         Lookup is case-sensitive first, then case-insensitive.
+    scale : {"nominal", "ordinal", "interval", "ratio"}, default="nominal"
+        Level of measurement (:mod:`annokit.core.scales`). Ordinal labels are ordered as
+        declared; interval and ratio names must be numbers, kept as ``values``.
+
+    Attributes
+    ----------
+    values : ndarray of float or None
+        The names as numbers when they all are (always on interval and ratio scales).
 
     Examples
     --------
@@ -151,7 +160,8 @@ class LabelSet:
     2
     """
 
-    def __init__(self, names: Iterable[Any], *, aliases: Mapping[str, str] | None = None):
+    def __init__(self, names: Iterable[Any], *, aliases: Mapping[str, str] | None = None,
+                 scale: str = "nominal"):
         names = tuple(scalar_to_str(n) for n in names)
         if not names:
             raise InvalidValueError("a label set needs at least one label")
@@ -159,6 +169,8 @@ class LabelSet:
             dup = sorted({n for n in names if names.count(n) > 1})
             raise InvalidValueError(f"label names must be unique; repeated: {dup}")
         self.names: tuple[str, ...] = names
+        self.scale: str = check_scale(scale)
+        self.values: np.ndarray | None = scale_values(names, self.scale)
         self.aliases: dict[str, str] = {}
         for alias, target in (aliases or {}).items():
             alias, target = scalar_to_str(alias), scalar_to_str(target)
@@ -199,13 +211,14 @@ class LabelSet:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, LabelSet) and self.names == other.names
-                and self.aliases == other.aliases)
+                and self.aliases == other.aliases and self.scale == other.scale)
 
     def __hash__(self) -> int:
-        return hash((self.names, tuple(sorted(self.aliases.items()))))
+        return hash((self.names, tuple(sorted(self.aliases.items())), self.scale))
 
     def __repr__(self) -> str:
         extra = f", aliases={self.aliases}" if self.aliases else ""
+        extra += f", scale={self.scale!r}" if self.scale != "nominal" else ""
         return f"LabelSet({list(self.names)}{extra})"
 
     def index_of(self, label: Any) -> int:
@@ -257,11 +270,12 @@ class LabelSet:
         return np.argsort(np.asarray(idx))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"names": list(self.names), "aliases": dict(self.aliases)}
+        return {"names": list(self.names), "aliases": dict(self.aliases), "scale": self.scale}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LabelSet:
-        return cls(data["names"], aliases=data.get("aliases") or {})
+        return cls(data["names"], aliases=data.get("aliases") or {},
+                   scale=data.get("scale") or "nominal")
 
 
 CHAOSNLI_NLI_LABELS = LabelSet(
