@@ -240,9 +240,7 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     votes = Votes(np.asarray(item_of, dtype=np.int64), label_index, item_ids=np.asarray(ids, dtype=object),
                   labels=labelset, annotator_index=ann_codes, annotator_ids=np.asarray(ann_ids, dtype=object),
                   item_metadata=meta, duplicates="keep" if multilabel else "error", source=name)
-    numeric = value_to_name is not None
-    scale = "multilabel" if multilabel else (
-        "ordinal" if numeric and len(labelset) > 2 else "nominal")
+    scale = "multilabel" if multilabel else getattr(labelset, "scale", "nominal")
     checks = check_against_file(votes, multilabel=multilabel)
     ann_meta, meta_info = annotator_table(votes, records, edition, file, dataset,
                                           annotator_metadata, name)
@@ -344,7 +342,8 @@ def _label_names(raw: list[str], soft_keys: list[str], dataset: str, labels: Lab
         values = sorted(set(numbers.values()))
     if labels is not None:
         return LabelSet.coerce(labels, ()), canon, mapped
-    return LabelSet([scalar_to_str(x) for x in values]), canon, mapped
+    scale = "ordinal" if len(values) > 2 else "nominal"  # a Likert scale; binary 0/1 is nominal
+    return LabelSet([scalar_to_str(x) for x in values], scale=scale), canon, mapped
 
 
 def _item_metadata(records: list[dict], *, numeric: bool) -> pd.DataFrame:

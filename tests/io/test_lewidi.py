@@ -163,6 +163,7 @@ def test_csc_likert_is_ordinal_with_every_scale_point(tmp_path):
     votes = read_votes(_write(tmp_path / "CSC_dev.json", doc))
     assert votes.labels.names == ("1", "2", "3", "4", "5", "6")
     assert votes.lewidi_info["scale"] == "ordinal" and votes.lewidi_info["edition"] == 2025
+    assert votes.labels.scale == "ordinal" and votes.labels.values.tolist() == [1, 2, 3, 4, 5, 6]
     assert votes.lewidi_info["label_values"] == ["1", "2", "3", "4", "5", "6"]
     np.testing.assert_array_equal(votes.counts(), [[2, 0, 0, 1, 0, 1]])
     meta = votes.annotator_metadata
@@ -177,6 +178,7 @@ def test_paraphrase_scale_in_numeric_order(tmp_path):
                              {**soft, "-4": 0.25, "-3": 0.25, "-1": 0.25, "0": 0.25})}
     votes = read_lewidi(_write(tmp_path / "Paraphrase_dev.json", doc), annotator_metadata=False)
     assert votes.labels.names == tuple(str(k) for k in range(-5, 6))
+    assert votes.labels.scale == "ordinal" and votes.labels.values[0] == -5
     assert votes.lewidi_info["soft_label_mismatches"] == []
     assert votes.lewidi_info["annotator_metadata"] == "none"
 
@@ -191,6 +193,7 @@ def test_mp_binary_with_float_keys_and_unprefixed_metadata(tmp_path):
            {"0": {"Age": 19.0, "Gender": "Female"}, "20": {"Age": 34.0, "Gender": "Male"}})
     votes = read_lewidi(_write(tmp_path / "MP_dev.json", doc))
     assert votes.labels.names == ("0", "1") and votes.lewidi_info["scale"] == "nominal"
+    assert votes.labels.scale == "nominal"
     np.testing.assert_array_equal(file_soft_labels(votes), [[1 / 3, 2 / 3], [1.0, 0.0]])
     assert votes.lewidi_info["soft_label_mismatches"] == []
     assert votes.annotator_metadata.loc["Ann20", "Gender"] == "Male"
