@@ -119,11 +119,11 @@ class Ratings:
         if bad.any():
             j = int(np.argmax(bad))
             raise InvalidValueError(f"{source}: rating {j} (item {self.item_ids[self.item_index[j]]!r}) "
-                                    f"is not a finite number: {values[j]!r}")
+                                    f"is not a finite number: {float(values[j])!r}")
         if scale == "ratio" and (values < 0).any():
             j = int(np.argmax(values < 0))
             raise InvalidValueError(f"{source}: rating {j} (item {self.item_ids[self.item_index[j]]!r}) "
-                                    f"is {values[j]!r}; ratio data are >= 0 (use scale='interval')")
+                                    f"is {float(values[j])!r}; ratio data are >= 0 (use scale='interval')")
         self.values = values
         if annotator_index is None:
             if annotator_ids is not None:
