@@ -25,7 +25,8 @@ design (15-45 ratings per item, items that are clearly true, clearly false,
 uncertain, or split into two camps) and says so in its output: its numbers
 describe the synthetic set, not the paper's data.
 
-Run: ``python recipes/graded_nli.py [--pavlick PATH] [--items 400] [--seed 0] [--n-boot 200] [--json]``
+Run: ``python recipes/graded_nli.py [--pavlick PATH] [--items 400] [--seed 0]
+[--n-boot 200] [--json]``
 
 Reference: Pavlick, E. & Kwiatkowski, T. (2019). Inherent disagreements in
 human textual inferences. TACL 7, 677-694. doi:10.1162/tacl_a_00293
@@ -98,7 +99,8 @@ def read_pavlick(path: str | Path) -> Ratings:
     for row, line in zip(rows, lines):
         labels = row.get("labels")
         if "id" not in row or not isinstance(labels, list):
-            raise DataFormatError(f"line {line} of {source.name}: expected 'id' and a 'labels' list")
+            raise DataFormatError(f"line {line} of {source.name}: expected 'id' and a 'labels' "
+                                  "list")
         items.extend([str(row["id"])] * len(labels))
         values.extend(labels)
     x = np.asarray(values, dtype=np.float64)
@@ -120,7 +122,8 @@ def compute(ratings: Ratings, *, n_boot: int = 200, seed: int = 0,
     bimodal = bc > BIMODALITY_THRESHOLD
     examples = summary.assign(top_bin=np.asarray(hist.names, dtype=object)[hist.probs.argmax(1)])
     by_kind = {} if kinds is None else {
-        k: float(np.mean(bimodal[(kinds == k) & np.isfinite(bc)])) for k in KINDS if (kinds == k).any()}
+        k: float(np.mean(bimodal[(kinds == k) & np.isfinite(bc)]))
+        for k in KINDS if (kinds == k).any()}
     return {
         "bimodal_share_by_kind": by_kind,
         "n_items": ratings.n_items,
@@ -156,7 +159,8 @@ def render(result: dict[str, Any], *, synthetic: bool) -> str:
              "  (BC also rises with skewness: items piled at a slider end score high; "
              "Pfister et al. 2013)",
              "mean soft label over bins " + ", ".join(
-                 f"{n}: {p:.3f}" for n, p in zip(result["histogram_bins"], result["mean_soft_label"])),
+                 f"{n}: {p:.3f}"
+                 for n, p in zip(result["histogram_bins"], result["mean_soft_label"])),
              f"Krippendorff's alpha (interval): {a['interval']:.3f} " + (
                  f"[{result['alpha_interval_ci'][0]:.3f}, {result['alpha_interval_ci'][1]:.3f}] "
                  f"({result['n_boot']} bootstrap replicates)" if result["n_boot"] else

@@ -32,8 +32,8 @@ from annokit.core.scales import check_scale, numeric_names, ordered_names
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
-__all__ = ["KAPPA_WEIGHTS", "AgreementResult", "annotator_kappa", "coincidence_parts", "cohen_kappa",
-           "fleiss_kappa", "krippendorff_alpha", "nominal_alpha"]
+__all__ = ["KAPPA_WEIGHTS", "AgreementResult", "annotator_kappa", "coincidence_parts",
+           "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "nominal_alpha"]
 
 #: Weightings of Cohen's kappa: unweighted (None), linear and quadratic disagreement weights.
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
@@ -360,8 +360,8 @@ def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
         elif weights is None:
             labels = LabelSet(sorted(distinct))
         else:
-            raise InvalidValueError(f"weighted kappa needs the order of labels {list(distinct)[:8]}; "
-                                    "pass labels=[...] in order")
+            raise InvalidValueError(f"weighted kappa needs the order of labels "
+                                    f"{list(distinct)[:8]}; pass labels=[...] in order")
     labels = LabelSet.coerce(labels)
     k = len(labels)
     cells = labels.encode(a, where="first") * k + labels.encode(b, where="second")
@@ -425,8 +425,9 @@ def annotator_kappa(votes: Votes, first: Any, second: Any, *, weights: str | Non
     if votes.annotator_index is None:
         raise SchemaError(f"{votes.source}: annotator_kappa needs annotator ids")
     if weights is not None and votes.labels.scale == "nominal":
-        raise InvalidValueError(f"{votes.source}: weighted kappa needs ordered labels; the label set "
-                                "is nominal (read with scale='ordinal' and labels=[...] in order)")
+        raise InvalidValueError(f"{votes.source}: weighted kappa needs ordered labels; the label "
+                                "set is nominal (read with scale='ordinal' and labels=[...] in "
+                                "order)")
     ids = pd.Index(votes.annotator_ids)
     frames = []
     for who in (first, second):

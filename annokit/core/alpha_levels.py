@@ -93,7 +93,7 @@ def ratings_parts(ratings: Ratings, keys: Any) -> tuple[tuple, Any]:
 
 
 def alpha_statistic(level: str, c: Any, v: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """``f(weights (r, n_items)) -> (r,)`` alpha values, for sparse counts ``c`` and values ``v``."""
+    """``f(weights (r, n_items)) -> (r,)`` alpha values for sparse counts ``c``, values ``v``."""
     m = np.asarray(c.sum(axis=1)).ravel()
     inv = 1.0 / (m - 1)
 
@@ -143,7 +143,7 @@ def alpha_statistic(level: str, c: Any, v: np.ndarray) -> Callable[[np.ndarray],
 
 
 def _within_pairs(c: Any, delta: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """Per row of sparse counts ``c``: :math:`\\sum_{a,b} n_a n_b \\delta(a, b)` over its entries."""
+    """Per row of sparse counts ``c``: :math:`\\sum_{a,b} n_a n_b \\delta(a, b)` over its cells."""
     c = c.tocsr()
     length = np.diff(c.indptr)
     n_pairs = length**2
@@ -156,7 +156,7 @@ def _within_pairs(c: Any, delta: Callable[[np.ndarray, np.ndarray], np.ndarray])
 
 
 def _quadratic_form(t: np.ndarray, v: np.ndarray, *, budget: int = 4_000_000) -> np.ndarray:
-    """:math:`\\sum_{c,k} t_c t_k \\delta^2_{ratio}(v_c, v_k)` per row of ``t``, in column blocks."""
+    """:math:`\\sum_{c,k} t_c t_k \\delta^2_{ratio}(v_c, v_k)` per row of ``t`` (column blocks)."""
     step = max(1, budget // max(v.size, 1))
     out = np.zeros(t.shape[0])
     for j in range(0, v.size, step):

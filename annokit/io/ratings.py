@@ -68,8 +68,8 @@ def _numbers(df: pd.DataFrame, col: str, source: Input) -> np.ndarray:
         bad = ~np.isfinite(values) | is_bool
     if bad.any():
         row = int(np.argmax(bad))
-        raise DataFormatError(f"{cell_where(source, df, row, col)}: rating {raw.iloc[row]!r} is not "
-                              "a finite number")
+        raise DataFormatError(f"{cell_where(source, df, row, col)}: rating {raw.iloc[row]!r} is "
+                              "not a finite number")
     return values
 
 
