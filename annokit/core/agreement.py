@@ -11,14 +11,16 @@ weighted sums, so all replicates of a chunk are computed at once.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from annokit.core.checks import check_counts
-from annokit.core.labels import LabelSet
+from annokit.core.alpha_levels import alpha_statistic, counts_parts, pairable, ratings_parts
+from annokit.core.checks import check_option
+from annokit.core.labels import LabelSet, scalar_to_str
 from annokit.core.ratings import Ratings
 from annokit.core.resample import (
     as_item_keys,
@@ -26,12 +28,15 @@ from annokit.core.resample import (
     percentile_interval,
     seed_from_rng,
 )
-from annokit.core.scales import NUMERIC_SCALES, check_scale, difference, ordinal_positions
+from annokit.core.scales import check_scale, numeric_names, ordered_names
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
-__all__ = ["AgreementResult", "coincidence_parts", "fleiss_kappa", "krippendorff_alpha",
-           "nominal_alpha"]
+__all__ = ["KAPPA_WEIGHTS", "AgreementResult", "annotator_kappa", "coincidence_parts",
+           "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "nominal_alpha"]
+
+#: Weightings of Cohen's kappa: unweighted (None), linear and quadratic disagreement weights.
+KAPPA_WEIGHTS = (None, "linear", "quadratic")
 
 
 @dataclass(frozen=True)
@@ -56,22 +61,6 @@ class AgreementResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _pairable(counts: Any, keys: Any, name: str) -> tuple[np.ndarray, Any]:
-    """Counts (float64) and keys of the items with two or more votes."""
-    arr = check_counts(counts, allow_empty_rows=True)
-    if keys is not None:
-        keys = as_item_keys(keys, arr.shape[0], name="counts")
-    m = arr.sum(axis=1)
-    keep = m >= 2
-    n_single = int((~keep).sum())
-    if n_single:
-        warnings.warn(f"{name}: {n_single} item(s) with fewer than two votes cannot be paired and "
-                      "were left out", DegenerateInputWarning, stacklevel=3)
-    if not keep.any():
-        raise SchemaError(f"{name} needs at least one item with two or more votes")
-    return arr[keep].astype(np.float64), (None if keys is None else keys[keep])
 
 
 def _with_ci(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: int, keys: Any, *,
@@ -220,15 +209,15 @@ def krippendorff_alpha(data: Any, *, level: str | None = None, values: Any = Non
     if isinstance(data, Ratings):
         if values is not None:
             raise InvalidValueError("values= applies to count matrices; Ratings carry their values")
-        part, keys = _ratings_parts(data, keys)
+        part, keys = ratings_parts(data, keys)
     else:
         if isinstance(data, Votes):
             values = data.labels if values is None else values
             data = data.counts()
         if level == "nominal":  # the historical path, kept bit for bit
             return _nominal_alpha(data, keys, n_boot=n_boot, confidence=confidence, rng=rng)
-        part, keys = _counts_parts(data, keys, level, values)
-    stat = _alpha_statistic(level, *part)
+        part, keys = counts_parts(data, keys, level, values)
+    stat = alpha_statistic(level, *part)
     point = float(stat(np.ones((1, part[0].shape[0])))[0])
     if not np.isfinite(point):
         warnings.warn(f"krippendorff_alpha ({level}): the values show no variation, alpha is "
@@ -238,7 +227,7 @@ def krippendorff_alpha(data: Any, *, level: str | None = None, values: Any = Non
 
 
 def _nominal_alpha(counts: Any, keys: Any, **kw: Any) -> AgreementResult:
-    arr, keys = _pairable(counts, keys, "krippendorff_alpha")
+    arr, keys = pairable(counts, keys, "krippendorff_alpha", stacklevel=4)
     disagreement, _ = coincidence_parts(arr)
 
     def stat(w: np.ndarray) -> np.ndarray:
@@ -249,129 +238,6 @@ def _nominal_alpha(counts: Any, keys: Any, **kw: Any) -> AgreementResult:
         warnings.warn("krippendorff_alpha: every vote has the same label, alpha is undefined (nan)",
                       DegenerateInputWarning, stacklevel=3)
     return _with_ci(point, stat, len(arr), keys, **kw)
-
-
-def _counts_parts(counts: Any, keys: Any, level: str, values: Any) -> tuple[tuple, Any]:
-    """(sparse pairable counts, category values) of a count matrix."""
-    from scipy import sparse
-
-    arr, keys = _pairable(counts, keys, "krippendorff_alpha")
-    k = arr.shape[1]
-    if isinstance(values, LabelSet):
-        if len(values) != k:
-            raise SchemaError(f"krippendorff_alpha: {len(values)} labels for {k} count columns")
-        values = values.values
-    if values is None:
-        if level in NUMERIC_SCALES:
-            raise InvalidValueError(f"krippendorff_alpha: the {level} level needs the number of "
-                                    "each column (values=[...] or a numeric LabelSet)")
-        v = np.arange(k, dtype=np.float64)
-    else:
-        v = np.asarray(values, dtype=np.float64).reshape(-1)
-        if v.shape != (k,):
-            raise SchemaError(f"krippendorff_alpha: values must hold one number per count column "
-                              f"({k}); got shape {np.shape(values)}")
-        if not np.isfinite(v).all():
-            raise InvalidValueError("krippendorff_alpha: values must be finite numbers")
-    if level == "ratio" and (v < 0).any():
-        raise InvalidValueError("krippendorff_alpha: ratio values must be >= 0; got "
-                                f"{v[v < 0][0]:g} (use level='interval')")
-    return (sparse.csr_matrix(arr), v), keys
-
-
-def _ratings_parts(ratings: Ratings, keys: Any) -> tuple[tuple, Any]:
-    """(sparse item x distinct-value counts of the pairable items, distinct values)."""
-    from scipy import sparse
-
-    keys = as_item_keys(keys, ratings.n_items, name="ratings")
-    m = ratings.ratings_per_item()
-    keep = m >= 2
-    n_single = int((~keep).sum())
-    if n_single:
-        warnings.warn(f"krippendorff_alpha: {n_single} item(s) with fewer than two ratings cannot "
-                      "be paired and were left out", DegenerateInputWarning, stacklevel=3)
-    if not keep.any():
-        raise SchemaError("krippendorff_alpha needs at least one item with two or more ratings")
-    distinct, codes = ratings.distinct_values()
-    rows = np.cumsum(keep) - 1
-    sel = keep[ratings.item_index]
-    c = sparse.csr_matrix((np.ones(int(sel.sum())), (rows[ratings.item_index[sel]], codes[sel])),
-                          shape=(int(keep.sum()), distinct.size))
-    c.sum_duplicates()
-    return (c, distinct), keys[keep]
-
-
-def _alpha_statistic(level: str, c: Any, v: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """``f(weights (r, n_items)) -> (r,)`` alpha values, for sparse counts ``c`` and values ``v``."""
-    m = np.asarray(c.sum(axis=1)).ravel()
-    inv = 1.0 / (m - 1)
-
-    def totals(w: np.ndarray) -> np.ndarray:
-        return np.asarray((c.T @ w.T).T)
-
-    def finish(t: np.ndarray, observed: np.ndarray, expected: np.ndarray) -> np.ndarray:
-        n = t.sum(axis=1)
-        varied = ((t > 0).sum(axis=1) >= 2) & (expected > 0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(varied, 1.0 - (n - 1) * observed / expected, np.nan)
-
-    def spread(t: np.ndarray, x: np.ndarray) -> np.ndarray:
-        # sum_{c,k} t_c t_k (x_c - x_k)^2 = 2 n sum_c t_c (x_c - mean)^2, row by row
-        n = t.sum(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = (t * x).sum(axis=1, keepdims=True) / n
-        return 2 * n[:, 0] * (t * (x - mean) ** 2).sum(axis=1)
-
-    if level == "interval":
-        x = v - v.mean()
-        s1, s2 = c @ x, c @ x**2
-        q = 2 * (s2 - s1**2 / m) * m * inv
-        return lambda w: finish(totals(w), w @ q, spread(totals(w), x[None, :]))
-    if level == "ratio":
-        q = _within_pairs(c, lambda a, b: difference("ratio", v[a], v[b])) * inv
-
-        def ratio(w: np.ndarray) -> np.ndarray:
-            t = totals(w)
-            return finish(t, w @ q, _quadratic_form(t, v))
-        return ratio
-    if level == "ordinal":
-        def ordinal(w: np.ndarray) -> np.ndarray:
-            t = totals(w)
-            r = ordinal_positions(t) - t.sum(axis=1, keepdims=True) / 2
-            p, p2 = c @ r.T, c @ (r**2).T  # (n_items, replicates)
-            per_item = 2 * (m[:, None] * p2 - p**2) * inv[:, None]
-            return finish(t, (w * per_item.T).sum(axis=1), spread(t, r))
-        return ordinal
-    # nominal (numeric ratings read as unordered categories)
-    q = (m**2 - np.asarray(c.multiply(c).sum(axis=1)).ravel()) * inv
-
-    def nominal(w: np.ndarray) -> np.ndarray:
-        t = totals(w)
-        return finish(t, w @ q, t.sum(axis=1) ** 2 - (t**2).sum(axis=1))
-    return nominal
-
-
-def _within_pairs(c: Any, delta: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """Per row of sparse counts ``c``: :math:`\\sum_{a,b} n_a n_b \\delta(a, b)` over its entries."""
-    c = c.tocsr()
-    length = np.diff(c.indptr)
-    n_pairs = length**2
-    rows = np.repeat(np.arange(len(length)), n_pairs)
-    k = np.arange(int(n_pairs.sum())) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
-    a = c.indptr[rows] + k // length[rows]
-    b = c.indptr[rows] + k % length[rows]
-    d = c.data[a] * c.data[b] * delta(c.indices[a], c.indices[b])
-    return np.bincount(rows, d, minlength=len(length))
-
-
-def _quadratic_form(t: np.ndarray, v: np.ndarray, *, budget: int = 4_000_000) -> np.ndarray:
-    """:math:`\\sum_{c,k} t_c t_k \\delta^2_{ratio}(v_c, v_k)` per row of ``t``, in column blocks."""
-    step = max(1, budget // max(v.size, 1))
-    out = np.zeros(t.shape[0])
-    for j in range(0, v.size, step):
-        block = difference("ratio", v[:, None], v[None, j:j + step])
-        out += ((t @ block) * t[:, j:j + step]).sum(axis=1)
-    return out
 
 
 def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
@@ -414,7 +280,7 @@ def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
     >>> round(fleiss_kappa([[3, 0], [0, 3], [2, 1]]).value, 4)
     0.5
     """
-    arr, keys = _pairable(counts, keys, "fleiss_kappa")
+    arr, keys = pairable(counts, keys, "fleiss_kappa", stacklevel=3)
     m = arr.sum(axis=1)
     p_item = ((arr * (arr - 1)).sum(axis=1)) / (m * (m - 1))
 
@@ -430,3 +296,153 @@ def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
         warnings.warn("fleiss_kappa: every vote has the same label, kappa is undefined (nan)",
                       DegenerateInputWarning, stacklevel=2)
     return _with_ci(point, stat, len(arr), keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
+                labels: LabelSet | Sequence[Any] | None = None, n_boot: int = 0,
+                confidence: float = 0.95, rng: np.random.Generator | int | None = None,
+                keys: Any = None) -> AgreementResult:
+    """Cohen's kappa between two annotators, unweighted or with linear / quadratic weights.
+
+    Parameters
+    ----------
+    first, second : array-like of shape (n_items,)
+        The two annotators' labels (names or numbers) on the same items, row by row.
+    weights : {None, "linear", "quadratic"}, default=None
+        Disagreement weights over category positions ``i, j``: none (``[i != j]``),
+        ``|i - j|`` or ``(i - j)^2`` (Cohen 1968; scikit-learn's ``cohen_kappa_score``).
+    labels : LabelSet or sequence, optional
+        The categories in their order. Default: the distinct labels, in numeric order
+        when they are numbers; weighted kappa on non-numeric labels needs the order declared.
+    n_boot, confidence, rng, keys
+        As in :func:`krippendorff_alpha` (items are the rows).
+
+    Returns
+    -------
+    AgreementResult
+
+    Raises
+    ------
+    SchemaError
+        ``first`` and ``second`` of different lengths, or empty.
+    InvalidValueError
+        An unknown weighting, a label outside ``labels``, or weights on labels with no
+        declared order.
+
+    Notes
+    -----
+    With :math:`p_{ij}` the share of items labelled ``i`` by the first annotator and
+    ``j`` by the second, :math:`p_{i\\cdot}`, :math:`p_{\\cdot j}` the marginals and
+    :math:`v_{ij}` the weights, :math:`\\kappa_w = 1 - \\sum v_{ij} p_{ij} /
+    \\sum v_{ij} p_{i\\cdot} p_{\\cdot j}` (Cohen 1968, eq. 4); unweighted it is Cohen
+    (1960). NaN (warned) when the chance disagreement is 0.
+
+    References
+    ----------
+    Cohen, J. (1968). Weighted kappa: nominal scale agreement with provision for scaled
+    disagreement or partial credit. Psychological Bulletin 70(4), 213-220. doi:10.1037/h0026256
+
+    Examples
+    --------
+    >>> round(cohen_kappa([1, 2, 3, 3], [1, 3, 3, 2], weights="linear").value, 4)
+    0.4286
+    """
+    check_option("weights", weights, KAPPA_WEIGHTS)
+    a = np.asarray(first, dtype=object).reshape(-1)
+    b = np.asarray(second, dtype=object).reshape(-1)
+    if a.shape != b.shape or a.size == 0:
+        raise SchemaError(f"cohen_kappa needs two non-empty label sequences of equal length; "
+                          f"got {a.size} and {b.size}")
+    if labels is None:
+        distinct = pd.unique(pd.Series(np.concatenate([a, b])).map(scalar_to_str))
+        if numeric_names(distinct) is not None:
+            labels = LabelSet(ordered_names(distinct, "ordinal"))
+        elif weights is None:
+            labels = LabelSet(sorted(distinct))
+        else:
+            raise InvalidValueError(f"weighted kappa needs the order of labels "
+                                    f"{list(distinct)[:8]}; pass labels=[...] in order")
+    labels = LabelSet.coerce(labels)
+    k = len(labels)
+    cells = labels.encode(a, where="first") * k + labels.encode(b, where="second")
+    i, j = np.divmod(np.arange(k * k), k)
+    v = {None: (i != j).astype(np.float64), "linear": np.abs(i - j).astype(np.float64),
+         "quadratic": ((i - j) ** 2).astype(np.float64)}[weights]
+    from scipy import sparse
+
+    onehot = sparse.csr_matrix((np.ones(cells.size), (np.arange(cells.size), cells)),
+                               shape=(cells.size, k * k))
+
+    def stat(w: np.ndarray) -> np.ndarray:
+        p = np.asarray((onehot.T @ w.T).T).reshape(-1, k, k)
+        n = p.sum(axis=(1, 2))
+        chance = np.einsum("ri,rj->rij", p.sum(axis=2), p.sum(axis=1)).reshape(-1, k * k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = p.reshape(-1, k * k) @ v
+            expected = chance @ v / n
+            return np.where(expected > 0, 1.0 - observed / expected, np.nan)
+
+    point = float(stat(np.ones((1, cells.size)))[0])
+    if not np.isfinite(point):
+        warnings.warn("cohen_kappa: the chance disagreement is 0 (one label throughout), kappa is "
+                      "undefined (nan)", DegenerateInputWarning, stacklevel=2)
+    return _with_ci(point, stat, cells.size, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+def annotator_kappa(votes: Votes, first: Any, second: Any, *, weights: str | None = None,
+                    n_boot: int = 0, confidence: float = 0.95,
+                    rng: np.random.Generator | int | None = None) -> AgreementResult:
+    """Cohen's kappa of two annotators of ``votes`` on the items both labelled.
+
+    Parameters
+    ----------
+    votes : Votes
+        With annotator ids; weighted kappa needs an ordinal (or numeric) label set, whose
+        order it uses (``read_votes(..., scale="ordinal", labels=[...])``).
+    first, second : str
+        Annotator ids.
+    weights, n_boot, confidence, rng
+        As in :func:`cohen_kappa`; bootstrap weights are keyed by item id.
+
+    Raises
+    ------
+    SchemaError
+        Votes without annotator ids, an unknown annotator, no shared item, or an
+        annotator with two votes on one item.
+    InvalidValueError
+        Weights on a nominal label set.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": ["a", "a", "b", "b", "c", "c"], "annotator": ["x", "y"] * 3,
+    ...                    "label": ["1", "2", "3", "3", "2", "2"]})
+    >>> v = Votes.from_long(df, labels=LabelSet(["1", "2", "3"], scale="ordinal"))
+    >>> round(annotator_kappa(v, "x", "y", weights="quadratic").value, 4)  # 1 - (1/3) / 1
+    0.6667
+    """
+    check_option("weights", weights, KAPPA_WEIGHTS)
+    if votes.annotator_index is None:
+        raise SchemaError(f"{votes.source}: annotator_kappa needs annotator ids")
+    if weights is not None and votes.labels.scale == "nominal":
+        raise InvalidValueError(f"{votes.source}: weighted kappa needs ordered labels; the label "
+                                "set is nominal (read with scale='ordinal' and labels=[...] in "
+                                "order)")
+    ids = pd.Index(votes.annotator_ids)
+    frames = []
+    for who in (first, second):
+        pos = ids.get_indexer([scalar_to_str(who)])[0]
+        if pos < 0:
+            raise SchemaError(f"{votes.source}: unknown annotator {who!r}")
+        mine = votes.annotator_index == pos
+        items = votes.item_index[mine]
+        if len(np.unique(items)) != len(items):
+            raise SchemaError(f"{votes.source}: annotator {who!r} has several votes on one item")
+        frames.append(pd.Series(votes.label_index[mine], index=items))
+    both = pd.concat(frames, axis=1, join="inner")
+    if both.empty:
+        raise SchemaError(f"{votes.source}: annotators {first!r} and {second!r} share no item")
+    names = np.asarray(votes.labels.names, dtype=object)
+    return cohen_kappa(names[both[0].to_numpy()], names[both[1].to_numpy()], weights=weights,
+                       labels=votes.labels, n_boot=n_boot, confidence=confidence, rng=rng,
+                       keys=votes.item_ids[both.index.to_numpy()])

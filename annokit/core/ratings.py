@@ -118,12 +118,13 @@ class Ratings:
         bad = ~np.isfinite(values)
         if bad.any():
             j = int(np.argmax(bad))
-            raise InvalidValueError(f"{source}: rating {j} (item {self.item_ids[self.item_index[j]]!r}) "
-                                    f"is not a finite number: {values[j]!r}")
+            where = f"{source}: rating {j} (item {self.item_ids[self.item_index[j]]!r})"
+            raise InvalidValueError(f"{where} is not a finite number: {float(values[j])!r}")
         if scale == "ratio" and (values < 0).any():
             j = int(np.argmax(values < 0))
-            raise InvalidValueError(f"{source}: rating {j} (item {self.item_ids[self.item_index[j]]!r}) "
-                                    f"is {values[j]!r}; ratio data are >= 0 (use scale='interval')")
+            where = f"{source}: rating {j} (item {self.item_ids[self.item_index[j]]!r})"
+            raise InvalidValueError(f"{where} is {float(values[j])!r}; ratio data are >= 0 (use "
+                                    "scale='interval')")
         self.values = values
         if annotator_index is None:
             if annotator_ids is not None:
@@ -293,7 +294,7 @@ class Ratings:
             return np.where(n > ddof, np.sqrt(m2 * n / (n - ddof)), np.nan)
 
     def bimodality(self, *, warn: bool = True) -> np.ndarray:
-        """Sarle's bimodality coefficient of each item's ratings (see :func:`bimodality_coefficient`).
+        """Sarle's bimodality coefficient of each item's ratings (:func:`bimodality_coefficient`).
 
         NaN for items with fewer than four ratings or no spread (warned, with their number).
         """
@@ -360,11 +361,13 @@ class Ratings:
                     f"{self.source}: {int(out.sum())} rating(s) outside the bins "
                     f"[{edges[0]:g}, {edges[-1]:g}], first {self.values[j]:g} on item "
                     f"{self.item_ids[self.item_index[j]]!r}; widen the edges")
-            codes = np.clip(np.searchsorted(edges, self.values, side="right") - 1, 0, edges.size - 2)
+            codes = np.clip(np.searchsorted(edges, self.values, side="right") - 1, 0,
+                            edges.size - 2)
             centres = (edges[:-1] + edges[1:]) / 2
             last = edges.size - 2
             names = [f"[{scalar_to_str(float(a))}, {scalar_to_str(float(b))}"
-                     + ("]" if j == last else ")") for j, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+                     + ("]" if j == last else ")")
+                     for j, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
         k = len(centres)
         counts = np.bincount(self.item_index * k + codes, minlength=self.n_items * k)
         counts = counts.reshape(self.n_items, k)

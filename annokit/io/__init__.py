@@ -25,6 +25,7 @@ from annokit.io.hf_responses import from_hf_responses
 from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
 from annokit.io.mturk import looks_like_mturk, read_mturk
+from annokit.io.ratings import apply_scale, read_ratings
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
 from annokit.io.tables import table_kind
@@ -58,6 +59,7 @@ __all__ = [
     "read_labelstudio",
     "read_lewidi",
     "read_mturk",
+    "read_ratings",
     "read_gold",
     "read_long",
     "read_table",
@@ -130,6 +132,7 @@ def read_votes(
     no_header: bool = False,
     missing: Sequence[str] = (),
     max_count_bytes: int = MAX_COUNT_BYTES,
+    scale: str | None = None,
 ) -> Votes:
     """Read votes from a file in any supported format.
 
@@ -169,6 +172,10 @@ def read_votes(
     max_count_bytes : int
         Refuse votes whose dense item x label count matrix would need more memory than this
         (the message gives the estimate).
+    scale : {"nominal", "ordinal", "interval", "ratio"}, optional
+        The label set's level of measurement (:func:`annokit.io.ratings.apply_scale`):
+        ordinal labels keep the order of ``labels``, or numeric order for numeric labels
+        read without ``labels``. None keeps the label set's own (nominal by default).
 
     Raises
     ------
@@ -181,6 +188,11 @@ def read_votes(
         Options that do not apply to the format, or a count matrix over ``max_count_bytes``.
     """
     check_option("format", format, FORMATS)
+    if scale is not None:
+        votes = read_votes(path, format=format, columns=columns, labels=labels, gold=gold,
+                           duplicates=duplicates, no_header=no_header, missing=missing,
+                           max_count_bytes=max_count_bytes)
+        return apply_scale(votes, scale, declared=labels is not None)
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
     source = path if format == "lewidi" and Path(path).is_dir() else Input(path, what="votes")
