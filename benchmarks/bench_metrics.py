@@ -153,7 +153,7 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
 
     loops = [
         ("checks + every per-item value (k=3: SIMD, 9 logs/row)",
-         lambda p, t, y: kernels._values(p, t, y, b, k, True, 1e-6, eps, vals)),
+         lambda p, t, y: kernels._values(p, t, y, b, k, True, 1e-6, eps, vals, True)),
         ("column sums of the values", lambda p, t, y: kernels._wsum(vals, 12, b, w, False, 0, 0,
                                                                     items)),
         ("bin of every probability (SIMD)", lambda p, t, y: kernels._bin_all(p, k * b, nb, bins)),
@@ -280,8 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"suite peak memory: not measured (no /proc/self/clear_refs); process peak RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB")
 
-    print(f"single-thread breakdown (ns per row; large inputs run as {kernels.N_PARTS} parts "
-          f"on threads):")
+    print(f"single-thread breakdown (ns per row; large inputs run in chunks of "
+          f"{kernels.CHUNK_ROWS:,} rows on threads):")
     sub = min(n, 2_000_000)
     for name, ns in _breakdown(probs[:sub], soft[:sub], hard[:sub], nb, args.repeat):
         print(f"  {name:60s} {ns:7.1f}")
