@@ -12,7 +12,9 @@ Measured in one run on the same arrays (probs, soft float64 (n, k); hard int64):
 - the fused kernel pass alone (``kernels.batch_sums``: every per-item quantity,
   top-label and classwise bins), and ECE alone (``update_many`` on one state);
 - with ``--replicates R``: the suite with ``(R, n)`` Poisson bootstrap weights;
-- torchmetrics ``MulticlassCalibrationError`` and netcal ``ECE`` when importable;
+- torchmetrics ``MulticlassCalibrationError`` (run in ``--peer-python``, default
+  /work/.venv-tm, on the same arrays saved as .npy, when torch does not import
+  here) and netcal ``ECE`` when importable; ratios of the peers to annokit's ECE;
 - a single-thread breakdown of the kernels (ns per row);
 - peak memory of the suite: process RSS above what it was before the suite
   (numba's and numpy's allocations), beside the input bytes.
@@ -33,6 +35,9 @@ import sys
 import time
 
 import numpy as np
+
+# time the annokit of this checkout (the script's folder, not the cwd, is on sys.path)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 _PEER = """
@@ -153,7 +158,7 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
 
     loops = [
         ("checks + every per-item value (k=3: SIMD, 9 logs/row)",
-         lambda p, t, y: kernels._values(p, t, y, b, k, True, 1e-6, eps, vals)),
+         lambda p, t, y: kernels._values(p, t, y, b, k, True, 1e-6, eps, vals, True)),
         ("column sums of the values", lambda p, t, y: kernels._wsum(vals, 12, b, w, False, 0, 0,
                                                                     items)),
         ("bin of every probability (SIMD)", lambda p, t, y: kernels._bin_all(p, k * b, nb, bins)),
@@ -186,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
 
     n, k, nb = args.n, args.k, args.n_bins
     print(f"annokit metrics benchmark: n={n:,} k={k} n_bins={nb} repeat={args.repeat} "
-          f"cpus={os.cpu_count()} load average before={os.getloadavg()[0]:.2f}")
+          f"cpus={os.cpu_count()} kernel threads={kernels._threads(1 << 30)} "
+          f"load average before={os.getloadavg()[0]:.2f}")
+    print(f"annokit from {os.path.dirname(kernels.__file__)}")
     probs, soft, hard = _make(n, k)
     input_bytes = probs.nbytes + soft.nbytes + hard.nbytes
     print(f"input bytes: {input_bytes / 1e6:.1f} MB (probs {probs.nbytes / 1e6:.0f}, "
@@ -246,8 +253,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.peer_python and os.path.exists(args.peer_python):
             res = _peer_in(args.peer_python, probs, hard, k, nb, args.repeat)
             peers.append(("torchmetrics MulticlassCalibrationError", (res["wall"], res["cpu"])))
+            ours = ece()
             print(f"torchmetrics {res['version']} (torch {res['torch']}, {res['threads']} threads, "
-                  f"in {args.peer_python}): ECE = {res['ece']:.12f}, annokit ECE = {ece():.12f}")
+                  f"in {args.peer_python}): ECE = {res['ece']:.12f}, annokit ECE = {ours:.12f} "
+                  f"(|difference| {abs(res['ece'] - ours):.1e}: torchmetrics sums the bins in "
+                  f"float32)")
         else:
             print(f"torchmetrics: skipped ({exc}; no --peer-python)")
     try:
@@ -268,9 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"suite / floor = {suite_t[0] / floor[0]:.2f} wall, {suite_t[1] / floor[1]:.2f} CPU "
           f"(suite CPU {suite_t[1]:.3f} s); load average after={os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} cpus")
-    ece_t = rows[3][1][0]
-    for name, (wall, _) in peers:
-        print(f"{name} / annokit ECE = {wall / ece_t:.1f}x")
+    ece_t = rows[3][1]
+    print(f"ECE alone / floor = {ece_t[0] / floor[0]:.2f} wall, {ece_t[1] / floor[1]:.2f} CPU")
+    for name, (wall, cpu) in peers:
+        print(f"{name} / annokit ECE = {wall / ece_t[0]:.1f}x wall, {cpu / ece_t[1]:.1f}x CPU")
     if rss_before is not None and rss_suite is not None:
         extra = max(0, rss_suite - rss_before)
         print(f"suite peak memory: process peak RSS {extra / 1e6:.1f} MB above the "
@@ -280,8 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"suite peak memory: not measured (no /proc/self/clear_refs); process peak RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB")
 
-    print(f"single-thread breakdown (ns per row; large inputs run as {kernels.N_PARTS} parts "
-          f"on threads):")
+    print(f"single-thread breakdown (ns per row; large inputs run in chunks of "
+          f"{kernels.CHUNK_ROWS:,} rows on threads):")
     sub = min(n, 2_000_000)
     for name, ns in _breakdown(probs[:sub], soft[:sub], hard[:sub], nb, args.repeat):
         print(f"  {name:60s} {ns:7.1f}")

@@ -177,6 +177,25 @@ def test_batch_sums_large_input_on_threads(weights):
     assert_sums_equal(kernels.batch_sums(p, s, h, w, **kw), oracle.batch_sums(p, s, h, w, **kw))
 
 
+@pytest.mark.parametrize("weights", ["none", "replicates"])
+def test_batch_sums_are_bit_identical_for_one_thread_or_many(weights, monkeypatch):
+    # fixed-size chunks merged in chunk order: the thread count cannot change a bit
+    n = 3 * kernels.CHUNK_ROWS + 17
+    p, s, h, w1, w2 = make_batch(n, 3, seed=9)
+    w = pick(weights, w1, w2)
+    kw = {"quantities": ITEM_QUANTITIES, "n_bins": 10, "classwise": True}
+    runs = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(kernels, "MAX_THREADS", threads)
+        runs.append(kernels.batch_sums(p, s, h, w, **kw))
+    for got in runs[1:]:
+        np.testing.assert_array_equal(got.items, runs[0].items)
+        for f in BIN_FIELDS:
+            np.testing.assert_array_equal(getattr(got.bins, f), getattr(runs[0].bins, f),
+                                          err_msg=f)
+    assert_sums_equal(runs[0], oracle.batch_sums(p, s, h, w, **kw))
+
+
 @pytest.mark.parametrize("quantities, n_bins, classwise, soft, hard", [
     ((), 10, False, False, True),          # ECE: bins and hits only
     ((), 10, True, True, False),           # SMECE top-label and classwise
