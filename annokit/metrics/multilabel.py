@@ -49,7 +49,8 @@ class MultilabelState(RowMeanState):
 
     Parameters
     ----------
-    quantity : {"brier", "bce"}
+    quantity : {"squared", "log"}
+        ``(p_l - soft_l)^2`` (Brier) or the binary cross-entropy.
 
     Notes
     -----
@@ -57,7 +58,7 @@ class MultilabelState(RowMeanState):
 
     Examples
     --------
-    >>> s = MultilabelState("brier").update([[0.8, 0.1]], soft=[[1.0, 0.5]])
+    >>> s = MultilabelState("squared").update([[0.8, 0.1]], soft=[[1.0, 0.5]])
     >>> round(s.compute(), 6), s.per_label().round(6).tolist()
     (0.1, [0.04, 0.16])
     """
@@ -67,15 +68,15 @@ class MultilabelState(RowMeanState):
 
     def __init__(self, quantity: str) -> None:
         super().__init__()
-        if quantity not in ("brier", "bce"):
-            raise InvalidValueError(f"quantity must be 'brier' or 'bce'; got {quantity!r}")
+        if quantity not in ("squared", "log"):
+            raise InvalidValueError(f"quantity must be 'squared' or 'log'; got {quantity!r}")
         self.quantity = quantity
 
     def _options(self) -> dict[str, Any]:
         return {"quantity": self.quantity}
 
     def _rows(self, p, s, h) -> np.ndarray:
-        return (p - s) ** 2 if self.quantity == "brier" else bce_rows(p, s)
+        return (p - s) ** 2 if self.quantity == "squared" else bce_rows(p, s)
 
 
 class MultilabelBinnedState(ExtensionState):
@@ -170,8 +171,8 @@ def multilabel_scores(probs: Any, soft: Any, hard: Any = None, *, n_bins: int = 
     """
     if hard is None:
         hard = (np.asarray(soft, dtype=np.float64) > 0.5).astype(np.float64)
-    states = {"ece": MultilabelBinnedState(n_bins=n_bins), "brier": MultilabelState("brier"),
-              "bce": MultilabelState("bce")}
+    states = {"ece": MultilabelBinnedState(n_bins=n_bins), "brier": MultilabelState("squared"),
+              "bce": MultilabelState("log")}
     update_states(states.values(), probs, soft, hard, weights, allow_empty=False)
     return {k: {"mean": float(st.compute()), "per_label": np.asarray(st.per_label()).tolist()}
             for k, st in states.items()}

@@ -47,7 +47,7 @@ import numpy as np
 from annokit.errors import InvalidValueError
 from annokit.metrics.states_ext import RowMeanState, check_values_option, update_states
 
-__all__ = ["LEWIDI_CE_CLIP", "LEWIDI_CE_SHIFT", "OrdinalState", "lewidi_ce_rows",
+__all__ = ["LEWIDI_CE_CLIP", "LEWIDI_CE_SHIFT", "OrdinalState", "QUANTITIES", "lewidi_ce_rows",
            "manhattan_rows", "mean_abs_error_rows", "ordinal_score", "rps_rows",
            "wasserstein_rows"]
 
@@ -55,7 +55,10 @@ __all__ = ["LEWIDI_CE_CLIP", "LEWIDI_CE_SHIFT", "OrdinalState", "lewidi_ce_rows"
 LEWIDI_CE_CLIP = 1e-12
 LEWIDI_CE_SHIFT = 1e-9
 
-_QUANTITIES = ("wasserstein", "manhattan", "lewidi_ce", "mean_abs_error", "rps", "rps_soft")
+#: Per-item quantities of :class:`OrdinalState` (the registry maps metric names to them):
+#: Wasserstein-1, L1, the LeWiDi 2023 cross-entropy, the gap of the means, the ranked
+#: probability score against the hard label and against the human distribution.
+QUANTITIES = ("emd", "l1", "ce_clip_shift", "mean_gap", "cum_sq_hard", "cum_sq_soft")
 
 
 def wasserstein_rows(probs: np.ndarray, soft: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -94,10 +97,11 @@ class OrdinalState(RowMeanState):
 
     Parameters
     ----------
-    quantity : {"wasserstein", "manhattan", "lewidi_ce", "mean_abs_error", "rps", "rps_soft"}
+    quantity : {"emd", "l1", "ce_clip_shift", "mean_gap", "cum_sq_hard", "cum_sq_soft"}
+        Wasserstein-1, Manhattan, LeWiDi 2023 cross-entropy, error of the mean,
+        RPS against the hard label, RPS against the human distribution.
     values : sequence of float, optional
-        Strictly increasing category values (``wasserstein``, ``mean_abs_error``);
-        default ``0 .. k-1``.
+        Strictly increasing category values (``emd``, ``mean_gap``); default ``0 .. k-1``.
 
     Notes
     -----
@@ -105,19 +109,19 @@ class OrdinalState(RowMeanState):
 
     Examples
     --------
-    >>> s = OrdinalState("wasserstein").update([[0.5, 0.5, 0.0]], soft=[[0.0, 0.5, 0.5]])
+    >>> s = OrdinalState("emd").update([[0.5, 0.5, 0.0]], soft=[[0.0, 0.5, 0.5]])
     >>> s.compute()
     1.0
     """
 
     def __init__(self, quantity: str, *, values: Any = None) -> None:
         super().__init__()
-        if quantity not in _QUANTITIES:
+        if quantity not in QUANTITIES:
             raise InvalidValueError(f"unknown ordinal quantity {quantity!r}; known: "
-                                    f"{list(_QUANTITIES)}")
+                                    f"{list(QUANTITIES)}")
         self.quantity = quantity
         self.values = None if values is None else tuple(float(v) for v in values)
-        self.needs = frozenset({"hard" if quantity == "rps" else "soft"})
+        self.needs = frozenset({"hard" if quantity == "cum_sq_hard" else "soft"})
         if self.values is not None:
             check_values_option(self.values, len(self.values))
 
@@ -131,16 +135,16 @@ class OrdinalState(RowMeanState):
 
     def _rows(self, p, s, h) -> np.ndarray:
         q = self.quantity
-        if q == "manhattan":
+        if q == "l1":
             return manhattan_rows(p, s)
-        if q == "lewidi_ce":
+        if q == "ce_clip_shift":
             return lewidi_ce_rows(p, s)
-        if q == "rps":
+        if q == "cum_sq_hard":
             return rps_rows(p, h)
-        if q == "rps_soft":
+        if q == "cum_sq_soft":
             return rps_rows(p, s)
         v = check_values_option(self.values, p.shape[1])
-        return wasserstein_rows(p, s, v) if q == "wasserstein" else mean_abs_error_rows(p, s, v)
+        return wasserstein_rows(p, s, v) if q == "emd" else mean_abs_error_rows(p, s, v)
 
 
 def ordinal_score(quantity: str, probs: Any, targets: Any, *, values: Any = None,
@@ -149,10 +153,12 @@ def ordinal_score(quantity: str, probs: Any, targets: Any, *, values: Any = None
 
     Parameters
     ----------
-    quantity : {"wasserstein", "manhattan", "lewidi_ce", "mean_abs_error", "rps", "rps_soft"}
+    quantity : str
+        One of :data:`QUANTITIES`.
     probs : array-like of shape (n_items, n_labels)
         Model distributions over the ordered categories.
-    targets : array-like of shape (n_items, n_labels), or (n_items,) class indices for ``"rps"``
+    targets : array-like of shape (n_items, n_labels), or (n_items,) class indices for
+        ``"cum_sq_hard"``
         Human distributions (or the hard labels).
     values : sequence of float, optional
         Category values (default ``0 .. k-1``).
@@ -169,11 +175,11 @@ def ordinal_score(quantity: str, probs: Any, targets: Any, *, values: Any = None
 
     Examples
     --------
-    >>> ordinal_score("wasserstein", [[1.0, 0.0, 0.0]], [[0.0, 0.0, 1.0]], values=[1, 2, 5])
+    >>> ordinal_score("emd", [[1.0, 0.0, 0.0]], [[0.0, 0.0, 1.0]], values=[1, 2, 5])
     4.0
     """
     state = OrdinalState(quantity, values=values)
-    if quantity == "rps":
+    if quantity == "cum_sq_hard":
         update_states([state], probs, None, targets, weights, allow_empty=False)
     else:
         update_states([state], probs, targets, None, weights, allow_empty=False)

@@ -212,11 +212,12 @@ _NOMINAL = frozenset({"nominal"})
 _VALUES = MappingProxyType({"values": None})
 
 
-def _ordinal(name: str, summary: str, needs: frozenset[str], unit: str, citation: str, *,
-             values: bool = False, scales: frozenset[str] = _ORDERED) -> MetricSpec:
+def _ordinal(name: str, quantity: str, summary: str, needs: frozenset[str], unit: str,
+             citation: str, *, values: bool = False, scales: frozenset[str] = _ORDERED
+             ) -> MetricSpec:
     """An order-aware mean; ``scales`` where valid, listed on the ordered scales only."""
     return MetricSpec(name, summary, needs, True, unit, citation, _VALUES if values else _EMPTY,
-                      None, OrdinalState, MappingProxyType({"quantity": name}), scales=scales,
+                      None, OrdinalState, MappingProxyType({"quantity": quantity}), scales=scales,
                       listed=_ORDERED)
 
 
@@ -259,18 +260,24 @@ _SPECS = (
     _mean("nll_majority", "Negative log-likelihood of the hard label (probabilities clipped at "
           "1e-15)", _HARD, True, "nats", _NLL, headline=False),
     # order-aware metrics (annokit.metrics.ordinal): ordered categories, values 0..k-1 by default
-    _ordinal("wasserstein", "Mean Wasserstein-1 (earth mover's) distance between model and human "
+    _ordinal("wasserstein", "emd",
+             "Mean Wasserstein-1 (earth mover's) distance between model and human "
              "distributions on the category values", _SOFT, "scale units", _EMD, values=True),
-    _ordinal("manhattan", "Mean L1 distance sum_j |p_j - soft_j| (LeWiDi 2025 soft score; "
+    _ordinal("manhattan", "l1",
+             "Mean L1 distance sum_j |p_j - soft_j| (LeWiDi 2025 soft score; "
              "2 x dist_ce, listed on ordered scales)", _SOFT, "probability mass", _LEWIDI25,
              scales=_ALL_SCALES),
-    _ordinal("lewidi_ce", "LeWiDi 2023 cross-entropy: -sum soft log(clip(p, 1e-12, 1-1e-12) + "
+    _ordinal("lewidi_ce", "ce_clip_shift",
+             "LeWiDi 2023 cross-entropy: -sum soft log(clip(p, 1e-12, 1-1e-12) + "
              "1e-9), natural log, mean over items", _SOFT, "nats", _LEWIDI23, scales=_ALL_SCALES),
-    _ordinal("mean_abs_error", "Mean |E_model[value] - E_human[value]|: absolute error of the "
+    _ordinal("mean_abs_error", "mean_gap",
+             "Mean |E_model[value] - E_human[value]|: absolute error of the "
              "predicted mean on the category values", _SOFT, "scale units", _MAE, values=True),
-    _ordinal("rps", "Ranked probability score against the hard label: sum over categories of "
+    _ordinal("rps", "cum_sq_hard",
+             "Ranked probability score against the hard label: sum over categories of "
              "the squared cumulative differences", _HARD, "RPS units", _EPSTEIN),
-    _ordinal("rps_soft", "Ranked probability score against the human distribution's cumulative "
+    _ordinal("rps_soft", "cum_sq_soft",
+             "Ranked probability score against the human distribution's cumulative "
              "distribution", _SOFT, "RPS units", _EPSTEIN),
     # binary: positive-class calibration (annokit.metrics.binary), two labels only
     MetricSpec("ece_binary", "ECE on p(positive) against the positive-class frequency of the "
@@ -285,11 +292,11 @@ _SPECS = (
                None, MultilabelBinnedState, scales=_NOMINAL, task="multilabel"),
     MetricSpec("brier_multilabel", "Per-label Brier (p_l - soft_l)^2 against the fraction of "
                "annotators ticking the label, averaged over labels", _SOFT, True, "Brier units",
-               _BRIER, _EMPTY, None, MultilabelState, MappingProxyType({"quantity": "brier"}),
+               _BRIER, _EMPTY, None, MultilabelState, MappingProxyType({"quantity": "squared"}),
                scales=_NOMINAL, task="multilabel"),
     MetricSpec("bce_multilabel", "Per-label binary cross-entropy against the fraction ticking the "
                "label (clipped at 1e-15 like nll), averaged over labels", _SOFT, True, "nats",
-               _NLL, _EMPTY, None, MultilabelState, MappingProxyType({"quantity": "bce"}),
+               _NLL, _EMPTY, None, MultilabelState, MappingProxyType({"quantity": "log"}),
                scales=_NOMINAL, task="multilabel"),
 )
 
@@ -408,12 +415,12 @@ def check_applicable(names: Any, *, scale: str = "nominal", n_labels: int | None
         spec = _spec(name)
         if not spec.applies(scale=scale, n_labels=n_labels, multilabel=multilabel):
             want = ", ".join(s for s in SCALES if s in spec.scales)
-            want += " multi-label" if spec.task == "multilabel" else " single-label"
+            want += " multi-label data" if spec.task == "multilabel" else " single-label data"
             if spec.n_labels is not None:
                 want += f" with {spec.n_labels} labels"
             have = f"{scale} " + ("multi-label" if multilabel else "single-label")
             if n_labels is not None:
                 have += f" with {n_labels} labels"
-            raise InvalidValueError(f"metric {name!r} applies to {want} data; the data are {have}")
+            raise InvalidValueError(f"metric {name!r} applies to {want}; the data are {have}")
         out.append(name)
     return tuple(out)

@@ -69,7 +69,7 @@ def _matrix01(x: Any, name: str) -> np.ndarray:
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise InvalidValueError(f"{name} must lie in [0, 1] (one probability per label); got "
-                                f"{arr[i, j]!r} in row {i}, label column {j}")
+                                f"{float(arr[i, j])!r} in row {i}, label column {j}")
     return np.ascontiguousarray(arr)
 
 
@@ -110,8 +110,8 @@ def prepare_multilabel(probs: Any, soft: Any = None, hard: Any = None, weights: 
         off = (h != 0) & (h != 1)
         if off.any():
             i, j = np.argwhere(off)[0]
-            raise InvalidValueError(f"hard must be 0 or 1 per label; got {h[i, j]!r} in row {i}, "
-                                    f"label column {j}")
+            raise InvalidValueError(f"hard must be 0 or 1 per label; got {float(h[i, j])!r} in "
+                                    f"row {i}, label column {j}")
     w = None
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
@@ -244,7 +244,9 @@ class RowMeanState(ExtensionState):
 
     def per_label(self) -> Any:
         """Per-label means, shape (L,) or (r, L); NaN where there is no weight."""
-        weight = self._weight if np.ndim(self._weight) == 0 else self._weight[:, None]
+        weight = self._weight
+        if np.ndim(self._total) > np.ndim(weight) and np.ndim(weight) == 1:
+            weight = weight[:, None]  # (r,) replicate weights against (r, L) label sums
         return _binning._divide(self._total, weight)
 
     def _compute(self) -> Any:
