@@ -163,6 +163,15 @@ class ExtensionState(MetricState):
                 w: np.ndarray | None) -> None:
         raise NotImplementedError
 
+    def _accept(self, k: int, r: int | None) -> None:
+        # update_many (the fused-kernel path) cannot fill this state: refuse rather than
+        # leave it silently empty
+        if not getattr(self, "_absorbing", False):
+            raise SchemaError(f"{type(self).__name__} is updated by annokit.metrics.states_ext."
+                              "update_states (or its own update), not states.update_many")
+        self._absorbing = False
+        super()._accept(k, r)
+
 
 def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, hard: Any = None,
                   weights: Any = None, *, allow_empty: bool = True) -> list[MetricState]:
@@ -208,6 +217,7 @@ def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, h
         update_many(core, probs, soft, hard, weights, allow_empty=allow_empty)
     for st in ext:
         st._absorb(p, s, h, w)
+        st._absorbing = True
         st._accept(p.shape[1], r)
     return states
 

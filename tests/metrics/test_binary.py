@@ -78,3 +78,19 @@ def test_binary_ece_differs_from_top_label_ece():
 def test_needs_two_labels():
     with pytest.raises(SchemaError, match="applies to 2 labels; the batch has 3"):
         binary_reliability([[0.2, 0.3, 0.5]], [1])
+
+
+def test_engine_adds_binary_metrics_for_two_labels():
+    from annokit.metrics.engine import evaluate
+    from annokit.metrics.records import AlignedRecords
+
+    rng = np.random.default_rng(3)
+    counts = rng.multinomial(5, [0.3, 0.7], size=40)
+    probs, _ = _data(3, n=40)
+    rec = AlignedRecords.from_arrays(probs, counts, labels=["no", "yes"])
+    res = evaluate(rec, baselines=False, ties="first")
+    hard = counts.argmax(axis=1)  # five votes on two labels: no ties
+    assert res.metrics["ece_binary"] == pytest.approx(compute("ece_binary", probs, hard=hard))
+    flipped = evaluate(rec, ["ece_binary"], metric_options={"positive": 0}, ties="first")
+    assert flipped.metrics["ece_binary"] == pytest.approx(
+        compute("ece_binary", probs, hard=hard, positive=0))

@@ -105,3 +105,24 @@ def test_ordinal_score_function_and_errors():
         compute("wasserstein", p, q, values=[0, 1, 2])
     with pytest.raises(InvalidValueError, match="unknown ordinal quantity 'wd'"):
         ordinal_score("wd", p, q)
+
+
+def test_engine_lists_order_aware_metrics_on_ordered_scales_only():
+    from annokit.metrics.engine import evaluate
+    from annokit.metrics.records import AlignedRecords
+
+    rng = np.random.default_rng(5)
+    counts = rng.multinomial(6, np.full(4, 0.25), size=30)
+    probs = rng.dirichlet(np.ones(4), size=30)
+    rec = AlignedRecords.from_arrays(probs, counts)
+    nominal = evaluate(rec, baselines=False)
+    assert "wasserstein" not in nominal.metrics and "manhattan" not in nominal.metrics
+    ordinal = evaluate(rec, scale="ordinal", metric_options={"values": [1, 2, 4, 8]},
+                       baselines=False)
+    human = counts / counts.sum(axis=1, keepdims=True)
+    assert ordinal.metrics["wasserstein"] == pytest.approx(
+        compute("wasserstein", probs, human, values=[1, 2, 4, 8]), rel=1e-12)
+    assert evaluate(rec, ["manhattan"]).metrics["manhattan"] == pytest.approx(
+        compute("manhattan", probs, human), rel=1e-12)  # asked for by name on nominal data
+    with pytest.raises(InvalidValueError, match="metric 'wasserstein' applies to ordinal"):
+        evaluate(rec, ["wasserstein"])
