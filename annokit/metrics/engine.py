@@ -316,9 +316,8 @@ def _same_items(first: AlignedRecords, rec: AlignedRecords, name: str) -> Aligne
 
 def _check_metrics(metrics: Any, *, scale: str = "nominal", n_labels: int | None = None
                    ) -> tuple[str, ...]:
-    allowed = available(True, True, scale=scale, n_labels=n_labels)  # soft and hard labels
-    if metrics is None:
-        return tuple(allowed)
+    if metrics is None:  # soft and hard labels; binary metrics only when asked for
+        return available(True, True, scale=scale)
     wanted = [metrics] if isinstance(metrics, str) else list(metrics)
     unknown = [m for m in wanted if m not in REGISTRY]
     if unknown or not wanted:
@@ -503,9 +502,10 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
         Evaluate ``batch_size`` rows at a time and merge the states (same
         values and, for a given seed, the same intervals as all rows at once).
     scale : {"nominal", "ordinal", "interval", "ratio"}, default "nominal"
-        The label scale: which metrics apply (``MetricSpec.scales``; the
-        default list is :func:`~annokit.metrics.registry.available` for the
-        scale and the number of labels, so two labels add the binary metrics).
+        The label scale: which metrics apply (``MetricSpec.scales``). The
+        default list is ``available(True, True, scale=scale)``; the binary
+        metrics are evaluated when asked for (two labels), e.g.
+        ``metrics=available(True, True, n_labels=2)``.
     metric_options : mapping, optional
         Options given to every metric that accepts them, e.g. ``{"positive": 0}``
         or the category ``values`` of the order-aware metrics.
@@ -530,7 +530,7 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     >>> rec = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8], [0.6, 0.4]],
     ...                                  [[8, 2], [1, 9], [5, 4]], labels=["yes", "no"])
     >>> res = evaluate(rec, n_boot=200)
-    >>> list(res.metrics) == list(available(True, True, n_labels=2)), list(res.baselines)
+    >>> list(res.metrics) == list(available(True, True)), list(res.baselines)
     (True, ['chance', 'oracle'])
     >>> all(ci.low <= ci.high for ci in res.intervals.values())
     True

@@ -80,7 +80,8 @@ def test_needs_two_labels():
         binary_reliability([[0.2, 0.3, 0.5]], [1])
 
 
-def test_engine_adds_binary_metrics_for_two_labels():
+def test_engine_evaluates_binary_metrics_when_asked_for():
+    from annokit.metrics import available
     from annokit.metrics.engine import evaluate
     from annokit.metrics.records import AlignedRecords
 
@@ -88,9 +89,10 @@ def test_engine_adds_binary_metrics_for_two_labels():
     counts = rng.multinomial(5, [0.3, 0.7], size=40)
     probs, _ = _data(3, n=40)
     rec = AlignedRecords.from_arrays(probs, counts, labels=["no", "yes"])
-    res = evaluate(rec, baselines=False, ties="first")
+    assert "ece_binary" not in evaluate(rec, baselines=False).metrics  # default list unchanged
+    res = evaluate(rec, available(True, True, n_labels=2), baselines=False)
     hard = counts.argmax(axis=1)  # five votes on two labels: no ties
     assert res.metrics["ece_binary"] == pytest.approx(compute("ece_binary", probs, hard=hard))
-    flipped = evaluate(rec, ["ece_binary"], metric_options={"positive": 0}, ties="first")
+    flipped = evaluate(rec, ["ece_binary"], metric_options={"positive": 0})
     assert flipped.metrics["ece_binary"] == pytest.approx(
         compute("ece_binary", probs, hard=hard, positive=0))
