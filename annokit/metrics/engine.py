@@ -55,8 +55,8 @@ from annokit.core.soft_labels import Majority, entropy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels
 from annokit.metrics.records import AlignedRecords, agreement_bins
-from annokit.metrics.registry import REGISTRY, available
-from annokit.metrics.states import update_many
+from annokit.metrics.registry import REGISTRY, available, check_applicable
+from annokit.metrics.states_ext import update_states
 
 __all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
            "evaluate", "results_from_values"]
@@ -314,15 +314,16 @@ def _same_items(first: AlignedRecords, rec: AlignedRecords, name: str) -> Aligne
     return rec
 
 
-def _check_metrics(metrics: Any) -> tuple[str, ...]:
-    allowed = available(True, True)  # aligned records always give soft and hard labels
-    if metrics is None:
-        return tuple(allowed)
+def _check_metrics(metrics: Any, *, scale: str = "nominal", n_labels: int | None = None
+                   ) -> tuple[str, ...]:
+    if metrics is None:  # soft and hard labels; binary metrics only when asked for
+        return available(True, True, scale=scale)
     wanted = [metrics] if isinstance(metrics, str) else list(metrics)
     unknown = [m for m in wanted if m not in REGISTRY]
     if unknown or not wanted:
         raise InvalidValueError(f"unknown metric(s) {unknown}; registered: {list(REGISTRY)}")
-    return tuple(m for m in allowed if m in wanted)
+    wanted = check_applicable(wanted, scale=scale, n_labels=n_labels)
+    return tuple(m for m in REGISTRY if m in wanted)
 
 
 def _groups(by: Any, records: AlignedRecords
@@ -394,7 +395,7 @@ class _Plan:
                 s, y = self.soft[sel], self.hard[sel]
                 for m, p in enumerate(self.probs):
                     states = [REGISTRY[k].state(**self.options[k]) for k in self.names]
-                    update_many(states, p[sel], soft=s, hard=y, weights=wg)
+                    update_states(states, p[sel], soft=s, hard=y, weights=wg)
                     if acc[m][g] is None:
                         acc[m][g] = states
                     else:
@@ -464,7 +465,8 @@ def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str]) ->
 def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: Any = None, *,
              by: Any = None, n_boot: int = 0, seed: int = 0, confidence: float = 0.95,
              n_bins: int = 10, ties: str | None = None, baselines: bool = True,
-             batch_size: int | None = None) -> EvaluationResult:
+             batch_size: int | None = None, scale: str = "nominal",
+             metric_options: Mapping[str, Any] | None = None) -> EvaluationResult:
     """Evaluate registered metrics on aligned records, with intervals, groups and comparisons.
 
     Parameters
@@ -499,6 +501,14 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     batch_size : int, optional
         Evaluate ``batch_size`` rows at a time and merge the states (same
         values and, for a given seed, the same intervals as all rows at once).
+    scale : {"nominal", "ordinal", "interval", "ratio"}, default "nominal"
+        The label scale: which metrics apply (``MetricSpec.scales``). The
+        default list is ``available(True, True, scale=scale)``; the binary
+        metrics are evaluated when asked for (two labels), e.g.
+        ``metrics=available(True, True, n_labels=2)``.
+    metric_options : mapping, optional
+        Options given to every metric that accepts them, e.g. ``{"positive": 0}``
+        or the category ``values`` of the order-aware metrics.
 
     Returns
     -------
@@ -520,13 +530,13 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     >>> rec = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8], [0.6, 0.4]],
     ...                                  [[8, 2], [1, 9], [5, 4]], labels=["yes", "no"])
     >>> res = evaluate(rec, n_boot=200)
-    >>> list(res.metrics) == list(REGISTRY), list(res.baselines)
+    >>> list(res.metrics) == list(available(True, True)), list(res.baselines)
     (True, ['chance', 'oracle'])
     >>> all(ci.low <= ci.high for ci in res.intervals.values())
     True
     """
     models = _check_models(records)
-    names = _check_metrics(metrics)
+    names = _check_metrics(metrics, scale=scale, n_labels=next(iter(models.values())).n_labels)
     n_boot = _check_int("n_boot", n_boot, 0)
     seed = _check_int("seed", seed, 0)
     n_bins = _check_int("n_bins", n_bins, 1)
@@ -543,7 +553,7 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
                       + ("draws one tied label at random" if maj.policy == "random"
                          else "takes the first tied label in label order"),
                       DegenerateInputWarning, stacklevel=2)
-    given = {"n_bins": n_bins}
+    given = {"n_bins": n_bins, **(metric_options or {})}
     options = {name: {k: v for k, v in given.items() if k in REGISTRY[name].options}
                for name in names}
     by_kind, groups, info = _groups(by, first)

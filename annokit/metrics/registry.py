@@ -8,9 +8,25 @@ whose mean it is (if any), and the state class that computes it
 report and the docs read names, units and directions from here.
 
 To add a metric: add its per-item quantity to :mod:`annokit.metrics.sums` and
-:mod:`annokit.metrics.kernels` (or write a new state class in :mod:`annokit.metrics.states`) and add one
+:mod:`annokit.metrics.kernels` (or write a new state class in :mod:`annokit.metrics.states`,
+or an :class:`~annokit.metrics.states_ext.ExtensionState` in its own module) and add one
 :class:`MetricSpec` below; ``tests/metrics/test_registry.py`` then checks it
 for mergeability, invariances and input rejection.
+
+Applicability
+-------------
+Each metric declares the data it applies to: ``scales`` (the label scales on
+which it is meaningful: ``"nominal"``, ``"ordinal"``, ``"interval"``,
+``"ratio"``; order-aware metrics need ordered categories), ``listed`` (the
+scales on which :func:`available` lists it by default; a subset of ``scales``),
+``task`` (``"single"``: one label per vote, rows on the simplex; ``"multilabel"``:
+per-label Bernoulli rows) and ``n_labels`` (a required number of labels, 2 for
+the binary metrics). :func:`available` lists a metric when its needs are met,
+the scale is in ``listed``, the task matches and ``n_labels`` (when the metric
+requires one) is the stated number; :func:`check_applicable` refuses a requested
+metric outside ``scales``, task or ``n_labels``. With the defaults
+(``scale="nominal"``, ``n_labels=None``, single-label) the list is the original
+eighteen metrics, in their order.
 
 Examples
 --------
@@ -29,18 +45,29 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from annokit.errors import InvalidValueError
+from annokit.metrics.multilabel import MultilabelBinnedState, MultilabelState
+from annokit.metrics.ordinal import OrdinalState
 from annokit.metrics.states import (
     AdaptiveBinnedState,
     BinnedState,
     ItemMeanState,
     MetricState,
-    update_many,
 )
+from annokit.metrics.states_ext import BinaryBinnedState, update_states
 
-__all__ = ["REGISTRY", "MetricSpec", "available", "compute"]
+__all__ = ["REGISTRY", "SCALES", "TASKS", "MetricSpec", "available", "check_applicable", "compute"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+#: Label scales, from unordered to numbers with a true zero.
+SCALES = ("nominal", "ordinal", "interval", "ratio")
+#: ``"single"``: one label per vote; ``"multilabel"``: any subset of labels per vote.
+TASKS = ("single", "multilabel")
+_ALL_SCALES = frozenset(SCALES)
+_ORDERED = frozenset(SCALES[1:])
 
 
 @dataclass(frozen=True)
@@ -73,6 +100,13 @@ class MetricSpec:
     headline : bool
         One of the few metrics a summary shows first (the report's per-bin and
         per-item figures); every metric is still in the full tables.
+    scales : frozenset of str
+        Label scales (:data:`SCALES`) on which the metric is meaningful.
+    listed : frozenset of str or None
+        Scales on which :func:`available` lists it by default; None: ``scales``.
+    task : {"single", "multilabel"}
+    n_labels : int or None
+        The number of labels the metric requires (2: binary), None for any.
     """
 
     name: str
@@ -86,6 +120,25 @@ class MetricSpec:
     state_class: type
     state_args: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     headline: bool = False
+    scales: frozenset[str] = _ALL_SCALES
+    listed: frozenset[str] | None = None
+    task: str = "single"
+    n_labels: int | None = None
+
+    def applies(self, *, scale: str = "nominal", n_labels: int | None = None,
+                multilabel: bool = False, listing: bool = False) -> bool:
+        """Whether the metric applies to data of this scale, task and number of labels.
+
+        ``listing=True`` asks whether :func:`available` lists it (``listed``
+        scales, and a required ``n_labels`` stated); otherwise whether it may be
+        requested (``scales``; an unknown ``n_labels`` is not refused).
+        """
+        scales = (self.scales if self.listed is None else self.listed) if listing else self.scales
+        if scale not in scales or (self.task == "multilabel") != bool(multilabel):
+            return False
+        if self.n_labels is None:
+            return True
+        return n_labels == self.n_labels if listing else n_labels in (None, self.n_labels)
 
     def state(self, **options: Any) -> MetricState:
         """A fresh state with ``options`` (defaults from :attr:`options`).
@@ -123,6 +176,21 @@ _BRIER = ("Brier (1950). Verification of Forecasts Expressed in Terms of Probabi
 _NLL = ("Gneiting, Raftery (2007). Strictly Proper Scoring Rules, Prediction, and Estimation. "
         "JASA 102(477) (the logarithmic score). DOI:10.1198/016214506000001437")
 
+_EPSTEIN = ("Epstein (1969). A Scoring System for Probability Forecasts of Ranked Categories. "
+            "J. Appl. Meteor. 8(6). DOI:10.1175/1520-0450(1969)008<0985:ASSFPF>2.0.CO;2; cumulative "
+            "form: Murphy (1971). J. Appl. Meteor. 10(1). DOI:10.1175/1520-0450(1971)010<0155:ANOTRP>2.0.CO;2")
+_LEWIDI23 = ("Leonardelli, Abercrombie, Almanea, Basile, Fornaciari, Plank, Rieser, Uma, Poesio "
+             "(2023). SemEval-2023 Task 11: Learning With Disagreements (LeWiDi). SemEval. "
+             "DOI:10.18653/v1/2023.semeval-1.314 (the scorer's cross_entropy)")
+_LEWIDI25 = ("LeWiDi 2025 (third edition, NLPerspectives at EMNLP 2025): official soft scores, "
+             "Evaluation_LeWiDi_2025_Metrics.ipynb in Le-Wi-Di/le-wi-di.github.io")
+_EMD = ("Rubner, Tomasi, Guibas (2000). The Earth Mover's Distance as a Metric for Image "
+        "Retrieval. IJCV 40(2). DOI:10.1023/A:1026543900054; " + _LEWIDI25)
+_MAE = ("Gaudette, Japkowicz (2009). Evaluation Methods for Ordinal Classification. Canadian AI. "
+        "DOI:10.1007/978-3-642-01818-3_25 (absolute error on the ordinal scale, here of the means)")
+_KULL = ("Kull, Perello-Nieto, Kangsepp, Silva Filho, Song, Flach (2019). Beyond temperature "
+         "scaling: classwise-calibrated probabilities. NeurIPS. arXiv:1910.12656; " + _GUO)
+
 _HARD, _SOFT = frozenset({"hard"}), frozenset({"soft"})
 _BINS = MappingProxyType({"n_bins": 10})
 
@@ -137,6 +205,20 @@ def _binned(name: str, summary: str, needs: frozenset[str], citation: str, *, he
             **state_args: Any) -> MetricSpec:
     return MetricSpec(name, summary, needs, True, "probability", citation, _BINS, None,
                       BinnedState, MappingProxyType(state_args), headline=headline)
+
+
+_BINARY = MappingProxyType({"n_bins": 10, "positive": 1})
+_NOMINAL = frozenset({"nominal"})
+_VALUES = MappingProxyType({"values": None})
+
+
+def _ordinal(name: str, quantity: str, summary: str, needs: frozenset[str], unit: str,
+             citation: str, *, values: bool = False, scales: frozenset[str] = _ORDERED
+             ) -> MetricSpec:
+    """An order-aware mean; ``scales`` where valid, listed on the ordered scales only."""
+    return MetricSpec(name, summary, needs, True, unit, citation, _VALUES if values else _EMPTY,
+                      None, OrdinalState, MappingProxyType({"quantity": quantity}), scales=scales,
+                      listed=_ORDERED)
 
 
 _SPECS = (
@@ -177,6 +259,45 @@ _SPECS = (
           "clipped at 1e-15)", _SOFT, True, "nats", _NLL, headline=False),
     _mean("nll_majority", "Negative log-likelihood of the hard label (probabilities clipped at "
           "1e-15)", _HARD, True, "nats", _NLL, headline=False),
+    # order-aware metrics (annokit.metrics.ordinal): ordered categories, values 0..k-1 by default
+    _ordinal("wasserstein", "emd",
+             "Mean Wasserstein-1 (earth mover's) distance between model and human "
+             "distributions on the category values", _SOFT, "scale units", _EMD, values=True),
+    _ordinal("manhattan", "l1",
+             "Mean L1 distance sum_j |p_j - soft_j| (LeWiDi 2025 soft score; "
+             "2 x dist_ce, listed on ordered scales)", _SOFT, "probability mass", _LEWIDI25,
+             scales=_ALL_SCALES),
+    _ordinal("lewidi_ce", "ce_clip_shift",
+             "LeWiDi 2023 cross-entropy: -sum soft log(clip(p, 1e-12, 1-1e-12) + "
+             "1e-9), natural log, mean over items", _SOFT, "nats", _LEWIDI23, scales=_ALL_SCALES),
+    _ordinal("mean_abs_error", "mean_gap",
+             "Mean |E_model[value] - E_human[value]|: absolute error of the "
+             "predicted mean on the category values", _SOFT, "scale units", _MAE, values=True),
+    _ordinal("rps", "cum_sq_hard",
+             "Ranked probability score against the hard label: sum over categories of "
+             "the squared cumulative differences", _HARD, "RPS units", _EPSTEIN),
+    _ordinal("rps_soft", "cum_sq_soft",
+             "Ranked probability score against the human distribution's cumulative "
+             "distribution", _SOFT, "RPS units", _EPSTEIN),
+    # binary: positive-class calibration (annokit.metrics.binary), two labels only
+    MetricSpec("ece_binary", "ECE on p(positive) against the positive-class frequency of the "
+               "hard label; equal-width bins; positive = label index (default 1)", _HARD, True,
+               "probability", _NAEINI, _BINARY, None, BinaryBinnedState, n_labels=2),
+    MetricSpec("mce_binary", "MCE on p(positive): the largest |mean p - positive frequency| over "
+               "non-empty equal-width bins", _HARD, True, "probability", _NAEINI, _BINARY, None,
+               BinaryBinnedState, MappingProxyType({"reduce": "max"}), n_labels=2),
+    # multi-label: per-label Bernoulli rows (annokit.metrics.multilabel), averaged over labels
+    MetricSpec("ece_multilabel", "Per-label ECE of p_l against the 0/1 majority per label, "
+               "equal-width bins, averaged over labels", _HARD, True, "probability", _KULL, _BINS,
+               None, MultilabelBinnedState, scales=_NOMINAL, task="multilabel"),
+    MetricSpec("brier_multilabel", "Per-label Brier (p_l - soft_l)^2 against the fraction of "
+               "annotators ticking the label, averaged over labels", _SOFT, True, "Brier units",
+               _BRIER, _EMPTY, None, MultilabelState, MappingProxyType({"quantity": "squared"}),
+               scales=_NOMINAL, task="multilabel"),
+    MetricSpec("bce_multilabel", "Per-label binary cross-entropy against the fraction ticking the "
+               "label (clipped at 1e-15 like nll), averaged over labels", _SOFT, True, "nats",
+               _NLL, _EMPTY, None, MultilabelState, MappingProxyType({"quantity": "log"}),
+               scales=_NOMINAL, task="multilabel"),
 )
 
 #: Every registered metric, name -> :class:`MetricSpec`, in output order (read-only).
@@ -223,17 +344,83 @@ def compute(name: str, probs: Any, soft: Any = None, hard: Any = None, *, weight
         Wrong shapes, no rows, or labels the metric needs not given.
     """
     state = _spec(name).state(**options)
-    update_many([state], probs, soft, hard, weights, allow_empty=False)
+    update_states([state], probs, soft, hard, weights, allow_empty=False)
     return state.compute()
 
 
-def available(has_soft: bool, has_hard: bool) -> tuple[str, ...]:
-    """Names of the registered metrics whose ``needs`` the inputs meet, in output order.
+def _check_data(scale: Any, multilabel: Any) -> None:
+    if scale not in SCALES:
+        raise InvalidValueError(f"scale must be one of {list(SCALES)}; got {scale!r}")
+    if not isinstance(multilabel, (bool, np.bool_)):
+        raise InvalidValueError(f"multilabel must be True or False; got {multilabel!r}")
+
+
+def available(has_soft: bool, has_hard: bool, *, scale: str = "nominal",
+              n_labels: int | None = None, multilabel: bool = False) -> tuple[str, ...]:
+    """Names of the registered metrics that apply to the data, in output order.
+
+    Parameters
+    ----------
+    has_soft, has_hard : bool
+        Whether human soft labels / hard labels are available.
+    scale : {"nominal", "ordinal", "interval", "ratio"}, default "nominal"
+    n_labels : int, optional
+        The number of labels; metrics that require a number (the binary ones,
+        2) are listed only when it is stated.
+    multilabel : bool, default False
+        Multi-label data (per-label Bernoulli rows) instead of one label per vote.
+
+    Raises
+    ------
+    InvalidValueError
+        Unknown scale.
 
     Examples
     --------
     >>> available(has_soft=False, has_hard=True)[:3]
     ('accuracy', 'ece', 'ece_adaptive')
+    >>> available(True, True, scale="ordinal")[-6:]
+    ('wasserstein', 'manhattan', 'lewidi_ce', 'mean_abs_error', 'rps', 'rps_soft')
+    >>> available(True, True, n_labels=2)[-2:], available(True, True, multilabel=True)
+    (('ece_binary', 'mce_binary'), ('ece_multilabel', 'brier_multilabel', 'bce_multilabel'))
     """
+    _check_data(scale, multilabel)
     have = {label for label, ok in (("soft", has_soft), ("hard", has_hard)) if ok}
-    return tuple(name for name, spec in REGISTRY.items() if spec.needs <= have)
+    return tuple(name for name, spec in REGISTRY.items() if spec.needs <= have and spec.applies(
+        scale=scale, n_labels=n_labels, multilabel=multilabel, listing=True))
+
+
+def check_applicable(names: Any, *, scale: str = "nominal", n_labels: int | None = None,
+                     multilabel: bool = False) -> tuple[str, ...]:
+    """The requested registry names, refusing any that does not apply to the data.
+
+    Raises
+    ------
+    InvalidValueError
+        An unknown name, or a metric whose scales, task or number of labels
+        exclude the data (the message names them).
+
+    Examples
+    --------
+    >>> check_applicable(["manhattan", "ece"])
+    ('manhattan', 'ece')
+    >>> check_applicable(["wasserstein"])
+    Traceback (most recent call last):
+    ...
+    annokit.errors.InvalidValueError: metric 'wasserstein' applies to ordinal, interval, ratio single-label data; the data are nominal single-label
+    """
+    _check_data(scale, multilabel)
+    out = []
+    for name in ([names] if isinstance(names, str) else list(names)):
+        spec = _spec(name)
+        if not spec.applies(scale=scale, n_labels=n_labels, multilabel=multilabel):
+            want = ", ".join(s for s in SCALES if s in spec.scales)
+            want += " multi-label data" if spec.task == "multilabel" else " single-label data"
+            if spec.n_labels is not None:
+                want += f" with {spec.n_labels} labels"
+            have = f"{scale} " + ("multi-label" if multilabel else "single-label")
+            if n_labels is not None:
+                have += f" with {n_labels} labels"
+            raise InvalidValueError(f"metric {name!r} applies to {want}; the data are {have}")
+        out.append(name)
+    return tuple(out)
