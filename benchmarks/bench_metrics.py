@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from annokit.metrics import kernels
-    from annokit.metrics.registry import REGISTRY
+    from annokit.metrics.registry import REGISTRY, available
     from annokit.metrics.states import AdaptiveBinnedState, update_many
     from annokit.metrics.sums import ITEM_QUANTITIES
 
@@ -199,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"input bytes: {input_bytes / 1e6:.1f} MB (probs {probs.nbytes / 1e6:.0f}, "
           f"soft {soft.nbytes / 1e6:.0f}, hard {hard.nbytes / 1e6:.0f})")
 
-    names = [name for name, spec in REGISTRY.items()
-             if not issubclass(spec.state_class, AdaptiveBinnedState)]
+    # the metrics of single-label, nominal data (the ordinal, binary and multi-label ones have
+    # their own states and inputs)
+    names = [name for name in available(has_soft=True, has_hard=True)
+             if not issubclass(REGISTRY[name].state_class, AdaptiveBinnedState)]
 
     def suite(weights=None):
         states = [REGISTRY[name].state(**({"n_bins": nb} if "n_bins" in REGISTRY[name].options
