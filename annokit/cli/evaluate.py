@@ -86,7 +86,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
                    "entropy.")
 @FORMAT_OPTION
 @column_options
-@click.option("--per-item", "per_item_path", type=click.Path(dir_okay=False, writable=True),
+@click.option("--per-item", "per_item_path", type=click.Path(writable=True),
               help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options

@@ -191,8 +191,9 @@ def _fmt(x) -> str:
               help="Tie policy of mv and wmv: first tied label in label order, the tied label "
                    "voted first (first_seen: the rule of the published RTE and dog figures), "
                    "or random (--seed).")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False),
-              help="Write one row per item (.csv, .tsv or .parquet), atomically; default stdout.")
+@click.option("--out", "out_path", type=click.Path(),
+              help="Write one row per item (.csv, .tsv or .parquet), atomically; default stdout. "
+                   "With --engine dask a directory of Parquet partitions (replaced atomically).")
 @click.option("--soft", is_flag=True, help="Add the posterior of every label (p_<label> columns).")
 @click.option("--clamp-gold", is_flag=True,
               help="Fix gold items to their gold label while fitting (ds, onecoin, mace).")

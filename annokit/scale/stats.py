@@ -46,9 +46,8 @@ def _part_counts(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> tuple[np.n
     """Counts (n_local, k) of one partition, rows in the order of ``items`` (by key)."""
     keys = items["item"].to_numpy()
     order = np.argsort(keys, kind="stable")
-    pos = np.empty(len(keys), dtype=np.int64)
-    pos[order] = np.arange(len(keys))
-    local = pos[np.searchsorted(keys[order], frame["item"].to_numpy())] if len(frame) else \
+    # the row of each vote's item in ``items``, whatever the order of ``items``
+    local = order[np.searchsorted(keys[order], frame["item"].to_numpy())] if len(frame) else \
         np.zeros(0, np.int64)
     counts = np.bincount(local * k + frame["label"].to_numpy().astype(np.int64),
                          minlength=len(keys) * k).reshape(len(keys), k)

@@ -103,3 +103,11 @@ def test_engine_usage_errors(data, args, code, text):
     assert result.exit_code == code, result.output
     assert text in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+def test_rerun_into_the_same_output_directory(data, tmp_path):
+    """The partitioned outputs are replaced atomically: a second run into them is allowed."""
+    for _ in range(2):
+        _json("aggregate", data / "parts", "--method", "mv", "--engine", "dask", "--json",
+              "--out", tmp_path / "labels")
+    assert len(pd.read_parquet(tmp_path / "labels")) == 60

@@ -105,3 +105,14 @@ def test_from_parquet_files_and_options(dask_client, tmp_path):
     _compare(_quiet(dataset_stats, votes, n_boot=0), got)
     with pytest.raises(InvalidValueError):
         dataset_stats_dask(read_votes_dask(tmp_path, client=dask_client), ties="random")
+
+
+def test_partition_counts_whatever_the_order_of_items():
+    """Counts land on the right item even when a partition's items are not sorted by key."""
+    from annokit.scale.stats import _part_counts
+
+    frame = pd.DataFrame({"item": np.array([9, 1, 1, 5], dtype=np.int64),
+                          "label": np.array([0, 1, 1, 1], dtype=np.int16)})
+    items = pd.DataFrame({"item": np.array([5, 9, 1], dtype=np.int64)})
+    counts, _ = _part_counts(frame, items, 2)
+    assert counts.tolist() == [[0, 1], [1, 0], [0, 2]]
