@@ -52,3 +52,23 @@ def synthetic(n_items=300, n_ann=12, n_labels=3, per_item=5, n_spam=2, seed=0):
                   labels=LabelSet([f"c{k}" for k in range(n_labels)]), annotator_index=ann,
                   annotator_ids=[f"a{k}" for k in range(n_ann)], gold=truth)
     return votes, truth
+
+
+def synthetic_annotators(n_items=120, n_ann=15, k=3, seed=0, gold=False):
+    """Seeded votes of annotators with accuracies in [0.3, 0.95], 1-5 votes per item, gold on
+    every fourth item when asked (the Dask engine tests' in-memory reference)."""
+    import pandas as pd
+
+    from annokit.core.votes import Votes
+
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, n_items)
+    acc = rng.uniform(0.3, 0.95, n_ann)
+    rows = []
+    for i in range(n_items):
+        for a in rng.choice(n_ann, size=int(rng.integers(1, 6)), replace=False):
+            lab = truth[i] if rng.random() < acc[a] else int(rng.integers(0, k))
+            g = f"l{truth[i]}" if gold and i % 4 == 0 else None
+            rows.append((f"it{i}", f"w{a}", f"l{lab}", g))
+    df = pd.DataFrame(rows, columns=["item", "annotator", "label", "gold"])
+    return Votes.from_long(df, gold="gold" if gold else None, labels=[f"l{j}" for j in range(k)])

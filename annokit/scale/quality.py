@@ -19,6 +19,7 @@ import pandas as pd
 from annokit.core.checks import check_option
 from annokit.core.soft_labels import majority
 from annokit.errors import InvalidValueError, SchemaError
+from annokit.quality.aggregate import Aggregation
 from annokit.quality.filter import DEFAULT_THRESHOLDS, _chance_rescale
 from annokit.quality.spammer import spammer_score
 from annokit.scale.em import fit_dask
@@ -32,26 +33,12 @@ AGGREGATE_METHODS = ("mv", "ds", "onecoin", "mace")
 SCORE_METHODS = ("ds", "onecoin", "mace", "agreement", "gold", "entropy")
 
 
-@dataclass
-class DaskAggregation:
-    """Like :class:`annokit.quality.aggregate.Aggregation`, with the table on the workers."""
+@dataclass(frozen=True)
+class DaskAggregation(Aggregation):
+    """An :class:`~annokit.quality.aggregate.Aggregation` whose ``table`` is a dask DataFrame
+    (on the workers) and ``estimator`` None; ``rows_written`` counts the rows written."""
 
-    method: str
-    table: Any
-    n_items: int
-    n_gold: int
-    accuracy: float | None
-    tie_policy: str | None
-    n_ties: int | None
-    n_iter: int
-    converged: bool
     rows_written: int | None = None
-
-    def summary(self) -> dict[str, Any]:
-        """The ``annokit aggregate --json`` object."""
-        return {"method": self.method, "n_items": self.n_items, "n_gold": self.n_gold,
-                "accuracy": self.accuracy, "tie_policy": self.tie_policy,
-                "iterations": self.n_iter, "converged": self.converged, "n_ties": self.n_ties}
 
 
 def _mv_part(frame: pd.DataFrame, items: pd.DataFrame, names: list[str], ties: str,
@@ -130,8 +117,10 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: str = "first",
     n_ties = sum(t[2] for t in tallies) if method == "mv" else None
     public = table.drop(columns=[c for c in ("_gold", "_code") if c in table.columns])
     written = write_partitioned(public, out, client=votes.client) if out is not None else None
-    return DaskAggregation(method, public, votes.n_items, n_gold, accuracy, policy, n_ties,
-                           int(n_iter), bool(converged), written)
+    return DaskAggregation(method=method, table=public, n_items=votes.n_items, n_gold=n_gold,
+                           accuracy=accuracy, tie_policy=policy, n_ties=n_ties,
+                           n_iter=int(n_iter), converged=bool(converged), estimator=None,
+                           rows_written=written)
 
 
 def _annotator_sums(frame: pd.DataFrame, items: pd.DataFrame, n_ann: int,

@@ -21,22 +21,9 @@ from annokit.scale.em import fit_dask  # noqa: E402
 from annokit.scale.votes import from_votes  # noqa: E402
 
 from _shared import data_path  # noqa: E402
+from _vote_sets import synthetic_annotators as _synthetic  # noqa: E402
 
 ESTIMATORS = {"ds": DawidSkene, "onecoin": OneCoinDawidSkene, "mace": MACE}
-
-
-def _synthetic(n_items=120, n_ann=15, k=3, seed=0, gold=False):
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(0, k, n_items)
-    acc = rng.uniform(0.3, 0.95, n_ann)
-    rows = []
-    for i in range(n_items):
-        for a in rng.choice(n_ann, size=int(rng.integers(1, 6)), replace=False):
-            lab = truth[i] if rng.random() < acc[a] else int(rng.integers(0, k))
-            g = f"l{truth[i]}" if gold and i % 4 == 0 else None
-            rows.append((f"it{i}", f"w{a}", f"l{lab}", g))
-    df = pd.DataFrame(rows, columns=["item", "annotator", "label", "gold"])
-    return Votes.from_long(df, gold="gold" if gold else None, labels=[f"l{j}" for j in range(k)])
 
 
 def _compare(votes, method, dv, options=None, clamp_gold=False, rng=0):

@@ -17,22 +17,7 @@ from annokit.scale.quality import aggregate_dask, annotator_scores_dask  # noqa:
 from annokit.scale.votes import from_votes  # noqa: E402
 
 from _shared import data_path  # noqa: E402
-
-
-def _synthetic(n_items=120, n_ann=15, k=3, seed=0, gold=False):
-    from annokit.core.votes import Votes
-
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(0, k, n_items)
-    acc = rng.uniform(0.3, 0.95, n_ann)
-    rows = []
-    for i in range(n_items):
-        for a in rng.choice(n_ann, size=int(rng.integers(1, 6)), replace=False):
-            lab = truth[i] if rng.random() < acc[a] else int(rng.integers(0, k))
-            rows.append((f"it{i}", f"w{a}", f"l{lab}", f"l{truth[i]}" if gold and i % 4 == 0
-                         else None))
-    df = pd.DataFrame(rows, columns=["item", "annotator", "label", "gold"])
-    return Votes.from_long(df, gold="gold" if gold else None, labels=[f"l{j}" for j in range(k)])
+from _vote_sets import synthetic_annotators as _synthetic  # noqa: E402
 
 
 def _quiet(fn, *args, **kwargs):
