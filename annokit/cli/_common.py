@@ -26,10 +26,11 @@ MEMORY_LIMIT = 2 * 1024**3
 
 FORMAT_OPTION = click.option(
     "--format", "fmt",
-    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio"]),
+    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi"]),
     default="auto", show_default=True,
     help="Input format of the votes file (auto sniffs the file): ChaosNLI JSON Lines, long or "
-         "wide tables, Mechanical Turk batch results, a Label Studio JSON export.",
+         "wide tables, Mechanical Turk batch results, a Label Studio JSON export, a "
+         "Learning-With-Disagreements (LeWiDi 2023/2025) JSON split.",
 )
 
 #: Seeds are non-negative integers on every command.
@@ -214,8 +215,10 @@ _READ_KEY = "annokit.read_options"
 
 def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """Keep a column option for :func:`read_options` (the options are not passed to the command)."""
-    options = ctx.meta.setdefault(_READ_KEY, {"columns": {}, "no_header": False, "missing": ()})
-    if param.name == "no_header":
+    options = ctx.meta.setdefault(_READ_KEY, _no_read_options())
+    if param.name == "scale":
+        options["scale"] = value
+    elif param.name == "no_header":
         options["no_header"] = bool(value)
     elif param.name == "missing":
         words = [w for v in value for w in v.split(",")]
@@ -228,6 +231,10 @@ def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
             raise click.BadParameter("expected a column name; got an empty one", ctx=ctx, param=param)
         options["columns"][param.name.removesuffix("_col")] = value.strip()
     return value
+
+
+def _no_read_options() -> dict[str, Any]:
+    return {"columns": {}, "no_header": False, "missing": (), "scale": None}
 
 
 def column_options(command: Any) -> Any:
@@ -255,6 +262,12 @@ def column_options(command: Any) -> Any:
                      expose_value=False, callback=_store,
                      help="Cell texts that mean no value, besides an empty cell (e.g. NA,n/a). "
                           "By default NA, nan, None and null are labels as written."),
+        click.option("--scale", "scale", expose_value=False, callback=_store,
+                     type=click.Choice(["nominal", "ordinal", "interval", "ratio"]),
+                     help="Level of measurement of the labels (default: the file's own, e.g. "
+                          "ordinal for LeWiDi Likert sets; else nominal). ordinal: ordered "
+                          "categories (numeric labels in numeric order); interval/ratio: "
+                          "numbers. Order-aware metrics and agreement follow it."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -264,9 +277,9 @@ def column_options(command: Any) -> Any:
 def read_options() -> dict[str, Any]:
     """The keyword arguments of :func:`annokit.io.read_votes` given by :func:`column_options`."""
     ctx = click.get_current_context()
-    options = ctx.meta.get(_READ_KEY, {"columns": {}, "no_header": False, "missing": ()})
+    options = ctx.meta.get(_READ_KEY, _no_read_options())
     return {"columns": dict(options["columns"]) or None, "no_header": options["no_header"],
-            "missing": options["missing"]}
+            "missing": options["missing"], "scale": options["scale"]}
 
 
 def engine_options(f: Callable) -> Callable:
@@ -290,7 +303,9 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
     used = [name for name, on in {**(not_on_dask or {}),
                                   "--format": fmt not in ("auto", "long"),
                                   "--no-header": options["no_header"],
-                                  "--missing": bool(options["missing"])}.items() if on]
+                                  "--missing": bool(options["missing"]),
+                                  "--scale": options["scale"] not in (None, "nominal")
+                                  }.items() if on]
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
                                "Parquet/CSV/TSV tables)")

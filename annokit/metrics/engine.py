@@ -51,12 +51,13 @@ from annokit.core.resample import (
     poisson_weights,
     replicate_chunks,
 )
+from annokit.core.scales import check_scale
 from annokit.core.soft_labels import Majority, entropy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels
 from annokit.metrics.records import AlignedRecords, agreement_bins
 from annokit.metrics.registry import REGISTRY, available, check_applicable
-from annokit.metrics.states_ext import update_states
+from annokit.metrics.states_ext import RowMeanState, update_states
 
 __all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
            "evaluate", "results_from_values"]
@@ -145,6 +146,11 @@ class EvaluationResult:
     comparisons : dict of str to dict of str to Difference
         With several models: for each model after the first, its difference
         from the first on every metric.
+    scale : str
+        The labels' level of measurement, which chose the metrics that apply.
+    positive_label : str or None
+        The positive class of the binary metrics (``ece_binary``, ``mce_binary``),
+        None when none was evaluated.
     """
 
     n_items: int
@@ -166,6 +172,8 @@ class EvaluationResult:
     by: str | None = None
     models: dict[str, EvaluationResult] = field(default_factory=dict)
     comparisons: dict[str, dict[str, Difference]] = field(default_factory=dict)
+    scale: str = "nominal"
+    positive_label: str | None = None
     frame_source: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
     _frame: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -215,6 +223,8 @@ class EvaluationResult:
             "n_dropped_items": mine.pop("n_dropped_items"),
             "dropped_item_ids": mine.pop("dropped_item_ids"),
             "labels": list(self.labels),
+            "scale": self.scale,
+            "positive_label": self.positive_label,
             "n_bins": self.n_bins,
             "tie_policy": self.tie_policy,
             "n_ties": self.n_ties,
@@ -316,8 +326,8 @@ def _same_items(first: AlignedRecords, rec: AlignedRecords, name: str) -> Aligne
 
 def _check_metrics(metrics: Any, *, scale: str = "nominal", n_labels: int | None = None
                    ) -> tuple[str, ...]:
-    if metrics is None:  # soft and hard labels; binary metrics only when asked for
-        return available(True, True, scale=scale)
+    if metrics is None:  # soft and hard labels; the binary metrics with two labels
+        return available(True, True, scale=scale, n_labels=n_labels)
     wanted = [metrics] if isinstance(metrics, str) else list(metrics)
     unknown = [m for m in wanted if m not in REGISTRY]
     if unknown or not wanted:
@@ -447,7 +457,8 @@ def _difference(est: float, reps: np.ndarray | None, confidence: float) -> Diffe
     return Difference(float(est), float(ci.low), float(ci.high), p, int(reps.size))
 
 
-def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str]) -> pd.DataFrame:
+def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str],
+                    options: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     cols = [name for name in names if REGISTRY[name].per_item is not None]
     values = kernels.item_values(rec.probs, rec.human, maj.labels,
                               tuple(REGISTRY[name].per_item for name in cols))
@@ -456,6 +467,11 @@ def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str]) ->
                           "is_tied": maj.is_tied})
     for j, name in enumerate(cols):
         frame[name] = values[:, j]
+    for name in names:  # the order-aware means: one value per item too
+        spec = REGISTRY[name]
+        if spec.per_item is None and issubclass(spec.state_class, RowMeanState):
+            state = spec.state(**options[name])
+            frame[name] = state.item_values(rec.probs, rec.human, maj.labels)
     return frame
 
 
@@ -465,7 +481,7 @@ def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str]) ->
 def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: Any = None, *,
              by: Any = None, n_boot: int = 0, seed: int = 0, confidence: float = 0.95,
              n_bins: int = 10, ties: str | None = None, baselines: bool = True,
-             batch_size: int | None = None, scale: str = "nominal",
+             batch_size: int | None = None, scale: str | None = None,
              metric_options: Mapping[str, Any] | None = None) -> EvaluationResult:
     """Evaluate registered metrics on aligned records, with intervals, groups and comparisons.
 
@@ -501,14 +517,17 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     batch_size : int, optional
         Evaluate ``batch_size`` rows at a time and merge the states (same
         values and, for a given seed, the same intervals as all rows at once).
-    scale : {"nominal", "ordinal", "interval", "ratio"}, default "nominal"
-        The label scale: which metrics apply (``MetricSpec.scales``). The
-        default list is ``available(True, True, scale=scale)``; the binary
-        metrics are evaluated when asked for (two labels), e.g.
-        ``metrics=available(True, True, n_labels=2)``.
+    scale : {"nominal", "ordinal", "interval", "ratio"}, optional
+        The label scale: which metrics apply (``MetricSpec.scales``); default
+        the records' label set's (``records.labels.scale``). The default list
+        is ``available(True, True, scale=scale, n_labels=k)``: with two labels
+        it includes the positive-class metrics ``ece_binary`` and ``mce_binary``.
     metric_options : mapping, optional
-        Options given to every metric that accepts them, e.g. ``{"positive": 0}``
-        or the category ``values`` of the order-aware metrics.
+        Options given to every metric that accepts them: ``{"positive": 0}``
+        (the positive class of the binary metrics, a label index or name;
+        default the second label) or the category ``values`` of the
+        order-aware metrics (default: on interval and ratio scales the labels'
+        numbers, on ordinal scales the ranks ``0 .. k-1``).
 
     Returns
     -------
@@ -536,7 +555,9 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     True
     """
     models = _check_models(records)
-    names = _check_metrics(metrics, scale=scale, n_labels=next(iter(models.values())).n_labels)
+    first = next(iter(models.values()))
+    scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
+    names = _check_metrics(metrics, scale=scale, n_labels=first.n_labels)
     n_boot = _check_int("n_boot", n_boot, 0)
     seed = _check_int("seed", seed, 0)
     n_bins = _check_int("n_bins", n_bins, 1)
@@ -545,7 +566,6 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     if isinstance(confidence, bool) or not isinstance(confidence, (float, int)) \
             or not 0 < confidence < 1:
         raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
-    first = next(iter(models.values()))
     maj = first.majority if ties is None else majority(first.counts, ties=ties, rng=seed)
     if maj.n_ties:
         warnings.warn(f"{maj.n_ties} of {first.n_items} items have a tied human majority; "
@@ -553,7 +573,11 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
                       + ("draws one tied label at random" if maj.policy == "random"
                          else "takes the first tied label in label order"),
                       DegenerateInputWarning, stacklevel=2)
-    given = {"n_bins": n_bins, **(metric_options or {})}
+    given = {"n_bins": n_bins, **_default_options(first, scale), **(metric_options or {})}
+    positive_label = None
+    if any("positive" in REGISTRY[name].options for name in names):
+        given["positive"] = _positive_index(given.get("positive", 1), first.labels.names)
+        positive_label = first.labels.names[given["positive"]]
     options = {name: {k: v for k, v in given.items() if k in REGISTRY[name].options}
                for name in names}
     by_kind, groups, info = _groups(by, first)
@@ -582,8 +606,28 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
         heads, names, est, reps, baselines=base, by=by_kind, groups=info,
         group_sizes=[int(rows.size) for rows in groups] if by_kind else [], tie_policy=maj.policy,
         n_ties=maj.n_ties, n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
-        frame_sources={model: (lambda rec=rec: _per_item_frame(rec, maj, names))
-                       for model, rec in models.items()})
+        frame_sources={model: (lambda rec=rec: _per_item_frame(rec, maj, names, options))
+                       for model, rec in models.items()},
+        scale=scale, positive_label=positive_label)
+
+
+def _default_options(first: AlignedRecords, scale: str) -> dict[str, Any]:
+    """Category values of the order-aware metrics: the labels' numbers on interval/ratio scales."""
+    values = getattr(first.labels, "values", None)
+    if scale in ("interval", "ratio") and values is not None:
+        return {"values": tuple(float(v) for v in values)}
+    return {}
+
+
+def _positive_index(positive: Any, names: Sequence[str]) -> int:
+    """The positive class of the binary metrics: an index (0 or 1) or a label name."""
+    if isinstance(positive, (int, np.integer)) and not isinstance(positive, bool) \
+            and 0 <= positive < len(names):
+        return int(positive)
+    if isinstance(positive, str) and positive in names:
+        return list(names).index(positive)
+    raise InvalidValueError(f"positive must be one of the labels {list(names)} or its index; "
+                            f"got {positive!r}")
 
 
 def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Sequence[str],
@@ -592,7 +636,8 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
                         groups: Sequence[dict[str, Any]], group_sizes: Sequence[int],
                         tie_policy: str, n_ties: int, n_bins: int, n_boot: int,
                         confidence: float, seed: int,
-                        frame_sources: Mapping[str | None, Callable[[], pd.DataFrame] | None]
+                        frame_sources: Mapping[str | None, Callable[[], pd.DataFrame] | None],
+                        scale: str = "nominal", positive_label: str | None = None
                         ) -> EvaluationResult:
     """The :class:`EvaluationResult` of merged values (:func:`evaluate`, and the Dask engine).
 
@@ -625,7 +670,7 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
             n_bins=n_bins, tie_policy=tie_policy, n_ties=n_ties, metrics=values,
             baselines=baselines, intervals=interval(m, 0), n_boot=n_boot,
             confidence=confidence, seed=seed, groups=group_results, by=by,
-            frame_source=frame_sources.get(model))
+            scale=scale, positive_label=positive_label, frame_source=frame_sources.get(model))
     main = next(iter(results.values()))
     if None in heads:
         return main

@@ -243,6 +243,12 @@ class RowMeanState(ExtensionState):
     def _rows(self, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError
 
+    def item_values(self, probs: Any, soft: Any = None, hard: Any = None) -> np.ndarray:
+        """The per-item quantity whose weighted mean the state computes, checked like a batch."""
+        p, s, h, _ = _prepare_single(probs, soft, hard, None, True)
+        self._check_batch({"soft": s is not None, "hard": h is not None}, p.shape[1], None)
+        return self._rows(p, s, h)
+
     def _absorb(self, p, s, h, w) -> None:
         total, weight = weighted_sums(self._rows(p, s, h), w)
         self._total = _add(self._total, np.asarray(total, dtype=np.float64))

@@ -80,7 +80,7 @@ def test_needs_two_labels():
         binary_reliability([[0.2, 0.3, 0.5]], [1])
 
 
-def test_engine_evaluates_binary_metrics_when_asked_for():
+def test_engine_evaluates_binary_metrics_by_default_with_two_labels():
     from annokit.metrics import available
     from annokit.metrics.engine import evaluate
     from annokit.metrics.records import AlignedRecords
@@ -89,10 +89,15 @@ def test_engine_evaluates_binary_metrics_when_asked_for():
     counts = rng.multinomial(5, [0.3, 0.7], size=40)
     probs, _ = _data(3, n=40)
     rec = AlignedRecords.from_arrays(probs, counts, labels=["no", "yes"])
-    assert "ece_binary" not in evaluate(rec, baselines=False).metrics  # default list unchanged
-    res = evaluate(rec, available(True, True, n_labels=2), baselines=False)
+    res = evaluate(rec, baselines=False)
+    assert res.names == available(True, True, n_labels=2) and res.positive_label == "yes"
+    assert res.to_dict()["positive_label"] == "yes"
     hard = counts.argmax(axis=1)  # five votes on two labels: no ties
     assert res.metrics["ece_binary"] == pytest.approx(compute("ece_binary", probs, hard=hard))
     flipped = evaluate(rec, ["ece_binary"], metric_options={"positive": 0})
     assert flipped.metrics["ece_binary"] == pytest.approx(
         compute("ece_binary", probs, hard=hard, positive=0))
+    by_name = evaluate(rec, ["ece_binary"], metric_options={"positive": "no"})
+    assert by_name.metrics == flipped.metrics and by_name.positive_label == "no"
+    assert "positive_label" in evaluate(rec, ["ece"]).to_dict()  # null without binary metrics
+    assert evaluate(rec, ["ece"]).positive_label is None
