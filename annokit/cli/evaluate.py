@@ -46,10 +46,18 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 @click.command(name="evaluate")
 @votes_input("Human votes: a ChaosNLI .jsonl file or a long/wide table (as for stats).")
-@click.option("--predictions", "pred_paths", required=True, multiple=True,
+@click.option("--predictions", "pred_paths", multiple=True,
               type=click.Path(),
               help="Prediction file (.jsonl/.json/.csv/.tsv/.parquet/.npy); repeat for several "
                    "files of one model (e.g. dev and test halves).")
+@click.option("--annotator-predictions", "annotator_path", type=click.Path(),
+              help="Perspectivist evaluation: predictions per (item, annotator), a long table "
+                   "with columns item, annotator and label (or prob_<label> columns), scored "
+                   "against each annotator's own vote (error rate, distance on ordered "
+                   "scales, their spread over annotators, the gap to the pooled view).")
+@click.option("--positive", metavar="LABEL",
+              help="Positive class of the binary metrics (ece_binary, mce_binary) when there "
+                   "are two labels (default: the second label).")
 @click.option("--pred-labels", help="Class of each prediction column in file order, by name or "
                                     "alias, comma-separated (e.g. e,c,n).")
 @click.option("--id-field", help="Item id field of the prediction files (default: item, id or uid).")
@@ -90,7 +98,8 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
               help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options
-def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | None,
+def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str | None,
+             positive: str | None, pred_labels: str | None,
              id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
              n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str | None, ties: str, n_boot: int,
@@ -102,7 +111,14 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
     every registered metric (annokit.metrics.REGISTRY): accuracy against the
     human majority, ECE and its variants, SMECE, RankCS, EntCE (nats), DistCE,
     Jensen-Shannon distance, KL, Brier and NLL, next to a chance (uniform) and
-    an oracle (human distribution) baseline.
+    an oracle (human distribution) baseline. The metrics follow the labels'
+    scale (--scale): ordered scales add Wasserstein, Manhattan, the LeWiDi
+    cross-entropy, the error of the mean and RPS; two labels add ECE and MCE on
+    p(positive) (--positive).
+
+    With --annotator-predictions, also (or only, without --predictions) the
+    perspectivist view: each (item, annotator) prediction against that
+    annotator's vote.
     """
     from annokit.io import read_votes
     from annokit.io.predictions import read_predictions
@@ -110,6 +126,8 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
     from annokit.metrics.records import align
     from annokit.metrics.temperature import temperature_scale
 
+    if not pred_paths and annotator_path is None:
+        raise click.UsageError("Missing option '--predictions' (or --annotator-predictions).")
     n_temp = (temperature is not None) + bool(fit_paths) + bool(oracle_temperature)
     if n_temp > 1:
         raise click.UsageError("use only one of --temperature, --fit-temperature-on and "
@@ -121,6 +139,8 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
     labels = _labels(pred_labels)
     check_engine(engine, scheduler)
     if engine == "dask":
+        if annotator_path is not None or not pred_paths:
+            raise click.UsageError("--annotator-predictions runs in memory only (--engine memory)")
         if n_temp or model is not None or ties != "first":
             raise click.UsageError("--engine dask evaluates probabilities as given: temperature "
                                    "options, --model and --ties random run in memory only")
@@ -146,7 +166,16 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
 
     check_outputs({"--per-item": per_item_path},
                   {"--votes": votes_path, "--predictions": pred_paths,
-                   "--fit-temperature-on": fit_paths})
+                   "--fit-temperature-on": fit_paths,
+                   "--annotator-predictions": annotator_path})
+    if not pred_paths:
+        if n_temp or per_item_path or by or n_boot or positive is not None:
+            raise click.UsageError("--per-item, --by, --n-boot, --positive and the temperature "
+                                   "options need --predictions")
+        votes = read_votes(votes_path, format=fmt, **read_options())
+        view = _annotators(votes, annotator_path)
+        echo_json({"annotators": view.to_dict()}) if as_json else echo(_annotator_table(view))
+        return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         votes = read_votes(votes_path, format=fmt, **read_options())
@@ -172,20 +201,69 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], pred_labels: str | No
             if info["mode"] == "fit" and info["n_overlap_items"]:
                 warnings.warn(f"{info['n_overlap_items']} items used to fit the temperature are "
                               "also evaluated", stacklevel=1)
-        result = run_engine(records, by=by, n_boot=n_boot, seed=seed, n_bins=n_bins)
+        options = None if positive is None else {"positive": _positive(positive, votes)}
+        result = run_engine(records, by=by, n_boot=n_boot, seed=seed, n_bins=n_bins,
+                            metric_options=options)
         result.temperature = info
+        view = None if annotator_path is None else _annotators(votes, annotator_path)
     for w in caught:
         echo_warning(w.message)
     if per_item_path:
         write_table(result.per_item, per_item_path, for_people=True, default=".csv")
     if as_json:
-        echo_json(result.to_dict())
+        doc = result.to_dict()
+        if view is not None:
+            doc["annotators"] = view.to_dict()
+        echo_json(doc)
     else:
-        echo(_table(result))
+        echo(_table(result) + ("" if view is None else "\n\n" + _annotator_table(view)))
+
+
+def _positive(label: str, votes) -> str:
+    """The --positive label, checked against the votes' labels (two of them)."""
+    names = list(votes.labels.names)
+    if len(names) != 2:
+        raise click.BadParameter(f"applies to two labels; the votes have {len(names)} "
+                                 f"({', '.join(names)})", param_hint="'--positive'")
+    from annokit.errors import InvalidValueError
+
+    try:
+        return names[votes.labels.index_of(label)]  # a name or an alias
+    except InvalidValueError:
+        raise click.BadParameter(f"{label!r} is not one of the labels {names}",
+                                 param_hint="'--positive'") from None
+
+
+def _annotators(votes, path: str):
+    from annokit.metrics.perspectivist import evaluate_annotators, read_annotator_predictions
+
+    return evaluate_annotators(votes, read_annotator_predictions(path),
+                               scale=votes.labels.scale)
+
+
+def _annotator_table(view) -> str:
+    lines = [f"per annotator ({view.scale} scale): {view.n_pairs} (item, annotator) pairs, "
+             f"{view.n_items} items, {view.n_annotators} annotators; unmatched predictions "
+             f"{view.n_unmatched_predictions}, votes without a prediction "
+             f"{view.n_votes_without_prediction}"]
+    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.scores.items()]
+    lines += ["pooled view (the model's labels pooled per item):"]
+    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.pooled.items()]
+    lines += ["gap (per-annotator minus pooled, >= 0):"]
+    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.gap.items()]
+    for name, dist in view.over_annotators.items():
+        lines.append(f"over annotators, {name}: " + "  ".join(
+            f"{k} {v:.4f}" for k, v in dist.items()))
+    for name, rows in view.worst.items():
+        lines.append(f"worst by {name}: " + ", ".join(
+            f"{r['annotator']} ({r['value']:.4f}, {r['n_pairs']} pairs)" for r in rows))
+    return "\n".join(lines)
 
 
 def _table(result) -> str:
-    lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)}   bins: {result.n_bins}",
+    lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale})   "
+             f"bins: {result.n_bins}"
+             + (f"   positive class: {result.positive_label}" if result.positive_label else ""),
              (f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "
              f"dropped vote items: {result.n_dropped_items}   "
              f"tied majorities: {result.n_ties} (policy {result.tie_policy})")]

@@ -12,7 +12,8 @@ from annokit.metrics.registry import REGISTRY, available
 
 #: Keys of ``--json`` documented in README.md (a public interface).
 TOP_KEYS = ["n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
-            "scale", "positive_label", "n_bins", "tie_policy", "n_ties", "units", "lower_is_better", "metrics", "baselines"]
+            "scale", "positive_label", "n_bins", "tie_policy", "n_ties", "units",
+            "lower_is_better", "metrics", "baselines"]
 #: ``--json`` lists exactly the registered metrics (records always give soft and hard labels).
 REQUIRED_METRICS = list(available(True, True, n_labels=2))  # two labels: the binary metrics too
 
