@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -28,6 +29,10 @@ from annokit.core.votes import Votes
 __all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "stats_markdown", "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
+
+#: Sarle's bimodality coefficient above 5/9 (its value for a uniform distribution)
+#: suggests a bimodal item (Pfister et al. 2013, DOI:10.3389/fpsyg.2013.00700).
+BIMODAL = 5 / 9
 
 
 def _label_counts(codes: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
@@ -76,6 +81,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     dict
         ``read_as`` (the format and columns the reader chose, or None for votes built in
         memory), ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
+        ``scale`` (the label set's level of measurement),
         ``votes_per_item`` {min, median, max}, ``entropy`` {base, mean, median},
         ``agreement`` {mean, median} (share of the top label), ``ties`` (items
         whose top label is tied), ``tie_policy`` (the majority's tie policy),
@@ -86,7 +92,12 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         (when the data carry original labels), ``gold`` {n_items, majority_accuracy,
         n_tied, tie_policy} or None, ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
         ci_high, n_items, n_boot, confidence, n_invalid} (``n_invalid``: bootstrap
-        replicates on which the coefficient is undefined, left out of the interval).
+        replicates on which the coefficient is undefined, left out of the interval);
+        alpha is at the labels' ``level`` (ordinal, interval and ratio differences on
+        ordered scales), kappa is nominal. ``ratings``: on an ordered scale with
+        numeric labels, ``item_mean``, ``item_sd`` (sample) and ``bimodality``
+        (Sarle's coefficient; ``n_bimodal`` items above 5/9) as {mean, median,
+        n_items} over items; None otherwise.
 
     Notes
     -----
@@ -123,6 +134,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         "n_votes": votes.n_votes,
         "n_annotators": votes.n_annotators,
         "labels": list(names),
+        "scale": votes.labels.scale,
         "votes_per_item": {"min": int(per_item.min()), "median": float(np.median(per_item)),
                            "max": int(per_item.max())},
         "entropy": {"base": base, "mean": math.fsum(ent) / ent.size, "median": float(np.median(ent))},
@@ -147,18 +159,43 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         result["gold"] = {"n_items": int(has.sum()),
                           "majority_accuracy": float((maj.labels[has] == votes.gold[has]).mean()),
                           "n_tied": int(maj.is_tied[has].sum()), "tie_policy": maj.policy}
+    result["ratings"] = _ratings(votes)
     # one seed for both coefficients: their replicates weight the items alike
     seed = seed_from_rng(rng) if n_boot else 0
     pairable = per_item >= 2
     by_id = np.argsort(votes.item_ids.astype(str), kind="stable")
-    for key, coefficient in (("krippendorff_alpha", krippendorff_alpha),
-                             ("fleiss_kappa", fleiss_kappa)):
+    scale = votes.labels.scale
+    alpha = functools.partial(krippendorff_alpha, level=scale,
+                              values=votes.labels if scale in ("interval", "ratio") else None)
+    for key, coefficient in (("krippendorff_alpha", alpha), ("fleiss_kappa", fleiss_kappa)):
         # with no item holding two votes there is nothing to agree on: null, not an error
         # items in id order: sums do not depend on the order of the file's rows
         result[key] = (coefficient(counts[by_id], n_boot=n_boot, confidence=confidence, rng=seed,
                                    keys=votes.item_ids[by_id]).to_dict()
                        if pairable.any() else None)
+    if result["krippendorff_alpha"] is not None:
+        result["krippendorff_alpha"]["level"] = scale
     return result
+
+
+def _ratings(votes: Votes) -> dict[str, Any] | None:
+    """Per-item mean, sd and bimodality of numeric labels on an ordered scale (else None)."""
+    if votes.labels.scale == "nominal" or votes.labels.values is None:
+        return None
+    from annokit.core.ratings import Ratings
+
+    # ordinal labels that are numbers (a 1-7 Likert scale): the summary treats them as numbers
+    r = Ratings.from_votes(votes, scale="ratio" if votes.labels.scale == "ratio" else "interval")
+    mean, sd, bc = r.mean(), r.std(), r.bimodality(warn=False)
+
+    def summary(x: np.ndarray) -> dict[str, Any]:
+        ok = x[~np.isnan(x)]
+        return {"mean": math.fsum(ok) / ok.size if ok.size else None,
+                "median": float(np.median(ok)) if ok.size else None, "n_items": int(ok.size)}
+
+    return {"item_mean": summary(mean), "item_sd": summary(sd),
+            "bimodality": {**summary(bc), "n_bimodal": int((bc > BIMODAL).sum()),
+                           "threshold": BIMODAL}}
 
 
 def _fmt(x: Any, digits: int = 4) -> str:
@@ -178,7 +215,8 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         ("votes", _fmt(stats["n_votes"])),
         ("annotators", _fmt(stats["n_annotators"]) if stats["n_annotators"] is not None
          else "unknown (counts only)"),
-        ("labels", ", ".join(stats["labels"])),
+        ("labels", ", ".join(stats["labels"])
+         + (f" ({stats['scale']})" if stats.get("scale", "nominal") != "nominal" else "")),
         ("votes per item (min / median / max)", f"{vpi['min']} / {vpi['median']:g} / {vpi['max']}"),
         (f"entropy, base {ent['base']:g} (mean / median)", f"{_fmt(ent['mean'])} / {_fmt(ent['median'])}"),
         ("agreement, top-label share (mean)", _fmt(stats["agreement"]["mean"])),
@@ -203,7 +241,17 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("majority-vote accuracy vs gold",
                      (f"{_fmt(g['majority_accuracy'])} ({g['n_items']:,} gold items, "
                       f"{g['n_tied']} tied, ties: {g['tie_policy']})")))
-    for key, title in (("krippendorff_alpha", "Krippendorff's alpha (nominal)"),
+    rt = stats.get("ratings")
+    if rt:
+        rows += [("item mean rating (mean / median)",
+                  f"{_fmt(rt['item_mean']['mean'])} / {_fmt(rt['item_mean']['median'])}"),
+                 ("item rating sd (mean / median)",
+                  f"{_fmt(rt['item_sd']['mean'])} / {_fmt(rt['item_sd']['median'])}"),
+                 ("bimodality coefficient (median)",
+                  f"{_fmt(rt['bimodality']['median'])} ({rt['bimodality']['n_bimodal']:,} of "
+                  f"{rt['bimodality']['n_items']:,} items above 5/9)")]
+    level = (stats["krippendorff_alpha"] or {}).get("level", "nominal")
+    for key, title in (("krippendorff_alpha", f"Krippendorff's alpha ({level})"),
                        ("fleiss_kappa", "Fleiss' kappa")):
         a = stats[key]
         if a is None:

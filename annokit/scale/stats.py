@@ -169,6 +169,10 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
     import dask
 
     check_option("ties", ties, _DASK_TIES)
+    scale = getattr(votes.labels, "scale", "nominal")
+    if scale != "nominal":
+        raise InvalidValueError(f"statistics of {scale} labels (alpha at the {scale} level, "
+                                "rating means) run in memory only: use the in-memory engine")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
     k = len(votes.labels)
@@ -201,6 +205,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         "n_votes": votes.n_votes,
         "n_annotators": votes.n_annotators,
         "labels": names,
+        "scale": "nominal",
         "votes_per_item": {"min": int(per_item.min()), "median": _median(per_item, mult),
                            "max": int(per_item.max())},
         "entropy": {"base": base, "mean": _exact_mean(ent, mult), "median": _median(ent, mult)},
@@ -212,6 +217,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         "majority_counts": {n: int(c) for n, c in zip(names, majority_counts)},
     }
     gold = [h["gold"] for h in hist if h["gold"] is not None]
+    result["ratings"] = None
     result["gold"] = None
     if gold:
         n, right, tied = (sum(g[j] for g in gold) for j in range(3))
@@ -229,6 +235,8 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
             warnings.warn(f"{key}: {n_single} item(s) with fewer than two votes cannot be paired "
                           "and were left out", DegenerateInputWarning, stacklevel=2)
         result[key] = _coefficient(key, f, point, reps, n_pairable, int(n_boot), confidence)
+    if result["krippendorff_alpha"] is not None:
+        result["krippendorff_alpha"]["level"] = "nominal"
     if not math.isfinite(result["entropy"]["mean"]):  # pragma: no cover - defensive
         raise InvalidValueError("entropy is not finite")
     return result
