@@ -67,7 +67,8 @@ class SubsampleCurve:
     values : dict of str to ndarray of shape (reps, n_k)
         Per repetition, the mean over included items of each metric
         (``tvd``, ``jsd``, ``kl``, ``majority_agreement``, ``majority_tie``,
-        ``entropy_bias``).
+        ``entropy_bias``; on ordered scales also ``wasserstein``, on the labels'
+        numbers for interval and ratio scales, on their ranks for ordinal ones).
     bin_edges : ndarray of shape (n_bins + 1,)
         Full-data entropy (bits) edges of the agreement bins (quantiles).
     bin_counts : ndarray of shape (n_bins,)
@@ -100,6 +101,7 @@ class SubsampleCurve:
     n_votes_min: int
     n_votes_max: int
     extras: dict[str, Any] = field(default_factory=dict)
+    scale: str = "nominal"
 
     def _band(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lo = 100 * (1 - self.interval) / 2
@@ -121,6 +123,8 @@ class SubsampleCurve:
             "n_items": self.n_included,
             "n_short": self.n_short,
         })
+        if "wasserstein" in self.values:
+            frame.insert(5, "wasserstein_mean", self.values["wasserstein"].mean(axis=0))
         return frame
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -129,7 +133,8 @@ class SubsampleCurve:
         out = []
         for row in frame.itertuples(index=False):
             rec = {"k": int(row.k)}
-            for key in CURVE_KEYS[1:]:
+            for key in CURVE_KEYS[1:] + (("wasserstein_mean",) if "wasserstein" in self.values
+                                         else ()):
                 rec[key] = finite_or_none(getattr(row, key))
             out.append(rec)
         return out
@@ -317,8 +322,13 @@ def subsampling_curve(
     k_pos = {int(k): i for i, k in enumerate(ks_arr)}
     g_pos = {int(k): i for i, k in enumerate(grid_ks)}
 
-    ref = _eng.Reference(s_counts, kl_smoothing=kl_smoothing)
-    metric_names = _eng.METRICS
+    scale = votes.labels.scale if votes is not None else "nominal"
+    gaps = None
+    if scale != "nominal":
+        values_ = votes.labels.values if scale in ("interval", "ratio") else None
+        gaps = np.diff(np.arange(n_labels) if values_ is None else np.asarray(values_, float))
+    ref = _eng.Reference(s_counts, kl_smoothing=kl_smoothing, gaps=gaps)
+    metric_names = tuple(m for m in _eng.METRICS if gaps is not None or m != "wasserstein")
     n_b = len(bin_counts)
     values = {m: np.empty((reps, len(ks_arr))) for m in metric_names}
     bin_values = {m: np.empty((reps, len(ks_arr), n_b)) for m in metric_names}
@@ -347,7 +357,7 @@ def subsampling_curve(
             tv = None
             if k in k_pos:
                 i = k_pos[k]
-                names, res = _eng.count_metrics(x, kk, ref)
+                names, res = _eng.count_metrics(x, kk, ref, which=metric_names)
                 summ = _eng.summarise(res, group_w[i])
                 for mi, m in enumerate(names):
                     values[m][a:b, i] = summ[mi, :, 0]
@@ -380,6 +390,7 @@ def subsampling_curve(
         kl_smoothing=float(kl_smoothing), values=values, bin_edges=edges,
         bin_counts=bin_counts, bin_values=bin_values, item_tvd=item_tvd, item_ids=item_ids,
         grid_ks=grid_ks, grid_tvd=grid_tvd, n_votes_min=n_min, n_votes_max=int(n.max()),
+        scale=scale,
     )
 
 
@@ -452,9 +463,11 @@ def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
     ``recommended_k_low``, ``recommended_k_high``, ``recommendation_source``,
     ``recommendation_target``, ``epsilon``, ``n_items``, ``reps``, ``seed``,
     ``interval``, ``short``, ``n_short``, ``kl_smoothing``, ``n_votes_min``,
-    ``n_votes_max`` and ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows).
+    ``n_votes_max``, ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows) and ``scale`` (the
+    curve rows hold ``wasserstein_mean`` on ordered scales).
     """
     return jsonable({
+        "scale": curve.scale,
         "curve": curve.to_records(),
         "target": rec.kind,
         "recommended_k": rec.k,

@@ -29,6 +29,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from annokit.errors import InvalidValueError
+
 __all__: list[str] = []
 
 #: Upper bound on the (repetition, item, label) cells of one chunk: small enough that
@@ -189,8 +191,11 @@ _TINY = np.float32(1e-30)
 class Reference:
     """Per-item quantities of the full-data distribution reused at every k (float32)."""
 
-    def __init__(self, counts: np.ndarray, *, kl_smoothing: float):
+    def __init__(self, counts: np.ndarray, *, kl_smoothing: float,
+                 gaps: np.ndarray | None = None):
         counts = np.asarray(counts, dtype=np.int64)
+        #: distances between neighbouring labels on an ordered scale (``wasserstein``), or None
+        self.gaps = None if gaps is None else np.asarray(gaps, dtype=np.float32)
         self.counts = counts
         self.n = counts.sum(axis=1)
         self.n_labels = counts.shape[1]
@@ -203,11 +208,12 @@ class Reference:
         self.alpha = np.float32(kl_smoothing)
 
 
-METRICS = ("tvd", "jsd", "kl", "majority_agreement", "majority_tie", "entropy_bias")
+METRICS = ("tvd", "jsd", "kl", "majority_agreement", "majority_tie", "entropy_bias",
+           "wasserstein")
 
 
 def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
-                  which: Sequence[str] = METRICS) -> tuple[list[str], np.ndarray]:
+                  which: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
     """Per (repetition, item) metrics of k-vote counts ``x`` against the full data.
 
     Parameters
@@ -216,6 +222,9 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
         Vote counts of the k-vote estimate.
     kk : ndarray of shape (n_items,)
         Votes in each item's estimate (``k``, or fewer for short items kept).
+    which : sequence of str, optional
+        The metrics to compute; default every one of :data:`METRICS` that the
+        reference allows (``wasserstein`` needs ``ref.gaps``).
 
     Returns the metric names (in :data:`METRICS` order) and an array of
     shape (n_metrics, reps, n_items), float32 (items on the inner axis, so that
@@ -231,7 +240,12 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
       k-vote majority, ties broken uniformly at random, is a full-data majority label.
     * ``majority_tie``: 1 where the k-vote majority is tied.
     * ``entropy_bias``: ``H(q) - H(p)`` in bits.
+    * ``wasserstein`` (ordered scales, ``ref.gaps``): Wasserstein-1 between ``q`` and
+      ``p`` on the label line, ``sum_j |Q_j - P_j| (v_{j+1} - v_j)`` over the
+      cumulative distributions.
     """
+    if which is None:  # every metric the reference allows
+        which = [m for m in METRICS if m != "wasserstein" or ref.gaps is not None]
     which = set(which)
     n_labels, reps, n_items = x.shape
     kk32 = kk.astype(np.float32)
@@ -242,6 +256,10 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
     sqlogq = np.zeros(shape, f32) if need_hq else None
     smlogm = np.zeros(shape, f32) if "jsd" in which else None
     cross = np.zeros(shape, f32) if "kl" in which else None
+    if "wasserstein" in which and ref.gaps is None:
+        raise InvalidValueError("wasserstein needs the label distances of an ordered scale")
+    emd = np.zeros(shape, f32) if "wasserstein" in which else None
+    cum = np.zeros(shape, f32) if emd is not None else None  # Q_j - P_j
     q = np.empty(shape, f32)
     tmp = np.empty(shape, f32)
     tmp2 = np.empty(shape, f32)
@@ -268,6 +286,12 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
             np.log(tmp, out=tmp)
             tmp *= pj
             cross += tmp
+        if emd is not None and j < n_labels - 1:
+            cum += q
+            cum -= pj
+            np.abs(cum, out=tmp)
+            tmp *= ref.gaps[j]
+            emd += tmp
     names = [m for m in METRICS if m in which]
     res = np.empty((len(names), reps, n_items), f32)
     slot = {m: res[i] for i, m in enumerate(names)}
@@ -286,6 +310,8 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
         js += f32(np.log(2.0))
         np.maximum(js, f32(0.0), out=js)
         np.sqrt(js, out=js)
+    if emd is not None:
+        slot["wasserstein"][...] = emd
     if cross is not None:
         kl = slot["kl"]
         np.subtract(ref.sum_plogp, cross, out=kl)
