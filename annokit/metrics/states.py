@@ -75,6 +75,8 @@ class MetricState:
         if other._updated:
             self._check_shape(other.n_labels, other.n_replicates, "the other state")
             self._merge(other)
+            # a fresh state takes the other's shape, so later batches are checked against it
+            self.n_labels, self.n_replicates = other.n_labels, other.n_replicates
             self._updated = True
         return self
 

@@ -243,6 +243,20 @@ def test_seven_merged_states_equal_one(name, seed):
          one_state(name, probs, soft, hard, weights, **options).compute())
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_a_fresh_state_takes_the_merged_shape_and_updates_on(name):
+    """merge into a never-updated state, then update it: the same as one state of all rows."""
+    probs, soft, hard = make_inputs(5, name=name)
+    half = probs.shape[0] // 2
+    fresh = REGISTRY[name].state().merge(one_state(name, probs[:half], soft[:half], hard[:half]))
+    assert fresh.n_labels == probs.shape[1]
+    fresh.update(probs[half:], soft[half:], hard[half:])
+    same(fresh.compute(), one_state(name, probs, soft, hard).compute())
+    wider = make_inputs(6, 20, probs.shape[1] + 1, name=None if kind(name) == "binary" else name)
+    with pytest.raises(SchemaError, match="label columns"):  # checked against the merged shape
+        fresh.update(*wider)
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 60), k=st.integers(2, 5),
        n_states=st.integers(1, 9))
