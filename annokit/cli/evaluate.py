@@ -55,6 +55,12 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
                    "with columns item, annotator and label (or prob_<label> columns), scored "
                    "against each annotator's own vote (error rate, distance on ordered "
                    "scales, their spread over annotators, the gap to the pooled view).")
+@click.option("--multilabel", is_flag=True,
+              help="Multi-label votes (an annotator may tick several labels of an item; implied "
+                   "when the votes hold such responses): per-label probabilities in the "
+                   "prediction files, ECE, Brier and cross-entropy per label and averaged, "
+                   "against the fraction of annotators ticking each label and its majority "
+                   "(a label ticked by exactly half is a reported tie, left out).")
 @click.option("--positive", metavar="LABEL",
               help="Positive class of the binary metrics (ece_binary, mce_binary) when there "
                    "are two labels (default: the second label).")
@@ -99,7 +105,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options
 def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str | None,
-             positive: str | None, pred_labels: str | None,
+             multilabel: bool, positive: str | None, pred_labels: str | None,
              id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
              n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str | None, ties: str, n_boot: int,
@@ -168,17 +174,32 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                   {"--votes": votes_path, "--predictions": pred_paths,
                    "--fit-temperature-on": fit_paths,
                    "--annotator-predictions": annotator_path})
+    if not pred_paths and (n_temp or per_item_path or by or n_boot or positive is not None):
+        raise click.UsageError("--per-item, --by, --n-boot, --positive and the temperature "
+                               "options need --predictions")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        votes = read_votes(votes_path, format=fmt, **read_options(),
+                           **({"duplicates": "keep"} if multilabel else {}))
+    for w in caught:
+        echo_warning(w.message)
     if not pred_paths:
-        if n_temp or per_item_path or by or n_boot or positive is not None:
-            raise click.UsageError("--per-item, --by, --n-boot, --positive and the temperature "
-                                   "options need --predictions")
-        votes = read_votes(votes_path, format=fmt, **read_options())
         view = _annotators(votes, annotator_path)
         echo_json({"annotators": view.to_dict()}) if as_json else echo(_annotator_table(view))
         return
+    from annokit.core.multilabel import is_multilabel
+
+    if multilabel or is_multilabel(votes):
+        if n_temp or by or ties != "first" or positive or annotator_path or model or renormalize:
+            raise click.UsageError("multi-label votes take --predictions, --pred-labels, "
+                                   "--id-field, --on-missing, --n-bins, --n-boot, --seed and "
+                                   "--per-item; not temperatures, --by, --ties, --positive, "
+                                   "--annotator-predictions, --model or --renormalize")
+        _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins, n_boot,
+                             seed, per_item_path, as_json)
+        return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        votes = read_votes(votes_path, format=fmt, **read_options())
         preds = read_predictions(list(pred_paths), id_field=id_field, renormalize=renormalize,
                                  model=model)
         records = align(votes, preds, pred_labels=labels, on_missing=on_missing, ties=ties,
@@ -217,6 +238,31 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
         echo_json(doc)
     else:
         echo(_table(result) + ("" if view is None else "\n\n" + _annotator_table(view)))
+
+
+def _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins, n_boot, seed,
+                         per_item_path, as_json) -> None:
+    from annokit.io.atomic import write_table
+    from annokit.metrics.engine import evaluate as run_engine
+    from annokit.metrics.multilabel_records import align_multilabel, read_multilabel_predictions
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        preds = read_multilabel_predictions(list(pred_paths), id_field=id_field)
+        records = align_multilabel(votes, preds, pred_labels=labels, on_missing=on_missing)
+        result = run_engine(records, n_boot=n_boot, seed=seed, n_bins=n_bins)
+    for w in caught:
+        echo_warning(w.message)
+    if per_item_path:
+        write_table(result.per_item, per_item_path, for_people=True, default=".csv")
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    head = f"{'metric':<20}" + "".join(f"{name!s:>12}" for name in result.labels)
+    lines = [_table(result), "", "per label:", head, "-" * len(head)]
+    for name, values in result.per_label.items():
+        lines.append(f"{name:<20}" + "".join(f"{values[label]:>12.4f}" for label in result.labels))
+    echo("\n".join(lines))
 
 
 def _positive(label: str, votes) -> str:
@@ -261,12 +307,18 @@ def _annotator_table(view) -> str:
 
 
 def _table(result) -> str:
-    lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale})   "
+    lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale}"
+             + (", multi-label" if result.task == "multilabel" else "") + ")   "
              f"bins: {result.n_bins}"
              + (f"   positive class: {result.positive_label}" if result.positive_label else ""),
              (f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "
              f"dropped vote items: {result.n_dropped_items}   "
-             f"tied majorities: {result.n_ties} (policy {result.tie_policy})")]
+             + (f"tied (item, label) cells: {result.n_ties} (policy {result.tie_policy}: "
+                "left out of the majority set)" if result.task == "multilabel" and
+                result.tie_policy == "exclude" else
+                f"tied (item, label) cells: {result.n_ties} (policy {result.tie_policy})"
+                if result.task == "multilabel" else
+                f"tied majorities: {result.n_ties} (policy {result.tie_policy})"))]
     if result.temperature is not None:
         t = result.temperature
         extra = (f", objective {t['objective']}, fitted on {t['n_fit_items']} items"

@@ -41,11 +41,16 @@ BYTES_PER_REPLICATE = 64
               help="Seed of the bootstrap (and of --ties random).")
 @click.option("--base", type=finite(0, min_open=True, exclude=(1.0,)), default=2.0,
               show_default=True, help="Logarithm base of the entropy (2: bits; > 0, not 1).")
+@click.option("--multilabel", is_flag=True,
+              help="Multi-label votes (an annotator may tick several labels of an item; implied "
+                   "when the votes hold such responses): per-label tick rates, majorities "
+                   "(exactly half: a reported tie) and Krippendorff's alpha of each label's "
+                   "yes/no answers.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--card", is_flag=True, help="Print the Markdown statistics section of a data card.")
 @engine_options
 def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, seed: int, base: float,
-          as_json: bool, card: bool, engine: str, scheduler: str | None) -> None:
+          multilabel: bool, as_json: bool, card: bool, engine: str, scheduler: str | None) -> None:
     """Statistics of the votes in --votes (or VOTES): items, votes, annotators, entropy, ties
     (and the tie policy of the majority vote), majority-vote accuracy against gold, majority change against the original label, label counts, Krippendorff's
     alpha and Fleiss' kappa with bootstrap intervals.
@@ -54,12 +59,19 @@ def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, s
     or a registered dataset name such as chaosnli-snli.
     """
     from annokit.io import read_votes
-    from annokit.quality.dataset_stats import dataset_stats, stats_markdown, stats_table
+    from annokit.quality.dataset_stats import (
+        dataset_stats,
+        multilabel_stats,
+        stats_markdown,
+        stats_table,
+    )
 
     if as_json and card:
         raise click.UsageError("--json and --card conflict: give one of them")
     check_memory("--n-boot", n_boot, n_boot * BYTES_PER_REPLICATE, what="bootstrap replicates")
     check_engine(engine, scheduler)
+    if engine == "dask" and multilabel:
+        raise click.UsageError("--multilabel runs in memory only (--engine memory)")
     if engine == "dask":
         from annokit.scale.stats import dataset_stats_dask
 
@@ -67,8 +79,17 @@ def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, s
             "--gold": gold is not None, f"--ties {ties}": ties not in ("first", "report")})
         result = dataset_stats_dask(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     else:
-        votes = read_votes(votes_path, format=fmt, gold=gold, **read_options())
-        result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
+        from annokit.core.multilabel import is_multilabel
+
+        votes = read_votes(votes_path, format=fmt, gold=gold, **read_options(),
+                           **({"duplicates": "keep"} if multilabel else {}))
+        if multilabel or is_multilabel(votes):
+            if ties not in ("first", DEFAULT_TIES):
+                raise click.UsageError("--ties applies to single-label votes (a multi-label tie "
+                                       "is a label ticked by exactly half: reported, left out)")
+            result = multilabel_stats(votes, n_boot=n_boot, rng=seed)
+        else:
+            result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     if as_json:
         echo_json(result)
     elif card:

@@ -13,7 +13,7 @@ from typing import Any
 _EXPORTS: dict[str, str] = {
     # agreement between annotators
     "krippendorff_alpha": "annokit.core.agreement", "fleiss_kappa": "annokit.core.agreement",
-    "AgreementResult": "annokit.core.agreement",
+    "AgreementResult": "annokit.core.agreement", "cohen_kappa": "annokit.core.agreement",
     # divergences between distributions
     "tvd": "annokit.core.divergence", "jensen_shannon_distance": "annokit.core.divergence",
     "kl_divergence": "annokit.core.divergence",
@@ -33,12 +33,19 @@ _EXPORTS: dict[str, str] = {
     "BootstrapResult": "annokit.core.resample",
     "evaluate": "engine", "EvaluationResult": "engine",
     "fit_temperature": "temperature", "apply_temperature": "temperature",
+    # beyond nominal single-label data: ordered scales, two labels, multi-label, per annotator
+    "ordinal_score": "ordinal", "binary_reliability": "binary", "BinaryReliability": "binary",
+    "multilabel_scores": "multilabel", "update_states": "states_ext",
+    "evaluate_annotators": "perspectivist", "read_annotator_predictions": "perspectivist",
+    "AnnotatorEvaluation": "perspectivist",
 }
 
 #: Every lazy export (tests/test_public_api.py checks they agree).
 __all__ = [
     "REGISTRY",
     "AgreementResult",
+    "AnnotatorEvaluation",
+    "BinaryReliability",
     "BootstrapResult",
     "EvaluationResult",
     "MetricSpec",
@@ -46,13 +53,16 @@ __all__ = [
     "accuracy",
     "apply_temperature",
     "available",
+    "binary_reliability",
     "bootstrap_ci",
     "brier_score",
     "classwise_calibration_error",
+    "cohen_kappa",
     "compute",
     "distribution_calibration_error",
     "entropy_calibration_error",
     "evaluate",
+    "evaluate_annotators",
     "expected_calibration_error",
     "fit_temperature",
     "fleiss_kappa",
@@ -60,13 +70,17 @@ __all__ = [
     "kl_divergence",
     "krippendorff_alpha",
     "max_calibration_error",
+    "multilabel_scores",
     "negative_log_likelihood",
+    "ordinal_score",
     "paired_bootstrap_diff",
     "rank_calibration_score",
+    "read_annotator_predictions",
     "reliability_diagram",
     "soft_calibration_error",
     "tvd",
     "update_many",
+    "update_states",
 ]
 
 

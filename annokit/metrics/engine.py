@@ -55,6 +55,7 @@ from annokit.core.scales import check_scale
 from annokit.core.soft_labels import Majority, entropy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels
+from annokit.metrics.multilabel_records import MultilabelRecords
 from annokit.metrics.records import AlignedRecords, agreement_bins
 from annokit.metrics.registry import REGISTRY, available, check_applicable
 from annokit.metrics.states_ext import RowMeanState, update_states
@@ -151,6 +152,11 @@ class EvaluationResult:
     positive_label : str or None
         The positive class of the binary metrics (``ece_binary``, ``mce_binary``),
         None when none was evaluated.
+    task : {"single-label", "multilabel"}
+        Multi-label records (:class:`~annokit.metrics.multilabel_records.MultilabelRecords`)
+        evaluate the multi-label metrics; ``n_ties`` then counts tied (item, label) cells.
+    per_label : dict of str to dict of str to float
+        Multi-label: each metric per label (the metric is their mean).
     """
 
     n_items: int
@@ -174,6 +180,8 @@ class EvaluationResult:
     comparisons: dict[str, dict[str, Difference]] = field(default_factory=dict)
     scale: str = "nominal"
     positive_label: str | None = None
+    task: str = "single-label"
+    per_label: dict[str, dict[str, float]] = field(default_factory=dict)
     frame_source: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
     _frame: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -223,6 +231,7 @@ class EvaluationResult:
             "n_dropped_items": mine.pop("n_dropped_items"),
             "dropped_item_ids": mine.pop("dropped_item_ids"),
             "labels": list(self.labels),
+            "task": self.task,
             "scale": self.scale,
             "positive_label": self.positive_label,
             "n_bins": self.n_bins,
@@ -233,6 +242,8 @@ class EvaluationResult:
             "metrics": mine.pop("metrics"),
         }
         out.update(mine)
+        if self.per_label:
+            out["per_label"] = {k: dict(v) for k, v in self.per_label.items()}
         if self.intervals:
             out["bootstrap"] = {"n_boot": self.n_boot, "confidence": self.confidence,
                                 "seed": self.seed}
@@ -252,6 +263,19 @@ def _plain(v: Any) -> Any:
 
 def _ci(intervals: Mapping[str, BootstrapResult]) -> dict[str, dict[str, float]]:
     return {k: {"low": float(r.low), "high": float(r.high)} for k, r in intervals.items()}
+
+
+def baseline_probs(records: AlignedRecords | MultilabelRecords, kind: str) -> np.ndarray:
+    """The chance or oracle probabilities on ``records``' items (:func:`baseline_records`).
+
+    Multi-label records: chance is 0.5 for every label, oracle the fraction of
+    annotators ticking it.
+    """
+    if isinstance(records, MultilabelRecords):
+        if kind not in ("chance", "oracle"):
+            raise InvalidValueError(f"baseline must be 'chance' or 'oracle'; got {kind!r}")
+        return np.full_like(records.probs, 0.5) if kind == "chance" else records.soft.copy()
+    return baseline_records(records, kind).probs
 
 
 def baseline_records(records: AlignedRecords, kind: str) -> AlignedRecords:
@@ -287,7 +311,7 @@ def _check_int(name: str, value: Any, low: int) -> int:
     return int(value)
 
 
-def _check_models(records: Any) -> dict[str | None, AlignedRecords]:
+def _check_models(records: Any) -> dict[str | None, AlignedRecords]:  # single-label
     """``{None: records}`` for one model; ``{name: records}`` (same items, votes, order) for several."""
     if isinstance(records, AlignedRecords):
         return {None: records}
@@ -324,15 +348,15 @@ def _same_items(first: AlignedRecords, rec: AlignedRecords, name: str) -> Aligne
     return rec
 
 
-def _check_metrics(metrics: Any, *, scale: str = "nominal", n_labels: int | None = None
-                   ) -> tuple[str, ...]:
+def _check_metrics(metrics: Any, *, scale: str = "nominal", n_labels: int | None = None,
+                   multilabel: bool = False) -> tuple[str, ...]:
     if metrics is None:  # soft and hard labels; the binary metrics with two labels
-        return available(True, True, scale=scale, n_labels=n_labels)
+        return available(True, True, scale=scale, n_labels=n_labels, multilabel=multilabel)
     wanted = [metrics] if isinstance(metrics, str) else list(metrics)
     unknown = [m for m in wanted if m not in REGISTRY]
     if unknown or not wanted:
         raise InvalidValueError(f"unknown metric(s) {unknown}; registered: {list(REGISTRY)}")
-    wanted = check_applicable(wanted, scale=scale, n_labels=n_labels)
+    wanted = check_applicable(wanted, scale=scale, n_labels=n_labels, multilabel=multilabel)
     return tuple(m for m in REGISTRY if m in wanted)
 
 
@@ -487,11 +511,15 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
 
     Parameters
     ----------
-    records : AlignedRecords or mapping of str to AlignedRecords
+    records : AlignedRecords, mapping of str to AlignedRecords, or MultilabelRecords
         From :func:`annokit.metrics.records.align` (optionally temperature
         scaled). A mapping evaluates several models on the same items and votes
         (records of another item order are reordered) and compares each with
-        the first.
+        the first. Multi-label records
+        (:func:`annokit.metrics.multilabel_records.align_multilabel`) evaluate
+        the multi-label metrics against the per-label soft labels and majorities,
+        with ``per_label`` values; baselines are 0.5 per label (chance) and the
+        soft labels (oracle).
     metrics : str or sequence of str, optional
         Registry names (:data:`~annokit.metrics.registry.REGISTRY`); default
         every registered metric the inputs allow. Output follows registry order.
@@ -554,10 +582,11 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     >>> all(ci.low <= ci.high for ci in res.intervals.values())
     True
     """
-    models = _check_models(records)
+    multilabel = isinstance(records, MultilabelRecords)
+    models = {None: records} if multilabel else _check_models(records)
     first = next(iter(models.values()))
     scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
-    names = _check_metrics(metrics, scale=scale, n_labels=first.n_labels)
+    names = _check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
     n_boot = _check_int("n_boot", n_boot, 0)
     seed = _check_int("seed", seed, 0)
     n_bins = _check_int("n_bins", n_bins, 1)
@@ -566,13 +595,25 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     if isinstance(confidence, bool) or not isinstance(confidence, (float, int)) \
             or not 0 < confidence < 1:
         raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
-    maj = first.majority if ties is None else majority(first.counts, ties=ties, rng=seed)
-    if maj.n_ties:
-        warnings.warn(f"{maj.n_ties} of {first.n_items} items have a tied human majority; "
-                      f"tie policy {maj.policy!r} "
-                      + ("draws one tied label at random" if maj.policy == "random"
-                         else "takes the first tied label in label order"),
-                      DegenerateInputWarning, stacklevel=2)
+    if multilabel:
+        if ties is not None or isinstance(by, str):
+            raise InvalidValueError("multi-label records take their tie policy from "
+                                    "align_multilabel(ties=) and groups as an array (by="
+                                    f"{by!r}, ties={ties!r})")
+        soft, hard, tie_policy, n_ties = first.soft, first.hard, first.tie_policy, first.n_ties
+        if n_ties:
+            warnings.warn(f"{n_ties} (item, label) cells are ticked by exactly half of the "
+                          f"annotators; tie policy {tie_policy!r}", DegenerateInputWarning,
+                          stacklevel=2)
+    else:
+        maj = first.majority if ties is None else majority(first.counts, ties=ties, rng=seed)
+        soft, hard, tie_policy, n_ties = first.human, maj.labels, maj.policy, maj.n_ties
+        if n_ties:
+            warnings.warn(f"{n_ties} of {first.n_items} items have a tied human majority; "
+                          f"tie policy {maj.policy!r} "
+                          + ("draws one tied label at random" if maj.policy == "random"
+                             else "takes the first tied label in label order"),
+                          DegenerateInputWarning, stacklevel=2)
     given = {"n_bins": n_bins, **_default_options(first, scale), **(metric_options or {})}
     positive_label = None
     if any("positive" in REGISTRY[name].options for name in names):
@@ -583,7 +624,7 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     by_kind, groups, info = _groups(by, first)
     n = first.n_items
     step = max(n, 1) if batch_size is None else batch_size
-    plan = _Plan([rec.probs for rec in models.values()], first.human, maj.labels, names, options,
+    plan = _Plan([rec.probs for rec in models.values()], soft, hard, names, options,
                  [None, *groups] if by_kind is not None else groups,
                  [(lo, min(lo + step, n)) for lo in range(0, n, step)])
     est = plan.estimates()
@@ -592,7 +633,7 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     base: dict[str, dict[str, float]] = {}
     if baselines:
         kinds = ("chance", "oracle")
-        b_est = dataclasses.replace(plan, probs=[baseline_records(first, k).probs for k in kinds],
+        b_est = dataclasses.replace(plan, probs=[baseline_probs(first, k) for k in kinds],
                                     groups=[None]).estimates()
         base = {k: dict(zip(names, map(float, b_est[i, 0]))) for i, k in enumerate(kinds)}
 
@@ -602,13 +643,42 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
                      "dropped_item_ids": [str(i) for i in rec.dropped_item_ids],
                      "labels": tuple(rec.labels.names), "temperature": rec.temperature}
              for model, rec in models.items()}
-    return results_from_values(
+    if multilabel:
+        frames = {None: lambda: _multilabel_frame(first, names, options)}
+    else:
+        frames = {model: (lambda rec=rec: _per_item_frame(rec, maj, names, options))
+                  for model, rec in models.items()}
+    result = results_from_values(
         heads, names, est, reps, baselines=base, by=by_kind, groups=info,
-        group_sizes=[int(rows.size) for rows in groups] if by_kind else [], tie_policy=maj.policy,
-        n_ties=maj.n_ties, n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
-        frame_sources={model: (lambda rec=rec: _per_item_frame(rec, maj, names, options))
-                       for model, rec in models.items()},
-        scale=scale, positive_label=positive_label)
+        group_sizes=[int(rows.size) for rows in groups] if by_kind else [], tie_policy=tie_policy,
+        n_ties=n_ties, n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
+        frame_sources=frames, scale=scale, positive_label=positive_label)
+    if multilabel:
+        result.task = "multilabel"
+        result.per_label = _per_label(plan, first.labels.names)
+    return result
+
+
+def _per_label(plan: _Plan, labels: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Each multi-label metric per label (its states' ``per_label``), from one more pass."""
+    states = plan.fill(lambda lo, hi: None)[0][0]
+    if states is None:
+        return {}
+    return {name: dict(zip(labels, map(float, np.asarray(st.per_label(), dtype=np.float64))))
+            for name, st in zip(plan.names, states) if hasattr(st, "per_label")}
+
+
+def _multilabel_frame(rec: MultilabelRecords, names: Sequence[str],
+                      options: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Per item: responses, tied labels, and each per-label mean metric averaged over labels."""
+    frame = pd.DataFrame({"item": rec.item_ids, "n_responses": rec.n_responses,
+                          "n_tied_labels": rec.is_tied.sum(axis=1)})
+    for name in names:
+        spec = REGISTRY[name]
+        if issubclass(spec.state_class, RowMeanState):
+            values = spec.state(**options[name]).item_values(rec.probs, rec.soft, rec.hard)
+            frame[name] = values.mean(axis=1) if values.ndim == 2 else values
+    return frame
 
 
 def _default_options(first: AlignedRecords, scale: str) -> dict[str, Any]:

@@ -328,6 +328,41 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
     >>> rec.item_ids.tolist(), rec.probs.tolist(), rec.n_unmatched_predictions
     (['p1', 'p2'], [[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]], 1)
     """
+    predictions, join = join_predictions(votes, predictions, pred_labels=pred_labels,
+                                         on_missing=on_missing, id_field=id_field)
+    has, rows, perm, pred_labels = join.has, join.rows, join.perm, join.pred_labels
+    n_missing, dropped = join.n_missing, join.dropped
+    counts = votes.counts()[has]
+    _warn_below_chance(votes, predictions.probs[rows], has, pred_labels, perm)
+    probs = predictions.probs[rows][:, perm]
+    logits = None if predictions.logits is None else predictions.logits[rows][:, perm]
+    return AlignedRecords(
+        item_ids=np.asarray(votes.item_ids[has], dtype=object), labels=votes.labels,
+        probs=probs, counts=counts, human=distributions(counts),
+        majority=majority(counts, ties=ties, rng=rng), logits=logits,
+        n_unmatched_predictions=int(predictions.n_rows - rows.size),
+        n_dropped_items=n_missing, dropped_item_ids=dropped)
+
+
+@dataclass(frozen=True)
+class Join:
+    """How prediction rows meet vote items (:func:`join_predictions`)."""
+
+    has: np.ndarray          # (n_vote_items,) bool: the item has a prediction
+    rows: np.ndarray         # prediction row of each kept item, in the votes' order
+    perm: np.ndarray         # file columns -> the votes' label order
+    pred_labels: list[Any]   # the class of each file column
+    n_missing: int
+    dropped: np.ndarray      # ids of the vote items without a prediction
+
+
+def join_predictions(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path], *,
+                     pred_labels: Sequence[Any] | None = None, on_missing: str = "error",
+                     id_field: str | None = None) -> tuple[Predictions, Join]:
+    """Match prediction rows to vote items by id and columns to labels by name (:func:`align`).
+
+    Raises as :func:`align` does; warns about dropped items with ``on_missing="drop"``.
+    """
     check_option("on_missing", on_missing, ("error", "drop"))
     if not isinstance(predictions, Predictions):
         predictions = read_predictions(predictions, id_field=id_field)
@@ -362,18 +397,10 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
             raise AlignmentError(msg + "; pass on_missing='drop' (CLI: --on-missing drop) to "
                                   "evaluate only the items with predictions")
         warnings.warn(msg + f"; they are dropped and {int(has.sum())} items are kept",
-                      DegenerateInputWarning, stacklevel=2)
+                      DegenerateInputWarning, stacklevel=3)
     rows = pos[has]
-    counts = votes.counts()[has]
-    _warn_below_chance(votes, predictions.probs[rows], has, pred_labels, perm)
-    probs = predictions.probs[rows][:, perm]
-    logits = None if predictions.logits is None else predictions.logits[rows][:, perm]
-    return AlignedRecords(
-        item_ids=np.asarray(votes.item_ids[has], dtype=object), labels=votes.labels,
-        probs=probs, counts=counts, human=distributions(counts),
-        majority=majority(counts, ties=ties, rng=rng), logits=logits,
-        n_unmatched_predictions=int(predictions.n_rows - rows.size),
-        n_dropped_items=n_missing, dropped_item_ids=dropped)
+    return predictions, Join(has=has, rows=rows, perm=perm, pred_labels=list(pred_labels),
+                             n_missing=n_missing, dropped=dropped)
 
 
 def _unknown_order_message(votes: Votes, predictions: Predictions, pos: np.ndarray,

@@ -245,7 +245,10 @@ class RowMeanState(ExtensionState):
 
     def item_values(self, probs: Any, soft: Any = None, hard: Any = None) -> np.ndarray:
         """The per-item quantity whose weighted mean the state computes, checked like a batch."""
-        p, s, h, _ = _prepare_single(probs, soft, hard, None, True)
+        if self.task == "multilabel":
+            p, s, h, _ = prepare_multilabel(probs, soft, hard, None, allow_empty=True)
+        else:
+            p, s, h, _ = _prepare_single(probs, soft, hard, None, True)
         self._check_batch({"soft": s is not None, "hard": h is not None}, p.shape[1], None)
         return self._rows(p, s, h)
 

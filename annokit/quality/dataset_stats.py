@@ -26,7 +26,8 @@ from annokit.core.soft_labels import (
 )
 from annokit.core.votes import Votes
 
-__all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "stats_markdown", "stats_table"]
+__all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "multilabel_stats", "stats_markdown",
+           "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
 
@@ -198,6 +199,77 @@ def _ratings(votes: Votes) -> dict[str, Any] | None:
                            "threshold": BIMODAL}}
 
 
+def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.95,
+                     ties: str = "exclude", rng: np.random.Generator | int | None = 0
+                     ) -> dict[str, Any]:
+    """Summary statistics of multi-label votes (an annotator may tick several labels of an item).
+
+    Each label is a yes/no question per response (:mod:`annokit.core.multilabel`).
+
+    Returns
+    -------
+    dict
+        ``task`` ("multilabel"), ``source``, ``read_as``, ``n_items``, ``n_votes``
+        (ticks), ``n_responses`` ((item, annotator) pairs), ``n_annotators``, ``labels``,
+        ``responses_per_item`` {min, median, max}, ``labels_per_response`` {mean, max},
+        ``empty_responses`` (always 0: a response is known from its ticks),
+        ``per_label``: {label: {tick_rate (ticks / responses), majority_items (items
+        whose majority set holds the label), tied_items, krippendorff_alpha}} where
+        alpha is the nominal alpha of the label's yes/no answers (with a bootstrap
+        interval keyed by item id), ``majority_set_size`` {mean, counts}, ``n_tied_cells``
+        and ``tie_policy``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": ["q", "q", "q", "r", "r"], "annotator": ["a", "a", "b", "a", "b"],
+    ...                    "label": ["x", "y", "y", "x", "x"]})
+    >>> s = multilabel_stats(Votes.from_long(df, duplicates="keep"), n_boot=0)
+    >>> s["n_responses"], s["per_label"]["y"]["tick_rate"], s["n_tied_cells"]
+    (4, 0.5, 1)
+    """
+    from annokit.core.multilabel import multilabel_majority, n_responses
+
+    counts = votes.counts()
+    answered = n_responses(votes)  # checks the votes (annotator ids, no repeated tick)
+    maj = multilabel_majority(votes, ties=ties)
+    seed = seed_from_rng(rng) if n_boot else 0
+    by_id = np.argsort(votes.item_ids.astype(str), kind="stable")
+    per_label = {}
+    for j, name in enumerate(votes.labels.names):
+        yes_no = np.stack([answered - counts[:, j], counts[:, j]], axis=1)[by_id]
+        alpha = (krippendorff_alpha(yes_no, n_boot=n_boot, confidence=confidence, rng=seed,
+                                    keys=votes.item_ids[by_id]).to_dict()
+                 if (answered >= 2).any() else None)
+        per_label[name] = {"tick_rate": float(counts[:, j].sum() / answered.sum()),
+                           "majority_items": int(maj.labels[:, j].sum()),
+                           "tied_items": int(maj.is_tied[:, j].sum()),
+                           "krippendorff_alpha": alpha}
+    size = maj.labels.sum(axis=1)
+    return {
+        "schema_version": STATS_SCHEMA_VERSION, "task": "multilabel", "source": votes.source,
+        "read_as": getattr(votes, "read_info", None), "n_items": votes.n_items,
+        "n_votes": votes.n_votes, "n_responses": int(answered.sum()),
+        "n_annotators": votes.n_annotators, "labels": list(votes.labels.names),
+        "responses_per_item": {"min": int(answered.min()), "median": float(np.median(answered)),
+                               "max": int(answered.max())},
+        "labels_per_response": {"mean": votes.n_votes / int(answered.sum()),
+                                "max": int(np.bincount(_pairs(votes)).max())},
+        "per_label": per_label,
+        "majority_set_size": {"mean": float(size.mean()),
+                              "counts": {str(k): int(c) for k, c in
+                                         enumerate(np.bincount(size)) if c}},
+        "n_tied_cells": maj.n_ties, "tie_policy": maj.policy,
+    }
+
+
+def _pairs(votes: Votes) -> np.ndarray:
+    """A dense code per (item, annotator) pair of each vote."""
+    n_ann = max(len(votes.annotator_ids), 1)
+    key = votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
+    return np.unique(key, return_inverse=True)[1].ravel()
+
+
 def _fmt(x: Any, digits: int = 4) -> str:
     if x is None:
         return "n/a"
@@ -264,9 +336,33 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _multilabel_rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
+    rpi, lpr = stats["responses_per_item"], stats["labels_per_response"]
+    rows = [
+        *([("read as", stats["read_as"])] if stats.get("read_as") else []),
+        ("items", _fmt(stats["n_items"])),
+        ("ticks (votes)", _fmt(stats["n_votes"])),
+        ("responses ((item, annotator) pairs)", _fmt(stats["n_responses"])),
+        ("annotators", _fmt(stats["n_annotators"])),
+        ("labels (multi-label)", ", ".join(stats["labels"])),
+        ("responses per item (min / median / max)",
+         f"{rpi['min']} / {rpi['median']:g} / {rpi['max']}"),
+        ("labels per response (mean / max)", f"{_fmt(lpr['mean'])} / {lpr['max']}"),
+        ("majority set size (mean)", _fmt(stats["majority_set_size"]["mean"])),
+        ("tied (item, label) cells", f"{stats['n_tied_cells']:,} (policy {stats['tie_policy']})"),
+    ]
+    for name, d in stats["per_label"].items():
+        a = d["krippendorff_alpha"]
+        alpha = "n/a" if a is None else _fmt(a["value"]) + (
+            f" [{_fmt(a['ci_low'])}, {_fmt(a['ci_high'])}]" if a["ci_low"] is not None else "")
+        rows.append((f"label {name}: tick rate / majority items / alpha",
+                     f"{_fmt(d['tick_rate'])} / {d['majority_items']:,} / {alpha}"))
+    return rows
+
+
 def stats_table(stats: dict[str, Any]) -> str:
     """A plain-text two-column table for the terminal."""
-    rows = _rows(stats)
+    rows = _multilabel_rows(stats) if stats.get("task") == "multilabel" else _rows(stats)
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
@@ -274,5 +370,6 @@ def stats_table(stats: dict[str, Any]) -> str:
 def stats_markdown(stats: dict[str, Any]) -> str:
     """A Markdown table (the statistics section of a data card)."""
     lines = ["| statistic | value |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in _rows(stats)]
+    rows = _multilabel_rows(stats) if stats.get("task") == "multilabel" else _rows(stats)
+    lines += [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines)

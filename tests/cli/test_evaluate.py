@@ -12,7 +12,7 @@ from annokit.metrics.registry import REGISTRY, available
 
 #: Keys of ``--json`` documented in README.md (a public interface).
 TOP_KEYS = ["n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
-            "scale", "positive_label", "n_bins", "tie_policy", "n_ties", "units",
+            "task", "scale", "positive_label", "n_bins", "tie_policy", "n_ties", "units",
             "lower_is_better", "metrics", "baselines"]
 #: ``--json`` lists exactly the registered metrics (records always give soft and hard labels).
 REQUIRED_METRICS = list(available(True, True, n_labels=2))  # two labels: the binary metrics too
@@ -62,7 +62,7 @@ def test_table_output(small):
     result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0] == "items: 3   labels: no, yes   bins: 10"
+    assert lines[0] == "items: 3   labels: no, yes (nominal)   bins: 10   positive class: yes"
     assert lines[1].startswith("unmatched prediction rows (ignored): 1   dropped vote items: 0")
     assert any(line.startswith("accuracy") and "1.0000" in line for line in lines)
     assert any(line.startswith("ent_ce ") and line.endswith("nats") for line in lines)

@@ -57,3 +57,34 @@ def test_nominal_default_keeps_nominal_alpha_and_no_ratings(likert):
     out = json.loads(run(path, "--json", "--n-boot", "0").stdout)
     assert out["scale"] == "nominal" and out["ratings"] is None
     assert out["krippendorff_alpha"]["level"] == "nominal"
+
+
+def test_multilabel_stats_alpha_per_label_equals_the_krippendorff_package(tmp_path):
+    """Each label's yes/no answers (ticked or not, per response) against the package."""
+    rng = np.random.default_rng(8)
+    rows = []
+    for i in range(40):
+        rate = rng.random(3)
+        for a in range(6):
+            if rng.random() < 0.2:
+                continue  # annotator a did not answer item i
+            ticked = [lab for j, lab in enumerate("xyz") if rng.random() < rate[j]] or ["x"]
+            rows += [(f"i{i}", f"a{a}", lab) for lab in ticked]
+    frame = pd.DataFrame(rows, columns=["item", "annotator", "label"])
+    path = tmp_path / "ml.csv"
+    frame.to_csv(path, index=False)
+    result = run(path, "--multilabel", "--json", "--n-boot", "0")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    responses = frame[["item", "annotator"]].drop_duplicates()
+    assert out["task"] == "multilabel" and out["n_responses"] == len(responses)
+    for label in "xyz":
+        ticks = frame[frame.label == label].assign(v=1.0)[["item", "annotator", "v"]]
+        answers = responses.merge(ticks, how="left").fillna({"v": 0.0})
+        matrix = answers.pivot(index="annotator", columns="item", values="v").to_numpy(float)
+        expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
+        got = out["per_label"][label]
+        assert got["krippendorff_alpha"]["value"] == pytest.approx(expected, abs=1e-9)
+        assert got["tick_rate"] == pytest.approx((frame.label == label).sum() / len(responses))
+    text = run(path, "--multilabel", "--n-boot", "0").stdout
+    assert "labels (multi-label)" in text and "label z: tick rate" in text
