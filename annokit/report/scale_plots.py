@@ -21,6 +21,7 @@ import matplotlib.colors
 import matplotlib.patches
 import numpy as np
 
+from annokit.report import plots
 from annokit.report.plots import (
     _HATCHES,
     _RC,
@@ -32,7 +33,6 @@ from annokit.report.plots import (
     _figure,
     color,
     mpl_text,
-    render,
 )
 
 __all__ = ["annotator_histograms", "binary_reliability_diagrams", "label_distribution_bars"]
@@ -84,12 +84,12 @@ def label_distribution_bars(labels: Sequence[str],
             ax.set_xticks(x)
             ax.set_xticklabels([mpl_text(lab) for lab in labels],
                                rotation=30 if len(labels) > 8 else 0, fontsize=7)
-            ax.set_xlabel("label, in scale order")
+            ax.set_xlabel("label, in scale order [category]")
             ax.set_ylabel("mean share [probability]")
             ax.set_title(mpl_text(titles[j]))
         _legend(fig, axes, 1 + len(panels[titles[0]][1]) if titles else 1)
         _adjust(fig, ncols, nrows, bottom=0.6, top=0.7, hspace=1.0)
-    return render(fig, fmt)
+    return plots.render(fig, fmt)  # looked up at call time (tests patch it)
 
 
 def binary_reliability_diagrams(models: Mapping[str, Mapping[str, Sequence[Any]]], *,
@@ -152,7 +152,7 @@ def binary_reliability_diagrams(models: Mapping[str, Mapping[str, Sequence[Any]]
         fig.legend(handles, texts, loc="upper center", ncol=2, frameon=False,
                    bbox_to_anchor=(0.5, 1.0))
         _adjust(fig, ncols, nrows, top=0.95, hspace=1.35)
-    return render(fig, fmt)
+    return plots.render(fig, fmt)  # looked up at call time (tests patch it)
 
 
 def annotator_histograms(hists: Mapping[str, Mapping[str, Sequence[float]]], *,
@@ -189,4 +189,4 @@ def annotator_histograms(hists: Mapping[str, Mapping[str, Sequence[float]]], *,
             ax.set_title(f"Per-annotator {key}")
             ax.legend(frameon=False, fontsize=7)
         _adjust(fig, ncols, 1, top=0.45)
-    return render(fig, fmt)
+    return plots.render(fig, fmt)  # looked up at call time (tests patch it)
