@@ -255,3 +255,30 @@ def test_unscored_pairs_and_votes_are_noted():
     assert rep.perspectivist.n_votes_without_prediction == 3
     assert f"annotator predictions: 3 of {votes.n_votes} votes have no prediction and are not " \
            "scored" in rep.notes
+
+
+def test_every_axis_of_the_scale_figures_has_a_unit(ordinal, monkeypatch):
+    import re
+
+    import matplotlib.pyplot as plt
+
+    from annokit.report import plots
+
+    _, votes2 = long_votes(["no", "yes"], n_items=30)
+    binary = build_report(votes2, {"m": predictions(votes2)}, bins=1, n_boot=0, ceiling=False)
+    seen = {}
+
+    def check(fig, fmt="svg", **_k):
+        seen.setdefault(len(seen), [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes
+                                    if ax.get_visible()])
+        plt.close(fig)
+        return ""
+
+    monkeypatch.setattr(plots, "render", check)
+    keys = list(report_figures(ordinal[3])) + list(report_figures(binary))
+    new = {"label-distributions", "annotator-errors", "binary-reliability"}
+    labels = [xy for i, k in enumerate(keys) if k in new for xy in seen[i]]
+    assert {k for k in keys if k in new} == new and labels
+    for xlabel, ylabel in labels:
+        assert re.search(r"\[[^\]]+\]$", xlabel) and re.search(r"\[[^\]]+\]$", ylabel), \
+            (xlabel, ylabel)
