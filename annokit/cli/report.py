@@ -142,6 +142,14 @@ def _n_groups(bin_spec: int | list[float]) -> int:
               help="Repetitions of the subsampling curve.")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the bootstrap and the ceiling split.")
+@click.option("--positive", default=None, metavar="LABEL",
+              help="Two labels: the positive class of ece_binary, mce_binary and the "
+                   "positive-class reliability diagram (default: the second label).")
+@click.option("--annotator-predictions", "annotator_predictions", default=None,
+              type=click.Path(exists=True, dir_okay=False),
+              help="Predictions per (item, annotator): a long table (.csv, .tsv, .jsonl, "
+                   ".parquet) with item, annotator and label or prob_<label> columns; adds "
+                   "the per-annotator (perspectivist) section.")
 @click.option("--title", default=None, help="Page title.")
 @click.option("--png", is_flag=True, help="Also write every figure as PNG.")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
@@ -150,7 +158,7 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, temperatures,
            fit_temperature_on, n_boot, n_bins, no_ceiling, subsample_ks, subsample_reps,
-           seed, title, png, out, as_json, quiet):
+           seed, positive, annotator_predictions, title, png, out, as_json, quiet):
     """Write the agreement-binned analysis report of one or more models to --out:
     report.html (self-contained page), report.md, report.json (versioned schema)
     and figures/.
@@ -160,9 +168,22 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     ECE, SMECE, DistCE, |EntCE|, Jensen-Shannon distance, KL, RankCS, Brier,
     NLL, ...), next to a split-half human ceiling, plus differences from the
     first model with paired-bootstrap intervals.
+
+    The report states the label scale (--scale); on ordered scales it adds the
+    order-aware metrics and the human and model label distributions in scale
+    order; with two labels the positive-class calibration (--positive); with
+    --annotator-predictions the per-annotator evaluation.
     """
     from annokit.io import read_votes
-    from annokit.report import build_report, dump_json, load_models, subsampling_rows, write_report
+    from annokit.report import (
+        build_report,
+        dump_json,
+        load_annotator_predictions,
+        load_models,
+        subsampling_rows,
+        write_report,
+    )
+    from annokit.report.sections import check_positive
 
     bin_spec = _bins(bins)
     # every agreement bin and every model (with its temperature copies) is bootstrapped
@@ -185,21 +206,28 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     from annokit.io.atomic import check_outputs
 
     check_outputs({"--out": out}, {"--votes": votes_path, "--model": [_paths(v) for _, v in specs],
-                                   "--fit-temperature-on": [p for _, p in fitted]},
+                                   "--fit-temperature-on": [p for _, p in fitted],
+                                   "--annotator-predictions": annotator_predictions},
                   directories=["--out"])
     notes: list[str] = []
     # stages: votes, each model read, build_report's five, written
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
         votes = read_votes(votes_path, format=fmt, **read_options())
+        check_positive(positive, tuple(votes.labels.names), option="--positive")
         progress("votes")
         loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,
                              id_field=id_field, on_missing=on_missing, temperatures=fixed,
                              fit_temperature_on=fitted, progress=progress)
+        per_annotator = None
+        if annotator_predictions is not None:
+            per_annotator = load_annotator_predictions(annotator_predictions, votes, loaded.votes,
+                                                       notes=notes)
         curve = None
         if ks:
             curve = subsampling_rows(loaded.votes, ks, reps=subsample_reps, rng=seed, notes=notes)
         rep = build_report(loaded.votes, loaded.models, bins=bin_spec, n_boot=n_boot,
                            n_bins=n_bins, ceiling=not no_ceiling, seed=seed, subsampling=curve,
+                           positive=positive, annotator_predictions=per_annotator,
                            title=title or f"annokit report: {Path(votes_path).name}",
                            progress=progress)
         rep.notes = loaded.notes + notes + rep.notes

@@ -12,7 +12,12 @@ True
 """
 
 from annokit.report.build import build_report
-from annokit.report.inputs import ModelPredictions, load_models, subsampling_rows
+from annokit.report.inputs import (
+    ModelPredictions,
+    load_annotator_predictions,
+    load_models,
+    subsampling_rows,
+)
 from annokit.report.model import SCHEMA_VERSION, Report, dump_json, export_schema, report_schema
 from annokit.report.write import write_report
 
@@ -23,6 +28,7 @@ __all__ = [
     "build_report",
     "dump_json",
     "export_schema",
+    "load_annotator_predictions",
     "load_models",
     "report_schema",
     "subsampling_rows",

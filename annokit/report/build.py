@@ -15,7 +15,11 @@ Nothing here draws or writes files, and nothing here computes a metric:
    al. 2022, Sec. 5, use 20 of 100), H1 evaluated like a model against all
    votes and against H2, on the same agreement bins;
 4. figure data: reliability diagrams, histograms of the per-item values the
-   engine returns, dataset statistics and annotator quality.
+   engine returns, dataset statistics and annotator quality;
+5. what depends on the label scale (:mod:`annokit.report.sections`): the scale,
+   on ordered scales the mean human and model label distributions in scale
+   order; with two labels the positive class and its reliability diagram; with
+   annotator predictions the per-annotator (perspectivist) evaluation.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,6 +43,13 @@ from annokit.metrics.engine import EvaluationResult, evaluate
 from annokit.metrics.records import AlignedRecords, agreement_bins
 from annokit.metrics.registry import REGISTRY
 from annokit.report.inputs import ModelPredictions
+from annokit.report.sections import (
+    ORDERED_SCALES,
+    binary_section,
+    check_positive,
+    label_distribution,
+    perspectivist_section,
+)
 from annokit.report.model import (
     AnnotatorQuality,
     AnnotatorRow,
@@ -251,6 +263,8 @@ def build_report(
     subsampling_recommendation: Mapping[str, Any] | None = None,
     title: str | None = None,
     quality_methods: Sequence[str] = ("ds", "agreement"),
+    positive: int | str | None = None,
+    annotator_predictions: Any = None,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> Report:
@@ -296,6 +310,15 @@ def build_report(
     quality_methods : sequence of str, default ("ds", "agreement")
         Annotator-quality scores (:func:`annokit.quality.annotator_scores`)
         reported when the votes carry annotator ids; empty to skip.
+    positive : str or int, optional
+        Two labels only: the positive class of ``ece_binary``, ``mce_binary`` and
+        the positive-class reliability diagrams, a label name or index (default:
+        the second label); passed to the engine as ``metric_options={"positive": ...}``.
+    annotator_predictions : DataFrame or path, optional
+        Predictions per (item, annotator)
+        (:func:`annokit.metrics.perspectivist.read_annotator_predictions`): adds the
+        per-annotator evaluation (:func:`annokit.metrics.perspectivist.evaluate_annotators`
+        on the votes' scale). Items and annotators must be the votes'.
     seed : int, default 0
         Seeds the bootstrap (with the item ids) and the ceiling split; the same
         seed gives the same report.
@@ -309,7 +332,9 @@ def build_report(
     Raises
     ------
     InputError
-        If predictions do not match the votes' shape, or options are invalid.
+        If predictions do not match the votes' shape, or options are invalid (a
+        ``positive`` that is not one of two labels; annotator predictions naming an
+        item or annotator the votes do not have).
 
     Examples
     --------
@@ -329,6 +354,7 @@ def build_report(
     if len(set(model_names)) != len(model_names):
         raise InputError(f"model names must be unique; got {model_names}")
     _check_options(n_boot, confidence, seed)
+    check_positive(positive, tuple(votes.labels.names))
 
     counts = votes.counts()
     n_labels = counts.shape[1]
@@ -353,10 +379,21 @@ def build_report(
     with _noted(notes):
         result = evaluate(records if len(records) > 1 else records[models[0].name], metrics,
                           by=groups, n_boot=int(n_boot), seed=int(seed), confidence=confidence,
-                          n_bins=n_bins)
+                          n_bins=n_bins,
+                          metric_options=None if positive is None else {"positive": positive})
     names = result.names
     entropy_edges = np.linspace(0.0, float(np.log2(n_labels)), _HIST_BINS + 1)
     reports = _model_reports(models, result, records, n_bins, entropy_edges)
+    human_distribution = None
+    if result.scale in ORDERED_SCALES:
+        human_distribution = label_distribution(distributions(counts), bin_idx, n_agree)
+        for rep in reports:
+            rep.label_distribution = label_distribution(records[rep.name].probs, bin_idx,
+                                                        n_agree)
+    if result.positive_label is not None:
+        for rep in reports:
+            rep.binary_reliability = binary_section(records[rep.name], result.positive_label,
+                                                    n_bins)
     step("models")
 
     human_ceiling = None
@@ -367,12 +404,21 @@ def build_report(
     annotator_quality = None
     if quality_methods and votes.has_annotators:
         annotator_quality = _annotator_quality(votes, quality_methods, notes)
+    perspectivist = None
+    if annotator_predictions is not None:
+        source = annotator_predictions.attrs.get("source") \
+            if isinstance(annotator_predictions, pd.DataFrame) \
+            else Path(annotator_predictions).name
+        perspectivist = perspectivist_section(votes, annotator_predictions, scale=result.scale,
+                                              notes=notes, source=source)
     step("annotators")
     dataset = _dataset_summary(votes, n_boot=min(int(n_boot), 1000), seed=int(seed), notes=notes)
     report = Report(
         annokit_version=annokit.__version__,
         title=title or "annokit agreement-binned report",
         labels=list(votes.labels.names),
+        scale=result.scale,
+        positive_label=result.positive_label,
         dataset=dataset,
         metrics=[MetricInfo(name=k, summary=REGISTRY[k].summary, unit=REGISTRY[k].unit,
                             lower_is_better=REGISTRY[k].lower_is_better,
@@ -385,6 +431,8 @@ def build_report(
         human_entropy=_histogram(h_bits, entropy_edges),
         human_ceiling=human_ceiling,
         annotator_quality=annotator_quality,
+        human_distribution=human_distribution,
+        perspectivist=perspectivist,
         subsampling=[SubsamplingPoint(**{k: row.get(k) for k in SubsamplingPoint.model_fields})
                      for row in subsampling] if subsampling else None,
         subsampling_recommendation=_recommendation(subsampling, subsampling_recommendation),

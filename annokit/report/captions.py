@@ -46,13 +46,16 @@ def headline_metrics(report: Report) -> list[MetricInfo]:
 
 
 def figure_order(keys: Iterable[str]) -> list[str]:
-    """Page order: per-bin first, the reliability diagrams by model, histograms, subsampling."""
-    rank = {"per-bin": 0, "error-histograms": 2, "entropy-histograms": 3, "subsampling": 4}
+    """Page order: per-bin first, the reliability diagrams by model, the positive-class
+    reliability, histograms, label distributions, subsampling, per-annotator errors."""
+    rank = {"per-bin": 0, "binary-reliability": 2, "error-histograms": 3,
+            "entropy-histograms": 4, "label-distributions": 5, "subsampling": 6,
+            "annotator-errors": 7}
 
     def key(k: str) -> tuple[int, int]:
         if k.startswith("reliability-"):
             return 1, int(k.split("-", 1)[1])
-        return rank.get(k, 5), 0
+        return rank.get(k, 8), 0
 
     return sorted(keys, key=key)
 
@@ -99,6 +102,37 @@ def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]
                 (f"Entropy in bits (log base 2, as ChaosNLI reports it), on [0, log2 {n}] bits. "
                  "Grey: the human vote distribution of each item; outline: the model's "
                  "predictive distribution."))
+    if key == "binary-reliability":
+        pos = report.positive_label
+        return (f"Positive-class reliability (positive label: {pos})",
+                (f"Two labels: {report.settings.n_bins} equal-width bins of the model's "
+                 f"probability of the positive label {pos!r}, one panel per model. Bar: share of "
+                 f"the bin's items whose majority label is {pos!r}, more opaque the more items "
+                 f"the bin holds (hatched: fewer than {TINY_BIN}); black tick: the bin's mean "
+                 f"p({pos}); dashed diagonal: perfect calibration; numbers: items per bin. "
+                 "ECE and MCE on these bins: ece_binary and mce_binary in the tables "
+                 "(annokit.metrics.binary.binary_reliability; choose the positive label with "
+                 "--positive)."))
+    if key == "label-distributions":
+        return (f"Label distributions in scale order ({report.scale} scale)",
+                ("Mean human vote distribution (grey) and each model's mean predicted "
+                 "distribution (colours), labels along the x axis in scale order "
+                 f"({', '.join(report.labels)}); first panel: all items, then one per agreement "
+                 "bin (human entropy, bits). Order-aware metrics (Wasserstein, RPS, ...) are in "
+                 "the tables."))
+    if key == "annotator-errors":
+        p = report.perspectivist
+        text = ("Distribution over annotators of the model's per-annotator error rate (share of "
+                "the annotator's items whose predicted label is not theirs)")
+        if p is not None and "mean_distance" in p.histograms:
+            text += (f" and mean normalised distance |v_pred - v_actual| / {p.normalizer:g} "
+                     "(ordered scale)")
+        text += (". Lines: the LeWiDi 2025 per-annotator score (mean over items of the "
+                 "item's mean error), the median over annotators, and the pooled score (the "
+                 "same predictions pooled per item against the pooled votes); their difference "
+                 "is the gap in the per-annotator tables "
+                 "(annokit.metrics.perspectivist.evaluate_annotators).")
+        return "Per-annotator errors (perspectivist evaluation)", text
     if key == "subsampling":
         rec = report.subsampling_recommendation
         text = ("Mean total variation distance (TVD) between the vote distribution of k random "

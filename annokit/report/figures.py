@@ -19,6 +19,11 @@ from annokit.report.plots import (
     reliability_diagrams,
     subsampling_curve,
 )
+from annokit.report.scale_plots import (
+    annotator_histograms,
+    binary_reliability_diagrams,
+    label_distribution_bars,
+)
 from annokit.report.tables import direction
 
 __all__ = ["report_figures"]
@@ -35,8 +40,11 @@ def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
 
     Keys: ``per-bin`` (headline metrics per agreement bin), ``reliability-<i>`` (one
     per model, in report order), ``error-histograms`` (per-item values of the headline
-    metrics that have them, rates left out), ``entropy-histograms`` (bits), and
-    ``subsampling`` when the report has a curve.
+    metrics that have them, rates left out), ``entropy-histograms`` (bits),
+    ``binary-reliability`` (two labels: p(positive) against the positive frequency),
+    ``label-distributions`` (ordered scales: mean human and model distributions in
+    scale order, all items and per agreement bin), ``subsampling`` when the report has
+    a curve and ``annotator-errors`` with a per-annotator evaluation.
 
     Returns
     -------
@@ -72,6 +80,15 @@ def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
     figs["entropy-histograms"] = entropy_histograms(
         report.human_entropy.model_dump(), {m.name: m.entropy.model_dump() for m in report.models},
         fmt=fmt)
+    binary = {m.name: m.binary_reliability.model_dump() for m in report.models
+              if m.binary_reliability is not None}
+    if binary and report.positive_label is not None:
+        figs["binary-reliability"] = binary_reliability_diagrams(
+            binary, positive_label=report.positive_label, fmt=fmt)
+    if report.human_distribution is not None:
+        figs["label-distributions"] = _label_distributions(report, fmt)
+    if report.perspectivist is not None:
+        figs["annotator-errors"] = _annotator_errors(report.perspectivist, fmt)
     if report.subsampling:
         pts = report.subsampling
         rec = report.subsampling_recommendation
@@ -97,3 +114,32 @@ def _subsampling_title(report: Any) -> str:
     if rec is not None and rec.k is not None and rec.source != "observed":
         title += f"; recommended k = {rec.k} ({rec.k_low} to {rec.k_high}), {rec.source}"
     return mpl_text(title)
+
+
+def _label_distributions(report: Any, fmt: Format) -> Any:
+    """All items, then one panel per agreement bin; the models with a distribution."""
+    hd = report.human_distribution
+    models = [m for m in report.models if m.label_distribution is not None]
+    panels = {f"all items (n={sum(report.binning.counts)})":
+              (hd.overall, {m.name: m.label_distribution.overall for m in models})}
+    for b, (lab, n) in enumerate(zip(report.binning.labels, report.binning.counts)):
+        panels[f"agreement bin {lab} bits (n={n})"] = (
+            hd.per_bin[b], {m.name: m.label_distribution.per_bin[b] for m in models})
+    return label_distribution_bars(report.labels, panels, fmt=fmt)
+
+
+def _annotator_errors(p: Any, fmt: Format) -> Any:
+    """Per-annotator error rate (and distance): the LeWiDi score, the median and the pooled score."""
+    markers = {"error_rate": {"per-annotator (LeWiDi ER)": p.scores.get("lewidi_error_rate"),
+                              "median over annotators":
+                                  p.over_annotators.get("error_rate", {}).get("median"),
+                              "pooled (TVD)": p.pooled.get("tvd")}}
+    labels = {"error_rate": "error rate against the annotator [rate]"}
+    if "mean_distance" in p.histograms:
+        markers["mean_distance"] = {
+            "per-annotator (LeWiDi AD)": p.scores.get("lewidi_absolute_distance"),
+            "median over annotators": p.over_annotators.get("mean_distance", {}).get("median"),
+            "pooled (Wasserstein / s)": p.pooled.get("wasserstein")}
+        labels["mean_distance"] = f"|v_pred - v_actual| / {p.normalizer:g} [normalised distance]"
+    return annotator_histograms({k: h.model_dump() for k, h in p.histograms.items()},
+                                markers=markers, labels=labels, fmt=fmt)

@@ -5,7 +5,8 @@ votes by item id and label name (:func:`annokit.metrics.records.align`) and
 adds temperature-scaled copies (fixed or fitted on other files); it is what
 ``annokit report --model ... --temperature ... --fit-temperature-on ...``
 runs. :func:`subsampling_rows` computes the "how many annotations are enough"
-curve the report shows. Neither computes a metric.
+curve the report shows; :func:`load_annotator_predictions` reads the predictions
+per (item, annotator) of ``--annotator-predictions``. None computes a metric.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import numpy as np
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError
 
-__all__ = ["LoadedModels", "ModelPredictions", "SubsamplingRows", "load_models",
-           "subsampling_rows"]
+__all__ = ["LoadedModels", "ModelPredictions", "SubsamplingRows", "load_annotator_predictions",
+           "load_models", "subsampling_rows"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -242,3 +243,40 @@ def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
             notes += [f"subsampling: {w.message}" for w in caught
                       if issubclass(w.category, DegenerateInputWarning)]
     return rows
+
+
+def load_annotator_predictions(path: PathLike, votes: Votes, kept: Votes | None = None, *,
+                               notes: list[str] | None = None) -> Any:
+    """Predictions per (item, annotator) for the report's items, as a long table.
+
+    Parameters
+    ----------
+    path : path
+        A long table (:func:`annokit.metrics.perspectivist.read_annotator_predictions`).
+    votes : Votes
+        All votes read.
+    kept : Votes, optional
+        The votes the report is built on when items were left out (``--on-missing
+        drop``); rows of the left-out items are removed and counted in ``notes``.
+        Rows naming items the votes do not have at all stay, for
+        :func:`~annokit.report.build.build_report` to refuse.
+
+    Returns
+    -------
+    DataFrame
+        With ``attrs["source"]``, the file name (shown in the report).
+    """
+    from annokit.metrics.perspectivist import read_annotator_predictions
+
+    frame = read_annotator_predictions(path)
+    name = Path(path).name
+    if kept is not None and kept.n_items < votes.n_items:
+        left_out = set(map(str, votes.item_ids)) - set(map(str, kept.item_ids))
+        drop = frame["item"].isin(left_out).to_numpy()
+        if drop.any():
+            frame = frame.loc[~drop].reset_index(drop=True)
+            if notes is not None:
+                notes.append(f"annotator predictions {name}: {int(drop.sum())} row(s) of items "
+                             "left out of the report (no model prediction) are not scored")
+    frame.attrs["source"] = name
+    return frame

@@ -27,27 +27,32 @@ __all__ = [
     "SCHEMA_VERSION",
     "AnnotatorQuality",
     "AnnotatorRow",
+    "BinaryReliability",
     "BinCeiling",
     "BinMetrics",
     "Binning",
     "Histogram",
     "HumanCeiling",
     "Interval",
+    "LabelDistribution",
     "MetricInfo",
     "ModelReport",
     "PairwiseDifference",
+    "PerAnnotatorRow",
+    "PerspectivistReport",
     "Reliability",
     "Report",
     "Settings",
     "SubsamplingPoint",
     "SubsamplingRecommendation",
+    "WorstAnnotator",
     "dump_json",
     "export_schema",
     "report_schema",
 ]
 
 #: Bump the minor part for added optional fields, the major part for anything else.
-SCHEMA_VERSION = "3.0"
+SCHEMA_VERSION = "3.1"
 
 #: Significant digits of every float written to report.json.
 FLOAT_DIGITS = 10
@@ -145,6 +150,28 @@ class Reliability(_Model):
     soft_target: list[Number] = Field(description="mean human probability of the predicted label")
 
 
+class BinaryReliability(_Model):
+    """Positive-class reliability-diagram data of two-label predictions
+    (:func:`annokit.metrics.binary.binary_reliability`; empty bins: null)."""
+
+    positive_label: str = Field(description="the positive class")
+    edges: list[float] = Field(description="n_bins + 1 equal-width edges of p(positive)")
+    count: list[int] = Field(description="items per bin")
+    mean_probability: list[Number] = Field(description="mean p(positive) of the bin")
+    frequency: list[Number] = Field(description="share of the bin's items whose hard label "
+                                                "(the majority) is the positive class")
+    ece: Number = Field(description="ECE on p(positive) (registry metric ece_binary)")
+    mce: Number = Field(description="MCE on p(positive) (registry metric mce_binary)")
+
+
+class LabelDistribution(_Model):
+    """Mean distribution over the labels in scale order, overall and per agreement bin."""
+
+    overall: list[float] = Field(description="mean over items, one share per label")
+    per_bin: list[list[Number]] = Field(description="the same per agreement bin "
+                                                    "(an empty bin: nulls)")
+
+
 class ModelReport(_Model):
     """Everything reported about one model."""
 
@@ -160,6 +187,10 @@ class ModelReport(_Model):
         description="per-item values of each reported per-item metric that is not a rate "
                     "(registry name -> histogram on edges shared by all models)")
     entropy: Histogram = Field(description="model entropy (bits) on the human entropy's edges")
+    label_distribution: LabelDistribution | None = Field(
+        default=None, description="mean predicted distribution (ordered scales only)")
+    binary_reliability: BinaryReliability | None = Field(
+        default=None, description="positive-class reliability (two labels only)")
 
 
 class PairwiseDifference(_Model):
@@ -217,6 +248,57 @@ class AnnotatorQuality(_Model):
     annotators: list[AnnotatorRow] = Field(description="every annotator, lowest first score first")
 
 
+class PerAnnotatorRow(_Model):
+    """One annotator's scores against their own labels (columns that apply; others null)."""
+
+    annotator: str
+    n_pairs: int = Field(description="(item, annotator) pairs with a prediction and a vote")
+    accuracy: Number
+    error_rate: Number
+    mean_distance: Number = Field(default=None, description="mean |v_pred - v_actual| / s "
+                                                            "(ordered scales)")
+    nll: Number = Field(default=None, description="mean -log p(actual), nats (distributions)")
+
+
+class WorstAnnotator(_Model):
+    """One of the worst annotators under a metric."""
+
+    annotator: str
+    value: Number
+    n_pairs: int
+
+
+class PerspectivistReport(_Model):
+    """Predictions per (item, annotator) against each annotator's own label
+    (:func:`annokit.metrics.perspectivist.evaluate_annotators`)."""
+
+    source: str | None = Field(default=None, description="predictions file name (no directories)")
+    scale: str
+    normalizer: Number = Field(description="s of the normalised distances (null: nominal)")
+    n_pairs: int
+    n_items: int
+    n_annotators: int
+    n_unmatched_predictions: int = Field(description="predicted pairs of a known item and "
+                                                     "annotator without a vote (not scored)")
+    n_votes_without_prediction: int = Field(description="votes no prediction covers (not scored)")
+    scores: dict[str, Number] = Field(
+        description="accuracy, error_rate (pairs pooled), LeWiDi 2025 item-averaged "
+                    "lewidi_error_rate and (ordered) lewidi_absolute_distance, mean_distance, "
+                    "nll")
+    pooled: dict[str, Number] = Field(
+        description="tvd (and wasserstein / s on ordered scales) between the model's pooled "
+                    "labels and the annotators' per item, item-averaged; manhattan with "
+                    "distributions")
+    gap: dict[str, Number] = Field(
+        description="per-annotator minus pooled score (>= 0): error_rate, absolute_distance")
+    over_annotators: dict[str, dict[str, Number]] = Field(
+        description="per metric: mean, median, min, max and quantiles (q0.1, ...) over annotators")
+    worst: dict[str, list[WorstAnnotator]] = Field(description="per metric: the worst annotators")
+    histograms: dict[str, Histogram] = Field(
+        description="per-annotator error_rate (and mean_distance) on [0, 1]")
+    per_annotator: list[PerAnnotatorRow] = Field(description="every scored annotator")
+
+
 class Settings(_Model):
     """The options the report was built with (enough to rebuild it)."""
 
@@ -230,10 +312,16 @@ class Settings(_Model):
 class Report(_Model):
     """The agreement-binned analysis report (``report.json``)."""
 
-    schema_version: Literal["3.0"] = SCHEMA_VERSION
+    schema_version: Literal["3.1"] = SCHEMA_VERSION
     annokit_version: str
     title: str
-    labels: list[str]
+    labels: list[str] = Field(description="label names in label order (scale order on ordered "
+                                          "scales)")
+    scale: Literal["nominal", "ordinal", "interval", "ratio"] = Field(
+        default="nominal", description="level of measurement of the labels")
+    positive_label: str | None = Field(
+        default=None, description="positive class of ece_binary, mce_binary and the "
+                                  "positive-class reliability (two labels only)")
     dataset: dict[str, Any] = Field(description="dataset summary, as `annokit stats --json`")
     metrics: list[MetricInfo] = Field(description="the reported metrics, in registry order")
     binning: Binning
@@ -248,6 +336,10 @@ class Report(_Model):
     subsampling: list[SubsamplingPoint] | None = None
     subsampling_recommendation: SubsamplingRecommendation | None = None
     annotator_quality: AnnotatorQuality | None = None
+    human_distribution: LabelDistribution | None = Field(
+        default=None, description="mean human vote distribution (ordered scales only)")
+    perspectivist: PerspectivistReport | None = Field(
+        default=None, description="per-annotator evaluation (with annotator predictions)")
     settings: Settings
     notes: list[str] = Field(default_factory=list,
                              description="warnings and decisions a reader should know about")

@@ -111,7 +111,10 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
         f"<header><h1>{title}</h1>",
         (f'<p class="meta">annokit {html.escape(report.annokit_version)} &middot; report schema '
          f"{html.escape(report.schema_version)} &middot; models: {models} &middot; labels: "
-         f"{html.escape(', '.join(report.labels))} &middot; seed: {report.settings.seed}<br>"
+         f"{html.escape(', '.join(report.labels))} &middot; scale: {html.escape(report.scale)}"
+         + ("" if report.positive_label is None else
+            f" &middot; positive label: {html.escape(report.positive_label)}")
+         + f" &middot; seed: {report.settings.seed}<br>"
          "Entropy in bits (log base 2, as ChaosNLI reports it); metric units as the metric "
          "registry declares them.</p>"),
         "<nav><ul>" + "".join(nav) + "</ul></nav></header>", "<main>",

@@ -82,7 +82,10 @@ def render_markdown(report: Report, *, figures: Mapping[str, str] | None = None)
     """
     meta = (f"annokit {report.annokit_version}, report schema {report.schema_version}; "
             f"models: {', '.join(m.name for m in report.models)}; labels: "
-            f"{', '.join(report.labels)}; seed: {report.settings.seed}. Entropy in bits "
+            f"{', '.join(report.labels)}; scale: {report.scale}; "
+            + ("" if report.positive_label is None else
+               f"positive label: {report.positive_label}; ")
+            + f"seed: {report.settings.seed}. Entropy in bits "
             "(log base 2, as ChaosNLI reports it); metric units as the registry declares them.")
     parts = [f"# {md_escape(report.title)}", "", md_escape(meta), ""]
     if report.notes:

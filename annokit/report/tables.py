@@ -177,7 +177,10 @@ def report_tables(report: Report) -> list[Table]:
                  "bins. ↓ lower is better, ↑ higher is better, →0 ideal 0. Units as the metric "
                  "registry declares them (nats: natural logarithm; rate and probability: 0 to "
                  "1); entropies of votes elsewhere in the report are in bits. In bold: the "
-                 "headline metrics of the figures."),
+                 f"headline metrics of the figures. Label scale: {report.scale}"
+                 + ("" if report.positive_label is None else
+                    f"; positive label of the binary metrics (ece_binary, mce_binary): "
+                    f"{report.positive_label}") + "."),
         highlight=frozenset(1 + i for i, info in enumerate(report.metrics) if info.headline)))
     tables.append(Table(
         id="table-metrics", title="Metrics", header=["metric", "unit", "definition", "reference"],
@@ -236,9 +239,81 @@ def report_tables(report: Report) -> list[Table]:
                      + ", ".join(f"{m} {aq.n_flagged[m]} (score < {aq.thresholds[m]:g})"
                                  for m in aq.methods)
                      + ". Scores from annokit.quality.annotator_scores; higher is better.")))
+    if report.human_distribution is not None:
+        tables.append(_distribution_table(report))
+    if report.perspectivist is not None:
+        tables += _perspectivist_tables(report)
     if report.subsampling:
         tables += _subsampling_tables(report)
     return tables
+
+
+def _distribution_table(report: Report) -> Table:
+    models = [m for m in report.models if m.label_distribution is not None]
+    hd = report.human_distribution
+    return Table(
+        id="table-label-distributions", title="Label distributions (all items)",
+        header=["label", "human votes"] + [m.name for m in models],
+        rows=[[lab, fmt_number(hd.overall[j])]
+              + [fmt_number(m.label_distribution.overall[j]) for m in models]
+              for j, lab in enumerate(report.labels)],
+        caption=(f"Rows in scale order ({report.scale}). Mean over items of the human vote "
+                 "distribution and of each model's predicted distribution; per agreement bin: "
+                 "the label-distribution figure and report.json (human_distribution, "
+                 "models[].label_distribution)."))
+
+
+def _perspectivist_tables(report: Report) -> list[Table]:
+    p = report.perspectivist
+    sc, po, gap = p.scores, p.pooled, p.gap
+    rows = [["error rate ↓, per annotator, item-averaged (LeWiDi 2025 ER)",
+             fmt_number(sc.get("lewidi_error_rate")), fmt_number(po.get("tvd")),
+             fmt_number(gap.get("error_rate"))]]
+    if "lewidi_absolute_distance" in sc:
+        rows.append(["normalised distance ↓, item-averaged (LeWiDi 2025 AD)",
+                     fmt_number(sc.get("lewidi_absolute_distance")),
+                     fmt_number(po.get("wasserstein")), fmt_number(gap.get("absolute_distance"))])
+    rows.append(["error rate ↓, all pairs", fmt_number(sc.get("error_rate")), "-", "-"])
+    rows.append(["accuracy ↑, all pairs", fmt_number(sc.get("accuracy")), "-", "-"])
+    if "mean_distance" in sc:
+        rows.append(["normalised distance ↓, all pairs", fmt_number(sc["mean_distance"]), "-", "-"])
+    if "nll" in sc:
+        rows.append(["NLL ↓ (nats), all pairs", fmt_number(sc["nll"]), "-", "-"])
+    if "manhattan" in po:
+        rows.append(["Manhattan ↓, mean predicted vs human distribution", "-",
+                     fmt_number(po["manhattan"]), "-"])
+    norm = "" if p.normalizer is None else f"; distances divided by s = {p.normalizer:g}"
+    source = f" from {p.source}" if p.source else ""
+    out = [Table(
+        id="table-perspectivist", title="Per-annotator against pooled scores",
+        header=["score", "per annotator", "pooled", "gap (per annotator - pooled)"],
+        rows=rows,
+        caption=(f"Predictions per (item, annotator){source}: {p.n_pairs} scored pairs, "
+                 f"{p.n_items} items, {p.n_annotators} annotators ({p.scale} scale{norm}); "
+                 f"{p.n_unmatched_predictions} predicted pairs without a vote and "
+                 f"{p.n_votes_without_prediction} votes without a prediction are not scored. "
+                 "Pooled: the model's predicted labels pooled per item against the annotators' "
+                 "(TVD; Wasserstein / s on ordered scales), item-averaged, a lower bound of the "
+                 "per-annotator score; the gap: errors from giving the right labels to the wrong "
+                 "annotators (annokit.metrics.perspectivist.evaluate_annotators)."))]
+    qs = sorted({k for v in p.over_annotators.values() for k in v if k.startswith("q")},
+                key=lambda k: float(k[1:]))
+    cols = ["mean", "min"] + [q for q in qs if float(q[1:]) < 0.5] + ["median"] \
+        + [q for q in qs if float(q[1:]) >= 0.5] + ["max"]
+    out.append(Table(
+        id="table-annotator-quantiles", title="Distribution over annotators",
+        header=["per-annotator value", *cols],
+        rows=[[k] + [fmt_number(v.get(c)) for c in cols] for k, v in p.over_annotators.items()],
+        caption=("Each annotator's score over their own scored items (accuracy ↑; error rate, "
+                 "normalised distance, NLL ↓), summarised over annotators; q0.1 is the 10% "
+                 "quantile. Every annotator: report.json, perspectivist.per_annotator.")))
+    out.append(Table(
+        id="table-worst-annotators", title="Worst annotators",
+        header=["per-annotator value", "annotator", "value", "scored pairs"],
+        rows=[[k, w.annotator, fmt_number(w.value), str(w.n_pairs)]
+              for k, ws in p.worst.items() if k != "accuracy" for w in ws],
+        caption="Per value, the annotators the model fits worst (ties: annotator id order)."))
+    return out
 
 
 def _subsampling_tables(report: Report) -> list[Table]:
@@ -285,6 +360,9 @@ def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
                                                if t.id.startswith("table-bins-model-")]),
                 ("subsampling", "How many annotations are enough",
                  ["table-recommendation", "table-subsampling"]),
+                ("labels", "Label distributions", ["table-label-distributions"]),
+                ("perspectivist", "Per-annotator evaluation",
+                 ["table-perspectivist", "table-annotator-quantiles", "table-worst-annotators"]),
                 ("annotators", "Annotators", ["table-annotators"]),
                 ("metrics", "Metric definitions", ["table-metrics"]),
                 ("dataset", "Dataset", ["table-dataset"])]

@@ -321,3 +321,131 @@ def test_report_subsample_carries_tolerance_and_recommended_k(files, tmp_path):
     assert rec["epsilon"] == 0.05 and rec["source"] in {"observed", "extrapolated", "not reached"}
     page = (tmp_path / "o" / "report.html").read_text()
     assert 'id="table-recommendation"' in page and "tolerance (expected TVD below)" in page
+
+
+# --- scale, positive class and per-annotator predictions ---------------------------------------
+
+@pytest.fixture
+def ordinal_files(tmp_path):
+    """Votes on 1..5 (each item's votes within one step of a centre), a model, pair predictions."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(30):
+        centre = rng.integers(1, 6)
+        rows += [{"item": f"i{i}", "annotator": f"w{a}",
+                  "label": int(np.clip(centre + rng.integers(-1, 2), 1, 5))} for a in range(5)]
+    votes = tmp_path / "votes.csv"
+    pd.DataFrame(rows).to_csv(votes, index=False)
+    model = tmp_path / "m.jsonl"
+    with model.open("w") as fh:
+        for i in range(30):
+            fh.write(json.dumps({"item": f"i{i}",
+                                 "probs": rng.dirichlet(np.ones(5)).tolist()}) + "\n")
+    pairs = pd.DataFrame(rows)[["item", "annotator"]]
+    pairs["label"] = rng.integers(1, 6, len(pairs))
+    pred = tmp_path / "pairs.csv"
+    pairs.to_csv(pred, index=False)
+    return votes, model, pred
+
+
+def test_report_ordinal_scale_and_annotator_predictions(ordinal_files, tmp_path):
+    from annokit.io import read_votes
+    from annokit.metrics.perspectivist import evaluate_annotators, read_annotator_predictions
+
+    votes, model, pred = ordinal_files
+    out = tmp_path / "rep"
+    result = run("report", "--votes", votes, "--scale", "ordinal", "--model", f"m={model}",
+                 "--pred-labels", "1,2,3,4,5", "--annotator-predictions", pred, "--bins", "2",
+                 "--n-boot", "0", "--quiet", "--out", out)
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "report.json").read_text())
+    assert data["scale"] == "ordinal" and data["positive_label"] is None
+    assert data["labels"] == ["1", "2", "3", "4", "5"]
+    names = [m["name"] for m in data["metrics"]]
+    assert names == list(available(True, True, scale="ordinal", n_labels=5))
+    assert len(data["human_distribution"]["overall"]) == 5
+    assert (out / "figures" / "label-distributions.svg").is_file()
+    assert (out / "figures" / "annotator-errors.svg").is_file()
+    res = evaluate_annotators(read_votes(votes, scale="ordinal"),
+                              read_annotator_predictions(pred), scale="ordinal")
+    p = data["perspectivist"]
+    assert p["source"] == "pairs.csv" and p["n_pairs"] == res.n_pairs == 150
+    assert p["scores"] == pytest.approx(res.scores) and p["gap"] == pytest.approx(res.gap)
+    assert p["pooled"] == pytest.approx(res.pooled)
+    md = (out / "report.md").read_text()
+    assert "scale: ordinal" in md and "### Per-annotator against pooled scores" in md
+    assert "### Distribution over annotators" in md and "### Worst annotators" in md
+
+
+def test_report_positive_label_defaults_to_the_second_and_flips(files, tmp_path):
+    from annokit.core.soft_labels import majority
+    from annokit.io import read_votes
+    from annokit.metrics.binary import binary_reliability
+    from annokit.report import load_models
+
+    votes, paths = files
+    good = [paths["good", "dev"], paths["good", "test"]]
+    loaded = load_models(read_votes(votes), {"good": good}, pred_labels="b,a")
+    probs = loaded.models[0].probs
+    hard = majority(loaded.votes.counts()).labels
+    for extra, positive in (([], "b"), (["--positive", "a"], "a")):
+        out = tmp_path / f"rep-{positive}"
+        result = run("report", "--votes", votes, "--model", f"good={good[0]},{good[1]}",
+                     "--pred-labels", "b,a", "--bins", "2", "--n-boot", "0", "--quiet",
+                     "--out", out, *extra)
+        assert result.exit_code == 0, result.output
+        data = json.loads((out / "report.json").read_text())
+        assert data["positive_label"] == positive
+        expected = binary_reliability(probs, hard, positive=["a", "b"].index(positive),
+                                      n_bins=10, labels=["a", "b"])
+        got = data["models"][0]["binary_reliability"]
+        assert got["positive_label"] == positive
+        assert got["count"] == [int(w) for w in expected.bins["weight"]]
+        assert np.array(got["mean_probability"], dtype=float) == pytest.approx(
+            np.array(expected.bins["mean_probability"]), nan_ok=True)
+        assert np.array(got["frequency"], dtype=float) == pytest.approx(
+            np.array(expected.bins["frequency"]), nan_ok=True)
+        assert got["ece"] == pytest.approx(expected.ece)
+        assert data["models"][0]["metrics"]["ece_binary"]["estimate"] == pytest.approx(expected.ece)
+        assert data["models"][0]["metrics"]["mce_binary"]["estimate"] == pytest.approx(expected.mce)
+        assert f"p({positive}) [probability]" in (out / "figures" /
+                                                  "binary-reliability.svg").read_text()
+        assert f"positive label: {positive}" in (out / "report.html").read_text()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (None, "Error: --positive 'zz' is not a label; the labels are ['a', 'b']\n"),
+    (("item", "ghost-item"), "Error: pairs.csv: 1 item(s) not in the votes: ['ghost-item']\n"),
+    (("annotator", "ghost"), "Error: pairs.csv: 1 annotator(s) not in the votes: ['ghost']\n"),
+])
+def test_report_bad_positive_or_annotator_predictions_are_one_line(files, tmp_path, edit,
+                                                                   message):
+    votes, paths = files
+    args = ["--positive", "zz"]
+    if edit is not None:
+        pairs = pd.read_csv(votes)[["item", "annotator", "label"]]
+        pairs.loc[0, edit[0]] = edit[1]
+        pairs.to_csv(tmp_path / "pairs.csv", index=False)
+        args = ["--annotator-predictions", tmp_path / "pairs.csv"]
+    result = run("report", "--votes", votes, "--model",
+                 f"m={paths['good', 'dev']},{paths['good', 'test']}", "--pred-labels", "b,a",
+                 "--bins", "1", "--n-boot", "0", "--quiet", "--out", tmp_path / "o", *args)
+    assert result.exit_code == 1
+    assert result.output == message
+    assert not (tmp_path / "o").exists()
+
+
+def test_report_annotator_predictions_of_dropped_items_are_noted(files, tmp_path):
+    votes, paths = files
+    pairs = pd.read_csv(votes)[["item", "annotator", "label"]]
+    pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']}",
+                 "--pred-labels", "b,a", "--on-missing", "drop", "--bins", "1", "--n-boot", "0",
+                 "--quiet", "--annotator-predictions", tmp_path / "pairs.csv",
+                 "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert ("annotator predictions pairs.csv: 120 row(s) of items left out of the report (no "
+            "model prediction) are not scored") in data["notes"]
+    p = data["perspectivist"]
+    assert p["n_pairs"] == 120 and p["scores"]["accuracy"] == 1.0 and p["gap"]["error_rate"] == 0
