@@ -1,0 +1,280 @@
+"""What :func:`annokit.metrics.engine.evaluate` returns: results, groups and paired differences.
+
+:func:`results_from_values` turns merged metric values (in memory or from the
+Dask engine) into an :class:`EvaluationResult`; its ``to_dict`` is the documented
+``annokit evaluate --json`` document.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.resample import BootstrapResult, percentile_interval
+from annokit.errors import InvalidValueError
+from annokit.metrics.registry import REGISTRY
+
+__all__ = ["Difference", "EvaluationResult", "GroupResult", "plain_value", "results_from_values"]
+
+_NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """The metrics of one group of items (``evaluate(..., by=...)``).
+
+    ``group`` is the label (``"lo-hi"`` in bits for agreement bins, whose
+    human-entropy edges are ``entropy_low``, ``entropy_high``: ``[low, high)``,
+    the last bin closed); ``metrics`` are NaN for an empty group; ``intervals``
+    are empty without bootstrap.
+    """
+
+    group: Any
+    n_items: int
+    metrics: dict[str, float]
+    intervals: dict[str, BootstrapResult] = field(default_factory=dict)
+    entropy_low: float | None = None
+    entropy_high: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"group": plain_value(self.group), "n_items": self.n_items}
+        if self.entropy_low is not None:
+            out["entropy_low"], out["entropy_high"] = self.entropy_low, self.entropy_high
+        out["metrics"] = {k: float(v) for k, v in self.metrics.items()}
+        if self.intervals:
+            out["ci"] = _ci(self.intervals)
+        return out
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A model's metric minus the reference (first) model's, on the same items.
+
+    ``low``, ``high`` bound the paired percentile bootstrap interval (same
+    replicate weights for both models) and ``p_value`` is the two-sided bootstrap
+    p-value ``2 min(P*(d <= 0), P*(d >= 0))`` over valid replicates; all three
+    are NaN without bootstrap (``n_boot=0``).
+    """
+
+    estimate: float
+    low: float = _NAN
+    high: float = _NAN
+    p_value: float = _NAN
+    n_boot: int = 0
+
+    def to_dict(self) -> dict[str, float]:
+        out = {"difference": self.estimate}
+        if self.n_boot:
+            out.update(low=self.low, high=self.high, p_value=self.p_value)
+        return out
+
+
+@dataclass
+class EvaluationResult:
+    """Everything :func:`evaluate` computed.
+
+    Attributes
+    ----------
+    metrics : dict of str to float
+        The evaluated registry metrics in registry order, plus ``temperature``
+        when the records were temperature scaled. With several models: the
+        first (reference) model's.
+    per_item : DataFrame
+        One row per item: ``item``, ``majority``, ``is_tied`` and one column per
+        evaluated metric that is the mean of a per-item quantity (registry
+        ``per_item``; column mean = metric). Built on first access.
+    intervals : dict of str to BootstrapResult
+        Percentile bootstrap intervals per metric (empty when ``n_boot=0``).
+    baselines : dict
+        ``{"chance": {...}, "oracle": {...}}``: the same metrics for the
+        uniform and the human-distribution predictor on the same items.
+    units, lower_is_better : dict
+        From the registry, for the evaluated metrics.
+    groups : list of GroupResult or None
+        With ``by``: one entry per group.
+    models : dict of str to EvaluationResult
+        With several models: each model's own result (same items and baselines).
+    comparisons : dict of str to dict of str to Difference
+        With several models: for each model after the first, its difference
+        from the first on every metric.
+    scale : str
+        The labels' level of measurement, which chose the metrics that apply.
+    positive_label : str or None
+        The positive class of the binary metrics (``ece_binary``, ``mce_binary``),
+        None when none was evaluated.
+    task : {"single-label", "multilabel"}
+        Multi-label records (:class:`~annokit.metrics.multilabel_records.MultilabelRecords`)
+        evaluate the multi-label metrics; ``n_ties`` then counts tied (item, label) cells.
+    per_label : dict of str to dict of str to float
+        Multi-label: each metric per label (the metric is their mean).
+    """
+
+    n_items: int
+    n_unmatched_predictions: int
+    n_dropped_items: int
+    dropped_item_ids: list[str]
+    labels: tuple[str, ...]
+    n_bins: int
+    tie_policy: str
+    n_ties: int
+    metrics: dict[str, float]
+    baselines: dict[str, dict[str, float]]
+    intervals: dict[str, BootstrapResult] = field(default_factory=dict)
+    n_boot: int = 0
+    confidence: float = 0.95
+    seed: int | None = None
+    temperature: dict[str, Any] | None = None
+    groups: list[GroupResult] | None = None
+    by: str | None = None
+    models: dict[str, EvaluationResult] = field(default_factory=dict)
+    comparisons: dict[str, dict[str, Difference]] = field(default_factory=dict)
+    scale: str = "nominal"
+    positive_label: str | None = None
+    task: str = "single-label"
+    per_label: dict[str, dict[str, float]] = field(default_factory=dict)
+    frame_source: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
+    _frame: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The evaluated registry metrics, in registry order."""
+        return tuple(k for k in self.metrics if k in REGISTRY)
+
+    @property
+    def units(self) -> dict[str, str]:
+        return {k: REGISTRY[k].unit for k in self.names}
+
+    @property
+    def lower_is_better(self) -> dict[str, bool | None]:
+        """True, False, or None for a signed metric whose ideal is 0."""
+        return {k: REGISTRY[k].lower_is_better for k in self.names}
+
+    @property
+    def per_item(self) -> pd.DataFrame:
+        if self._frame is None:
+            if self.frame_source is None:
+                raise InvalidValueError("this result has no per-item values")
+            self._frame = self.frame_source()
+        return self._frame
+
+    def _model_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "n_unmatched_predictions": self.n_unmatched_predictions,
+            "n_dropped_items": self.n_dropped_items,
+            "dropped_item_ids": list(self.dropped_item_ids),
+            "metrics": {k: float(v) for k, v in self.metrics.items()},
+        }
+        if self.temperature is not None:
+            out["temperature"] = {k: plain_value(v) for k, v in self.temperature.items()}
+        if self.intervals:
+            out["ci"] = _ci(self.intervals)
+        if self.groups is not None:
+            out["groups"] = [g.to_dict() for g in self.groups]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``annokit evaluate --json`` document (README.md); NaN (empty group) is kept."""
+        mine = self._model_dict()
+        out: dict[str, Any] = {
+            "n_items": self.n_items,
+            "n_unmatched_predictions": mine.pop("n_unmatched_predictions"),
+            "n_dropped_items": mine.pop("n_dropped_items"),
+            "dropped_item_ids": mine.pop("dropped_item_ids"),
+            "labels": list(self.labels),
+            "task": self.task,
+            "scale": self.scale,
+            "positive_label": self.positive_label,
+            "n_bins": self.n_bins,
+            "tie_policy": self.tie_policy,
+            "n_ties": self.n_ties,
+            "units": self.units,
+            "lower_is_better": self.lower_is_better,
+            "metrics": mine.pop("metrics"),
+        }
+        out.update(mine)
+        if self.per_label:
+            out["per_label"] = {k: dict(v) for k, v in self.per_label.items()}
+        if self.intervals:
+            out["bootstrap"] = {"n_boot": self.n_boot, "confidence": self.confidence,
+                                "seed": self.seed}
+        out["baselines"] = {name: {k: float(v) for k, v in vals.items()}
+                            for name, vals in self.baselines.items()}
+        if self.models:
+            out["models"] = {name: res._model_dict() for name, res in self.models.items()}
+            out["comparisons"] = {name: {k: d.to_dict() for k, d in diffs.items()}
+                                  for name, diffs in self.comparisons.items()}
+        return out
+
+
+def plain_value(v: Any) -> Any:
+    """numpy scalars as Python numbers (JSON); anything else as it is."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _ci(intervals: Mapping[str, BootstrapResult]) -> dict[str, dict[str, float]]:
+    return {k: {"low": float(r.low), "high": float(r.high)} for k, r in intervals.items()}
+
+
+def _difference(est: float, reps: np.ndarray | None, confidence: float) -> Difference:
+    if reps is None:
+        return Difference(float(est))
+    ci = percentile_interval(est, reps, confidence)
+    ok = reps[~np.isnan(reps)]
+    p = float(min(1.0, 2.0 * min(np.mean(ok <= 0), np.mean(ok >= 0)))) if ok.size else _NAN
+    return Difference(float(est), float(ci.low), float(ci.high), p, int(reps.size))
+
+
+def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Sequence[str],
+                        est: np.ndarray, reps: np.ndarray | None, *,
+                        baselines: dict[str, dict[str, float]], by: str | None,
+                        groups: Sequence[dict[str, Any]], group_sizes: Sequence[int],
+                        tie_policy: str, n_ties: int, n_bins: int, n_boot: int,
+                        confidence: float, seed: int,
+                        frame_sources: Mapping[str | None, Callable[[], pd.DataFrame] | None],
+                        scale: str = "nominal", positive_label: str | None = None
+                        ) -> EvaluationResult:
+    """The :class:`EvaluationResult` of merged values (:func:`evaluate`, and the Dask engine).
+
+    ``heads[model]`` (None: one unnamed model) holds ``n_items``, ``n_unmatched_predictions``,
+    ``n_dropped_items``, ``dropped_item_ids``, ``labels``, ``temperature``; ``est`` has shape
+    (n_models, n_groups, n_names) and ``reps`` (..., n_boot) or None, group 0 being every
+    item; with ``by``, ``groups`` and ``group_sizes`` describe groups ``1 ..``.
+    """
+    def interval(m: int, g: int) -> dict[str, BootstrapResult]:
+        if reps is None:
+            return {}
+        return {name: percentile_interval(float(est[m, g, j]), reps[m, g, j], confidence)
+                for j, name in enumerate(names)}
+
+    results: dict[str, EvaluationResult] = {}
+    for m, (model, head) in enumerate(heads.items()):
+        values = dict(zip(names, map(float, est[m, 0])))
+        if head["temperature"] is not None:
+            values["temperature"] = float(head["temperature"])
+        group_results = None
+        if by is not None:
+            group_results = [GroupResult(n_items=int(size),
+                                         metrics=dict(zip(names, map(float, est[m, g + 1]))),
+                                         intervals=interval(m, g + 1), **groups[g])
+                             for g, size in enumerate(group_sizes)]
+        results[str(model)] = EvaluationResult(
+            n_items=head["n_items"], n_unmatched_predictions=head["n_unmatched_predictions"],
+            n_dropped_items=head["n_dropped_items"],
+            dropped_item_ids=list(head["dropped_item_ids"]), labels=tuple(head["labels"]),
+            n_bins=n_bins, tie_policy=tie_policy, n_ties=n_ties, metrics=values,
+            baselines=baselines, intervals=interval(m, 0), n_boot=n_boot,
+            confidence=confidence, seed=seed, groups=group_results, by=by,
+            scale=scale, positive_label=positive_label, frame_source=frame_sources.get(model))
+    main = next(iter(results.values()))
+    if None in heads:
+        return main
+    comparisons = {model: {name: _difference(est[m, 0, j] - est[0, 0, j], None if reps is None
+                                             else reps[m, 0, j] - reps[0, 0, j], confidence)
+                           for j, name in enumerate(names)}
+                   for m, model in enumerate(results) if m > 0}
+    return dataclasses.replace(main, models=results, comparisons=comparisons)
