@@ -33,7 +33,8 @@ from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
 
-__all__ = ["AdaptiveBinnedState", "BinnedState", "ItemMeanState", "MetricState", "update_many"]
+__all__ = ["AdaptiveBinnedState", "BinnedState", "ItemMeanState", "MetricState", "edge_bin_stats",
+           "update_many"]
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -295,22 +296,34 @@ class AdaptiveBinnedState(MetricState):
         conf = np.concatenate(self._conf)
         hit = np.concatenate(self._hit)
         w = np.concatenate(self._weights, axis=-1)
-        edges = _binning.quantile_edges(conf, self.n_bins, None if w.ndim == 1 and
-                                        np.all(w == 1) else w)
-        per_rep = edges.ndim == 2
-        if per_rep:
-            idx = np.stack([_binning.bin_index(conf, e) if np.isfinite(e).all()
-                            else np.zeros(conf.shape[0], np.int64) for e in edges])
-        else:
-            idx = _binning.bin_index(conf, edges)
         unit = w.ndim == 1 and np.all(w == 1)
-        ww = None if unit else w
+        edges = _binning.quantile_edges(conf, self.n_bins, None if unit else w)
+        return _binning.compute_top(edge_bin_stats(conf, hit, edges, self.n_bins,
+                                                   None if unit else w, self._total))
 
-        def sums(values):
-            return _binning.bin_sums(idx, self.n_bins, ww, values, per_replicate=per_rep)
 
-        stats = BinStats(self._total, sums(None), sums(conf), hit=sums(hit))
-        return _binning.compute_top(stats)
+def edge_bin_stats(conf: np.ndarray, hit: np.ndarray, edges: np.ndarray, n_bins: int,
+                   weights: np.ndarray | None = None, total: Any = None) -> BinStats:
+    """Top-label bin sums of ``conf`` and ``hit`` with given edges (one set, or one per replicate).
+
+    The sums of :class:`AdaptiveBinnedState` once its edges are known (the Dask
+    engine finds them without gathering the items, :mod:`annokit.scale.quantiles`).
+    ``edges`` of shape (n_bins + 1,) or (r, n_bins + 1) with ``weights`` (r, n);
+    replicates whose edges are not finite (no weight) put every item in bin 0.
+    """
+    per_rep = edges.ndim == 2
+    if per_rep:
+        idx = np.stack([_binning.bin_index(conf, e) if np.isfinite(e).all()
+                        else np.zeros(conf.shape[0], np.int64) for e in edges])
+    else:
+        idx = _binning.bin_index(conf, edges)
+
+    def sums(values):
+        return _binning.bin_sums(idx, n_bins, weights, values, per_replicate=per_rep)
+
+    if total is None:
+        total = float(conf.size) if weights is None else np.sum(weights, axis=-1)
+    return BinStats(total, sums(None), sums(conf), hit=sums(hit))
 
 
 # --------------------------------------------------------------------------- update_many
