@@ -38,6 +38,7 @@ from annokit.core.labels import MISSING_STRINGS, LabelSet, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, InvalidValueError, SchemaError
+from annokit.io.ratings import scaled_labels
 from annokit.io.tabular import detect_columns
 from annokit.scale.client import engine_client, require_dask, shuffle_method
 
@@ -291,7 +292,8 @@ def _union_first_seen(arrays: Sequence[np.ndarray]) -> np.ndarray:
 def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = None,
                     labels: LabelSet | Sequence[Any] | None = None,
                     duplicates: str = "error", npartitions: int | None = None,
-                    client: Any = None, scheduler: str | None = None) -> DaskVotes:
+                    client: Any = None, scheduler: str | None = None,
+                    scale: str | None = None) -> DaskVotes:
     """Read and code votes on Dask (see the module docstring).
 
     Parameters
@@ -313,6 +315,11 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         (tests, doctests).
     scheduler : str, optional
         Address of a running Dask scheduler to connect to (when ``client`` is not given).
+    scale : {"nominal", "ordinal", "interval", "ratio"}, optional
+        The label set's level of measurement, as in :func:`annokit.io.read_votes`
+        (:func:`annokit.io.ratings.scaled_labels`): the order of ``labels`` is kept,
+        numeric labels read without ``labels`` are put in numeric order. None keeps
+        the label set's own (nominal when inferred).
 
     Returns
     -------
@@ -361,6 +368,8 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         [lab_u, gold_u.astype(object)])) if labels is None else ())
     if len(labelset) == 0:
         raise SchemaError(f"{name}: no votes")
+    if scale is not None:
+        labelset = scaled_labels(labelset, scale, declared=labels is not None)
     label_maps = [labelset.encode(s[0], where=f"{name}, label") if len(s[0]) else
                   np.zeros(0, np.int64) for s in side]
     gold_maps = [labelset.encode(s[2], where=f"{name}, gold") if len(s[2]) else
