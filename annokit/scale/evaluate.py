@@ -71,6 +71,7 @@ from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states import AdaptiveBinnedState
 from annokit.scale import eval_partition as ep
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
+from annokit.scale.progress import compute, persist
 
 __all__ = ["evaluate_dask"]
 
@@ -350,8 +351,7 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
               for row in zip(*parts)]
     two_pass = by is not None or any(p is None for p in perms)
     if two_pass:
-        joined = cl.persist(joined) if cl is not None else dask.persist(*joined)
-        joined = list(joined)
+        joined = persist(cl, joined, desc="joining predictions")
     stats_node = _tree([delayed(ep.part_stats)(j, policy) for j in joined], ep.merge_stats,
                        keep_dropped=keep_dropped)
     adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
@@ -394,12 +394,8 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
 
 
 def _compute(cl: Any, nodes: list[Any]) -> list[Any]:
-    """Compute delayed objects on the client (None: dask's own scheduler)."""
-    if cl is None:
-        import dask
-
-        return list(dask.compute(*nodes))
-    return cl.gather(cl.compute(nodes))
+    """Compute delayed objects on the client (None: dask's own scheduler), with a progress bar."""
+    return compute(cl, nodes, desc="evaluate")
 
 
 def _run(cl: Any, value_nodes: list[Any], joined: list[Any], tmp_dir: str | None, labels: Any,
