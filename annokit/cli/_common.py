@@ -303,9 +303,7 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
     used = [name for name, on in {**(not_on_dask or {}),
                                   "--format": fmt not in ("auto", "long"),
                                   "--no-header": options["no_header"],
-                                  "--missing": bool(options["missing"]),
-                                  "--scale": options["scale"] not in (None, "nominal")
-                                  }.items() if on]
+                                  "--missing": bool(options["missing"])}.items() if on]
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
                                "Parquet/CSV/TSV tables)")
@@ -314,7 +312,8 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
     from annokit.scale.client import shutdown
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler)
+    votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler,
+                            scale=options["scale"])
     click.get_current_context().call_on_close(lambda: shutdown(votes.client))
     return votes
 

@@ -159,6 +159,28 @@ def read_ratings(
     return ratings
 
 
+def scaled_labels(labels: LabelSet, scale: str, *, declared: bool) -> LabelSet:
+    """``labels`` on ``scale``: declared names keep their order, others are put in the
+    scale's order (:func:`annokit.core.scales.ordered_names`); aliases are kept.
+
+    :func:`apply_scale` recodes votes to it; the Dask reader
+    (:func:`annokit.scale.votes.read_votes_dask`) codes its votes with it directly.
+
+    Raises
+    ------
+    InvalidValueError
+        As :func:`apply_scale`.
+
+    Examples
+    --------
+    >>> scaled_labels(LabelSet(["10", "-5", "2"]), "ordinal", declared=False)
+    LabelSet(['-5', '2', '10'], scale='ordinal')
+    """
+    check_scale(scale)
+    names = list(labels.names) if declared else ordered_names(labels.names, scale)
+    return LabelSet(names, aliases=labels.aliases, scale=scale)
+
+
 def apply_scale(votes: Votes, scale: str | None, *, declared: bool) -> Votes:
     """``votes`` with a label set on ``scale`` (None: unchanged).
 
@@ -185,10 +207,8 @@ def apply_scale(votes: Votes, scale: str | None, *, declared: bool) -> Votes:
     """
     if scale is None:
         return votes
-    check_scale(scale)
     old = votes.labels
-    names = list(old.names) if declared else ordered_names(old.names, scale)
-    labels = LabelSet(names, aliases=old.aliases, scale=scale)
+    labels = scaled_labels(old, scale, declared=declared)
     perm = np.asarray([labels.index_of(n) for n in old.names], dtype=np.int64)
     gold = None if votes.gold is None else np.where(votes.gold >= 0, perm[votes.gold], -1)
     out = Votes(votes.item_index, perm[votes.label_index], item_ids=votes.item_ids, labels=labels,

@@ -62,7 +62,7 @@ from annokit.metrics.results import (
 from annokit.metrics.states_ext import RowMeanState, update_states
 
 __all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
-           "evaluate", "results_from_values"]
+           "evaluate", "resolve_options", "results_from_values"]
 
 #: Agreement bins of ``by="agreement"``: equal-count human-entropy quantile bins.
 AGREEMENT_BINS = 5
@@ -410,13 +410,8 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
                           + ("draws one tied label at random" if maj.policy == "random"
                              else "takes the first tied label in label order"),
                           DegenerateInputWarning, stacklevel=2)
-    given = {"n_bins": n_bins, **_default_options(first, scale), **(metric_options or {})}
-    positive_label = None
-    if any("positive" in REGISTRY[name].options for name in names):
-        given["positive"] = _positive_index(given.get("positive", 1), first.labels.names)
-        positive_label = first.labels.names[given["positive"]]
-    options = {name: {k: v for k, v in given.items() if k in REGISTRY[name].options}
-               for name in names}
+    options, positive_label = resolve_options(names, first.labels, scale, n_bins=n_bins,
+                                              metric_options=metric_options)
     by_kind, groups, info = _groups(by, first)
     n = first.n_items
     step = max(n, 1) if batch_size is None else batch_size
@@ -477,9 +472,59 @@ def _multilabel_frame(rec: MultilabelRecords, names: Sequence[str],
     return frame
 
 
-def _default_options(first: AlignedRecords, scale: str) -> dict[str, Any]:
+def resolve_options(names: Sequence[str], labels: Any, scale: str, *, n_bins: int,
+                    metric_options: Mapping[str, Any] | None = None
+                    ) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Each metric's constructor options, and the positive label of the binary metrics.
+
+    :func:`evaluate` and the Dask engine (:func:`annokit.scale.evaluate.evaluate_dask`)
+    give their states the same options: ``n_bins``, the order-aware metrics'
+    ``values`` (the labels' numbers on interval and ratio scales), then
+    ``metric_options``, each to the metrics that accept it; ``positive`` (default the
+    second label) is resolved to a label index.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Registry metrics.
+    labels : LabelSet
+    scale : str
+        The checked scale (:func:`annokit.core.scales.check_scale`).
+    n_bins : int
+    metric_options : mapping, optional
+
+    Returns
+    -------
+    options : dict of str to dict
+        ``{name: {option: value}}``.
+    positive_label : str or None
+        None when no evaluated metric has a ``positive`` option.
+
+    Raises
+    ------
+    InvalidValueError
+        ``positive`` is neither a label name nor a label index.
+
+    Examples
+    --------
+    >>> from annokit.core.labels import LabelSet
+    >>> resolve_options(["ece_binary"], LabelSet(["no", "yes"]), "nominal", n_bins=5,
+    ...                 metric_options={"positive": "no"})
+    ({'ece_binary': {'n_bins': 5, 'positive': 0}}, 'no')
+    """
+    given = {"n_bins": n_bins, **_default_options(labels, scale), **(metric_options or {})}
+    positive_label = None
+    if any("positive" in REGISTRY[name].options for name in names):
+        given["positive"] = _positive_index(given.get("positive", 1), labels.names)
+        positive_label = labels.names[given["positive"]]
+    options = {name: {k: v for k, v in given.items() if k in REGISTRY[name].options}
+               for name in names}
+    return options, positive_label
+
+
+def _default_options(labels: Any, scale: str) -> dict[str, Any]:
     """Category values of the order-aware metrics: the labels' numbers on interval/ratio scales."""
-    values = getattr(first.labels, "values", None)
+    values = getattr(labels, "values", None)
     if scale in ("interval", "ratio") and values is not None:
         return {"values": tuple(float(v) for v in values)}
     return {}

@@ -304,7 +304,8 @@ def values(merged: dict[str, Any], spec: StateSpec) -> dict[str, Any]:
 
 
 def write_per_item(joined: Joined, directory: str, part: int, *, labels: LabelSet,
-                   names: tuple[str, ...], ties: str, models: list[str | None]) -> int:
+                   names: tuple[str, ...], options: dict[str, dict[str, Any]], ties: str,
+                   models: list[str | None]) -> int:
     """Write the partition's per-item rows (the columns of ``EvaluationResult.per_item``).
 
     One Parquet file per partition (``part.<i>.parquet``), in ``<directory>/<model>/``
@@ -319,7 +320,7 @@ def write_per_item(joined: Joined, directory: str, part: int, *, labels: LabelSe
                              probs=joined.probs[m] if joined.n else np.zeros((0, len(labels))),
                              counts=counts, human=distributions(counts) if joined.n else
                              np.zeros((0, len(labels))), majority=maj)
-        frame = _per_item_frame(rec, maj, names)
+        frame = _per_item_frame(rec, maj, names, options)
         path = folder / f"part.{part:05d}.parquet"
         try:
             frame.to_parquet(path, index=False)

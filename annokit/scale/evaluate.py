@@ -12,8 +12,10 @@ in Parquet/CSV files or a Dask DataFrame:
    items without predictions, duplicates: the same errors and counted warnings);
 2. per partition: soft labels, the majority under the tie policy, and the
    registry's states filled by the engine's own pass
-   (:class:`annokit.metrics.engine._Plan`, :func:`annokit.metrics.states.update_many`),
-   for the point estimates and, with ``n_boot``, for chunks of Poisson
+   (:class:`annokit.metrics.engine._Plan`, :func:`annokit.metrics.states_ext.update_states`:
+   the fused kernels' states and the binary and order-aware ones) with the
+   engine's options (:func:`annokit.metrics.engine.resolve_options`; the scale is
+   the votes' label set's), for the point estimates and, with ``n_boot``, for chunks of Poisson
    bootstrap replicates weighted by ``poisson_weights(item_keys(item_ids), seed, start, stop)``
    (keyed by item id, so the replicates are those drawn in memory);
 3. the states are merged by a tree reduction (``MetricState.merge``) and
@@ -45,6 +47,7 @@ import numpy as np
 
 from annokit.core.checks import check_option
 from annokit.core.resample import replicate_chunks
+from annokit.core.scales import check_scale
 from annokit.core.soft_labels import DEFAULT_TIES, TIE_POLICIES, majority
 from annokit.errors import (
     AlignmentError,
@@ -60,6 +63,7 @@ from annokit.metrics.engine import (
     EvaluationResult,
     _check_int,
     _check_metrics,
+    resolve_options,
     results_from_values,
 )
 from annokit.metrics.records import _order_text, _resolve_pred_labels, agreement_bins
@@ -67,6 +71,7 @@ from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states import AdaptiveBinnedState
 from annokit.scale import eval_partition as ep
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
+from annokit.scale.progress import compute, persist
 
 __all__ = ["evaluate_dask"]
 
@@ -205,8 +210,9 @@ def _perm(pred: DaskPredictions, pred_labels: Any, labels: Any) -> np.ndarray | 
 
 
 def _options(metrics: Any, n_boot: Any, seed: Any, n_bins: Any, confidence: Any, ties: Any,
-             by: Any, on_missing: str) -> tuple[tuple[str, ...], int, int, int, str]:
-    names = _check_metrics(metrics)
+             by: Any, on_missing: str, scale: str, n_labels: int
+             ) -> tuple[tuple[str, ...], int, int, int, str]:
+    names = _check_metrics(metrics, scale=scale, n_labels=n_labels)
     n_boot = _check_int("n_boot", n_boot, 0)
     seed = _check_int("seed", seed, 0)
     n_bins = _check_int("n_bins", n_bins, 1)
@@ -231,7 +237,8 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
                   n_boot: int = 0, seed: int = 0, confidence: float = 0.95, n_bins: int = 10,
                   ties: str | None = None, by: str | None = None, baselines: bool = True,
                   per_item_out: str | Path | None = None, client: Any = None,
-                  budget: int = 4_000_000) -> EvaluationResult:
+                  budget: int = 4_000_000, scale: str | None = None,
+                  metric_options: Mapping[str, Any] | None = None) -> EvaluationResult:
     """Evaluate registered metrics on Dask: the result of ``evaluate(align(votes, predictions))``.
 
     Parameters
@@ -243,7 +250,8 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
         or ``{model name: predictions}`` to evaluate several on the same items
         with paired differences (``result.comparisons``).
     metrics : str or sequence of str, optional
-        Registry names; default every registered metric.
+        Registry names; default every registered metric the labels allow
+        (``available(True, True, scale=scale, n_labels=k)``, as in memory).
     pred_labels, on_missing, id_field, renormalize, atol
         As in :func:`annokit.metrics.records.align` and
         :func:`annokit.io.predictions.read_predictions`.
@@ -264,6 +272,11 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
         Default: :func:`annokit.scale.client.get_client`.
     budget : int, default 4_000_000
         Bootstrap weights held at once per task (float64).
+    scale, metric_options
+        As in :func:`annokit.metrics.engine.evaluate`: the scale defaults to the
+        votes' label set's (``votes.labels.scale``); the options (the binary
+        metrics' ``positive``, the order-aware metrics' ``values``) are resolved
+        by :func:`annokit.metrics.engine.resolve_options`.
 
     Returns
     -------
@@ -297,8 +310,13 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     import dask
     from dask import delayed
 
+    labels = votes.labels
+    k = len(labels)
+    scale = check_scale(getattr(labels, "scale", "nominal") if scale is None else scale)
     names, n_boot, seed, n_bins, policy = _options(metrics, n_boot, seed, n_bins, confidence,
-                                                   ties, by, on_missing)
+                                                   ties, by, on_missing, scale, k)
+    options, positive_label = resolve_options(names, labels, scale, n_bins=n_bins,
+                                              metric_options=metric_options)
     if isinstance(predictions, Mapping):
         if not predictions:
             raise SchemaError("no models to evaluate: the mapping of model name to records is "
@@ -309,8 +327,6 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     if per_item_out is not None:
         check_outputs({"per_item_out": per_item_out}, directories=["per_item_out"])
     cl = _client(client)
-    labels = votes.labels
-    k = len(labels)
     preds = {m: p if isinstance(p, DaskPredictions) else
              read_predictions_dask(p, id_field=id_field, renormalize=renormalize, atol=atol)
              for m, p in inputs.items()}
@@ -335,12 +351,9 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
               for row in zip(*parts)]
     two_pass = by is not None or any(p is None for p in perms)
     if two_pass:
-        joined = cl.persist(joined) if cl is not None else dask.persist(*joined)
-        joined = list(joined)
+        joined = persist(cl, joined, desc="joining predictions")
     stats_node = _tree([delayed(ep.part_stats)(j, policy) for j in joined], ep.merge_stats,
                        keep_dropped=keep_dropped)
-    options = {name: {"n_bins": n_bins} if "n_bins" in REGISTRY[name].options else {}
-               for name in names}
     adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
     constant = tuple(n for n in names if n not in adaptive)
 
@@ -366,36 +379,34 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
             stats = _compute(cl, [stats_node])[0]
             edges = _check(preds, perms, stats, labels, on_missing, by)
             specs = spec_for(edges, stats["n_kept"], stats["max_part"])
-            vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, policy,
+            vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, options, policy,
                            list(preds))
         else:
             # partition sizes are not known yet: replicate chunks for a bound on them
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1
             specs = spec_for(None, votes.n_items, bound)
-            stats, vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, policy,
-                                  list(preds), stats_node)
+            stats, vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, options,
+                                  policy, list(preds), stats_node)
             _check(preds, perms, stats, labels, on_missing, by)
     return _result(preds, stats, specs, vals, names, constant, adaptive, n_boot, policy, n_bins,
-                   confidence, seed, by, baselines, labels, per_item_out, on_missing)
+                   confidence, seed, by, baselines, labels, per_item_out, on_missing, scale,
+                   positive_label)
 
 
 def _compute(cl: Any, nodes: list[Any]) -> list[Any]:
-    """Compute delayed objects on the client (None: dask's own scheduler)."""
-    if cl is None:
-        import dask
-
-        return list(dask.compute(*nodes))
-    return cl.gather(cl.compute(nodes))
+    """Compute delayed objects on the client (None: dask's own scheduler), with a progress bar."""
+    return compute(cl, nodes, desc="evaluate")
 
 
 def _run(cl: Any, value_nodes: list[Any], joined: list[Any], tmp_dir: str | None, labels: Any,
-         names: tuple[str, ...], policy: str, models: list[Any], stats_node: Any = None) -> Any:
+         names: tuple[str, ...], options: Mapping[str, dict[str, Any]], policy: str,
+         models: list[Any], stats_node: Any = None) -> Any:
     from dask import delayed
 
     writes = []
     if tmp_dir is not None:
         writes = [delayed(ep.write_per_item)(j, tmp_dir, i, labels=labels, names=names,
-                                             ties=policy, models=models)
+                                             options=options, ties=policy, models=models)
                   for i, j in enumerate(joined)]
     head = [] if stats_node is None else [stats_node]
     out = _compute(cl, head + value_nodes + writes)
@@ -428,7 +439,8 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
             specs: list[ep.StateSpec], vals: list[dict[str, Any]], names: tuple[str, ...],
             constant: tuple[str, ...], adaptive: tuple[str, ...], n_boot: int, policy: str,
             n_bins: int, confidence: float, seed: int, by: Any, baselines: bool, labels: Any,
-            per_item_out: Any, on_missing: str) -> EvaluationResult:
+            per_item_out: Any, on_missing: str, scale: str, positive_label: str | None
+            ) -> EvaluationResult:
     n_ties, n_kept = stats["n_ties"], stats["n_kept"]
     if n_ties:
         warnings.warn(f"{n_ties} of {n_kept} items have a tied human majority; "
@@ -473,7 +485,7 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
                                by="agreement" if by is not None else None, groups=info,
                                group_sizes=list(sizes), tie_policy=policy, n_ties=n_ties,
                                n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
-                               frame_sources=sources)
+                               frame_sources=sources, scale=scale, positive_label=positive_label)
 
 
 def _read_back(folder: Path) -> Any:

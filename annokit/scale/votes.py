@@ -38,8 +38,10 @@ from annokit.core.labels import MISSING_STRINGS, LabelSet, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, InvalidValueError, SchemaError
+from annokit.io.ratings import scaled_labels
 from annokit.io.tabular import detect_columns
 from annokit.scale.client import engine_client, require_dask, shuffle_method
+from annokit.scale.progress import compute, persist
 
 __all__ = ["DaskVotes", "from_votes", "read_votes_dask", "to_votes"]
 
@@ -78,13 +80,10 @@ class DaskVotes:
     source: str
     client: Any = None
 
-    def compute(self, *collections: Any) -> tuple:
-        """Compute Dask collections on the client these votes live on."""
-        if self.client is not None:
-            return tuple(self.client.gather(self.client.compute(list(collections))))
-        import dask
-
-        return dask.compute(*collections)
+    def compute(self, *collections: Any, desc: str = "Dask") -> tuple:
+        """Compute Dask collections on the client these votes live on (a progress bar
+        labelled ``desc``: :func:`annokit.scale.progress.compute`)."""
+        return tuple(compute(self.client, collections, desc=desc))
 
     @property
     def npartitions(self) -> int:
@@ -291,7 +290,8 @@ def _union_first_seen(arrays: Sequence[np.ndarray]) -> np.ndarray:
 def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = None,
                     labels: LabelSet | Sequence[Any] | None = None,
                     duplicates: str = "error", npartitions: int | None = None,
-                    client: Any = None, scheduler: str | None = None) -> DaskVotes:
+                    client: Any = None, scheduler: str | None = None,
+                    scale: str | None = None) -> DaskVotes:
     """Read and code votes on Dask (see the module docstring).
 
     Parameters
@@ -313,6 +313,11 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         (tests, doctests).
     scheduler : str, optional
         Address of a running Dask scheduler to connect to (when ``client`` is not given).
+    scale : {"nominal", "ordinal", "interval", "ratio"}, optional
+        The label set's level of measurement, as in :func:`annokit.io.read_votes`
+        (:func:`annokit.io.ratings.scaled_labels`): the order of ``labels`` is kept,
+        numeric labels read without ``labels`` are put in numeric order. None keeps
+        the label set's own (nominal when inferred).
 
     Returns
     -------
@@ -352,15 +357,17 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     cl = engine_client(client, scheduler=scheduler)
 
     coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
-    coded = cl.persist(coded) if cl is not None else dask.persist(*coded)
+    coded = persist(cl, coded, desc="reading votes")
     side = [dask.delayed(lambda c: (c[2], c[3], c[4]))(c) for c in coded]
-    side = cl.gather(cl.compute(side)) if cl is not None else dask.compute(*side)
+    side = compute(cl, side, desc="reading votes")
     lab_u = _union_first_seen([s[0] for s in side])
     gold_u = _union_first_seen([s[2] for s in side])
     labelset = LabelSet.coerce(labels, pd.unique(np.concatenate(
         [lab_u, gold_u.astype(object)])) if labels is None else ())
     if len(labelset) == 0:
         raise SchemaError(f"{name}: no votes")
+    if scale is not None:
+        labelset = scaled_labels(labelset, scale, declared=labels is not None)
     label_maps = [labelset.encode(s[0], where=f"{name}, label") if len(s[0]) else
                   np.zeros(0, np.int64) for s in side]
     gold_maps = [labelset.encode(s[2], where=f"{name}, gold") if len(s[2]) else
@@ -388,11 +395,11 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     finished = [dask.delayed(_finish_part)(f, i, p, duplicates == "error" and
                                            annotator_ids is not None, name)
                 for p, (f, i) in enumerate(zip(frame.to_delayed(), items.to_delayed()))]
-    finished = cl.persist(finished) if cl is not None else dask.persist(*finished)
+    finished = persist(cl, finished, desc="grouping votes by item")
     frame = dd.from_delayed([getter(f, 0) for f in finished], meta=meta_f, verify_meta=False)
     items = dd.from_delayed([getter(f, 1) for f in finished], meta=meta_i, verify_meta=False)
     sizes = [dask.delayed(lambda t: (len(t[0]), len(t[1])))(f) for f in finished]
-    sizes = cl.gather(cl.compute(sizes)) if cl is not None else dask.compute(*sizes)
+    sizes = compute(cl, sizes, desc="grouping votes by item")
     if cl is not None:
         frame, items = cl.persist([frame, items])
     n_votes = int(sum(s[0] for s in sizes))

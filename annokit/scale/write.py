@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from annokit.io.atomic import atomic_directory
+from annokit.scale.progress import compute
 
 __all__ = ["write_partitioned"]
 
@@ -49,6 +50,5 @@ def write_partitioned(frame: Any, out: str | os.PathLike, *, client: Any = None)
     with atomic_directory(out) as tmp:
         tasks = [dask.delayed(_write_part)(p, str(tmp), i)
                  for i, p in enumerate(frame.to_delayed())]
-        sizes = client.gather(client.compute(tasks)) if client is not None else \
-            dask.compute(*tasks)
+        sizes = compute(client, tasks, desc=f"writing {os.path.basename(os.fspath(out))}")
     return int(sum(sizes))

@@ -76,6 +76,32 @@ def test_aggregate_annotators_evaluate(data, tmp_path):
         assert got["metrics"][name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
 
 
+def test_evaluate_with_scale_on_dask(tmp_path):
+    """--scale reaches the Dask reader: the order-aware metrics and the labels' numbers."""
+    rng = np.random.default_rng(1)
+    votes = pd.DataFrame([(f"q{i}", f"w{a}", str(int(rng.integers(1, 6))))
+                          for i in range(40) for a in rng.choice(6, size=3, replace=False)],
+                         columns=["item", "annotator", "label"])
+    votes.to_parquet(tmp_path / "votes.parquet", index=False)
+    (tmp_path / "parts").mkdir()
+    for j, idx in enumerate(np.array_split(np.arange(len(votes)), 3)):
+        votes.iloc[idx].to_parquet(tmp_path / "parts" / f"p{j}.parquet", index=False)
+    preds = pd.DataFrame({"item": [f"q{i}" for i in range(40)]})
+    for k, p in enumerate(rng.dirichlet(np.ones(5), size=40).T):
+        preds[f"prob_{k + 1}"] = p
+    preds.to_parquet(tmp_path / "preds.parquet", index=False)
+    for scale in ("ordinal", "interval"):
+        mem = _json("evaluate", "--votes", tmp_path / "votes.parquet", "--predictions",
+                    tmp_path / "preds.parquet", "--scale", scale, "--json")
+        got = _json("evaluate", "--votes", tmp_path / "parts", "--predictions",
+                    tmp_path / "preds.parquet", "--scale", scale, "--engine", "dask", "--json")
+        assert got["scale"] == mem["scale"] == scale
+        assert list(got["metrics"]) == list(mem["metrics"])
+        assert "wasserstein" in got["metrics"]
+        for name, value in mem["metrics"].items():
+            assert got["metrics"][name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
+
+
 def test_filter(data, tmp_path):
     mem = _json("filter", data / "votes.parquet", "--method", "agreement", "--top-fraction", "0.25",
                 "--out", tmp_path / "kept.csv", "--audit", tmp_path / "a.json", "--json")

@@ -22,7 +22,7 @@ dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from annokit.core.votes import CHAOSNLI_NLI_LABELS, Votes  # noqa: E402
+from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes  # noqa: E402
 from annokit.errors import (  # noqa: E402
     AlignmentError,
     DataFormatError,
@@ -171,6 +171,55 @@ def test_any_partitioning_gives_the_in_memory_result(n, npart, k, seed, n_boot, 
     _close(ref.to_dict(), got.to_dict())
 
 
+def _scaled_votes(labels, n, seed):
+    """Votes on ``labels`` (any scale); a third of the items have votes for one label only."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 4, size=(n, len(labels)))
+    counts[:, -1] += 1
+    counts[: n // 3, :-1] = 0
+    return Votes.from_counts(counts, labels=labels, item_ids=[f"it{j}" for j in range(n)])
+
+
+_SCALED = [pytest.param(LabelSet(["no", "yes"]), {}, id="binary"),
+           pytest.param(LabelSet(["no", "yes"]), {"metric_options": {"positive": "no"}},
+                        id="binary-positive-by-name"),
+           pytest.param(LabelSet(["1", "2", "3", "4", "5"], scale="ordinal"), {}, id="ordinal"),
+           pytest.param(LabelSet(["-2", "0", "1.5", "4"], scale="interval"), {}, id="interval"),
+           pytest.param(LabelSet(["1", "2", "3", "4", "5"], scale="ordinal"),
+                        {"scale": "interval", "metric_options": {"values": (0, 1, 2, 4, 8)}},
+                        id="scale-and-values-given"),
+           pytest.param(LabelSet(["0", "1"], scale="ratio"), {"by": "agreement"},
+                        id="binary-ratio-by-agreement")]
+
+
+@pytest.mark.parametrize(("labels", "kwargs"), _SCALED)
+def test_binary_and_order_aware_metrics_equal_in_memory_on_any_partitioning(labels, kwargs):
+    """Two labels (ece_binary, mce_binary) and ordered scales (wasserstein ... rps_soft): the
+    default list, values, positive label and intervals of the in-memory engine."""
+    n = 40
+    votes = _scaled_votes(labels, n, seed=len(labels))
+    frame = _frame(votes.item_ids, _probs(n, len(labels), 3), labels.names)
+    frame = frame.sample(frac=1.0, random_state=4)
+    scale = kwargs.get("scale", labels.scale)
+    expected = available(True, True, scale=scale, n_labels=len(labels))
+    for npart, part_of in ((1, np.zeros(n, dtype=int)),
+                           (4, np.random.default_rng(5).integers(0, 4, n)),
+                           (n + 3, np.arange(n) + 3)):  # one item each, three empty partitions
+        with dask.config.set(scheduler="synchronous"):
+            ref, got = _both(votes, frame, part_of, npart, n_boot=30, seed=9, budget=37,
+                             **kwargs)
+        assert got.names == expected and got.scale == scale
+        _close(ref.to_dict(), got.to_dict())
+        for name in expected:  # every replicate, not only the interval bounds
+            np.testing.assert_allclose(got.intervals[name].replicates,
+                                       ref.intervals[name].replicates, rtol=1e-12, atol=1e-12)
+    if len(labels) == 2:
+        given = kwargs.get("metric_options", {})
+        assert got.positive_label == given.get("positive", labels.names[1])
+    else:
+        assert got.positive_label is None and "wasserstein" in got.metrics
+
+
 def test_several_models_paired_differences(eval_client):
     votes = _votes(150, seed=4)
     names = NLI.names
@@ -207,12 +256,17 @@ def test_parquet_directory_csv_files_and_logits(tmp_path):
         _close(ref_l.to_dict(), _quiet(evaluate_dask, dv, tmp_path / "logits.parquet").to_dict())
 
 
-def test_per_item_output_written_by_partition(tmp_path, eval_client):
-    votes = _votes(80, seed=9)
-    frame = _frame(votes.item_ids, _probs(80, 3, 9), NLI.names)
+@pytest.mark.parametrize("labels", [NLI, LabelSet(["1", "2", "3", "4", "5"], scale="ordinal")],
+                         ids=["nominal", "ordinal"])
+def test_per_item_output_written_by_partition(tmp_path, eval_client, labels):
+    """The in-memory per-item frame, with the order-aware metrics' columns on ordered scales."""
+    votes = _scaled_votes(labels, 80, seed=9)
+    frame = _frame(votes.item_ids, _probs(80, len(labels), 9), labels.names)
     out = tmp_path / "per_item"
     ref = _quiet(evaluate, align(votes, Predictions.from_arrays(
-        frame["item"], probs=frame.iloc[:, 1:].to_numpy(), label_names=NLI.names)))
+        frame["item"], probs=frame.iloc[:, 1:].to_numpy(), label_names=labels.names)))
+    if labels.scale == "ordinal":
+        assert {"wasserstein", "rps_soft"} <= set(ref.per_item.columns)
     got = _quiet(evaluate_dask, _HandVotes(votes, np.arange(80) % 3, 3), frame,
                  per_item_out=out, client=eval_client)
     files = sorted(p.name for p in out.iterdir())

@@ -76,6 +76,24 @@ def test_glob_list_and_frames(tmp_path, dask_client):
         assert _by_id(to_votes(read_votes_dask(src, client=dask_client))) == _by_id(mem)
 
 
+@pytest.mark.parametrize("scale", ["ordinal", "interval", "nominal"])
+def test_scale_orders_and_keeps_the_labels_as_in_memory(tmp_path, dask_client, scale):
+    """Numeric labels in numeric order on ordered scales (natural order inferred otherwise)."""
+    df = _long(seed=3, k=4)
+    df["label"] = df["label"].map({"l0": "10", "l1": "-5", "l2": "2", "l3": "-1.5"})
+    path = tmp_path / "v.parquet"
+    df.to_parquet(path, index=False)
+    mem = read_votes(path, scale=scale)
+    dv = read_votes_dask(_write_parts(df, tmp_path / "parts", 3), client=dask_client, scale=scale)
+    assert dv.labels == mem.labels and dv.labels.scale == scale
+    if scale != "nominal":
+        assert dv.labels.names == ("-5", "-1.5", "2", "10")
+    assert _by_id(to_votes(dv)) == _by_id(mem)
+    assert from_votes(mem, npartitions=2, client=dask_client).labels == mem.labels
+    with pytest.raises(InvalidValueError, match="the order of ordinal labels"):
+        read_votes_dask(_long(seed=1), client=dask_client, scale="ordinal")
+
+
 def test_gold_column_and_no_annotators(tmp_path, dask_client):
     df = _long(seed=2)
     df["gold"] = df["item"].map(lambda s: "l0" if s.endswith(("1", "3")) else None)
