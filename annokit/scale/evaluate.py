@@ -29,9 +29,12 @@ computed from them exactly as ``np.quantile`` would
 partitions are kept in worker memory between the two passes.
 
 Memory per task is bounded by a chunk of replicates (``budget`` weights). The
-adaptive-ECE state keeps every item (its documented design): its merge gathers
-16 bytes per item, plus 8 per item and replicate of its chunk, on one worker,
-and its replicate chunks are sized on all items, as in memory.
+adaptive-ECE point values (models, baselines and groups) do not gather the items:
+their edges are exact quantiles found by selection over the partitions and their
+bin sums are merged like any other (:mod:`annokit.scale.eval_adaptive`). Its
+bootstrap replicates still keep every item (each replicate has its own edges): 16
+bytes per item, plus 8 per item and replicate of a chunk, on one worker, with
+replicate chunks sized on all items, as in memory.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ from annokit.metrics.engine import (
 )
 from annokit.metrics.records import _order_text, _resolve_pred_labels, agreement_bins
 from annokit.metrics.registry import REGISTRY
+from annokit.scale.eval_adaptive import adaptive_point_values
 from annokit.metrics.states import AdaptiveBinnedState
 from annokit.scale import eval_partition as ep
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
@@ -349,18 +353,20 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     keep_dropped = on_missing == "drop"
     joined = [delayed(ep.join_part)(*row, perms=perms, keep_dropped=keep_dropped, k=k)
               for row in zip(*parts)]
-    two_pass = by is not None or any(p is None for p in perms)
+    adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
+    constant = tuple(n for n in names if n not in adaptive)
+    # the adaptive edges need passes of their own over the joined partitions
+    two_pass = by is not None or any(p is None for p in perms) or bool(adaptive)
     if two_pass:
         joined = persist(cl, joined, desc="joining predictions")
     stats_node = _tree([delayed(ep.part_stats)(j, policy) for j in joined], ep.merge_stats,
                        keep_dropped=keep_dropped)
-    adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
-    constant = tuple(n for n in names if n not in adaptive)
 
     def spec_for(edges: np.ndarray | None, n_kept: int, max_part: int
                  ) -> list[tuple[ep.StateSpec, Any]]:
         chunks = tuple(replicate_chunks(n_boot, max(max_part, 1), budget=budget))
-        main = ep.StateSpec(names, options, policy, edges, baselines, seed, constant, chunks)
+        # point values of the adaptive metrics: eval_adaptive (exact edges, no gathering)
+        main = ep.StateSpec(constant, options, policy, edges, baselines, seed, constant, chunks)
         specs = [main]
         if n_boot and adaptive:
             specs += [ep.StateSpec(names, options, policy, edges, False, seed, (), (), adaptive,
@@ -381,6 +387,11 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
             specs = spec_for(edges, stats["n_kept"], stats["max_part"])
             vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, options, policy,
                            list(preds))
+            if adaptive:
+                vals[0]["adaptive_point"] = adaptive_point_values(
+                    joined, specs[0], adaptive, options, n_models=len(preds),
+                    n_groups=1 if edges is None else edges.size, baselines=baselines,
+                    compute=lambda nodes: _compute(cl, nodes), tree=_tree)
         else:
             # partition sizes are not known yet: replicate chunks for a bound on them
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1
@@ -447,7 +458,7 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
                       f"tie policy {policy!r} takes the first tied label in label order",
                       DegenerateInputWarning, stacklevel=3)
     main = vals[0]
-    est = main["point"]
+    est = _with_adaptive(main, "point", names, constant, adaptive)
     reps = None
     if n_boot:
         reps = np.full(est.shape + (n_boot,), np.nan)
@@ -460,7 +471,8 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
             reps[:, :, acols, a:b] = v["adaptive"]
     base = {}
     if baselines:
-        base = {kind: dict(zip(names, map(float, main["baselines"][i, 0])))
+        both = _with_adaptive(main, "baselines", names, constant, adaptive)
+        base = {kind: dict(zip(names, map(float, both[i, 0])))
                 for i, kind in enumerate(("chance", "oracle"))}
     info, sizes = [], []
     if by is not None:
@@ -486,6 +498,18 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
                                group_sizes=list(sizes), tie_policy=policy, n_ties=n_ties,
                                n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
                                frame_sources=sources, scale=scale, positive_label=positive_label)
+
+
+def _with_adaptive(main: dict[str, Any], key: str, names: tuple[str, ...],
+                   constant: tuple[str, ...], adaptive: tuple[str, ...]) -> np.ndarray:
+    """``main[key]`` values of the constant-size states with the adaptive ones put in place."""
+    part = main[key]
+    if not adaptive:
+        return part
+    out = np.empty(part.shape[:2] + (len(names),))
+    out[:, :, [names.index(n) for n in constant]] = part
+    out[:, :, [names.index(n) for n in adaptive]] = main["adaptive_point"][key]
+    return out
 
 
 def _read_back(folder: Path) -> Any:

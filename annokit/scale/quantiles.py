@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["exact_quantiles", "lerp", "order_statistic_positions"]
+__all__ = ["exact_quantiles", "exact_quantiles_sets", "finish_step", "lerp", "local_runner",
+           "order_statistic_positions", "partition_step", "reduce_step"]
 
 #: Cells per interval and round, and the most values an interval may hold to be gathered.
 CELLS = 4096
@@ -60,7 +61,7 @@ def lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- partition tasks
 
-def _min_max(values: np.ndarray) -> np.ndarray:
+def _min_max(values: np.ndarray) -> np.ndarray:  # (count, min, max)
     if values.size == 0:
         return np.array([0.0, np.inf, -np.inf])
     return np.array([float(values.size), float(values.min()), float(values.max())])
@@ -98,23 +99,20 @@ def _merge_distinct(parts: Sequence[tuple[np.ndarray, np.ndarray]]
 
 # --------------------------------------------------------------------------- selection
 
-def exact_quantiles(parts: Sequence[Any], q: Any, *, run: Callable[[str, tuple], list[Any]],
+def exact_quantiles(parts: Sequence[Any], q: Any, *, run: Callable[[str, tuple], Any],
                     cells: int = CELLS, gather: int = GATHER) -> np.ndarray:
     """``np.quantile(concatenate(values), q)`` for values held by partitions.
 
     Parameters
     ----------
     parts : sequence
-        One handle per partition (e.g. a persisted Dask partition).
+        One handle per partition (not read here: ``run`` knows how to reach them).
     q : array-like of float in [0, 1]
     run : callable
-        ``run(step, args)`` applies the partition step named ``step``
-        (``"min_max"``, ``"cells"`` or ``"distinct"``, see :data:`STEPS`) with
-        ``args`` to every partition's values and returns the results reduced over
-        partitions: ``"min_max"`` and ``"cells"`` summed (counts; min/max by
-        :func:`reduce_min_max`), ``"distinct"`` merged by :func:`reduce_distinct`.
-        :func:`local_runner` does this in memory; the Dask engine does it with
-        tasks and a tree of reductions.
+        ``run(step, args)`` applies :func:`partition_step` ``step`` with ``args`` to
+        every partition's values and returns the results combined by
+        :func:`reduce_step` and :func:`finish_step`. :func:`local_runner` does this
+        in memory; the Dask engine with tasks and a tree of reductions.
     cells, gather : int
         Cells per interval and round; largest interval gathered as distinct values.
 
@@ -122,42 +120,83 @@ def exact_quantiles(parts: Sequence[Any], q: Any, *, run: Callable[[str, tuple],
     -------
     ndarray of float64, shape of ``q``; NaN (all of them) when there are no values.
     """
+    return exact_quantiles_sets(1, q, run=lambda step, args: [run(step, args[0])],
+                                cells=cells, gather=gather)[0]
+
+
+def exact_quantiles_sets(n_sets: int, q: Any, *, run: Callable[[str, list[tuple]], list[Any]],
+                         cells: int = CELLS, gather: int = GATHER) -> list[np.ndarray]:
+    """:func:`exact_quantiles` of several sets of values, sharing every pass over the data.
+
+    ``run(step, args_per_set)`` returns one combined result per set; a set whose
+    selection is already done gets arguments that make its step empty.
+    """
     q = np.asarray(q, dtype=np.float64)
-    n_f, lo_v, hi_v = run("min_max", ())
-    n = int(n_f)
-    if n == 0:
-        return np.full(q.shape, np.nan)
-    lo_i, hi_i, gamma = order_statistic_positions(n, q.ravel())
-    ranks = np.unique(np.concatenate([lo_i, hi_i]))
-    # per rank: interval [lo, hi] (closed at hi for the last cell), values below lo, count in it
-    state = {int(r): (lo_v, hi_v, True, 0, n) for r in ranks}
-    found: dict[int, float] = {}
+    infos = run("min_max", [()] * n_sets)
+    sel = [_Selection(int(n_f), lo, hi, q) for n_f, lo, hi in infos]
     for _ in range(MAX_ROUNDS):
-        open_ = {r: s for r, s in state.items() if r not in found and s[4] > gather
-                 and s[0] < s[1]}
-        if not open_:
+        asks = [s.cell_intervals(gather) for s in sel]
+        if not any(len(a) for a in asks):
             break
-        keys = sorted({s[:3] for s in open_.values()})
-        intervals = np.array(keys, dtype=np.float64)
-        counts = run("cells", (intervals, cells))
-        for r, (lo, hi, closed, below, _n) in open_.items():
-            row = counts[keys.index((lo, hi, closed))]
+        counts = run("cells", [(a, cells) for a in asks])
+        for s, a, c in zip(sel, asks, counts):
+            s.narrow(a, c, cells)
+    asks = [s.open_intervals() for s in sel]
+    if any(len(a) for a in asks):
+        merged = run("distinct", [(a,) for a in asks])
+        for s, a, m in zip(sel, asks, merged):
+            s.read_off(a, m)
+    return [s.result(q) for s in sel]
+
+
+class _Selection:
+    """One set's wanted order statistics and the value interval that holds each."""
+
+    def __init__(self, n: int, lo: float, hi: float, q: np.ndarray) -> None:
+        self.n = n
+        self.found: dict[int, float] = {}
+        if n == 0:
+            self.state: dict[int, tuple] = {}
+            return
+        self.lo_i, self.hi_i, self.gamma = order_statistic_positions(n, q.ravel())
+        ranks = np.unique(np.concatenate([self.lo_i, self.hi_i]))
+        # rank -> (lo, hi, closed at hi, values below lo, values in the interval)
+        self.state = {int(r): (lo, hi, True, 0, n) for r in ranks}
+
+    def cell_intervals(self, gather: int) -> np.ndarray:
+        keys = sorted({st[:3] for st in self.state.values() if st[4] > gather and st[0] < st[1]})
+        self._asked = keys
+        return np.array(keys, dtype=np.float64).reshape(-1, 3)
+
+    def narrow(self, intervals: np.ndarray, counts: np.ndarray, cells: int) -> None:
+        for r, (lo, hi, closed, below, n_in) in list(self.state.items()):
+            key = (lo, hi, closed)
+            if key not in self._asked:
+                continue
+            row = counts[self._asked.index(key)]
             cum = below + np.cumsum(row)
             j = int(np.searchsorted(cum, r, side="right"))  # first cell with cum > r
             edges = np.linspace(lo, hi, cells + 1)
             last = j == cells - 1
-            state[r] = (float(edges[j]), float(hi if last else edges[j + 1]), closed and last,
-                        int(cum[j] - row[j]), int(row[j]))
-    keys = sorted({s[:3] for r, s in state.items() if r not in found})
-    if keys:
-        merged = run("distinct", (np.array(keys, dtype=np.float64),))
-        for r, (lo, hi, closed, below, _n) in state.items():
-            values, counts = merged[keys.index((lo, hi, closed))]
+            self.state[r] = (float(edges[j]), float(hi if last else edges[j + 1]),
+                             closed and last, int(cum[j] - row[j]), int(row[j]))
+
+    def open_intervals(self) -> np.ndarray:
+        self._asked = sorted({st[:3] for st in self.state.values()})
+        return np.array(self._asked, dtype=np.float64).reshape(-1, 3)
+
+    def read_off(self, intervals: np.ndarray, merged: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        for r, (lo, hi, closed, below, _n) in self.state.items():
+            values, counts = merged[self._asked.index((lo, hi, closed))]
             cum = below + np.cumsum(counts)
-            found[r] = float(values[int(np.searchsorted(cum, r, side="right"))])
-    a = np.array([found[int(r)] for r in lo_i])
-    b = np.array([found[int(r)] for r in hi_i])
-    return lerp(a, b, gamma).reshape(q.shape)
+            self.found[r] = float(values[int(np.searchsorted(cum, r, side="right"))])
+
+    def result(self, q: np.ndarray) -> np.ndarray:
+        if self.n == 0:
+            return np.full(q.shape, np.nan)
+        a = np.array([self.found[int(r)] for r in self.lo_i])
+        b = np.array([self.found[int(r)] for r in self.hi_i])
+        return lerp(a, b, self.gamma).reshape(q.shape)
 
 
 def partition_step(step: str, values: np.ndarray, args: tuple) -> Any:

@@ -408,3 +408,33 @@ def test_agreement_edges_from_value_counts_equal_numpy_quantile(values, bins):
         edges_c, index_c, _, _ = agreement_bins(v, bins, counts=c)
     assert np.array_equal(edges, edges_c)
     assert np.array_equal(index, index_c[np.searchsorted(v, h)])
+
+
+@pytest.mark.parametrize("by", [None, "agreement"])
+def test_adaptive_ece_point_values_without_gathering_equal_in_memory(monkeypatch, by):
+    """Tie-heavy confidences (one-hot and uniform rows) split one item per partition: the
+    exact-quantile edges give the in-memory bins, and no adaptive state is built for them."""
+    from annokit.metrics import states
+
+    n, k = 90, 3
+    votes = _votes(n=n, k=k, seed=5)
+    probs = _probs(n, k, 5)
+    rng = np.random.default_rng(9)
+    probs[:10] = 1.0 / k
+    probs[10:30] = np.eye(k)[rng.integers(0, k, 20)]
+    frame = _frame(votes.item_ids, probs, list(votes.labels.names))
+    part_of = np.arange(n) % 37
+    ref, _ = _both(votes, frame, part_of, 37, metrics=["ece_adaptive", "ece"], by=by)
+    built = []
+    original = states.AdaptiveBinnedState.__init__
+
+    def spy(self, *args, **kwargs):
+        built.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(states.AdaptiveBinnedState, "__init__", spy)
+    with dask.config.set(scheduler="synchronous"):
+        got = _quiet(evaluate_dask, _HandVotes(votes, part_of, 37), frame,
+                     metrics=["ece_adaptive", "ece"], by=by)
+    _close(ref.to_dict(), got.to_dict())
+    assert not built  # the point values came from eval_adaptive's bin sums
