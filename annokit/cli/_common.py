@@ -282,6 +282,17 @@ def read_options() -> dict[str, Any]:
             "missing": options["missing"], "scale": options["scale"]}
 
 
+def single_label(votes: Any, command: str) -> Any:
+    """``votes``, refused when an annotator ticked several labels of an item (multi-label)."""
+    from annokit.core.multilabel import is_multilabel
+
+    if is_multilabel(votes):
+        raise click.UsageError(f"{command} takes single-label votes; these are multi-label (an "
+                               "annotator gave several labels to an item): use stats or "
+                               "evaluate --multilabel")
+    return votes
+
+
 def engine_options(f: Callable) -> Callable:
     """Add ``--engine memory|dask`` and ``--scheduler ADDRESS`` to a command."""
     f = click.option("--scheduler", metavar="ADDRESS",

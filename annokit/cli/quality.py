@@ -18,6 +18,7 @@ from annokit.cli._common import (
     engine_options,
     finite,
     read_options,
+    single_label,
     votes_input,
 )
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
@@ -42,7 +43,8 @@ def _inputs(votes_path: str, gold_path: str | None) -> dict[str, str | None]:
 def _read(votes_path: str, fmt: str, gold_path: str | None):
     from annokit.io import read_votes
 
-    return read_votes(votes_path, format=fmt, gold=gold_path, **read_options())
+    votes = read_votes(votes_path, format=fmt, gold=gold_path, **read_options())
+    return single_label(votes, click.get_current_context().info_name)
 
 
 @click.command(name="annotators")

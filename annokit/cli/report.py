@@ -18,6 +18,7 @@ from annokit.cli._common import (
     float_list,
     int_list,
     read_options,
+    single_label,
     votes_input,
 )
 from annokit.errors import InputError
@@ -212,7 +213,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     notes: list[str] = []
     # stages: votes, each model read, build_report's five, written
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
-        votes = read_votes(votes_path, format=fmt, **read_options())
+        votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "report")
         check_positive(positive, tuple(votes.labels.names), option="--positive")
         progress("votes")
         loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,

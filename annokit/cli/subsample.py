@@ -18,6 +18,7 @@ from annokit.cli._common import (
     finite,
     int_list,
     read_options,
+    single_label,
     votes_input,
 )
 
@@ -88,7 +89,7 @@ def subsample(votes_path: str, fmt: str, ks: list[int], reps: int, seed: int, ep
 
         image_type = image_format(plot)  # fail before the work on a bad extension or folder
         check_outputs({"--plot": plot}, {"--votes": votes_path})
-    votes = read_votes(votes_path, format=fmt, **read_options())
+    votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "subsample")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         curve, rec = _compute(votes, ks, reps, seed, epsilon, target, short, jobs)

@@ -190,7 +190,7 @@ class Votes:
             raise SchemaError(
                 f"{self.source}: {n_pairs} (item, annotator) pair(s) have more than one vote, e.g. "
                 f"{first_offenders(pairs)}; pass duplicates='first', 'last' or 'keep' to accept them"
-                " (multi-label votes: duplicates='keep'; CLI: --multilabel)"
+                " (multi-label votes: duplicates='keep'; CLI: stats or evaluate --multilabel)"
             )
         keep = ~pd.Series(key).duplicated(keep=policy).to_numpy()
         self.n_duplicates_removed = int((~keep).sum())

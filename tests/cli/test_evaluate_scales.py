@@ -152,3 +152,21 @@ def test_annotator_predictions_with_unknown_pairs_fail_in_one_line(tmp_path):
     result = run(votes_path, "--annotator-predictions", pairs)
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+@pytest.mark.parametrize("command", [["subsample", "--k", "1,2", "--reps", "3"],
+                                     ["aggregate"], ["annotators"]])
+def test_single_label_commands_refuse_multilabel_votes_in_one_line(tmp_path, command):
+    """A Label Studio export with several choices ticked reads as multi-label votes."""
+    tasks = [{"id": i, "data": {"text": f"t{i}"}, "annotations": [
+        {"completed_by": a, "result": [{"from_name": "label", "to_name": "text",
+                                        "type": "choices",
+                                        "value": {"choices": ["x", "y"] if a == 1 else ["x"]}}]}
+        for a in (1, 2, 3)]} for i in range(4)]
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps(tasks))
+    result = CliRunner().invoke(main, [*command[:1], str(path), *command[1:]])
+    assert result.exit_code == 2 and "takes single-label votes; these are multi-label" in \
+        result.stderr, result.output
+    stats = CliRunner().invoke(main, ["stats", str(path), "--json", "--n-boot", "0"])
+    assert stats.exit_code == 0 and json.loads(stats.stdout)["task"] == "multilabel"

@@ -69,7 +69,7 @@ def test_stats_tie_policy_changes_the_gold_accuracy_and_says_so(tmp_path):
     ("item,annotator,label\nq1,a,x\nq1,a,y\n",
      ("Error: v.csv: 1 (item, annotator) pair(s) have more than one vote, e.g. [('q1', 'a')]; "
       "pass duplicates='first', 'last' or 'keep' to accept them (multi-label votes: "
-      "duplicates='keep'; CLI: --multilabel)\n")),
+      "duplicates='keep'; CLI: stats or evaluate --multilabel)\n")),
 ])
 def test_stats_bad_input_is_one_line_exit_1(tmp_path, content, message):
     f = tmp_path / "v.csv"
