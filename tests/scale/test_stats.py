@@ -116,3 +116,14 @@ def test_partition_counts_whatever_the_order_of_items():
     items = pd.DataFrame({"item": np.array([5, 9, 1], dtype=np.int64)})
     counts, _ = _part_counts(frame, items, 2)
     assert counts.tolist() == [[0, 1], [1, 0], [0, 2]]
+
+
+def test_ordered_scales_are_refused_naming_the_in_memory_engine():
+    """Alpha at the ordinal/interval level and rating means run in memory only (for now)."""
+    from annokit.core.labels import LabelSet
+
+    votes = Votes.from_counts([[2, 1, 0], [0, 2, 2]], labels=LabelSet(["1", "2", "3"],
+                                                                       scale="ordinal"))
+    with pytest.raises(InvalidValueError, match="statistics of ordinal labels .* run in memory "
+                                                "only"):
+        dataset_stats_dask(from_votes(votes, npartitions=1), n_boot=0)
