@@ -77,7 +77,9 @@ def read_annotator_predictions(source: Any, *, item: str = "item", annotator: st
     Raises
     ------
     DataFormatError
-        Unknown file type.
+        Unreadable or empty file, unknown file type, an empty id or label, a
+        probability that is not a finite number (naming the file, line, column, item
+        and annotator).
     SchemaError
         Missing columns, neither a label column nor ``prob_`` columns.
 
@@ -88,21 +90,19 @@ def read_annotator_predictions(source: Any, *, item: str = "item", annotator: st
     'O'
     """
     if isinstance(source, pd.DataFrame):
-        frame, where = source.copy(), "predictions"
+        frame, where = source.copy(), source.attrs.get("annokit_source", "predictions")
+        line_of = np.arange(len(frame)) + 1  # rows, counted from 1
+        row_word = "row"
     else:
-        path = Path(source)
-        where = str(path)
-        suffix = path.suffix.lower()
-        if suffix in (".csv", ".tsv"):
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype={
-                item: str, annotator: str, label: str}, keep_default_na=False)
-        elif suffix == ".jsonl":
-            frame = pd.read_json(path, lines=True, dtype={item: str, annotator: str, label: str})
-        elif suffix == ".parquet":
-            frame = pd.read_parquet(path)
-        else:
-            raise DataFormatError(f"{where}: unknown predictions file type {suffix!r}; expected "
-                                  ".csv, .tsv, .jsonl or .parquet")
+        from annokit.io.source import Input
+        from annokit.io.tables import read_table
+
+        frame = read_table(Input(source, what="annotator predictions"))
+        where = Path(str(source)).name
+        lines = frame.attrs.get("annokit_lines")
+        line_of = (np.asarray(lines) if lines is not None
+                   else np.arange(len(frame)) + frame.attrs.get("annokit_line_offset", 0))
+        row_word = "line"
     missing = [c for c in (item, annotator) if c not in frame.columns]
     if missing:
         raise SchemaError(f"{where} is missing column(s) {missing}; got {list(frame.columns)}")
@@ -110,13 +110,29 @@ def read_annotator_predictions(source: Any, *, item: str = "item", annotator: st
     if label not in frame.columns and not probs:
         raise SchemaError(f"{where} needs a {label!r} column or prob_<label> columns; got "
                           f"{list(frame.columns)}")
+
+    def fail(i: int, column: str, problem: str) -> DataFormatError:
+        return DataFormatError(f"{row_word} {int(line_of[i])} of {where}, column {column!r} "
+                               f"(item {frame[item].iloc[i]!r}, annotator "
+                               f"{frame[annotator].iloc[i]!r}): {problem}")
+
+    for c in (item, annotator) + ((label,) if label in frame.columns else ()):
+        blank = frame[c].isna().to_numpy() | (frame[c].astype(str).str.strip() == "").to_numpy()
+        if blank.any():
+            raise fail(int(np.argmax(blank)), c, f"empty {c}")
     out = pd.DataFrame({"item": frame[item].astype(str).to_numpy(dtype=object),
                         "annotator": frame[annotator].astype(str).to_numpy(dtype=object)})
     if label in frame.columns:
         out["label"] = frame[label].astype(str).to_numpy(dtype=object)
     else:
         for c in probs:
-            out[str(c)] = frame[c].to_numpy(dtype=np.float64)
+            values = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64)
+            bad = ~np.isfinite(values)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise fail(i, str(c), f"{frame[c].iloc[i]!r} is not a finite probability")
+            out[str(c)] = values
+    out.attrs["annokit_source"] = where
     return out
 
 
@@ -192,21 +208,22 @@ def _codes(values: np.ndarray, ids: Any) -> np.ndarray:
 def _pair_predictions(frame: pd.DataFrame, names: tuple[str, ...]
                       ) -> tuple[np.ndarray, np.ndarray | None]:
     """Predicted label codes and (optionally) distributions in label order."""
+    src = frame.attrs.get("annokit_source", "predictions")
     if "label" in frame.columns:
         pred = pd.Index(names).get_indexer(frame["label"].to_numpy())
         if (pred < 0).any():
             bad = frame["label"].to_numpy()[pred < 0]
-            raise InvalidValueError(f"predictions: unknown label(s) {first_offenders(pd.unique(bad))}"
+            raise InvalidValueError(f"{src}: unknown label(s) {first_offenders(pd.unique(bad))}"
                                     f"; the votes' labels are {list(names)}")
         return pred.astype(np.int64), None
     cols = [f"prob_{n}" for n in names]
     missing = [c for c in cols if c not in frame.columns]
     extra = sorted(set(c for c in frame.columns if c.startswith("prob_")) - set(cols))
     if missing or extra:
-        raise SchemaError(f"predictions: prob_ columns must match the votes' labels {list(names)}; "
+        raise SchemaError(f"{src}: prob_ columns must match the votes' labels {list(names)}; "
                           f"missing {missing}, unknown {extra}")
     probs = np.ascontiguousarray(frame[cols].to_numpy(dtype=np.float64))
-    check_simplex(probs, name="predictions")
+    check_simplex(probs, name=src)
     return probs.argmax(axis=1).astype(np.int64), probs
 
 
@@ -290,7 +307,8 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
     dup = pd.Index(key[known]).duplicated()
     if dup.any():
         bad = frame.loc[np.flatnonzero(known)[dup], ["item", "annotator"]].astype(str)
-        raise AlignmentError("predictions repeat (item, annotator) pair(s) "
+        raise AlignmentError(f"{frame.attrs.get('annokit_source', 'predictions')} repeats "
+                             "(item, annotator) pair(s) "
                              f"{first_offenders(list(map(tuple, bad.to_numpy())))}")
     vote_key = votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
     pos = pd.Index(vote_key).get_indexer(key) if not pd.Index(vote_key).has_duplicates else \

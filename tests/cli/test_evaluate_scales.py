@@ -170,3 +170,23 @@ def test_single_label_commands_refuse_multilabel_votes_in_one_line(tmp_path, com
         result.stderr, result.output
     stats = CliRunner().invoke(main, ["stats", str(path), "--json", "--n-boot", "0"])
     assert stats.exit_code == 0 and json.loads(stats.stdout)["task"] == "multilabel"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "pairs.csv is empty: no header line"),
+    ("item,annotator\ni0,a0\n", "pairs.csv needs a 'label' column or prob_<label> columns"),
+    ("item,annotator,prob_a,prob_b\ni0,a0,nan,1\n",
+     "line 2 of pairs.csv, column 'prob_a' (item 'i0', annotator 'a0'): 'nan' is not a finite"),
+    ("item,annotator,prob_a,prob_b\ni0,a0,0.5,0.5\ni1,a1,x,1\n",
+     "line 3 of pairs.csv, column 'prob_a' (item 'i1', annotator 'a1'): 'x' is not a finite"),
+    ("item,annotator,label\ni0,,a\n", "line 2 of pairs.csv, column 'annotator'"),
+    ("item,annotator,label\ni0,a0,a\ni0,a0,b\n", "pairs.csv repeats (item, annotator) pair(s)"),
+    ("item,annotator,label\ni0,a0,zz\n", "pairs.csv: unknown label(s) ['zz']"),
+])
+def test_hostile_annotator_prediction_files_fail_in_one_line(tmp_path, content, message):
+    votes_path, _, _ = _rated(tmp_path, ["a", "b"])
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(content)
+    result = run(votes_path, "--annotator-predictions", pairs)
+    assert result.exit_code == 1 and message in result.stderr, result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output

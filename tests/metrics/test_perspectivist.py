@@ -123,7 +123,7 @@ def test_reader_and_errors(tmp_path):
     assert list(got.columns) == ["item", "annotator", "label"] and len(got) == len(pred)
     votes = Votes.from_long(df)
     assert evaluate_annotators(votes, got).scores == evaluate_annotators(votes, pred).scores
-    with pytest.raises(AlignmentError, match=r"predictions repeat \(item, annotator\) pair"):
+    with pytest.raises(AlignmentError, match=r"predictions repeats \(item, annotator\) pair"):
         evaluate_annotators(votes, pd.concat([pred, pred.iloc[:1]]))
     with pytest.raises(InvalidValueError, match=r"unknown label\(s\) .*'maybe'"):
         evaluate_annotators(votes, pred.assign(label="maybe"))
