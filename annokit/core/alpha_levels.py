@@ -163,3 +163,47 @@ def _quadratic_form(t: np.ndarray, v: np.ndarray, *, budget: int = 4_000_000) ->
         block = difference("ratio", v[:, None], v[None, j:j + step])
         out += ((t @ block) * t[:, j:j + step]).sum(axis=1)
     return out
+
+
+def pair_weights(counts: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """``sum_i w_i c_i c_i^T / (m_i - 1)`` over pairable items: (k, k), or (r, k, k) with weights.
+
+    With the label totals ``t = sum_i w_i c_i`` it is all :func:`alpha_from_pairs` needs at
+    any level, and both are sums over items: mergeable over partitions (the Dask engine).
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    m = c.sum(axis=1)
+    keep = m >= 2
+    c, m = c[keep], m[keep]
+    outer = (c[:, :, None] * c[:, None, :] / (m - 1)[:, None, None]).reshape(len(c), -1)
+    k = counts.shape[1]
+    if weights is None:
+        return outer.sum(axis=0).reshape(k, k)
+    w = np.asarray(weights, dtype=np.float64)[:, keep]
+    return (w @ outer).reshape(-1, k, k)
+
+
+def alpha_from_pairs(level: str, totals: np.ndarray, pairs: np.ndarray, v: np.ndarray
+                     ) -> np.ndarray:
+    """Krippendorff's alpha from label totals ``t`` (..., k) and :func:`pair_weights` (..., k, k).
+
+    ``alpha = 1 - (n - 1) sum_{c,k} P_ck d2(c, k) / sum_{c,k} t_c t_k d2(c, k)`` with
+    ``n = sum t`` and the level's squared difference ``d2`` (:func:`annokit.core.scales.difference`;
+    ordinal: mid-rank positions of the totals); NaN unless two categories occur.
+    """
+    t = np.atleast_2d(np.asarray(totals, dtype=np.float64))
+    p = np.asarray(pairs, dtype=np.float64).reshape(t.shape[0], t.shape[1], t.shape[1])
+    if level == "ordinal":
+        r = ordinal_positions(t)  # (reps, k)
+        d2 = (r[:, :, None] - r[:, None, :]) ** 2
+    elif level == "nominal":
+        d2 = np.broadcast_to(1.0 - np.eye(t.shape[1]), p.shape)
+    else:
+        a, b = np.meshgrid(np.arange(v.size), np.arange(v.size), indexing="ij")
+        d2 = np.broadcast_to(difference(level, v[a], v[b]), p.shape)
+    observed = (p * d2).sum(axis=(1, 2))
+    expected = np.einsum("rc,rk,rck->r", t, t, d2)
+    n = t.sum(axis=1)
+    varied = ((t > 0).sum(axis=1) >= 2) & (expected > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(varied, 1.0 - (n - 1) * observed / expected, np.nan)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.agreement import AgreementResult, coincidence_parts, nominal_alpha
+from annokit.core.alpha_levels import alpha_from_pairs, pair_weights
 from annokit.core.checks import check_option
 from annokit.core.resample import percentile_interval, poisson_weights, replicate_chunks, \
     seed_from_rng
@@ -74,11 +75,13 @@ def _patterns(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> dict[str, Any
 
 
 def _agreement_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, seed: int, n_boot: int,
-                    budget: int) -> dict[str, np.ndarray]:
+                    budget: int, pairs: bool = False) -> dict[str, np.ndarray]:
     """Per-item agreement terms of one partition summed with every replicate's weights.
 
     Columns of the terms: 1 (pairable items), alpha's disagreement, kappa's item agreement,
-    the item's votes ``m``, then the ``k`` label counts.
+    the item's votes ``m``, then the ``k`` label counts. With ``pairs`` (alpha at an
+    ordered level) also the (k, k) pair weights (:func:`annokit.core.alpha_levels.pair_weights`)
+    for the point estimate and every replicate.
     """
     from annokit.core.resample import item_keys
 
@@ -93,10 +96,17 @@ def _agreement_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, seed: int,
     terms = np.column_stack([np.ones(len(arr)), d, p_item, m, arr])
     out = {"n_single": int((~keep).sum()), "point": terms.sum(axis=0),
            "reps": np.zeros((n_boot, terms.shape[1]))}
+    if pairs:
+        out["pairs"] = pair_weights(arr) if len(arr) else np.zeros((k, k))
+        out["pairs_reps"] = np.zeros((n_boot, k, k))
     if n_boot and len(arr):
         keys = item_keys(items["item_id"].to_numpy(dtype=object)[keep])
-        for start, stop in replicate_chunks(n_boot, len(arr), budget=budget):
-            out["reps"][start:stop] = poisson_weights(keys, seed, start, stop) @ terms
+        for start, stop in replicate_chunks(n_boot, len(arr), budget=budget // max(1, k * k)
+                                            if pairs else budget):
+            w = poisson_weights(keys, seed, start, stop)
+            out["reps"][start:stop] = w @ terms
+            if pairs:
+                out["pairs_reps"][start:stop] = pair_weights(arr, w)
     return out
 
 
@@ -127,6 +137,29 @@ def _coefficient(name: str, f: Any, point: np.ndarray, reps: np.ndarray, n_items
                            ci.n_invalid).to_dict()
 
 
+def _ratings(rows: np.ndarray, mult: np.ndarray, labels: Any) -> dict[str, Any] | None:
+    """:func:`annokit.quality.dataset_stats.dataset_stats`' ``ratings`` from distinct count rows."""
+    if labels.scale == "nominal" or labels.values is None:
+        return None
+    from annokit.core.ratings import Ratings
+    from annokit.core.votes import Votes
+    from annokit.quality.dataset_stats import BIMODAL
+
+    r = Ratings.from_votes(Votes.from_counts(rows, labels=labels),
+                           scale="ratio" if labels.scale == "ratio" else "interval")
+    mean, sd, bc = r.mean(), r.std(), r.bimodality(warn=False)
+
+    def summary(x: np.ndarray) -> dict[str, Any]:
+        ok = ~np.isnan(x)
+        n = int(mult[ok].sum())
+        return {"mean": _exact_mean(x[ok], mult[ok]) if n else None,
+                "median": _median(x[ok], mult[ok]) if n else None, "n_items": n}
+
+    return {"item_mean": summary(mean), "item_sd": summary(sd),
+            "bimodality": {**summary(bc), "n_bimodal": int(mult[bc > BIMODAL].sum()),
+                           "threshold": BIMODAL}}
+
+
 def _exact_mean(values: np.ndarray, mult: np.ndarray) -> float:
     """``math.fsum`` of every item's value over the items, from distinct values and counts."""
     total = sum((Fraction(float(v)) * int(c) for v, c in zip(values, mult)), Fraction(0))
@@ -154,6 +187,10 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
     ``majority_change`` and ``old_majority_counts`` are absent (long tables carry no
     original labels), and ``ties`` may be ``"first"`` or ``"report"`` (``"first_seen"`` and
     ``"random"`` depend on the order of the rows or items, which partitions do not keep).
+    On ordered scales alpha is at the labels' level, from the label totals and the (k, k)
+    pair weights :func:`annokit.core.alpha_levels.pair_weights` summed over partitions
+    (equal to the in-memory value to rounding), and ``ratings`` is computed from the
+    distinct count rows.
 
     Examples
     --------
@@ -170,9 +207,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
 
     check_option("ties", ties, _DASK_TIES)
     scale = getattr(votes.labels, "scale", "nominal")
-    if scale != "nominal":
-        raise InvalidValueError(f"statistics of {scale} labels (alpha at the {scale} level, "
-                                "rating means) run in memory only: use the in-memory engine")
+    ordered = scale != "nominal"
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
     k = len(votes.labels)
@@ -180,7 +215,8 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
     seed = seed_from_rng(rng) if n_boot else 0
     parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed()))
     hist = [dask.delayed(_patterns)(f, i, k) for f, i in parts]
-    agree = [dask.delayed(_agreement_part)(f, i, k, seed, int(n_boot), budget) for f, i in parts]
+    agree = [dask.delayed(_agreement_part)(f, i, k, seed, int(n_boot), budget, ordered)
+             for f, i in parts]
     hist, agree = votes.compute(hist, agree)
 
     merged: Counter[tuple[int, ...]] = Counter()
@@ -205,7 +241,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         "n_votes": votes.n_votes,
         "n_annotators": votes.n_annotators,
         "labels": names,
-        "scale": "nominal",
+        "scale": scale,
         "votes_per_item": {"min": int(per_item.min()), "median": _median(per_item, mult),
                            "max": int(per_item.max())},
         "entropy": {"base": base, "mean": _exact_mean(ent, mult), "median": _median(ent, mult)},
@@ -217,7 +253,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         "majority_counts": {n: int(c) for n, c in zip(names, majority_counts)},
     }
     gold = [h["gold"] for h in hist if h["gold"] is not None]
-    result["ratings"] = None
+    result["ratings"] = _ratings(rows, mult, votes.labels)
     result["gold"] = None
     if gold:
         n, right, tied = (sum(g[j] for g in gold) for j in range(3))
@@ -227,7 +263,17 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
     point = np.sum([a["point"] for a in agree], axis=0)
     reps = np.sum([a["reps"] for a in agree], axis=0)
     n_pairable = int(point[0])
-    for key, f in (("krippendorff_alpha", _alpha), ("fleiss_kappa", _kappa)):
+    alpha_fn = _alpha
+    if ordered:
+        pairs = np.sum([a["pairs"] for a in agree], axis=0)
+        pairs_reps = np.sum([a["pairs_reps"] for a in agree], axis=0)
+        v = votes.labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float)
+
+        def alpha_fn(s_: np.ndarray) -> np.ndarray:
+            if s_.ndim == 1:
+                return alpha_from_pairs(scale, s_[4:], pairs, v)[0]
+            return alpha_from_pairs(scale, s_[:, 4:], pairs_reps, v)
+    for key, f in (("krippendorff_alpha", alpha_fn), ("fleiss_kappa", _kappa)):
         if n_pairable == 0:
             result[key] = None
             continue
@@ -236,7 +282,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
                           "and were left out", DegenerateInputWarning, stacklevel=2)
         result[key] = _coefficient(key, f, point, reps, n_pairable, int(n_boot), confidence)
     if result["krippendorff_alpha"] is not None:
-        result["krippendorff_alpha"]["level"] = "nominal"
+        result["krippendorff_alpha"]["level"] = scale
     if not math.isfinite(result["entropy"]["mean"]):  # pragma: no cover - defensive
         raise InvalidValueError("entropy is not finite")
     return result

@@ -118,12 +118,26 @@ def test_partition_counts_whatever_the_order_of_items():
     assert counts.tolist() == [[0, 1], [1, 0], [0, 2]]
 
 
-def test_ordered_scales_are_refused_naming_the_in_memory_engine():
-    """Alpha at the ordinal/interval level and rating means run in memory only (for now)."""
+@pytest.mark.parametrize("scale", ["ordinal", "interval", "ratio"])
+@pytest.mark.parametrize("npartitions", [1, 4, 23])
+def test_ordered_scales_equal_in_memory(scale, npartitions):
+    """Alpha at the labels' level (pair weights and totals merged over partitions), its
+    bootstrap interval, and the rating summaries, as in memory."""
     from annokit.core.labels import LabelSet
 
-    votes = Votes.from_counts([[2, 1, 0], [0, 2, 2]], labels=LabelSet(["1", "2", "3"],
-                                                                       scale="ordinal"))
-    with pytest.raises(InvalidValueError, match="statistics of ordinal labels .* run in memory "
-                                                "only"):
-        dataset_stats_dask(from_votes(votes, npartitions=1), n_boot=0)
+    rng = np.random.default_rng(npartitions)
+    counts = rng.integers(0, 4, size=(60, 4))
+    counts[counts.sum(axis=1) == 0, 0] = 2
+    counts[3] = [0, 0, 1, 0]  # one item with a single vote
+    votes = Votes.from_counts(counts, labels=LabelSet(["1", "2", "4", "7"], scale=scale))
+    mem = _quiet(dataset_stats, votes, n_boot=40, rng=5)
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        got = _quiet(dataset_stats_dask, from_votes(votes, npartitions=npartitions), n_boot=40,
+                     rng=5)
+    _compare(mem, got)
+    assert got["scale"] == scale and got["krippendorff_alpha"]["level"] == scale
+    for key in ("item_mean", "item_sd", "bimodality"):
+        for field, value in mem["ratings"][key].items():
+            assert got["ratings"][key][field] == pytest.approx(value, rel=1e-12), (key, field)
