@@ -322,7 +322,7 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
 
     from annokit.scale.client import shutdown
 
-    logging.getLogger("distributed").setLevel(logging.ERROR)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
     votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler,
                             scale=options["scale"])
     click.get_current_context().call_on_close(lambda: shutdown(votes.client))

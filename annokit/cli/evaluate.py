@@ -145,8 +145,9 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     labels = _labels(pred_labels)
     check_engine(engine, scheduler)
     if engine == "dask":
-        if annotator_path is not None or not pred_paths:
-            raise click.UsageError("--annotator-predictions runs in memory only (--engine memory)")
+        if annotator_path is not None or not pred_paths or multilabel:
+            raise click.UsageError("--annotator-predictions and --multilabel run in memory only "
+                                   "(--engine memory)")
         if n_temp or model is not None or ties != "first":
             raise click.UsageError("--engine dask evaluates probabilities as given: temperature "
                                    "options, --model and --ties random run in memory only")

@@ -88,7 +88,7 @@ def get_client(client: Any = None, *, scheduler: str | None = None) -> Any:
     cores, memory = _machine()
     cluster = distributed.LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
                                        memory_limit=memory // cores, dashboard_address=None,
-                                       silence_logs=logging.ERROR)
+                                       silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     _STARTED[id(client)] = cluster
     return client

@@ -134,7 +134,7 @@ def test_annotator_predictions_add_the_perspectivist_view(tmp_path):
     ([], "Missing option '--predictions' (or --annotator-predictions)."),
     (["--annotator-predictions", "PAIRS", "--n-boot", "10"], "need --predictions"),
     (["--annotator-predictions", "PAIRS", "--predictions", "PREDS", "--engine", "dask"],
-     "--annotator-predictions runs in memory only"),
+     "--annotator-predictions and --multilabel run in memory only"),
 ])
 def test_annotator_prediction_options_refused_where_they_do_not_apply(tmp_path, args, message):
     votes_path, preds, _ = _rated(tmp_path, ["a", "b"])
