@@ -164,7 +164,8 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                    on_missing=on_missing, id_field=id_field,
                                    renormalize=renormalize, n_boot=n_boot, seed=seed,
                                    n_bins=n_bins, by=by, per_item_out=per_item_path,
-                                   client=votes.client)
+                                   client=votes.client, metric_options=None if positive is None
+                                   else {"positive": _positive(positive, votes)})
         for w in caught:
             echo_warning(w.message)
         echo_json(result.to_dict()) if as_json else echo(_table(result))

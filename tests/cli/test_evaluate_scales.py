@@ -4,6 +4,7 @@ the perspectivist view through the CLI."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,9 @@ from annokit.io import read_votes
 from annokit.metrics import compute
 from annokit.metrics.perspectivist import evaluate_annotators
 from annokit.metrics.registry import available
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
 def run(*args):
@@ -190,3 +194,26 @@ def test_hostile_annotator_prediction_files_fail_in_one_line(tmp_path, content, 
     result = run(votes_path, "--annotator-predictions", pairs)
     assert result.exit_code == 1 and message in result.stderr, result.output
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_gold_is_refused_with_multilabel_stats(tmp_path):
+    result = CliRunner().invoke(main, ["stats", str(EXAMPLES / "topics.csv"), "--multilabel",
+                                       "--gold", str(EXAMPLES / "gold.csv")])
+    assert result.exit_code == 2 and "apply to single-label votes" in result.stderr
+
+
+def test_positive_reaches_the_dask_engine(tmp_path):
+    pytest.importorskip("distributed")
+    votes_path, preds, _ = _rated(tmp_path, ["no", "yes"], n_items=30)
+    folder = tmp_path / "votes"
+    folder.mkdir()
+    pd.read_csv(votes_path, dtype=str).to_parquet(folder / "part.parquet")
+    memory = json.loads(run(votes_path, "--predictions", preds, "--positive", "no",
+                            "--json").stdout)
+    dask_run = run(folder, "--engine", "dask", "--predictions", preds, "--positive", "no",
+                   "--json")
+    assert dask_run.exit_code == 0, dask_run.output
+    got = json.loads(dask_run.stdout)
+    assert got["positive_label"] == "no"
+    assert got["metrics"]["ece_binary"] == pytest.approx(memory["metrics"]["ece_binary"],
+                                                         abs=1e-12)
