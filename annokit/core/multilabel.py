@@ -32,6 +32,7 @@ __all__ = [
     "multilabel_majority",
     "multilabel_soft_labels",
     "n_responses",
+    "response_sizes",
 ]
 
 MultilabelTies = Literal["exclude", "include", "error"]
@@ -94,6 +95,21 @@ def n_responses(votes: Votes) -> np.ndarray:
     check_multilabel(votes)
     pairs = np.unique(_pair_keys(votes))
     return np.bincount(pairs // max(len(votes.annotator_ids), 1), minlength=votes.n_items)
+
+
+def response_sizes(votes: Votes) -> np.ndarray:
+    """Labels ticked in each response (one value per answering (item, annotator) pair).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": ["q", "q", "q"], "annotator": ["a", "a", "b"],
+    ...                    "label": ["x", "y", "x"]})
+    >>> response_sizes(Votes.from_long(df, duplicates="keep")).tolist()
+    [2, 1]
+    """
+    check_multilabel(votes)
+    return np.unique(_pair_keys(votes), return_counts=True)[1]
 
 
 def is_multilabel(votes: Votes) -> bool:

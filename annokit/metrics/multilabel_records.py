@@ -31,15 +31,15 @@ from annokit.core.multilabel import (
 )
 from annokit.core.soft_labels import softmax
 from annokit.core.votes import Votes
-from annokit.errors import DataFormatError, SchemaError
+from annokit.errors import DataFormatError
 from annokit.io.predictions import Predictions, read_predictions
-from annokit.metrics.records import join_predictions
+from annokit.metrics.records import ItemRows, join_predictions
 
 __all__ = ["MultilabelRecords", "align_multilabel", "read_multilabel_predictions"]
 
 
 @dataclass(frozen=True, eq=False)
-class MultilabelRecords:
+class MultilabelRecords(ItemRows):
     """Per-item, per-label model probabilities next to the annotators' ticks.
 
     Attributes
@@ -78,29 +78,12 @@ class MultilabelRecords:
     temperature: None = None  # no temperature scaling of independent per-label probabilities
 
     def __post_init__(self) -> None:
-        n, k = self.probs.shape
-        for name in ("soft", "hard", "is_tied"):
-            if getattr(self, name).shape != (n, k):
-                raise SchemaError(f"{name} has shape {getattr(self, name).shape}; probs {(n, k)}")
-        if len(self.item_ids) != n or len(self.labels) != k:
-            raise SchemaError(f"{len(self.item_ids)} item ids and {len(self.labels)} labels "
-                              f"for probs of shape {(n, k)}")
-
-    @property
-    def n_items(self) -> int:
-        return int(self.probs.shape[0])
-
-    @property
-    def n_labels(self) -> int:
-        return int(self.probs.shape[1])
+        self._check_rows(soft=self.soft, hard=self.hard, is_tied=self.is_tied)
 
     @property
     def n_ties(self) -> int:
         """Tied (item, label) cells."""
         return int(self.is_tied.sum())
-
-    def __len__(self) -> int:
-        return self.n_items
 
     def __repr__(self) -> str:
         return (f"MultilabelRecords(n_items={self.n_items}, labels={list(self.labels.names)}, "

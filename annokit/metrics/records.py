@@ -37,12 +37,41 @@ from annokit.errors import (
 )
 from annokit.io.predictions import Predictions, read_predictions
 
-__all__ = ["AlignedRecords", "Predictions", "agreement_bins", "align", "best_label_order",
-           "read_predictions", "softmax"]
+__all__ = ["AlignedRecords", "ItemRows", "Join", "Predictions", "agreement_bins", "align",
+           "best_label_order", "join_predictions", "read_predictions", "softmax"]
+
+
+class ItemRows:
+    """What every kind of aligned records shares: ``probs`` with a row per item
+    (``item_ids``) and a column per label (``labels``), and matrices of that shape."""
+
+    item_ids: np.ndarray
+    labels: LabelSet
+    probs: np.ndarray
+
+    def _check_rows(self, **matrices: np.ndarray | None) -> None:
+        n, k = self.probs.shape
+        for name, m in matrices.items():
+            if m is not None and m.shape != (n, k):
+                raise SchemaError(f"{name} shape {m.shape} differs from probs {(n, k)}")
+        if len(self.item_ids) != n or len(self.labels) != k:
+            raise SchemaError(f"{len(self.item_ids)} item ids and {len(self.labels)} labels "
+                              f"for probs of shape {(n, k)}")
+
+    @property
+    def n_items(self) -> int:
+        return int(self.probs.shape[0])
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.probs.shape[1])
+
+    def __len__(self) -> int:
+        return self.n_items
 
 
 @dataclass(frozen=True, eq=False)
-class AlignedRecords:
+class AlignedRecords(ItemRows):
     """Per-item model probabilities next to human vote counts, in one label order.
 
     Attributes
@@ -85,26 +114,7 @@ class AlignedRecords:
     temperature: float | None = None
 
     def __post_init__(self) -> None:
-        n, k = self.probs.shape
-        if self.counts.shape != (n, k) or self.human.shape != (n, k):
-            raise SchemaError(f"probs {self.probs.shape}, counts {self.counts.shape} and human "
-                                  f"{self.human.shape} must have the same shape")
-        if self.logits is not None and self.logits.shape != (n, k):
-            raise SchemaError(f"logits shape {self.logits.shape} differs from probs {(n, k)}")
-        if len(self.item_ids) != n or len(self.labels) != k:
-            raise SchemaError(f"{len(self.item_ids)} item ids and {len(self.labels)} labels "
-                                  f"for probs of shape {(n, k)}")
-
-    @property
-    def n_items(self) -> int:
-        return int(self.probs.shape[0])
-
-    @property
-    def n_labels(self) -> int:
-        return int(self.probs.shape[1])
-
-    def __len__(self) -> int:
-        return self.n_items
+        self._check_rows(counts=self.counts, human=self.human, logits=self.logits)
 
     def __repr__(self) -> str:
         t = "" if self.temperature is None else f", temperature={self.temperature:g}"

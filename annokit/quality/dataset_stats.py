@@ -26,8 +26,8 @@ from annokit.core.soft_labels import (
 )
 from annokit.core.votes import Votes
 
-__all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "multilabel_stats", "stats_markdown",
-           "stats_table"]
+__all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "multilabel_stats", "rating_summary",
+           "stats_markdown", "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
 
@@ -160,7 +160,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         result["gold"] = {"n_items": int(has.sum()),
                           "majority_accuracy": float((maj.labels[has] == votes.gold[has]).mean()),
                           "n_tied": int(maj.is_tied[has].sum()), "tie_policy": maj.policy}
-    result["ratings"] = _ratings(votes)
+    result["ratings"] = rating_summary(counts, votes.labels)
     # one seed for both coefficients: their replicates weight the items alike
     seed = seed_from_rng(rng) if n_boot else 0
     pairable = per_item >= 2
@@ -179,23 +179,32 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     return result
 
 
-def _ratings(votes: Votes) -> dict[str, Any] | None:
-    """Per-item mean, sd and bimodality of numeric labels on an ordered scale (else None)."""
-    if votes.labels.scale == "nominal" or votes.labels.values is None:
+def rating_summary(counts: np.ndarray, labels: Any, mult: np.ndarray | None = None
+                   ) -> dict[str, Any] | None:
+    """``ratings`` of :func:`dataset_stats`: per-item mean, sd and bimodality, summarised.
+
+    ``counts`` holds one row of label counts per item, or (the Dask engine) one row per
+    distinct count vector with ``mult`` items each. None unless the labels are numbers on
+    an ordered scale (ordinal labels that are numbers, a 1-7 Likert scale, count as numbers).
+    """
+    if labels.scale == "nominal" or labels.values is None:
         return None
     from annokit.core.ratings import Ratings
 
-    # ordinal labels that are numbers (a 1-7 Likert scale): the summary treats them as numbers
-    r = Ratings.from_votes(votes, scale="ratio" if votes.labels.scale == "ratio" else "interval")
+    mult = np.ones(len(counts), dtype=np.int64) if mult is None else np.asarray(mult)
+    r = Ratings.from_votes(Votes.from_counts(counts, labels=labels),
+                           scale="ratio" if labels.scale == "ratio" else "interval")
     mean, sd, bc = r.mean(), r.std(), r.bimodality(warn=False)
 
     def summary(x: np.ndarray) -> dict[str, Any]:
-        ok = x[~np.isnan(x)]
-        return {"mean": math.fsum(ok) / ok.size if ok.size else None,
-                "median": float(np.median(ok)) if ok.size else None, "n_items": int(ok.size)}
+        ok = ~np.isnan(x)
+        every = np.repeat(x[ok], mult[ok])  # one value per item
+        return {"mean": math.fsum(every) / every.size if every.size else None,
+                "median": float(np.median(every)) if every.size else None,
+                "n_items": int(every.size)}
 
     return {"item_mean": summary(mean), "item_sd": summary(sd),
-            "bimodality": {**summary(bc), "n_bimodal": int((bc > BIMODAL).sum()),
+            "bimodality": {**summary(bc), "n_bimodal": int(mult[bc > BIMODAL].sum()),
                            "threshold": BIMODAL}}
 
 
@@ -228,7 +237,7 @@ def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.
     >>> s["n_responses"], s["per_label"]["y"]["tick_rate"], s["n_tied_cells"]
     (4, 0.5, 1)
     """
-    from annokit.core.multilabel import multilabel_majority, n_responses
+    from annokit.core.multilabel import multilabel_majority, n_responses, response_sizes
 
     counts = votes.counts()
     answered = n_responses(votes)  # checks the votes (annotator ids, no repeated tick)
@@ -254,20 +263,13 @@ def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.
         "responses_per_item": {"min": int(answered.min()), "median": float(np.median(answered)),
                                "max": int(answered.max())},
         "labels_per_response": {"mean": votes.n_votes / int(answered.sum()),
-                                "max": int(np.bincount(_pairs(votes)).max())},
+                                "max": int(response_sizes(votes).max())},
         "per_label": per_label,
         "majority_set_size": {"mean": float(size.mean()),
                               "counts": {str(k): int(c) for k, c in
                                          enumerate(np.bincount(size)) if c}},
         "n_tied_cells": maj.n_ties, "tie_policy": maj.policy,
     }
-
-
-def _pairs(votes: Votes) -> np.ndarray:
-    """A dense code per (item, annotator) pair of each vote."""
-    n_ann = max(len(votes.annotator_ids), 1)
-    key = votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
-    return np.unique(key, return_inverse=True)[1].ravel()
 
 
 def _fmt(x: Any, digits: int = 4) -> str:

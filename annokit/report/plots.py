@@ -197,6 +197,21 @@ def _figure(ncols: int, nrows: int = 1, *, width: float = 10.0, height: float = 
     return fig, axes
 
 
+def _panel_grid(n: int, max_cols: int, *, width: Any, height: float) -> tuple:
+    """A grid for ``n`` panels, at most ``max_cols`` wide, the unused axes hidden.
+
+    ``width`` is inches, or a function of the number of columns. Returns ``(fig, axes,
+    used, ncols, nrows)`` with ``used`` the first ``n`` axes in reading order.
+    """
+    ncols = max(1, min(max_cols, n))
+    nrows = max(1, int(np.ceil(n / ncols)))
+    fig, axes = _figure(ncols, nrows, width=width(ncols) if callable(width) else width,
+                        height=height)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes, axes.ravel()[:n], ncols, nrows
+
+
 def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Format = "svg"):
     """Hard (against the majority) and soft (against mean human probability) reliability diagrams.
 
@@ -299,15 +314,9 @@ def error_histograms(hists: Mapping[str, Mapping[str, Mapping[str, Sequence[floa
     """
     keys = list(hists)
     labels = dict(labels or {})
-    ncols = max(1, min(3, len(keys)))
-    nrows = max(1, int(np.ceil(len(keys) / ncols)))
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(ncols, nrows, width=12.0, height=3.4)
-        for j, ax in enumerate(axes.ravel()):
-            if j >= len(keys):
-                ax.set_visible(False)
-                continue
-            key = keys[j]
+        fig, axes, used, ncols, nrows = _panel_grid(len(keys), 3, width=12.0, height=3.4)
+        for key, ax in zip(keys, used):
             for i, name in enumerate(hists[key]):
                 _stairs(ax, hists[key][name], i=i, label=name)
             ax.set_xlabel(labels.get(key, key))
@@ -328,17 +337,12 @@ def entropy_histograms(human: Mapping[str, Sequence[float]],
     ``human`` and each value of ``models`` are histograms ``{"edges", "counts"}`` on the same edges.
     """
     names = list(models)
-    ncols = max(1, min(4, len(names)))
-    nrows = max(1, int(np.ceil(len(names) / ncols)))
     h_edges = np.asarray(human["edges"], dtype=float)
     h_counts = np.asarray(human["counts"], dtype=float)
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(ncols, nrows, width=max(5.0, 2.9 * ncols), height=2.9)
-        for j, ax in enumerate(axes.ravel()):
-            if j >= len(names):
-                ax.set_visible(False)
-                continue
-            name = names[j]
+        fig, axes, used, ncols, nrows = _panel_grid(
+            len(names), 4, width=lambda c: max(5.0, 2.9 * c), height=2.9)
+        for j, (name, ax) in enumerate(zip(names, used)):
             ax.stairs(h_counts, h_edges, fill=True, color="#BBBBBB", label="human votes")
             _stairs(ax, models[name], i=j, label="model (panel title)")
             ax.set_xlabel("entropy [bits]")
@@ -370,16 +374,10 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
     metrics = list(values)
     metric_labels = dict(metric_labels or {})
     metric_titles = dict(metric_titles or metric_labels)
-    ncols = min(3, len(metrics))
-    nrows = int(np.ceil(len(metrics) / ncols))
     x = np.arange(len(bin_labels))
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(ncols, nrows, width=12.0, height=3.6)
-        for j, ax in enumerate(axes.ravel()):
-            if j >= len(metrics):
-                ax.set_visible(False)
-                continue
-            metric = metrics[j]
+        fig, axes, used, ncols, nrows = _panel_grid(len(metrics), 3, width=12.0, height=3.6)
+        for metric, ax in zip(metrics, used):
             models = list(values[metric])
             w = 0.8 / max(1, len(models))
             for i, name in enumerate(models):

@@ -31,6 +31,7 @@ from annokit.report.plots import (
     Format,
     _adjust,
     _figure,
+    _panel_grid,
     color,
     mpl_text,
 )
@@ -64,15 +65,10 @@ def label_distribution_bars(labels: Sequence[str],
         ``labels`` order, None for an empty panel.
     """
     titles = list(panels)
-    ncols = max(1, min(3, len(titles)))
-    nrows = max(1, int(np.ceil(len(titles) / ncols)))
     x = np.arange(len(labels))
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(ncols, nrows, width=12.0, height=3.2)
-        for j, ax in enumerate(axes.ravel()):
-            if j >= len(titles):
-                ax.set_visible(False)
-                continue
+        fig, axes, used, ncols, nrows = _panel_grid(len(titles), 3, width=12.0, height=3.2)
+        for j, ax in enumerate(used):
             human, models = panels[titles[j]]
             w = 0.8 / (1 + len(models))
             ax.bar(x - 0.4 + w / 2, np.nan_to_num(_nan(human)), width=w, color=_HUMAN_FILL,
@@ -110,15 +106,11 @@ def binary_reliability_diagrams(models: Mapping[str, Mapping[str, Sequence[Any]]
         The positive class, for the axis labels.
     """
     names = list(models)
-    ncols = max(1, min(3, len(names)))
-    nrows = max(1, int(np.ceil(len(names) / ncols)))
     pos = mpl_text(positive_label)
     with matplotlib.rc_context(_RC):
-        fig, axes = _figure(ncols, nrows, width=max(5.0, 4.0 * ncols), height=3.6)
-        for j, ax in enumerate(axes.ravel()):
-            if j >= len(names):
-                ax.set_visible(False)
-                continue
+        fig, axes, used, ncols, nrows = _panel_grid(
+            len(names), 3, width=lambda c: max(5.0, 4.0 * c), height=3.6)
+        for j, ax in enumerate(used):
             b = models[names[j]]
             edges = np.asarray(b["edges"], dtype=float)
             count = np.asarray(b["count"], dtype=float)

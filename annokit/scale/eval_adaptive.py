@@ -21,45 +21,36 @@ from typing import Any
 
 import numpy as np
 
-from annokit.core.soft_labels import distributions, entropy, majority
 from annokit.metrics import _binning
 from annokit.metrics.states import edge_bin_stats
 from annokit.scale import quantiles as _q
-from annokit.scale.eval_partition import Joined, StateSpec
+from annokit.scale.eval_partition import Joined, StateSpec, baseline_probs, partition_plan
 
 __all__ = ["adaptive_point_values"]
 
 
 def _sets(joined: Joined, spec: StateSpec, baselines: bool) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``(confidence, hit)`` of every set of the partition, in :func:`_set_keys` order."""
-    probs = list(joined.probs)
-    k = joined.counts.shape[1] if joined.counts.ndim == 2 else 0
-    soft = distributions(joined.counts) if joined.n else np.zeros((0, k))
-    hard = majority(joined.counts, ties=spec.ties).labels if joined.n else np.zeros(0, np.int64)
-    groups: list[np.ndarray | None] = [None]
-    if spec.edges is not None:
-        h = entropy(soft, base=2)
-        nb = spec.edges.size - 1
-        index = np.clip(np.searchsorted(spec.edges, h, side="right") - 1, 0, nb - 1)
-        groups += [np.flatnonzero(index == b) for b in range(nb)]
-    out = []
-    sources = [(p, groups) for p in probs]
+    """``(confidence, hit)`` of every set of the partition: each model in each group (all
+    items first, then the agreement groups), then the chance and oracle baselines."""
+    if any(p is None for p in joined.probs):  # a failed check: the client raises from stats
+        n_groups = 1 if spec.edges is None else spec.edges.size
+        return [(np.zeros(0), np.zeros(0))] * (len(joined.probs) * n_groups + 2 * baselines)
+    sources = [partition_plan(joined, spec, (), list(joined.probs), True)]
     if baselines:
-        sources += [(np.full_like(soft, 1.0 / max(k, 1)), [None]), (soft, [None])]
-    for p, gs in sources:
-        if p is None or not joined.n:
-            out += [(np.zeros(0), np.zeros(0))] * len(gs)
-            continue
-        pred, conf = _binning.top_label(p)
-        hit = (pred == hard).astype(np.float64)
-        out += [(conf, hit) if rows is None else (conf[rows], hit[rows]) for rows in gs]
+        sources.append(partition_plan(joined, spec, (), baseline_probs(joined), False))
+    out = []
+    for plan in sources:
+        for p in plan.probs:
+            pred, conf = _binning.top_label(p)
+            hit = (pred == plan.hard).astype(np.float64)
+            out += [(conf, hit) if rows is None else (conf[rows], hit[rows])
+                    for rows in plan.groups]
     return out
 
 
-def _quantile_step(joined: Joined, spec: StateSpec, baselines: bool, step: str,
+def _quantile_step(sets: list[tuple[np.ndarray, np.ndarray]], step: str,
                    args_per_set: Sequence[tuple]) -> list[Any]:
-    return [_q.partition_step(step, conf, args)
-            for (conf, _), args in zip(_sets(joined, spec, baselines), args_per_set)]
+    return [_q.partition_step(step, conf, args) for (conf, _), args in zip(sets, args_per_set)]
 
 
 def _reduce_all(*parts: list[Any], step: str) -> list[Any]:
@@ -69,11 +60,11 @@ def _reduce_all(*parts: list[Any], step: str) -> list[Any]:
     return out
 
 
-def _sums(joined: Joined, spec: StateSpec, baselines: bool, edges: Sequence[np.ndarray],
+def _sums(sets: list[tuple[np.ndarray, np.ndarray]], edges: Sequence[np.ndarray],
           n_bins: int) -> list[np.ndarray]:
     """Per set: ``(3, n_bins)`` sums of weight, confidence and hit with the set's edges."""
     out = []
-    for (conf, hit), e in zip(_sets(joined, spec, baselines), edges):
+    for (conf, hit), e in zip(sets, edges):
         if conf.size == 0 or not np.isfinite(e).all():
             out.append(np.zeros((3, n_bins)))
             continue
@@ -91,29 +82,32 @@ def _add_all(*parts: list[np.ndarray]) -> list[np.ndarray]:
 
 def adaptive_point_values(joined: list[Any], spec: StateSpec, names: Sequence[str],
                           options: dict[str, dict[str, Any]], *, n_models: int, n_groups: int,
-                          baselines: bool, compute: Any, tree: Any) -> dict[str, np.ndarray]:
+                          baselines: bool, compute: Any, persist: Any, tree: Any
+                          ) -> dict[str, np.ndarray]:
     """The adaptive metrics' point values: ``point`` (n_models, n_groups, n_names) and
     ``baselines`` (2, 1, n_names), as the in-memory engine computes them.
 
-    ``joined`` are persisted partitions; ``compute(nodes)`` computes delayed objects and
-    ``tree(nodes, combine)`` reduces them pairwise (see :mod:`annokit.scale.evaluate`).
+    ``joined`` are persisted partitions; ``compute(nodes)`` computes and ``persist(nodes)``
+    persists delayed objects, ``tree(nodes, combine)`` reduces them pairwise (see
+    :mod:`annokit.scale.evaluate`). Each partition's confidences and hits are made once
+    and kept on the workers for the passes.
     """
     from dask import delayed
 
+    sets = persist([delayed(_sets)(jp, spec, baselines) for jp in joined])
     n_sets = n_models * n_groups + (2 if baselines else 0)
     point = np.full((n_models, n_groups, len(names)), np.nan)
     base = np.full((2, 1, len(names)), np.nan)
 
     def run(step: str, args_per_set: list[tuple]) -> list[Any]:
-        nodes = [delayed(_quantile_step)(jp, spec, baselines, step, args_per_set)
-                 for jp in joined]
+        nodes = [delayed(_quantile_step)(ps, step, args_per_set) for ps in sets]
         merged = compute([tree(nodes, _reduce_all, step=step)])[0]
         return [_q.finish_step(step, m) for m in merged]
 
     for j, name in enumerate(names):
         n_bins = int(options[name].get("n_bins", 10))
         edges = _q.exact_quantiles_sets(n_sets, np.linspace(0.0, 1.0, n_bins + 1), run=run)
-        nodes = [delayed(_sums)(jp, spec, baselines, edges, n_bins) for jp in joined]
+        nodes = [delayed(_sums)(ps, edges, n_bins) for ps in sets]
         values = [_ece(s) for s in compute([tree(nodes, _add_all)])[0]]
         point[:, :, j] = np.reshape(values[:n_models * n_groups], (n_models, n_groups))
         if baselines:

@@ -213,8 +213,10 @@ class StateSpec:
     point: bool = True
 
 
-def _plan(joined: Joined, spec: StateSpec, names: tuple[str, ...], probs: list[np.ndarray],
-          grouped: bool) -> _Plan:
+def partition_plan(joined: Joined, spec: StateSpec, names: tuple[str, ...],
+                   probs: list[np.ndarray], grouped: bool) -> _Plan:
+    """The engine's plan for the partition's rows: human labels, groups (``grouped``: all items,
+    then the agreement bins of ``spec.edges``) and one batch."""
     soft = distributions(joined.counts)
     hard = majority(joined.counts, ties=spec.ties).labels
     groups: list[np.ndarray | None] = [None]
@@ -225,6 +227,12 @@ def _plan(joined: Joined, spec: StateSpec, names: tuple[str, ...], probs: list[n
         groups += [np.flatnonzero(index == b) for b in range(nb)]
     n = joined.n
     return _Plan(probs, soft, hard, names, spec.options, groups, [(0, n)] if n else [])
+
+
+def baseline_probs(joined: Joined) -> list[np.ndarray]:
+    """The chance (uniform) and oracle (human distribution) rows of the partition's items."""
+    soft = distributions(joined.counts)
+    return [np.full_like(soft, 1.0 / soft.shape[1]), soft.copy()]
 
 
 def part_states(joined: Joined, spec: StateSpec) -> dict[str, Any]:
@@ -238,19 +246,18 @@ def part_states(joined: Joined, spec: StateSpec) -> dict[str, Any]:
     if any(p is None for p in probs):  # a failed check: the client raises from the statistics
         return out
     if spec.point:
-        out["point"] = _plan(joined, spec, spec.names, probs, True).fill(lambda lo, hi: None)
+        out["point"] = partition_plan(joined, spec, spec.names, probs, True).fill(
+            lambda lo, hi: None)
         if spec.baselines:
-            soft = distributions(joined.counts)
-            base = [np.full_like(soft, 1.0 / soft.shape[1]), soft.copy()]
-            out["baselines"] = _plan(joined, spec, spec.names, base, False).fill(
-                lambda lo, hi: None)
+            out["baselines"] = partition_plan(joined, spec, spec.names, baseline_probs(joined),
+                                     False).fill(lambda lo, hi: None)
     if spec.chunks and spec.names_boot:
-        plan = _plan(joined, spec, spec.names_boot, probs, True)
+        plan = partition_plan(joined, spec, spec.names_boot, probs, True)
         out["boot"] = [plan.fill(lambda lo, hi, a=a, b=b: poisson_weights(
             joined.keys[lo:hi], spec.seed, a, b)) for a, b in spec.chunks]
     if spec.adaptive_chunk is not None and spec.names_adaptive:
         a, b = spec.adaptive_chunk
-        plan = _plan(joined, spec, spec.names_adaptive, probs, True)
+        plan = partition_plan(joined, spec, spec.names_adaptive, probs, True)
         out["adaptive"] = plan.fill(lambda lo, hi: poisson_weights(joined.keys[lo:hi],
                                                                    spec.seed, a, b))
     return out

@@ -391,7 +391,8 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
                 vals[0]["adaptive_point"] = adaptive_point_values(
                     joined, specs[0], adaptive, options, n_models=len(preds),
                     n_groups=1 if edges is None else edges.size, baselines=baselines,
-                    compute=lambda nodes: _compute(cl, nodes), tree=_tree)
+                    compute=lambda nodes: _compute(cl, nodes),
+                    persist=lambda nodes: persist(cl, nodes, desc="adaptive ECE"), tree=_tree)
         else:
             # partition sizes are not known yet: replicate chunks for a bound on them
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1

@@ -62,49 +62,28 @@ def compute(client: Any, nodes: Sequence[Any], *, desc: str) -> list[Any]:
     """
     import dask
 
-    if not progress_enabled():
-        if client is None:
-            return list(dask.compute(*nodes))
-        return list(client.gather(client.compute(list(nodes))))
-    with progress(desc=desc, unit="task") as bar:
-        if client is None:
-            with _local_tasks(bar):
-                return list(dask.compute(*nodes))
+    def on_cluster(bar: Any) -> list[Any]:
         futures = client.compute(list(nodes))
-        with _cluster_tasks(client, futures, bar):
+        with _cluster_tasks(client, futures, bar) if bar is not None else \
+                contextlib.nullcontext():
             return list(client.gather(futures))
+
+    return _run(client, lambda: list(dask.compute(*nodes)), on_cluster, desc)
 
 
 def persist(client: Any, nodes: Sequence[Any], *, desc: str) -> list[Any]:
     """Persist Dask collections or delayed objects: on the workers, or in this process.
 
     With a bar drawn on a cluster, returns once the persisted tasks have finished
-    (without one, right away, as ``client.persist``).
-
-    Parameters
-    ----------
-    client : distributed.Client or None
-        None persists with dask's configured (local) scheduler.
-    nodes : sequence of dask collections or delayed objects
-    desc : str
-        Label of the progress bar.
-
-    Returns
-    -------
-    list
-        The persisted collections, in order.
+    (without one, right away, as ``client.persist``). Parameters and result as
+    :func:`compute`, the persisted collections in order.
     """
     import dask
 
-    if not progress_enabled():
-        if client is None:
-            return list(dask.persist(*nodes))
-        return list(client.persist(list(nodes)))
-    with progress(desc=desc, unit="task") as bar:
-        if client is None:
-            with _local_tasks(bar):
-                return list(dask.persist(*nodes))
+    def on_cluster(bar: Any) -> list[Any]:
         out = list(client.persist(list(nodes)))
+        if bar is None:
+            return out
         from distributed import as_completed, futures_of
 
         futures = futures_of(out)
@@ -112,6 +91,20 @@ def persist(client: Any, nodes: Sequence[Any], *, desc: str) -> list[Any]:
             for _ in as_completed(futures, loop=client.loop):  # errors: raised where used
                 pass
         return out
+
+    return _run(client, lambda: list(dask.persist(*nodes)), on_cluster, desc)
+
+
+def _run(client: Any, local: Any, on_cluster: Any, desc: str) -> list[Any]:
+    """``local()`` or ``on_cluster(bar)``, with the finished tasks counted into a bar when shown
+    (``bar`` is None on a cluster without one)."""
+    if not progress_enabled():
+        return local() if client is None else on_cluster(None)
+    with progress(desc=desc, unit="task") as bar:
+        if client is None:
+            with _local_tasks(bar):
+                return local()
+        return on_cluster(bar)
 
 
 def _local_tasks(bar: Any) -> Any:

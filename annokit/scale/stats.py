@@ -35,7 +35,7 @@ from annokit.core.resample import percentile_interval, poisson_weights, replicat
     seed_from_rng
 from annokit.core.soft_labels import distributions, entropy, majority
 from annokit.errors import DegenerateInputWarning, InvalidValueError
-from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION
+from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, rating_summary
 from annokit.scale.votes import DaskVotes
 
 __all__ = ["dataset_stats_dask"]
@@ -114,6 +114,16 @@ def _alpha(s: np.ndarray) -> np.ndarray:
     return nominal_alpha(s[..., 1], s[..., 4:])
 
 
+def _level_alpha(level: str, pairs: np.ndarray, pairs_reps: np.ndarray, v: np.ndarray) -> Any:
+    """Alpha at an ordered level from merged terms (label totals in columns 4:) and pair weights."""
+
+    def alpha(s: np.ndarray) -> np.ndarray:
+        if s.ndim == 1:
+            return alpha_from_pairs(level, s[4:], pairs, v)[0]
+        return alpha_from_pairs(level, s[:, 4:], pairs_reps, v)
+    return alpha
+
+
 def _kappa(s: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         p_bar = s[..., 2] / s[..., 0]
@@ -135,29 +145,6 @@ def _coefficient(name: str, f: Any, point: np.ndarray, reps: np.ndarray, n_items
     ci = percentile_interval(value, values, confidence)
     return AgreementResult(value, ci.low, ci.high, n_items, ci.n_boot, ci.confidence,
                            ci.n_invalid).to_dict()
-
-
-def _ratings(rows: np.ndarray, mult: np.ndarray, labels: Any) -> dict[str, Any] | None:
-    """:func:`annokit.quality.dataset_stats.dataset_stats`' ``ratings`` from distinct count rows."""
-    if labels.scale == "nominal" or labels.values is None:
-        return None
-    from annokit.core.ratings import Ratings
-    from annokit.core.votes import Votes
-    from annokit.quality.dataset_stats import BIMODAL
-
-    r = Ratings.from_votes(Votes.from_counts(rows, labels=labels),
-                           scale="ratio" if labels.scale == "ratio" else "interval")
-    mean, sd, bc = r.mean(), r.std(), r.bimodality(warn=False)
-
-    def summary(x: np.ndarray) -> dict[str, Any]:
-        ok = ~np.isnan(x)
-        n = int(mult[ok].sum())
-        return {"mean": _exact_mean(x[ok], mult[ok]) if n else None,
-                "median": _median(x[ok], mult[ok]) if n else None, "n_items": n}
-
-    return {"item_mean": summary(mean), "item_sd": summary(sd),
-            "bimodality": {**summary(bc), "n_bimodal": int(mult[bc > BIMODAL].sum()),
-                           "threshold": BIMODAL}}
 
 
 def _exact_mean(values: np.ndarray, mult: np.ndarray) -> float:
@@ -253,7 +240,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         "majority_counts": {n: int(c) for n, c in zip(names, majority_counts)},
     }
     gold = [h["gold"] for h in hist if h["gold"] is not None]
-    result["ratings"] = _ratings(rows, mult, votes.labels)
+    result["ratings"] = rating_summary(rows, votes.labels, mult)
     result["gold"] = None
     if gold:
         n, right, tied = (sum(g[j] for g in gold) for j in range(3))
@@ -263,16 +250,10 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
     point = np.sum([a["point"] for a in agree], axis=0)
     reps = np.sum([a["reps"] for a in agree], axis=0)
     n_pairable = int(point[0])
-    alpha_fn = _alpha
-    if ordered:
-        pairs = np.sum([a["pairs"] for a in agree], axis=0)
-        pairs_reps = np.sum([a["pairs_reps"] for a in agree], axis=0)
-        v = votes.labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float)
-
-        def alpha_fn(s_: np.ndarray) -> np.ndarray:
-            if s_.ndim == 1:
-                return alpha_from_pairs(scale, s_[4:], pairs, v)[0]
-            return alpha_from_pairs(scale, s_[:, 4:], pairs_reps, v)
+    alpha_fn = _alpha if not ordered else _level_alpha(
+        scale, np.sum([a["pairs"] for a in agree], axis=0),
+        np.sum([a["pairs_reps"] for a in agree], axis=0),
+        votes.labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float))
     for key, f in (("krippendorff_alpha", alpha_fn), ("fleiss_kappa", _kappa)):
         if n_pairable == 0:
             result[key] = None

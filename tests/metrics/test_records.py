@@ -483,7 +483,8 @@ def test_records_from_arrays_select_and_errors():
         AlignedRecords.from_arrays([[0.5, 0.5]], [[1, 1], [1, 1]])
     with pytest.raises(VoteSchemaError, match="probs contain NaN or infinite values"):
         AlignedRecords.from_arrays([[np.nan, 0.5]], [[1, 1]])
-    with pytest.raises(VoteSchemaError, match=re.escape("must have the same shape")):
+    with pytest.raises(VoteSchemaError, match=re.escape("counts shape (2, 2) differs from probs "
+                                                        "(1, 2)")):
         AlignedRecords(item_ids=np.array(["a"], dtype=object), labels=rec.labels,
                        probs=np.ones((1, 2)) / 2, counts=np.ones((2, 2), dtype=np.int64),
                        human=np.ones((1, 2)) / 2, majority=rec.majority)
