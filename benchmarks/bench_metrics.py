@@ -165,9 +165,16 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
                                                                     items)),
         ("bin of every probability (SIMD)", lambda p, t, y: kernels._bin_all(p, k * b, nb, bins)),
         ("argmax, top-label bin (SIMD)",
-         lambda p, t, y: kernels._top(p, t, y, b, k, bins, True, nb, topc, topt, toph, topb)),
+         lambda p, t, y: kernels._top(p, t, y, b, k, bins, True, nb, topc, topt, toph, topb,
+                                      False, 1e-6, True)),
         ("scatter into top-label and classwise bins",
          lambda p, t, y: kernels._scatter(p, t, y, b, k, bins, w, False, 0, 0, True, top, cw,
+                                          topc, topt, toph, topb)),
+        ("ECE alone: checks, argmax and bin in one loop (SIMD)",
+         lambda p, t, y: kernels._top(p, p, y, b, k, bins, False, nb, topc, topt, toph, topb,
+                                      True, 1e-6, False)),
+        ("ECE alone: scatter into top-label bins",
+         lambda p, t, y: kernels._scatter(p, p, y, b, k, bins, w, False, 0, 0, False, top, cw,
                                           topc, topt, toph, topb)),
     ]
     return [(name, _median_time(blocks(fn), repeat)[1] / n * 1e9) for name, fn in loops]

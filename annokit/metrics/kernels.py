@@ -10,10 +10,11 @@ A batch is read in blocks of :data:`BLOCK_ROWS` rows, each block by a few
 loops while it is in cache: :func:`_values` (the value checks of
 :func:`~annokit.metrics.sums.check_values` and every per-item quantity into a
 block buffer; only the three hard-label ones, with no logs, when nothing else is
-asked; :func:`_check` alone when no quantity is), :func:`_bin_all` (the bin of
-every probability), then per replicate weighting :func:`_wtotal` (weight sums and
-checks), :func:`_wsum` (weighted sums of the values) and :func:`_scatter`
-(argmax and the per-bin sums). Rows are never branched on, so LLVM vectorises
+asked), :func:`_bin_all` (the bin of every probability), :func:`_top` (argmax and
+the top-label bin; when no quantity is asked, the value checks too, in the same
+loop; :func:`_check` alone when there are neither quantities nor bins), then per
+replicate weighting :func:`_wtotal` (weight sums and checks), :func:`_wsum`
+(weighted sums of the values) and :func:`_scatter` (the per-bin sums). Rows are never branched on, so LLVM vectorises
 the loops over rows; each loop is written once for any number of classes ``k``
 and inlined by a dispatcher with the constant 3, 2 or with ``k``: with a
 constant, the class loops unroll and the row loop runs SIMD. Logs are
@@ -313,11 +314,16 @@ def _bin_all(p, count, n_bins, bins):  # pragma: no cover - compiled
 
 
 @_inline
-def _top_impl(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb):  # pragma: no cover
+def _top_impl(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb, check, atol,
+              has_t):  # pragma: no cover - compiled
     """Per row of a block: top-label probability, the soft label of that class, whether it
-    is the hard label, and its bin (a loop without stores to shared cells: SIMD)."""
+    is the hard label, and its bin (a loop without stores to shared cells: SIMD); with
+    ``check`` also the checks of :func:`_check` in the same loop, returning the failures."""
     step, fnb, last = 1.0 / nb, float(nb), np.int32(nb - 1)
+    bad = 0
     for i in range(m):
+        if check:
+            bad += 0 if _row_ok(p, t, y, i, k, atol, has_t) else 1
         o, pred = k * i, 0
         c, ts = p[o], t[o]
         for j in range(1, k):
@@ -337,14 +343,19 @@ def _top_impl(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb):  # pr
         topc[i], topt[i] = c, ts
         toph[i] = 1.0 if pred == y[i] else 0.0
         topb[i] = b
+    return bad
 
 
 @_inline
-def _top3(p, t, y, m, nb, bins, classwise, topc, topt, toph, topb):  # pragma: no cover
+def _top3(p, t, y, m, nb, bins, classwise, topc, topt, toph, topb, check, atol,
+          has_t):  # pragma: no cover - compiled
     """:func:`_top_impl` for k = 3, the classes written out and every value loaded before
     the selects (the generic loop does not vectorise: 13.6 against 3.6 ns per row)."""
     step, fnb, last = 1.0 / nb, float(nb), np.int32(nb - 1)
+    bad = 0
     for i in range(m):
+        if check:
+            bad += 0 if _row_ok(p, t, y, i, 3, atol, has_t) else 1
         o = 3 * i
         p0, p1, p2 = p[o], p[o + 1], p[o + 2]
         t0, t1, t2 = t[o], t[o + 1], t[o + 2]  # loaded before the selects: SIMD
@@ -362,18 +373,32 @@ def _top3(p, t, y, m, nb, bins, classwise, topc, topt, toph, topb):  # pragma: n
             topb[i] = max(bins[o], max(bins[o + 1], bins[o + 2]))
         else:
             topb[i] = _bin(c, step, fnb, last)
+    return bad
 
 
 @_jit
-def _top(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb):  # pragma: no cover
+def _top(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb, check, atol,
+         has_t):  # pragma: no cover - compiled
+    """:func:`_top3` or :func:`_top_impl`; with ``check`` (when no per-item value is asked,
+    so that :func:`_values` has not checked the rows) the checks of :func:`_check` in the
+    same loop: one pass over the block instead of two (ECE: 5.6 -> 3.8 ns per row)."""
+    bad = 0
+    if check:
+        if k == 3 and not classwise:
+            if has_t:
+                return _top3(p, t, y, m, nb, bins, False, topc, topt, toph, topb, True, atol,
+                             True)
+            return _top3(p, t, y, m, nb, bins, False, topc, topt, toph, topb, True, atol, False)
+        bad = _check(p, t, y, m, k, atol, has_t)
     if k == 3 and classwise:
-        _top3(p, t, y, m, nb, bins, True, topc, topt, toph, topb)
-    elif k == 3:
-        _top3(p, t, y, m, nb, bins, False, topc, topt, toph, topb)
-    elif k == 2:
-        _top_impl(p, t, y, m, 2, bins, classwise, nb, topc, topt, toph, topb)
-    else:
-        _top_impl(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb)
+        return bad + _top3(p, t, y, m, nb, bins, True, topc, topt, toph, topb, False, atol, True)
+    if k == 3:
+        return bad + _top3(p, t, y, m, nb, bins, False, topc, topt, toph, topb, False, atol, True)
+    if k == 2:
+        return bad + _top_impl(p, t, y, m, 2, bins, classwise, nb, topc, topt, toph, topb, False,
+                               atol, True)
+    return bad + _top_impl(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb, False,
+                           atol, True)
 
 
 @_inline
@@ -402,7 +427,10 @@ def _scatter(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw, topc, 
     ``cw[lane, class, bin, :]`` (weight, ``p_ij``, ``[hard_i == j]``, ``soft_ij``); row i
     goes to lane ``i % lanes`` (interleaved accumulators break store-to-load dependency
     chains)."""
-    if k == 3:
+    if k == 3 and not classwise and not weighted:  # ECE, the common case: no run-time flags
+        _scatter_impl(p, t, y, m, 3, bins, w, False, rr, a, False, top, cw, topc, topt, toph,
+                      topb)
+    elif k == 3:
         _scatter_impl(p, t, y, m, 3, bins, w, weighted, rr, a, classwise, top, cw, topc, topt,
                       toph, topb)
     elif k == 2:
@@ -469,7 +497,7 @@ def _sums_part(p, t, y, has_y, w, weighted, a0, a1, k, vmode, n_bins, classwise,
         yb = y[a:b] if has_y else zeros[:m]
         if vmode:
             bad += _values(pb, tb, yb, m, k, vmode == 2, atol, log_eps, vals, has_t)
-        else:
+        elif not n_bins:
             bad += _check(pb, tb, yb, m, k, atol, has_t)
         for i in range(m if out.shape[0] else 0):
             for c in range(src.shape[0]):
@@ -477,7 +505,8 @@ def _sums_part(p, t, y, has_y, w, weighted, a0, a1, k, vmode, n_bins, classwise,
         if n_bins:
             if classwise:
                 _bin_all(pb, k * m, n_bins, bins)
-            _top(pb, tb, yb, m, k, bins, classwise, n_bins, topc, topt, toph, topb)
+            bad += _top(pb, tb, yb, m, k, bins, classwise, n_bins, topc, topt, toph, topb,
+                        not vmode, atol, has_t)
         for rr in range(r):
             if weighted:
                 s, nbad = _wtotal(w, rr, a, m)

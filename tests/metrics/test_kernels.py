@@ -343,6 +343,28 @@ def test_kernels_reject_bad_values_naming_the_row(where, value, match):
             kernels.item_values(p, s, h, HARD)
 
 
+_SPOILED = [
+    ("probs", np.nan, "probs has NaN or infinite values in row 1234"),
+    ("probs", -0.25, "probs has a negative value in row 1234"),
+    ("probs", 0.9, "probs rows must sum to 1"),
+    ("soft", np.inf, "soft has NaN or infinite values in row 1234"),
+    ("hard", -1, r"hard must lie in \[0, \d\).*got -1 at item 1234"),
+]
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("with_soft, where, value, match",
+                         [(True, *case) for case in _SPOILED]
+                         + [(False, *case) for case in _SPOILED if case[0] != "soft"])
+def test_the_bins_only_pass_checks_in_its_argmax_loop(k, with_soft, where, value, match):
+    # ECE alone: the checks run inside the argmax/bin loop (fused for k = 3)
+    p, s, h, _, _ = bad_batch(where, value, row=1234, k=k)
+    with pytest.raises(InvalidValueError, match=match):
+        kernels.batch_sums(p, s if with_soft else None, h, None, n_bins=10)
+    with pytest.raises(InvalidValueError, match=match):
+        kernels.batch_sums(p, s if with_soft else None, h, None, n_bins=10, classwise=True)
+
+
 def test_rejection_uses_the_callers_names_and_accepts_the_tolerance():
     p = np.array([[0.2, 0.3, 0.5], [0.5, 0.5, 1e-6]])  # row 1 sums to 1 + 1e-6: accepted
     out = kernels.batch_sums(p, None, [0, 1], None, quantities=HARD)
