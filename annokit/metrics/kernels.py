@@ -47,6 +47,7 @@ from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
 from annokit.metrics._fastlog import log as _log
 from annokit.metrics._simd import add4 as _add4
+from annokit.metrics._simd import wide as _wide
 from annokit.metrics.sums import ITEM_QUANTITIES, NAMES, BatchSums
 
 __all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "MAX_THREADS", "PARALLEL_MIN_ROWS", "batch_sums",
@@ -227,6 +228,7 @@ def _check_impl(p, t, y, m, k, atol, has_t):  # pragma: no cover - compiled
 @_jit
 def _check(p, t, y, m, k, atol, has_t):  # pragma: no cover - compiled
     """Number of rows that fail a check (``t`` checked only if ``has_t``)."""
+    _wide()
     if not has_t:
         if k == 3:
             return _check_impl(p, t, y, m, 3, atol, False)
@@ -290,6 +292,7 @@ def _values(p, t, y, m, k, full, atol, log_eps, vals, has_t):  # pragma: no cove
     one iteration, so the row loop has no inner loop left and LLVM vectorises
     it; the terms are added in the loop's order, so the results are the same.
     """
+    _wide()
     if not full:
         if k == 3:
             _values_hard(p, y, m, 3, log_eps, vals)
@@ -308,6 +311,7 @@ def _values(p, t, y, m, k, full, atol, log_eps, vals, has_t):  # pragma: no cove
 @_jit
 def _bin_all(p, count, n_bins, bins):  # pragma: no cover - compiled
     """``bins[x]``: the bin of ``p[x]`` for the first ``count`` values (flat, vectorised)."""
+    _wide()
     step, fnb, last = 1.0 / n_bins, float(n_bins), np.int32(n_bins - 1)
     for x in range(count):
         bins[x] = _bin(p[x], step, fnb, last)
@@ -382,6 +386,7 @@ def _top(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb, check, atol
     """:func:`_top3` or :func:`_top_impl`; with ``check`` (when no per-item value is asked,
     so that :func:`_values` has not checked the rows) the checks of :func:`_check` in the
     same loop: one pass over the block instead of two (ECE: 5.6 -> 3.8 ns per row)."""
+    _wide()
     bad = 0
     if check:
         if k == 3 and not classwise:
@@ -427,6 +432,7 @@ def _scatter(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw, topc, 
     ``cw[lane, class, bin, :]`` (weight, ``p_ij``, ``[hard_i == j]``, ``soft_ij``); row i
     goes to lane ``i % lanes`` (interleaved accumulators break store-to-load dependency
     chains)."""
+    _wide()
     if k == 3 and not classwise and not weighted:  # ECE, the common case: no run-time flags
         _scatter_impl(p, t, y, m, 3, bins, w, False, rr, a, False, top, cw, topc, topt, toph,
                       topb)
@@ -448,6 +454,7 @@ def _wsum(vals, nq, m, w, weighted, rr, a, items):  # pragma: no cover - compile
     ``reassoc`` (the only fast-math flag) lets LLVM keep SIMD partial sums; it
     changes the summation order only.
     """
+    _wide()
     for q in range(nq):
         s = 0.0
         if weighted:
@@ -462,6 +469,7 @@ def _wsum(vals, nq, m, w, weighted, rr, a, items):  # pragma: no cover - compile
 @_reassoc
 def _wtotal(w, rr, a, m):  # pragma: no cover - compiled
     """Sum of ``w[rr, a:a + m]`` and how many of them are not finite and ``>= 0``."""
+    _wide()
     s, bad = 0.0, 0
     for i in range(m):
         v = w[rr, a + i]
@@ -484,6 +492,7 @@ def _sums_part(p, t, y, has_y, w, weighted, a0, a1, k, vmode, n_bins, classwise,
     ``out`` has rows (item_values), value column ``src[c]`` of row i goes to
     ``out[i, c]``. Stops after the first block with a failure (the caller raises).
     """
+    _wide()
     r, nq = items.shape
     vals = np.empty((12 + 2 * k) * _B)
     zeros = np.zeros(_B, dtype=np.int64)
