@@ -206,8 +206,10 @@ def test_batch_sums_are_bit_identical_for_one_thread_or_many(weights, monkeypatc
     ((), None, False, True, True),         # checks and the total weight only
 ])
 @pytest.mark.parametrize("weights", WEIGHTS)
-def test_batch_sums_subsets(quantities, n_bins, classwise, soft, hard, weights):
-    p, s, h, w1, w2 = make_batch(3000, 4, seed=5)
+@pytest.mark.parametrize("k", [3, 4])  # k = 3: the written-out loops (ECE: checks fused)
+def test_batch_sums_subsets(quantities, n_bins, classwise, soft, hard, weights, k):
+    # 3000 rows: two full blocks and a padded last one
+    p, s, h, w1, w2 = make_batch(3000, k, seed=5)
     s, h, w = (s if soft else None), (h if hard else None), pick(weights, w1, w2)
     kw = {"quantities": quantities, "n_bins": n_bins, "classwise": classwise}
     assert_sums_equal(kernels.batch_sums(p, s, h, w, **kw), oracle.batch_sums(p, s, h, w, **kw))
