@@ -47,8 +47,10 @@ def wide(typingctx):  # pragma: no cover - compiled
     attribute. On CPUs with AVX-512, LLVM otherwise keeps to 256-bit vectors; the
     kernels' row loops run about 1.4x faster at 512 bits. A function attribute, not a
     process-wide CPU setting: other numba code is untouched; on CPUs without 512-bit
-    vectors it changes nothing. Only the summation order of the ``reassoc`` loops (more
-    partial sums) depends on it; the results do not depend on the number of threads.
+    vectors it changes nothing. Only loops that compute each row alone take it (every
+    lane does the same IEEE operations, so the results are the same bits at any vector
+    width); the ``reassoc`` sums do not, so that their partial sums, and the results,
+    stay those of 256-bit vectors.
     """
     def codegen(context, builder, sig, args):
         # llvmlite checks function attributes against a list of flags; this one is a

@@ -464,7 +464,6 @@ def _wsum(vals, nq, m, w, weighted, rr, a, items):  # pragma: no cover - compile
     ``reassoc`` (the only fast-math flag) lets LLVM keep SIMD partial sums; it
     changes the summation order only.
     """
-    _wide()
     for q in range(nq):
         s = 0.0
         if weighted:
@@ -479,7 +478,6 @@ def _wsum(vals, nq, m, w, weighted, rr, a, items):  # pragma: no cover - compile
 @_reassoc
 def _wtotal(w, rr, a, m):  # pragma: no cover - compiled
     """Sum of ``w[rr, a:a + m]`` and how many of them are not finite and ``>= 0``."""
-    _wide()
     s, bad = 0.0, 0
     for i in range(m):
         v = w[rr, a + i]
@@ -524,7 +522,6 @@ def _sums_part(p, t, y, has_y, w, weighted, a0, a1, k, vmode, n_bins, classwise,
     ``out`` has rows (item_values), value column ``src[c]`` of row i goes to
     ``out[i, c]``. Stops after the first block with a failure (the caller raises).
     """
-    _wide()
     r, nq = items.shape
     vals = np.empty((12 + 2 * k) * _B)
     zeros = np.zeros(_B, dtype=np.int64)
