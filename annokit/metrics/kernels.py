@@ -48,6 +48,8 @@ from annokit.metrics import _binning
 from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
 from annokit.metrics._fastlog import log as _log
+from annokit.metrics._rows import (_add9, _bin, _class_terms, _row_hard, _row_head, _row_ok,
+                                   _row_rank, _row_values)
 from annokit.metrics._simd import add4 as _add4
 from annokit.metrics._simd import wide as _wide
 from annokit.metrics.sums import ITEM_QUANTITIES, NAMES, BatchSums
@@ -74,147 +76,6 @@ _INF = np.inf
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 _inline = numba.njit(nogil=True, error_model="numpy", inline="always")
 _reassoc = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
-
-# --------------------------------------------------------------------------- row functions
-# Row i of a block: p[k i + j], t[k i + j], y[i]. No branches on data (selects only).
-
-@_inline
-def _row_ok(p, t, y, i, k, atol, has_t=True):  # pragma: no cover - compiled
-    """Row passes the checks of sums.check_values (same tests, same summation order);
-    ``t`` is read only if ``has_t`` (a constant: without soft labels ``t`` is ``p``)."""
-    o, lab, sp, st = k * i, y[i], 0.0, 0.0
-    ok = (lab >= 0) & (lab < k)
-    for j in range(k):
-        pj = p[o + j]
-        sp += pj
-        ok &= (pj >= 0.0) & (pj < _INF)
-        if has_t:
-            tj = t[o + j]
-            st += tj
-            ok &= (tj >= 0.0) & (tj < _INF)
-    ok &= abs(sp - 1.0) <= atol
-    if has_t:
-        ok &= abs(st - 1.0) <= atol
-    return ok
-
-
-@_inline
-def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
-    """accuracy, brier, nll_majority (the order of _HARD), as in _values_full."""
-    o, lab, pred, brier, ph = k * i, y[i], 0, 0.0, 0.0
-    conf = p[o]
-    for j in range(k):
-        pj = p[o + j]
-        better = pj > conf
-        conf = pj if better else conf
-        pred = j if better else pred
-        d = pj - (1.0 if lab == j else 0.0)
-        brier += d * d
-        ph += pj if lab == j else 0.0
-    return 1.0 if pred == lab else 0.0, brier, -max(log_eps, _log(ph))
-
-
-@_inline
-def _row_head(p, t, i, k):  # pragma: no cover - compiled
-    """Row i: 1 / row sums, log row sums, prediction (first maximum); see _row_values."""
-    o, pred, sp, st = k * i, 0, 0.0, 0.0
-    conf = p[o]
-    for j in range(k):
-        pj = p[o + j]
-        sp += pj
-        st += t[o + j]
-        better = pj > conf
-        conf = pj if better else conf
-        pred = j if better else pred
-    dp, dt = sp - 1.0, st - 1.0  # log(1 + d) = d - d^2/2 + d^3/3 to 1e-24 for |d| <= 1e-6
-    return (1.0 / sp, 1.0 / st, dp - 0.5 * dp * dp + dp * dp * dp / 3.0,
-            dt - 0.5 * dt * dt + dt * dt * dt / 3.0, pred)
-
-
-@_inline
-def _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, hit, log_eps):  # pragma: no cover
-    """What class j adds to: sum p log p, sum t log t, sum |p - t|, KL, 2 JS, Brier hard
-    and soft, NLL of the majority, NLL of soft (see _row_values)."""
-    pn, tn = pj * isp, tj * ist
-    sm = pn + tn
-    lm, lc = _log(0.5 * sm), max(log_eps, lp)
-    # Jensen-Shannon: pn log(pn / m) + tn log(tn / m) = m g(d), d = (pn - tn) / (pn + tn),
-    # g(d) = (1 + d) log(1 + d) + (1 - d) log(1 - d) = sum_n d^2n / (n (2n - 1)); four
-    # terms for |d| < 1/64 (to 1e-16) keep the digits that the direct form cancels when
-    # the rows nearly coincide (there it loses at most ~6 bits); both are computed and
-    # one selected (no branch).
-    d = (pn - tn) / sm
-    d2 = d * d
-    near = 0.5 * sm * d2 * (1.0 + d2 * (1 / 6 + d2 * (1 / 15 + d2 / 28)))
-    direct = pn * (lp - lsp - lm) + tn * (lt - lst - lm)
-    js = near if abs(d) < 0.015625 else direct  # both 0 gives d = NaN: direct, 0
-    d, e = pj - (1.0 if hit else 0.0), pj - tj
-    return (pj * lp, tj * lt, abs(pj - tj), tj * (lt - lc), js, d * d, e * e,
-            -lc if hit else 0.0, -tj * lc)
-
-
-@_inline
-def _add9(a, b):  # pragma: no cover - compiled
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5],
-            a[6] + b[6], a[7] + b[7], a[8] + b[8])
-
-
-@_inline
-def _row_rank(p, t, i, k):  # pragma: no cover - compiled
-    """(RankCS, tie-aware RankCS) of row i as 0/1 (see _row_values)."""
-    o, same, mono = k * i, True, True
-    for a in range(k - 1):
-        pa, ta = p[o + a], t[o + a]
-        for c in range(a + 1, k):
-            pc, tc = p[o + c], t[o + c]
-            up, tup = pa <= pc, ta <= tc
-            same &= up == tup
-            mono &= tup if up else tc <= ta
-    return 1.0 if same else 0.0, 1.0 if mono else 0.0
-
-
-@_inline
-def _row_values(hit, s, rank):  # pragma: no cover - compiled
-    """Every quantity of sums.ITEM_QUANTITIES, in that order, from the summed class terms.
-
-    Definitions: :mod:`annokit.metrics.sums`. ``log(max(p, eps)) = max(log
-    p, log eps)``; every log term has its weight as a factor and ``_log(0)`` is
-    finite, so ``0 log 0 = 0`` with no branch. Jensen-Shannon as scipy on
-    renormalised rows ``pn = p / sum p``: ``0.5 sum_j pn_j log(pn_j / m_j) +
-    tn_j log(tn_j / m_j)`` with ``log pn_j = log p_j - log sum p`` (the row sum
-    is within 1e-6 of 1, where ``log(1 + d) = d - d^2/2 + d^3/3`` to 1e-24), or
-    the series of _class_terms where ``pn_j`` and ``tn_j`` are close: accurate to
-    a few ulps of the distance where scipy's direct form loses digits (rows that
-    nearly coincide; equal rows give exactly 0 in both). RankCS without
-    sorting: a stable ascending argsort puts class a before c > a iff ``v_a <=
-    v_c``, so two stable argsorts agree iff every pair is ordered alike, and
-    soft never decreases along p's order iff every pair ordered by p is
-    ordered alike by soft.
-    """
-    e = s[1] - s[0]
-    return (hit, abs(e), e, 0.5 * s[2], np.sqrt(max(0.5 * s[4], 0.0)), s[3], s[5], s[6],
-            s[7], s[8], rank[0], rank[1])
-
-
-@_inline
-def _bin(c, step, fnb, last):  # pragma: no cover - compiled
-    """``clip(searchsorted(linspace(0, 1, n_bins + 1), c, "right") - 1, 0, n_bins - 1)``.
-
-    numpy's linspace makes the edges ``b * (1 / n_bins)`` and 1 (the tests check
-    every edge and its neighbours); the guess ``int(c n_bins)`` is off by at most
-    one bin, corrected each way with no table look-up. ``c`` above 1 (legal by up
-    to 1e-6) goes to the last bin, as with searchsorted; NaN and negative values
-    (which fail the checks) go to the first, so that they index a bin. The bin is
-    an int32 (``last`` is one): double -> int32 conversion has a SIMD instruction on
-    AVX2, double -> int64 does not.
-    """
-    c = 1.0 if c > 1.0 else (c if c >= 0.0 else 0.0)  # noqa: FURB136 (max() and NaN)
-    b = min(np.int32(c * fnb), last)
-    fb = float(b)
-    hi = (fb + 1.0) * step if b < last else 1.0
-    b = b - np.int32(c < fb * step) + np.int32(c >= hi)
-    return min(b, last)
-
 
 # --------------------------------------------------------------------------- loops over a block
 # Each loop is written for any k; its dispatcher passes the constant 3 or 2 (unrolled, SIMD) or k.
