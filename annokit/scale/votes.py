@@ -253,8 +253,10 @@ def _remap(parts: tuple, label_map: np.ndarray, annot_map: np.ndarray,
 
 
 def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_duplicates: bool,
-                 source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """After the shuffle: sort by item, refuse duplicate votes and conflicting gold."""
+                 source: str, annotator_ids: np.ndarray | None = None
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """After the shuffle: sort by item, refuse duplicate votes (naming the item and the
+    annotator by their ids) and conflicting gold."""
     frame = frame.sort_values("item", kind="stable").reset_index(drop=True)
     items = items.drop_duplicates(["item", "item_id", "gold"])
     known = items[items["gold"] >= 0]
@@ -275,9 +277,12 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
         if pair.any():
             first = frame[pair].iloc[0]
             item_id = items.loc[items["item"] == first["item"], "item_id"].iloc[0]
+            code = int(first["annotator"])
+            who = (repr(annotator_ids[code]) if annotator_ids is not None
+                   and 0 <= code < len(annotator_ids) else f"code {code}")
             raise SchemaError(f"{source}: duplicate votes: item {item_id!r} has two or more "
-                              f"votes from annotator code {int(first['annotator'])}; read with "
-                              "duplicates='keep' to keep them")
+                              f"votes from annotator {who}; read with duplicates='keep' to "
+                              "keep them")
     return frame, items
 
 
@@ -392,8 +397,9 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
         frame = frame.shuffle("item", npartitions=n_out)
         items = items.shuffle("item", npartitions=n_out)
-    finished = [dask.delayed(_finish_part)(f, i, p, duplicates == "error" and
-                                           annotator_ids is not None, name)
+    check = duplicates == "error" and annotator_ids is not None
+    ids = dask.delayed(annotator_ids) if check else None  # one graph key, for the message
+    finished = [dask.delayed(_finish_part)(f, i, p, check, name, ids)
                 for p, (f, i) in enumerate(zip(frame.to_delayed(), items.to_delayed()))]
     finished = persist(cl, finished, desc="grouping votes by item")
     frame = dd.from_delayed([getter(f, 0) for f in finished], meta=meta_f, verify_meta=False)

@@ -114,7 +114,9 @@ def test_errors_name_the_file_and_line(tmp_path, dask_client):
     with pytest.raises(SchemaError, match=r"line 6 of part-0.csv, column 'label': missing label"):
         read_votes_dask(folder, client=dask_client)
     dup = pd.concat([_long(seed=4), _long(seed=4).iloc[:1]])
-    with pytest.raises(SchemaError, match="duplicate votes"):
+    first = dup.iloc[0]
+    with pytest.raises(SchemaError, match=f"duplicate votes: item {first['item']!r} has two or "
+                                          f"more votes from annotator {first['annotator']!r}"):
         read_votes_dask(dup, client=dask_client)
     assert read_votes_dask(dup, duplicates="keep", client=dask_client).n_votes == len(dup)
     with pytest.raises(InvalidValueError, match="not available on Dask"):
