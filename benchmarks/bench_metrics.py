@@ -158,24 +158,24 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
                 fn(pf[k * a:k * (a + b)], tf[k * a:k * (a + b)], hard[a:a + b])
         return run
 
+    def argmax(classwise, ece):  # ECE alone: no soft labels, the checks in this loop
+        return lambda p, t, y: kernels._top(p, p if ece else t, y, k, bins, classwise, nb, topc,
+                                            topt, toph, topb, ece, 1e-6, not ece)
+
+    def scatter(classwise):
+        return lambda p, t, y: kernels._scatter(p, t, y, b, k, bins, w, False, 0, 0, classwise,
+                                                top, cw, topc, topt, toph, topb)
+
     loops = [
         ("checks + every per-item value (k=3: SIMD, 9 logs/row)",
          lambda p, t, y: kernels._values(p, t, y, k, True, 1e-6, eps, vals, True)),
         ("column sums of the values", lambda p, t, y: kernels._wsum(vals, 12, b, w, False, 0, 0,
                                                                     items)),
         ("bin of every probability (SIMD)", lambda p, t, y: kernels._bin_all(p, k, nb, bins)),
-        ("argmax, top-label bin (SIMD)",
-         lambda p, t, y: kernels._top(p, t, y, k, bins, True, nb, topc, topt, toph, topb,
-                                      False, 1e-6, True)),
-        ("scatter into top-label and classwise bins",
-         lambda p, t, y: kernels._scatter(p, t, y, b, k, bins, w, False, 0, 0, True, top, cw,
-                                          topc, topt, toph, topb)),
-        ("ECE alone: checks, argmax and bin in one loop (SIMD)",
-         lambda p, t, y: kernels._top(p, p, y, k, bins, False, nb, topc, topt, toph, topb,
-                                      True, 1e-6, False)),
-        ("ECE alone: scatter into top-label bins",
-         lambda p, t, y: kernels._scatter(p, p, y, b, k, bins, w, False, 0, 0, False, top, cw,
-                                          topc, topt, toph, topb)),
+        ("argmax, top-label bin (SIMD)", argmax(True, False)),
+        ("scatter into top-label and classwise bins", scatter(True)),
+        ("ECE alone: checks, argmax and bin in one loop (SIMD)", argmax(False, True)),
+        ("ECE alone: scatter into top-label bins", scatter(False)),
     ]
     return [(name, _median_time(blocks(fn), repeat)[1] / n * 1e9) for name, fn in loops]
 
