@@ -432,11 +432,8 @@ def filter_annotators(
         if not flagged.any():
             converged = True
             break
-        n_per = current.votes_per_annotator()
-        for j in np.flatnonzero(flagged):
-            rows.append({"annotator": str(votes.annotator_ids[j]), "n_votes": int(n_per[j]),
-                         "score": float(scores[j]), "threshold": float(used),
-                         "reason": reasons[j], "round": n_rounds})
+        rows += audit_rows(votes.annotator_ids, flagged, current.votes_per_annotator(), scores,
+                           used, reasons, n_rounds)
         removed |= flagged
         keep_vote = ~removed[votes.annotator_index]
         if not keep_vote.any():
@@ -449,10 +446,7 @@ def filter_annotators(
             converged = True
             break
     if not converged:
-        warnings.warn(f"filter_annotators stopped after {max_rounds} rounds while still flagging "
-                      "annotators; the result may change if filtered again", AnnokitWarning,
-                      stacklevel=2)
-        notes.append(f"stopped after max_rounds={max_rounds} rounds without reaching a fixed point")
+        notes.append(warn_unconverged(max_rounds))
 
     audit = _build_audit(votes, current, keep_vote, method, threshold, top_fraction, n_rounds,
                          rows, min_votes, notes)
@@ -461,6 +455,26 @@ def filter_annotators(
         warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
                       "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
     return current, audit
+
+
+def audit_rows(annotator_ids: np.ndarray, flagged: np.ndarray, n_votes: np.ndarray,
+               scores: np.ndarray, threshold: float, reasons: Any, round_: int) -> list[dict]:
+    """The audit's rows for the annotators flagged in one round (in memory and on Dask).
+
+    ``reasons`` is one string for every annotator or one per annotator.
+    """
+    return [{"annotator": str(annotator_ids[j]), "n_votes": int(n_votes[j]),
+             "score": float(scores[j]), "threshold": float(threshold),
+             "reason": reasons if isinstance(reasons, str) else reasons[j], "round": round_}
+            for j in np.flatnonzero(flagged)]
+
+
+def warn_unconverged(max_rounds: int) -> str:
+    """Warn that the filter stopped while still flagging; returns the audit's note."""
+    warnings.warn(f"filter_annotators stopped after {max_rounds} rounds while still flagging "
+                  "annotators; the result may change if filtered again", AnnokitWarning,
+                  stacklevel=3)
+    return f"stopped after max_rounds={max_rounds} rounds without reaching a fixed point"
 
 
 def _require_gold(votes: Votes, method: str, gold: Any = None) -> np.ndarray:

@@ -24,9 +24,9 @@ from annokit.core.checks import check_option
 from annokit.core.divergence import tvd
 from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import break_ties
-from annokit.errors import AnnokitWarning, DegenerateInputWarning, InvalidValueError
+from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.io.atomic import write_text_atomic
-from annokit.quality.filter import DEFAULT_THRESHOLDS, Audit
+from annokit.quality.filter import DEFAULT_THRESHOLDS, Audit, audit_rows, warn_unconverged
 from annokit.scale.quality import annotator_scores_dask
 from annokit.scale.stats import _part_counts
 from annokit.scale.votes import DaskVotes
@@ -154,11 +154,8 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
         if not flagged.any():
             converged = True
             break
-        n_per = table["n_votes"].to_numpy()
-        for j in np.flatnonzero(flagged):
-            rows.append({"annotator": str(votes.annotator_ids[j]), "n_votes": int(n_per[j]),
-                         "score": float(scores[j]), "threshold": float(threshold),
-                         "reason": reason, "round": n_rounds})
+        rows += audit_rows(votes.annotator_ids, flagged, table["n_votes"].to_numpy(), scores,
+                           threshold, reason, n_rounds)
         removed |= flagged
         if removed.all():
             raise InvalidValueError(f"filter_annotators(method={method!r}) would remove every "
@@ -168,10 +165,7 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
             converged = True
             break
     if not converged:
-        warnings.warn(f"filter_annotators stopped after {max_rounds} rounds while still flagging "
-                      "annotators; the result may change if filtered again", AnnokitWarning,
-                      stacklevel=2)
-        notes.append(f"stopped after max_rounds={max_rounds} rounds without reaching a fixed point")
+        notes.append(warn_unconverged(max_rounds))
     k = len(votes.labels)
     parts = votes.compute(*[dask.delayed(_audit_part)(b, a, i, k, min_votes) for b, a, i in
                             zip(votes.frame.to_delayed(), current.frame.to_delayed(),

@@ -192,6 +192,16 @@ def test_filter_removes_injected_spammers_and_reports_tvd():
     assert {"annotator", "n_votes", "score", "threshold", "reason", "round"} <= set(data["annotators"][0])
 
 
+def test_a_filter_stopped_by_max_rounds_warns_at_the_caller_and_notes_it():
+    votes, _ = synthetic(n_items=400, n_ann=20, seed=12, n_spam=4)
+    with pytest.warns(AnnokitWarning, match="stopped after 1 rounds while still flagging") as rec:
+        _kept, audit = filter_annotators(votes, method="mace", max_rounds=1)
+    assert {w.filename for w in rec if "stopped after" in str(w.message)} == {__file__}
+    assert audit.notes == ["stopped after max_rounds=1 rounds without reaching a fixed point"]
+    assert audit.rounds == 1 and set(audit.annotators["round"]) == {1}
+    assert set(audit.removed_annotators) >= {"a0", "a1", "a2", "a3"}
+
+
 def test_chaosnli_gold_rule_accuracy_and_wrong_run():
     # w answers 5 gold items: right, then wrong x4 -> accuracy 0.2 and a run of 4;
     # v: 3 of 4 right (0.75, kept); y: 7 of 8 right (kept)

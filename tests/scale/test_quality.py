@@ -68,6 +68,7 @@ def test_rte_accuracy_and_errors(dask_client):
 
 
 @pytest.mark.parametrize("method, kwargs", [("agreement", {"threshold": 0.3}),
+                                            ("agreement", {"threshold": 0.3, "max_rounds": 1}),
                                             ("onecoin", {}), ("entropy", {"top_fraction": 0.2})])
 def test_filter_equals_in_memory(dask_client, tmp_path, method, kwargs):
     from annokit.quality import filter_annotators
@@ -85,6 +86,9 @@ def test_filter_equals_in_memory(dask_client, tmp_path, method, kwargs):
         else:
             assert s_got[key] == value, key
     assert got.removed_annotators == mem.removed_annotators
+    assert got.notes == mem.notes
+    pd.testing.assert_frame_equal(got.annotators.reset_index(drop=True),
+                                  mem.annotators.reset_index(drop=True))
     assert sorted(got.items_affected) == sorted(mem.items_affected)
     assert sorted(got.items_too_few_votes) == sorted(mem.items_too_few_votes)
     written = pd.read_parquet(tmp_path / "kept")
