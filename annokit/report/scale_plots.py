@@ -22,6 +22,7 @@ import matplotlib.patches
 import numpy as np
 
 from annokit.report import plots
+from annokit.report.tables import fmt_number
 from annokit.report.plots import (
     _HATCHES,
     _RC,
@@ -175,7 +176,7 @@ def annotator_histograms(hists: Mapping[str, Mapping[str, Sequence[float]]], *,
                 if value is not None and np.isfinite(value):
                     ax.axvline(value, color=OKABE_ITO[i % len(OKABE_ITO)],
                                linestyle=styles[i % len(styles)], linewidth=1.4,
-                               label=mpl_text(f"{what} {value:.3f}"))
+                               label=mpl_text(f"{what} {fmt_number(float(value))}"))
             ax.set_xlabel(labels.get(key, key))
             ax.set_ylabel("annotators [count]")
             ax.set_title(f"Per-annotator {key}")

@@ -47,12 +47,12 @@ class Table:
 
 
 def fmt_number(value: Any, digits: int = 3) -> str:
-    """``0.123`` style; ``-`` for missing values.
+    """``0.123`` style; ``-`` for missing values; a value that rounds to zero has no sign.
 
     Examples
     --------
-    >>> fmt_number(0.12345), fmt_number(None), fmt_number(12)
-    ('0.123', '-', '12')
+    >>> fmt_number(0.12345), fmt_number(None), fmt_number(12), fmt_number(-0.0001)
+    ('0.123', '-', '12', '0.000')
     """
     if value is None:
         return "-"
@@ -63,7 +63,8 @@ def fmt_number(value: Any, digits: int = 3) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "-"
-        return f"{value:.{digits}f}"
+        text = f"{value:.{digits}f}"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
     return str(value)
 
 

@@ -22,7 +22,7 @@ from annokit.report.figures import report_figures
 from annokit.report.plots import mpl_text, reliability_diagrams, render
 from annokit.report.render_html import render_html
 from annokit.report.render_md import md_escape, render_markdown
-from annokit.report.tables import dataset_rows, report_tables
+from annokit.report.tables import dataset_rows, fmt_number, report_tables
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -289,3 +289,9 @@ def test_written_markdown_links_every_figure(hostile_report, tmp_path):
     digest = hashlib.sha256((out / "report.html").read_bytes()).hexdigest()
     again = write_report(hostile_report, tmp_path / "r")
     assert hashlib.sha256((again / "report.html").read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("value, text", [(-0.0001, "0.000"), (-0.0, "0.000"), (-0.0006, "-0.001"),
+                                         (0.0004, "0.000"), (-1.25, "-1.250")])
+def test_numbers_that_round_to_zero_have_no_sign(value, text):
+    assert fmt_number(value) == text
