@@ -40,6 +40,7 @@ from annokit.report.plots import (
 __all__ = ["annotator_histograms", "binary_reliability_diagrams", "label_distribution_bars"]
 
 _HUMAN_FILL = "#BBBBBB"
+_LEGEND_GREY = "#8C8C8C"  # legend swatches of bars drawn in each model's colour
 
 
 def _nan(values: Sequence[Any]) -> np.ndarray:
@@ -138,10 +139,11 @@ def binary_reliability_diagrams(models: Mapping[str, Mapping[str, Sequence[Any]]
             ax.set_ylabel(f"majority is {pos} [rate]")
             ax.set_title(f"{mpl_text(names[j])} (positive: {pos})", pad=12)
         handles, texts = axes[0, 0].get_legend_handles_labels()
-        handles += [matplotlib.patches.Patch(facecolor=OKABE_ITO[0], edgecolor=OKABE_ITO[0]),
-                    matplotlib.patches.Patch(facecolor="white", edgecolor=OKABE_ITO[0],
+        handles += [matplotlib.patches.Patch(facecolor=_LEGEND_GREY, edgecolor=_LEGEND_GREY),
+                    matplotlib.patches.Patch(facecolor="white", edgecolor=_LEGEND_GREY,
                                              hatch="////")]
-        texts += [f"share with majority {pos}", f"the same, fewer than {TINY_BIN} items"]
+        texts += [f"share with majority {pos} (bars in the model's colour)",
+                  f"the same, fewer than {TINY_BIN} items"]
         fig.legend(handles, texts, loc="upper center", ncol=2, frameon=False,
                    bbox_to_anchor=(0.5, 1.0))
         _adjust(fig, ncols, nrows, top=0.95, hspace=1.35)
