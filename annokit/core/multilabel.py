@@ -122,9 +122,7 @@ def is_multilabel(votes: Votes) -> bool:
     >>> is_multilabel(Votes.from_long(df))
     False
     """
-    if votes.annotator_index is None:
-        return False
-    return bool(np.unique(_pair_keys(votes)).size < votes.n_votes)
+    return votes.has_duplicate_pairs()
 
 
 def multilabel_counts(votes: Votes) -> np.ndarray:

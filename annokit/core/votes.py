@@ -151,6 +151,8 @@ class Votes:
             self.gold = gold
 
         self.n_duplicates_removed = 0
+        # every (item, annotator) pair is unique once duplicates were refused or resolved
+        self._unique_pairs = self.annotator_index is None or duplicates != "keep"
         if self.annotator_index is not None and duplicates != "keep":
             self._resolve_duplicates(duplicates)
 
@@ -176,7 +178,7 @@ class Votes:
         return codes
 
     def _resolve_duplicates(self, policy: DuplicatePolicy) -> None:
-        if not self._has_duplicate_pairs():
+        if not self._scan_duplicate_pairs():
             return
         key = self._pair_keys(self.item_index, self.annotator_index)
         dup_mask = pd.Series(key).duplicated(keep=False).to_numpy()
@@ -205,8 +207,26 @@ class Votes:
         key += annotators
         return key
 
-    def _has_duplicate_pairs(self, block: int = 1 << 20) -> bool:
+    def has_duplicate_pairs(self) -> bool:
         """Whether some (item, annotator) pair has more than one vote.
+
+        Only votes built with ``duplicates="keep"`` can have them (multi-label
+        responses, or repeated votes kept on purpose); for the others the answer is
+        known without a pass over the votes. False without annotator ids.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"item": ["q", "q"], "annotator": ["a", "a"], "label": ["x", "y"]})
+        >>> Votes.from_long(df, duplicates="keep").has_duplicate_pairs()
+        True
+        >>> Votes.from_long(df, duplicates="first").has_duplicate_pairs()
+        False
+        """
+        return not self._unique_pairs and self._scan_duplicate_pairs()
+
+    def _scan_duplicate_pairs(self, block: int = 1 << 20) -> bool:
+        """Whether some (item, annotator) pair has more than one vote (a pass over the votes).
 
         A sort beats hashing here, and timsort ("stable") is near-linear on votes grouped by
         item, the usual file layout; the common case is "no duplicates". When votes are grouped
@@ -355,7 +375,7 @@ class Votes:
         mask = new_item >= 0
         # stable sort by new item position keeps within-item vote order
         order = np.argsort(new_item[mask], kind="stable")
-        return Votes(
+        return self._subset(Votes(
             new_item[mask][order], self.label_index[mask][order], item_ids=self.item_ids[positions],
             labels=self.labels,
             annotator_index=None if self.annotator_index is None
@@ -364,16 +384,21 @@ class Votes:
             item_metadata=self.item_metadata.iloc[positions],
             gold=None if self.gold is None else self.gold[positions],
             duplicates="keep", source=self.source,
-        )
+        ))
 
     def _rebuild(self, *, item_index, label_index, annotator_index, item_keep) -> Votes:
-        return Votes(
+        return self._subset(Votes(
             item_index, label_index, item_ids=self.item_ids[item_keep], labels=self.labels,
             annotator_index=annotator_index, annotator_ids=self.annotator_ids,
             item_metadata=self.item_metadata.loc[item_keep],
             gold=None if self.gold is None else self.gold[item_keep],
             duplicates="keep", source=self.source,
-        )
+        ))
+
+    def _subset(self, votes: Votes) -> Votes:
+        """``votes``, a subset of these votes: unique (item, annotator) pairs stay unique."""
+        votes._unique_pairs = votes._unique_pairs or self._unique_pairs
+        return votes
 
     def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
         """Positions of item ids (str-compared); -1 for ids that are not present."""

@@ -128,3 +128,19 @@ def test_single_label_votes_give_the_usual_distribution(items):
     v = _votes(rows)
     assert not is_multilabel(v)
     np.testing.assert_allclose(multilabel_soft_labels(v), distributions(v.counts()))
+
+
+def test_is_multilabel_needs_no_pass_over_votes_whose_pairs_are_known_unique(monkeypatch):
+    df = pd.DataFrame({"item": ["q", "q", "r", "r"], "annotator": ["a", "b", "a", "a"],
+                       "label": ["x", "y", "x", "y"]})
+    kept = Votes.from_long(df, duplicates="keep")
+    first = Votes.from_long(df, duplicates="first")
+
+    def no_scan(self, block=1 << 20):
+        raise AssertionError("scanned votes whose pairs are known unique")
+
+    assert is_multilabel(kept) and not is_multilabel(kept.select_items([0]))  # scans
+    monkeypatch.setattr(Votes, "_scan_duplicate_pairs", no_scan)
+    assert not is_multilabel(first)
+    assert not is_multilabel(first.select_items([1, 0]))
+    assert not is_multilabel(first.select_votes(np.array([True, False, True])))

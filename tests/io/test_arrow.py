@@ -153,7 +153,7 @@ def test_blocked_duplicate_check_equals_a_global_one(pairs, grouped):
               labels=LabelSet(["x"]), annotator_index=annotators,
               annotator_ids=[str(a) for a in range(5)], duplicates="keep")
     expected = bool(pd.Series(items * 5 + annotators).duplicated().any())
-    assert all(v._has_duplicate_pairs(block) == expected for block in (1, 2, 5, 1 << 20))
+    assert all(v._scan_duplicate_pairs(block) == expected for block in (1, 2, 5, 1 << 20))
 
 
 def test_counts_over_more_than_one_block():
