@@ -118,8 +118,6 @@ def _lookup_table() -> np.ndarray:
 
 
 _TABLE = _lookup_table()
-#: Items x replicates computed per inner step (a few hundred KB: stays in cache).
-_TILE = 65_536
 
 
 def _mix(z: np.ndarray, tmp: np.ndarray) -> np.ndarray:
@@ -269,30 +267,12 @@ def poisson_weights(keys: Any, seed: int, start: int, stop: int) -> np.ndarray:
     out = np.empty((stop - start, n), dtype=np.float64)
     if out.size == 0:
         return out
+    from annokit.core._poisson import fill_weights_threaded  # numba, on first use
+
     s = np.array([seed ^ _SEED_TAG], dtype=np.uint64)
     _mix(s, np.empty_like(s))
-    state = arr.astype(np.uint64) ^ s
-    _mix(state, np.empty_like(state))
-    # tiles of (rows x items) small enough to stay in cache; each step is whole-array numpy
-    width = min(n, _TILE)
-    rows = max(1, _TILE // width)
-    z_buf = np.empty(rows * width, dtype=np.uint64)
-    t_buf = np.empty(rows * width, dtype=np.uint64)
-    for r0 in range(start, stop, rows):
-        r1 = min(stop, r0 + rows)
-        counters = np.arange(r0 + 1, r1 + 1, dtype=np.uint64) * _GAMMA
-        for i0 in range(0, n, width):
-            i1 = min(n, i0 + width)
-            z = z_buf[:(r1 - r0) * (i1 - i0)].reshape(r1 - r0, i1 - i0)
-            tmp = t_buf[:z.size].reshape(z.shape)
-            np.add(state[None, i0:i1], counters[:, None], out=z)
-            _mix(z, tmp)
-            np.right_shift(z, _TABLE_SHIFT, out=tmp)
-            w = out[r0 - start:r1 - start, i0:i1]
-            np.take(_TABLE, tmp, out=w)
-            cut = np.isnan(w)
-            if cut.any():
-                w[cut] = np.searchsorted(_THRESHOLDS, z[cut], side="right")
+    fill_weights_threaded(arr.astype(np.uint64, copy=False), s[0], start, stop, _GAMMA, _M1,
+                          _M2, _TABLE, _THRESHOLDS, _TABLE_SHIFT, out)
     return out
 
 

@@ -208,12 +208,29 @@ def test_weights_do_not_depend_on_batch_order_or_replicate_range():
         whole)
 
 
-def test_tiles_do_not_change_the_weights(monkeypatch):
-    keys = item_keys([f"item{i}" for i in range(2_000)])
-    whole = poisson_weights(keys, 3, 0, 40)
-    for tile in (13, 999, 4_096, 70_000):  # tiles narrower than the items, and several rows
-        monkeypatch.setattr(rs, "_TILE", tile)
-        np.testing.assert_array_equal(poisson_weights(keys, 3, 0, 40), whole)
+def _weights_numpy(keys: np.ndarray, seed: int, start: int, stop: int) -> np.ndarray:
+    """The definition as whole-array numpy (uint64 arithmetic wraps as the definition's & M64)."""
+    def mix(z):
+        z = z ^ (z >> np.uint64(30))
+        z = z * np.uint64(0xBF58476D1CE4E5B9)
+        z = z ^ (z >> np.uint64(27))
+        z = z * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+    s = mix(np.array([(seed % 2**64) ^ 0x616E6E6F6B697421], dtype=np.uint64))  # arrays wrap
+    state = mix(keys ^ s)
+    r = np.arange(start + 1, stop + 1, dtype=np.uint64)[:, None]
+    z = mix(state[None, :] + r * np.uint64(0x9E3779B97F4A7C15))
+    t = np.array([x for x in THRESHOLDS if x < 2**64], dtype=np.uint64)
+    return np.searchsorted(t, z, side="right").astype(np.float64)
+
+
+def test_the_compiled_weights_equal_the_definition_in_numpy():
+    # 800k weights: about a hundred fall in the table slices that a threshold cuts
+    keys = item_keys([f"item{i}" for i in range(20_000)])
+    for seed, start, stop in ((0, 0, 40), (2**64 - 1, 7, 47), (12345, 1000, 1040)):
+        np.testing.assert_array_equal(poisson_weights(keys, seed, start, stop),
+                                      _weights_numpy(keys, seed, start, stop))
 
 
 def test_a_mean_merged_over_batches_equals_the_whole():
