@@ -41,9 +41,26 @@ MULTILABEL_TIE_POLICIES = ("exclude", "include", "error")
 DEFAULT_MULTILABEL_TIES = "exclude"
 
 
-def _pair_keys(votes: Votes) -> np.ndarray:
-    n_ann = max(len(votes.annotator_ids), 1)
-    return votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
+def _responses(votes: Votes) -> tuple[np.ndarray, np.ndarray]:
+    """The answering (item, annotator) pairs' keys (ascending) and the labels ticked in each,
+    from one sort of the votes, after the checks of :func:`check_multilabel`."""
+    if votes.annotator_index is None:
+        raise SchemaError(f"{votes.source}: multi-label votes need annotator ids (a response is "
+                          "the set of labels one annotator gave one item)")
+    k = votes.n_labels
+    key = np.sort(votes.pair_keys() * k + votes.label_index)
+    repeated = key[1:] == key[:-1]
+    if repeated.any():
+        rep = np.unique(key[1:][repeated])
+        pair, label = rep // k, rep % k
+        n_ann = max(len(votes.annotator_ids), 1)
+        shown = [(votes.item_ids[p // n_ann], votes.annotator_ids[p % n_ann], votes.labels.names[lab])
+                 for p, lab in zip(pair[:5], label[:5])]
+        raise SchemaError(f"{votes.source}: {rep.size} (item, annotator, label) vote(s) repeated, "
+                          f"e.g. {first_offenders(shown)}; a response ticks each label at most once")
+    pairs = key // k
+    starts = np.flatnonzero(np.r_[True, pairs[1:] != pairs[:-1]]) if pairs.size else pairs
+    return pairs[starts], np.diff(np.r_[starts, pairs.size])
 
 
 def check_multilabel(votes: Votes) -> None:
@@ -66,19 +83,7 @@ def check_multilabel(votes: Votes) -> None:
     ...                    "label": ["x", "y", "x"]})
     >>> check_multilabel(Votes.from_long(df, duplicates="keep"))
     """
-    if votes.annotator_index is None:
-        raise SchemaError(f"{votes.source}: multi-label votes need annotator ids (a response is "
-                          "the set of labels one annotator gave one item)")
-    key = _pair_keys(votes) * votes.n_labels + votes.label_index
-    uniq, counts = np.unique(key, return_counts=True)
-    if (counts > 1).any():
-        rep = uniq[counts > 1]
-        pair, label = rep // votes.n_labels, rep % votes.n_labels
-        n_ann = max(len(votes.annotator_ids), 1)
-        shown = [(votes.item_ids[p // n_ann], votes.annotator_ids[p % n_ann], votes.labels.names[lab])
-                 for p, lab in zip(pair[:5], label[:5])]
-        raise SchemaError(f"{votes.source}: {rep.size} (item, annotator, label) vote(s) repeated, "
-                          f"e.g. {first_offenders(shown)}; a response ticks each label at most once")
+    _responses(votes)
 
 
 def n_responses(votes: Votes) -> np.ndarray:
@@ -92,8 +97,7 @@ def n_responses(votes: Votes) -> np.ndarray:
     >>> n_responses(Votes.from_long(df, duplicates="keep")).tolist()
     [2]
     """
-    check_multilabel(votes)
-    pairs = np.unique(_pair_keys(votes))
+    pairs, _ = _responses(votes)
     return np.bincount(pairs // max(len(votes.annotator_ids), 1), minlength=votes.n_items)
 
 
@@ -108,8 +112,7 @@ def response_sizes(votes: Votes) -> np.ndarray:
     >>> response_sizes(Votes.from_long(df, duplicates="keep")).tolist()
     [2, 1]
     """
-    check_multilabel(votes)
-    return np.unique(_pair_keys(votes), return_counts=True)[1]
+    return _responses(votes)[1]
 
 
 def is_multilabel(votes: Votes) -> bool:
@@ -165,8 +168,8 @@ def multilabel_soft_labels(votes: Votes) -> np.ndarray:
     ...                                        duplicates="keep")).tolist()
     [[0.5, 0.75, 0.0]]
     """
-    counts = multilabel_counts(votes)
-    return counts / n_responses(votes)[:, None]
+    answered = n_responses(votes)  # checks the votes
+    return votes.counts() / answered[:, None]
 
 
 @dataclass(frozen=True)
@@ -231,8 +234,8 @@ def multilabel_majority(votes: Votes, *, ties: MultilabelTies = DEFAULT_MULTILAB
     [[True, True, False]]
     """
     check_option("ties", ties, MULTILABEL_TIE_POLICIES)
-    counts = multilabel_counts(votes)
-    n = n_responses(votes)[:, None]
+    n = n_responses(votes)[:, None]  # checks the votes
+    counts = votes.counts()
     twice = 2 * counts
     tied = twice == n
     if ties == "error" and tied.any():

@@ -200,6 +200,22 @@ class Votes:
         self.label_index = self.label_index[keep]
         self.annotator_index = self.annotator_index[keep]
 
+    def pair_keys(self) -> np.ndarray:
+        """One int64 key per vote for its (item, annotator) pair: ``item * n_annotators +
+        annotator`` (votes with annotator ids).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"item": ["q", "q", "r"], "annotator": ["a", "b", "a"],
+        ...                    "label": ["x", "y", "x"]})
+        >>> Votes.from_long(df).pair_keys().tolist()
+        [0, 1, 2]
+        """
+        if self.annotator_index is None:
+            raise SchemaError(f"{self.source}: (item, annotator) pairs need annotator ids")
+        return self._pair_keys(self.item_index, self.annotator_index)
+
     def _pair_keys(self, items: np.ndarray, annotators: np.ndarray) -> np.ndarray:
         """One int64 key per (item, annotator) vote: ``item * n_annotators + annotator``."""
         key = items.astype(np.int64)
