@@ -1,13 +1,13 @@
 """The Poisson(1) bootstrap weights of :func:`annokit.core.resample.poisson_weights` in one loop.
 
-Each weight is SplitMix64's output function of ``state[i] + (r + 1) * gamma``
-(``state[i]``: the same function of the item's key xor the mixed seed),
-looked up in a table of the Poisson(1) inverse CDF by its top bits (a binary
-search of the thresholds where a threshold cuts the table's slice), as the
-numpy definition in :mod:`annokit.core.resample` does in a dozen passes over
-tiles; here one compiled pass writes each weight once, with the same unsigned
-64-bit arithmetic, so the weights are the same bits. Imported on first use
-(``import annokit`` does not import numba).
+The definition is in :mod:`annokit.core.resample`'s docstring: each weight is the
+Poisson(1) inverse CDF of SplitMix64's output function of ``state[i] + (r + 1) *
+gamma`` (``state[i]``: the same function of the item's key xor the mixed seed),
+found in a table by the top bits (a binary search of the thresholds where a
+threshold cuts the table's slice). One compiled pass writes each weight once with
+unsigned 64-bit arithmetic; the tests compare it with a numpy evaluation of the
+definition bit for bit. Imported on first use (``import annokit`` does not import
+numba).
 """
 
 from __future__ import annotations
@@ -35,15 +35,16 @@ def _mix(z, m1, m2):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def fill_weights(keys, seed_state, start, stop, gamma, m1, m2, table, thresholds, shift,
+def fill_weights(keys, seed, start, stop, gamma, m1, m2, table, thresholds, shift,
                  out):  # pragma: no cover - compiled
     """``out[r - start, i]``: the weight of item ``i`` in replicate ``r``, for ``start <= r < stop``.
 
-    ``keys``: the items' keys (uint64); ``seed_state``: the mixed seed; ``gamma``,
+    ``keys``: the items' keys (uint64); ``seed``: the tagged seed (uint64); ``gamma``,
     ``m1``, ``m2``: SplitMix64's constants; ``table``: the count for each
     top-``64 - shift``-bit slice (NaN where a threshold cuts it); ``thresholds``: the
     inverse-CDF thresholds (uint64, sorted).
     """
+    seed_state = _mix(seed, m1, m2)
     for r in range(start, stop):
         c = np.uint64(r + 1) * gamma
         row = out[r - start]
@@ -54,8 +55,8 @@ def fill_weights(keys, seed_state, start, stop, gamma, m1, m2, table, thresholds
                 v = float(np.searchsorted(thresholds, z, side="right"))
             row[i] = v
 
-def fill_weights_threaded(keys, seed_state, start, stop, gamma, m1, m2, table, thresholds,
-                          shift, out) -> None:
+def fill_weights_threaded(keys, seed, start, stop, gamma, m1, m2, table, thresholds, shift,
+                          out) -> None:
     """:func:`fill_weights` on the CPUs this process may use: replicate rows split between
     threads (items when there is one row); each weight depends on its item and replicate
     only, so the split changes no bit."""
@@ -67,7 +68,7 @@ def fill_weights_threaded(keys, seed_state, start, stop, gamma, m1, m2, table, t
     threads = min(cpus, max(rows, n // _THREAD_MIN)) if out.size >= _THREAD_MIN else 1
     args = (gamma, m1, m2, table, thresholds, shift)
     if threads < 2:
-        fill_weights(keys, seed_state, start, stop, *args, out)
+        fill_weights(keys, seed, start, stop, *args, out)
         return
     if rows >= threads:
         cuts = np.linspace(0, rows, threads + 1).astype(int)
@@ -76,5 +77,5 @@ def fill_weights_threaded(keys, seed_state, start, stop, gamma, m1, m2, table, t
         cuts = np.linspace(0, n, threads + 1).astype(int)
         jobs = [(keys[a:b], start, stop, out[:, a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(lambda job: fill_weights(job[0], seed_state, job[1], job[2], *args,
+        list(pool.map(lambda job: fill_weights(job[0], seed, job[1], job[2], *args,
                                                job[3]), jobs))

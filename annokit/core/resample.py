@@ -85,7 +85,6 @@ __all__ = [
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 _SEED_TAG = 0x616E6E6F6B697421  # "annokit!": keeps seed 0 away from the all-zero state
 
 
@@ -118,19 +117,6 @@ def _lookup_table() -> np.ndarray:
 
 
 _TABLE = _lookup_table()
-
-
-def _mix(z: np.ndarray, tmp: np.ndarray) -> np.ndarray:
-    """SplitMix64's output function on uint64 ``z`` in place (``tmp``: scratch of z's shape)."""
-    np.right_shift(z, _S30, out=tmp)
-    z ^= tmp
-    z *= _M1
-    np.right_shift(z, _S27, out=tmp)
-    z ^= tmp
-    z *= _M2
-    np.right_shift(z, _S31, out=tmp)
-    z ^= tmp
-    return z
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
@@ -269,10 +255,8 @@ def poisson_weights(keys: Any, seed: int, start: int, stop: int) -> np.ndarray:
         return out
     from annokit.core._poisson import fill_weights_threaded  # numba, on first use
 
-    s = np.array([seed ^ _SEED_TAG], dtype=np.uint64)
-    _mix(s, np.empty_like(s))
-    fill_weights_threaded(arr.astype(np.uint64, copy=False), s[0], start, stop, _GAMMA, _M1,
-                          _M2, _TABLE, _THRESHOLDS, _TABLE_SHIFT, out)
+    fill_weights_threaded(arr.astype(np.uint64, copy=False), np.uint64(seed ^ _SEED_TAG), start,
+                          stop, _GAMMA, _M1, _M2, _TABLE, _THRESHOLDS, _TABLE_SHIFT, out)
     return out
 
 

@@ -168,13 +168,32 @@ def test_poisson_counts_have_mean_one_variance_one_and_the_poisson_pmf():
     assert stats.chisquare(observed, expected).pvalue > 1e-3
 
 
+def _mix_np(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's output function on uint64 arrays (the wrap-around of the definition's & M64)."""
+    z = z ^ (z >> np.uint64(30))
+    z = z * np.uint64(0xBF58476D1CE4E5B9)
+    z = z ^ (z >> np.uint64(27))
+    z = z * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _z_numpy(keys: np.ndarray, seed: int, start: int, stop: int) -> np.ndarray:
+    """The definition's 64-bit integers z[r - start, i] as whole-array numpy."""
+    s = _mix_np(np.array([(seed % 2**64) ^ 0x616E6E6F6B697421], dtype=np.uint64))
+    state = _mix_np(keys ^ s)
+    r = np.arange(start + 1, stop + 1, dtype=np.uint64)[:, None]
+    return _mix_np(state[None, :] + r * np.uint64(0x9E3779B97F4A7C15))
+
+
+def _weights_numpy(keys: np.ndarray, seed: int, start: int, stop: int) -> np.ndarray:
+    """The definition's counts: how many thresholds z reaches."""
+    t = np.array([x for x in THRESHOLDS if x < 2**64], dtype=np.uint64)
+    return np.searchsorted(t, _z_numpy(keys, seed, start, stop), side="right").astype(np.float64)
+
+
 def test_uniforms_behind_the_counts_are_uniform_and_independent():
     keys = item_keys([f"item{i}" for i in range(2_000)])
-    s = rs._mix(np.array([0 ^ rs._SEED_TAG], dtype=np.uint64), np.empty(1, np.uint64))
-    state = keys ^ s
-    rs._mix(state, np.empty_like(state))
-    z = state[None, :] + (np.arange(1, 51, dtype=np.uint64) * rs._GAMMA)[:, None]
-    rs._mix(z, np.empty_like(z))
+    z = _z_numpy(keys, 0, 0, 50)
     u = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
     assert stats.kstest(u.ravel(), "uniform").pvalue > 1e-3
     # consecutive replicates of one item, and neighbouring items in one replicate
@@ -206,23 +225,6 @@ def test_weights_do_not_depend_on_batch_order_or_replicate_range():
         np.vstack([poisson_weights(keys, 11, a, b) for a, b in replicate_chunks(30, 1_000,
                                                                                 budget=3_500)]),
         whole)
-
-
-def _weights_numpy(keys: np.ndarray, seed: int, start: int, stop: int) -> np.ndarray:
-    """The definition as whole-array numpy (uint64 arithmetic wraps as the definition's & M64)."""
-    def mix(z):
-        z = z ^ (z >> np.uint64(30))
-        z = z * np.uint64(0xBF58476D1CE4E5B9)
-        z = z ^ (z >> np.uint64(27))
-        z = z * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-    s = mix(np.array([(seed % 2**64) ^ 0x616E6E6F6B697421], dtype=np.uint64))  # arrays wrap
-    state = mix(keys ^ s)
-    r = np.arange(start + 1, stop + 1, dtype=np.uint64)[:, None]
-    z = mix(state[None, :] + r * np.uint64(0x9E3779B97F4A7C15))
-    t = np.array([x for x in THRESHOLDS if x < 2**64], dtype=np.uint64)
-    return np.searchsorted(t, z, side="right").astype(np.float64)
 
 
 def test_the_compiled_weights_equal_the_definition_in_numpy():
