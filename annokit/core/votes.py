@@ -611,6 +611,67 @@ class Votes:
             df.attrs["annokit"]["gold"] = self.gold.tolist()
         return df
 
+    # -- scales ---------------------------------------------------------------
+
+    def with_scale(self, scale: str, *, declared: bool = False) -> Votes:
+        """These votes with their labels on ``scale`` (:meth:`LabelSet.to_scale`).
+
+        On ordinal (numeric labels), interval and ratio scales labels are numbers: votes and
+        gold labels written ``1``, ``1.0``, ``" 1"`` or ``"+1"`` become one label, in numeric
+        order unless ``declared``. Counts per number are the sums of the merged labels' counts.
+
+        Parameters
+        ----------
+        scale : {"nominal", "ordinal", "interval", "ratio"}
+        declared : bool, default=False
+            Whether the label order was declared (kept) rather than inferred.
+
+        Raises
+        ------
+        InvalidValueError
+            A label that is not a number on an interval or ratio scale: one line naming the
+            source, the value, the item and annotator of its first vote, and ``--scale nominal``.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"item": ["q", "q", "q"], "annotator": ["a", "b", "c"],
+        ...                    "label": ["1", "1.0", "+2"]})
+        >>> v = Votes.from_long(df).with_scale("interval")
+        >>> v.labels, v.counts().tolist()
+        (LabelSet(['1', '2'], scale='interval'), [[2, 1]])
+        """
+        from annokit.core.scales import NUMERIC_SCALES, check_scale, not_a_number, number_name
+
+        check_scale(scale)
+        if scale in NUMERIC_SCALES:
+            bad = [j for j, n in enumerate(self.labels.names) if number_name(n) is None]
+            if bad:
+                raise InvalidValueError(f"{self.source}: {self._first_use(bad[0])} "
+                                        f"{not_a_number(self.labels.names[bad[0]], scale)}")
+        labels, codes = self.labels.to_scale(scale, declared=declared)
+        gold = None if self.gold is None else np.where(self.gold >= 0, codes[self.gold], -1)
+        out = Votes(self.item_index, codes[self.label_index], item_ids=self._item_ids,
+                    labels=labels, annotator_index=self.annotator_index,
+                    annotator_ids=self.annotator_ids, item_metadata=self.item_metadata,
+                    gold=gold, duplicates="keep", source=self.source, _ids_unique=True,
+                    _coded=True)
+        out._unique_pairs = self._unique_pairs
+        for attr, value in self.__dict__.items():  # what a reader added (read_info, ...)
+            out.__dict__.setdefault(attr, value)
+        return out
+
+    def _first_use(self, code: int) -> str:
+        """Where label ``code`` is first used: its first vote, or else a gold label."""
+        rows = np.flatnonzero(self.label_index == code)
+        if rows.size:
+            r = int(rows[0])
+            who = ("" if self.annotator_index is None
+                   else f" by annotator {str(self.annotator_ids[self.annotator_index[r]])!r}")
+            return f"the vote on item {str(self.item_ids[self.item_index[r]])!r}{who}:"
+        item = int(np.argmax(self.gold == code)) if self.gold is not None else 0
+        return f"the gold label of item {str(self.item_ids[item])!r}:"
+
+
 # -- private helpers ----------------------------------------------------------
 
 def _is_arrow_strings(values: Any) -> bool:

@@ -189,6 +189,8 @@ def read_votes(
     """
     check_option("format", format, FORMATS)
     if scale is not None:
+        if labels is not None and not isinstance(labels, LabelSet):
+            labels = LabelSet(labels, scale=scale)  # declared numbers match any spelling
         votes = read_votes(path, format=format, columns=columns, labels=labels, gold=gold,
                            duplicates=duplicates, no_header=no_header, missing=missing,
                            max_count_bytes=max_count_bytes)

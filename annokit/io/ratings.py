@@ -18,7 +18,7 @@ import pandas as pd
 
 from annokit.core.labels import LabelSet
 from annokit.core.ratings import Ratings
-from annokit.core.scales import check_scale, ordered_names
+from annokit.core.scales import check_scale
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io.source import Input
@@ -176,9 +176,7 @@ def scaled_labels(labels: LabelSet, scale: str, *, declared: bool) -> LabelSet:
     >>> scaled_labels(LabelSet(["10", "-5", "2"]), "ordinal", declared=False)
     LabelSet(['-5', '2', '10'], scale='ordinal')
     """
-    check_scale(scale)
-    names = list(labels.names) if declared else ordered_names(labels.names, scale)
-    return LabelSet(names, aliases=labels.aliases, scale=scale)
+    return labels.to_scale(scale, declared=declared)[0]
 
 
 def apply_scale(votes: Votes, scale: str | None, *, declared: bool) -> Votes:
@@ -207,15 +205,4 @@ def apply_scale(votes: Votes, scale: str | None, *, declared: bool) -> Votes:
     """
     if scale is None:
         return votes
-    old = votes.labels
-    labels = scaled_labels(old, scale, declared=declared)
-    perm = np.asarray([labels.index_of(n) for n in old.names], dtype=np.int64)
-    gold = None if votes.gold is None else np.where(votes.gold >= 0, perm[votes.gold], -1)
-    out = Votes(votes.item_index, perm[votes.label_index], item_ids=votes.item_ids, labels=labels,
-                annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
-                item_metadata=votes.item_metadata, gold=gold, duplicates="keep",
-                source=votes.source, _ids_unique=True, _coded=True)
-    for attr in ("read_info", "n_duplicates_removed"):
-        if hasattr(votes, attr):
-            setattr(out, attr, getattr(votes, attr))
-    return out
+    return votes.with_scale(scale, declared=declared)

@@ -146,7 +146,7 @@ def test_votes_and_ratings_convert_both_ways():
     assert r.to_votes(scale="nominal").labels.scale == "nominal"
     assert r.to_long().columns.tolist() == ["item", "rating"]
     assert "2 items, 6 ratings" in repr(r)
-    with pytest.raises(InvalidValueError, match="'yes' is not a finite number"):
+    with pytest.raises(InvalidValueError, match="label 'yes' is not a number and labels on the interval scale are numbers"):
         Ratings.from_votes(Votes.from_counts([[1, 1]], labels=["yes", "no"]))
 
 
