@@ -308,17 +308,48 @@ class Votes:
         return None if self.annotator_ids is None else len(self.annotator_ids)
 
     def __repr__(self) -> str:
-        ann = "unknown" if self.n_annotators is None else self.n_annotators
-        return (f"Votes(n_items={self.n_items}, n_votes={self.n_votes}, n_annotators={ann}, "
-                f"labels={list(self.labels.names)})")
+        """``Votes(n_items=..., n_annotators=..., n_votes=..., labels=[...], scale=...)``;
+        ``n_annotators=None`` without annotator ids, and at most 8 labels written out.
+
+        Examples
+        --------
+        >>> slider = Votes.from_counts([[1] * 101], labels=[str(v) for v in range(101)])
+        >>> slider.with_scale("interval")  # doctest: +NORMALIZE_WHITESPACE
+        Votes(n_items=1, n_annotators=None, n_votes=101,
+              labels=['0', '1', '2', '3', '4', '5', ..., '100'] (101), scale='interval')
+        """
+        names = list(self.labels.names)
+        shown = (repr(names) if len(names) <= 8 else
+                 f"[{', '.join(map(repr, names[:6]))}, ..., {names[-1]!r}] ({len(names)})")
+        return (f"Votes(n_items={self.n_items}, n_annotators={self.n_annotators}, "
+                f"n_votes={self.n_votes}, labels={shown}, scale={self.labels.scale!r})")
 
     def __len__(self) -> int:
         return self.n_votes
 
     # -- derived views --------------------------------------------------------
 
-    def counts(self) -> np.ndarray:
-        """Vote counts, an int64 ndarray of shape (n_items, n_labels)."""
+    def counts(self, *, as_frame: bool = False) -> np.ndarray | pd.DataFrame:
+        """Vote counts, an int64 ndarray of shape (n_items, n_labels).
+
+        Parameters
+        ----------
+        as_frame : bool, default=False
+            Return a DataFrame indexed by item id (index name ``item``) with one column
+            per label name (columns name ``label``), in label order.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"item": ["q1", "q1", "q2"], "annotator": ["a", "b", "a"],
+        ...                    "label": ["yes", "no", "yes"]})
+        >>> Votes.from_long(df, labels=["yes", "no"]).counts(as_frame=True)
+        label  yes  no
+        item
+        q1       1   1
+        q2       1   0
+        """
+        if as_frame:
+            return self._frame(self.counts())
         counts = np.zeros(self.n_items * self.n_labels, dtype=np.int64)
         block = 1 << 20  # flat cell indices of a block of votes at a time, not of every vote
         for a in range(0, self.n_votes, block):
@@ -327,6 +358,37 @@ class Votes:
             flat += self.label_index[a:a + block]
             np.add.at(counts, flat, 1)
         return counts.reshape(self.n_items, self.n_labels)
+
+    def distributions(self, *, smoothing: float = 0.0,
+                      as_frame: bool = False) -> np.ndarray | pd.DataFrame:
+        """Soft labels: each item's share of votes per label, shape (n_items, n_labels).
+
+        :func:`annokit.core.soft_labels.distributions` of :meth:`counts` (``smoothing`` is
+        added to every count first); ``as_frame=True`` labels rows by item id and columns
+        by label name, as :meth:`counts`.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"task": ["q1", "q1", "q2"], "worker": ["a", "b", "a"],
+        ...                    "answer": ["yes", "no", "yes"]})
+        >>> soft = Votes.from_long(df, labels=["yes", "no"]).distributions(as_frame=True)
+        >>> soft
+        label  yes   no
+        item
+        q1     0.5  0.5
+        q2     1.0  0.0
+        >>> float(soft.loc["q1", "no"]), soft.idxmax(axis=1).tolist()
+        (0.5, ['yes', 'yes'])
+        """
+        from annokit.core.soft_labels import distributions
+
+        probs = distributions(self.counts(), smoothing=smoothing)
+        return self._frame(probs) if as_frame else probs
+
+    def _frame(self, matrix: np.ndarray) -> pd.DataFrame:
+        """An (n_items, n_labels) matrix labelled by item id and label name."""
+        return pd.DataFrame(matrix, index=pd.Index(self.item_ids, name="item"),
+                            columns=pd.Index(list(self.labels.names), name="label"))
 
     def votes_per_item(self) -> np.ndarray:
         """Number of votes on each item, shape (n_items,)."""
@@ -456,8 +518,8 @@ class Votes:
         cls,
         df: pd.DataFrame,
         *,
-        item: str = "item",
-        label: str = "label",
+        item: str | None = None,
+        label: str | None = None,
         annotator: str | None = "annotator",
         labels: LabelSet | Sequence[Any] | None = None,
         gold: str | None = None,
@@ -471,11 +533,15 @@ class Votes:
         ----------
         df : DataFrame
             One row per vote.
-        item, label : str
-            Column names of the item id and the label.
+        item, label : str, optional
+            Column names of the item id and the label. Default: the column named ``item``
+            (``label``), else the one column with a known spelling of the role
+            (``task``, ``question``, ...; ``answer``, ``response``, ...), detected by
+            :func:`annokit.core.columns.detect_columns` exactly as for files.
         annotator : str or None
-            Column of annotator ids; None (or a missing column named
-            ``"annotator"``, the default) means annotator ids are unknown.
+            Column of annotator ids. Default ``"annotator"``: that column, else one
+            with a known spelling (``worker``, ``rater``, ...), else annotator ids are
+            unknown; None: annotator ids are unknown.
         labels : LabelSet or sequence of names, optional
             Label order. Default: a categorical column's categories (a
             :meth:`to_long` frame round-trips), else the distinct values in
@@ -499,7 +565,12 @@ class Votes:
         ...                    "label": ["yes", "no", "yes"]})
         >>> Votes.from_long(df).counts().tolist()
         [[1, 1], [0, 1]]
+        >>> crowd = pd.DataFrame({"task": ["q1", "q1"], "worker": ["w1", "w2"],
+        ...                       "answer": [1, 0]})
+        >>> Votes.from_long(crowd)
+        Votes(n_items=1, n_annotators=2, n_votes=2, labels=['0', '1'], scale='nominal')
         """
+        item, annotator, label = _long_columns(df, item, annotator, label, source)
         parts = long_parts(df, item=item, label=label, annotator=annotator,
                                    labels=labels, gold=gold, item_columns=item_columns,
                                    source=source)
@@ -673,6 +744,32 @@ class Votes:
 
 
 # -- private helpers ----------------------------------------------------------
+
+def _long_columns(df: Any, item: str | None, annotator: str | None, label: str | None,
+                  source: str) -> tuple[Any, Any, Any]:
+    """The item, annotator and label columns of a long frame: given, named as the role, or
+    detected from known spellings (:func:`annokit.core.columns.detect_columns`)."""
+    if not isinstance(df, pd.DataFrame):
+        return item or "item", annotator, label or "label"
+    from annokit.core.columns import detect_columns
+
+    by_text = {str(c): c for c in df.columns}
+    given: dict[str, str | None] = {}
+    for role, col in (("item", item), ("label", label)):
+        if col is not None or role in by_text:
+            given[role] = col if col is not None else role
+    if annotator is None or annotator != "annotator" or "annotator" in by_text:
+        given["annotator"] = annotator
+    given = {k: (None if v is None else str(v)) for k, v in given.items()
+             if v is None or str(v) in by_text}  # a column it lacks: long_parts names it
+    roles = detect_columns(list(by_text), ("item", "annotator", "label"), given=given,
+                           source=source)
+    found = {k: by_text[v] if v is not None else None for k, v in roles.items()}
+    return (found["item"] if found["item"] is not None else item or "item",
+            found["annotator"] if found["annotator"] is not None else
+            (annotator if annotator not in (None, "annotator") else None),
+            found["label"] if found["label"] is not None else label or "label")
+
 
 def _is_arrow_strings(values: Any) -> bool:
     """Whether ``values`` is a pyarrow (chunked) string array, without importing pyarrow."""

@@ -8,15 +8,22 @@ row per vote) or wide tables (one column per annotator).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
-from annokit.errors import DataFormatError, InvalidValueError
+from annokit.errors import (
+    DataFormatError,
+    DegenerateInputWarning,
+    InvalidValueError,
+    SchemaError,
+)
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
@@ -106,23 +113,28 @@ def sniff_format(path: str | os.PathLike | Input, *,
     names = read_columns(source)
     if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
         return "mturk"
+    return _layout(names, columns, source.name)
+
+
+def _layout(names: Sequence[str], columns: Mapping[str, str | None] | None, name: str) -> str:
+    """"long" or "wide" from a table's column names (files and DataFrames alike)."""
     given = dict(columns or {})
     if {"annotator", "label"} & {k for k, v in given.items() if v}:
         return "long"
-    roles = detect_columns(names, given=given, source=source.name)
+    roles = detect_columns(names, given=given, source=name)
     if roles["item"] is not None and roles["label"] is not None:
         return "long"
     if roles["item"] is not None and len(names) > 1:
         return "wide"
     raise DataFormatError(
-        f"{source.name}: cannot tell the format from columns {names}: a long table needs item "
+        f"{name}: cannot tell the format from columns {list(names)}: a long table needs item "
         f"and label columns, a wide table an item column and one column per annotator; pass "
         f"{_FORMAT_HINT} and name the columns ({COLUMN_OPTIONS})"
     )
 
 
 def read_votes(
-    path: str | os.PathLike,
+    path: str | os.PathLike | pd.DataFrame,
     *,
     format: Format = "auto",
     columns: Mapping[str, str | None] | None = None,
@@ -143,10 +155,13 @@ def read_votes(
 
     Parameters
     ----------
-    path : path-like
+    path : path-like or pandas DataFrame
         A ChaosNLI ``.jsonl`` file, or a CSV / TSV / JSON Lines / Parquet table,
         ``-`` for standard input, or the name of a registered dataset (``"chaosnli-snli"``),
-        which is then loaded from the cache.
+        which is then loaded from the cache. A DataFrame is a long or wide table already
+        read: its columns are detected exactly as a file's (``format`` "auto", "long" or
+        "wide"; ``columns``, ``labels``, ``gold`` (a gold file), ``duplicates``, ``missing``
+        and ``scale`` apply as to a file).
     format : {"auto", "chaosnli", "long", "wide", "mturk", "labelstudio"}
         "auto" sniffs the file and refuses a file that fits no layout. "mturk" reads
         Mechanical Turk batch results (:func:`annokit.io.mturk.read_mturk`), "labelstudio"
@@ -186,6 +201,20 @@ def read_votes(
         Missing, repeated or conflicting columns.
     InvalidValueError
         Options that do not apply to the format, or a count matrix over ``max_count_bytes``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"task": ["q1", "q1", "q2"], "worker": ["w1", "w2", "w1"],
+    ...                    "answer": ["yes", "no", "yes"]})
+    >>> votes = read_votes(df)
+    >>> votes.read_info
+    "DataFrame: long table; columns item='task', annotator='worker', label='answer'"
+    >>> votes.counts(as_frame=True)
+    label  no  yes
+    item
+    q1      1    1
+    q2      0    1
     """
     check_option("format", format, FORMATS)
     if scale is not None:
@@ -195,6 +224,11 @@ def read_votes(
                            duplicates=duplicates, no_header=no_header, missing=missing,
                            max_count_bytes=max_count_bytes)
         return apply_scale(votes, scale, declared=labels is not None)
+    if isinstance(path, pd.DataFrame):
+        votes = _read_frame(path, format=format, columns=columns, labels=labels, gold=gold,
+                            duplicates=duplicates, no_header=no_header, missing=missing)
+        check_count_size(votes.n_items, votes.n_labels, "DataFrame", limit=max_count_bytes)
+        return votes
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
     source = path if format == "lewidi" and Path(path).is_dir() else Input(path, what="votes")
@@ -250,6 +284,75 @@ def read_votes(
         info = getattr(votes, "read_info", None) or f"{source.name}: long table ({table_kind(source)})"
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
     votes.read_info = info
+    return votes
+
+
+def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | None] | None,
+                labels: LabelSet | Sequence[Any] | None, gold: str | os.PathLike | None,
+                duplicates: DuplicatePolicy, no_header: bool, missing: Sequence[str]) -> Votes:
+    """``read_votes`` of a DataFrame: the columns detected as a file's, then
+    :meth:`Votes.from_long` or :meth:`Votes.from_wide`."""
+    name = "DataFrame"
+    if format not in ("auto", "long", "wide"):
+        raise InvalidValueError(f"a DataFrame is a long or wide table; format {format!r} reads "
+                                "files (pass format='auto', 'long' or 'wide')")
+    if no_header:
+        raise InvalidValueError("no_header applies to files; a DataFrame has its column names")
+    frame = df.rename(columns=str) if not all(isinstance(c, str) for c in df.columns) else df
+    names = list(frame.columns)
+    if len(set(names)) != len(names):
+        dup = sorted({c for c in names if names.count(c) > 1})
+        raise SchemaError(f"{name}: column names must be unique; repeated {dup}")
+    if missing:
+        words = {str(w).strip() for w in missing}
+        frame = frame.copy()
+        for col in names:  # text columns only: the words are cell texts
+            if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
+                text = frame[col].where(frame[col].map(type) == str)
+                frame[col] = frame[col].mask(text.str.strip().isin(words))
+    fmt = _layout(names, columns, name) if format == "auto" else format
+    given = dict(columns or {})
+    if fmt == "wide":
+        extra = sorted(k for k in given if k not in ("item", "gold"))
+        if extra:
+            raise InvalidValueError(f"a wide table names its item and gold columns only; got "
+                                    f"roles {extra}")
+        roles = detect_columns(names, ("item", "gold"), given=given, source=name)
+        if roles["item"] is None:
+            raise SchemaError(f"{name}: no item column; got columns {names}; name it with "
+                              "columns={'item': ...}")
+        votes = Votes.from_wide(frame, item=roles["item"], labels=labels, gold=roles["gold"],
+                                source=name)
+        chosen = {"item": roles["item"], "gold": roles["gold"]}
+        info = f"{name}: wide table, {votes.n_annotators} annotator columns"
+    else:
+        roles = detect_columns(names, given=given, source=name)
+        for role in ("item", "label"):
+            if roles[role] is None:
+                raise SchemaError(f"{name}: no {role} column; got columns {names}; name it with "
+                                  f"columns={{'{role}': ...}}")
+        if missing:
+            skip = frame[roles["label"]].isna().to_numpy()
+            if skip.any():
+                warnings.warn(f"{name}: {int(skip.sum())} row(s) whose label is a missing value "
+                              f"({sorted(missing)} or empty) were skipped",
+                              DegenerateInputWarning, stacklevel=3)
+                frame = frame[~skip]
+        in_frame_gold = roles["gold"] if gold is None else None
+        if labels is None:
+            pool = [frame[roles["label"]]]
+            if in_frame_gold is not None:
+                pool.append(frame[in_frame_gold].dropna())
+            labels = LabelSet.infer(pd.concat(pool, ignore_index=True))
+        votes = Votes.from_long(frame, item=roles["item"], label=roles["label"],
+                                annotator=roles["annotator"], labels=labels, gold=in_frame_gold,
+                                duplicates=duplicates, source=name)
+        chosen = roles
+        info = f"{name}: long table"
+    if gold is not None:
+        votes = attach_gold(votes, read_gold(gold, missing=missing))
+    used = ", ".join(f"{role}={col!r}" for role, col in chosen.items() if col is not None)
+    votes.read_info = f"{info}; columns {used}"
     return votes
 
 
