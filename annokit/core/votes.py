@@ -22,19 +22,20 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
-from annokit.core.frames import long_frame, long_parts, wide_parts
+from annokit.core.frames import frames_equal, long_columns, long_frame, long_parts, wide_parts
 from annokit.core.labels import (
     CHAOSNLI_NLI_LABELS,
     LabelSet,
     as_str_values,
     scalar_to_str,
 )
+from annokit.core.vote_views import VoteViews
 from annokit.errors import InvalidValueError, SchemaError
 
 __all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
 
 DuplicatePolicy = Literal["error", "first", "last", "keep"]
-class Votes:
+class Votes(VoteViews):
     """Votes of annotators on items, as integer-coded arrays.
 
     Build one with :meth:`from_long`, :meth:`from_wide` or :meth:`from_counts`,
@@ -307,23 +308,6 @@ class Votes:
     def n_annotators(self) -> int | None:
         return None if self.annotator_ids is None else len(self.annotator_ids)
 
-    def __repr__(self) -> str:
-        """``Votes(n_items=..., n_annotators=..., n_votes=..., labels=[...], scale=...)``;
-        ``n_annotators=None`` without annotator ids, and at most 8 labels written out.
-
-        Examples
-        --------
-        >>> slider = Votes.from_counts([[1] * 101], labels=[str(v) for v in range(101)])
-        >>> slider.with_scale("interval")  # doctest: +NORMALIZE_WHITESPACE
-        Votes(n_items=1, n_annotators=None, n_votes=101,
-              labels=['0', '1', '2', '3', '4', '5', ..., '100'] (101), scale='interval')
-        """
-        names = list(self.labels.names)
-        shown = (repr(names) if len(names) <= 8 else
-                 f"[{', '.join(map(repr, names[:6]))}, ..., {names[-1]!r}] ({len(names)})")
-        return (f"Votes(n_items={self.n_items}, n_annotators={self.n_annotators}, "
-                f"n_votes={self.n_votes}, labels={shown}, scale={self.labels.scale!r})")
-
     def __len__(self) -> int:
         return self.n_votes
 
@@ -358,37 +342,6 @@ class Votes:
             flat += self.label_index[a:a + block]
             np.add.at(counts, flat, 1)
         return counts.reshape(self.n_items, self.n_labels)
-
-    def distributions(self, *, smoothing: float = 0.0,
-                      as_frame: bool = False) -> np.ndarray | pd.DataFrame:
-        """Soft labels: each item's share of votes per label, shape (n_items, n_labels).
-
-        :func:`annokit.core.soft_labels.distributions` of :meth:`counts` (``smoothing`` is
-        added to every count first); ``as_frame=True`` labels rows by item id and columns
-        by label name, as :meth:`counts`.
-
-        Examples
-        --------
-        >>> df = pd.DataFrame({"task": ["q1", "q1", "q2"], "worker": ["a", "b", "a"],
-        ...                    "answer": ["yes", "no", "yes"]})
-        >>> soft = Votes.from_long(df, labels=["yes", "no"]).distributions(as_frame=True)
-        >>> soft
-        label  yes   no
-        item
-        q1     0.5  0.5
-        q2     1.0  0.0
-        >>> float(soft.loc["q1", "no"]), soft.idxmax(axis=1).tolist()
-        (0.5, ['yes', 'yes'])
-        """
-        from annokit.core.soft_labels import distributions
-
-        probs = distributions(self.counts(), smoothing=smoothing)
-        return self._frame(probs) if as_frame else probs
-
-    def _frame(self, matrix: np.ndarray) -> pd.DataFrame:
-        """An (n_items, n_labels) matrix labelled by item id and label name."""
-        return pd.DataFrame(matrix, index=pd.Index(self.item_ids, name="item"),
-                            columns=pd.Index(list(self.labels.names), name="label"))
 
     def votes_per_item(self) -> np.ndarray:
         """Number of votes on each item, shape (n_items,)."""
@@ -503,7 +456,7 @@ class Votes:
             and same(self.annotator_index, other.annotator_index)
             and same(self.annotator_ids, other.annotator_ids)
             and same(self.gold, other.gold)
-            and _frames_equal(self.item_metadata, other.item_metadata)
+            and frames_equal(self.item_metadata, other.item_metadata)
         )
 
     def __eq__(self, other: object) -> bool:
@@ -570,7 +523,7 @@ class Votes:
         >>> Votes.from_long(crowd)
         Votes(n_items=1, n_annotators=2, n_votes=2, labels=['0', '1'], scale='nominal')
         """
-        item, annotator, label = _long_columns(df, item, annotator, label, source)
+        item, annotator, label = long_columns(df, item, annotator, label, source)
         parts = long_parts(df, item=item, label=label, annotator=annotator,
                                    labels=labels, gold=gold, item_columns=item_columns,
                                    source=source)
@@ -682,94 +635,7 @@ class Votes:
             df.attrs["annokit"]["gold"] = self.gold.tolist()
         return df
 
-    # -- scales ---------------------------------------------------------------
-
-    def with_scale(self, scale: str, *, declared: bool = False) -> Votes:
-        """These votes with their labels on ``scale`` (:meth:`LabelSet.to_scale`).
-
-        On ordinal (numeric labels), interval and ratio scales labels are numbers: votes and
-        gold labels written ``1``, ``1.0``, ``" 1"`` or ``"+1"`` become one label, in numeric
-        order unless ``declared``. Counts per number are the sums of the merged labels' counts.
-
-        Parameters
-        ----------
-        scale : {"nominal", "ordinal", "interval", "ratio"}
-        declared : bool, default=False
-            Whether the label order was declared (kept) rather than inferred.
-
-        Raises
-        ------
-        InvalidValueError
-            A label that is not a number on an interval or ratio scale: one line naming the
-            source, the value, the item and annotator of its first vote, and ``--scale nominal``.
-
-        Examples
-        --------
-        >>> df = pd.DataFrame({"item": ["q", "q", "q"], "annotator": ["a", "b", "c"],
-        ...                    "label": ["1", "1.0", "+2"]})
-        >>> v = Votes.from_long(df).with_scale("interval")
-        >>> v.labels, v.counts().tolist()
-        (LabelSet(['1', '2'], scale='interval'), [[2, 1]])
-        """
-        from annokit.core.scales import NUMERIC_SCALES, check_scale, not_a_number, number_name
-
-        check_scale(scale)
-        if scale in NUMERIC_SCALES:
-            bad = [j for j, n in enumerate(self.labels.names) if number_name(n) is None]
-            if bad:
-                raise InvalidValueError(f"{self.source}: {self._first_use(bad[0])} "
-                                        f"{not_a_number(self.labels.names[bad[0]], scale)}")
-        labels, codes = self.labels.to_scale(scale, declared=declared)
-        gold = None if self.gold is None else np.where(self.gold >= 0, codes[self.gold], -1)
-        out = Votes(self.item_index, codes[self.label_index], item_ids=self._item_ids,
-                    labels=labels, annotator_index=self.annotator_index,
-                    annotator_ids=self.annotator_ids, item_metadata=self.item_metadata,
-                    gold=gold, duplicates="keep", source=self.source, _ids_unique=True,
-                    _coded=True)
-        out._unique_pairs = self._unique_pairs
-        for attr, value in self.__dict__.items():  # what a reader added (read_info, ...)
-            out.__dict__.setdefault(attr, value)
-        return out
-
-    def _first_use(self, code: int) -> str:
-        """Where label ``code`` is first used: its first vote, or else a gold label."""
-        rows = np.flatnonzero(self.label_index == code)
-        if rows.size:
-            r = int(rows[0])
-            who = ("" if self.annotator_index is None
-                   else f" by annotator {str(self.annotator_ids[self.annotator_index[r]])!r}")
-            return f"the vote on item {str(self.item_ids[self.item_index[r]])!r}{who}:"
-        item = int(np.argmax(self.gold == code)) if self.gold is not None else 0
-        return f"the gold label of item {str(self.item_ids[item])!r}:"
-
-
 # -- private helpers ----------------------------------------------------------
-
-def _long_columns(df: Any, item: str | None, annotator: str | None, label: str | None,
-                  source: str) -> tuple[Any, Any, Any]:
-    """The item, annotator and label columns of a long frame: given, named as the role, or
-    detected from known spellings (:func:`annokit.core.columns.detect_columns`)."""
-    if not isinstance(df, pd.DataFrame):
-        return item or "item", annotator, label or "label"
-    from annokit.core.columns import detect_columns
-
-    by_text = {str(c): c for c in df.columns}
-    given: dict[str, str | None] = {}
-    for role, col in (("item", item), ("label", label)):
-        if col is not None or role in by_text:
-            given[role] = col if col is not None else role
-    if annotator is None or annotator != "annotator" or "annotator" in by_text:
-        given["annotator"] = annotator
-    given = {k: (None if v is None else str(v)) for k, v in given.items()
-             if v is None or str(v) in by_text}  # a column it lacks: long_parts names it
-    roles = detect_columns(list(by_text), ("item", "annotator", "label"), given=given,
-                           source=source)
-    found = {k: by_text[v] if v is not None else None for k, v in roles.items()}
-    return (found["item"] if found["item"] is not None else item or "item",
-            found["annotator"] if found["annotator"] is not None else
-            (annotator if annotator not in (None, "annotator") else None),
-            found["label"] if found["label"] is not None else label or "label")
-
 
 def _is_arrow_strings(values: Any) -> bool:
     """Whether ``values`` is a pyarrow (chunked) string array, without importing pyarrow."""
@@ -777,21 +643,3 @@ def _is_arrow_strings(values: Any) -> bool:
     return (cls.__module__.split(".")[0] == "pyarrow"
             and cls.__name__ in ("StringArray", "LargeStringArray", "ChunkedArray")
             and str(values.type) in ("string", "large_string"))
-
-
-def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    if list(a.columns) != list(b.columns) or len(a) != len(b):
-        return False
-    for c in a.columns:
-        x = a[c].tolist()
-        y = b[c].tolist()
-        if len(x) != len(y):
-            return False
-        for u, v in zip(x, y):
-            if isinstance(u, np.ndarray):
-                u = u.tolist()
-            if isinstance(v, np.ndarray):
-                v = v.tolist()
-            if u != v and not (pd.api.types.is_scalar(u) and pd.isna(u) and pd.isna(v)):
-                return False
-    return True
