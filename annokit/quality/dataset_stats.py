@@ -33,10 +33,40 @@ from annokit.quality.rating_stats import (  # noqa: F401  (BIMODAL, rating_summa
     rating_summary,
 )
 
-__all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "multilabel_stats", "rating_summary",
+__all__ = ["STATS_SCHEMA_VERSION", "DatasetStats", "dataset_stats", "multilabel_stats", "rating_summary",
            "stats_markdown", "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
+
+
+class DatasetStats(dict):
+    """What :func:`dataset_stats` and :func:`multilabel_stats` return: the ``stats --json``
+    object (a plain dict: keys, JSON and equality as documented) with a table view.
+
+    Examples
+    --------
+    >>> s = dataset_stats(Votes.from_counts([[3, 1], [2, 2]], labels=["yes", "no"]), n_boot=0)
+    >>> s["n_items"], isinstance(s, dict)
+    (2, True)
+    >>> s.to_frame().loc[["n_items", "entropy.mean", "label_counts.yes"], "value"].tolist()
+    [2, 0.9056390622295665, 5]
+    """
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per statistic: nested keys joined by dots (``entropy.mean``,
+        ``label_counts.yes``, ``krippendorff_alpha.ci_low``), index ``statistic``, column
+        ``value`` (lists such as ``labels`` or histogram edges stay lists)."""
+        rows: dict[str, Any] = {}
+
+        def walk(prefix: str, value: Any) -> None:
+            if isinstance(value, dict) and value:
+                for k, v in value.items():
+                    walk(f"{prefix}.{k}" if prefix else str(k), v)
+            else:
+                rows[prefix] = value
+
+        walk("", dict(self))
+        return pd.DataFrame({"value": pd.Series(rows, dtype=object)}).rename_axis("statistic")
 
 
 def _label_counts(codes: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
@@ -192,7 +222,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     result.setdefault("fleiss_kappa", None)  # nominal only (by_scale)
     if result["krippendorff_alpha"] is not None:
         result["krippendorff_alpha"]["level"] = scale
-    return by_scale(result)
+    return DatasetStats(by_scale(result))
 
 
 def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.95,
@@ -242,7 +272,7 @@ def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.
                            "tied_items": int(maj.is_tied[:, j].sum()),
                            "krippendorff_alpha": alpha}
     size = maj.labels.sum(axis=1)
-    return {
+    return DatasetStats({
         "schema_version": STATS_SCHEMA_VERSION, "task": "multilabel", "source": votes.source,
         "read_as": getattr(votes, "read_info", None), "n_items": votes.n_items,
         "n_votes": votes.n_votes, "n_responses": int(answered.sum()),
@@ -256,7 +286,7 @@ def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.
                               "counts": {str(k): int(c) for k, c in
                                          enumerate(np.bincount(size)) if c}},
         "n_tied_cells": maj.n_ties, "tie_policy": maj.policy,
-    }
+    })
 
 
 def _fmt(x: Any, digits: int = 4) -> str:

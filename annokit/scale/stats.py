@@ -35,7 +35,7 @@ from annokit.core.resample import percentile_interval, poisson_weights, replicat
     seed_from_rng
 from annokit.core.soft_labels import distributions, entropy, majority
 from annokit.errors import DegenerateInputWarning, InvalidValueError
-from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, rating_summary
+from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, DatasetStats, rating_summary
 from annokit.quality.rating_stats import by_scale
 from annokit.scale.votes import DaskVotes
 
@@ -267,4 +267,4 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         result["krippendorff_alpha"]["level"] = scale
     if not math.isfinite(result["entropy"]["mean"]):  # pragma: no cover - defensive
         raise InvalidValueError("entropy is not finite")
-    return by_scale(result)
+    return DatasetStats(by_scale(result))
