@@ -191,12 +191,12 @@ class EvaluationResult:
         >>> from annokit.metrics.records import AlignedRecords
         >>> rec = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8], [0.6, 0.4]],
         ...                                  [[3, 1], [0, 4], [2, 2]])
-        >>> frame = evaluate(rec, metrics=["dist_ce", "kl"]).to_frame()
+        >>> frame = evaluate(rec, metrics=["kl", "brier"]).to_frame()
         >>> frame[["value", "unit", "lower_is_better", "chance"]].round(4)
-                  value         unit  lower_is_better  chance
+                 value         unit  lower_is_better  chance
         metric
-        dist_ce  0.1167  probability             True  0.2500
-        kl       0.0832         nats             True  0.2747
+        kl      0.0832         nats             True  0.2747
+        brier   0.1933  Brier units             True  0.5000
         """
         if groups:
             if self.groups is None:
@@ -240,10 +240,10 @@ class EvaluationResult:
         >>> from annokit.metrics.records import AlignedRecords
         >>> rec = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8], [0.6, 0.4]],
         ...                                  [[3, 1], [0, 4], [2, 2]])
-        >>> evaluate(rec, metrics=["dist_ce", "kl"], n_boot=50)
+        >>> evaluate(rec, metrics=["kl", "brier"], n_boot=50)
         EvaluationResult(n_items=3, scale='nominal', n_boot=50, confidence=0.95)
-          dist_ce  0.1167  [0.0500, 0.1667]  probability, lower is better
-          kl       0.0832  [0.0062, 0.1669]  nats, lower is better
+          kl     0.0832  [0.0062, 0.1669]  nats, lower is better
+          brier  0.1933  [0.1063, 0.3200]  Brier units, lower is better
         """
         head = (f"EvaluationResult(n_items={self.n_items}, scale={self.scale!r}"
                 + (f", n_boot={self.n_boot}, confidence={self.confidence:g}"

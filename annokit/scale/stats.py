@@ -31,8 +31,12 @@ import pandas as pd
 from annokit.core.agreement import AgreementResult, coincidence_parts, nominal_alpha
 from annokit.core.alpha_levels import alpha_from_pairs, pair_weights
 from annokit.core.checks import check_option
-from annokit.core.resample import percentile_interval, poisson_weights, replicate_chunks, \
-    seed_from_rng
+from annokit.core.resample import (
+    percentile_interval,
+    poisson_weights,
+    replicate_chunks,
+    seed_from_rng,
+)
 from annokit.core.soft_labels import distributions, entropy, majority
 from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, DatasetStats, rating_summary
