@@ -42,8 +42,8 @@ TARGET_BINS = 10
 
 def nice_edges(low: float, high: float, *, integers: bool, target: int = TARGET_BINS
                ) -> np.ndarray:
-    """Round bin edges covering ``[low, high]``: about ``target`` bins of width 1, 2, 2.5 or 5
-    times a power of ten, starting at a multiple of the width.
+    """Round bin edges covering ``[low, high]``: at most ``target + 2`` bins of width 1, 2, 2.5
+    or 5 times a power of ten (the narrowest such), starting at a multiple of the width.
 
     Bins are ``[e_j, e_{j+1})``; the last edge is above ``high``, so a bin never mixes the top
     value with others by a closed last bin (a slider's 100 is a bin of its own, as its
@@ -57,19 +57,21 @@ def nice_edges(low: float, high: float, *, integers: bool, target: int = TARGET_
     [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
     >>> nice_edges(-0.3, 0.9, integers=False).tolist()[:3]
     [-0.4, -0.2, 0.0]
+    >>> nice_edges(-50.0003, 50.0003, integers=False)[[0, -1]].tolist()
+    [-60.0, 60.0]
     """
     span = float(high) - float(low)
-    if span <= 0:
-        width = 1.0
-    else:
-        raw = span / target
-        power = 10.0 ** math.floor(math.log10(raw))
-        width = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * (1 - 1e-12))
-    if integers:
-        width = max(1.0, float(math.ceil(width)))
-    start = math.floor(low / width) * width
-    n = math.floor((high - start) / width + 1e-9) + 1
-    return start + width * np.arange(n + 1, dtype=np.float64)
+    power = 10.0 ** math.floor(math.log10(span / target)) if span > 0 else 1.0
+    for m in (1, 2, 2.5, 5, 10, 20):  # the narrowest round width giving at most target + 2 bins
+        width = m * power
+        if integers:
+            width = max(1.0, float(math.ceil(width)))
+        start = math.floor(low / width) * width
+        n = math.floor((high - start) / width + 1e-9) + 1
+        if n <= target + 2:
+            break
+    edges = start + width * np.arange(n + 1, dtype=np.float64)
+    return np.asarray([float(f"{e:.12g}") for e in edges])  # 0.3, not 0.30000000000000004
 
 
 def _quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
