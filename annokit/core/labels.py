@@ -250,9 +250,20 @@ class LabelSet:
         return hash((self.names, tuple(sorted(self.aliases.items())), self.scale))
 
     def __repr__(self) -> str:
+        """``LabelSet([...])`` with the aliases and a scale other than nominal; beyond 12
+        labels the first six, ``...``, the last, and their number.
+
+        Examples
+        --------
+        >>> LabelSet([str(v) for v in range(101)], scale="interval")
+        LabelSet(['0', '1', '2', '3', '4', '5', ..., '100'] (101), scale='interval')
+        """
+        names = list(self.names)
+        shown = (repr(names) if len(names) <= 12 else
+                 f"[{', '.join(map(repr, names[:6]))}, ..., {names[-1]!r}] ({len(names)})")
         extra = f", aliases={self.aliases}" if self.aliases else ""
         extra += f", scale={self.scale!r}" if self.scale != "nominal" else ""
-        return f"LabelSet({list(self.names)}{extra})"
+        return f"LabelSet({shown}{extra})"
 
     def index_of(self, label: Any) -> int:
         """Column index of a label name or alias; raises on an unknown label."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -31,7 +33,7 @@ def test_vote_values_equal_numpy_on_every_vote(pairs):
     assert sum(counts) == every.size and len(counts) == len(s["histogram"]["bins"])
     assert len(counts) <= TARGET_BINS + 2 and (np.diff(edges) > 0).all()
     assert edges[0] <= every.min() and every.max() < edges[-1]
-    inside = [int(((every >= a) & (every < b)).sum()) for a, b in zip(edges[:-1], edges[1:])]
+    inside = [int(((every >= a) & (every < b)).sum()) for a, b in pairwise(edges)]
     assert inside == counts
 
 
