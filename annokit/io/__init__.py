@@ -201,7 +201,10 @@ def read_votes(
         if columns or gold is not None or no_header or missing:
             raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
                                     "gold, no_header and missing do not apply to it")
-        return read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None)
+        votes = read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None,
+                            duplicates=duplicates)
+        check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
+        return votes
     if fmt in ("mturk", "labelstudio"):
         used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
                                     ("gold", gold is not None)) if on]
