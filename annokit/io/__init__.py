@@ -12,11 +12,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import warnings
+
 import numpy as np
+import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
-from annokit.errors import DataFormatError, InvalidValueError
+from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
@@ -49,6 +52,7 @@ __all__ = [
     "check_count_size",
     "count_batches",
     "dataset_path",
+    "duplicates_note",
     "detect_columns",
     "from_hf",
     "from_hf_responses",
@@ -164,6 +168,11 @@ def read_votes(
     gold : path-like, optional
         A separate gold file for long and wide tables; a blank gold cell means no gold.
     duplicates : {"error", "first", "last", "keep"}
+        Repeated (item, annotator) votes (the CLI's ``--duplicates``): refuse them, keep the
+        first or last vote of each, or keep all (multi-label votes). Unless refused, the
+        number of repeated pairs and what was done is appended to ``votes.read_info``, and
+        votes left out are also a warning. A LeWiDi file applies it to annotators repeated
+        in a 2023 item (:func:`annokit.io.lewidi.read_lewidi`).
     no_header : bool, default=False
         A headerless CSV/TSV long table: item, annotator, label (see :func:`read_long`).
     missing : sequence of str
@@ -222,6 +231,8 @@ def read_votes(
             votes = read_labelstudio(source, item=cols.get("item"), from_name=cols.get("label"),
                                      labels=labels, duplicates=duplicates)
         check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
+        votes.read_info = (getattr(votes, "read_info", None) or f"{source.name}: {fmt} export") + \
+            duplicates_note(votes, duplicates)
         return votes
     if fmt == "chaosnli":
         used = [opt for opt, on in (("columns", bool(columns)), ("no_header", no_header),
@@ -250,8 +261,48 @@ def read_votes(
                           no_header=no_header, missing=missing)
         info = getattr(votes, "read_info", None) or f"{source.name}: long table ({table_kind(source)})"
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
-    votes.read_info = info
+    votes.read_info = info + duplicates_note(votes, duplicates)
     return votes
+
+
+def duplicates_note(votes: Votes, duplicates: DuplicatePolicy) -> str:
+    """What was done with repeated (item, annotator) votes, for ``read_info`` ("" when the
+    default refused none); warns when votes were left out, and sets
+    ``votes.duplicates_info`` (``policy``, ``repeated_pairs``, ``votes_removed``; None for
+    the default, which refuses them).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": ["q", "q", "r"], "annotator": ["a", "a", "a"],
+    ...                    "label": ["x", "y", "x"]})
+    >>> duplicates_note(Votes.from_long(df, duplicates="keep"), "keep")
+    '; repeated (item, annotator) pairs: 1, all votes kept (--duplicates keep: multi-label)'
+    """
+    votes.duplicates_info = None
+    if duplicates == "error":
+        return ""
+    if votes.annotator_index is None:
+        votes.duplicates_info = {"policy": duplicates, "repeated_pairs": None, "votes_removed": 0}
+        return f"; --duplicates {duplicates}: annotators unknown, no (item, annotator) pairs"
+    if duplicates == "keep":
+        n_pairs = 0
+        if votes.has_duplicate_pairs():
+            key = pd.Series(votes.pair_keys())
+            n_pairs = int(key[key.duplicated(keep=False)].nunique())
+        votes.duplicates_info = {"policy": "keep", "repeated_pairs": n_pairs, "votes_removed": 0}
+        return (f"; repeated (item, annotator) pairs: {n_pairs}, all votes kept "
+                "(--duplicates keep: multi-label)")
+    n_pairs = int(getattr(votes, "n_duplicate_pairs", 0))
+    removed = int(getattr(votes, "n_duplicates_removed", 0))
+    votes.duplicates_info = {"policy": duplicates, "repeated_pairs": n_pairs,
+                             "votes_removed": removed}
+    if removed:
+        warnings.warn(f"{votes.source}: {n_pairs} repeated (item, annotator) pair(s); the "
+                      f"{duplicates} vote of each kept, {removed} vote(s) left out "
+                      f"(--duplicates {duplicates})", DegenerateInputWarning, stacklevel=3)
+    return (f"; repeated (item, annotator) pairs: {n_pairs}, the {duplicates} vote of each kept, "
+            f"{removed} vote(s) left out (--duplicates {duplicates})")
 
 
 def check_count_size(n_items: int, n_labels: int, name: str, *, limit: int = MAX_COUNT_BYTES) -> None:

@@ -277,6 +277,9 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         "duplicate_votes_removed": votes.n_duplicates_removed,
     }
     votes.lewidi_info = info
+    votes.duplicates_info = None if duplicates == "error" or multilabel else {
+        "policy": duplicates, "repeated_pairs": len(repeated),
+        "votes_removed": votes.n_duplicates_removed}
     votes.read_info = _summary(name, info, votes)
     bad = [(k, info[k]) for k in ("soft_label_mismatches", "hard_label_mismatches",
                                   "count_mismatches") if info[k]]
@@ -422,7 +425,7 @@ def _summary(name: str, info: dict[str, Any], votes: Votes) -> str:
         text += "; severities -3..-1 read as 1, 0..1 as 0 (ConvAbuse README)"
     if info["skipped_unannotated"]:
         text += "; " + part("skipped_unannotated", "items without annotations left out")
-    if info["repeated_pairs"]:
+    if info["repeated_pairs"] or (info["duplicates"] != "error" and not info["multilabel"]):
         done = {"keep": "all votes kept (--duplicates keep: multi-label)",
                 "first": "the first vote of each kept (--duplicates first)",
                 "last": "the last vote of each kept (--duplicates last)"}[info["duplicates"]]

@@ -215,7 +215,7 @@ def apply_scale(votes: Votes, scale: str | None, *, declared: bool) -> Votes:
                 annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
                 item_metadata=votes.item_metadata, gold=gold, duplicates="keep",
                 source=votes.source, _ids_unique=True, _coded=True)
-    for attr in ("read_info", "n_duplicates_removed"):
+    for attr in ("read_info", "n_duplicates_removed", "n_duplicate_pairs", "duplicates_info"):
         if hasattr(votes, attr):
             setattr(out, attr, getattr(votes, attr))
     return out

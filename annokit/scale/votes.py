@@ -281,8 +281,9 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
             who = (repr(annotator_ids[code]) if annotator_ids is not None
                    and 0 <= code < len(annotator_ids) else f"code {code}")
             raise SchemaError(f"{source}: duplicate votes: item {item_id!r} has two or more "
-                              f"votes from annotator {who}; read with duplicates='keep' to "
-                              "keep them")
+                              f"votes from annotator {who}; the Dask engine refuses them: read "
+                              "with --engine memory and --duplicates first|last|keep (Python: "
+                              "read_votes_dask(duplicates='keep') keeps them)")
     return frame, items
 
 
