@@ -318,7 +318,8 @@ def check_count_size(n_items: int, n_labels: int, name: str, *, limit: int = MAX
         raise InvalidValueError(
             f"{name}: {n_items} items x {n_labels} distinct labels need a {need / 1024**3:.1f} GiB "
             f"count matrix (limit {limit / 1024**3:.1f} GiB); check the label column (is it a "
-            "free-text or id column?) or pass max_count_bytes= to allow more"
+            "free-text or id column? --label-col names the right one; Python: max_count_bytes= "
+            "allows more)"
         )
 
 

@@ -86,7 +86,7 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
         if len(found) > 1:
             raise SchemaError(
                 f"{source}: columns {found} could each be the {role} column; name one with "
-                f"--{role}-col (columns={{'{role}': ...}})"
+                f"--{role}-col (Python: columns={{'{role}': ...}})"
             )
         out[role] = found[0] if found else None
         if found:
@@ -97,7 +97,7 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
 def _no_layout(name: str, role: str, columns: Sequence[str]) -> SchemaError:
     return SchemaError(
         f"{name}: no {role} column; got columns {list(columns)}; name it with --{role}-col "
-        f"(columns={{'{role}': ...}}), or read a headerless item,annotator,label file with "
+        f"(Python: columns={{'{role}': ...}}), or read a headerless item,annotator,label file with "
         f"--no-header. Column options: {COLUMN_OPTIONS}"
     )
 

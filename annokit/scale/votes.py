@@ -359,7 +359,8 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         name = str(source) if isinstance(source, (str, os.PathLike)) else f"{len(files)} files"
     if roles["item"] is None or roles["label"] is None:
         raise SchemaError(f"{name}: a long table needs item and label columns; got {names} "
-                          "(name them with columns={'item': ..., 'label': ...})")
+                          "(name them with --item-col and --label-col; Python: columns={'item': "
+                          "..., 'label': ...})")
     cl = engine_client(client, scheduler=scheduler)
 
     coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
