@@ -26,11 +26,13 @@ MEMORY_LIMIT = 2 * 1024**3
 
 FORMAT_OPTION = click.option(
     "--format", "fmt",
-    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi"]),
+    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi",
+                       "lists"]),
     default="auto", show_default=True,
     help="Input format of the votes file (auto sniffs the file): ChaosNLI JSON Lines, long or "
          "wide tables, Mechanical Turk batch results, a Label Studio JSON export, a "
-         "Learning-With-Disagreements (LeWiDi 2023/2025) JSON split.",
+         "Learning-With-Disagreements (LeWiDi 2023/2025) JSON split, JSON Lines with one row "
+         "per item and a list of its labels or ratings (annotators unknown).",
 )
 
 #: Seeds are non-negative integers on every command.

@@ -27,6 +27,7 @@ from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
 from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
+from annokit.io.lists import looks_like_label_lists, read_label_lists
 from annokit.io.mturk import looks_like_mturk, read_mturk
 from annokit.io.ratings import apply_scale, read_ratings
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
@@ -60,6 +61,7 @@ __all__ = [
     "load_dataset",
     "read_chaosnli",
     "read_columns",
+    "read_label_lists",
     "read_labelstudio",
     "read_lewidi",
     "read_mturk",
@@ -75,23 +77,24 @@ __all__ = [
     "write_votes",
 ]
 
-Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi"]
-FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi")
+Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists"]
+FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists")
 
 
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
 MAX_COUNT_BYTES = 2 * 1024**3
 
-_FORMAT_HINT = "--format (chaosnli, long, wide, mturk or labelstudio)"
+_FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio, lewidi or lists)"
 
 
 def sniff_format(path: str | os.PathLike | Input, *,
                  columns: Mapping[str, str | None] | None = None, no_header: bool = False) -> str:
     """Guess the format from a file's extension, first line and columns.
 
-    "chaosnli" (JSON Lines with ``label_counter``), "labelstudio" (a JSON list of tasks with
-    ``annotations``), "mturk" (a CSV with ``HITId``, ``WorkerId`` and ``Answer.*`` columns),
-    "long" or "wide".
+    "chaosnli" (JSON Lines with ``label_counter``), "lewidi" (a LeWiDi JSON split),
+    "labelstudio" (a JSON list of tasks with ``annotations``), "lists" (JSON Lines, one row
+    per item with a list of its labels, :mod:`annokit.io.lists`), "mturk" (a CSV with
+    ``HITId``, ``WorkerId`` and ``Answer.*`` columns), "long" or "wide".
 
     Raises
     ------
@@ -107,6 +110,8 @@ def sniff_format(path: str | os.PathLike | Input, *,
         return "lewidi"
     if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
         return "labelstudio"
+    if looks_like_label_lists(source):
+        return "lists"
     names = read_columns(source)
     if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
         return "mturk"
@@ -159,6 +164,10 @@ def read_votes(
         ``Input.*``/``Answer.*`` names or families; Label Studio: a ``data`` field and the
         control's ``from_name``). "lewidi" reads a LeWiDi 2023/2025 split file
         (:func:`annokit.io.lewidi.read_lewidi`, which also takes a folder and ``split=``).
+        "lists" reads JSON Lines with one row per item and a list of its labels, such as
+        graded ratings released without annotator ids
+        (:func:`annokit.io.lists.read_label_lists`: ``columns`` may name ``item`` and
+        ``label``, the list field).
     columns : mapping, optional
         Column roles (``item``, ``annotator``, ``label``, ``gold``) for long tables, and
         ``item`` and ``gold`` for wide tables (see :func:`annokit.io.read_long`). Columns not
@@ -213,6 +222,16 @@ def read_votes(
         votes = read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None,
                             duplicates=duplicates)
         check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
+        return votes
+    if fmt == "lists":  # one JSON Lines row per item with a list of its labels (no annotators)
+        used = [opt for opt, on in (("--no-header", no_header), ("--missing", bool(missing)),
+                                    ("--gold", gold is not None)) if on]
+        if used:
+            raise InvalidValueError(f"{source.name} is a file of label lists (one row per item); "
+                                    f"{', '.join(used)} do not apply to it")
+        votes = read_label_lists(source, columns=columns, duplicates=duplicates)
+        check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
+        votes.read_info += duplicates_note(votes, duplicates)
         return votes
     if fmt in ("mturk", "labelstudio"):
         used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
