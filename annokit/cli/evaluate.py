@@ -19,8 +19,8 @@ from annokit.cli._common import (
     engine_options,
     finite,
     read_options,
-    with_duplicates,
     votes_input,
+    with_duplicates,
 )
 
 

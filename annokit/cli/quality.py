@@ -18,9 +18,9 @@ from annokit.cli._common import (
     engine_options,
     finite,
     read_options,
-    with_duplicates,
     single_label,
     votes_input,
+    with_duplicates,
 )
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_outputs, check_table_path

@@ -18,9 +18,9 @@ from annokit.cli._common import (
     finite,
     int_list,
     read_options,
-    with_duplicates,
     single_label,
     votes_input,
+    with_duplicates,
 )
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.

@@ -8,11 +8,10 @@ row per vote) or wide tables (one column per annotator).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
-
-import warnings
 
 import numpy as np
 import pandas as pd

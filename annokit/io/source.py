@@ -164,7 +164,7 @@ _LENIENT = re.compile(
     r'(?P<string>"(?:[^"\\]|\\.)*")'
     r"|(?P<comment>//[^\n]*|/\*.*?\*/)"
     r"|(?P<comma>,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]]))",
-    re.S,
+    re.DOTALL,
 )
 
 

@@ -353,8 +353,8 @@ def test_lenient_json_tolerates_trailing_commas_comments_and_nan(text, expected,
 
 
 @pytest.mark.parametrize("text, message", [
-    ('{\n"a": 1,\n"b" 2}', r"^meta.json: not valid JSON, even read leniently \(Expecting ':' "
-                            r"delimiter, line 3, column 5\)$"),
+    ('{\n"a": 1,\n"b" 2}', (r"^meta.json: not valid JSON, even read leniently \(Expecting ':' "
+                             r"delimiter, line 3, column 5\)$")),
     ('{"a": 1, "a": 2,}', r"^meta.json: not valid JSON \(key 'a' appears twice in one object\)$"),
     ("[" * (MAX_JSON_DEPTH + 1), "nested deeper than"),
 ])

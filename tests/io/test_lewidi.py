@@ -320,8 +320,8 @@ def test_unreadable_metadata_is_one_warning_and_the_votes_are_read(tmp_path, rec
     votes = read_lewidi(_write(tmp_path / "MP_dev.json", _mp_doc()))
     messages = [str(w.message) for w in recwarn]
     assert messages == [
-        "MP_annotators_meta.json: not valid JSON, even read leniently (Expecting ':' delimiter, "
-        "line 3, column 15); annotator metadata left out (the votes are read without it)"]
+        ("MP_annotators_meta.json: not valid JSON, even read leniently (Expecting ':' delimiter, "
+         "line 3, column 15); annotator metadata left out (the votes are read without it)")]
     assert votes.n_votes == 5 and votes.annotator_metadata.shape == (4, 0)
     assert votes.lewidi_info["annotator_metadata"] == "MP_annotators_meta.json not read (see the warning)"
 

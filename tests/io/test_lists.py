@@ -88,8 +88,8 @@ def test_the_list_column(tmp_path):
     ([{"id": "a", "labels": [1, "x"]}], r"^line 1 of v.jsonl: 'labels' mixes numbers and texts \('x'\)"),
     ([{"id": "a", "labels": [1]}, {"id": "b", "labels": [1, [2]]}],
      r"^line 2 of v.jsonl: labels\[1\] is \[2\], not a number or a text$"),
-    ([{"id": "a", "labels": [1]}, {"id": "b", "labels": 3}], r"^line 2 of v.jsonl: 'labels' is int, "
-                                                             r"not a list$"),
+    ([{"id": "a", "labels": [1]}, {"id": "b", "labels": 3}],
+     r"^line 2 of v.jsonl: 'labels' is int, not a list$"),
 ])
 def test_bad_lists_name_the_line(tmp_path, rows, message):
     with pytest.raises(DataFormatError, match=message):
