@@ -281,6 +281,10 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         "policy": duplicates, "repeated_pairs": len(repeated),
         "votes_removed": votes.n_duplicates_removed}
     votes.read_info = _summary(name, info, votes)
+    if votes.n_duplicates_removed:
+        warnings.warn(f"{name}: {len(repeated)} repeated (item, annotator) pair(s); the "
+                      f"{duplicates} vote of each kept, {votes.n_duplicates_removed} vote(s) left "
+                      f"out (--duplicates {duplicates})", DegenerateInputWarning, stacklevel=2)
     bad = [(k, info[k]) for k in ("soft_label_mismatches", "hard_label_mismatches",
                                   "count_mismatches") if info[k]]
     if bad:
@@ -426,8 +430,9 @@ def _summary(name: str, info: dict[str, Any], votes: Votes) -> str:
     if info["skipped_unannotated"]:
         text += "; " + part("skipped_unannotated", "items without annotations left out")
     if info["repeated_pairs"] or (info["duplicates"] != "error" and not info["multilabel"]):
-        done = {"keep": "all votes kept (--duplicates keep: multi-label)",
-                "first": "the first vote of each kept (--duplicates first)",
-                "last": "the last vote of each kept (--duplicates last)"}[info["duplicates"]]
+        policy, removed = info["duplicates"], info["duplicate_votes_removed"]
+        done = ("all votes kept (--duplicates keep: multi-label)" if policy == "keep" else
+                f"the {policy} vote of each kept, {removed} vote(s) left out "
+                f"(--duplicates {policy})")
         text += "; " + part("repeated_pairs", "repeated (item, annotator) pairs") + f", {done}"
     return text + f"; annotator metadata: {info['annotator_metadata']}"

@@ -138,3 +138,25 @@ def test_annotators_unknown(tmp_path):
     out = json.loads(run("stats", f, "--n-boot", "0", "--duplicates", "first", "--json").stdout)
     assert out["read_as"] == ("c.jsonl: ChaosNLI JSON Lines; --duplicates first: annotators "
                               "unknown, no (item, annotator) pairs")
+
+
+def test_lewidi_2023_file_with_a_repeated_annotator(tmp_path):
+    item = {"annotators": "Ann1,Ann2,Ann2,Ann4", "annotations": "1,1,0,0", "hard_label": "1",
+            "soft_label": {"0": 0.5, "1": 0.5}, "number of annotations": 4}
+    f = tmp_path / "ConvAbuse_test.json"
+    f.write_text(json.dumps({"2": item, "3": {**item, "annotators": "Ann1,Ann2,Ann3,Ann4"}}))
+    refused = run("stats", "--votes", f)
+    assert refused.exit_code == 1 and refused.output == (
+        "Error: ConvAbuse_test.json: 1 (item, annotator) pair(s) have more than one vote, e.g. "
+        "[('2', 'Ann2')]; keep one vote of each with --duplicates first|last, or all as "
+        "multi-label votes with --duplicates keep (Python: duplicates='first', 'last' or 'keep')\n")
+    result = run("stats", "--votes", f, "--duplicates", "first", "--json", "--n-boot", "0")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["n_votes"] == 7 and out["duplicates"] == {
+        "policy": "first", "repeated_pairs": 1, "votes_removed": 1}
+    assert "repeated (item, annotator) pairs: 1 (e.g. [('2', 'Ann2')]), the first vote of each " \
+           "kept, 1 vote(s) left out (--duplicates first)" in out["read_as"]
+    assert "stated vote counts wrong" not in out["read_as"]  # checked against the file as written
+    assert ("Warning: ConvAbuse_test.json: 1 repeated (item, annotator) pair(s); the first vote of "
+            "each kept, 1 vote(s) left out (--duplicates first)") in result.stderr

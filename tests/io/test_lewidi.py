@@ -368,15 +368,21 @@ def test_repeated_pair_is_refused_naming_the_option(tmp_path):
 @pytest.mark.parametrize("policy,kept,n_votes", [("first", "1", 6), ("last", "0", 6), ("keep", None, 7)])
 def test_repeated_pair_is_accepted_and_stated(tmp_path, policy, kept, n_votes):
     path = _write(tmp_path / "ConvAbuse_test.json", _repeated_doc())
-    votes = read_votes(path, duplicates=policy)
+    if policy == "keep":
+        votes = read_votes(path, duplicates=policy)
+    else:
+        with pytest.warns(DegenerateInputWarning, match=(
+                rf"^ConvAbuse_test.json: 1 repeated \(item, annotator\) pair\(s\); the {policy} "
+                rf"vote of each kept, 1 vote\(s\) left out \(--duplicates {policy}\)$")):
+            votes = read_votes(path, duplicates=policy)
     assert votes.n_votes == n_votes
     info = votes.lewidi_info
     assert info["repeated_pairs"] == [("2", "Ann2")] and info["duplicates"] == policy
     # the file's own soft labels and counts are checked against the votes as written
     assert info["soft_label_mismatches"] == [] and info["count_mismatches"] == []
     assert info["duplicate_votes_removed"] == (0 if policy == "keep" else 1)
-    done = {"first": "the first vote of each kept (--duplicates first)",
-            "last": "the last vote of each kept (--duplicates last)",
+    done = {"first": "the first vote of each kept, 1 vote(s) left out (--duplicates first)",
+            "last": "the last vote of each kept, 1 vote(s) left out (--duplicates last)",
             "keep": "all votes kept (--duplicates keep: multi-label)"}[policy]
     assert f"repeated (item, annotator) pairs: 1 (e.g. [('2', 'Ann2')]), {done}" in votes.read_info
     ann2 = (votes.item_index == 1) & (votes.annotator_ids[votes.annotator_index] == "Ann2")
