@@ -65,7 +65,7 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
         if len(found) > 1:
             raise SchemaError(
                 f"{source}: columns {found} could each be the {role} column; name one with "
-                f"--{role}-col (columns={{'{role}': ...}})"
+                f"--{role}-col (Python: columns={{'{role}': ...}})"
             )
         out[role] = found[0] if found else None
         if found:

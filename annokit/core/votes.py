@@ -35,6 +35,12 @@ from annokit.errors import InvalidValueError, SchemaError
 __all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
 
 DuplicatePolicy = Literal["error", "first", "last", "keep"]
+#: How to accept repeated (item, annotator) votes, for messages: the command-line option,
+#: then the Python argument.
+DUPLICATES_HINT = ("keep one vote of each with --duplicates first|last, or all as multi-label "
+                   "votes with --duplicates keep (Python: duplicates='first', 'last' or 'keep')")
+
+
 class Votes(VoteViews):
     """Votes of annotators on items, as integer-coded arrays.
 
@@ -70,6 +76,9 @@ class Votes(VoteViews):
     n_items, n_votes, n_labels, n_annotators : int (n_annotators is None without ids)
     n_duplicates_removed : int
         Votes dropped by ``duplicates="first" | "last"``.
+    n_duplicate_pairs : int
+        (item, annotator) pairs that had more than one vote before ``duplicates="first" |
+        "last"`` kept one (0 otherwise).
     ``a == b`` is :meth:`equals` (value equality), so ``Votes.from_long(v.to_long()) == v``;
     a ``Votes`` is therefore unhashable, like other mutable containers.
     """
@@ -152,6 +161,7 @@ class Votes(VoteViews):
             self.gold = gold
 
         self.n_duplicates_removed = 0
+        self.n_duplicate_pairs = 0
         # every (item, annotator) pair is unique once duplicates were refused or resolved
         self._unique_pairs = self.annotator_index is None or duplicates != "keep"
         if self.annotator_index is not None and duplicates != "keep":
@@ -192,9 +202,9 @@ class Votes(VoteViews):
             n_pairs = int(pd.Series(key[dup_mask]).nunique())
             raise SchemaError(
                 f"{self.source}: {n_pairs} (item, annotator) pair(s) have more than one vote, e.g. "
-                f"{first_offenders(pairs)}; pass duplicates='first', 'last' or 'keep' to accept them"
-                " (multi-label votes: duplicates='keep'; CLI: stats or evaluate --multilabel)"
+                f"{first_offenders(pairs)}; {DUPLICATES_HINT}"
             )
+        self.n_duplicate_pairs = int(pd.Series(key[dup_mask]).nunique())
         keep = ~pd.Series(key).duplicated(keep=policy).to_numpy()
         self.n_duplicates_removed = int((~keep).sum())
         self.item_index = self.item_index[keep]

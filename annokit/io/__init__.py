@@ -31,6 +31,7 @@ from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
 from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
+from annokit.io.lists import looks_like_label_lists, read_label_lists
 from annokit.io.mturk import looks_like_mturk, read_mturk
 from annokit.io.ratings import apply_scale, read_ratings
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
@@ -56,6 +57,7 @@ __all__ = [
     "check_count_size",
     "count_batches",
     "dataset_path",
+    "duplicates_note",
     "detect_columns",
     "from_hf",
     "from_hf_responses",
@@ -63,6 +65,7 @@ __all__ = [
     "load_dataset",
     "read_chaosnli",
     "read_columns",
+    "read_label_lists",
     "read_labelstudio",
     "read_lewidi",
     "read_mturk",
@@ -78,23 +81,24 @@ __all__ = [
     "write_votes",
 ]
 
-Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi"]
-FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi")
+Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists"]
+FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists")
 
 
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
 MAX_COUNT_BYTES = 2 * 1024**3
 
-_FORMAT_HINT = "--format (chaosnli, long, wide, mturk or labelstudio)"
+_FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio, lewidi or lists)"
 
 
 def sniff_format(path: str | os.PathLike | Input, *,
                  columns: Mapping[str, str | None] | None = None, no_header: bool = False) -> str:
     """Guess the format from a file's extension, first line and columns.
 
-    "chaosnli" (JSON Lines with ``label_counter``), "labelstudio" (a JSON list of tasks with
-    ``annotations``), "mturk" (a CSV with ``HITId``, ``WorkerId`` and ``Answer.*`` columns),
-    "long" or "wide".
+    "chaosnli" (JSON Lines with ``label_counter``), "lewidi" (a LeWiDi JSON split),
+    "labelstudio" (a JSON list of tasks with ``annotations``), "lists" (JSON Lines, one row
+    per item with a list of its labels, :mod:`annokit.io.lists`), "mturk" (a CSV with
+    ``HITId``, ``WorkerId`` and ``Answer.*`` columns), "long" or "wide".
 
     Raises
     ------
@@ -110,6 +114,8 @@ def sniff_format(path: str | os.PathLike | Input, *,
         return "lewidi"
     if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
         return "labelstudio"
+    if looks_like_label_lists(source):
+        return "lists"
     names = read_columns(source)
     if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
         return "mturk"
@@ -170,6 +176,10 @@ def read_votes(
         ``Input.*``/``Answer.*`` names or families; Label Studio: a ``data`` field and the
         control's ``from_name``). "lewidi" reads a LeWiDi 2023/2025 split file
         (:func:`annokit.io.lewidi.read_lewidi`, which also takes a folder and ``split=``).
+        "lists" reads JSON Lines with one row per item and a list of its labels, such as
+        graded ratings released without annotator ids
+        (:func:`annokit.io.lists.read_label_lists`: ``columns`` may name ``item`` and
+        ``label``, the list field).
     columns : mapping, optional
         Column roles (``item``, ``annotator``, ``label``, ``gold``) for long tables, and
         ``item`` and ``gold`` for wide tables (see :func:`annokit.io.read_long`). Columns not
@@ -179,6 +189,11 @@ def read_votes(
     gold : path-like, optional
         A separate gold file for long and wide tables; a blank gold cell means no gold.
     duplicates : {"error", "first", "last", "keep"}
+        Repeated (item, annotator) votes (the CLI's ``--duplicates``): refuse them, keep the
+        first or last vote of each, or keep all (multi-label votes). Unless refused, the
+        number of repeated pairs and what was done is appended to ``votes.read_info``, and
+        votes left out are also a warning. A LeWiDi file applies it to annotators repeated
+        in a 2023 item (:func:`annokit.io.lewidi.read_lewidi`).
     no_header : bool, default=False
         A headerless CSV/TSV long table: item, annotator, label (see :func:`read_long`).
     missing : sequence of str
@@ -228,6 +243,7 @@ def read_votes(
         votes = _read_frame(path, format=format, columns=columns, labels=labels, gold=gold,
                             duplicates=duplicates, no_header=no_header, missing=missing)
         check_count_size(votes.n_items, votes.n_labels, "DataFrame", limit=max_count_bytes)
+        votes.read_info += duplicates_note(votes, duplicates)
         return votes
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
@@ -237,7 +253,20 @@ def read_votes(
         if columns or gold is not None or no_header or missing:
             raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
                                     "gold, no_header and missing do not apply to it")
-        return read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None)
+        votes = read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None,
+                            duplicates=duplicates)
+        check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
+        return votes
+    if fmt == "lists":  # one JSON Lines row per item with a list of its labels (no annotators)
+        used = [opt for opt, on in (("--no-header", no_header), ("--missing", bool(missing)),
+                                    ("--gold", gold is not None)) if on]
+        if used:
+            raise InvalidValueError(f"{source.name} is a file of label lists (one row per item); "
+                                    f"{', '.join(used)} do not apply to it")
+        votes = read_label_lists(source, columns=columns, duplicates=duplicates)
+        check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
+        votes.read_info += duplicates_note(votes, duplicates)
+        return votes
     if fmt in ("mturk", "labelstudio"):
         used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
                                     ("gold", gold is not None)) if on]
@@ -255,6 +284,8 @@ def read_votes(
             votes = read_labelstudio(source, item=cols.get("item"), from_name=cols.get("label"),
                                      labels=labels, duplicates=duplicates)
         check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
+        votes.read_info = (getattr(votes, "read_info", None) or f"{source.name}: {fmt} export") + \
+            duplicates_note(votes, duplicates)
         return votes
     if fmt == "chaosnli":
         used = [opt for opt, on in (("columns", bool(columns)), ("no_header", no_header),
@@ -283,7 +314,7 @@ def read_votes(
                           no_header=no_header, missing=missing)
         info = getattr(votes, "read_info", None) or f"{source.name}: long table ({table_kind(source)})"
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
-    votes.read_info = info
+    votes.read_info = info + duplicates_note(votes, duplicates)
     return votes
 
 
@@ -354,6 +385,44 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
     used = ", ".join(f"{role}={col!r}" for role, col in chosen.items() if col is not None)
     votes.read_info = f"{info}; columns {used}"
     return votes
+def duplicates_note(votes: Votes, duplicates: DuplicatePolicy) -> str:
+    """What was done with repeated (item, annotator) votes, for ``read_info`` ("" when the
+    default refused none); warns when votes were left out, and sets
+    ``votes.duplicates_info`` (``policy``, ``repeated_pairs``, ``votes_removed``; None for
+    the default, which refuses them).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": ["q", "q", "r"], "annotator": ["a", "a", "a"],
+    ...                    "label": ["x", "y", "x"]})
+    >>> duplicates_note(Votes.from_long(df, duplicates="keep"), "keep")
+    '; repeated (item, annotator) pairs: 1, all votes kept (--duplicates keep: multi-label)'
+    """
+    votes.duplicates_info = None
+    if duplicates == "error":
+        return ""
+    if votes.annotator_index is None:
+        votes.duplicates_info = {"policy": duplicates, "repeated_pairs": None, "votes_removed": 0}
+        return f"; --duplicates {duplicates}: annotators unknown, no (item, annotator) pairs"
+    if duplicates == "keep":
+        n_pairs = 0
+        if votes.has_duplicate_pairs():
+            key = pd.Series(votes.pair_keys())
+            n_pairs = int(key[key.duplicated(keep=False)].nunique())
+        votes.duplicates_info = {"policy": "keep", "repeated_pairs": n_pairs, "votes_removed": 0}
+        return (f"; repeated (item, annotator) pairs: {n_pairs}, all votes kept "
+                "(--duplicates keep: multi-label)")
+    n_pairs = int(getattr(votes, "n_duplicate_pairs", 0))
+    removed = int(getattr(votes, "n_duplicates_removed", 0))
+    votes.duplicates_info = {"policy": duplicates, "repeated_pairs": n_pairs,
+                             "votes_removed": removed}
+    if removed:
+        warnings.warn(f"{votes.source}: {n_pairs} repeated (item, annotator) pair(s); the "
+                      f"{duplicates} vote of each kept, {removed} vote(s) left out "
+                      f"(--duplicates {duplicates})", DegenerateInputWarning, stacklevel=3)
+    return (f"; repeated (item, annotator) pairs: {n_pairs}, the {duplicates} vote of each kept, "
+            f"{removed} vote(s) left out (--duplicates {duplicates})")
 
 
 def check_count_size(n_items: int, n_labels: int, name: str, *, limit: int = MAX_COUNT_BYTES) -> None:
@@ -369,7 +438,8 @@ def check_count_size(n_items: int, n_labels: int, name: str, *, limit: int = MAX
         raise InvalidValueError(
             f"{name}: {n_items} items x {n_labels} distinct labels need a {need / 1024**3:.1f} GiB "
             f"count matrix (limit {limit / 1024**3:.1f} GiB); check the label column (is it a "
-            "free-text or id column?) or pass max_count_bytes= to allow more"
+            "free-text or id column? --label-col names the right one; Python: max_count_bytes= "
+            "allows more)"
         )
 
 

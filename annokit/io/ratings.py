@@ -41,16 +41,17 @@ def _rating_column(columns: Sequence[str], taken: set[str], name: str) -> str:
         found = [c for c in by_lower.get(spelling, []) if c not in taken]
         if len(found) > 1:
             raise SchemaError(f"{name}: columns {found} could each be the rating column; name one "
-                              "with columns={'rating': ...}")
+                              "with --label-col (Python: columns={'rating': ...})")
         if found:
             others = [c for s in RATING_SPELLINGS[RATING_SPELLINGS.index(spelling) + 1:]
                       for c in by_lower.get(s, []) if c not in taken]
             if others:
                 raise SchemaError(f"{name}: columns {[found[0], *others]} could each be the "
-                                  "rating column; name one with columns={'rating': ...}")
+                                  "rating column; name one with --label-col (Python: "
+                                  "columns={'rating': ...})")
             return found[0]
     raise SchemaError(f"{name}: no rating column; got columns {list(columns)}; name it with "
-                      "columns={'rating': ...} (or 'item', 'annotator')")
+                      "--label-col (Python: columns={'rating': ...}, or 'item', 'annotator')")
 
 
 def _numbers(df: pd.DataFrame, col: str, source: Input) -> np.ndarray:
@@ -144,7 +145,7 @@ def read_ratings(
     roles = detect_columns(list(df.columns), ("item", "annotator"), given=given, source=name)
     if roles["item"] is None:
         raise SchemaError(f"{name}: no item column; got columns {list(df.columns)}; name it with "
-                          "columns={'item': ...}")
+                          "--item-col (Python: columns={'item': ...})")
     taken = {c for c in roles.values() if c}
     rating = rating or _rating_column(list(df.columns), taken, name)
     used = [c for c in (roles["item"], roles["annotator"], rating) if c]

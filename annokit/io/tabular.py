@@ -46,7 +46,7 @@ HEADERLESS_ROLES = {2: ("item", "label"), 3: ("item", "annotator", "label"),
 def _no_layout(name: str, role: str, columns: Sequence[str]) -> SchemaError:
     return SchemaError(
         f"{name}: no {role} column; got columns {list(columns)}; name it with --{role}-col "
-        f"(columns={{'{role}': ...}}), or read a headerless item,annotator,label file with "
+        f"(Python: columns={{'{role}': ...}}), or read a headerless item,annotator,label file with "
         f"--no-header. Column options: {COLUMN_OPTIONS}"
     )
 

@@ -460,8 +460,8 @@ def filter_annotators(
         keep_vote = ~removed[votes.annotator_index]
         if not keep_vote.any():
             raise InvalidValueError(
-                f"filter_annotators(method={method!r}) would remove every annotator; "
-                "lower the threshold"
+                f"the {method} filter would remove every annotator; lower --threshold "
+                "(Python: threshold=)"
             )
         current = votes.select_votes(keep_vote)
         if top_fraction is not None:

@@ -170,8 +170,8 @@ def _check_model(name: str | None, st: dict[str, Any], pred: DaskPredictions,
         msg = (f"{st['n_missing']} of {n_items} vote items have no prediction, e.g. "
                f"{_offenders(st['missing_ids'], st['n_missing'])}")
         if on_missing == "error":
-            raise AlignmentError(msg + "; pass on_missing='drop' (CLI: --on-missing drop) to "
-                                  "evaluate only the items with predictions")
+            raise AlignmentError(msg + "; pass --on-missing drop to evaluate only the items with "
+                                  "predictions (Python: on_missing='drop')")
         warnings.warn(msg + f"; they are dropped and {st['n_matched']} items are kept",
                       DegenerateInputWarning, stacklevel=3)
     k = len(labels)

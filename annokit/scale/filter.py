@@ -158,8 +158,8 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
                            threshold, reason, n_rounds)
         removed |= flagged
         if removed.all():
-            raise InvalidValueError(f"filter_annotators(method={method!r}) would remove every "
-                                    "annotator; lower the threshold")
+            raise InvalidValueError(f"the {method} filter would remove every annotator; lower "
+                                    "--threshold (Python: threshold=)")
         current = _subset(votes, removed)
         if top_fraction is not None:
             converged = True

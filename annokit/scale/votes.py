@@ -281,8 +281,9 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
             who = (repr(annotator_ids[code]) if annotator_ids is not None
                    and 0 <= code < len(annotator_ids) else f"code {code}")
             raise SchemaError(f"{source}: duplicate votes: item {item_id!r} has two or more "
-                              f"votes from annotator {who}; read with duplicates='keep' to "
-                              "keep them")
+                              f"votes from annotator {who}; the Dask engine refuses them: read "
+                              "with --engine memory and --duplicates first|last|keep (Python: "
+                              "read_votes_dask(duplicates='keep') keeps them)")
     return frame, items
 
 
@@ -358,7 +359,8 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         name = str(source) if isinstance(source, (str, os.PathLike)) else f"{len(files)} files"
     if roles["item"] is None or roles["label"] is None:
         raise SchemaError(f"{name}: a long table needs item and label columns; got {names} "
-                          "(name them with columns={'item': ..., 'label': ...})")
+                          "(name them with --item-col and --label-col; Python: columns={'item': "
+                          "..., 'label': ...})")
     cl = engine_client(client, scheduler=scheduler)
 
     coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
