@@ -179,7 +179,7 @@ def render(result: dict[str, Any], *, synthetic: bool) -> str:
              "Pfister et al. 2013)",
              "mean soft label over bins " + ", ".join(
                  f"{n}: {p:.3f}"
-                 for n, p in zip(result["histogram_bins"], result["mean_soft_label"])),
+                 for n, p in zip(result["histogram_bins"], result["mean_soft_label"], strict=True)),
              f"Krippendorff's alpha (interval): {a['interval']:.3f} " + (
                  f"[{result['alpha_interval_ci'][0]:.3f}, {result['alpha_interval_ci'][1]:.3f}] "
                  f"({result['n_boot']} bootstrap replicates)" if result["n_boot"] else

@@ -72,6 +72,8 @@ def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None
         meta = _item_fields(df, item_codes, first_rows, meta_cols, item_ids, source)
     gold_codes = None
     if gold is not None:
+        if first_rows is None:  # needs_rows holds with a gold column
+            raise ValueError(f"{source}: gold codes need each item's first row")
         gold_codes = _gold_codes(df[gold], item_codes, first_rows, labelset, item_ids,
                                  f"{source}, column {gold!r}")
     elif "gold" in attrs:
@@ -136,11 +138,15 @@ def _first_row_per_item(item_codes: np.ndarray, n_items: int) -> np.ndarray:
     return order[starts]
 
 
-def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarray,
+def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarray | None,
                  columns: Sequence[str], item_ids: np.ndarray, source: str) -> pd.DataFrame:
-    """Per-item metadata from columns that must be constant within each item."""
+    """Per-item metadata from columns that must be constant within each item.
+
+    ``first_rows`` (each item's first row) may be None when there are no ``columns``."""
     if not columns:
         return pd.DataFrame(index=pd.RangeIndex(len(item_ids)))
+    if first_rows is None:
+        raise ValueError("_item_fields: metadata columns need each item's first row")
     meta = df[list(columns)].iloc[first_rows].reset_index(drop=True)
     for c in columns:
         col = df[c]
@@ -168,8 +174,8 @@ def _gold_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarra
     only, so the cost is one factorisation, whatever the number of rows."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         column = column.astype(object)
-    raw, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
-    uniques = np.asarray(uniques, dtype=object)
+    raw, found = pd.factorize(column, sort=False, use_na_sentinel=True)
+    uniques = np.asarray(found, dtype=object)
     blank = np.fromiter((isinstance(v, str) and not v.strip() for v in uniques), dtype=bool,
                         count=len(uniques))
     ucodes = np.full(len(uniques) + 1, -1, dtype=np.int64)   # last slot: NaN (code -1)

@@ -130,7 +130,7 @@ TIE_POLICIES = ("first", "first_seen", "random", "report")
 #: ``"first_seen"`` (the tied label voted first in vote order) is the rule behind
 #: the majority-vote accuracies published with Snow et al.'s RTE data (0.9025)
 #: and the dog data (0.8166); ask for it explicitly.
-DEFAULT_TIES = "first"
+DEFAULT_TIES: TiePolicy = "first"
 
 _TIE_RULES = {
     "first": "first tied label in label order",
