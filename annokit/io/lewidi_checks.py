@@ -129,7 +129,7 @@ def file_soft_labels(votes: Votes) -> np.ndarray:
     DataFormatError
         A soft label that is not an object of numbers over known labels.
     """
-    multilabel = bool(getattr(votes, "lewidi_info", {}).get("multilabel", False))
+    multilabel = bool((votes.lewidi_info or {}).get("multilabel", False))
     probs, _, bad = _soft_arrays(votes, multilabel)
     if bad.any():
         ids = votes.item_ids[bad][:5].tolist()

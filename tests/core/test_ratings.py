@@ -146,7 +146,8 @@ def test_votes_and_ratings_convert_both_ways():
     assert r.to_votes(scale="nominal").labels.scale == "nominal"
     assert r.to_long().columns.tolist() == ["item", "rating"]
     assert repr(r).startswith("Ratings(n_items=2, n_annotators=") and "n_ratings=6" in repr(r)
-    with pytest.raises(InvalidValueError, match="label 'yes' is not a number and labels on the interval scale are numbers"):
+    with pytest.raises(InvalidValueError, match="label 'yes' is not a number and labels on the "
+                       "interval scale are numbers"):
         Ratings.from_votes(Votes.from_counts([[1, 1]], labels=["yes", "no"]))
 
 
