@@ -226,6 +226,7 @@ def ordered_names(names: Iterable[Any], scale: str) -> list[str]:
                 f"the order of ordinal labels {names[:8]} cannot be inferred from non-numeric "
                 "names; declare it with labels=[...] (CLI --labels) in order")
         scale_values(names, scale)  # raises with the offending name
+        raise ValueError(f"ordered_names: unknown scale {scale!r}")  # check_scale refused it
     return [names[j] for j in np.argsort(values, kind="stable")]
 
 

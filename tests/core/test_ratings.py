@@ -128,6 +128,11 @@ def test_from_long_duplicates_and_errors():
     with pytest.raises(InvalidValueError, match="Ratings hold interval or ratio data; got scale "
                                                 "'ordinal'"):
         Ratings.from_long(["a"], None, [1.0], scale="ordinal")
+    # from_votes checks the scale before reading the labels as numbers (text labels on the
+    # nominal scale raised a TypeError from indexing None)
+    with pytest.raises(InvalidValueError, match="counts: Ratings hold interval or ratio data; got "
+                                                "scale 'nominal'"):
+        Ratings.from_votes(Votes.from_counts([[1, 1]], labels=["yes", "no"]), scale="nominal")
     with pytest.raises(SchemaError, match="item_index and values must be 1-D of equal length"):
         Ratings([0, 0], [1.0], item_ids=["a"])
     with pytest.raises(SchemaError, match="every item needs a rating"):
