@@ -243,7 +243,7 @@ def read_votes(
         votes = _read_frame(path, format=format, columns=columns, labels=labels, gold=gold,
                             duplicates=duplicates, no_header=no_header, missing=missing)
         check_count_size(votes.n_items, votes.n_labels, "DataFrame", limit=max_count_bytes)
-        votes.read_info += duplicates_note(votes, duplicates)
+        votes.read_info = (votes.read_info or "DataFrame") + duplicates_note(votes, duplicates)
         return votes
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
@@ -257,6 +257,8 @@ def read_votes(
                             duplicates=duplicates)
         check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
         return votes
+    if not isinstance(source, Input):  # a folder is read as LeWiDi (above) or not at all
+        raise ValueError(f"read_votes: {source} is not one input file")
     if fmt == "lists":  # one JSON Lines row per item with a list of its labels (no annotators)
         used = [opt for opt, on in (("--no-header", no_header), ("--missing", bool(missing)),
                                     ("--gold", gold is not None)) if on]
@@ -265,7 +267,8 @@ def read_votes(
                                     f"{', '.join(used)} do not apply to it")
         votes = read_label_lists(source, columns=columns, duplicates=duplicates)
         check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
-        votes.read_info += duplicates_note(votes, duplicates)
+        votes.read_info = ((votes.read_info or f"{source.name}: label lists")
+                           + duplicates_note(votes, duplicates))
         return votes
     if fmt in ("mturk", "labelstudio"):
         used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
@@ -339,7 +342,7 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
         frame = frame.copy()
         for col in names:  # text columns only: the words are cell texts
             if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
-                text = frame[col].where(frame[col].map(type) == str)
+                text = frame[col].where(frame[col].map(lambda v: type(v) is str))
                 frame[col] = frame[col].mask(text.str.strip().isin(words))
     fmt = _layout(names, columns, name) if format == "auto" else format
     given = dict(columns or {})

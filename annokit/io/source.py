@@ -214,7 +214,7 @@ def loads_json_lenient(text: str, where: str) -> tuple[Any, list[str]]:
 
     def repair(m: re.Match) -> str:
         kind = m.lastgroup
-        if kind == "string":
+        if kind is None or kind == "string":  # (each alternative is a named group)
             return m.group()
         found[kind] += 1
         return _blank(m.group())
@@ -314,21 +314,29 @@ class Input:
         A regular file, or ``-`` for standard input (read at once).
     """
 
+    name: str
+    path: Path | None
+    suffix: str
+    _data: bytes | None
+    _what: str = "input"
+
     def __init__(self, path: str | os.PathLike | Input, *, what: str = "input"):
         if isinstance(path, Input):
             self.name, self.path, self._data, self.suffix = path.name, path.path, path._data, path.suffix
             return
         check_regular(path, what=what)
         self.name = display_name(path)
-        self.path: Path | None = None if str(path) == STDIN else Path(path)
+        self.path = None if str(path) == STDIN else Path(path)
         self.suffix = "" if self.path is None else self.path.suffix.lower()
-        self._data: bytes | None = read_bytes(path, what=what) if self.path is None else None
+        self._data = read_bytes(path, what=what) if self.path is None else None
         self._what = what
 
     @property
     def data(self) -> bytes:
         if self._data is None:
-            self._data = read_bytes(self.path, what=getattr(self, "_what", "input"))
+            if self.path is None:  # standard input is read when the Input is made
+                raise ValueError(f"{self.name}: an Input with neither a path nor data")
+            self._data = read_bytes(self.path, what=self._what)
         return self._data
 
     def first_line(self, limit: int = 1 << 20) -> str:

@@ -169,11 +169,13 @@ def test_chaosnli_unreadable_files(tmp_path):
 
 
 TABLE_ERRORS = [
-    ("v.csv", "item,annotator,label\nq1,a,x\nq1,,y\n", "line 3 of v.csv, column 'annotator': empty annotator id"),
+    ("v.csv", "item,annotator,label\nq1,a,x\nq1,,y\n",
+     "line 3 of v.csv, column 'annotator': empty annotator id"),
     ("v.csv", "item,annotator,label\nq1,a,x\n,b,y\n", "line 3 of v.csv, column 'item': empty item id"),
     ("v.csv", "item,annotator,label\nq1,a,\n", "line 2 of v.csv, column 'label': empty label"),
     ("v.csv", "foo,bar\n1,2\n", "cannot tell the format from columns"),
-    ("v.csv", "item,annotator,label\nq1,a,x\nq1,a,y\n", r"1 \(item, annotator\) pair\(s\) have more than one vote"),
+    ("v.csv", "item,annotator,label\nq1,a,x\nq1,a,y\n",
+     r"1 \(item, annotator\) pair\(s\) have more than one vote"),
     ("v.xlsx", "x", "unknown file type '.xlsx'"),
     ("v.csv", 'item,annotator,label\nq1,a,"x\n', "cannot parse as csv"),
 ]

@@ -24,8 +24,8 @@ def _write(tmp_path, text, name="batch.csv"):
 
 def _by_id(votes):
     counts = votes.counts()
-    return {str(i): dict(zip(votes.labels.names, map(int, row)))
-            for i, row in zip(votes.item_ids, counts)}
+    return {str(i): dict(zip(votes.labels.names, map(int, row), strict=True))
+            for i, row in zip(votes.item_ids, counts, strict=True)}
 
 
 def test_mturk_several_items_per_hit_hand_counted(tmp_path):
