@@ -22,6 +22,7 @@ from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
+from annokit.io.layout import FORMAT_HINT, table_layout
 from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
 from annokit.io.mturk import looks_like_mturk, read_mturk
@@ -30,7 +31,6 @@ from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_data
 from annokit.io.source import Input
 from annokit.io.tables import table_kind
 from annokit.io.tabular import (
-    COLUMN_OPTIONS,
     attach_gold,
     detect_columns,
     read_columns,
@@ -78,47 +78,42 @@ FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi")
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
 MAX_COUNT_BYTES = 2 * 1024**3
 
-_FORMAT_HINT = "--format (chaosnli, long, wide, mturk or labelstudio)"
 
 
 def sniff_format(path: str | os.PathLike | Input, *,
-                 columns: Mapping[str, str | None] | None = None, no_header: bool = False) -> str:
-    """Guess the format from a file's extension, first line and columns.
+                 columns: Mapping[str, str | None] | None = None, no_header: bool = False,
+                 sep: str | None = None) -> str:
+    """Guess the format from a file's extension, first line, columns and first rows.
 
     "chaosnli" (JSON Lines with ``label_counter``), "labelstudio" (a JSON list of tasks with
-    ``annotations``), "mturk" (a CSV with ``HITId``, ``WorkerId`` and ``Answer.*`` columns),
-    "long" or "wide".
+    ``annotations``), "lewidi", "mturk" (a CSV with ``HITId``, ``WorkerId`` and ``Answer.*``
+    columns), "long" or "wide" (decided by :func:`annokit.io.layout.table_layout`).
 
     Raises
     ------
     DataFormatError
-        The columns fit no layout, or fit two (the message names both and ``--format``).
+        The columns fit no layout, or fit two (the message names the option that settles it).
     """
-    source = Input(path, what="votes")
+    return _sniff(Input(path, what="votes"), columns=columns, no_header=no_header, sep=sep)[0]
+
+
+def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header: bool,
+           sep: str | None) -> tuple[str, Mapping[str, str | None] | None, str | None]:
+    """The format, the column roles to read a table with and what was inferred (see
+    :func:`annokit.io.layout.table_layout`)."""
     if no_header:
-        return "long"
-    if table_kind(source) == "jsonl" and looks_like_chaosnli(source):
-        return "chaosnli"
-    if looks_like_lewidi(source):
-        return "lewidi"
-    if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
-        return "labelstudio"
-    names = read_columns(source)
+        return "long", columns, None
+    if sep is None:
+        if table_kind(source) == "jsonl" and looks_like_chaosnli(source):
+            return "chaosnli", columns, None
+        if looks_like_lewidi(source):
+            return "lewidi", columns, None
+        if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
+            return "labelstudio", columns, None
+    names = read_columns(source, sep=sep)
     if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
-        return "mturk"
-    given = dict(columns or {})
-    if {"annotator", "label"} & {k for k, v in given.items() if v}:
-        return "long"
-    roles = detect_columns(names, given=given, source=source.name)
-    if roles["item"] is not None and roles["label"] is not None:
-        return "long"
-    if roles["item"] is not None and len(names) > 1:
-        return "wide"
-    raise DataFormatError(
-        f"{source.name}: cannot tell the format from columns {names}: a long table needs item "
-        f"and label columns, a wide table an item column and one column per annotator; pass "
-        f"{_FORMAT_HINT} and name the columns ({COLUMN_OPTIONS})"
-    )
+        return "mturk", columns, None
+    return table_layout(source, columns=columns, sep=sep)
 
 
 def read_votes(
@@ -133,6 +128,8 @@ def read_votes(
     missing: Sequence[str] = (),
     max_count_bytes: int = MAX_COUNT_BYTES,
     scale: str | None = None,
+    sep: str | None = None,
+    flags: Literal["drop", "keep"] | None = None,
 ) -> Votes:
     """Read votes from a file in any supported format.
 
@@ -176,6 +173,14 @@ def read_votes(
         The label set's level of measurement (:func:`annokit.io.ratings.apply_scale`):
         ordinal labels keep the order of ``labels``, or numeric order for numeric labels
         read without ``labels``. None keeps the label set's own (nominal by default).
+    sep : str, optional
+        The separator of a CSV/TSV votes file (``","``, ``";"``, ``"\\t"``, ``"|"``; CLI
+        ``--sep``). Default: sniffed from the first lines whatever the extension says
+        (:mod:`annokit.io.delimited`); the choice is stated in ``read_info``.
+    flags : {"drop", "keep"}, optional
+        Mechanical Turk batches with flag fields (a "cannot judge" checkbox beside the answer,
+        :func:`annokit.io.mturk.read_mturk`): drop (the default) or keep the flagged votes;
+        either way they are counted in ``read_info``.
 
     Raises
     ------
@@ -191,12 +196,27 @@ def read_votes(
     if scale is not None:
         votes = read_votes(path, format=format, columns=columns, labels=labels, gold=gold,
                            duplicates=duplicates, no_header=no_header, missing=missing,
-                           max_count_bytes=max_count_bytes)
+                           max_count_bytes=max_count_bytes, sep=sep, flags=flags)
         return apply_scale(votes, scale, declared=labels is not None)
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
     source = path if format == "lewidi" and Path(path).is_dir() else Input(path, what="votes")
-    fmt = sniff_format(source, columns=columns, no_header=no_header) if format == "auto" else format
+    if flags is not None:
+        check_option("flags", flags, ("drop", "keep"))
+    note = None
+    if format == "auto":
+        fmt, columns, note = _sniff(source, columns=columns, no_header=no_header, sep=sep)
+    else:
+        fmt = format
+        if fmt in ("long", "wide") and not no_header and not (
+                table_kind(source) == "jsonl" and looks_like_chaosnli(source)):
+            fmt, columns, note = table_layout(source, fmt=fmt, columns=columns, sep=sep)
+    if flags is not None and fmt != "mturk":
+        raise InvalidValueError(f"{source.name}: --flags applies to Mechanical Turk batch "
+                                f"results (flag fields beside the answer); this is read as {fmt}")
+    if sep is not None and fmt not in ("long", "wide", "mturk"):
+        raise InvalidValueError(f"{source.name}: --sep applies to delimited text tables (CSV, "
+                                f"TSV); this is read as {fmt}")
     if fmt == "lewidi":  # LeWiDi JSON (2023/2025), or its folder (read_lewidi(folder, split=...))
         if columns or gold is not None or no_header or missing:
             raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
@@ -214,7 +234,8 @@ def read_votes(
         cols = dict(columns or {})
         if fmt == "mturk":
             votes = read_mturk(source, item=cols.get("item"), label=cols.get("label"),
-                               labels=labels, duplicates=duplicates)
+                               labels=labels, duplicates=duplicates, sep=sep,
+                               flags=flags or "drop")
         else:
             votes = read_labelstudio(source, item=cols.get("item"), from_name=cols.get("label"),
                                      labels=labels, duplicates=duplicates)
@@ -238,14 +259,16 @@ def read_votes(
         if no_header:
             raise InvalidValueError(f"{source.name}: --no-header reads long tables (item, "
                                     "annotator, label); a wide table needs its header")
-        votes = read_wide(source, labels=labels, columns=columns, missing=missing)
+        votes = read_wide(source, labels=labels, columns=columns, missing=missing, sep=sep)
+        info = votes.read_info
         if gold is not None:
             votes = attach_gold(votes, read_gold(gold, missing=missing))
-        info = f"{source.name}: wide table ({table_kind(source)}), {votes.n_annotators} annotator columns"
     else:
         votes = read_long(source, columns=columns, labels=labels, gold=gold, duplicates=duplicates,
-                          no_header=no_header, missing=missing)
+                          no_header=no_header, missing=missing, sep=sep)
         info = getattr(votes, "read_info", None) or f"{source.name}: long table ({table_kind(source)})"
+    if note:
+        info = f"{info} ({note})"
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
     votes.read_info = info
     return votes

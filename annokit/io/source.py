@@ -260,6 +260,27 @@ class Input:
         first = next((line for line in lines if line.strip()), b"").removeprefix(_BOM)
         return decode_text(first, self.name)
 
+    def head(self, limit: int = 1 << 16) -> tuple[str, bool]:
+        """The first ``limit`` bytes cut after their last complete line, decoded (BOM removed),
+        and whether that is the whole input."""
+        if self._data is not None or self.path is None:
+            chunk = self.data[:limit + 1]
+        else:
+            try:
+                with open(self.path, "rb") as fh:
+                    chunk = fh.read(limit + 1)
+            except OSError as exc:
+                raise DataFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+        complete = len(chunk) <= limit
+        if not complete:
+            cut = chunk.rfind(b"\n", 0, limit)
+            chunk = chunk[:cut + 1] if cut > 0 else chunk[:limit]
+            while chunk and (chunk[-1] & 0xC0) == 0x80:  # no UTF-8 sequence cut in two
+                chunk = chunk[:-1]
+            if chunk and chunk[-1] >= 0xC0:
+                chunk = chunk[:-1]
+        return decode_text(chunk, self.name), complete
+
     @property
     def text(self) -> str:
         return decode_text(self.data, self.name)

@@ -130,6 +130,7 @@ def read_long(
     duplicates: DuplicatePolicy = "error",
     no_header: bool = False,
     missing: Sequence[str] = (),
+    sep: str | None = None,
 ) -> Votes:
     """Read long-format votes (one row per vote) from CSV, TSV, JSON Lines or Parquet.
 
@@ -159,6 +160,9 @@ def read_long(
         Cell texts that mean "no value" besides the empty cell (e.g. ``["NA"]``). Rows whose
         label is such a value are skipped with a warning counting them. By default ``NA``,
         ``nan``, ``None`` and ``null`` are labels as written.
+    sep : str, optional
+        The separator of a CSV/TSV file (``","``, ``";"``, ``"\\t"``, ``"|"``); default:
+        sniffed from the first lines (:mod:`annokit.io.delimited`).
 
     Examples
     --------
@@ -170,11 +174,11 @@ def read_long(
     """
     source = Input(path, what="votes")
     if (source.path is not None and table_kind(source) == "parquet" and not item_columns
-            and not missing):
+            and not missing and sep is None):
         fast = _read_long_parquet(source.path, columns, labels, gold, duplicates)
         if fast is not None:
             return fast
-    df = read_table(source, no_header=no_header, missing=missing)
+    df = read_table(source, no_header=no_header, missing=missing, sep=sep)
     name = source.name
     roles = _long_roles(df, name, columns, no_header)
     role_cols = [c for c in roles.values() if c is not None]
@@ -220,7 +224,7 @@ def read_long(
     if gold_series is not None:
         votes = attach_gold(votes, gold_series)
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
-    votes.read_info = f"{name}: long table ({table_kind(source)}); columns {chosen}"
+    votes.read_info = f"{name}: long table ({df.attrs.get('annokit_read_as', 'csv')}); columns {chosen}"
     return votes
 
 
@@ -347,6 +351,7 @@ def read_wide(
     item_columns: Sequence[str] = (),
     columns: Mapping[str, str | None] | None = None,
     missing: Sequence[str] = (),
+    sep: str | None = None,
 ) -> Votes:
     """Read wide-format votes: one row per item, one column per annotator, blank = no vote.
 
@@ -365,7 +370,7 @@ def read_wide(
     if gold is not None:
         given["gold"] = gold
     source = Input(path, what="votes")
-    df = read_table(source, missing=missing)
+    df = read_table(source, missing=missing, sep=sep)
     roles = detect_columns(list(df.columns), ("item", "gold"), given=given, source=source.name)
     if roles["item"] is None:
         raise _no_layout(source.name, "item", list(df.columns))
@@ -375,8 +380,11 @@ def read_wide(
                   else [c for c in df.columns if c not in reserved])
     check_scalars(df, source, [c for c in (item, gold, *annotators) if c in df.columns])
     check_present(df, source, [item], ["item id"])
-    return Votes.from_wide(df, item=item, annotator_columns=annotator_columns, labels=labels,
-                           gold=gold, item_columns=item_columns, source=source.name)
+    votes = Votes.from_wide(df, item=item, annotator_columns=annotator_columns, labels=labels,
+                            gold=gold, item_columns=item_columns, source=source.name)
+    votes.read_info = (f"{source.name}: wide table ({df.attrs.get('annokit_read_as', 'csv')}), "
+                       f"{votes.n_annotators} annotator columns")
+    return votes
 
 
 def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = None,

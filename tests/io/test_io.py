@@ -175,7 +175,8 @@ TABLE_ERRORS = [
     ("v.csv", "foo,bar\n1,2\n", "cannot tell the format from columns"),
     ("v.csv", "item,annotator,label\nq1,a,x\nq1,a,y\n", r"1 \(item, annotator\) pair\(s\) have more than one vote"),
     ("v.xlsx", "x", "unknown file type '.xlsx'"),
-    ("v.csv", 'item,annotator,label\nq1,a,"x\n', "cannot parse as csv"),
+    ("v.csv", 'item,annotator,label\nq1,a,"x\n',
+     r"v.csv: line 2: a quoted field opened on this line is never closed \(unterminated quote\)"),
 ]
 
 

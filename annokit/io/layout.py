@@ -1,0 +1,104 @@
+"""Long or wide: a table's layout decided from its column names and its first rows.
+
+The rules (:func:`table_layout`), in order:
+
+1. Column roles are detected from their names (:func:`annokit.io.tabular.detect_columns`:
+   ``item``/``question``/``task``/``id``..., ``annotator``/``worker``/``rater``...,
+   ``label``/``answer``/``response``..., ``gold``/``truth``...), after the ones named with
+   ``--item-col``, ``--annotator-col``, ``--label-col``, ``--gold-col``.
+2. Item and label columns: a long table (one row per vote).
+3. Item and annotator columns but no label column: the one other column is the label (stated
+   in ``read_as``); none, or several, is an error naming ``--label-col``.
+4. An item column only: when item ids repeat in the first rows, one row is one vote (a long
+   table): the one other column is the label; with several, an error naming
+   ``--annotator-col`` and ``--label-col``. When they do not repeat, one row is one item: a
+   wide table whose other columns are annotators; with a single other column, a long table
+   without annotator ids (the votes are the same either way; no annotator is invented).
+5. No item column: an error naming the column options.
+
+A column whose name means item, annotator or label is never an annotator of a wide table
+(:func:`annokit.io.tabular.read_wide` refuses it). Nothing here guesses between two
+readings: where the data allows two, the message names the option that settles it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from annokit.errors import DataFormatError, SchemaError
+from annokit.io.source import Input
+from annokit.io.tables import sample_table
+from annokit.io.tabular import COLUMN_OPTIONS, detect_columns
+
+__all__ = ["FORMAT_HINT", "table_layout"]
+
+FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio or lewidi)"
+
+
+def _repeats(values: Any) -> bool:
+    present = values.dropna()
+    return bool(present.astype(str).duplicated().any())
+
+
+def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str | None] | None = None,
+                 sep: str | None = None) -> tuple[str, dict[str, str | None] | None, str | None]:
+    """The layout of a table file (``"long"`` or ``"wide"``), the column roles to read it with
+    and a note saying what was inferred (None when the names said it all).
+
+    ``fmt`` is ``"auto"``, or ``"long"``/``"wide"`` when the user said so (only the roles
+    are then completed).
+
+    Raises
+    ------
+    SchemaError
+        Columns that fit no layout, or fit two: one line naming the option that settles it.
+    """
+    name = source.name
+    sample = sample_table(source, sep=sep)
+    names = list(sample.columns)
+    given = dict(columns or {})
+    if fmt == "wide" or "label" in given:  # read_wide and read_long check what was named
+        return fmt if fmt != "auto" else "long", columns, None
+    roles = detect_columns(names, given=given, source=name)
+    item, annotator, label = roles["item"], roles["annotator"], roles["label"]
+    if item is None:
+        if fmt == "long":
+            return "long", columns, None  # read_long names --item-col
+        raise DataFormatError(
+            f"{name}: cannot tell the format from columns {names}: a long table needs item "
+            f"and label columns, a wide table an item column and one column per annotator; pass "
+            f"{FORMAT_HINT} and name the columns ({COLUMN_OPTIONS})")
+    if label is not None:
+        return "long", columns, None
+    used = {c for c in roles.values() if c}
+    others = [c for c in names if c not in used]
+    if annotator is not None:
+        if len(others) == 1:
+            return ("long", {**given, "label": others[0]},
+                    "label: the one column besides item and annotator")
+        if not others:
+            raise SchemaError(f"{name}: item ({item!r}) and annotator ({annotator!r}) columns but "
+                              f"no label column; got {names}; name it with --label-col")
+        raise SchemaError(f"{name}: item ({item!r}) and annotator ({annotator!r}) columns; any of "
+                          f"{others} could be the label; name it with --label-col")
+    repeats = _repeats(sample[item])
+    if fmt == "long" or repeats:
+        why = f"item ids repeat in {item!r}, so one row is one vote" if repeats else "a long table"
+        if len(others) == 1:
+            return ("long", {**given, "annotator": None, "label": others[0]},
+                    f"label: the one column besides item; no annotator ids; {why}")
+        if not others:
+            raise SchemaError(f"{name}: {why}, but {item!r} is the only column; the votes need a "
+                              "label column (--label-col)")
+        raise SchemaError(f"{name}: {why} (a long table), but which of {others} holds the "
+                          f"annotator and which the label is not said by their names; name them "
+                          f"with --annotator-col and --label-col (or --format wide)")
+    if not others:
+        raise SchemaError(f"{name}: {item!r} is the only column; a long table needs a label "
+                          "column (--label-col), a wide table one column per annotator")
+    if len(others) == 1:
+        return ("long", {**given, "annotator": None, "label": others[0]},
+                "label: the one column besides item; no annotator ids; one row per item "
+                "(--format wide reads the column as one annotator)")
+    return "wide", columns, None
