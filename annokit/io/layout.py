@@ -84,21 +84,22 @@ def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str 
                           f"{others} could be the label; name it with --label-col")
     repeats = _repeats(sample[item])
     if fmt == "long" or repeats:
-        why = f"item ids repeat in {item!r}, so one row is one vote" if repeats else "a long table"
+        why = (f"item ids repeat in {item!r}, so one row is one vote" if repeats
+               else "read as a long table (--format long)")
         if len(others) == 1:
             return ("long", {**given, "annotator": None, "label": others[0]},
                     f"label: the one column besides item; no annotator ids; {why}")
         if not others:
             raise SchemaError(f"{name}: {why}, but {item!r} is the only column; the votes need a "
                               "label column (--label-col)")
-        raise SchemaError(f"{name}: {why} (a long table), but which of {others} holds the "
-                          f"annotator and which the label is not said by their names; name them "
-                          f"with --annotator-col and --label-col (or --format wide)")
+        raise SchemaError(f"{name}: {why}, but which of {others} holds the annotator and which "
+                          f"the label is not said by their names; name them with --annotator-col "
+                          f"and --label-col{'' if fmt == 'long' else ' (or --format wide)'}")
     if not others:
         raise SchemaError(f"{name}: {item!r} is the only column; a long table needs a label "
                           "column (--label-col), a wide table one column per annotator")
     if len(others) == 1:
         return ("long", {**given, "annotator": None, "label": others[0]},
-                "label: the one column besides item; no annotator ids; one row per item "
-                "(--format wide reads the column as one annotator)")
+                "label: the one column besides item; no annotator ids; one row per item; "
+                "--format wide reads the column as one annotator")
     return "wide", columns, None

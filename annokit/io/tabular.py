@@ -357,8 +357,9 @@ def read_wide(
 
     The item column is detected like in :func:`read_long` unless given (``item=`` or
     ``columns={"item": ...}``); every other column (except the gold column, detected or
-    ``columns={"gold": ...}``, and ``item_columns``) is an annotator. A cell holding one of
-    the ``missing`` words is no vote, like a blank cell.
+    ``columns={"gold": ...}``, and ``item_columns``) is an annotator, except that a column
+    named like an item, annotator or label column (``ROLE_SPELLINGS``) is refused: such a file
+    is a long table. A cell holding one of the ``missing`` words is no vote, like a blank cell.
     """
     given = dict(columns or {})
     extra = sorted(set(given) - {"item", "gold"})
@@ -378,8 +379,23 @@ def read_wide(
     reserved = {item, gold, *item_columns}
     annotators = (list(annotator_columns) if annotator_columns is not None
                   else [c for c in df.columns if c not in reserved])
+    if annotator_columns is None:
+        for col in annotators:
+            role = next((r for r in ("item", "annotator", "label")
+                         if col.lower() in ROLE_SPELLINGS[r]), None)
+            if role is not None:
+                raise SchemaError(
+                    f"{source.name}: column {col!r} is named like the {role} column of a long "
+                    f"table, not like an annotator of a wide table; read the file as a long table "
+                    f"(--format long, naming columns with --item-col, --annotator-col, --label-col)")
     check_scalars(df, source, [c for c in (item, gold, *annotators) if c in df.columns])
     check_present(df, source, [item], ["item id"])
+    repeated = df[item].astype(str).duplicated().to_numpy()
+    if repeated.any():
+        row = int(np.argmax(repeated))
+        raise SchemaError(f"{cell_where(source, df, row, item)}: item {df[item].iloc[row]!r} is on "
+                          "a second row; a wide table has one row per item (for one row per "
+                          "vote, read it as a long table: --format long)")
     votes = Votes.from_wide(df, item=item, annotator_columns=annotator_columns, labels=labels,
                             gold=gold, item_columns=item_columns, source=source.name)
     votes.read_info = (f"{source.name}: wide table ({df.attrs.get('annokit_read_as', 'csv')}), "
