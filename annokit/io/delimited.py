@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,8 @@ import pandas as pd
 
 from annokit.errors import DataFormatError, InvalidValueError
 
-__all__ = ["SAMPLE_CHARS", "SEPARATORS", "Dialect", "parse_sep", "read_delimited", "sniff_dialect"]
+__all__ = ["DECIMAL_COMMA", "SAMPLE_CHARS", "SEPARATORS", "Dialect", "decimal_commas", "parse_sep",
+           "read_delimited", "sniff_dialect"]
 
 #: Characters of a text table looked at to choose its separator.
 SAMPLE_CHARS = 1 << 16
@@ -293,3 +295,25 @@ def unnamed_extras(header: list[str], df: pd.DataFrame) -> tuple[list[int], list
 
 def _all_blank(values: pd.Series) -> bool:
     return bool(values.isna().all() or values.fillna("").astype(str).str.strip().eq("").all())
+
+
+#: A number written with a decimal comma (``0,25``, ``,5``, ``1,5e-3``).
+DECIMAL_COMMA = re.compile(r"[+-]?(\d+,\d*|,\d+)([eE][+-]?\d+)?")
+_COMMA_OR_INTEGER = re.compile(r"\s*[+-]?(\d+,\d*|,\d+|\d+)([eE][+-]?\d+)?\s*")
+
+
+def decimal_commas(values: pd.Series) -> pd.Series:
+    """A column of a ``;``-separated file written with decimal commas (``0,25``), with points.
+
+    Read so only when every value is a number written with a comma, or an integer, and at least
+    one has a comma; any other column is returned as it is (a mix of ``0,25`` and ``0.5`` is
+    then reported as not numeric by the caller, never half converted).
+    """
+    if not (values.dtype == object or pd.api.types.is_string_dtype(values.dtype)):
+        return values
+    text = values.dropna().astype(str)
+    if not len(text) or not text.str.contains(",", regex=False).any():
+        return values
+    if not text.str.fullmatch(_COMMA_OR_INTEGER).all():
+        return values
+    return values.str.replace(",", ".", regex=False)
