@@ -88,7 +88,7 @@ class Dialect:
 
 
 def _records(sample: str, sep: str, quoting: bool, limit: int = _MAX_SAMPLE_RECORDS) -> list[list[str]]:
-    reader = csv.reader(io.StringIO(sample), delimiter=sep, quotechar='"', doublequote=True,
+    reader = csv.reader(io.StringIO(sample, newline=None), delimiter=sep, quotechar='"', doublequote=True,
                         strict=False, quoting=csv.QUOTE_MINIMAL if quoting else csv.QUOTE_NONE)
     out: list[list[str]] = []
     try:
@@ -214,7 +214,7 @@ def _pandas(text: str, dialect: Dialect, width: int | None = None) -> pd.DataFra
 def _diagnose(text: str, dialect: Dialect, name: str, eof_in_quote: bool) -> int:
     """Find why pandas refused ``text``: raise the problem in our words, or return the width
     to read with when the only trouble is empty trailing fields beyond the header."""
-    reader = csv.reader(io.StringIO(text), delimiter=dialect.sep, quotechar='"', strict=False,
+    reader = csv.reader(io.StringIO(text, newline=None), delimiter=dialect.sep, quotechar='"', strict=False,
                         quoting=csv.QUOTE_MINIMAL if dialect.quoting else csv.QUOTE_NONE,
                         skipinitialspace=dialect.skip_initial_space)
     header: int | None = None

@@ -286,7 +286,10 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
             votes.gold = _gold_codes(column, votes.item_index, np.empty(votes.n_items),
                                      votes.labels, getattr(votes, "_item_ids", votes.item_ids),
                                      f"{path.name}, column {in_file_gold!r}")
-    return attach_gold(votes, gold_series) if gold_series is not None else votes
+    out = attach_gold(votes, gold_series) if gold_series is not None else votes
+    chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
+    out.read_info = f"{path.name}: long table (parquet); columns {chosen}"
+    return out
 
 
 def _row_groups(parquet: Any, columns: list[str], path: Path, *, readers: int = 2) -> Iterator[Any]:
