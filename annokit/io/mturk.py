@@ -242,6 +242,8 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     flagged = long["flagged"].to_numpy(dtype=bool)
     n_flagged = int(flagged.sum())
     if flags == "drop" and n_flagged:
+        if labels is None:  # the label set of the task, whether flagged votes are kept or not
+            labels = LabelSet.infer(long["label"])
         long = long[~flagged]
     long = long.drop(columns="flagged")
     if long.empty:
