@@ -36,8 +36,8 @@ import pandas as pd
 
 from annokit.errors import DataFormatError, InvalidValueError
 
-__all__ = ["DECIMAL_COMMA", "SAMPLE_CHARS", "SEPARATORS", "Dialect", "decimal_commas", "parse_sep",
-           "read_delimited", "sniff_dialect"]
+__all__ = ["DECIMAL_COMMA", "SAMPLE_CHARS", "SEPARATORS", "Dialect", "blank_rows", "decimal_commas",
+           "parse_sep", "read_delimited", "sep_line", "sniff_dialect", "unnamed_extras"]
 
 #: Characters of a text table looked at to choose its separator.
 SAMPLE_CHARS = 1 << 16
@@ -84,6 +84,8 @@ class Dialect:
         shown = "tab" if self.sep == "\t" else repr(self.sep)
         if self.how == "given":
             return f"{kind}; separator {shown} given"
+        if self.how == "sep line":
+            return f"{kind}; separator {shown} named by its sep= line, --sep to override"
         return f"{kind}; separator {shown} {self.how}, --sep to override"
 
 
@@ -211,7 +213,7 @@ def _pandas(text: str, dialect: Dialect, width: int | None = None) -> pd.DataFra
                        names=None if width is None else list(range(width)))
 
 
-def _diagnose(text: str, dialect: Dialect, name: str, eof_in_quote: bool) -> int:
+def _diagnose(text: str, dialect: Dialect, name: str, eof_in_quote: bool, first_line: int) -> int:
     """Find why pandas refused ``text``: raise the problem in our words, or return the width
     to read with when the only trouble is empty trailing fields beyond the header."""
     reader = csv.reader(io.StringIO(text, newline=None), delimiter=dialect.sep, quotechar='"', strict=False,
@@ -219,8 +221,8 @@ def _diagnose(text: str, dialect: Dialect, name: str, eof_in_quote: bool) -> int
                         skipinitialspace=dialect.skip_initial_space)
     header: int | None = None
     widest = 0
-    start = 1
-    last_start = 1
+    start = first_line
+    last_start = first_line
     try:
         for record in reader:
             if record and any(f.strip() for f in record):
@@ -235,7 +237,7 @@ def _diagnose(text: str, dialect: Dialect, name: str, eof_in_quote: bool) -> int
                             f"{header} (read as {word}-separated: quote a field that holds a "
                             f"{word}, or name the separator with --sep)")
                     widest = max(widest, len(record))
-            start = reader.line_num + 1
+            start = reader.line_num + first_line
     except csv.Error as exc:
         raise DataFormatError(f"{name}: line {start}: cannot split into fields ({exc})") from None
     if eof_in_quote:
@@ -247,8 +249,10 @@ def _diagnose(text: str, dialect: Dialect, name: str, eof_in_quote: bool) -> int
     return widest
 
 
-def read_delimited(text: str, name: str, dialect: Dialect) -> pd.DataFrame:
+def read_delimited(text: str, name: str, dialect: Dialect, *, first_line: int = 1) -> pd.DataFrame:
     """All rows of a text table as strings, header row included (row 0), columns numbered.
+
+    ``first_line`` is the file line ``text`` starts on (2 after a ``sep=`` line).
 
     Raises
     ------
@@ -259,7 +263,7 @@ def read_delimited(text: str, name: str, dialect: Dialect) -> pd.DataFrame:
     try:
         return _pandas(text, dialect)
     except pd.errors.ParserError as exc:
-        width = _diagnose(text, dialect, name, "EOF inside string" in str(exc))
+        width = _diagnose(text, dialect, name, "EOF inside string" in str(exc), first_line)
     try:
         return _pandas(text, dialect, width)
     except pd.errors.ParserError:
@@ -267,10 +271,13 @@ def read_delimited(text: str, name: str, dialect: Dialect) -> pd.DataFrame:
                               "fields") from None
 
 
+_UNNAMED = re.compile(r"(Unnamed: \d+)?")  # pandas names a blank header cell "Unnamed: 0"
+
+
 def unnamed_extras(header: list[str], df: pd.DataFrame) -> tuple[list[int], list[str]]:
-    """Columns to drop from a text table: trailing columns with no name and no value, and a
-    first column with no name holding row numbers (0, 1, ... or 1, 2, ...). Returns their
-    positions and what to say about them."""
+    """Columns to drop from a text table: trailing columns with no name and no value, and
+    leading columns with no name (or pandas' ``Unnamed: 0``) holding row numbers (0, 1, ... or
+    1, 2, ...: pandas' and R's row index). Returns their positions and what to say about them."""
     drop: list[int] = []
     notes: list[str] = []
     n = len(header)
@@ -278,19 +285,49 @@ def unnamed_extras(header: list[str], df: pd.DataFrame) -> tuple[list[int], list
     while n - trailing > 1 and not str(header[n - 1 - trailing]).strip() and _all_blank(
             df.iloc[:, n - 1 - trailing]):
         trailing += 1
+    lead = 0
+    while (lead < n - trailing - 1 and len(df) and _UNNAMED.fullmatch(str(header[lead]).strip())
+           and _row_numbers(df.iloc[:, lead])):
+        lead += 1
+    if lead:
+        drop += list(range(lead))
+        notes.append("unnamed row-number column ignored" if lead == 1
+                     else f"{lead} unnamed row-number columns ignored")
     if trailing:
         drop += list(range(n - trailing, n))
         notes.append(f"{trailing} empty unnamed trailing column(s) ignored")
-    if n - trailing > 1 and not str(header[0]).strip() and len(df):
-        first = df.iloc[:, 0]
-        values = pd.to_numeric(first, errors="coerce").to_numpy(dtype=np.float64)
-        if not np.isnan(values).any():
-            for start in (0, 1):
-                if np.array_equal(values, np.arange(start, start + len(values))):
-                    drop.insert(0, 0)
-                    notes.insert(0, "unnamed row-number column ignored")
-                    break
     return drop, notes
+
+
+def _row_numbers(values: pd.Series) -> bool:
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    if np.isnan(numbers).any():
+        return False
+    return any(np.array_equal(numbers, np.arange(start, start + len(numbers))) for start in (0, 1))
+
+
+def blank_rows(df: pd.DataFrame) -> np.ndarray:
+    """Rows whose every cell is empty or blank (the ``;;;`` lines spreadsheets leave)."""
+    blank = np.ones(len(df), dtype=bool)
+    for j in range(df.shape[1]):
+        values = df.iloc[:, j]
+        blank &= np.asarray(values.isna() | values.fillna("").astype(str).str.strip().eq(""),
+                            dtype=bool)
+        if not blank.any():
+            break
+    return blank
+
+
+_SEP_LINE = re.compile(r"sep=(.)[ \t]*\r?(\n|\r)")
+
+
+def sep_line(text: str) -> tuple[str | None, str]:
+    """Excel's ``sep=;`` first line: the separator it names (None without one) and the text
+    after it."""
+    m = _SEP_LINE.match(text)
+    if m is None or m.group(1) not in SEPARATORS:
+        return None, text
+    return m.group(1), text[m.end():]
 
 
 def _all_blank(values: pd.Series) -> bool:

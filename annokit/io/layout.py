@@ -62,6 +62,10 @@ def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str 
         return fmt if fmt != "auto" else "long", columns, None
     roles = detect_columns(names, given=given, source=name)
     item, annotator, label = roles["item"], roles["annotator"], roles["label"]
+    if len(names) == 1 and item is None and not given:
+        raise DataFormatError(
+            f"{name}: the header {names[0]!r} is one column: none of , ; tab | splits it into "
+            "item, annotator and label columns; write the file with one of these separators")
     if item is None:
         if fmt == "long":
             return "long", columns, None  # read_long names --item-col

@@ -210,7 +210,9 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
         keep = pd.Series(True, index=df.index)
     excluded = status[~keep].value_counts().sort_index()
     df = df[keep.to_numpy()]
-    line = df.index.to_numpy() + df.attrs.get("annokit_line_offset", 2)
+    lines = df.attrs.get("annokit_lines")  # set when empty rows were left out
+    line = (np.asarray(lines)[df.index.to_numpy()] if lines
+            else df.index.to_numpy() + df.attrs.get("annokit_line_offset", 2))
     blank_workers = df["WorkerId"].isna()
     if blank_workers.any():
         raise SchemaError(f"line {int(line[np.argmax(blank_workers.to_numpy())])} of {name}: "

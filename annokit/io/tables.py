@@ -17,7 +17,15 @@ import numpy as np
 import pandas as pd
 
 from annokit.errors import DataFormatError, InputError, InvalidValueError
-from annokit.io.delimited import SAMPLE_CHARS, Dialect, read_delimited, sniff_dialect, unnamed_extras
+from annokit.io.delimited import (
+    SAMPLE_CHARS,
+    Dialect,
+    blank_rows,
+    read_delimited,
+    sep_line,
+    sniff_dialect,
+    unnamed_extras,
+)
 from annokit.io.source import Input, check_header, json_object_lines, loads_json
 
 __all__ = [
@@ -42,8 +50,10 @@ def table_kind(path: Path | Input, data: bytes | None = None) -> str:
         return _sniff_kind(path.data)
     if kind is None:
         name = path.name
+        hint = ("; save the sheet as CSV UTF-8 (File > Save as / Download as)"
+                if suffix in (".xlsx", ".xls", ".xlsm", ".ods", ".numbers") else "")
         raise DataFormatError(
-            f"{name}: unknown file type {suffix!r}; expected one of {sorted(_SUFFIXES)}"
+            f"{name}: unknown file type {suffix!r}; expected one of {sorted(_SUFFIXES)}{hint}"
         )
     return kind
 
@@ -148,10 +158,9 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
             text = source.text
             if not text.strip():
                 raise DataFormatError(f"{name} is empty: no header line")
-            dialect = sniff_dialect(text[:SAMPLE_CHARS], name, kind=kind, sep=sep,
-                                    complete=len(text) <= SAMPLE_CHARS)
-            df, offset, read_as = _text_frame(read_delimited(text, name, dialect), name, kind,
-                                              dialect, no_header)
+            dialect, text, first = _dialect(text, name, kind, sep, len(text) <= SAMPLE_CHARS)
+            df, offset, read_as = _text_frame(read_delimited(text, name, dialect, first_line=first),
+                                              name, kind, dialect, no_header, first)
         elif kind == "jsonl":
             df, lines = _read_jsonl(source.text, name)
             df.attrs["annokit_lines"] = lines
@@ -191,27 +200,47 @@ def _check_sep(sep: str | None, kind: str, name: str) -> None:
                                 f"is a {kind} file")
 
 
-def _text_frame(raw: pd.DataFrame, name: str, kind: str, dialect: Dialect,
-                no_header: bool) -> tuple[pd.DataFrame, int, str]:
-    """Name the columns of a text table read with its header as row 0; drop the columns
-    :func:`annokit.io.delimited.unnamed_extras` finds. Returns the frame, the file line of its
-    first row and the ``read_as`` text."""
+def _dialect(text: str, name: str, kind: str, sep: str | None,
+             complete: bool) -> tuple[Dialect, str, int]:
+    """The dialect of a text table, the text without an Excel ``sep=`` first line, and the file
+    line that text starts on."""
+    named, rest = sep_line(text)
+    if named is None:
+        return sniff_dialect(text[:SAMPLE_CHARS], name, kind=kind, sep=sep, complete=complete), text, 1
+    if sep is not None:
+        return sniff_dialect(rest[:SAMPLE_CHARS], name, kind=kind, sep=sep, complete=complete), rest, 2
+    given = sniff_dialect(rest[:SAMPLE_CHARS], name, kind=kind, sep=named, complete=complete)
+    return Dialect(given.sep, given.quoting, "sep line", given.skip_initial_space), rest, 2
+
+
+def _text_frame(raw: pd.DataFrame, name: str, kind: str, dialect: Dialect, no_header: bool,
+                first: int = 1) -> tuple[pd.DataFrame, int, str]:
+    """Name the columns of a text table read with its header as row 0 (file line ``first``);
+    drop rows with no value and the columns :func:`annokit.io.delimited.unnamed_extras` finds.
+    Returns the frame, the file line of its first row and the ``read_as`` text."""
     read_as = dialect.describe(kind)
+    notes: list[str] = []
     if no_header:
         raw.columns = [f"column{j + 1}" for j in range(raw.shape[1])]
-        raw.attrs["annokit_sep"] = dialect.sep
-        return raw, 1, read_as
-    header = ["" if pd.isna(c) else c for c in raw.iloc[0].tolist()]
-    df = raw.iloc[1:].reset_index(drop=True)
-    drop, notes = unnamed_extras(header, df)
-    if drop:
-        keep = [j for j in range(len(header)) if j not in drop]
-        df = df.iloc[:, keep]
-        header = [header[j] for j in keep]
-        read_as = "; ".join([read_as, *notes])
-    df.columns = check_header(header, name)
+        df, offset = raw, first
+    else:
+        header = ["" if pd.isna(c) else c for c in raw.iloc[0].tolist()]
+        df = raw.iloc[1:].reset_index(drop=True)
+        drop, notes = unnamed_extras(header, df)
+        if drop:
+            keep = [j for j in range(len(header)) if j not in drop]
+            df = df.iloc[:, keep]
+            header = [header[j] for j in keep]
+        df.columns = check_header(header, name)
+        offset = first + 1
+    empty = blank_rows(df)
+    if empty.any():
+        kept = np.flatnonzero(~empty)
+        df = df.iloc[kept].reset_index(drop=True)
+        df.attrs["annokit_lines"] = [int(i) + offset for i in kept]
+        notes.append(f"{int(empty.sum())} empty row(s) ignored")
     df.attrs["annokit_sep"] = dialect.sep
-    return df, 2, read_as
+    return df, offset, "; ".join([read_as, *notes])
 
 
 def sample_table(path: str | os.PathLike | Input, *, sep: str | None = None,
@@ -227,15 +256,15 @@ def sample_table(path: str | os.PathLike | Input, *, sep: str | None = None,
         text, complete = source.head(SAMPLE_CHARS)
         if not text.strip():
             raise DataFormatError(f"{name} is empty: no header line")
-        dialect = sniff_dialect(text, name, kind=kind, sep=sep, complete=complete)
+        dialect, text, first = _dialect(text, name, kind, sep, complete)
         try:
-            raw = read_delimited(text, name, dialect)
+            raw = read_delimited(text, name, dialect, first_line=first)
         except DataFormatError:
             if complete:
                 raise
             # a quoted field cut at the end of the sample: its header alone
-            raw = read_delimited(text.split("\n", 1)[0], name, dialect)
-        df, _, _ = _text_frame(raw, name, kind, dialect, False)
+            raw = read_delimited(text.split("\n", 1)[0], name, dialect, first_line=first)
+        df, _, _ = _text_frame(raw, name, kind, dialect, False, first)
         return df.head(rows)
     if kind == "jsonl":
         text, complete = source.head(SAMPLE_CHARS)

@@ -51,10 +51,16 @@ HEADERLESS_ROLES = {2: ("item", "label"), 3: ("item", "annotator", "label"),
                     4: ("item", "annotator", "label", "gold")}
 
 
+def name_key(name: str) -> str:
+    """A column name as spellings are compared: lower case, without blanks, ``_`` and ``-``."""
+    return "".join(ch for ch in str(name).lower() if ch not in " \t_-")
+
+
 def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "annotator", "label", "gold"),
                    *, given: Mapping[str, str | None] | None = None,
                    source: str = "votes") -> dict[str, str | None]:
-    """Map roles to column names: ``given`` first, then the one matching spelling (case-insensitive).
+    """Map roles to column names: ``given`` first, then the one matching spelling, compared by
+    :func:`name_key` (so ``Item ID``, ``item-id`` and ``ItemId`` are ``item_id``).
 
     Raises
     ------
@@ -74,14 +80,14 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
                               f"{list(columns)}")
     by_lower: dict[str, list[str]] = {}
     for c in columns:
-        by_lower.setdefault(c.lower(), []).append(c)
+        by_lower.setdefault(name_key(c), []).append(c)
     out: dict[str, str | None] = {}
     taken: set[str] = {v for v in given.values() if v}
     for role in roles:
         if role in given:
             out[role] = given[role]
             continue
-        found = [c for spelling in ROLE_SPELLINGS[role] for c in by_lower.get(spelling, [])
+        found = [c for spelling in ROLE_SPELLINGS[role] for c in by_lower.get(name_key(spelling), [])
                  if c not in taken]
         if len(found) > 1:
             raise SchemaError(
@@ -383,9 +389,13 @@ def read_wide(
     annotators = (list(annotator_columns) if annotator_columns is not None
                   else [c for c in df.columns if c not in reserved])
     if annotator_columns is None:
+        unnamed = [j + 1 for j, c in enumerate(df.columns) if c in annotators and not c]
+        if unnamed:
+            raise SchemaError(f"{source.name}: column {unnamed[0]} has no name, so it cannot be an "
+                              "annotator of a wide table; name it in the header, or remove it")
         for col in annotators:
             role = next((r for r in ("item", "annotator", "label")
-                         if col.lower() in ROLE_SPELLINGS[r]), None)
+                         if name_key(col) in {name_key(x) for x in ROLE_SPELLINGS[r]}), None)
             if role is not None:
                 raise SchemaError(
                     f"{source.name}: column {col!r} is named like the {role} column of a long "

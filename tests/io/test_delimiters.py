@@ -62,6 +62,14 @@ SHAPES = {
                                         b"q2, a, yes\n", "csv"),
     "extra_empty_fields_on_some_lines": ("v.csv", (_csv(",").replace("q2,a,yes", "q2,a,yes,,")).encode(),
                                          "csv; 2 empty unnamed trailing column(s) ignored"),
+    "excel_sep_line": ("v.csv", b"sep=;\r\n" + _csv(";", lineterminator="\r\n").encode(),
+                       "csv; separator ';' named by its sep= line, --sep to override"),
+    "excel_unicode_text_utf16": ("v.txt", _csv("\t", lineterminator="\r\n").encode("utf-16"), "tsv"),
+    "excel_phantom_rows": ("v.csv", (_csv(";") + ";;\n;;\n").encode(),
+                           "csv; separator ';' sniffed, --sep to override; 2 empty row(s) ignored"),
+    "pandas_round_trip_unnamed_0": ("v.csv", _pandas().replace(",item,", ",Unnamed: 0,item,").replace(
+        "\n0,", "\n0,0,").replace("\n1,", "\n1,1,").replace("\n2,", "\n2,2,").replace(
+        ",Unnamed", ",Unnamed", 1).encode(), "csv; 2 unnamed row-number columns ignored"),
     "old_mac_cr": ("v.csv", _csv(";", lineterminator="\r").encode(),
                    "csv; separator ';' sniffed, --sep to override"),
 }
@@ -218,3 +226,43 @@ def test_real_crowd_files_read_alike_from_a_european_spreadsheet(tmp_path, datas
     np.testing.assert_array_equal(eu.counts(), plain.counts())
     np.testing.assert_array_equal(eu.gold, plain.gold)
     assert "separator ';' sniffed" in eu.read_info
+
+
+def test_an_empty_row_in_the_middle_keeps_the_line_numbers(tmp_path):
+    path = tmp_path / "v.csv"
+    path.write_text("item;annotator;label\nq1;a;x\n;;\nq1;;y\n")
+    with pytest.raises(DataFormatError, match=r"^line 4 of v.csv, column 'annotator': empty "
+                                              r"annotator id$"):
+        read_votes(path)
+    path.write_text("sep=;\nitem;annotator;label\nq1;a;x\n;;\nq1;;y\n")
+    with pytest.raises(DataFormatError, match=r"^line 5 of v.csv, column 'annotator': empty "
+                                              r"annotator id$"):
+        read_votes(path)
+
+
+def test_spreadsheet_column_names(tmp_path):
+    path = tmp_path / "v.csv"
+    path.write_text("Item ID;Worker-Id;Label\nq1;a;x\nq1;b;y\n")
+    assert read_votes(path).read_info.endswith("columns item='Item ID', annotator='Worker-Id', "
+                                               "label='Label'")
+
+
+def test_files_that_are_not_csv_say_what_to_do(tmp_path):
+    sheet = tmp_path / "v.xlsx"
+    sheet.write_bytes(b"PK\x03\x04")
+    with pytest.raises(DataFormatError, match=r"v.xlsx: unknown file type '.xlsx'; expected one of "
+                                              r"\[.*\]; save the sheet as CSV UTF-8"):
+        read_votes(sheet)
+    latin = tmp_path / "v.csv"
+    latin.write_bytes("item;annotator;label\nq1;a;caf\u00e9\n".encode("cp1252"))
+    with pytest.raises(DataFormatError, match=r"^v.csv: not UTF-8 text: byte 29 \(line 2\) is "
+                                              r"b'\\xe9' \(invalid continuation byte\); save the file "
+                                              r"as UTF-8 \(in Excel: CSV UTF-8\)$"):
+        read_votes(latin)
+    spaces = tmp_path / "s.csv"
+    spaces.write_text("item annotator label\nq1 a x\n")
+    with pytest.raises(DataFormatError, match=r"^s.csv: the header 'item annotator label' is one "
+                                              r"column: none of , ; tab \| splits it into item, "
+                                              r"annotator and label columns; write the file with one "
+                                              r"of these separators$"):
+        read_votes(spaces)
