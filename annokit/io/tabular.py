@@ -385,6 +385,8 @@ def read_wide(
     if roles["item"] is None:
         raise _no_layout(source.name, "item", list(df.columns))
     item, gold = roles["item"], roles["gold"]
+    if len(df) == 0:
+        raise SchemaError(f"{source.name} has no votes")
     reserved = {item, gold, *item_columns}
     annotators = (list(annotator_columns) if annotator_columns is not None
                   else [c for c in df.columns if c not in reserved])
