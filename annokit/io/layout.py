@@ -37,8 +37,8 @@ FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio or lewidi)"
 
 
 def _repeats(values: Any) -> bool:
-    present = values.dropna()
-    return bool(present.astype(str).duplicated().any())
+    present = values.dropna()  # a sample of at most a thousand rows: repr copes with any value
+    return bool(present.map(lambda v: v if isinstance(v, str) else repr(v)).duplicated().any())
 
 
 def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str | None] | None = None,
@@ -77,6 +77,9 @@ def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str 
         return "long", columns, None
     used = {c for c in roles.values() if c}
     others = [c for c in names if c not in used]
+    if others == [""]:
+        raise SchemaError(f"{name}: column {names.index('') + 1} has no name in the header; name it "
+                          "(e.g. label) so its role can be read")
     if annotator is not None:
         if len(others) == 1:
             return ("long", {**given, "label": others[0]},

@@ -32,8 +32,8 @@ from annokit.io.tables import (
     table_kind,
 )
 
-__all__ = ["ROLE_SPELLINGS", "detect_columns", "read_columns", "read_gold", "read_long", "read_table",
-           "read_wide"]
+__all__ = ["MORE_SPELLINGS", "ROLE_SPELLINGS", "detect_columns", "name_key", "read_columns", "read_gold",
+           "read_long", "read_table", "read_wide"]
 
 #: Column spellings tried, in order, for each role when no mapping is given.
 ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -42,6 +42,16 @@ ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
                   "user", "performer"),
     "label": ("label", "answer", "response", "annotation", "vote"),
     "gold": ("gold", "gold_label", "truth", "true_label"),
+}
+#: Spellings tried only when no column has one of ``ROLE_SPELLINGS[role]`` (so a file with
+#: ``item`` and ``sentence_id`` columns still reads ``item`` as the item, as before).
+MORE_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "item": ("sample_id", "example_id", "instance_id", "doc_id", "document_id", "sentence_id",
+             "text_id", "pair_id", "post_id", "tweet_id"),
+    "annotator": ("rater_id", "user_id", "coder", "coder_id", "labeler", "labeler_id", "labeller",
+                  "judge", "judge_id", "participant", "participant_id"),
+    "label": ("judgment", "judgement"),
+    "gold": ("gold_standard", "reference", "expert_label"),
 }
 
 #: Options that name columns, for messages (CLI spelling).
@@ -87,8 +97,12 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
         if role in given:
             out[role] = given[role]
             continue
-        found = [c for spelling in ROLE_SPELLINGS[role] for c in by_lower.get(name_key(spelling), [])
-                 if c not in taken]
+        found = []
+        for tier in (ROLE_SPELLINGS, MORE_SPELLINGS):
+            found = [c for spelling in tier[role] for c in by_lower.get(name_key(spelling), [])
+                     if c not in taken]
+            if found:
+                break
         if len(found) > 1:
             raise SchemaError(
                 f"{source}: columns {found} could each be the {role} column; name one with "
@@ -397,7 +411,8 @@ def read_wide(
                               "annotator of a wide table; name it in the header, or remove it")
         for col in annotators:
             role = next((r for r in ("item", "annotator", "label")
-                         if name_key(col) in {name_key(x) for x in ROLE_SPELLINGS[r]}), None)
+                         if name_key(col) in {name_key(x) for x in ROLE_SPELLINGS[r]
+                                              + MORE_SPELLINGS[r]}), None)
             if role is not None:
                 raise SchemaError(
                     f"{source.name}: column {col!r} is named like the {role} column of a long "

@@ -52,9 +52,9 @@ def test_sep_forces_and_a_wrong_sep_is_one_line(semicolon):
     ("item,annotator\nq1,a\nq1,b\n",
      "Error: v.csv: item ('item') and annotator ('annotator') columns but no label column; got "
      "['item', 'annotator']; name it with --label-col\n"),
-    ("item,coder,code\nq1,a,x\nq1,b,y\n",
-     "Error: v.csv: item ids repeat in 'item', so one row is one vote, but which of ['coder', "
-     "'code'] holds the annotator and which the label is not said by their names; name them with "
+    ("item,person,tag\nq1,a,x\nq1,b,y\n",
+     "Error: v.csv: item ids repeat in 'item', so one row is one vote, but which of ['person', "
+     "'tag'] holds the annotator and which the label is not said by their names; name them with "
      "--annotator-col and --label-col (or --format wide)\n"),
 ], ids=["ragged_row", "unterminated_quote", "no_label_column", "unnamed_roles"])
 def test_careless_files_get_one_line_naming_a_real_option(tmp_path, text, message):

@@ -78,17 +78,17 @@ def test_repeated_item_ids_mean_one_row_per_vote(tmp_path):
 
 
 def test_repeated_item_ids_with_unnamed_annotator_and_label_columns(tmp_path):
-    path = _write(tmp_path, "item,coder,code\nq1,a,x\nq1,b,y\nq2,a,x\n")
+    path = _write(tmp_path, "item,person,tag\nq1,a,x\nq1,b,y\nq2,a,x\n")
     with pytest.raises(SchemaError) as info:
         read_votes(path)
     assert str(info.value) == (
-        "v.csv: item ids repeat in 'item', so one row is one vote, but which of ['coder', 'code'] "
+        "v.csv: item ids repeat in 'item', so one row is one vote, but which of ['person', 'tag'] "
         "holds the annotator and which the label is not said by their names; name them with "
         "--annotator-col and --label-col (or --format wide)")
-    votes = read_votes(path, columns={"annotator": "coder", "label": "code"})
+    votes = read_votes(path, columns={"annotator": "person", "label": "tag"})
     assert (votes.n_votes, votes.n_annotators) == (3, 2)
-    votes = read_votes(path, columns={"annotator": "coder"})
-    assert votes.read_info.endswith("label='code' (label: the one column besides item and annotator)")
+    votes = read_votes(path, columns={"annotator": "person"})
+    assert votes.read_info.endswith("label='tag' (label: the one column besides item and annotator)")
 
 
 def test_one_row_per_item_is_wide(tmp_path):
@@ -134,3 +134,11 @@ def test_pandas_index_column_is_not_an_annotator(tmp_path):
     assert list(votes.annotator_ids) == ["alice", "bob"] and votes.n_votes == 3
     assert votes.read_info == ("w.csv: wide table (csv; unnamed row-number column ignored), "
                                "2 annotator columns")
+
+
+def test_second_tier_spellings_are_used_only_when_no_usual_one_is_there(tmp_path):
+    votes = read_votes(_write(tmp_path, "doc_id,coder_id,code\nd1,a,x\nd1,b,y\n"))
+    assert votes.read_info == ("v.csv: long table (csv); columns item='doc_id', annotator='coder_id', "
+                               "label='code' (label: the one column besides item and annotator)")
+    votes = read_votes(_write(tmp_path, "item,sentence_id,annotator,label\nq1,s1,a,x\nq1,s1,b,y\n"))
+    assert votes.read_info.endswith("columns item='item', annotator='annotator', label='label'")
