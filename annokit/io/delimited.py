@@ -164,8 +164,7 @@ def sniff_dialect(sample: str, name: str, *, kind: str = "csv", sep: str | None 
                 found = "tab" if splits[0] == "\t" else repr(splits[0])
                 raise DataFormatError(
                     f"{name}: --sep {_shown(sep)} does not split the header line; {found} does "
-                    f"(give --sep {found if found == 'tab' else found}, or leave --sep out to "
-                    "sniff it)")
+                    f"(give --sep {found}, or leave --sep out to sniff it)")
         return Dialect(sep, quoting, "given", _initial_space(sample, sep))
     scores: dict[str, tuple[int, float]] = {}
     for cand in SEPARATORS:

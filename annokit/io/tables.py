@@ -268,8 +268,8 @@ def sample_table(path: str | os.PathLike | Input, *, sep: str | None = None,
         return df.head(rows)
     if kind == "jsonl":
         text, complete = source.head(SAMPLE_CHARS)
-        if text.lstrip().startswith("[") or complete:
-            return read_table(source).head(rows)
+        if text.lstrip().startswith("[") or complete or not text.endswith(("\n", "\r")):
+            return read_table(source).head(rows)  # an array, or a first line longer than 64 KiB
         df, _ = _read_jsonl(text, name)
         return df.head(rows)
     import pyarrow as pa

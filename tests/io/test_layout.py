@@ -142,3 +142,17 @@ def test_second_tier_spellings_are_used_only_when_no_usual_one_is_there(tmp_path
                                "label='code' (label: the one column besides item and annotator)")
     votes = read_votes(_write(tmp_path, "item,sentence_id,annotator,label\nq1,s1,a,x\nq1,s1,b,y\n"))
     assert votes.read_info.endswith("columns item='item', annotator='annotator', label='label'")
+
+
+def test_json_lines_longer_than_the_sample(tmp_path):
+    """The layout is decided from the first 64 KiB; a first line longer than that is read whole."""
+    import json
+
+    path = tmp_path / "v.jsonl"
+    path.write_text("".join(json.dumps({"item": "q1", "annotator": f"a{i}", "category": "x",
+                                        "note": "w" * 70000 if i == 0 else ""}) + "\n"
+                            for i in range(2)))
+    with pytest.raises(SchemaError, match=r"any of \['category', 'note'\] could be the label; name "
+                                          r"it with --label-col$"):
+        read_votes(path)
+    assert read_votes(path, columns={"label": "category"}).n_votes == 2
