@@ -156,3 +156,12 @@ def test_json_lines_longer_than_the_sample(tmp_path):
                                           r"it with --label-col$"):
         read_votes(path)
     assert read_votes(path, columns={"label": "category"}).n_votes == 2
+
+
+def test_unnamed_columns_get_no_role(tmp_path):
+    with pytest.raises(SchemaError, match=r"^v.csv: column 3 has no name in the header; name it "
+                                          r"\(e.g. label\) so its role can be read$"):
+        read_votes(_write(tmp_path, "item,annotator,\nq1,a,x\nq1,b,y\n"))
+    with pytest.raises(SchemaError, match=r"^v.csv: column 2 has no name, so it cannot be an annotator "
+                                          r"of a wide table; name it in the header, or remove it$"):
+        read_votes(_write(tmp_path, "item,,bob\nq1,x,y\nq2,y,x\n"))
