@@ -125,9 +125,28 @@ def _fit(records: list[list[str]]) -> tuple[int, float]:
 
 
 def _tab_quoting(sample: str) -> bool:
-    """Tab-separated files honour quotes only when their header is quoted (R's write.table);
-    otherwise a quote is text (a TSV label may start with one)."""
-    return sample.lstrip().startswith('"')
+    """Whether a tab-separated file honours quotes (as pandas and R write them) or keeps them as
+    text (a TSV label may start with one: ``"yes" he said``).
+
+    Quotes are honoured when the header is quoted (R's ``write.table``), when they make more
+    lines split into the header's number of fields, or, with the fit equal, when every field
+    that starts with a quote is a whole quoted field (``"a ""b"" c"``); otherwise they are text.
+    """
+    stripped = sample.lstrip()
+    if stripped.startswith('"'):
+        return True
+    if '"' not in sample:
+        return False
+    plain = _records(sample, "\t", False)
+    quoted = _records(sample, "\t", True)
+    if not plain or not quoted:
+        return False
+    (w_plain, fit_plain), (w_quoted, fit_quoted) = _fit(plain), _fit(quoted)
+    if fit_quoted != fit_plain:
+        return fit_quoted > fit_plain and w_quoted >= 2
+    pieces = [f for line in sample.splitlines() for f in line.split("\t") if f.startswith('"')]
+    return all(len(f) >= 2 and f.endswith('"') and '"' not in f[1:-1].replace('""', "")
+               for f in pieces)
 
 
 def sniff_dialect(sample: str, name: str, *, kind: str = "csv", sep: str | None = None,

@@ -175,6 +175,13 @@ def test_tab_files_keep_quotes_as_text_unless_the_header_is_quoted(tmp_path):
     assert list(read_votes(path).labels.names) == ['"no', '"yes" he said']
 
 
+def test_tab_files_written_by_pandas_quote_like_csv(tmp_path):
+    path = tmp_path / "v.tsv"
+    pd.DataFrame({"item": ["q1", "q1", "q2"], "annotator": ["a", "b", "a"],
+                  "label": ['he said "hi"', "x\ty", "plain"]}).to_csv(path, sep="\t", index=False)
+    assert list(read_votes(path).labels.names) == ['he said "hi"', "plain", "x\ty"]
+
+
 def test_predictions_with_decimal_commas_in_a_semicolon_file(tmp_path):
     path = tmp_path / "p.csv"
     path.write_bytes(b"\xef\xbb\xbfitem;prob_yes;prob_no\r\nq1;0,25;0,75\r\nq2;1;0\r\n")
