@@ -36,8 +36,9 @@ import pandas as pd
 
 from annokit.errors import DataFormatError, InvalidValueError
 
-__all__ = ["DECIMAL_COMMA", "SAMPLE_CHARS", "SEPARATORS", "Dialect", "blank_rows", "decimal_commas",
-           "parse_sep", "read_delimited", "sep_line", "sniff_dialect", "unnamed_extras"]
+__all__ = ["DECIMAL_COMMA", "SAMPLE_CHARS", "SEPARATORS", "Dialect", "blank_rows", "decimal_comma_hint",
+           "decimal_commas", "parse_sep", "read_delimited", "sep_line", "sniff_dialect",
+           "unnamed_extras"]
 
 #: Characters of a text table looked at to choose its separator.
 SAMPLE_CHARS = 1 << 16
@@ -372,3 +373,13 @@ def decimal_commas(values: pd.Series) -> pd.Series:
     if not text.str.fullmatch(_COMMA_OR_INTEGER).all():
         return values
     return values.str.replace(",", ".", regex=False)
+
+
+def decimal_comma_hint(value: object, semicolon: bool) -> str:
+    """What to add to a "not numeric" message when ``value`` is written with a decimal comma."""
+    if not (isinstance(value, str) and DECIMAL_COMMA.fullmatch(value.strip())):
+        return ""
+    if semicolon:
+        return ("; a decimal comma is read only in a ';'-separated file where every value of the "
+                "column is written with one")
+    return "; a decimal comma is read only in ';'-separated files"

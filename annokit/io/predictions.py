@@ -48,7 +48,7 @@ from annokit.io.source import (
     read_bytes,
     read_text,
 )
-from annokit.io.delimited import DECIMAL_COMMA, decimal_commas
+from annokit.io.delimited import decimal_comma_hint, decimal_commas
 from annokit.io.tables import read_table
 
 __all__ = ["ID_FIELDS", "Predictions", "read_predictions"]
@@ -421,13 +421,9 @@ def _from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: str, id_fiel
             if bad.any():
                 i = int(np.argmax(bad))
                 value = df[c].iloc[i]
-                hint = ""
-                if isinstance(value, str) and DECIMAL_COMMA.fullmatch(value.strip()):
-                    hint = ("; a decimal comma is read only in a ';'-separated file where every "
-                            "value of the column is written with one" if semicolon else
-                            "; a decimal comma is read only in ';'-separated files")
                 raise DataFormatError(f"{locations[i]} of {source}: column {c!r} is not numeric "
-                                      f"(got {value!r}){hint}; class columns used: {chosen}")
+                                      f"(got {value!r}){decimal_comma_hint(value, semicolon)}; "
+                                      f"class columns used: {chosen}")
             mat[:, j] = vals
         probs, logits = (mat, None) if kind == "probs" else (None, mat)
     return _build(ids, probs, logits, label_names=label_names, source=source, locations=locations,
@@ -444,7 +440,9 @@ def _strip_prefix(name: str, prefixes: Sequence[str]) -> str:
 def _read_csv(path: Path, *, sep: str | None, id_field: str | None, renormalize: bool,
               atol: float) -> Predictions:
     df = read_table(Input(path, what="predictions"), sep=sep)
-    locs = np.array([f"line {i + 2}" for i in range(len(df))], dtype=object)
+    first = df.attrs.get("annokit_line_offset", 2)  # file lines, past empty rows and a sep= line
+    lines = df.attrs.get("annokit_lines") or range(first, first + len(df))
+    locs = np.array([f"line {n}" for n in lines], dtype=object)
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
                        atol=atol)
 
@@ -542,10 +540,8 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
         Which model to read from a ChaosNLI-style ``{model: {uid: ...}}`` file
         that holds several.
     sep : str, optional
-        The separator of CSV/TSV files (``","``, ``";"``, ``"\\t"``, ``"|"``); default: sniffed
-        from each file's first lines whatever its extension (:mod:`annokit.io.delimited`). In a
-        ``;``-separated file, a class column whose every value is written with a decimal comma
-        (``0,25``) is read as decimals.
+        The CSV/TSV separator; default: sniffed (:mod:`annokit.io.delimited`, which also says
+        when decimal commas are read).
 
     Returns
     -------
