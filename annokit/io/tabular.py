@@ -1,10 +1,11 @@
 """Generic crowdsourcing files: long (one row per vote) and wide (one column per annotator).
 
-CSV, TSV, JSON Lines and Parquet are read by extension. Column roles are
-given with ``columns={"item": ..., "annotator": ..., "label": ..., "gold": ...}``
-or detected from common spellings (``item,annotator,label``,
-``task,worker,label``, ``question,worker,answer``, and Snow et al. 2008's
-``orig_id``, ``!amt_worker_ids``, ``response``, ``gold``).
+CSV/TSV (separator sniffed, :mod:`annokit.io.delimited`), JSON Lines and Parquet are told apart
+by extension. Column roles are given with
+``columns={"item": ..., "annotator": ..., "label": ..., "gold": ...}`` or detected from common
+spellings (``item,annotator,label``, ``task,worker,label``, ``question,worker,answer``, Snow et
+al. 2008's ``orig_id``, ``!amt_worker_ids``, ``response``, ``gold``; :func:`name_key` compares
+them); :mod:`annokit.io.layout` decides long or wide from the names and the first rows.
 """
 
 from __future__ import annotations
