@@ -8,7 +8,8 @@ The rules (:func:`table_layout`), in order:
    ``--item-col``, ``--annotator-col``, ``--label-col``, ``--gold-col``.
 2. Item and label columns: a long table (one row per vote).
 3. Item and annotator columns but no label column: the one other column is the label (stated
-   in ``read_as``); none, or several, is an error naming ``--label-col``.
+   in ``read_as``); none, or several, is an error naming ``--label-col``. Likewise annotator and
+   label columns and one other column: that column is the item.
 4. An item column only: when item ids repeat in the first rows, one row is one vote (a long
    table): the one other column is the label; with several, an error naming
    ``--annotator-col`` and ``--label-col``. When they do not repeat, one row is one item: a
@@ -66,6 +67,11 @@ def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str 
         raise DataFormatError(
             f"{name}: the header {names[0]!r} is one column: none of , ; tab | splits it into "
             "item, annotator and label columns; write the file with one of these separators")
+    if item is None and annotator is not None and label is not None:
+        rest = [c for c in names if c not in {v for v in roles.values() if v}]
+        if len(rest) == 1 and rest[0]:
+            return ("long", {**given, "item": rest[0]},
+                    "item: the one column besides annotator and label")
     if item is None:
         if fmt == "long":
             return "long", columns, None  # read_long names --item-col

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from annokit.errors import SchemaError
+from annokit.errors import DataFormatError, SchemaError
 from annokit.io import read_votes, sniff_format
 
 
@@ -165,3 +165,12 @@ def test_unnamed_columns_get_no_role(tmp_path):
     with pytest.raises(SchemaError, match=r"^v.csv: column 2 has no name, so it cannot be an annotator "
                                           r"of a wide table; name it in the header, or remove it$"):
         read_votes(_write(tmp_path, "item,,bob\nq1,x,y\nq2,y,x\n"))
+
+
+def test_annotator_and_label_and_one_other_column(tmp_path):
+    votes = read_votes(_write(tmp_path, "sentence,annotator,label\nthe cat,a,x\nthe cat,b,y\n"))
+    assert votes.read_info == ("v.csv: long table (csv); columns item='sentence', annotator='annotator', "
+                               "label='label' (item: the one column besides annotator and label)")
+    with pytest.raises(DataFormatError, match=r"^v.csv: cannot tell the format from columns "
+                                              r"\['sentence', 'source', 'annotator', 'label'\]"):
+        read_votes(_write(tmp_path, "sentence,source,annotator,label\ns,w,a,x\n"))
