@@ -142,7 +142,7 @@ def _tab_quoting(sample: str) -> bool:
     quoted = _records(sample, "\t", True)
     if not plain or not quoted:
         return False
-    (w_plain, fit_plain), (w_quoted, fit_quoted) = _fit(plain), _fit(quoted)
+    (_, fit_plain), (w_quoted, fit_quoted) = _fit(plain), _fit(quoted)
     if fit_quoted != fit_plain:
         return fit_quoted > fit_plain and w_quoted >= 2
     pieces = [f for line in sample.splitlines() for f in line.split("\t") if f.startswith('"')]

@@ -27,14 +27,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pandas as pd
+
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io.source import Input
 from annokit.io.tables import sample_table
 from annokit.io.tabular import COLUMN_OPTIONS, detect_columns
 
-__all__ = ["FORMAT_HINT", "table_layout"]
+__all__ = ["FORMAT_HINT", "frame_layout", "table_layout"]
 
-FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio or lewidi)"
+FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio, lewidi or lists)"
 
 
 def _repeats(values: Any) -> bool:
@@ -42,10 +44,22 @@ def _repeats(values: Any) -> bool:
     return bool(present.map(lambda v: v if isinstance(v, str) else repr(v)).duplicated().any())
 
 
+Layout = tuple[str, Mapping[str, str | None] | None, str | None]
+
+
 def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str | None] | None = None,
-                 sep: str | None = None) -> tuple[str, dict[str, str | None] | None, str | None]:
+                 sep: str | None = None) -> Layout:
     """The layout of a table file (``"long"`` or ``"wide"``), the column roles to read it with
-    and a note saying what was inferred (None when the names said it all).
+    and a note saying what was inferred (None when the names said it all), from its header and
+    first rows (:func:`annokit.io.tables.sample_table`); see :func:`frame_layout`."""
+    return frame_layout(sample_table(source, sep=sep), source.name, fmt=fmt, columns=columns)
+
+
+def frame_layout(sample: pd.DataFrame, name: str, *, fmt: str = "auto",
+                 columns: Mapping[str, str | None] | None = None) -> Layout:
+    """The layout of a table whose header and first rows are ``sample`` (a file's, or a
+    DataFrame's): ``"long"`` or ``"wide"``, the column roles to read it with and a note saying
+    what was inferred (None when the names said it all).
 
     ``fmt`` is ``"auto"``, or ``"long"``/``"wide"`` when the user said so (only the roles
     are then completed).
@@ -55,9 +69,7 @@ def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str 
     SchemaError
         Columns that fit no layout, or fit two: one line naming the option that settles it.
     """
-    name = source.name
-    sample = sample_table(source, sep=sep)
-    names = list(sample.columns)
+    names = [str(c) for c in sample.columns]
     given = dict(columns or {})
     if fmt == "wide" or "label" in given:  # read_wide and read_long check what was named
         return fmt if fmt != "auto" else "long", columns, None
@@ -92,9 +104,11 @@ def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str 
                     "label: the one column besides item and annotator")
         if not others:
             raise SchemaError(f"{name}: item ({item!r}) and annotator ({annotator!r}) columns but "
-                              f"no label column; got {names}; name it with --label-col")
+                              f"no label column; got {names}; name it with --label-col (Python: "
+                              "columns={'label': ...})")
         raise SchemaError(f"{name}: item ({item!r}) and annotator ({annotator!r}) columns; any of "
-                          f"{others} could be the label; name it with --label-col")
+                          f"{others} could be the label; name it with --label-col (Python: "
+                          "columns={'label': ...})")
     repeats = _repeats(sample[item])
     if fmt == "long" or repeats:
         why = (f"item ids repeat in {item!r}, so one row is one vote" if repeats
@@ -108,6 +122,10 @@ def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str 
         raise SchemaError(f"{name}: {why}, but which of {others} holds the annotator and which "
                           f"the label is not said by their names; name them with --annotator-col "
                           f"and --label-col{'' if fmt == 'long' else ' (or --format wide)'}")
+    if not others and roles["gold"] is not None:
+        raise SchemaError(f"{name}: item ({item!r}) and gold ({roles['gold']!r}) columns only: a "
+                          "gold file (give it with --gold), not votes; votes need a label column "
+                          "(--label-col)")
     if not others:
         raise SchemaError(f"{name}: {item!r} is the only column; a long table needs a label "
                           "column (--label-col), a wide table one column per annotator")

@@ -187,9 +187,9 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
         elif len(responses) == 1:
             chosen = responses[0]
         else:
-            raise SchemaError(f"{name}: {len(answers)} answer fields {sorted(answers)}"
+            raise SchemaError(f"{name}: {len(answers)} answer columns {sorted(answers)}"
                               f"{'' if responses else ' all holding checkbox values'}; say which "
-                              "holds the label with --label-col (label= in Python)")
+                              "holds the label with --label-col (Python: label=)")
     flag_families = [f for f in answers.values() if f is not chosen and _is_flag(df, f)]
     numbers = sorted(chosen, key=lambda n: (n != "", int(n) if n else 0))
     item_family = _pick(inputs, item, "item id", name, "Input.")

@@ -51,7 +51,7 @@ def test_sep_forces_and_a_wrong_sep_is_one_line(semicolon):
      "quote)\n"),
     ("item,annotator\nq1,a\nq1,b\n",
      "Error: v.csv: item ('item') and annotator ('annotator') columns but no label column; got "
-     "['item', 'annotator']; name it with --label-col\n"),
+     "['item', 'annotator']; name it with --label-col (Python: columns={'label': ...})\n"),
     ("item,person,tag\nq1,a,x\nq1,b,y\n",
      "Error: v.csv: item ids repeat in 'item', so one row is one vote, but which of ['person', "
      "'tag'] holds the annotator and which the label is not said by their names; name them with "

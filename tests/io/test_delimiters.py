@@ -13,12 +13,13 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from _shared import data_path
 
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io import read_gold, read_table, read_votes
 from annokit.io.delimited import SAMPLE_CHARS, parse_sep, sniff_dialect
 from annokit.io.predictions import read_predictions
+
+from _shared import data_path
 
 ROWS = [("q1", "a", "yes"), ("q1", "b", "no, not really"), ("q2", "a", "yes")]
 
@@ -48,11 +49,11 @@ SHAPES = {
     "csv_named_tsv": ("v.tsv", _csv(",").encode(), "tsv; separator ',' sniffed, --sep to override"),
     "pandas_index": ("v.csv", _pandas().encode(), "csv; unnamed row-number column ignored"),
     "pandas_tsv_index": ("v.tsv", _pandas(sep="\t").encode(), "tsv; unnamed row-number column ignored"),
-    "r_write_csv": ("v.csv", ('"","item","annotator","label"\n"1","q1","a","yes"\n'
-                              '"2","q1","b","no, not really"\n"3","q2","a","yes"\n').encode(),
+    "r_write_csv": ("v.csv", (b'"","item","annotator","label"\n"1","q1","a","yes"\n'
+                              b'"2","q1","b","no, not really"\n"3","q2","a","yes"\n'),
                     "csv; unnamed row-number column ignored"),
-    "r_write_table_tab": ("v.tsv", ('"item"\t"annotator"\t"label"\n"q1"\t"a"\t"yes"\n'
-                                    '"q1"\t"b"\t"no, not really"\n"q2"\t"a"\t"yes"\n').encode(), "tsv"),
+    "r_write_table_tab": ("v.tsv", (b'"item"\t"annotator"\t"label"\n"q1"\t"a"\t"yes"\n'
+                                    b'"q1"\t"b"\t"no, not really"\n"q2"\t"a"\t"yes"\n'), "tsv"),
     "excel_trailing_empty_columns": ("v.csv", _csv(";", header=("item", "annotator", "label", "", ""),
                                                    rows=[r + ("", "") for r in ROWS]).encode(),
                                      "csv; separator ';' sniffed, --sep to override; 2 empty unnamed "

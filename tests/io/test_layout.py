@@ -43,7 +43,7 @@ def test_the_label_column_is_found_in_json_lines_and_parquet_too(tmp_path, ext):
 def test_item_and_annotator_without_a_label_column_names_label_col(tmp_path):
     path = _write(tmp_path, "item,annotator\nq1,a\nq1,b\n")
     message = ("v.csv: item ('item') and annotator ('annotator') columns but no label column; got "
-               "['item', 'annotator']; name it with --label-col")
+               "['item', 'annotator']; name it with --label-col (Python: columns={'label': ...})")
     for fmt in ("auto", "long"):
         with pytest.raises(SchemaError) as info:
             read_votes(path, format=fmt)
@@ -59,7 +59,8 @@ def test_two_candidate_label_columns_name_label_col(tmp_path):
     path = _write(tmp_path, "item,annotator,category,confidence\nq1,a,x,3\nq1,b,y,4\n")
     with pytest.raises(SchemaError, match=r"^v.csv: item \('item'\) and annotator \('annotator'\) "
                                           r"columns; any of \['category', 'confidence'\] could be the "
-                                          r"label; name it with --label-col$"):
+                                          r"label; name it with --label-col \(Python: "
+                                          r"columns=\{'label': \.\.\.\}\)$"):
         read_votes(path)
     assert read_votes(path, columns={"label": "category"}).n_votes == 2
 
@@ -153,7 +154,7 @@ def test_json_lines_longer_than_the_sample(tmp_path):
                                         "note": "w" * 70000 if i == 0 else ""}) + "\n"
                             for i in range(2)))
     with pytest.raises(SchemaError, match=r"any of \['category', 'note'\] could be the label; name "
-                                          r"it with --label-col$"):
+                                          r"it with --label-col \(Python: "):
         read_votes(path)
     assert read_votes(path, columns={"label": "category"}).n_votes == 2
 
@@ -174,3 +175,10 @@ def test_annotator_and_label_and_one_other_column(tmp_path):
     with pytest.raises(DataFormatError, match=r"^v.csv: cannot tell the format from columns "
                                               r"\['sentence', 'source', 'annotator', 'label'\]"):
         read_votes(_write(tmp_path, "sentence,source,annotator,label\ns,w,a,x\n"))
+
+
+def test_a_gold_file_given_as_votes(tmp_path):
+    with pytest.raises(SchemaError, match=r"^v.csv: item \('question'\) and gold \('truth'\) columns "
+                                          r"only: a gold file \(give it with --gold\), not votes; "
+                                          r"votes need a label column \(--label-col\)$"):
+        read_votes(_write(tmp_path, "question,truth\n1,2\n2,0\n"))

@@ -217,9 +217,9 @@ def test_mturk_flags_not_numbered_like_the_label(tmp_path):
 def test_mturk_which_answer_is_the_label_names_label_col(tmp_path):
     text = ("HITId,WorkerId,AssignmentStatus,Input.id,Answer.toxic,Answer.unsure\n"
             "H1,w1,Approved,q1,true,false\n")
-    with pytest.raises(SchemaError, match=r"^batch.csv: 2 answer fields \['toxic', 'unsure'\] all "
+    with pytest.raises(SchemaError, match=r"^batch.csv: 2 answer columns \['toxic', 'unsure'\] all "
                                           r"holding checkbox values; say which holds the label with "
-                                          r"--label-col \(label= in Python\)$"):
+                                          r"--label-col \(Python: label=\)$"):
         read_mturk(_write(tmp_path, text))
     votes = read_mturk(_write(tmp_path, text), label="toxic")
     assert votes.n_votes == 0 or votes.mturk_info["flags"]["flagged_votes"] == 0
