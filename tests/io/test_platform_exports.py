@@ -222,7 +222,9 @@ def test_mturk_which_answer_is_the_label_names_label_col(tmp_path):
                                           r"--label-col \(Python: label=\)$"):
         read_mturk(_write(tmp_path, text))
     votes = read_mturk(_write(tmp_path, text), label="toxic")
-    assert votes.n_votes == 0 or votes.mturk_info["flags"]["flagged_votes"] == 0
+    assert (votes.n_votes, list(votes.labels.names)) == (1, ["true"])
+    assert votes.mturk_info["flags"] == {"fields": ["Answer.unsure"], "flagged_votes": 0,
+                                         "action": "dropped"}
 
 
 def test_mturk_all_votes_flagged(tmp_path):
