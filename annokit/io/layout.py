@@ -109,6 +109,10 @@ def frame_layout(sample: pd.DataFrame, name: str, *, fmt: str = "auto",
         raise SchemaError(f"{name}: item ({item!r}) and annotator ({annotator!r}) columns; any of "
                           f"{others} could be the label; name it with --label-col (Python: "
                           "columns={'label': ...})")
+    if not others and roles["gold"] is not None:
+        raise SchemaError(f"{name}: item ({item!r}) and gold ({roles['gold']!r}) columns only: a "
+                          "gold file (give it with --gold), not votes; votes need a label column "
+                          "(--label-col)")
     repeats = _repeats(sample[item])
     if fmt == "long" or repeats:
         why = (f"item ids repeat in {item!r}, so one row is one vote" if repeats
@@ -122,10 +126,6 @@ def frame_layout(sample: pd.DataFrame, name: str, *, fmt: str = "auto",
         raise SchemaError(f"{name}: {why}, but which of {others} holds the annotator and which "
                           f"the label is not said by their names; name them with --annotator-col "
                           f"and --label-col{'' if fmt == 'long' else ' (or --format wide)'}")
-    if not others and roles["gold"] is not None:
-        raise SchemaError(f"{name}: item ({item!r}) and gold ({roles['gold']!r}) columns only: a "
-                          "gold file (give it with --gold), not votes; votes need a label column "
-                          "(--label-col)")
     if not others:
         raise SchemaError(f"{name}: {item!r} is the only column; a long table needs a label "
                           "column (--label-col), a wide table one column per annotator")
