@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_quality import synthetic  # noqa: E402
+from bench_quality import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = {

@@ -354,14 +354,14 @@ class MACE:
             return e_step(model.random_params(gen, votes.n_annotators))[2]
 
         objectives = np.empty(self.n_restarts)
-        best = None
+        best: dict[str, Any] = {}
         with progress(total=self.n_restarts, desc="MACE restarts", unit="restart") as bar:
             for restart in range(self.n_restarts):
                 result = run_restart(model, start(restart), e_step, self.max_iter,
                                      self.tol, votes.n_votes)
                 objectives[restart] = result["objective"]
                 bar.update(1)
-                if best is None or result["objective"] > best["objective"]:
+                if not best or result["objective"] > best["objective"]:
                     best = dict(result, restart=restart)
         self.posteriors_ = best["post"]
         self.labels_codes_ = self.posteriors_.argmax(axis=1)

@@ -249,7 +249,8 @@ def _fit_mace(ex: _Exec, prep: list[Any], est: Any, shape: dict[str, int], n_vot
         return (ex.pick(out, "post"), small["ll"],
                 model.counts(small["mass"], small["post_sum"], n_ja, params))
 
-    best, objectives = None, []
+    best: dict[str, Any] = {}
+    objectives = []
     with progress(total=est.n_restarts * est.max_iter, desc="MACE (Dask)", unit="iter") as bar:
         for restart in range(est.n_restarts):
             if restart == 0 and est.majority_start:
@@ -260,7 +261,7 @@ def _fit_mace(ex: _Exec, prep: list[Any], est: Any, shape: dict[str, int], n_vot
                 counts = e_step(model.random_params(gen, n_ann))[2]
             result = macem.run_restart(model, counts, e_step, est.max_iter, est.tol, n_votes)
             objectives.append(result["objective"])
-            if best is None or result["objective"] > best["objective"]:
+            if not best or result["objective"] > best["objective"]:
                 best = dict(result, restart=restart)
     named = dict(model.summary(best["counts"]), objective_=best["objective"],
                  restart_objectives_=np.asarray(objectives), best_restart_=best["restart"])

@@ -3,6 +3,7 @@ monotone objective, and the crowd sets against crowd-kit and its paper."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -54,7 +55,7 @@ def test_log_posterior_never_decreases():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)      # tol=0: a fixed count
         values = [GLAD(max_iter=k, tol=0).fit(votes).objective_ for k in (1, 2, 4, 8, 16)]
-    assert all(b >= a - 1e-8 for a, b in zip(values, values[1:]))
+    assert all(b >= a - 1e-8 for a, b in itertools.pairwise(values))
 
 
 def test_recovers_truth_and_ranks_spammers_last():

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from _vote_sets import synthetic
@@ -107,7 +109,7 @@ def test_objective_never_decreases(method, priors):
     votes, _ = synthetic(n_items=150, seed=4)
     objectives = [MACE(method=method, priors=priors, n_restarts=1, max_iter=k, tol=0,
                        rng=0).fit(votes).objective_ for k in (1, 2, 4, 8, 16, 32)]
-    assert all(b >= a - 1e-8 for a, b in zip(objectives, objectives[1:]))
+    assert all(b >= a - 1e-8 for a, b in itertools.pairwise(objectives))
 
 
 def test_restarts_are_chosen_by_the_objective():
