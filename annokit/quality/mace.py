@@ -22,7 +22,7 @@ restores the paper's behaviour):
   of the 2,634 items with a single "1" vote among three (279 of them are "1"):
   accuracy 0.827 (majority vote 0.897). Learning the class prior (a Dirichlet(1)
   prior, updated in every M-step like Dawid-Skene's) raises the log marginal
-  likelihood of the best restart from -8,925 to -8,016 nats and the accuracy to 0.931.
+  likelihood of the best restart from -8,925 to -8,020 nats and the accuracy to 0.931.
   ``priors="uniform"`` is the paper; an array of weights is the reference
   implementation's ``--priors`` file.
 - ``majority_start=True``: the first restart starts from the vote distributions
