@@ -1,6 +1,6 @@
 """GLAD: Generative model of Labels, Abilities and Difficulties (Whitehill et al. 2009).
 
-Model (Whitehill et al. 2009, section 3): annotator ``j`` has an ability
+Model (Whitehill et al. 2009): annotator ``j`` has an ability
 ``alpha_j`` in (-inf, inf), item ``i`` an inverse difficulty ``beta_i > 0``
 (parametrised as ``beta_i = exp(b_i)``), and annotator ``j`` gives item ``i`` its true
 label with probability
@@ -8,11 +8,12 @@ label with probability
     ``P(L_ij = Z_i) = sigma(alpha_j beta_i) = 1 / (1 + exp(-alpha_j beta_i))``,
 
 and each of the ``K - 1`` other labels with probability ``(1 - sigma(alpha_j beta_i)) /
-(K - 1)`` (the paper's multi-label extension; for two labels the paper's model).
+(K - 1)``: for two labels the paper's model; for more, the wrong answers spread evenly
+over the other labels, as in crowd-kit.
 
-EM (section 3.1): the E-step is ``P(Z_i = k | L) ∝ p_k prod_j P(L_ij | Z_i = k)``; the
+EM, as in the paper: the E-step is ``P(Z_i = k | L) ∝ p_k prod_j P(L_ij | Z_i = k)``; the
 M-step maximises the expected complete-data log likelihood ``Q`` plus Gaussian log
-priors ``N(1, 1)`` on every ``alpha_j`` and ``b_i`` over all parameters at once by
+priors ``N(1, 1)`` on every ``alpha_j`` and ``b_i`` (crowd-kit's) over all parameters by
 conjugate gradients (a partial M-step of ``m_step_max_iter`` iterations: generalised EM).
 With ``q_v = P(Z_i = l_v | L)`` the posterior of the label given in vote ``v``, ``Q``
 and its gradient need one value per vote:
