@@ -122,7 +122,7 @@ class MaceModel:
         """Expected counts from ``mass = X.T @ post`` (n_annotators * n_labels, n_labels).
 
         A vote (j, a) on item i "knows" with probability
-        ``P(T_i = a) P(know) / (P(spam) xi_j[a] + P(know))`` (Hovy et al. 2013, section 2.1).
+        ``P(T_i = a) P(know) / (P(spam) xi_j[a] + P(know))`` (the E-step of Hovy et al. 2013).
         """
         n_ann, n_labels = n_ja.shape
         eye = np.eye(n_labels, dtype=bool)
