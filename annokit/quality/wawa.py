@@ -59,7 +59,7 @@ class Wawa(WeightedMajorityVote):
     ...                    "label": list("110000111")})
     >>> w = Wawa().fit(Votes.from_long(df))
     >>> w.labels_.tolist(), w.skills_.round(3).tolist()
-    (['1', '0', '1'], [1.0, 1.0, 0.333])
+    (['1', '0', '1'], [1.0, 1.0, 0.667])
     """
 
     def __init__(self, *, ties: TiePolicy = DEFAULT_TIES,

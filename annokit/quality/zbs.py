@@ -68,7 +68,7 @@ class ZeroBasedSkill:
     ...                    "label": list("110000111")})
     >>> z = ZeroBasedSkill().fit(Votes.from_long(df))
     >>> z.labels_.tolist(), z.skills_.round(3).tolist()
-    (['1', '0', '1'], [1.0, 1.0, 0.333])
+    (['1', '0', '1'], [1.0, 1.0, 0.667])
     """
 
     def __init__(self, *, max_iter: int = 100, lr_init: float = 1.0,
