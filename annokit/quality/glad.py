@@ -150,7 +150,8 @@ class GLAD:
         x = np.concatenate([np.full(votes.n_annotators, 1.0), np.full(votes.n_items, 1.0)])
         prev, change, converged, n_iter = -np.inf, np.inf, False, 0
         with progress(total=self.max_iter, desc="GLAD EM", unit="iter") as bar:
-            for n_iter in range(1, self.max_iter + 1):
+            for step in range(1, self.max_iter + 1):
+                n_iter = step
                 post, ll = data.e_step(x, priors)                        # E-step
                 objective = (ll + _log_normal(x)) / data.n_votes
                 change = abs(objective - prev) if np.isfinite(prev) else np.inf

@@ -388,7 +388,8 @@ def run_restart(model: MaceModel, counts: dict[str, Any], e_step, max_iter: int,
     """
     prev, change, converged, n_iter = -np.inf, np.inf, False, 0
     post = ll = objective = params = None
-    for n_iter in range(1, max_iter + 1):
+    for step in range(1, max_iter + 1):
+        n_iter = step
         params = model.m_step(counts)
         post, ll, counts = e_step(params)
         objective = ll + params["penalty"]
