@@ -398,6 +398,8 @@ def _from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: str, id_fiel
     pf = next((f for f in _PROB_FIELDS if f in rest), None)
     lf = next((f for f in _LOGIT_FIELDS if f in rest), None)
     label_names = None
+    probs: list[Any] | np.ndarray | None
+    logits: list[Any] | np.ndarray | None
     if pf or lf:
         probs = None if pf is None else [_parse_cell(v) for v in df[pf].to_numpy(dtype=object)]
         logits = None if lf is None else [_parse_cell(v) for v in df[lf].to_numpy(dtype=object)]
@@ -571,11 +573,11 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    paths = [Path(p) for p in paths]
-    if not paths:
+    files = [Path(p) for p in paths]
+    if not files:
         raise InvalidValueError("read_predictions needs at least one path")
     parts = [_read_one(p, id_field=id_field, renormalize=renormalize, atol=atol, model=model,
-                       sep=sep) for p in paths]
+                       sep=sep) for p in files]
     if len(parts) == 1:
         return parts[0]
     widths = {p.n_labels for p in parts}
