@@ -43,13 +43,20 @@ _EPILOG = ("Exit status: " + "; ".join(f"{code} {text}" for code, text in EXIT_C
 #: that ``annokit --help`` lists commands without importing them.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("annokit.cli.demo", "demo", "Run the main job on a built-in synthetic dataset."),
-    "stats": ("annokit.cli.stats", "stats", "Dataset statistics: votes, entropy, ties, majority change, agreement."),
-    "evaluate": ("annokit.cli.evaluate", "evaluate", "Calibration of model predictions against human label distributions."),
-    "subsample": ("annokit.cli.subsample", "subsample", "How many annotations are enough: subsampling curves and a recommendation."),
-    "annotators": ("annokit.cli.quality", "annotators", "Annotator quality scores, flagged annotators marked."),
-    "filter": ("annokit.cli.quality", "filter_cmd", "Remove low-quality annotators, writing the votes and an audit."),
-    "aggregate": ("annokit.cli.quality", "aggregate", "Aggregate votes per item: majority, weighted majority, Dawid-Skene, MACE."),
-    "report": ("annokit.cli.report", "report", "The agreement-binned analysis report (HTML, Markdown, JSON)."),
+    "stats": ("annokit.cli.stats", "stats",
+              "Dataset statistics: votes, entropy, ties, majority change, agreement."),
+    "evaluate": ("annokit.cli.evaluate", "evaluate",
+                 "Calibration of model predictions against human label distributions."),
+    "subsample": ("annokit.cli.subsample", "subsample",
+                  "How many annotations are enough: subsampling curves and a recommendation."),
+    "annotators": ("annokit.cli.quality", "annotators",
+                   "Annotator quality scores, flagged annotators marked."),
+    "filter": ("annokit.cli.quality", "filter_cmd",
+               "Remove low-quality annotators, writing the votes and an audit."),
+    "aggregate": ("annokit.cli.quality", "aggregate",
+                  "Aggregate votes per item: majority, weighted majority, Dawid-Skene, MACE."),
+    "report": ("annokit.cli.report", "report",
+               "The agreement-binned analysis report (HTML, Markdown, JSON)."),
 }
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import click
 
-
 #: Largest estimated allocation an option may ask for (bytes).
 MEMORY_LIMIT = 2 * 1024**3
 
@@ -177,7 +176,7 @@ def float_list(text: str, option: str) -> list[float]:
     except ValueError:
         raise click.BadParameter(f"expected comma-separated numbers; got {text!r}",
                                  param_hint=f"'{option}'") from None
-    bad = [p for p, v in zip(parts, values) if not math.isfinite(v)]
+    bad = [p for p, v in zip(parts, values, strict=True) if not math.isfinite(v)]
     if bad:
         raise click.BadParameter(f"{bad[0]!r} in {text!r} is not a finite number",
                                  param_hint=f"'{option}'")

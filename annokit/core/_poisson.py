@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 
 import numba
 import numpy as np
@@ -72,10 +73,10 @@ def fill_weights_threaded(keys, seed, start, stop, gamma, m1, m2, table, thresho
         return
     if rows >= threads:
         cuts = np.linspace(0, rows, threads + 1).astype(int)
-        jobs = [(keys, start + a, start + b, out[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+        jobs = [(keys, start + a, start + b, out[a:b]) for a, b in pairwise(cuts)]
     else:
         cuts = np.linspace(0, n, threads + 1).astype(int)
-        jobs = [(keys[a:b], start, stop, out[:, a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+        jobs = [(keys[a:b], start, stop, out[:, a:b]) for a, b in pairwise(cuts)]
     with ThreadPoolExecutor(max_workers=threads) as pool:
         list(pool.map(lambda job: fill_weights(job[0], seed, job[1], job[2], *args,
                                                job[3]), jobs))

@@ -254,7 +254,7 @@ def frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
         y = b[c].tolist()
         if len(x) != len(y):
             return False
-        for u, v in zip(x, y):
+        for u, v in zip(x, y, strict=True):
             if isinstance(u, np.ndarray):
                 u = u.tolist()
             if isinstance(v, np.ndarray):

@@ -277,10 +277,12 @@ def read_delimited(text: str, name: str, dialect: Dialect, *, first_line: int = 
     ------
     DataFormatError
         An unterminated quote or a line with more (non-empty) fields than the header, naming
-        the file and line.
+        the file and line; no header line (text holding only a stray byte-order mark or blanks).
     """
     try:
         return _pandas(text, dialect)
+    except pd.errors.EmptyDataError:  # pandas drops a leading BOM and blank lines: nothing left
+        raise DataFormatError(f"{name} is empty: no header line") from None
     except pd.errors.ParserError as exc:
         width = _diagnose(text, dialect, name, "EOF inside string" in str(exc), first_line)
     try:

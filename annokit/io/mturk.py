@@ -256,10 +256,11 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     votes = Votes.from_long(long, labels=labels, duplicates=duplicates, source=name)
     item_text = ("HITId" + ("#n" if len(numbers) > 1 else "") if item_family is None
                  else _family_text(item_family))
-    info = {"item": item_text, "annotator": "WorkerId", "label": _family_text(chosen),
-            "items_per_hit": len(numbers), "assignments": n_rows,
-            "excluded": {str(k): int(v) for k, v in excluded.items()},
-            "blank_answers": blank_answers}
+    info: dict[str, Any] = {"item": item_text, "annotator": "WorkerId",
+                            "label": _family_text(chosen), "items_per_hit": len(numbers),
+                            "assignments": n_rows,
+                            "excluded": {str(k): int(v) for k, v in excluded.items()},
+                            "blank_answers": blank_answers}
     flag_text = ""
     if flag_families:
         action = "dropped" if flags == "drop" else "kept"

@@ -111,7 +111,7 @@ def _read_jsonl(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
     for row in rows:
         keys.update(dict.fromkeys(row))
     columns = check_header(list(keys), name)
-    data = {col: [row.get(key) for row in rows] for key, col in zip(keys, columns)}
+    data = {col: [row.get(key) for row in rows] for key, col in zip(keys, columns, strict=True)}
     df = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in data.items()},
                       index=pd.RangeIndex(len(rows)))
     return df, lines
@@ -353,7 +353,7 @@ def cell_where(path: Path | Input | str, df: pd.DataFrame, row: int, column: str
 
 def check_present(df: pd.DataFrame, path: Path | Input, columns: Sequence[str],
                    what: Sequence[str]) -> None:
-    for col, role in zip(columns, what):
+    for col, role in zip(columns, what, strict=True):
         values = df[col]
         blank = np.array(values.isna(), dtype=bool)
         if values.dtype == object:  # JSON values

@@ -60,7 +60,7 @@ def _long_roles(df: pd.DataFrame, name: str, columns: Mapping[str, str | None] |
         if names is None:
             raise SchemaError(f"{name}: a headerless long file has 2 (item, label), 3 (item, "
                               f"annotator, label) or 4 (... gold) columns; got {df.shape[1]}")
-        given = {**dict(zip(names, df.columns)), **given}
+        given = {**dict(zip(names, df.columns, strict=True)), **given}
         given.setdefault("annotator", None)
         given.setdefault("gold", None)
     roles = detect_columns(list(df.columns), given=given, source=name)
@@ -131,6 +131,8 @@ def read_long(
     df = read_table(source, no_header=no_header, missing=missing, sep=sep)
     name = source.name
     roles = _long_roles(df, name, columns, no_header)
+    if roles["item"] is None or roles["label"] is None:  # _long_roles refused such a file
+        raise ValueError(f"read_long: {name} has no item or label column")
     role_cols = [c for c in roles.values() if c is not None]
     check_scalars(df, source, role_cols)
     if missing:
@@ -348,7 +350,8 @@ def read_wide(
                     f"{source.name}: column {col!r} is named like the {role} column of a long "
                     f"table, not like an annotator of a wide table; read the file as a long table "
                     f"(--format long, naming columns with --item-col, --annotator-col, --label-col)")
-    check_scalars(df, source, [c for c in (item, gold, *annotators) if c in df.columns])
+    check_scalars(df, source, [c for c in (item, gold, *annotators)
+                              if c is not None and c in df.columns])
     check_present(df, source, [item], ["item id"])
     repeated = df[item].astype(str).duplicated().to_numpy()
     if repeated.any():

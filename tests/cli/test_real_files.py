@@ -7,10 +7,11 @@ import json
 import re
 
 import pytest
-from _shared import DATA_ROOT
 from click.testing import CliRunner
 
 from annokit.cli import main
+
+from _shared import DATA_ROOT
 
 LEWIDI = sorted(p.relative_to(DATA_ROOT).as_posix() for p in DATA_ROOT.glob("lewidi20*/*/*.json")
                 if not p.name.endswith("_annotators_meta.json"))

@@ -254,6 +254,16 @@ def test_empty_votes_file(tmp_path):
         read_votes(_write(tmp_path / "v.csv", ""))
 
 
+@pytest.mark.parametrize("read", [read_votes, read_long], ids=["auto", "long"])
+def test_file_of_two_byte_order_marks_is_empty(tmp_path, read):
+    # Found by tests/io/test_fuzz_readers.py: the decoder drops the first BOM, pandas the second,
+    # and the layout sampling let pandas' EmptyDataError escape.
+    f = tmp_path / "v.csv"
+    f.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbf")
+    with pytest.raises(DataFormatError, match=r"^v\.csv is empty: no header line$"):
+        read(f)
+
+
 # -- gold -------------------------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from _shared import DATA_ROOT
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"

@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+
 from _shared import DATA_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]

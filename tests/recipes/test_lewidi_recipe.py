@@ -40,8 +40,8 @@ def _load(path):
 
 def _official_ce(targets, preds):
     total = 0.0
-    for t, p in zip(targets, preds):
-        for tj, pj in zip(t, p):
+    for t, p in zip(targets, preds, strict=True):
+        for tj, pj in zip(t, p, strict=True):
             total += tj * math.log(min(max(pj, 1e-12), 1 - 1e-12) + 1e-9)
     return -total / len(targets)
 
@@ -63,7 +63,7 @@ def _expected_2023(folder, dataset, split):
         "train-dist": {"cross_entropy": _official_ce(targets, [dist] * len(targets)),
                        "micro_f1": sum(h == train_hard for h in hard) / len(hard)},
         "majority": {"cross_entropy": _official_ce(targets, one_hot),
-                     "micro_f1": sum(h == m for h, m in zip(hard, maj)) / len(hard)},
+                     "micro_f1": sum(h == m for h, m in zip(hard, maj, strict=True)) / len(hard)},
     }
 
 
@@ -130,7 +130,7 @@ def _write_2025(folder, rng):
 
 
 def _md(t, p):
-    return round(sum(abs(a - b) for a, b in zip(t, p)), 5)
+    return round(sum(abs(a - b) for a, b in zip(t, p, strict=True)), 5)
 
 
 def _expected_2025(folder, dataset):
