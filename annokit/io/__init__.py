@@ -248,7 +248,13 @@ def read_votes(
         return votes
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
-    source = path if format == "lewidi" and Path(path).is_dir() else Input(path, what="votes")
+    if format == "lewidi" and Path(path).is_dir():  # a LeWiDi folder (read_lewidi(folder, split=...))
+        if sep is not None or flags is not None:
+            raise InvalidValueError(f"{path}: --sep and --flags apply to CSV/TSV tables; a LeWiDi "
+                                    "folder holds JSON splits")
+        return _read_lewidi(path, labels=labels, columns=columns, gold=gold, no_header=no_header,
+                            missing=missing, duplicates=duplicates, max_count_bytes=max_count_bytes)
+    source = Input(path, what="votes")
     if flags is not None:
         check_option("flags", flags, ("drop", "keep"))
     note = None
@@ -265,16 +271,9 @@ def read_votes(
     if sep is not None and fmt not in ("long", "wide", "mturk"):
         raise InvalidValueError(f"{source.name}: --sep applies to delimited text tables (CSV, "
                                 f"TSV); this is read as {fmt}")
-    if fmt == "lewidi":  # LeWiDi JSON (2023/2025), or its folder (read_lewidi(folder, split=...))
-        if columns or gold is not None or no_header or missing:
-            raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
-                                    "gold, no_header and missing do not apply to it")
-        votes = read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None,
-                            duplicates=duplicates)
-        check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
-        return votes
-    if not isinstance(source, Input):  # a folder is read as LeWiDi (above) or not at all
-        raise ValueError(f"read_votes: {source} is not one input file")
+    if fmt == "lewidi":  # a LeWiDi JSON split (2023/2025)
+        return _read_lewidi(source, labels=labels, columns=columns, gold=gold, no_header=no_header,
+                            missing=missing, duplicates=duplicates, max_count_bytes=max_count_bytes)
     if fmt == "lists":  # one JSON Lines row per item with a list of its labels (no annotators)
         used = [opt for opt, on in (("--no-header", no_header), ("--missing", bool(missing)),
                                     ("--gold", gold is not None)) if on]
@@ -326,7 +325,7 @@ def read_votes(
             raise InvalidValueError(f"{source.name}: --no-header reads long tables (item, "
                                     "annotator, label); a wide table needs its header")
         votes = read_wide(source, labels=labels, columns=columns, missing=missing, sep=sep)
-        info = votes.read_info
+        info = votes.read_info or f"{source.name}: wide table"
         if gold is not None:
             votes = attach_gold(votes, read_gold(gold, missing=missing))
     else:
@@ -337,6 +336,19 @@ def read_votes(
         info = f"{info} ({note})"
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
     votes.read_info = info + duplicates_note(votes, duplicates)
+    return votes
+
+
+def _read_lewidi(source: Input | str | os.PathLike, *, labels: Any, columns: Any, gold: Any,
+                 no_header: bool, missing: Sequence[str], duplicates: DuplicatePolicy,
+                 max_count_bytes: int) -> Votes:
+    """``read_votes`` of a LeWiDi split file or folder: fixed fields, no column options."""
+    if columns or gold is not None or no_header or missing:
+        raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
+                                "gold, no_header and missing do not apply to it")
+    votes = read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None,
+                        duplicates=duplicates)
+    check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
     return votes
 
 

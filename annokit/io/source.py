@@ -392,6 +392,8 @@ class Input:
         return decode_text(chunk, self.name), complete
 
     def _utf16(self) -> bool:
+        if self.path is None:  # standard input: its bytes are already read
+            return self.data[:2] in _UTF16_BOMS
         try:
             with open(self.path, "rb") as fh:
                 return fh.read(2) in _UTF16_BOMS

@@ -258,8 +258,9 @@ class EvaluationResult:
             if ci is not None:
                 text += f"  [{ci.low:.4f}, {ci.high:.4f}]"
             if m in REGISTRY:
-                better = {True: ", lower is better", False: ", higher is better"}.get(
-                    REGISTRY[m].lower_is_better, "")
+                lower = REGISTRY[m].lower_is_better
+                better = ("" if lower is None
+                          else ", lower is better" if lower else ", higher is better")
                 text += f"  {REGISTRY[m].unit}{better}"
             lines.append(text)
         return "\n".join(lines)

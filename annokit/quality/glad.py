@@ -147,7 +147,7 @@ class GLAD:
         fixed = self._check(votes.n_labels)
         data = _Data(votes)
         priors = fixed if fixed is not None else np.full(votes.n_labels, 1.0 / votes.n_labels)
-        x = np.concatenate([np.full(votes.n_annotators, 1.0), np.full(votes.n_items, 1.0)])
+        x = np.concatenate([np.full(data.n_ann, 1.0), np.full(votes.n_items, 1.0)])
         prev, change, converged, n_iter = -np.inf, np.inf, False, 0
         with progress(total=self.max_iter, desc="GLAD EM", unit="iter") as bar:
             for step in range(1, self.max_iter + 1):
@@ -170,8 +170,8 @@ class GLAD:
         self.posteriors_ = post
         self.labels_codes_ = post.argmax(axis=1)
         self.labels_ = label_names(votes, self.labels_codes_)
-        self.abilities_ = x[:votes.n_annotators].copy()
-        self.inverse_difficulties_ = np.exp(x[votes.n_annotators:])
+        self.abilities_ = x[:data.n_ann].copy()
+        self.inverse_difficulties_ = np.exp(x[data.n_ann:])
         self.priors_ = priors
         self.n_iter_ = n_iter
         self.converged_ = converged
@@ -192,10 +192,11 @@ class _Data:
     """The votes of one fit as flat arrays; E-step and M-step objective over them."""
 
     def __init__(self, votes: Votes):
-        self.n_items, self.n_labels, self.n_ann = votes.n_items, votes.n_labels, votes.n_annotators
+        ann, ann_ids = votes.annotator_codes("GLAD")
+        self.n_items, self.n_labels, self.n_ann = votes.n_items, votes.n_labels, len(ann_ids)
         self.n_votes = votes.n_votes
         self.item = votes.item_index.astype(np.intp)
-        self.ann = votes.annotator_index.astype(np.intp)
+        self.ann = ann.astype(np.intp)
         self.label = votes.label_index.astype(np.intp)
         self.flat = self.item * self.n_labels + self.label
         self.log_others = np.log(max(self.n_labels - 1, 1))

@@ -332,13 +332,14 @@ class MACE:
 
     def fit(self, votes: Votes) -> MACE:
         votes = require_annotators(votes, "MACE.fit")
+        n_ann = len(votes.annotator_codes("MACE.fit")[1])
         model = self.model(votes.n_labels)
         gen = check_rng(self.rng)
         gold = (gold_codes(votes, None, what="MACE.fit") if self.clamp_gold
                 else np.full(votes.n_items, -1, dtype=np.int64))
         x = vote_matrix(votes)                                   # (items, J*L) CSR
         xt = x.T                                                 # CSC view: fast scatter
-        n_ja = np.asarray(x.sum(axis=0)).reshape(votes.n_annotators, votes.n_labels)
+        n_ja = np.asarray(x.sum(axis=0)).reshape(n_ann, votes.n_labels)
 
         def e_step(params):
             post, ll = mace_e_step(x, model.log_p(params), params["log_prior"], gold)
@@ -350,8 +351,8 @@ class MACE:
                 with np.errstate(invalid="ignore"):
                     post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
                 return model.counts(xt @ post, post.sum(axis=0), n_ja,
-                                    model.neutral_params(votes.n_annotators))
-            return e_step(model.random_params(gen, votes.n_annotators))[2]
+                                    model.neutral_params(n_ann))
+            return e_step(model.random_params(gen, n_ann))[2]
 
         objectives = np.empty(self.n_restarts)
         best: dict[str, Any] = {}
@@ -366,8 +367,11 @@ class MACE:
         self.posteriors_ = best["post"]
         self.labels_codes_ = self.posteriors_.argmax(axis=1)
         self.labels_ = label_names(votes, self.labels_codes_)
-        for name, value in model.summary(best["counts"]).items():
-            setattr(self, name, value)
+        summary = model.summary(best["counts"])
+        self.competence_ = summary["competence_"]
+        self.spamming_ = summary["spamming_"]
+        self.strategies_ = summary["strategies_"]
+        self.priors_ = summary["priors_"]
         self.n_iter_ = best["n_iter"]
         self.converged_ = best["converged"]
         self.log_likelihood_ = best["ll"]

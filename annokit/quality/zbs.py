@@ -90,9 +90,10 @@ class ZeroBasedSkill:
         lr = check_nonneg_float("lr_init", self.lr_init)
         factor = check_nonneg_float("lr_reduce_factor", self.lr_reduce_factor)
         eps = check_nonneg_float("eps", self.eps)
-        n_ann, n_labels = votes.n_annotators, votes.n_labels
+        ann_index, ann_ids = votes.annotator_codes("ZeroBasedSkill")
+        n_ann, n_labels = len(ann_ids), votes.n_labels
         item = votes.item_index.astype(np.int64)
-        ann = votes.annotator_index.astype(np.int64)
+        ann = ann_index.astype(np.int64)
         label = votes.label_index.astype(np.int64)
         flat = item * n_labels + label
         n_per_ann = np.bincount(ann, minlength=n_ann).astype(np.float64)
@@ -100,7 +101,8 @@ class ZeroBasedSkill:
         # crowd-kit counts the labels that occur in the votes
         used = np.unique(label).size
         skills = np.full(n_ann, 1.0 / used + eps)
-        labels = prev = None
+        labels: np.ndarray | None = None
+        prev: np.ndarray | None = None
         for n_iter in range(1, max_iter + 1):
             if n_iter % steps == 0:
                 lr *= factor
@@ -116,5 +118,6 @@ class ZeroBasedSkill:
             setattr(self, name, getattr(final, name))
         self.skills_ = skills
         self.n_iter_ = n_iter
-        self.converged_ = prev is not None and bool(np.array_equal(prev, labels))
+        self.converged_ = (prev is not None and labels is not None
+                           and bool(np.array_equal(prev, labels)))
         return self

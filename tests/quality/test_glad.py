@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from _crowdkit_toy import TOY_YSDA_TRUTH, toy_ysda
-from _vote_sets import synthetic
 from scipy.optimize import check_grad
 
 from annokit.core.votes import Votes
@@ -18,6 +17,8 @@ from annokit.errors import ConvergenceWarning, VoteSchemaError
 from annokit.io import read_votes
 from annokit.quality import GLAD, aggregate
 from annokit.quality.glad import _Data
+
+from _vote_sets import synthetic
 
 
 def test_first_e_step_matches_crowdkit_fixture():

@@ -7,12 +7,13 @@ import itertools
 
 import numpy as np
 import pytest
-from _vote_sets import synthetic
 from scipy.special import digamma
 
 from annokit.errors import VoteSchemaError
 from annokit.io import read_votes
 from annokit.quality import MACE, MajorityVote
+
+from _vote_sets import synthetic
 
 
 def _reference_mace(item_votes, n_labels, spam, strat, n_iter, *, variational, alpha=0.5,
@@ -80,7 +81,7 @@ def test_paper_settings_match_a_loop_transcription_of_the_reference(method, with
     strat = 1.0 + 0.5 * rng.random((votes.n_annotators, votes.n_labels))
     strat /= strat.sum(axis=1, keepdims=True)
     item_votes = [[] for _ in range(votes.n_items)]
-    for i, a, lab in zip(votes.item_index, votes.annotator_index, votes.label_index):
+    for i, a, lab in zip(votes.item_index, votes.annotator_index, votes.label_index, strict=True):
         item_votes[i].append((int(a), int(lab)))
     controls = {int(d): int(gold[d]) for d in np.flatnonzero(gold >= 0)}
     ref_post, ref_ll, know, strat_c = _reference_mace(

@@ -33,7 +33,8 @@ def test_wawa_is_the_agreement_weighted_majority_vote():
 # repository's benchmark environment by benchmarks/bench_aggregators.py --sets; the labels
 # are the same item by item. D_Product: crowd-kit's paper (JOSS 2023) reports .897.
 @pytest.mark.parametrize("folder, answers, truth, crowdkit", [
-    pytest.param("product_jn", "answer.csv", "truth.csv", 0.8966, id="d_product_crowdkit_1.4.2_joss2023_0.897"),
+    pytest.param("product_jn", "answer.csv", "truth.csv", 0.8966,
+                 id="d_product_crowdkit_1.4.2_joss2023_0.897"),
     pytest.param("bluebirds", "answer.csv", "truth.csv", 0.7593, id="bluebirds_crowdkit_1.4.2"),
     pytest.param("dog", "answer.csv", "truth.csv", 0.8290, id="dog_crowdkit_1.4.2"),
     pytest.param("face", "answer.csv", "truth.csv", 0.6301, id="face_crowdkit_1.4.2"),

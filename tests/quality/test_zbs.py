@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _crowdkit_toy import toy_ysda
-from _vote_sets import synthetic
 
 from annokit.errors import VoteSchemaError
 from annokit.io import read_votes
 from annokit.quality import ZeroBasedSkill, aggregate
+
+from _vote_sets import synthetic
 
 
 def test_toy_ysda_matches_crowdkit_fixture():

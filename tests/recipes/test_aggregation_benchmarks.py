@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from _shared import DATA_ROOT
 
 ROOT = Path(__file__).resolve().parents[2]
