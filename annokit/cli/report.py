@@ -21,11 +21,15 @@ from annokit.cli._common import (
     single_label,
     votes_input,
 )
+from annokit.cli.subsample import (  # the memory check and the shared options of subsample
+    BYTES_PER_REP_AND_K,
+    EPSILON_OPTION,
+    K_MAX,
+    N_DEFAULT_KS,
+    TARGET_OPTION,
+)
 from annokit.errors import InputError
-
-#: Bytes of results per subsampling repetition and k, and the largest k (as for ``subsample``).
-BYTES_PER_REP_AND_K = 512
-K_MAX = 100_000
+from annokit.subsample.defaults import EPSILON, REPS, TARGET
 
 
 def _split_spec(spec: str, option: str) -> tuple[str, str]:
@@ -136,11 +140,15 @@ def _n_groups(bin_spec: int | list[float]) -> int:
               help="Equal-width confidence bins of the binned metrics (ECE, SMECE, ...) and the "
                    "reliability diagrams.")
 @click.option("--no-ceiling", is_flag=True, help="Skip the split-half human ceiling.")
-@click.option("--subsample", "subsample_ks", default=None, metavar="K,K,...",
-              help="Also compute the 'how many annotations' curve for these k "
-                   "(annokit subsample; items with fewer than k votes are skipped at that k).")
-@click.option("--subsample-reps", type=click.IntRange(min=1), default=200, show_default=True,
+@click.option("--subsample", "subsample_ks", default=None, metavar="K,K,...|default",
+              help="Also compute the 'how many annotations' curve for these k and the "
+                   "recommended k (as annokit subsample, with the same defaults; items with "
+                   "fewer than k votes are skipped at that k); 'default': 1,2,5,10,20,50,... up "
+                   "to the most votes on an item.")
+@click.option("--subsample-reps", type=click.IntRange(min=1), default=REPS, show_default=True,
               help="Repetitions of the subsampling curve.")
+@EPSILON_OPTION
+@TARGET_OPTION
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the bootstrap and the ceiling split.")
 @click.option("--positive", default=None, metavar="LABEL",
@@ -159,7 +167,7 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, temperatures,
            fit_temperature_on, n_boot, n_bins, no_ceiling, subsample_ks, subsample_reps,
-           seed, positive, annotator_predictions, title, png, out, as_json, quiet):
+           epsilon, target, seed, positive, annotator_predictions, title, png, out, as_json, quiet):
     """Write the agreement-binned analysis report of one or more models to --out:
     report.html (self-contained page), report.md, report.json (versioned schema)
     and figures/.
@@ -196,14 +204,21 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
         raise InputError(f"--model names must be unique; got {names}")
     fixed = [_temperature(s, names) for s in temperatures]
     fitted = [_fit_on(s, names) for s in fit_temperature_on]
-    ks = int_list(subsample_ks, "--subsample") if subsample_ks else None
-    if ks and max(ks) > K_MAX:
-        raise click.BadParameter(f"k must be at most {K_MAX:,}; got {max(ks)}",
-                                 param_hint="'--subsample'")
-    if ks:
+    ks = None
+    if subsample_ks is not None and subsample_ks.strip() != "default":
+        ks = int_list(subsample_ks, "--subsample")
+        if max(ks) > K_MAX:
+            raise click.BadParameter(f"k must be at most {K_MAX:,}; got {max(ks)}",
+                                     param_hint="'--subsample'")
+    if subsample_ks is not None:
+        n_ks = len(ks) if ks is not None else N_DEFAULT_KS
         check_memory("--subsample-reps", subsample_reps,
-                     subsample_reps * len(ks) * BYTES_PER_REP_AND_K,
-                     what=f"results of {subsample_reps} repetitions x {len(ks)} values of k")
+                     subsample_reps * n_ks * BYTES_PER_REP_AND_K,
+                     what=f"results of {subsample_reps} repetitions x {n_ks} values of k")
+    else:
+        for option, value, default in (("--epsilon", epsilon, EPSILON), ("--target", target, TARGET)):
+            if value != default:
+                raise click.UsageError(f"{option} applies to the recommended k: add --subsample")
     from annokit.io.atomic import check_outputs
 
     check_outputs({"--out": out}, {"--votes": votes_path, "--model": [_paths(v) for _, v in specs],
@@ -224,8 +239,9 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
             per_annotator = load_annotator_predictions(annotator_predictions, votes, loaded.votes,
                                                        notes=notes)
         curve = None
-        if ks:
-            curve = subsampling_rows(loaded.votes, ks, reps=subsample_reps, rng=seed, notes=notes)
+        if subsample_ks is not None:
+            curve = subsampling_rows(loaded.votes, ks, reps=subsample_reps, rng=seed, notes=notes,
+                                     epsilon=epsilon, target=target)
         rep = build_report(loaded.votes, loaded.models, bins=bin_spec, n_boot=n_boot,
                            n_bins=n_bins, ceiling=not no_ceiling, seed=seed, subsampling=curve,
                            positive=positive, annotator_predictions=per_annotator,

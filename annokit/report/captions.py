@@ -140,7 +140,7 @@ def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]
         if rec is not None:
             text += f" Dashed: the tolerance, expected TVD {rec.epsilon:g}."
             if rec.k is not None:
-                text += (f" Recommended k = {rec.k} (interval {rec.k_low} to {rec.k_high}), "
+                text += (f" Recommended k = {rec.k} (interval {rec.interval_text()}), "
                          f"{rec.source}, against the {rec.target}")
                 text += ("; drawn as a dotted line and band." if rec.source == "observed" else
                          "; beyond the observed curve, so not drawn.")

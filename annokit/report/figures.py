@@ -112,7 +112,7 @@ def _subsampling_title(report: Any) -> str:
     title = f"{report.dataset.get('n_items', '?')} items"
     rec = report.subsampling_recommendation
     if rec is not None and rec.k is not None and rec.source != "observed":
-        title += f"; recommended k = {rec.k} ({rec.k_low} to {rec.k_high}), {rec.source}"
+        title += f"; recommended k = {rec.k} ({rec.interval_text()}), {rec.source}"
     return mpl_text(title)
 
 

@@ -227,6 +227,19 @@ class SubsamplingRecommendation(_Model):
     epsilon: float = Field(description="the tolerance: expected TVD below which k suffices")
     source: str = Field(description="'observed', 'extrapolated' or 'not reached'")
     target: str = Field(description="what the TVD is measured against")
+    kind: str | None = Field(default=None, description="'population' (the default target: a "
+                                                       "Dirichlet-multinomial fit to the votes) "
+                                                       "or 'pool' (the collected votes)")
+    k_limit: int | None = Field(default=None, description="the largest k considered")
+
+    def interval_text(self) -> str:
+        """The interval of k, an end not reached written as 'more than' the largest k considered."""
+        def end(v: int | None) -> str:
+            if v is not None:
+                return str(v)
+            return f"more than {self.k_limit}" if self.k_limit is not None else "not reached"
+
+        return f"{end(self.k_low)} to {end(self.k_high)}"
 
 
 class AnnotatorRow(_Model):

@@ -322,15 +322,14 @@ def _subsampling_tables(report: Report) -> list[Table]:
     rec = report.subsampling_recommendation
     if rec is not None:
         k = "not reached" if rec.k is None else str(rec.k)
-        interval = ("-" if rec.k is None else
-                    f"{fmt_number(rec.k_low)} to {fmt_number(rec.k_high)}")
+        interval = "-" if rec.k is None else rec.interval_text()
         out.append(Table(
             id="table-recommendation", title="Recommended number of votes per item",
             header=["quantity", "value"],
             rows=[["tolerance (expected TVD below)", f"{rec.epsilon:g}"],
                   ["recommended k (votes per item)", k],
                   ["interval of k", interval], ["read off", rec.source],
-                  ["TVD measured against", rec.target]],
+                  ["target", rec.kind or "-"], ["TVD measured against", rec.target]],
             caption=("The smallest k whose expected total variation distance to the target "
                      "is below the tolerance (annokit.subsample.recommend_k); the interval: "
                      "the same for the optimistic and pessimistic ends of the TVD interval.")))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import warnings
 from collections import Counter
 
@@ -292,22 +294,27 @@ def test_to_records_has_the_documented_keys():
 def test_recommendation_from_the_observed_curve(shared_data):
     votes = chaosnli_votes(shared_data)
     curve = subsampling_curve(votes, [1, 10, 50], reps=50, rng=0)
-    rec = recommend_k(curve, 0.05)
+    rec = recommend_k(curve, 0.05, target="pool")
     grid_mean = curve.grid_tvd.mean(0)
     assert rec.source == "observed" and rec.k_low <= rec.k <= rec.k_high
+    assert rec.k_limit == 50 and rec.kind == "pool"
     assert grid_mean[rec.k - 1] < 0.05 <= grid_mean[rec.k - 2]  # the first k below epsilon
-    assert recommend_k(curve, 0.1).k < rec.k
+    assert recommend_k(curve, 0.1, target="pool").k < rec.k
 
 
 def test_recommendation_extrapolates_beyond_the_votes():
     rng = np.random.default_rng(0)
     counts = np.array([rng.multinomial(6, p) for p in rng.dirichlet([1, 1, 1], 300)])
     curve = subsampling_curve(counts, [1, 2, 3], reps=20, rng=0)
+    bare = dataclasses.replace(curve, counts=None)
     with pytest.raises(VoteSchemaError, match="never gets below epsilon=0.05; pass counts="):
-        recommend_k(curve, 0.05)
-    assert recommend_k(curve, 0.05, extrapolate=False).source == "not reached"
-    rec = recommend_k(curve, 0.05, counts=counts, rng=1)
+        recommend_k(bare, 0.05, target="pool")
+    with pytest.raises(VoteSchemaError, match="target='population' needs counts="):
+        recommend_k(bare, 0.05)
+    assert recommend_k(curve, 0.05, target="pool", extrapolate=False).source == "not reached"
+    rec = recommend_k(curve, 0.05, target="pool", counts=counts, rng=1)
     assert rec.source == "extrapolated" and rec.k > 6 and rec.k_low <= rec.k <= rec.k_high
+    assert recommend_k(curve, 0.05, target="pool", rng=1) == rec  # the curve keeps its counts
     # E TVD ~ c / sqrt(k): halving epsilon needs about four times the votes
     rec2 = recommend_k(curve, 0.025, counts=counts, rng=1)
     assert 3 < rec2.k / rec.k < 5
@@ -427,7 +434,7 @@ def test_histogram_divergence_by_hand_and_errors():
     (lambda: subsample_counts([[1, 2]], 1, reps=0), "reps must be a positive integer"),
     (lambda: subsample_counts(np.zeros((0, 2), int), 1), "counts has no items"),
     (lambda: subsample_votes([[1, 2]], 1), "subsample_votes needs a Votes object; got list"),
-    (lambda: subsampling_curve([[1, 2]], None, reps=2), "ks must be a sequence"),
+    (lambda: subsampling_curve([[1, 2]], "1,2", reps=2), "ks must be positive integers"),
     (lambda: subsampling_curve([[1, 2]], [], reps=2), "ks is empty"),
     (lambda: subsampling_curve([[1, 2]], [0, 1], reps=2), r"ks must be positive integers; got \[0\]"),
     (lambda: subsampling_curve([[1, 2]], [1], reps=2, n_bins=0), "n_bins must be a positive"),
