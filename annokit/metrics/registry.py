@@ -58,7 +58,8 @@ from annokit.metrics.states import (
 )
 from annokit.metrics.states_ext import BinaryBinnedState, update_states
 
-__all__ = ["REGISTRY", "SCALES", "TASKS", "MetricSpec", "available", "check_applicable", "compute"]
+__all__ = ["REGISTRY", "SCALES", "TASKS", "MetricSpec", "available", "check_applicable",
+           "close_matches", "compute"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -304,11 +305,30 @@ _SPECS = (
 REGISTRY: Mapping[str, MetricSpec] = MappingProxyType({spec.name: spec for spec in _SPECS})
 
 
+def close_matches(name: Any) -> list[str]:
+    """Registered metric names close to ``name`` (for "did you mean"), best first.
+
+    Examples
+    --------
+    >>> close_matches("manhatan"), close_matches("ECE")
+    (['manhattan'], ['ece', 'ece_adaptive', 'classwise_ece'])
+    """
+    import difflib
+
+    text = str(name).strip().lower()
+    found = [n for n in REGISTRY if text and (n.startswith(text) or text in n.split("_"))]
+    found += difflib.get_close_matches(text, list(REGISTRY), n=3, cutoff=0.6)
+    return list(dict.fromkeys(found))[:3]
+
+
 def _spec(name: str) -> MetricSpec:
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
-        raise InvalidValueError(f"unknown metric {name!r}; registered: {list(REGISTRY)}") from None
+        near = close_matches(name)
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        raise InvalidValueError(f"unknown metric {name!r}; {hint}registered: "
+                                f"{', '.join(REGISTRY)}") from None
 
 
 def compute(name: str, probs: Any, soft: Any = None, hard: Any = None, *, weights: Any = None,
@@ -356,7 +376,8 @@ def _check_data(scale: Any, multilabel: Any) -> None:
 
 
 def available(has_soft: bool, has_hard: bool, *, scale: str = "nominal",
-              n_labels: int | None = None, multilabel: bool = False) -> tuple[str, ...]:
+              n_labels: int | None = None, multilabel: bool = False,
+              listing: bool = True) -> tuple[str, ...]:
     """Names of the registered metrics that apply to the data, in output order.
 
     Parameters
@@ -369,6 +390,10 @@ def available(has_soft: bool, has_hard: bool, *, scale: str = "nominal",
         2) are listed only when it is stated.
     multilabel : bool, default False
         Multi-label data (per-label Bernoulli rows) instead of one label per vote.
+    listing : bool, default True
+        True: the metrics listed by default on the scale; False: every metric that
+        may be requested for it (``annokit evaluate --metrics all``; on nominal
+        labels this adds ``manhattan`` and ``lewidi_ce``).
 
     Raises
     ------
@@ -387,7 +412,7 @@ def available(has_soft: bool, has_hard: bool, *, scale: str = "nominal",
     _check_data(scale, multilabel)
     have = {label for label, ok in (("soft", has_soft), ("hard", has_hard)) if ok}
     return tuple(name for name, spec in REGISTRY.items() if spec.needs <= have and spec.applies(
-        scale=scale, n_labels=n_labels, multilabel=multilabel, listing=True))
+        scale=scale, n_labels=n_labels, multilabel=multilabel, listing=listing))
 
 
 def check_applicable(names: Any, *, scale: str = "nominal", n_labels: int | None = None,
