@@ -202,8 +202,11 @@ def test_options_and_defaults(name):
 
 
 def test_unknown_metric():
-    with pytest.raises(InvalidValueError, match=r"unknown metric 'ecee'; registered: \['accuracy'"):
+    with pytest.raises(InvalidValueError, match=r"unknown metric 'ecee'; did you mean ece, smece, "
+                                                r"ent_ce\? registered: accuracy, ece, "):
         compute("ecee", [[1.0, 0.0]], hard=[0])
+    with pytest.raises(InvalidValueError, match=r"unknown metric 'zzz'; registered: accuracy, "):
+        compute("zzz", [[1.0, 0.0]], hard=[0])
 
 
 @pytest.mark.parametrize("n_bins, match", [(0, "got 0"), (2.5, "got 2.5"), (True, "got True")])
