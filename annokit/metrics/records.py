@@ -38,6 +38,7 @@ from annokit.errors import (
 from annokit.io.predictions import Predictions, read_predictions
 
 __all__ = ["AlignedRecords", "ItemRows", "Join", "Predictions", "agreement_bins", "align",
+           "chance_accuracy",
            "best_label_order", "join_predictions", "read_predictions", "softmax"]
 
 
@@ -431,6 +432,24 @@ def _unknown_order_message(votes: Votes, predictions: Predictions, pos: np.ndarr
     return msg
 
 
+def chance_accuracy(n_labels: int) -> float:
+    """Accuracy of the chance baseline against the human majority: ``1 / n_labels``.
+
+    The chance predictor is the uniform distribution; its argmax is a tie of every
+    label, which a random pick breaks uniformly, so it hits any majority label with
+    probability ``1 / n_labels`` (the "first label on ties" rule of the accuracy
+    metric would instead make it the share of items whose majority is the first
+    label). The evaluation's chance row and the below-chance warning of
+    :func:`align` both use this value.
+
+    Examples
+    --------
+    >>> chance_accuracy(3)
+    0.3333333333333333
+    """
+    return 1.0 / int(n_labels)
+
+
 def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
                        pred_labels: Sequence[Any], perm: np.ndarray) -> None:
     """Warn when the given class order makes the model worse than chance against the majority.
@@ -445,7 +464,7 @@ def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
         return
     # column c of the file is label given_idx[c] in the votes' order
     given_idx = np.argsort(perm)
-    chance = 1.0 / k
+    chance = chance_accuracy(k)
     acc = float(np.mean(given_idx[file_probs[keep].argmax(axis=1)] == maj))
     if acc >= chance:
         return

@@ -141,7 +141,10 @@ def test_evaluate_baselines():
                 "brier_soft"):
         assert oracle[key] == 0.0, key
     assert oracle["accuracy"] == 1.0 and oracle["rank_cs"] == 1.0 and oracle["ece"] > 0
-    assert res.baselines["chance"] == chance.metrics and chance.baselines == {}
+    # the uniform distribution scored by every metric, except accuracy: its argmax is a tie of
+    # every label, broken at random, so 1 / n_labels (the below-chance warning's value)
+    assert res.baselines["chance"] == {**chance.metrics, "accuracy": 1 / 3}
+    assert chance.baselines == {}
     assert res.baselines["chance"]["nll"] == pytest.approx(np.log(3))
     with pytest.raises(InvalidValueError, match="baseline must be 'chance' or 'oracle'; got 'best'"):
         baseline_records(rec, "best")

@@ -168,9 +168,9 @@ def test_histogram_edges_start_at_the_units_natural_scale():
     assert nats.tolist() == [0.0, 1.25, 2.5]  # the data widen [0, ln 3]
     signed = histogram_edges("nats", [np.array([-0.2, 0.1])], n_labels=2, signed=True, n_bins=2)
     assert np.allclose(signed, [-np.log(2), 0, np.log(2)])
-    other = histogram_edges("Brier units", [np.array([0.0, 0.4])], n_labels=2, n_bins=2)
+    other = histogram_edges("squared probability", [np.array([0.0, 0.4])], n_labels=2, n_bins=2)
     assert other.tolist() == [0.0, 0.2, 0.4]
-    assert histogram_edges("Brier units", [np.zeros(3)], n_labels=2, n_bins=1).tolist() == [0, 1]
+    assert histogram_edges("squared probability", [np.zeros(3)], n_labels=2, n_bins=1).tolist() == [0, 1]
 
 
 # --- ceiling, temperature ----------------------------------------------------------------------
