@@ -127,7 +127,8 @@ def _n_groups(bin_spec: int | list[float]) -> int:
               show_default=True, help="Vote items without a prediction: fail, or leave them out "
                                       "(reported).")
 @click.option("--bins", default="5", show_default=True, metavar="N|E0,E1,...",
-              help="Agreement bins: N equal-count human-entropy quantile bins, or edges in bits.")
+              help="Agreement bins: N equal-count human-entropy quantile bins, or edges in nats "
+                   "(natural log).")
 @click.option("--temperature", "temperatures", multiple=True, metavar="NAME=T",
               help="Add a copy of model NAME scaled with temperature T (named 'NAME T=T').")
 @click.option("--fit-temperature-on", "fit_temperature_on", multiple=True,

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from annokit.core.soft_labels import entropy
+from annokit.core.soft_labels import ENTROPY_BASE, entropy
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics.engine import AGREEMENT_BINS, EvaluationResult, evaluate
@@ -97,7 +97,8 @@ def _groups(by: Any, split: SplitHalf, n_input: int) -> Any:
         if by != "agreement":
             raise InvalidValueError(f"by must be None, 'agreement' or one group label per item; "
                                     f"got {by!r}")
-        _, index, _, _ = agreement_bins(entropy(split.reference_probs, base=2), AGREEMENT_BINS)
+        _, index, _, _ = agreement_bins(entropy(split.reference_probs, base=ENTROPY_BASE),
+                                        AGREEMENT_BINS)
         return pd.Categorical(index, categories=range(int(index.max()) + 1))
     if isinstance(by, pd.Categorical):
         if len(by) != n_input:

@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
-from annokit.core.soft_labels import DEFAULT_TIES, Majority, distributions, majority, softmax
+from annokit.core.soft_labels import (
+    DEFAULT_TIES,
+    ENTROPY_UNIT,
+    Majority,
+    distributions,
+    majority,
+    softmax,
+)
 from annokit.core.votes import LabelSet, Votes
 from annokit.errors import (
     AlignmentError,
@@ -37,9 +44,19 @@ from annokit.errors import (
 )
 from annokit.io.predictions import Predictions, read_predictions
 
-__all__ = ["AlignedRecords", "ItemRows", "Join", "Predictions", "agreement_bins", "align",
-           "chance_accuracy",
-           "best_label_order", "join_predictions", "read_predictions", "softmax"]
+__all__ = [
+    "AlignedRecords",
+    "ItemRows",
+    "Join",
+    "Predictions",
+    "agreement_bins",
+    "align",
+    "best_label_order",
+    "chance_accuracy",
+    "join_predictions",
+    "read_predictions",
+    "softmax",
+]
 
 
 class ItemRows:
@@ -486,7 +503,8 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5, *,
     Parameters
     ----------
     human_entropy : ndarray of shape (n_items,)
-        Entropy of each item's human distribution (bits in the report and the engine).
+        Entropy of each item's human distribution (nats in the report and the engine,
+        :data:`annokit.core.soft_labels.ENTROPY_BASE`).
     bins : int or sequence of float, default 5
         An int: cut points at the ``b / bins`` quantiles of the entropies (Nie et
         al. 2020: "entropy quantiles as the cut points ... bins with roughly
@@ -540,7 +558,7 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5, *,
         if unique.size == 1:  # every item has the same entropy: one bin [H, H]
             unique = np.array([unique[0], unique[0]])
             if bins > 1:
-                msg = (f"every item has the same human entropy ({h[0]:.4g} bits): {int(bins)} "
+                msg = (f"every item has the same human entropy ({h[0]:.4g} {ENTROPY_UNIT}): {int(bins)} "
                        "bins requested, 1 formed")
         elif unique.size < edges.size:
             msg = (f"{edges.size - unique.size} repeated entropy quantile(s) merged: "

@@ -28,7 +28,7 @@ _NAN = float("nan")
 class GroupResult:
     """The metrics of one group of items (``evaluate(..., by=...)``).
 
-    ``group`` is the label (``"lo-hi"`` in bits for agreement bins, whose
+    ``group`` is the label (``"lo-hi"`` in nats for agreement bins, whose
     human-entropy edges are ``entropy_low``, ``entropy_high``: ``[low, high)``,
     the last bin closed); ``metrics`` are NaN for an empty group; ``intervals``
     are empty without bootstrap.

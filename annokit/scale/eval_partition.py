@@ -30,7 +30,13 @@ import pandas as pd
 
 from annokit.core.labels import LabelSet
 from annokit.core.resample import item_keys, poisson_weights
-from annokit.core.soft_labels import DEFAULT_TIES, distributions, entropy, majority
+from annokit.core.soft_labels import (
+    DEFAULT_TIES,
+    ENTROPY_BASE,
+    distributions,
+    entropy,
+    majority,
+)
 from annokit.errors import SchemaError
 from annokit.io.atomic import output_error
 from annokit.metrics.engine import _per_item_frame, _Plan
@@ -150,7 +156,7 @@ def part_stats(joined: Joined, ties: str) -> dict[str, Any]:
     if joined.n:
         maj = majority(joined.counts, ties=ties)
         out["n_ties"] = maj.n_ties
-        h = entropy(distributions(joined.counts), base=2)
+        h = entropy(distributions(joined.counts), base=ENTROPY_BASE)
         out["entropy_values"], out["entropy_counts"] = np.unique(h, return_counts=True)
     else:
         out["n_ties"] = 0
@@ -221,7 +227,7 @@ def partition_plan(joined: Joined, spec: StateSpec, names: tuple[str, ...],
     hard = majority(joined.counts, ties=spec.ties).labels
     groups: list[np.ndarray | None] = [None]
     if grouped and spec.edges is not None:
-        h = entropy(soft, base=2)
+        h = entropy(soft, base=ENTROPY_BASE)
         nb = spec.edges.size - 1
         index = np.clip(np.searchsorted(spec.edges, h, side="right") - 1, 0, nb - 1)
         groups += [np.flatnonzero(index == b) for b in range(nb)]

@@ -31,6 +31,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option, check_rng
 from annokit.core.jsonable import finite_or_none
+from annokit.core.soft_labels import ENTROPY_BASE
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.subsample import engine as _eng
@@ -69,7 +70,7 @@ class SubsampleCurve:
         ``entropy_bias``; on ordered scales also ``wasserstein``, on the labels'
         numbers for interval and ratio scales, on their ranks for ordinal ones).
     bin_edges : ndarray of shape (n_bins + 1,)
-        Full-data entropy (bits) edges of the agreement bins (quantiles).
+        Full-data entropy (nats) edges of the agreement bins (quantiles).
     bin_counts : ndarray of shape (n_bins,)
     bin_values : dict of str to ndarray of shape (reps, n_k, n_bins)
     item_tvd : ndarray of shape (n_items, n_k)
@@ -166,14 +167,15 @@ class SubsampleCurve:
 
 
 def _entropy_bins(counts: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Quantile bins of full-data entropy (bits): edges, bin of each item, items per bin.
+    """Quantile bins of full-data entropy (nats): edges, bin of each item, items per bin.
 
     Edges are data values (the "lower" quantile), so no bin is empty; equal
     quantiles merge, leaving fewer bins. Bins are ``[low, high)``, the last closed.
     """
     p = counts / counts.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        h = -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
+        h = -np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
+    h /= np.log(ENTROPY_BASE)
     h = np.round(h, 12) + 0.0  # no negative zeros in the edges
     edges = np.unique(np.quantile(h, np.linspace(0, 1, n_bins + 1), method="lower"))
     if len(edges) == 1 or edges[-1] < h.max():
@@ -230,7 +232,7 @@ def subsampling_curve(
         time; ``"votes"`` permutes vote rows (needs :class:`Votes`). Both give
         the same distribution of results; ``"auto"`` is ``"counts"`` (faster).
     n_bins : int, default=4
-        Agreement bins: quantiles of the full-data entropy (bits). Items with
+        Agreement bins: quantiles of the full-data entropy (nats). Items with
         equal entropy stay together, so there may be fewer bins.
     interval : float, default=0.95
         Coverage of the percentile interval over repetitions.
@@ -261,7 +263,8 @@ def subsampling_curve(
     Per item, with ``p`` the full-data distribution and ``q = x / k``:
     ``TVD = 1/2 sum_j |q_j - p_j|`` (Baan et al. 2022, DistCE, footnote 5);
     ``JSD = sqrt(H(m) - (H(p) + H(q)) / 2)``, ``m = (p + q) / 2``, natural log
-    (Nie et al. 2020, Table 5 convention); entropy bias ``H(q) - H(p)`` in bits.
+    (Nie et al. 2020, Table 5 convention); entropy bias ``H(q) - H(p)`` in nats
+    (:data:`annokit.core.soft_labels.ENTROPY_BASE`).
     Majority agreement is ``|S & F| / |S|`` with ``S`` the top labels of the
     k-vote counts and ``F`` those of the full data: a tied k-vote majority
     counts as the chance that a uniformly random pick among its tied labels is

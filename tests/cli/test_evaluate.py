@@ -321,16 +321,16 @@ def test_metrics_all_and_default(small):
 
 
 @pytest.mark.parametrize("value, code, message", [
-    ("manhatan", 2, "Error: Invalid value for '--metrics': unknown metric 'manhatan'; did you "
-                    "mean manhattan? valid names: all, accuracy, ece,"),
-    ("accuracy,,ece", 2, "Error: Invalid value for '--metrics': empty metric name in "
+    ("manhatan", 2, ("Error: Invalid value for '--metrics': unknown metric 'manhatan'; did you "
+                    "mean manhattan? valid names: all, accuracy, ece,")),
+    ("accuracy,,ece", 2, ("Error: Invalid value for '--metrics': empty metric name in "
                          "'accuracy,,ece'; give registry names separated by commas, e.g. "
-                         "accuracy,manhattan,lewidi_ce, or all\n"),
-    ("wasserstein", 1, "Error: --metrics: metric 'wasserstein' applies to ordinal, interval, ratio "
+                         "accuracy,manhattan,lewidi_ce, or all\n")),
+    ("wasserstein", 1, ("Error: --metrics: metric 'wasserstein' applies to ordinal, interval, ratio "
                        "single-label data; the data are nominal single-label with 2 labels (leave "
-                       "it out of --metrics, or declare the labels' scale with --scale)\n"),
-    ("ece_multilabel", 1, "Error: --metrics: metric 'ece_multilabel' applies to nominal "
-                          "multi-label data; the data are nominal single-label with 2 labels"),
+                       "it out of --metrics, or declare the labels' scale with --scale)\n")),
+    ("ece_multilabel", 1, ("Error: --metrics: metric 'ece_multilabel' applies to nominal "
+                          "multi-label data; the data are nominal single-label with 2 labels")),
 ])
 def test_metrics_refused_with_one_line(small, value, code, message):
     votes, preds = small

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -27,7 +28,11 @@ def test_stats_json_on_chaosnli(shared_data):
     assert out["majority_change"] == {"rate": 378 / 1514, "n_changed": 378, "n_compared": 1514,
                                       "n_tied": 14}
     assert out["votes_per_item"] == {"min": 100, "median": 100.0, "max": 100}
-    assert out["entropy"]["base"] == 2.0
+    assert out["entropy"]["base"] == pytest.approx(np.e) and out["entropy"]["unit"] == "nats"
+    bits = json.loads(run("stats", str(shared_data("chaosnli", "chaosNLI_snli.jsonl")), "--json",
+                          "--n-boot", "0", "--base", "2").output)["entropy"]
+    assert bits["unit"] == "bits"
+    assert bits["mean"] == pytest.approx(out["entropy"]["mean"] / np.log(2))  # ChaosNLI's unit
 
 
 def test_stats_is_deterministic_and_seeded(shared_data):

@@ -561,7 +561,7 @@ def test_agreement_bins_merge_repeated_quantiles_with_a_warning():
         edges, idx, _, notes = agreement_bins(h, 5)
     assert edges.size - 1 < 5 and notes and np.bincount(idx).min() > 0
     with pytest.warns(DegenerateInputWarning, match=re.escape(
-            "every item has the same human entropy (0 bits): 3 bins requested, 1 formed")):
+            "every item has the same human entropy (0 nats): 3 bins requested, 1 formed")):
         edges, idx, _, _ = agreement_bins(np.zeros(4), 3)
     assert edges.tolist() == [0.0, 0.0] and idx.tolist() == [0, 0, 0, 0]
 

@@ -60,7 +60,7 @@ def test_overall_and_per_bin_numbers_are_the_engines():
     flat = np.full_like(probs, 1 / 3)
     rep = build_report(votes, {"m": probs, "flat": flat}, bins=4, n_boot=30, seed=5,
                        ceiling=False, n_bins=7)
-    edges, idx, _, _ = agreement_bins(entropy(distributions(votes.counts()), base=2), 4)
+    edges, idx, _, _ = agreement_bins(entropy(distributions(votes.counts())), 4)
     assert rep.binning.edges == edges.tolist()
     recs = {name: AlignedRecords.from_arrays(p, votes.counts(), labels=votes.labels,
                                              item_ids=votes.item_ids, ties="first")
@@ -204,7 +204,7 @@ def test_ceiling_is_h1_evaluated_by_the_engine_on_the_reports_bins():
     rep = build_report(votes, {"m": probs}, bins=3, n_boot=0, seed=4)
     hc = rep.human_ceiling
     assert hc.votes_per_half == 6 and hc.n_items == 120 and hc.n_skipped == 0
-    _, idx, _, _ = agreement_bins(entropy(distributions(votes.counts()), base=2), 3)
+    _, idx, _, _ = agreement_bins(entropy(distributions(votes.counts())), 3)
     rng = np.random.default_rng(np.random.SeedSequence(4).spawn(2)[1])  # the report's split stream
     c = split_half_ceiling(votes, 6, by=idx, rng=rng)
     sh = c.split
