@@ -44,9 +44,13 @@ def _paths(value: str) -> list[str]:
 
 
 class _Progress:
-    """A click progress bar on stderr, advanced once per stage."""
+    """A click progress bar on stderr, advanced once per stage; drawn only where the other bars
+    are (:func:`annokit.core.progress.progress_enabled`: stderr a terminal, no ``--quiet``)."""
 
     def __init__(self, length: int, enabled: bool):
+        from annokit.core.progress import progress_enabled
+
+        enabled = enabled and progress_enabled(sys.stderr)
         self.bar = click.progressbar(length=length, label="annokit report", file=sys.stderr,
                                      show_pos=True, item_show_func=lambda s: s) if enabled else None
 
@@ -106,6 +110,16 @@ def _bins(text: str) -> int | list[float]:
                                          param_hint="'--bins'")
             return n
     return float_list(text, "--bins")
+
+
+def _check_bins_for(text: str, bin_spec: int | list[float], n_items: int) -> None:
+    """Refuse more agreement bins than items before any work (each bin needs an item)."""
+    n = _n_groups(bin_spec)
+    if n > n_items:
+        what = f"{n:,} agreement bins" if isinstance(bin_spec, int) else \
+            f"{len(bin_spec):,} edges ({n:,} agreement bins)"
+        raise click.BadParameter(f"{what} for {n_items:,} items; choose at most {n_items:,} "
+                                 "bins (the default is 5)", param_hint="'--bins'")
 
 
 def _n_groups(bin_spec: int | list[float]) -> int:
@@ -231,6 +245,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
         votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "report")
         check_positive(positive, tuple(votes.labels.names), option="--positive")
+        _check_bins_for(bins, bin_spec, votes.n_items)
         progress("votes")
         loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,
                              id_field=id_field, on_missing=on_missing, temperatures=fixed,

@@ -363,8 +363,12 @@ def build_report(
     edges, bin_idx, method, notes = agreement_bins(h_human, bins)  # warns and notes merged bins
     n_agree = edges.size - 1
     bin_counts = np.bincount(bin_idx, minlength=n_agree)
-    for b in np.flatnonzero(bin_counts == 0):
-        msg = f"agreement bin {b} is empty"
+    empty = np.flatnonzero(bin_counts == 0)
+    if empty.size:  # one warning for all of them
+        msg = (f"agreement bin {empty[0]} is empty" if empty.size == 1 else
+               f"{empty.size:,} of {n_agree:,} agreement bins are empty (bins "
+               f"{', '.join(map(str, empty[:5].tolist()))}"
+               + (f" and {empty.size - 5:,} more" if empty.size > 5 else "") + ")")
         warnings.warn(msg, DegenerateInputWarning, stacklevel=2)
         notes.append(msg)
     binning = Binning(

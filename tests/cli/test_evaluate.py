@@ -339,3 +339,14 @@ def test_metrics_refused_with_one_line(small, value, code, message):
     assert result.exit_code == code
     assert message in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_chance_row_accuracy_is_the_warnings_chance(small):
+    """The chance row's accuracy is 1 / n_labels, the value the below-chance warning uses."""
+    votes, preds = small
+    out = json.loads(run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                         "--json").stdout)
+    assert out["baselines"]["chance"]["accuracy"] == 0.5
+    table = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes").stdout
+    assert [line.split()[2] for line in table.splitlines() if line.startswith("accuracy")] == [
+        "0.5000"]

@@ -73,7 +73,7 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     assert [p["k"] for p in curve] == [1, 3, 6] and curve[-1]["tvd_mean"] == 0.0  # all 6 votes
     assert curve[0]["tvd_mean"] > curve[1]["tvd_mean"] > 0
     assert f"report written to {out / 'report.html'}" in result.stderr
-    assert "annokit report" in result.stderr  # the progress bar
+    assert "annokit report" not in result.stderr  # no progress bar: stderr is not a terminal
     for name in ("report.html", "report.md", "report.json", "figures/per-bin.svg",
                  "figures/reliability-3.svg"):
         assert (out / name).is_file(), name
@@ -449,3 +449,36 @@ def test_report_annotator_predictions_of_dropped_items_are_noted(files, tmp_path
             "model prediction) are not scored") in data["notes"]
     p = data["perspectivist"]
     assert p["n_pairs"] == 120 and p["scores"]["accuracy"] == 1.0 and p["gap"]["error_rate"] == 0
+
+
+# --- options that cannot make sense for the data; aggregated warnings; progress when piped ------
+
+@pytest.mark.parametrize("bins, message", [
+    ("100000", "Invalid value for '--bins': 100,000 agreement bins for 40 items; choose at most 40 "
+               "bins (the default is 5)"),
+    (",".join(str(i / 100) for i in range(60)),
+     "Invalid value for '--bins': 60 edges (59 agreement bins) for 40 items; choose at most 40 "
+     "bins (the default is 5)"),
+])
+def test_report_refuses_more_bins_than_items(files, tmp_path, bins, message):
+    votes, paths = files
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+                 f"{paths['good', 'test']}", "--pred-labels", "b,a", "--n-boot", "0", "--bins",
+                 bins, "--out", tmp_path / "o")
+    assert result.exit_code == 2
+    assert result.stderr.endswith(f"Error: {message}\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_report_empty_agreement_bins_are_one_warning(files, tmp_path):
+    votes, paths = files
+    edges = ",".join(str(round(i * 0.02, 2)) for i in range(36))  # 0 .. 0.7 nats, 35 bins
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+                 f"{paths['good', 'test']}", "--pred-labels", "b,a", "--n-boot", "0",
+                 "--no-ceiling", "--bins", edges, "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    warning = [line for line in result.stderr.splitlines() if "agreement bins are empty" in line]
+    assert len(warning) == 1
+    assert re.fullmatch(r"Warning: \d+ of 35 agreement bins are empty \(bins \d+, \d+, \d+, \d+, "
+                        r"\d+ and \d+ more\)", warning[0])
+    assert "agreement bin 3 is empty" not in result.stderr
