@@ -153,3 +153,20 @@ def test_usage_errors_exit_2(runner, small, tmp_path):
 def test_commands_have_help(runner, command):
     res = runner.invoke(main, [command, "--help"])
     assert res.exit_code == 0 and "--votes" in res.output
+
+
+@pytest.mark.parametrize("method, iterative", [("mv", False), ("wmv", False), ("ds", True)])
+def test_aggregate_line_reports_iterations_only_for_iterative_methods(runner, small, tmp_path,
+                                                                       method, iterative):
+    out = tmp_path / f"{method}.csv"
+    result = runner.invoke(main, ["aggregate", "--votes", str(small[0]), "--method", method,
+                                  "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert ("iteration(s), converged" in result.stdout) is iterative
+    assert ("ties: first" in result.stdout) is not iterative
+
+
+def test_unbounded_threshold_help_shows_no_range(runner):
+    for command in ("annotators", "filter"):
+        text = runner.invoke(main, [command, "--help"]).output
+        assert "[x<=None]" not in text and "x<=" not in text, command
