@@ -28,14 +28,18 @@ from annokit.cli.subsample import (  # the memory check and the shared options o
     N_DEFAULT_KS,
     TARGET_OPTION,
 )
-from annokit.errors import InputError
 from annokit.subsample.defaults import EPSILON, REPS, TARGET
 
 
 def _split_spec(spec: str, option: str) -> tuple[str, str]:
     name, sep, value = spec.partition("=")
     if not sep or not name.strip() or not value.strip():
-        raise InputError(f"{option} expects NAME=VALUE; got {spec!r}")
+        value = {"--model": "NAME=PATH[,PATH]", "--temperature": "NAME=T",
+                 "--fit-temperature-on": "NAME=PATH[,PATH]"}.get(option, "NAME=VALUE")
+        example = (f", e.g. {Path(spec.strip()).stem or 'model'}={spec.strip()}"
+                   if option == "--model" and sep == "" and spec.strip() else "")
+        raise click.BadParameter(f"expects {value}{example}; got {spec!r}",
+                                 param_hint=f"'{option}'")
     return name.strip(), value.strip()
 
 
@@ -71,7 +75,8 @@ class _Progress:
 def _temperature(spec: str, names: list[str]) -> tuple[str, float]:
     name, value = _split_spec(spec, "--temperature")
     if name not in names:
-        raise InputError(f"--temperature {spec!r}: no --model named {name!r}; models are {names}")
+        raise click.BadParameter(f"{spec!r}: no --model named {name!r}; models are {names}",
+                                 param_hint="'--temperature'")
     try:
         t = float(value)
     except ValueError:
@@ -89,11 +94,11 @@ def _fit_on(spec: str, names: list[str]) -> tuple[str, list[str]]:
     elif len(names) == 1:
         name, value = names[0], spec
     else:
-        raise InputError(f"--fit-temperature-on {spec!r}: with several models write "
-                         "NAME=PATH[,PATH] to say whose temperature to fit")
+        raise click.BadParameter(f"{spec!r}: with several models write NAME=PATH[,PATH] to say "
+                                 "whose temperature to fit", param_hint="'--fit-temperature-on'")
     if name not in names:
-        raise InputError(f"--fit-temperature-on {spec!r}: no --model named {name!r}; "
-                         f"models are {names}")
+        raise click.BadParameter(f"{spec!r}: no --model named {name!r}; models are {names}",
+                                 param_hint="'--fit-temperature-on'")
     return name, _paths(value)
 
 
@@ -216,7 +221,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     specs = [_split_spec(s, "--model") for s in models]
     names = [n for n, _ in specs]
     if len(set(names)) != len(names):
-        raise InputError(f"--model names must be unique; got {names}")
+        raise click.BadParameter(f"names must be unique; got {names}", param_hint="'--model'")
     fixed = [_temperature(s, names) for s in temperatures]
     fitted = [_fit_on(s, names) for s in fit_temperature_on]
     ks = None

@@ -85,23 +85,27 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--model", "nameonly"], "Error: --model expects NAME=VALUE; got 'nameonly'\n"),
+    (["--model", "predictions.csv"],
+     "Error: Invalid value for '--model': expects NAME=PATH[,PATH], e.g. "
+     "predictions=predictions.csv; got 'predictions.csv'\n"),
+    (["--model", "m="], "Error: Invalid value for '--model': expects NAME=PATH[,PATH]; got 'm='\n"),
     (["--model", "m={good}", "--temperature", "x=2"],
-     "Error: --temperature 'x=2': no --model named 'x'; models are ['m']\n"),
+     "Error: Invalid value for '--temperature': 'x=2': no --model named 'x'; models are ['m']\n"),
     (["--model", "m={good}", "--model", "k={good}", "--fit-temperature-on", "{good}"],
-     ("Error: --fit-temperature-on '{good}': with several models write NAME=PATH[,PATH] to "
-      "say whose temperature to fit\n")),
+     ("Error: Invalid value for '--fit-temperature-on': '{good}': with several models write "
+      "NAME=PATH[,PATH] to say whose temperature to fit\n")),
     (["--model", "m={good}", "--model", "m={good}"],
-     "Error: --model names must be unique; got ['m', 'm']\n"),
+     "Error: Invalid value for '--model': names must be unique; got ['m', 'm']\n"),
 ])
-def test_report_user_errors_are_one_line(files, tmp_path, args, message):
+def test_report_model_specs_are_usage_errors(files, tmp_path, args, message):
     votes, paths = files
     good = f"{paths['good', 'dev']},{paths['good', 'test']}"
     args = [a.format(good=good) for a in args]
     result = run("report", "--votes", votes, "--pred-labels", "b,a", "--quiet",
                  "--out", tmp_path / "o", *args)
-    assert result.exit_code == 1
-    assert result.output == message.format(good=good)
+    assert result.exit_code == 2
+    assert result.stderr.endswith(message.format(good=good))
+    assert "Traceback" not in result.output
     assert not (tmp_path / "o").exists()
 
 
