@@ -349,22 +349,29 @@ def _annotators(votes, path: str):
                                scale=votes.labels.scale)
 
 
+def _num(value: float) -> str:
+    """Four decimals; a value that rounds to zero prints as 0.0000, never -0.0000 (a float
+    rounding residue of a difference, e.g. under the gap's ">= 0" heading)."""
+    text = f"{value:.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
 def _annotator_table(view) -> str:
     lines = [f"per annotator ({view.scale} scale): {view.n_pairs} (item, annotator) pairs, "
              f"{view.n_items} items, {view.n_annotators} annotators; unmatched predictions "
              f"{view.n_unmatched_predictions}, votes without a prediction "
              f"{view.n_votes_without_prediction}"]
-    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.scores.items()]
+    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.scores.items()]
     lines += ["pooled view (the model's labels pooled per item):"]
-    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.pooled.items()]
+    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.pooled.items()]
     lines += ["gap (per-annotator minus pooled, >= 0):"]
-    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.gap.items()]
+    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.gap.items()]
     for name, dist in view.over_annotators.items():
         lines.append(f"over annotators, {name}: " + "  ".join(
-            f"{k} {v:.4f}" for k, v in dist.items()))
+            f"{k} {_num(v)}" for k, v in dist.items()))
     for name, rows in view.worst.items():
         lines.append(f"worst by {name}: " + ", ".join(
-            f"{r['annotator']} ({r['value']:.4f}, {r['n_pairs']} pairs)" for r in rows))
+            f"{r['annotator']} ({_num(r['value'])}, {r['n_pairs']} pairs)" for r in rows))
     return "\n".join(lines)
 
 
@@ -394,12 +401,13 @@ def _table(result) -> str:
     lines += ["", head, "-" * len(head)]
     units = result.units
     for name in result.names:
-        row = f"{name:<20}{result.metrics[name]:>10.4f}"
+        row = f"{name:<20}{_num(result.metrics[name]):>10}"
         if ci:
             r = result.intervals[name]
-            row += f"{f'[{r.low:.4f}, {r.high:.4f}]':>22}"
+            row += f"{f'[{_num(r.low)}, {_num(r.high)}]':>22}"
         for kind in ("chance", "oracle"):
-            row += f"{result.baselines[kind][name]:>10.4f}" if result.baselines else f"{'':>10}"
+            row += f"{_num(result.baselines[kind][name]):>10}" if result.baselines \
+                else f"{'':>10}"
         lines.append(f"{row}  {units[name]}")
     if result.groups:
         lines += ["", f"by {result.by}: " + "   ".join(f"{g.group} ({g.n_items} items)"
@@ -407,6 +415,6 @@ def _table(result) -> str:
         head = f"{'metric':<20}" + "".join(f"{g.group!s:>13}" for g in result.groups)
         lines += [head, "-" * len(head)]
         for name in result.names:
-            lines.append(f"{name:<20}" + "".join(f"{g.metrics[name]:>13.4f}"
+            lines.append(f"{name:<20}" + "".join(f"{_num(g.metrics[name]):>13}"
                                                  for g in result.groups))
     return "\n".join(lines)

@@ -334,7 +334,8 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         if a is None:
             rows.append((title, "n/a (no item has two votes)"))
             continue
-        dropped = f", {a['n_invalid']} undefined" if a.get("n_invalid") else ""
+        dropped = (f"; {a['n_invalid']} left out: undefined where all resampled votes carry "
+                   "the same label") if a.get("n_invalid") else ""
         ci = (f" [{_fmt(a['ci_low'])}, {_fmt(a['ci_high'])}] ({100 * a['confidence']:g}% bootstrap, "
               f"{a['n_boot']} reps{dropped})" if a["ci_low"] is not None else "")
         rows.append((title, _fmt(a["value"]) + ci))

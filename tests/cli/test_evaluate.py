@@ -350,3 +350,10 @@ def test_chance_row_accuracy_is_the_warnings_chance(small):
     table = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes").stdout
     assert [line.split()[2] for line in table.splitlines() if line.startswith("accuracy")] == [
         "0.5000"]
+
+
+def test_values_rounding_to_zero_never_print_as_negative_zero():
+    from annokit.cli.evaluate import _num
+
+    assert [_num(v) for v in (-1e-17, -0.0, 0.0, -0.00004, -0.00005, 0.25)] == [
+        "0.0000", "0.0000", "0.0000", "0.0000", "-0.0001", "0.2500"]

@@ -486,3 +486,16 @@ def test_report_empty_agreement_bins_are_one_warning(files, tmp_path):
     assert re.fullmatch(r"Warning: \d+ of 35 agreement bins are empty \(bins \d+, \d+, \d+, \d+, "
                         r"\d+ and \d+ more\)", warning[0])
     assert "agreement bin 3 is empty" not in result.stderr
+
+
+def test_demo_n_boot_reaches_the_statistics_and_png_needs_the_report(tmp_path):
+    result = run("demo", "--n-boot", "200", "--no-report")
+    assert result.exit_code == 0, result.output
+    assert "(95% bootstrap, 200 reps" in result.stdout and "1000 reps" not in result.stdout
+    for args, given in ((["--png"], "--png applies"), (["--out", tmp_path / "d"], "--out applies"),
+                        (["--png", "--out", tmp_path / "d"], "--png and --out apply")):
+        result = run("demo", "--no-report", *args)
+        assert result.exit_code == 2
+        assert result.stderr.endswith(f"Error: {given} to the report, which --no-report skips: "
+                                      "drop one of them\n")
+    assert not (tmp_path / "d").exists()

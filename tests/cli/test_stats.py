@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,3 +130,12 @@ def test_stats_states_the_format_and_columns_it_chose(tmp_path):
         "v.csv: long table (csv); columns item='question', annotator='worker', label='answer'")
     text = CliRunner().invoke(main, ["stats", str(votes), "--n-boot", "0"]).stdout
     assert text.splitlines()[0].startswith("read as") and "label='answer'" in text.splitlines()[0]
+
+
+def test_undefined_bootstrap_replicates_are_explained():
+    """4 items: some replicates draw votes of one label only, where alpha and kappa are undefined."""
+    votes = Path(__file__).resolve().parents[2] / "docs" / "examples" / "votes_long.csv"
+    text = run("stats", str(votes)).output
+    line = next(x for x in text.splitlines() if x.startswith("Krippendorff"))
+    assert re.search(r"1000 reps; \d+ left out: undefined where all resampled votes carry the "
+                     r"same label\)$", line)
