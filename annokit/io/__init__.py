@@ -78,7 +78,8 @@ FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi")
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
 MAX_COUNT_BYTES = 2 * 1024**3
 
-_FORMAT_HINT = "--format (chaosnli, long, wide, mturk or labelstudio)"
+#: The formats ``--format`` can force, as the detection errors name them (every one of FORMATS).
+_FORMAT_HINT = f"--format ({', '.join(FORMATS[1:-1])} or {FORMATS[-1]})"
 
 
 def sniff_format(path: str | os.PathLike | Input, *,
@@ -86,8 +87,8 @@ def sniff_format(path: str | os.PathLike | Input, *,
     """Guess the format from a file's extension, first line and columns.
 
     "chaosnli" (JSON Lines with ``label_counter``), "labelstudio" (a JSON list of tasks with
-    ``annotations``), "mturk" (a CSV with ``HITId``, ``WorkerId`` and ``Answer.*`` columns),
-    "long" or "wide".
+    ``annotations``), "lewidi" (a LeWiDi 2023/2025 JSON split), "mturk" (a CSV with
+    ``HITId``, ``WorkerId`` and ``Answer.*`` columns), "long" or "wide".
 
     Raises
     ------

@@ -294,7 +294,8 @@ def test_positional_votes_is_the_same_as_the_option(small):
 # --- --metrics NAME,...|all ---------------------------------------------------------------------
 
 def test_metrics_by_name_lewidi_2023_scores_on_nominal_labels(small):
-    """LeWiDi 2023 (Leonardelli et al.) scores nominal labels with manhattan and cross-entropy."""
+    """LeWiDi 2023 (Leonardelli et al.) scores nominal soft labels with cross-entropy, LeWiDi 2025
+    with the Manhattan distance: both asked for by name on nominal labels."""
     votes, preds = small
     result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
                  "--metrics", "lewidi_ce,manhattan", "--json")

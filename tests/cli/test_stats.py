@@ -139,3 +139,12 @@ def test_undefined_bootstrap_replicates_are_explained():
     line = next(x for x in text.splitlines() if x.startswith("Krippendorff"))
     assert re.search(r"1000 reps; \d+ left out: undefined where all resampled votes carry the "
                      r"same label\)$", line)
+
+
+def test_format_detection_error_names_every_format(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n1,2\n")
+    result = run("stats", str(path))
+    assert result.exit_code == 1
+    assert "pass --format (chaosnli, long, wide, mturk, labelstudio or lewidi) and name the " \
+           "columns" in result.output
