@@ -75,6 +75,14 @@ def select_metrics(wanted: tuple[str, ...] | str | None, *, scale: str, n_labels
                          "scale with --scale)") from None
 
 
+#: ``--metrics`` of ``evaluate`` and ``report``.
+METRICS_OPTION = click.option(
+    "--metrics", "metric_names", callback=_metric_names, metavar="NAME,...|all",
+    help="Registry metrics to compute, comma-separated (e.g. accuracy,manhattan,lewidi_ce), or "
+         "all: every metric that applies to the labels' scale [default: the scale's default "
+         "set].")
+
+
 def _objective(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Check a temperature objective against the library's list (imported only when given)."""
     if value is None:
@@ -116,10 +124,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option("--renormalize", is_flag=True,
               help="Divide probability rows by their sum instead of rejecting rows that do not "
                    "sum to 1.")
-@click.option("--metrics", "metric_names", callback=_metric_names, metavar="NAME,...|all",
-              help="Registry metrics to compute, comma-separated (e.g. accuracy,manhattan,"
-                   "lewidi_ce), or all: every metric that applies to the labels' scale "
-                   "[default: the scale's default set].")
+@METRICS_OPTION
 @click.option("--n-bins", type=click.IntRange(min=1), default=10, show_default=True,
               help="Bins of ECE, MCE, classwise ECE and SMECE.")
 @click.option("--temperature", type=finite(0, min_open=True),

@@ -21,6 +21,7 @@ from annokit.cli._common import (
     single_label,
     votes_input,
 )
+from annokit.cli.evaluate import METRICS_OPTION, select_metrics
 from annokit.cli.subsample import (  # the memory check and the shared options of subsample
     BYTES_PER_REP_AND_K,
     EPSILON_OPTION,
@@ -156,6 +157,7 @@ def _n_groups(bin_spec: int | list[float]) -> int:
                    "prediction files' items that have votes.")
 @click.option("--n-boot", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Poisson-bootstrap replicates of items (0: no intervals).")
+@METRICS_OPTION
 @click.option("--n-bins", type=click.IntRange(min=1), default=10, show_default=True,
               help="Equal-width confidence bins of the binned metrics (ECE, SMECE, ...) and the "
                    "reliability diagrams.")
@@ -186,7 +188,7 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Also print report.json on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, temperatures,
-           fit_temperature_on, n_boot, n_bins, no_ceiling, subsample_ks, subsample_reps,
+           fit_temperature_on, n_boot, metric_names, n_bins, no_ceiling, subsample_ks, subsample_reps,
            epsilon, target, seed, positive, annotator_predictions, title, png, out, as_json, quiet):
     """Write the agreement-binned analysis report of one or more models to --out:
     report.html (self-contained page), report.md, report.json (versioned schema)
@@ -251,6 +253,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
         votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "report")
         check_positive(positive, tuple(votes.labels.names), option="--positive")
         _check_bins_for(bins, bin_spec, votes.n_items)
+        metrics = select_metrics(metric_names, scale=votes.labels.scale, n_labels=votes.n_labels)
         progress("votes")
         loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,
                              id_field=id_field, on_missing=on_missing, temperatures=fixed,
@@ -264,6 +267,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
             curve = subsampling_rows(loaded.votes, ks, reps=subsample_reps, rng=seed, notes=notes,
                                      epsilon=epsilon, target=target)
         rep = build_report(loaded.votes, loaded.models, bins=bin_spec, n_boot=n_boot,
+                           metrics=metrics,
                            n_bins=n_bins, ceiling=not no_ceiling, seed=seed, subsampling=curve,
                            positive=positive, annotator_predictions=per_annotator,
                            title=title or f"annokit report: {Path(votes_path).name}",

@@ -499,3 +499,21 @@ def test_demo_n_boot_reaches_the_statistics_and_png_needs_the_report(tmp_path):
         assert result.stderr.endswith(f"Error: {given} to the report, which --no-report skips: "
                                       "drop one of them\n")
     assert not (tmp_path / "d").exists()
+
+
+def test_report_metrics_by_name(files, tmp_path):
+    votes, paths = files
+    args = ("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+            f"{paths['good', 'test']}", "--pred-labels", "b,a", "--n-boot", "0", "--no-ceiling")
+    result = run(*args, "--metrics", "lewidi_ce,manhattan", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    rep = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert [m["name"] for m in rep["metrics"]] == ["manhattan", "lewidi_ce"]
+    result = run(*args, "--metrics", "rps", "--out", tmp_path / "p")
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: --metrics: metric 'rps' applies to ordinal, interval, ratio "
+                             "single-label data; the data are nominal single-label with 2 labels "
+                             "(leave it out of --metrics, or declare the labels' scale with "
+                             "--scale)\n")
+    result = run(*args, "--metrics", "ecee", "--out", tmp_path / "p")
+    assert result.exit_code == 2 and "did you mean ece, smece, ent_ce?" in result.stderr
