@@ -92,7 +92,7 @@ def curves(data: Path, reps: int) -> dict:
     for name, file in SUBSETS.items():
         votes = read_votes(data / "chaosnli" / file, format="chaosnli")
         curve = subsampling_curve(votes, KS, reps=reps, rng=0)
-        rec = recommend_k(curve, EPSILON, counts=votes, rng=0)
+        rec = recommend_k(curve, EPSILON, target="pool", counts=votes, rng=0)  # the 100 votes
         check = extrapolation_check(votes, n_fit=5, ks=KS[:-1], reps=min(reps, 50), rng=0)
         out[name] = {"curve": curve, "recommendation": rec, "check": check}
     return out

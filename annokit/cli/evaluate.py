@@ -362,10 +362,10 @@ def _num(value: float) -> str:
 
 
 def _annotator_table(view) -> str:
-    lines = [f"per annotator ({view.scale} scale): {view.n_pairs} (item, annotator) pairs, "
+    lines = [(f"per annotator ({view.scale} scale): {view.n_pairs} (item, annotator) pairs, "
              f"{view.n_items} items, {view.n_annotators} annotators; unmatched predictions "
              f"{view.n_unmatched_predictions}, votes without a prediction "
-             f"{view.n_votes_without_prediction}"]
+             f"{view.n_votes_without_prediction}")]
     lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.scores.items()]
     lines += ["pooled view (the model's labels pooled per item):"]
     lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.pooled.items()]

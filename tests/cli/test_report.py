@@ -86,8 +86,8 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--model", "predictions.csv"],
-     "Error: Invalid value for '--model': expects NAME=PATH[,PATH], e.g. "
-     "predictions=predictions.csv; got 'predictions.csv'\n"),
+     ("Error: Invalid value for '--model': expects NAME=PATH[,PATH], e.g. "
+     "predictions=predictions.csv; got 'predictions.csv'\n")),
     (["--model", "m="], "Error: Invalid value for '--model': expects NAME=PATH[,PATH]; got 'm='\n"),
     (["--model", "m={good}", "--temperature", "x=2"],
      "Error: Invalid value for '--temperature': 'x=2': no --model named 'x'; models are ['m']\n"),
@@ -458,11 +458,11 @@ def test_report_annotator_predictions_of_dropped_items_are_noted(files, tmp_path
 # --- options that cannot make sense for the data; aggregated warnings; progress when piped ------
 
 @pytest.mark.parametrize("bins, message", [
-    ("100000", "Invalid value for '--bins': 100,000 agreement bins for 40 items; choose at most 40 "
-               "bins (the default is 5)"),
+    ("100000", ("Invalid value for '--bins': 100,000 agreement bins for 40 items; choose at most 40 "
+               "bins (the default is 5)")),
     (",".join(str(i / 100) for i in range(60)),
-     "Invalid value for '--bins': 60 edges (59 agreement bins) for 40 items; choose at most 40 "
-     "bins (the default is 5)"),
+     ("Invalid value for '--bins': 60 edges (59 agreement bins) for 40 items; choose at most 40 "
+     "bins (the default is 5)")),
 ])
 def test_report_refuses_more_bins_than_items(files, tmp_path, bins, message):
     votes, paths = files
@@ -503,8 +503,8 @@ def test_demo_n_boot_reaches_the_statistics_and_png_needs_the_report(tmp_path):
 
 def test_report_metrics_by_name(files, tmp_path):
     votes, paths = files
-    args = ("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
-            f"{paths['good', 'test']}", "--pred-labels", "b,a", "--n-boot", "0", "--no-ceiling")
+    args = ("report", "--votes", votes, "--model", (f"m={paths['good', 'dev']},"
+            f"{paths['good', 'test']}"), "--pred-labels", "b,a", "--n-boot", "0", "--no-ceiling")
     result = run(*args, "--metrics", "lewidi_ce,manhattan", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     rep = json.loads((tmp_path / "o" / "report.json").read_text())

@@ -22,6 +22,7 @@ from annokit.subsample import (
     DirichletMultinomial,
     distce_histogram_divergence,
     extrapolation_check,
+    how_many,
     recommend_k,
     split_half,
     subsample_counts,
@@ -499,3 +500,48 @@ def test_smallest_k_simulates_at_most_max_items_items_and_is_seeded(monkeypatch)
     assert seen[-1] == 3000 and abs(full["k"] - first["k"]) <= 0.2 * full["k"]
     with pytest.raises(InvalidValueError, match="max_items must be >= 1; got 0"):
         fit.smallest_k(counts, 0.1, max_items=0)
+
+
+# -- one recommendation, one set of defaults ---------------------------------------------------
+
+def test_defaults_are_one_set_behind_the_curve_and_the_recommendation():
+    import inspect
+
+    from annokit.report.inputs import subsampling_rows
+    from annokit.subsample import EPSILON, INTERVAL, REPS, SHORT, TARGET, default_ks
+
+    assert (TARGET, EPSILON, INTERVAL, REPS, SHORT) == ("population", 0.05, 0.95, 200, "skip")
+    for func, names in ((recommend_k, ("epsilon", "target")), (how_many, ("epsilon", "target",
+                        "reps", "interval", "short")), (subsampling_curve, ("reps", "interval",
+                        "short")), (subsampling_rows, ("epsilon", "target", "reps"))):
+        params = inspect.signature(func).parameters
+        for name in names:
+            assert params[name].default == {"epsilon": EPSILON, "target": TARGET, "reps": REPS,
+                                            "interval": INTERVAL, "short": SHORT}[name], (func,
+                                                                                      name)
+    assert default_ks(1) == [1] and default_ks(3) == [1, 2, 3]
+    assert default_ks(1000) == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+
+
+def test_how_many_is_the_curve_then_recommend_k():
+    counts = np.random.default_rng(2).multinomial(8, [0.5, 0.3, 0.2], size=60)
+    counts[:5] = np.random.default_rng(3).multinomial(4, [0.5, 0.3, 0.2], size=5)
+    with pytest.warns(DegenerateInputWarning, match=r"5 item\(s\) have fewer than k=8 votes .*"
+                                                    r"left out at that k \(short='skip', "
+                                                    r"--short skip\)"):
+        curve, rec = how_many(counts, reps=20, rng=4)
+    assert curve.ks.tolist() == [1, 2, 5, 8] and curve.n_short.tolist() == [0, 0, 5, 5]
+    assert rec == recommend_k(curve, rng=4) and rec.kind == "population"
+    _, pool = how_many(counts, reps=20, rng=4, target="pool", epsilon=0.45)
+    assert (pool.kind, pool.source, pool.k_limit) == ("pool", "observed", 2)  # k up to 4 // 2
+
+
+def test_recommendation_interval_says_where_an_end_was_not_reached():
+    from annokit.subsample import Recommendation
+
+    rec = Recommendation(69, 21, None, 0.05, "extrapolated", "population distribution",
+                         "population", 5000)
+    assert rec.describe() == ("recommended k = 69 (interval 21 to more than 5000) for expected "
+                              "TVD < 0.05; extrapolated, against the population distribution")
+    assert "None" not in Recommendation(None, None, None, 0.05, "not reached", "x",
+                                        k_limit=50).describe()
