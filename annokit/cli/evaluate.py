@@ -381,6 +381,8 @@ def _annotator_table(view) -> str:
 
 
 def _table(result) -> str:
+    from annokit.core.soft_labels import ENTROPY_UNIT
+
     lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale}"
              + (", multi-label" if result.task == "multilabel" else "") + ")   "
              f"bins: {result.n_bins}"
@@ -415,8 +417,9 @@ def _table(result) -> str:
                 else f"{'':>10}"
         lines.append(f"{row}  {units[name]}")
     if result.groups:
-        lines += ["", f"by {result.by}: " + "   ".join(f"{g.group} ({g.n_items} items)"
-                                                        for g in result.groups)]
+        what = (f" (bins of human entropy, {ENTROPY_UNIT})" if result.by == "agreement" else "")
+        lines += ["", f"by {result.by}{what}: " + "   ".join(f"{g.group} ({g.n_items} items)"
+                                                               for g in result.groups)]
         head = f"{'metric':<20}" + "".join(f"{g.group!s:>13}" for g in result.groups)
         lines += [head, "-" * len(head)]
         for name in result.names:

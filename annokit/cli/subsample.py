@@ -122,6 +122,10 @@ def subsample(votes_path: str, fmt: str, ks: list[int] | None, reps: int, seed: 
     echo(f"{votes.n_items} items, {votes_per_item(curve.n_votes_min, curve.n_votes_max)}, "
          f"{reps} repetitions, seed {seed}")
     echo(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    from annokit.subsample.recommend import curve_units
+
+    shown = [c for c in curve_units() if any(col.startswith(c) for col in frame.columns)]
+    echo("units: " + ", ".join(f"{c} {curve_units()[c]}" for c in shown))
     echo(f"target: {rec.kind} (tolerance: expected TVD < {rec.epsilon:g})")
     echo(rec.describe())
 

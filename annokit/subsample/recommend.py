@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 
 from annokit.core.jsonable import jsonable
+from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.errors import InvalidValueError
 from annokit.subsample._checks import ShortPolicy, as_counts
 from annokit.subsample.curves import SubsampleCurve, subsampling_curve
 from annokit.subsample.defaults import EPSILON, INTERVAL, REPS, SHORT, TARGET, TARGETS
 from annokit.subsample.extrapolate import DirichletMultinomial
 
-__all__ = ["K_MAX", "Recommendation", "curve_summary", "how_many", "recommend_k"]
+__all__ = ["K_MAX", "Recommendation", "curve_summary", "curve_units", "how_many", "recommend_k"]
 
 #: The largest k the population extrapolation searches.
 K_MAX = 5000
@@ -108,7 +109,8 @@ def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
     ``recommended_k_low``, ``recommended_k_high``, ``recommendation_source``,
     ``recommendation_target``, ``recommendation_k_limit``, ``epsilon``, ``n_items``,
     ``reps``, ``seed``, ``interval``, ``short``, ``n_short``, ``kl_smoothing``,
-    ``n_votes_min``, ``n_votes_max``, ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows) and
+    ``n_votes_min``, ``n_votes_max``, ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows),
+    ``units`` (:func:`curve_units`: the unit of each quantity; entropies in nats) and
     ``scale`` (the curve rows hold ``wasserstein_mean`` on ordered scales).
     """
     return jsonable({
@@ -132,7 +134,21 @@ def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
         "n_votes_min": curve.n_votes_min,
         "n_votes_max": curve.n_votes_max,
         "by_bin": curve.by_bin().to_dict(orient="records"),
+        "units": curve_units(),
     })
+
+
+def curve_units() -> dict[str, str]:
+    """The unit of each curve column (``annokit subsample``'s units line and ``--json`` "units").
+
+    Examples
+    --------
+    >>> curve_units()["entropy_bias"]
+    'nats'
+    """
+    return {"tvd": "probability", "jsd": f"sqrt({ENTROPY_UNIT})", "kl": ENTROPY_UNIT,
+            "wasserstein": "scale points", "majority_agreement": "rate",
+            "entropy_bias": ENTROPY_UNIT, "majority_tie_rate": "rate"}
 
 
 def _first_below(ks: np.ndarray, curve: np.ndarray, epsilon: float) -> int | None:

@@ -191,7 +191,9 @@ def test_default_options_work_on_ten_vote_crowd_sets(shared_data, path, first_li
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == first_line
-    ks = [int(line.split()[0]) for line in lines[2:-2]]
+    ks = [int(line.split()[0]) for line in lines[2:-3]]
+    assert lines[-3] == ("units: tvd probability, jsd sqrt(nats), kl nats, majority_agreement rate, "
+                         "entropy_bias nats, majority_tie_rate rate")
     assert ks == [1, 2, 5, int(first_line.split()[2].split("-")[-1])]  # 1, 2, 5 .. most votes
     assert lines[-2] == "target: population (tolerance: expected TVD < 0.05)"
     assert lines[-1].startswith("recommended k = ")
