@@ -46,11 +46,11 @@ import pandas as pd
 
 from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
 from annokit.core.scales import check_scale
-from annokit.core.soft_labels import ENTROPY_BASE, Majority, entropy, majority
+from annokit.core.soft_labels import Majority, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels
 from annokit.metrics.multilabel_records import MultilabelRecords
-from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
 from annokit.metrics.registry import REGISTRY, available, check_applicable
 from annokit.metrics.results import (
     Difference,
@@ -175,7 +175,7 @@ def _groups(by: Any, records: AlignedRecords
         if by != "agreement":
             raise InvalidValueError(f"by must be None, 'agreement' or one group label per item; "
                                     f"got {by!r}")
-        edges, index, _, _ = agreement_bins(entropy(records.human, base=ENTROPY_BASE),
+        edges, index, _, _ = agreement_bins(agreement_entropy(records.human),
                                             AGREEMENT_BINS)
         nb = edges.size - 1
         info = [{"group": f"{edges[b]:.2f}-{edges[b + 1]:.2f}", "entropy_low": float(edges[b]),

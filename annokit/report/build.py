@@ -40,7 +40,7 @@ from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError, SchemaError
 from annokit.metrics.ceiling import default_votes_per_half, split_half_ceiling
 from annokit.metrics.engine import EvaluationResult, evaluate
-from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
 from annokit.metrics.registry import REGISTRY
 from annokit.report.inputs import ModelPredictions
 from annokit.report.model import (
@@ -359,7 +359,7 @@ def build_report(
 
     counts = votes.counts()
     n_labels = counts.shape[1]
-    h_human = entropy(distributions(counts), base=ENTROPY_BASE)
+    h_human = agreement_entropy(distributions(counts))
     edges, bin_idx, method, notes = agreement_bins(h_human, bins)  # warns and notes merged bins
     n_agree = edges.size - 1
     bin_counts = np.bincount(bin_idx, minlength=n_agree)

@@ -114,7 +114,7 @@ def test_by_agreement(small):
     assert list(groups[0]) == ["group", "n_items", "entropy_low", "entropy_high", "metrics"]
     assert list(groups[0]["metrics"]) == REQUIRED_METRICS
     table = run(*args).stdout.splitlines()
-    assert any(line.startswith("by agreement: ") for line in table)
+    assert any(line.startswith("by agreement (bins of human entropy, nats): ") for line in table)
 
 
 def test_temperature_options(small):

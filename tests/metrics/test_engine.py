@@ -23,7 +23,7 @@ from annokit.errors import (
     VoteSchemaError,
 )
 from annokit.metrics.engine import AGREEMENT_BINS, baseline_records, evaluate
-from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
 from annokit.metrics.registry import REGISTRY, available, compute
 from annokit.metrics.temperature import apply_temperature
 
@@ -281,7 +281,7 @@ def test_by_labels_equals_evaluating_each_group_alone():
 def test_by_agreement_uses_the_entropy_quantile_bins():
     rec = _records(n=200, seed=5)
     res = _quiet(rec, by="agreement")
-    edges, idx, _, _ = agreement_bins(entropy(rec.human), AGREEMENT_BINS)  # nats
+    edges, idx, _, _ = agreement_bins(agreement_entropy(rec.human), AGREEMENT_BINS)  # nats
     assert res.by == "agreement" and len(res.groups) == edges.size - 1
     for b, g in enumerate(res.groups):
         assert (g.entropy_low, g.entropy_high) == (edges[b], edges[b + 1])
