@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or Path(tempfile.mkdtemp(prefix="chaosnli-report-")) / "report"
     write_report(report, out)
 
-    print("Agreement bins (human entropy, bits):", ", ".join(
+    print("Agreement bins (human entropy, nats):", ", ".join(
         f"{lab} (n={n})" for lab, n in zip(s["bins"], s["counts"], strict=True)))
     print("\nPer-bin accuracy against the majority (Nie et al. 2020, Fig. 4: ~0.9 -> ~0.5)")
     print(f"{'model':<20}" + "".join(f"{lab:>11}" for lab in s["bins"])

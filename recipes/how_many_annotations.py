@@ -92,7 +92,7 @@ def curves(data: Path, reps: int) -> dict:
     for name, file in SUBSETS.items():
         votes = read_votes(data / "chaosnli" / file, format="chaosnli")
         curve = subsampling_curve(votes, KS, reps=reps, rng=0)
-        rec = recommend_k(curve, EPSILON, counts=votes, rng=0)
+        rec = recommend_k(curve, EPSILON, target="pool", counts=votes, rng=0)  # the 100 votes
         check = extrapolation_check(votes, n_fit=5, ks=KS[:-1], reps=min(reps, 50), rng=0)
         out[name] = {"curve": curve, "recommendation": rec, "check": check}
     return out
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"smallest k with expected TVD < {EPSILON}: {rec.k} "
               f"(interval {rec.k_low}-{rec.k_high}; {rec.source}, against the {rec.target})")
         by_bin = curve.by_bin().query("k == 20")
-        print("k = 20 by full-data entropy quartile (bits): " + "; ".join(
+        print("k = 20 by full-data entropy quartile (nats): " + "; ".join(
             f"[{r.entropy_low:.2f}, {r.entropy_high:.2f}] TVD {r.tvd_mean:.3f}, "
             f"agreement {r.majority_agreement_mean:.3f}" for r in by_bin.itertuples()))
         print(f"extrapolation from 5 votes per item (Dirichlet alpha "

@@ -199,3 +199,17 @@ def test_dataset_cards_are_in_the_site_and_the_nav(site):
         assert f"datasets/{card.name}" in nav, card.name
         assert (site / "datasets" / card.stem / "index.html").exists(), card.name
     assert "How to add a metric" in _page(site, "architecture")
+
+
+def test_every_votes_format_is_documented_and_the_home_page_lists_the_readmes():
+    from annokit.io import FORMATS
+
+    formats_page = (ROOT / "docs" / "formats.md").read_text(encoding="utf-8")
+    for name in FORMATS[1:]:
+        assert f"`{name}`" in formats_page, name
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+
+    def reads(text: str) -> str:
+        return " ".join(re.search(r"reads raw per-annotator votes \(([^)]*)\)", text).group(1).split())
+
+    assert reads(home) == reads(README)

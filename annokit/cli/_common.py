@@ -104,6 +104,12 @@ class FiniteFloat(click.FloatRange):
                       f"{', '.join(f'{x:g}' for x in self.exclude)}).", param, ctx)
         return number
 
+    def _describe_range(self) -> str:
+        """The range shown in --help; nothing for an unbounded number (click: ``x<=None``)."""
+        if self.min is None and self.max is None:
+            return ""
+        return super()._describe_range()
+
 
 def finite(min: float | None = None, max: float | None = None, **kwargs: Any) -> FiniteFloat:
     """A :class:`FiniteFloat` parameter type."""

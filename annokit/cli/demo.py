@@ -16,7 +16,8 @@ from annokit.cli._common import SEED, check_bootstrap, echo, echo_json
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the synthetic data, models and bootstrap.")
 @click.option("--n-boot", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="Poisson-bootstrap replicates of the report (0: no intervals).")
+              help="Bootstrap replicates of the statistics' agreement intervals and of the "
+                   "report (0: no intervals).")
 @click.option("--png", is_flag=True, help="Also write every figure as PNG.")
 @click.option("--no-report", is_flag=True, help="Only print the dataset statistics.")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
@@ -30,13 +31,18 @@ def demo(out: str | None, seed: int, n_boot: int, png: bool, no_report: bool,
     from annokit.io.atomic import check_outputs
     from annokit.io.synthetic import make_votes
 
+    if no_report:
+        given = [name for name, on in (("--png", png), ("--out", out is not None)) if on]
+        if given:
+            raise click.UsageError(f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} "
+                                   "to the report, which --no-report skips: drop one of them")
     if not no_report and not (as_json and out is None):
         check_outputs({"--out": out or "annokit-demo"}, directories=["--out"])
     from annokit.quality.dataset_stats import dataset_stats, stats_table
 
     check_bootstrap(n_boot, 10, n_groups=6 * 4)  # the demo report: 5 bins + all, 4 models
     data = make_votes(rng=seed)
-    result = dataset_stats(data.votes, rng=seed)
+    result = dataset_stats(data.votes, n_boot=n_boot, rng=seed)  # the same replicates as the report
     if as_json:
         echo_json(result)
     else:

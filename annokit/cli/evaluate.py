@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import click
 
@@ -32,6 +33,55 @@ def _labels(value: str | None) -> list[str] | None:
         raise click.BadParameter(f"empty label name in {value!r}; give names separated by commas, "
                                  "e.g. e,c,n", param_hint="--pred-labels")
     return names
+
+
+def _metric_names(ctx: click.Context, param: click.Parameter, value: str | None
+                  ) -> tuple[str, ...] | str | None:
+    """``--metrics``: ``all`` or registry names, checked against the registry (close matches named)."""
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",")]
+    if names == ["all"]:
+        return "all"
+    if any(not n for n in names):
+        raise click.BadParameter(f"empty metric name in {value!r}; give registry names separated "
+                                 "by commas, e.g. accuracy,manhattan,lewidi_ce, or all")
+    from annokit.metrics.registry import REGISTRY, close_matches
+
+    for name in names:
+        if name not in REGISTRY:
+            near = close_matches(name)
+            hint = f"did you mean {', '.join(near)}? " if near else ""
+            raise click.BadParameter(f"unknown metric {name!r}; {hint}valid names: all, "
+                                     f"{', '.join(REGISTRY)}")
+    return tuple(dict.fromkeys(names))
+
+
+def select_metrics(wanted: tuple[str, ...] | str | None, *, scale: str, n_labels: int | None,
+                   multilabel: bool = False) -> tuple[str, ...] | None:
+    """The metrics ``--metrics`` asks for on this data: None (the default set), every metric that
+    applies (``all``), or the names given, each checked against the data's scale and labels."""
+    from annokit.errors import InputError, InvalidValueError
+    from annokit.metrics.registry import available, check_applicable
+
+    if wanted is None:
+        return None
+    if wanted == "all":
+        return available(True, True, scale=scale, n_labels=n_labels, multilabel=multilabel,
+                         listing=False)
+    try:
+        return check_applicable(wanted, scale=scale, n_labels=n_labels, multilabel=multilabel)
+    except InvalidValueError as exc:
+        raise InputError(f"--metrics: {exc} (leave it out of --metrics, or declare the labels' "
+                         "scale with --scale)") from None
+
+
+#: ``--metrics`` of ``evaluate`` and ``report``.
+METRICS_OPTION = click.option(
+    "--metrics", "metric_names", callback=_metric_names, metavar="NAME,...|all",
+    help="Registry metrics to compute, comma-separated (e.g. accuracy,manhattan,lewidi_ce), or "
+         "all: every metric that applies to the labels' scale [default: the scale's default "
+         "set].")
 
 
 def _objective(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -75,6 +125,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option("--renormalize", is_flag=True,
               help="Divide probability rows by their sum instead of rejecting rows that do not "
                    "sum to 1.")
+@METRICS_OPTION
 @click.option("--n-bins", type=click.IntRange(min=1), default=10, show_default=True,
               help="Bins of ECE, MCE, classwise ECE and SMECE.")
 @click.option("--temperature", type=finite(0, min_open=True),
@@ -108,7 +159,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str | None,
              multilabel: bool, positive: str | None, pred_labels: str | None,
              id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
-             n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
+             metric_names: tuple[str, ...] | str | None, n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str | None, ties: str, n_boot: int,
              seed: int, by: str | None, fmt: str, per_item_path: str | None,
              as_json: bool, engine: str, scheduler: str | None) -> None:
@@ -158,10 +209,12 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
         check_outputs({"--per-item": per_item_path}, {"--votes": votes_path},
                       directories=["--per-item"])
         votes = dask_votes(votes_path, scheduler, fmt=fmt)
+        metrics = select_metrics(metric_names, scale=votes.labels.scale,
+                                 n_labels=len(votes.labels.names))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = evaluate_dask(votes, pred_paths[0] if len(pred_paths) == 1
-                                   else list(pred_paths), pred_labels=labels,
+                                   else list(pred_paths), metrics, pred_labels=labels,
                                    on_missing=on_missing, id_field=id_field,
                                    renormalize=renormalize, n_boot=n_boot, seed=seed,
                                    n_bins=n_bins, by=by, per_item_out=per_item_path,
@@ -169,7 +222,8 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                    else {"positive": _positive(positive, votes)})
         for w in caught:
             echo_warning(w.message)
-        echo_json(result.to_dict()) if as_json else echo(_table(result))
+        echo_json({**result.to_dict(), **_selection(metric_names, result)}) if as_json \
+            else echo(_table(result))
         return
     from annokit.io.atomic import check_outputs, write_table
 
@@ -177,9 +231,10 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                   {"--votes": votes_path, "--predictions": pred_paths,
                    "--fit-temperature-on": fit_paths,
                    "--annotator-predictions": annotator_path})
-    if not pred_paths and (n_temp or per_item_path or by or n_boot or positive is not None):
-        raise click.UsageError("--per-item, --by, --n-boot, --positive and the temperature "
-                               "options need --predictions")
+    if not pred_paths and (n_temp or per_item_path or by or n_boot or positive is not None
+                           or metric_names is not None):
+        raise click.UsageError("--per-item, --by, --n-boot, --positive, --metrics and the "
+                               "temperature options need --predictions")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         votes = read_votes(votes_path, format=fmt, **read_options(multilabel=multilabel))
@@ -198,9 +253,12 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                    "--id-field, --on-missing, --n-bins, --n-boot, --seed and "
                                    "--per-item; not temperatures, --by, --ties, --positive, "
                                    "--annotator-predictions, --model or --renormalize")
+        metrics = select_metrics(metric_names, scale=votes.labels.scale,
+                                 n_labels=votes.n_labels, multilabel=True)
         _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins, n_boot,
-                             seed, per_item_path, as_json)
+                             seed, per_item_path, as_json, metrics, metric_names)
         return
+    metrics = select_metrics(metric_names, scale=votes.labels.scale, n_labels=votes.n_labels)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         preds = read_predictions(list(pred_paths), id_field=id_field, renormalize=renormalize,
@@ -226,7 +284,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                 warnings.warn(f"{info['n_overlap_items']} items used to fit the temperature are "
                               "also evaluated", stacklevel=1)
         options = None if positive is None else {"positive": _positive(positive, votes)}
-        result = run_engine(records, by=by, n_boot=n_boot, seed=seed, n_bins=n_bins,
+        result = run_engine(records, metrics, by=by, n_boot=n_boot, seed=seed, n_bins=n_bins,
                             metric_options=options)
         result.temperature = info
         view = None if annotator_path is None else _annotators(votes, annotator_path)
@@ -235,7 +293,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     if per_item_path:
         write_table(result.per_item, per_item_path, for_people=True, default=".csv")
     if as_json:
-        doc = result.to_dict()
+        doc = {**result.to_dict(), **_selection(metric_names, result)}
         if view is not None:
             doc["annotators"] = view.to_dict()
         echo_json(with_duplicates(doc, votes))
@@ -244,7 +302,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
 
 
 def _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins, n_boot, seed,
-                         per_item_path, as_json) -> None:
+                         per_item_path, as_json, metrics=None, wanted=None) -> None:
     from annokit.io.atomic import write_table
     from annokit.metrics.engine import evaluate as run_engine
     from annokit.metrics.multilabel_records import align_multilabel, read_multilabel_predictions
@@ -253,19 +311,26 @@ def _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins
         warnings.simplefilter("always")
         preds = read_multilabel_predictions(list(pred_paths), id_field=id_field)
         records = align_multilabel(votes, preds, pred_labels=labels, on_missing=on_missing)
-        result = run_engine(records, n_boot=n_boot, seed=seed, n_bins=n_bins)
+        result = run_engine(records, metrics, n_boot=n_boot, seed=seed, n_bins=n_bins)
     for w in caught:
         echo_warning(w.message)
     if per_item_path:
         write_table(result.per_item, per_item_path, for_people=True, default=".csv")
     if as_json:
-        echo_json(with_duplicates(result.to_dict(), votes))
+        echo_json(with_duplicates({**result.to_dict(), **_selection(wanted, result)}, votes))
         return
     head = f"{'metric':<20}" + "".join(f"{name!s:>12}" for name in result.labels)
     lines = [_table(result), "", "per label:", head, "-" * len(head)]
     for name, values in result.per_label.items():
         lines.append(f"{name:<20}" + "".join(f"{values[label]:>12.4f}" for label in result.labels))
     echo("\n".join(lines))
+
+
+def _selection(wanted: Any, result: Any) -> dict[str, Any]:
+    """``metric_selection`` (``default``, ``all`` or ``names``) and ``metric_names``, what was
+    computed, in output order (the keys of ``metrics``)."""
+    kind = "default" if wanted is None else "all" if wanted == "all" else "names"
+    return {"metric_selection": kind, "metric_names": list(result.names)}
 
 
 def _positive(label: str, votes) -> str:
@@ -290,26 +355,35 @@ def _annotators(votes, path: str):
                                scale=votes.labels.scale)
 
 
+def _num(value: float) -> str:
+    """Four decimals; a value that rounds to zero prints as 0.0000, never -0.0000 (a float
+    rounding residue of a difference, e.g. under the gap's ">= 0" heading)."""
+    text = f"{value:.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
 def _annotator_table(view) -> str:
-    lines = [f"per annotator ({view.scale} scale): {view.n_pairs} (item, annotator) pairs, "
+    lines = [(f"per annotator ({view.scale} scale): {view.n_pairs} (item, annotator) pairs, "
              f"{view.n_items} items, {view.n_annotators} annotators; unmatched predictions "
              f"{view.n_unmatched_predictions}, votes without a prediction "
-             f"{view.n_votes_without_prediction}"]
-    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.scores.items()]
+             f"{view.n_votes_without_prediction}")]
+    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.scores.items()]
     lines += ["pooled view (the model's labels pooled per item):"]
-    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.pooled.items()]
+    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.pooled.items()]
     lines += ["gap (per-annotator minus pooled, >= 0):"]
-    lines += [f"  {name:<26}{value:>10.4f}" for name, value in view.gap.items()]
+    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.gap.items()]
     for name, dist in view.over_annotators.items():
         lines.append(f"over annotators, {name}: " + "  ".join(
-            f"{k} {v:.4f}" for k, v in dist.items()))
+            f"{k} {_num(v)}" for k, v in dist.items()))
     for name, rows in view.worst.items():
         lines.append(f"worst by {name}: " + ", ".join(
-            f"{r['annotator']} ({r['value']:.4f}, {r['n_pairs']} pairs)" for r in rows))
+            f"{r['annotator']} ({_num(r['value'])}, {r['n_pairs']} pairs)" for r in rows))
     return "\n".join(lines)
 
 
 def _table(result) -> str:
+    from annokit.core.soft_labels import ENTROPY_UNIT
+
     lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale}"
              + (", multi-label" if result.task == "multilabel" else "") + ")   "
              f"bins: {result.n_bins}"
@@ -335,19 +409,21 @@ def _table(result) -> str:
     lines += ["", head, "-" * len(head)]
     units = result.units
     for name in result.names:
-        row = f"{name:<20}{result.metrics[name]:>10.4f}"
+        row = f"{name:<20}{_num(result.metrics[name]):>10}"
         if ci:
             r = result.intervals[name]
-            row += f"{f'[{r.low:.4f}, {r.high:.4f}]':>22}"
+            row += f"{f'[{_num(r.low)}, {_num(r.high)}]':>22}"
         for kind in ("chance", "oracle"):
-            row += f"{result.baselines[kind][name]:>10.4f}" if result.baselines else f"{'':>10}"
+            row += f"{_num(result.baselines[kind][name]):>10}" if result.baselines \
+                else f"{'':>10}"
         lines.append(f"{row}  {units[name]}")
     if result.groups:
-        lines += ["", f"by {result.by}: " + "   ".join(f"{g.group} ({g.n_items} items)"
-                                                        for g in result.groups)]
+        what = (f" (bins of human entropy, {ENTROPY_UNIT})" if result.by == "agreement" else "")
+        lines += ["", f"by {result.by}{what}: " + "   ".join(f"{g.group} ({g.n_items} items)"
+                                                               for g in result.groups)]
         head = f"{'metric':<20}" + "".join(f"{g.group!s:>13}" for g in result.groups)
         lines += [head, "-" * len(head)]
         for name in result.names:
-            lines.append(f"{name:<20}" + "".join(f"{g.metrics[name]:>13.4f}"
+            lines.append(f"{name:<20}" + "".join(f"{_num(g.metrics[name]):>13}"
                                                  for g in result.groups))
     return "\n".join(lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -246,8 +247,16 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
                else f"{result.accuracy:.4f} on {result.n_gold} gold items")
         if result.tie_policy is not None:
             acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
-        echo(f"{method}: {result.n_items} items, accuracy {acc}, {result.n_iter} "
-                   f"iteration(s), converged {result.converged}; wrote {out_path}")
+        echo(f"{method}: {result.n_items} items, accuracy {acc}{_fit_text(result)}; "
+             f"wrote {out_path}")
+
+
+def _fit_text(result: Any) -> str:
+    """``, N iteration(s), converged B`` for the iterative methods (Dawid-Skene, one-coin,
+    MACE); nothing for a (weighted) majority vote, one pass that reports its ties instead."""
+    if result.tie_policy is not None:
+        return ""
+    return f", {result.n_iter} iteration(s), converged {result.converged}"
 
 
 def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: str, method: str, ties: str,
@@ -273,5 +282,5 @@ def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: str, method: st
            else f"{result.accuracy:.4f} on {result.n_gold} gold items")
     if result.tie_policy is not None:
         acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
-    echo(f"{method}: {result.n_items} items, accuracy {acc}, {result.n_iter} iteration(s), "
-         f"converged {result.converged}; wrote {result.rows_written} rows to {out_path}/")
+    echo(f"{method}: {result.n_items} items, accuracy {acc}{_fit_text(result)}; "
+         f"wrote {result.rows_written} rows to {out_path}/")

@@ -21,17 +21,26 @@ from annokit.cli._common import (
     single_label,
     votes_input,
 )
-from annokit.errors import InputError
-
-#: Bytes of results per subsampling repetition and k, and the largest k (as for ``subsample``).
-BYTES_PER_REP_AND_K = 512
-K_MAX = 100_000
+from annokit.cli.evaluate import METRICS_OPTION, select_metrics
+from annokit.cli.subsample import (  # the memory check and the shared options of subsample
+    BYTES_PER_REP_AND_K,
+    EPSILON_OPTION,
+    K_MAX,
+    N_DEFAULT_KS,
+    TARGET_OPTION,
+)
+from annokit.subsample.defaults import EPSILON, REPS, TARGET
 
 
 def _split_spec(spec: str, option: str) -> tuple[str, str]:
     name, sep, value = spec.partition("=")
     if not sep or not name.strip() or not value.strip():
-        raise InputError(f"{option} expects NAME=VALUE; got {spec!r}")
+        value = {"--model": "NAME=PATH[,PATH]", "--temperature": "NAME=T",
+                 "--fit-temperature-on": "NAME=PATH[,PATH]"}.get(option, "NAME=VALUE")
+        example = (f", e.g. {Path(spec.strip()).stem or 'model'}={spec.strip()}"
+                   if option == "--model" and sep == "" and spec.strip() else "")
+        raise click.BadParameter(f"expects {value}{example}; got {spec!r}",
+                                 param_hint=f"'{option}'")
     return name.strip(), value.strip()
 
 
@@ -40,9 +49,13 @@ def _paths(value: str) -> list[str]:
 
 
 class _Progress:
-    """A click progress bar on stderr, advanced once per stage."""
+    """A click progress bar on stderr, advanced once per stage; drawn only where the other bars
+    are (:func:`annokit.core.progress.progress_enabled`: stderr a terminal, no ``--quiet``)."""
 
     def __init__(self, length: int, enabled: bool):
+        from annokit.core.progress import progress_enabled
+
+        enabled = enabled and progress_enabled(sys.stderr)
         self.bar = click.progressbar(length=length, label="annokit report", file=sys.stderr,
                                      show_pos=True, item_show_func=lambda s: s) if enabled else None
 
@@ -63,7 +76,8 @@ class _Progress:
 def _temperature(spec: str, names: list[str]) -> tuple[str, float]:
     name, value = _split_spec(spec, "--temperature")
     if name not in names:
-        raise InputError(f"--temperature {spec!r}: no --model named {name!r}; models are {names}")
+        raise click.BadParameter(f"{spec!r}: no --model named {name!r}; models are {names}",
+                                 param_hint="'--temperature'")
     try:
         t = float(value)
     except ValueError:
@@ -81,11 +95,11 @@ def _fit_on(spec: str, names: list[str]) -> tuple[str, list[str]]:
     elif len(names) == 1:
         name, value = names[0], spec
     else:
-        raise InputError(f"--fit-temperature-on {spec!r}: with several models write "
-                         "NAME=PATH[,PATH] to say whose temperature to fit")
+        raise click.BadParameter(f"{spec!r}: with several models write NAME=PATH[,PATH] to say "
+                                 "whose temperature to fit", param_hint="'--fit-temperature-on'")
     if name not in names:
-        raise InputError(f"--fit-temperature-on {spec!r}: no --model named {name!r}; "
-                         f"models are {names}")
+        raise click.BadParameter(f"{spec!r}: no --model named {name!r}; models are {names}",
+                                 param_hint="'--fit-temperature-on'")
     return name, _paths(value)
 
 
@@ -102,6 +116,16 @@ def _bins(text: str) -> int | list[float]:
                                          param_hint="'--bins'")
             return n
     return float_list(text, "--bins")
+
+
+def _check_bins_for(text: str, bin_spec: int | list[float], n_items: int) -> None:
+    """Refuse more agreement bins than items before any work (each bin needs an item)."""
+    n = _n_groups(bin_spec)
+    if n > n_items:
+        what = f"{n:,} agreement bins" if isinstance(bin_spec, int) else \
+            f"{len(bin_spec):,} edges ({n:,} agreement bins)"
+        raise click.BadParameter(f"{what} for {n_items:,} items; choose at most {n_items:,} "
+                                 "bins (the default is 5)", param_hint="'--bins'")
 
 
 def _n_groups(bin_spec: int | list[float]) -> int:
@@ -123,7 +147,8 @@ def _n_groups(bin_spec: int | list[float]) -> int:
               show_default=True, help="Vote items without a prediction: fail, or leave them out "
                                       "(reported).")
 @click.option("--bins", default="5", show_default=True, metavar="N|E0,E1,...",
-              help="Agreement bins: N equal-count human-entropy quantile bins, or edges in bits.")
+              help="Agreement bins: N equal-count human-entropy quantile bins, or edges in nats "
+                   "(natural log).")
 @click.option("--temperature", "temperatures", multiple=True, metavar="NAME=T",
               help="Add a copy of model NAME scaled with temperature T (named 'NAME T=T').")
 @click.option("--fit-temperature-on", "fit_temperature_on", multiple=True,
@@ -132,15 +157,20 @@ def _n_groups(bin_spec: int | list[float]) -> int:
                    "prediction files' items that have votes.")
 @click.option("--n-boot", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Poisson-bootstrap replicates of items (0: no intervals).")
+@METRICS_OPTION
 @click.option("--n-bins", type=click.IntRange(min=1), default=10, show_default=True,
               help="Equal-width confidence bins of the binned metrics (ECE, SMECE, ...) and the "
                    "reliability diagrams.")
 @click.option("--no-ceiling", is_flag=True, help="Skip the split-half human ceiling.")
-@click.option("--subsample", "subsample_ks", default=None, metavar="K,K,...",
-              help="Also compute the 'how many annotations' curve for these k "
-                   "(annokit subsample; items with fewer than k votes are skipped at that k).")
-@click.option("--subsample-reps", type=click.IntRange(min=1), default=200, show_default=True,
+@click.option("--subsample", "subsample_ks", default=None, metavar="K,K,...|default",
+              help="Also compute the 'how many annotations' curve for these k and the "
+                   "recommended k (as annokit subsample, with the same defaults; items with "
+                   "fewer than k votes are skipped at that k); 'default': 1,2,5,10,20,50,... up "
+                   "to the most votes on an item.")
+@click.option("--subsample-reps", type=click.IntRange(min=1), default=REPS, show_default=True,
               help="Repetitions of the subsampling curve.")
+@EPSILON_OPTION
+@TARGET_OPTION
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the bootstrap and the ceiling split.")
 @click.option("--positive", default=None, metavar="LABEL",
@@ -158,8 +188,8 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Also print report.json on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, temperatures,
-           fit_temperature_on, n_boot, n_bins, no_ceiling, subsample_ks, subsample_reps,
-           seed, positive, annotator_predictions, title, png, out, as_json, quiet):
+           fit_temperature_on, n_boot, metric_names, n_bins, no_ceiling, subsample_ks, subsample_reps,
+           epsilon, target, seed, positive, annotator_predictions, title, png, out, as_json, quiet):
     """Write the agreement-binned analysis report of one or more models to --out:
     report.html (self-contained page), report.md, report.json (versioned schema)
     and figures/.
@@ -193,17 +223,24 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     specs = [_split_spec(s, "--model") for s in models]
     names = [n for n, _ in specs]
     if len(set(names)) != len(names):
-        raise InputError(f"--model names must be unique; got {names}")
+        raise click.BadParameter(f"names must be unique; got {names}", param_hint="'--model'")
     fixed = [_temperature(s, names) for s in temperatures]
     fitted = [_fit_on(s, names) for s in fit_temperature_on]
-    ks = int_list(subsample_ks, "--subsample") if subsample_ks else None
-    if ks and max(ks) > K_MAX:
-        raise click.BadParameter(f"k must be at most {K_MAX:,}; got {max(ks)}",
-                                 param_hint="'--subsample'")
-    if ks:
+    ks = None
+    if subsample_ks is not None and subsample_ks.strip() != "default":
+        ks = int_list(subsample_ks, "--subsample")
+        if max(ks) > K_MAX:
+            raise click.BadParameter(f"k must be at most {K_MAX:,}; got {max(ks)}",
+                                     param_hint="'--subsample'")
+    if subsample_ks is not None:
+        n_ks = len(ks) if ks is not None else N_DEFAULT_KS
         check_memory("--subsample-reps", subsample_reps,
-                     subsample_reps * len(ks) * BYTES_PER_REP_AND_K,
-                     what=f"results of {subsample_reps} repetitions x {len(ks)} values of k")
+                     subsample_reps * n_ks * BYTES_PER_REP_AND_K,
+                     what=f"results of {subsample_reps} repetitions x {n_ks} values of k")
+    else:
+        for option, value, default in (("--epsilon", epsilon, EPSILON), ("--target", target, TARGET)):
+            if value != default:
+                raise click.UsageError(f"{option} applies to the recommended k: add --subsample")
     from annokit.io.atomic import check_outputs
 
     check_outputs({"--out": out}, {"--votes": votes_path, "--model": [_paths(v) for _, v in specs],
@@ -215,6 +252,8 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
         votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "report")
         check_positive(positive, tuple(votes.labels.names), option="--positive")
+        _check_bins_for(bins, bin_spec, votes.n_items)
+        metrics = select_metrics(metric_names, scale=votes.labels.scale, n_labels=votes.n_labels)
         progress("votes")
         loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,
                              id_field=id_field, on_missing=on_missing, temperatures=fixed,
@@ -224,9 +263,11 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
             per_annotator = load_annotator_predictions(annotator_predictions, votes, loaded.votes,
                                                        notes=notes)
         curve = None
-        if ks:
-            curve = subsampling_rows(loaded.votes, ks, reps=subsample_reps, rng=seed, notes=notes)
+        if subsample_ks is not None:
+            curve = subsampling_rows(loaded.votes, ks, reps=subsample_reps, rng=seed, notes=notes,
+                                     epsilon=epsilon, target=target)
         rep = build_report(loaded.votes, loaded.models, bins=bin_spec, n_boot=n_boot,
+                           metrics=metrics,
                            n_bins=n_bins, ceiling=not no_ceiling, seed=seed, subsampling=curve,
                            positive=positive, annotator_predictions=per_annotator,
                            title=title or f"annokit report: {Path(votes_path).name}",

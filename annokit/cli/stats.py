@@ -21,7 +21,7 @@ from annokit.cli._common import (
     votes_input,
     with_duplicates,
 )
-from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy
+from annokit.core.soft_labels import DEFAULT_TIES, ENTROPY_BASE, TiePolicy
 
 if TYPE_CHECKING:
     from annokit.io import Format
@@ -45,8 +45,10 @@ BYTES_PER_REPLICATE = 64
                    "figures), or random (--seed).")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the bootstrap (and of --ties random).")
-@click.option("--base", type=finite(0, min_open=True, exclude=(1.0,)), default=2.0,
-              show_default=True, help="Logarithm base of the entropy (2: bits; > 0, not 1).")
+@click.option("--base", type=finite(0, min_open=True, exclude=(1.0,)), default=ENTROPY_BASE,
+              show_default="e",
+              help="Logarithm base of the entropy (e: nats, as every entropy annokit reports; "
+                   "2: bits, as ChaosNLI reports; > 0, not 1).")
 @click.option("--multilabel", is_flag=True,
               help="Multi-label votes (an annotator may tick several labels of an item; implied "
                    "when the votes hold such responses): per-label tick rates, majorities "

@@ -22,6 +22,7 @@ from annokit.cli._common import (
     votes_input,
     with_duplicates,
 )
+from annokit.subsample.defaults import EPSILON, REPS, SHORT, TARGET, TARGETS
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.
 PROGRESS_THRESHOLD = 2_000_000
@@ -29,9 +30,26 @@ PROGRESS_THRESHOLD = 2_000_000
 K_MAX = 100_000
 #: Bytes of results per repetition and k (five metrics over the agreement bins and the TVD grid).
 BYTES_PER_REP_AND_K = 512
+#: Values of k of the default grid counted by the memory check before the votes are read
+#: (1, 2, 5, ... up to K_MAX).
+N_DEFAULT_KS = 16
 
 
-def _parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+#: The options ``annokit subsample`` shares with ``annokit report --subsample`` (one set of
+#: defaults, :mod:`annokit.subsample.defaults`).
+EPSILON_OPTION = click.option(
+    "--epsilon", type=finite(0, 1, min_open=True), default=EPSILON, show_default=True,
+    help="Tolerance: the largest expected TVD to the target distribution, in (0, 1].")
+TARGET_OPTION = click.option(
+    "--target", type=click.Choice([TARGET, *(t for t in TARGETS if t != TARGET)]), default=TARGET, show_default=True,
+    help="What k is recommended against: the population the votes are a sample of "
+         "(a Dirichlet-multinomial fit to the votes; k may exceed the votes available), "
+         "or the pool of collected votes (the observed curve).")
+
+
+def _parse_ks(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
     ks = int_list(value, "--k", min=1)
     if max(ks) > K_MAX:
         raise click.BadParameter(f"k must be at most {K_MAX:,}; got {max(ks)}")
@@ -42,28 +60,24 @@ def _parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> list[in
 @votes_input()
 @FORMAT_OPTION
 @column_options
-@click.option("--k", "ks", default="1,2,5,10,20,50", show_default=True, callback=_parse_ks,
-              help="Votes per item to subsample, comma-separated positive integers.")
-@click.option("--reps", type=click.IntRange(min=1), default=200, show_default=True,
+@click.option("--k", "ks", default=None, callback=_parse_ks, metavar="K,K,...",
+              help="Votes per item to subsample, comma-separated positive integers "
+                   "[default: 1,2,5,10,20,50,... up to the most votes on an item].")
+@click.option("--reps", type=click.IntRange(min=1), default=REPS, show_default=True,
               help="Repetitions per k.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed (>= 0).")
-@click.option("--epsilon", type=finite(0, 1, min_open=True), default=0.05,
-              show_default=True, help="Tolerance: the largest expected TVD to the target "
-                                      "distribution, in (0, 1].")
-@click.option("--target", type=click.Choice(["population", "pool"]), default="population",
+@EPSILON_OPTION
+@TARGET_OPTION
+@click.option("--short", type=click.Choice(["error", "skip", "keep"]), default=SHORT,
               show_default=True,
-              help="What k is recommended against: the population the votes are a sample of "
-                   "(a Dirichlet-multinomial fit to the votes; k may exceed the votes "
-                   "available), or the pool of collected votes (the observed curve).")
-@click.option("--short", type=click.Choice(["error", "skip", "keep"]), default="error",
-              show_default=True,
-              help="Items with fewer than k votes: fail, leave them out, or keep all their votes.")
+              help="Items with fewer than k votes: fail, leave them out at that k (counted and "
+                   "reported), or keep all their votes.")
 @click.option("--jobs", type=click.IntRange(min=1, max=256), default=1, show_default=True,
               help="Threads (results do not depend on it).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write the curves to this image file (PNG, SVG or PDF).")
-def subsample(votes_path: str, fmt: str, ks: list[int], reps: int, seed: int, epsilon: float,
+def subsample(votes_path: str, fmt: str, ks: list[int] | None, reps: int, seed: int, epsilon: float,
               target: str, short: str, jobs: int, as_json: bool, plot: str | None) -> None:
     """Subsampling curves for the votes in --votes: how far k-vote label
     distributions are from the full data (TVD, Jensen-Shannon distance, KL,
@@ -76,13 +90,15 @@ def subsample(votes_path: str, fmt: str, ks: list[int], reps: int, seed: int, ep
     recommends k against the collected votes themselves (the observed curve, up
     to half the fewest votes on an item; extrapolated only when it does not get
     below --epsilon). The output states the target, the tolerance, the
-    recommended k and its interval.
+    recommended k and its interval. `annokit report --subsample` gives the same
+    recommendation for the same options.
     """
     from annokit.io import read_votes
     from annokit.subsample import curve_summary
 
-    check_memory("--reps", reps, reps * len(ks) * BYTES_PER_REP_AND_K,
-                 what=f"results of {reps} repetitions x {len(ks)} values of k")
+    n_ks = len(ks) if ks is not None else N_DEFAULT_KS
+    check_memory("--reps", reps, reps * n_ks * BYTES_PER_REP_AND_K,
+                 what=f"results of {reps} repetitions x {n_ks} values of k")
     image_type = None
     if plot:
         from annokit.io.atomic import check_outputs
@@ -104,39 +120,42 @@ def subsample(votes_path: str, fmt: str, ks: list[int], reps: int, seed: int, ep
         echo_json(with_duplicates(curve_summary(curve, rec), votes))
         return
     frame = curve.to_frame()
-    echo(f"{votes.n_items} items, {curve.n_votes_min}-{curve.n_votes_max} votes per item, "
+    echo(f"{votes.n_items} items, {votes_per_item(curve.n_votes_min, curve.n_votes_max)}, "
          f"{reps} repetitions, seed {seed}")
     echo(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    from annokit.subsample.recommend import curve_units
+
+    shown = [c for c in curve_units() if any(col.startswith(c) for col in frame.columns)]
+    echo("units: " + ", ".join(f"{c} {curve_units()[c]}" for c in shown))
     echo(f"target: {rec.kind} (tolerance: expected TVD < {rec.epsilon:g})")
     echo(rec.describe())
 
 
-def _compute(votes: Any, ks: list[int], reps: int, seed: int, epsilon: float, target: str,
-             short: str, jobs: int) -> tuple[Any, Any]:
-    from annokit.errors import AnnokitError
-    from annokit.subsample import recommend_k, subsampling_curve
+def votes_per_item(low: int, high: int) -> str:
+    """``"100 votes per item"``, or ``"7-9 votes per item"`` when items differ."""
+    return f"{low} votes per item" if low == high else f"{low}-{high} votes per item"
 
-    work = reps * votes.n_items * max(ks)
-    if work > PROGRESS_THRESHOLD:
-        from annokit.core.progress import progress as progress_bar
 
-        with progress_bar(total=1000, desc="subsampling", unit="/1000") as bar:
-            state = {"pos": 0}
+def _compute(votes: Any, ks: list[int] | None, reps: int, seed: int, epsilon: float,
+             target: str, short: str, jobs: int) -> tuple[Any, Any]:
+    from annokit.subsample import how_many
+    from annokit.subsample.defaults import default_ks
 
-            def progress(fraction: float) -> None:
-                target = int(fraction * 1000)
-                if target > state["pos"]:
-                    bar.update(target - state["pos"])
-                    state["pos"] = target
+    n_max = int(votes.counts().sum(axis=1).max())
+    work = reps * votes.n_items * max(ks if ks is not None else default_ks(n_max))
+    options = {"target": target, "epsilon": epsilon, "reps": reps, "rng": seed, "short": short,
+               "n_jobs": jobs}
+    if work <= PROGRESS_THRESHOLD:
+        return how_many(votes, ks, **options)
+    from annokit.core.progress import progress as progress_bar
 
-            curve = subsampling_curve(votes, ks, reps=reps, rng=seed, short=short,
-                                      n_jobs=jobs, progress=progress)
-    else:
-        curve = subsampling_curve(votes, ks, reps=reps, rng=seed, short=short, n_jobs=jobs)
-    if target == "population":
-        try:
-            return curve, recommend_k(curve, epsilon, counts=votes, rng=seed, target=target)
-        except AnnokitError as exc:  # e.g. a single label: no Dirichlet-multinomial to fit
-            warnings.warn(f"the population target does not apply ({exc}); k is recommended "
-                          "against the pool of collected votes", stacklevel=1)
-    return curve, recommend_k(curve, epsilon, counts=votes, rng=seed)
+    with progress_bar(total=1000, desc="subsampling", unit="/1000") as bar:
+        state = {"pos": 0}
+
+        def progress(fraction: float) -> None:
+            done = int(fraction * 1000)
+            if done > state["pos"]:
+                bar.update(done - state["pos"])
+                state["pos"] = done
+
+        return how_many(votes, ks, progress=progress, **options)

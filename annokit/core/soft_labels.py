@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # Votes.distributions calls this module: no import of votes a
 
 __all__ = [
     "DEFAULT_TIES",
+    "ENTROPY_BASE",
+    "ENTROPY_UNIT",
     "TIE_POLICIES",
     "Majority",
     "MajorityChange",
@@ -32,6 +34,7 @@ __all__ = [
     "describe_ties",
     "distributions",
     "entropy",
+    "entropy_unit",
     "first_seen_order",
     "majority",
     "majority_change",
@@ -72,21 +75,47 @@ def distributions(counts: Any, *, smoothing: float = 0.0) -> np.ndarray:
     return num / num.sum(axis=1, keepdims=True)
 
 
+#: The logarithm base of every entropy annokit reports by default: e (nats). Cross-entropy,
+#: NLL, KL, Jensen-Shannon and EntCE are in nats by the machine-learning convention (and in
+#: the reference code of Baan et al. 2022, the LeWiDi scorers and ``scipy.stats.entropy``);
+#: label entropy uses the same base, so that entropy, KL and cross-entropy figures add up
+#: (H(human) + KL(human || model) = cross-entropy) and no table mixes two bases. ChaosNLI's
+#: stored entropies are in bits: ``annokit stats --base 2`` or ``entropy(p, base=2)``.
+ENTROPY_BASE = float(np.e)
+#: The name of the unit of :data:`ENTROPY_BASE`.
+ENTROPY_UNIT = "nats"
+
+
+def entropy_unit(base: float | None = ENTROPY_BASE) -> str:
+    """The unit of an entropy in logarithm base ``base``: ``"bits"``, ``"nats"``, ``"bans"``, or
+    ``"log base b"``.
+
+    Examples
+    --------
+    >>> entropy_unit(2), entropy_unit(), entropy_unit(None), entropy_unit(3)
+    ('bits', 'nats', 'nats', 'log base 3')
+    """
+    if base is None or np.isclose(base, np.e, rtol=0, atol=1e-12):
+        return "nats"
+    return {2.0: "bits", 10.0: "bans"}.get(float(base), f"log base {float(base):g}")
+
+
 def _log(x: np.ndarray, base: float | None) -> np.ndarray:
     with np.errstate(divide="ignore"):
         out = np.log(x)
     return out if base is None else out / np.log(base)
 
 
-def entropy(probs: Any, *, base: float | None = 2) -> np.ndarray:
+def entropy(probs: Any, *, base: float | None = ENTROPY_BASE) -> np.ndarray:
     """Shannon entropy of each row, with ``0 log 0 = 0``.
 
     Parameters
     ----------
     probs : array-like of shape (n_items, n_labels)
         Rows are probability distributions.
-    base : float or None, default=2
-        Logarithm base; 2 gives bits (as ChaosNLI reports), None or ``e`` nats.
+    base : float or None, default=e
+        Logarithm base (:data:`ENTROPY_BASE`); e or None gives nats, 2 bits (as
+        ChaosNLI reports).
 
     Returns
     -------
@@ -94,8 +123,10 @@ def entropy(probs: Any, *, base: float | None = 2) -> np.ndarray:
 
     Examples
     --------
-    >>> round(float(entropy([[0.3, 0.7, 0.0]])[0]), 6)  # ChaosNLI's stored value: 0.881291
+    >>> round(float(entropy([[0.3, 0.7, 0.0]], base=2)[0]), 6)  # ChaosNLI's stored value, bits
     0.881291
+    >>> round(float(entropy([[0.5, 0.5]])[0]), 6)  # nats by default: log 2
+    0.693147
     """
     p = np.asarray(probs, dtype=np.float64)
     if p.ndim != 2:

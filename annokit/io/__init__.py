@@ -88,6 +88,8 @@ FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi",
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
 MAX_COUNT_BYTES = 2 * 1024**3
 
+#: The formats ``--format`` can force, as the detection errors name them (every one of FORMATS).
+_FORMAT_HINT = f"--format ({', '.join(FORMATS[1:-1])} or {FORMATS[-1]})"
 
 
 def sniff_format(path: str | os.PathLike | Input, *,

@@ -32,11 +32,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from annokit.core.soft_labels import entropy
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics.engine import AGREEMENT_BINS, EvaluationResult, evaluate
-from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
 from annokit.subsample import split_half
 from annokit.subsample.split_half import SplitHalf
 
@@ -97,7 +96,8 @@ def _groups(by: Any, split: SplitHalf, n_input: int) -> Any:
         if by != "agreement":
             raise InvalidValueError(f"by must be None, 'agreement' or one group label per item; "
                                     f"got {by!r}")
-        _, index, _, _ = agreement_bins(entropy(split.reference_probs, base=2), AGREEMENT_BINS)
+        _, index, _, _ = agreement_bins(agreement_entropy(split.reference_probs),
+                                        AGREEMENT_BINS)
         return pd.Categorical(index, categories=range(int(index.max()) + 1))
     if isinstance(by, pd.Categorical):
         if len(by) != n_input:

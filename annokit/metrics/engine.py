@@ -46,11 +46,11 @@ import pandas as pd
 
 from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
 from annokit.core.scales import check_scale
-from annokit.core.soft_labels import Majority, entropy, majority
+from annokit.core.soft_labels import Majority, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels
 from annokit.metrics.multilabel_records import MultilabelRecords
-from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
 from annokit.metrics.registry import REGISTRY, available, check_applicable
 from annokit.metrics.results import (
     Difference,
@@ -175,7 +175,8 @@ def _groups(by: Any, records: AlignedRecords
         if by != "agreement":
             raise InvalidValueError(f"by must be None, 'agreement' or one group label per item; "
                                     f"got {by!r}")
-        edges, index, _, _ = agreement_bins(entropy(records.human, base=2), AGREEMENT_BINS)
+        edges, index, _, _ = agreement_bins(agreement_entropy(records.human),
+                                            AGREEMENT_BINS)
         nb = edges.size - 1
         info = [{"group": f"{edges[b]:.2f}-{edges[b + 1]:.2f}", "entropy_low": float(edges[b]),
                  "entropy_high": float(edges[b + 1])} for b in range(nb)]
@@ -321,7 +322,7 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
         every registered metric the inputs allow. Output follows registry order.
     by : None, "agreement", array-like of shape (n_items,) or pandas Categorical
         Also evaluate groups of items: ``"agreement"`` makes
-        :data:`AGREEMENT_BINS` equal-count bins of human entropy in bits
+        :data:`AGREEMENT_BINS` equal-count bins of human entropy in nats
         (:func:`~annokit.metrics.records.agreement_bins`); an array gives one
         group label per item (groups in sorted order); a Categorical keeps its
         category order, empty categories included (their metrics are NaN).

@@ -26,7 +26,16 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
-from annokit.core.soft_labels import DEFAULT_TIES, Majority, distributions, majority, softmax
+from annokit.core.soft_labels import (
+    DEFAULT_TIES,
+    ENTROPY_BASE,
+    ENTROPY_UNIT,
+    Majority,
+    distributions,
+    entropy,
+    majority,
+    softmax,
+)
 from annokit.core.votes import LabelSet, Votes
 from annokit.errors import (
     AlignmentError,
@@ -37,8 +46,19 @@ from annokit.errors import (
 )
 from annokit.io.predictions import Predictions, read_predictions
 
-__all__ = ["AlignedRecords", "ItemRows", "Join", "Predictions", "agreement_bins", "align",
-           "best_label_order", "join_predictions", "read_predictions", "softmax"]
+__all__ = [
+    "AlignedRecords",
+    "ItemRows",
+    "Join",
+    "Predictions",
+    "agreement_bins",
+    "align",
+    "best_label_order",
+    "chance_accuracy",
+    "join_predictions",
+    "read_predictions",
+    "softmax",
+]
 
 
 class ItemRows:
@@ -431,6 +451,24 @@ def _unknown_order_message(votes: Votes, predictions: Predictions, pos: np.ndarr
     return msg
 
 
+def chance_accuracy(n_labels: int) -> float:
+    """Accuracy of the chance baseline against the human majority: ``1 / n_labels``.
+
+    The chance predictor is the uniform distribution; its argmax is a tie of every
+    label, which a random pick breaks uniformly, so it hits any majority label with
+    probability ``1 / n_labels`` (the "first label on ties" rule of the accuracy
+    metric would instead make it the share of items whose majority is the first
+    label). The evaluation's chance row and the below-chance warning of
+    :func:`align` both use this value.
+
+    Examples
+    --------
+    >>> chance_accuracy(3)
+    0.3333333333333333
+    """
+    return 1.0 / int(n_labels)
+
+
 def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
                        pred_labels: Sequence[Any], perm: np.ndarray) -> None:
     """Warn when the given class order makes the model worse than chance against the majority.
@@ -445,7 +483,7 @@ def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
         return
     # column c of the file is label given_idx[c] in the votes' order
     given_idx = np.argsort(perm)
-    chance = 1.0 / k
+    chance = chance_accuracy(k)
     acc = float(np.mean(given_idx[file_probs[keep].argmax(axis=1)] == maj))
     if acc >= chance:
         return
@@ -460,6 +498,22 @@ def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
                   DegenerateInputWarning, stacklevel=3)
 
 
+def agreement_entropy(probs: Any) -> np.ndarray:
+    """The human entropy agreement bins are cut on: in nats (``ENTROPY_BASE``), 12 decimals.
+
+    Items with the same counts in another label order have the same entropy, but the
+    floating-point sums may differ in the last bit, and a quantile edge could then split
+    them, differently in each base; rounded, they tie exactly and the equal-count bins do
+    not depend on the base (ChaosNLI-SNLI: 295, 311, 300, 300, 308 items in bits and in nats).
+
+    Examples
+    --------
+    >>> agreement_entropy([[0.2, 0.3, 0.5], [0.5, 0.2, 0.3]]).tolist()
+    [1.029653014065, 1.029653014065]
+    """
+    return np.round(entropy(probs, base=ENTROPY_BASE), 12) + 0.0
+
+
 def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5, *,
                    counts: Any = None) -> tuple[np.ndarray, np.ndarray, str, list[str]]:
     """Group items by human-label entropy (the agreement bins of ``evaluate(by="agreement")``).
@@ -467,7 +521,8 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5, *,
     Parameters
     ----------
     human_entropy : ndarray of shape (n_items,)
-        Entropy of each item's human distribution (bits in the report and the engine).
+        Entropy of each item's human distribution (nats in the report and the engine,
+        :data:`annokit.core.soft_labels.ENTROPY_BASE`).
     bins : int or sequence of float, default 5
         An int: cut points at the ``b / bins`` quantiles of the entropies (Nie et
         al. 2020: "entropy quantiles as the cut points ... bins with roughly
@@ -521,8 +576,8 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5, *,
         if unique.size == 1:  # every item has the same entropy: one bin [H, H]
             unique = np.array([unique[0], unique[0]])
             if bins > 1:
-                msg = (f"every item has the same human entropy ({h[0]:.4g} bits): {int(bins)} "
-                       "bins requested, 1 formed")
+                msg = (f"every item has the same human entropy ({h[0]:.4g} {ENTROPY_UNIT}): "
+                       f"{int(bins)} bins requested, 1 formed")
         elif unique.size < edges.size:
             msg = (f"{edges.size - unique.size} repeated entropy quantile(s) merged: "
                    f"{int(bins)} bins requested, {unique.size - 1} formed (many items share "

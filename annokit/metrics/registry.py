@@ -58,7 +58,8 @@ from annokit.metrics.states import (
 )
 from annokit.metrics.states_ext import BinaryBinnedState, update_states
 
-__all__ = ["REGISTRY", "SCALES", "TASKS", "MetricSpec", "available", "check_applicable", "compute"]
+__all__ = ["REGISTRY", "SCALES", "TASKS", "MetricSpec", "available", "check_applicable",
+           "close_matches", "compute"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -85,7 +86,9 @@ class MetricSpec:
     lower_is_better : bool or None
         None for a signed quantity whose ideal is 0 (``ent_ce_signed``).
     unit : str
-        ``"probability"``, ``"rate"``, ``"nats"``, ...
+        ``"probability"``, ``"rate"``, ``"nats"``, ``"squared probability"`` (Brier,
+        RPS: sums of squared probability differences), ``"scale points"`` (distances
+        on the label values), ...
     citation : str
         Author(s), year, venue, arXiv/DOI.
     options : Mapping
@@ -252,9 +255,9 @@ _SPECS = (
     _mean("kl", "Mean KL(human || model), model probabilities clipped at 1e-15", _SOFT, True,
           "nats", _KL, headline=False),
     _mean("brier", "Brier score against the one-hot hard label, summed over classes", _HARD,
-          True, "Brier units", _BRIER, headline=False),
+          True, "squared probability", _BRIER, headline=False),
     _mean("brier_soft", "Brier score against the human distribution, summed over classes",
-          _SOFT, True, "Brier units", _BRIER, headline=False),
+          _SOFT, True, "squared probability", _BRIER, headline=False),
     _mean("nll", "Cross-entropy of the model against the human distribution (probabilities "
           "clipped at 1e-15)", _SOFT, True, "nats", _NLL, headline=False),
     _mean("nll_majority", "Negative log-likelihood of the hard label (probabilities clipped at "
@@ -262,7 +265,7 @@ _SPECS = (
     # order-aware metrics (annokit.metrics.ordinal): ordered categories, values 0..k-1 by default
     _ordinal("wasserstein", "emd",
              "Mean Wasserstein-1 (earth mover's) distance between model and human "
-             "distributions on the category values", _SOFT, "scale units", _EMD, values=True),
+             "distributions on the category values", _SOFT, "scale points", _EMD, values=True),
     _ordinal("manhattan", "l1",
              "Mean L1 distance sum_j |p_j - soft_j| (LeWiDi 2025 soft score; "
              "2 x dist_ce, listed on ordered scales)", _SOFT, "probability mass", _LEWIDI25,
@@ -272,13 +275,13 @@ _SPECS = (
              "1e-9), natural log, mean over items", _SOFT, "nats", _LEWIDI23, scales=_ALL_SCALES),
     _ordinal("mean_abs_error", "mean_gap",
              "Mean |E_model[value] - E_human[value]|: absolute error of the "
-             "predicted mean on the category values", _SOFT, "scale units", _MAE, values=True),
+             "predicted mean on the category values", _SOFT, "scale points", _MAE, values=True),
     _ordinal("rps", "cum_sq_hard",
              "Ranked probability score against the hard label: sum over categories of "
-             "the squared cumulative differences", _HARD, "RPS units", _EPSTEIN),
+             "the squared cumulative differences", _HARD, "squared probability", _EPSTEIN),
     _ordinal("rps_soft", "cum_sq_soft",
              "Ranked probability score against the human distribution's cumulative "
-             "distribution", _SOFT, "RPS units", _EPSTEIN),
+             "distribution", _SOFT, "squared probability", _EPSTEIN),
     # binary: positive-class calibration (annokit.metrics.binary), two labels only
     MetricSpec("ece_binary", "ECE on p(positive) against the positive-class frequency of the "
                "hard label; equal-width bins; positive = label index (default 1)", _HARD, True,
@@ -291,7 +294,7 @@ _SPECS = (
                "equal-width bins, averaged over labels", _HARD, True, "probability", _KULL, _BINS,
                None, MultilabelBinnedState, scales=_NOMINAL, task="multilabel"),
     MetricSpec("brier_multilabel", "Per-label Brier (p_l - soft_l)^2 against the fraction of "
-               "annotators ticking the label, averaged over labels", _SOFT, True, "Brier units",
+               "annotators ticking the label, averaged over labels", _SOFT, True, "squared probability",
                _BRIER, _EMPTY, None, MultilabelState, MappingProxyType({"quantity": "squared"}),
                scales=_NOMINAL, task="multilabel"),
     MetricSpec("bce_multilabel", "Per-label binary cross-entropy against the fraction ticking the "
@@ -304,11 +307,30 @@ _SPECS = (
 REGISTRY: Mapping[str, MetricSpec] = MappingProxyType({spec.name: spec for spec in _SPECS})
 
 
+def close_matches(name: Any) -> list[str]:
+    """Registered metric names close to ``name`` (for "did you mean"), best first.
+
+    Examples
+    --------
+    >>> close_matches("manhatan"), close_matches("ECE")
+    (['manhattan'], ['ece', 'ece_adaptive', 'classwise_ece'])
+    """
+    import difflib
+
+    text = str(name).strip().lower()
+    found = [n for n in REGISTRY if text and (n.startswith(text) or text in n.split("_"))]
+    found += difflib.get_close_matches(text, list(REGISTRY), n=3, cutoff=0.6)
+    return list(dict.fromkeys(found))[:3]
+
+
 def _spec(name: str) -> MetricSpec:
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
-        raise InvalidValueError(f"unknown metric {name!r}; registered: {list(REGISTRY)}") from None
+        near = close_matches(name)
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        raise InvalidValueError(f"unknown metric {name!r}; {hint}registered: "
+                                f"{', '.join(REGISTRY)}") from None
 
 
 def compute(name: str, probs: Any, soft: Any = None, hard: Any = None, *, weights: Any = None,
@@ -356,7 +378,8 @@ def _check_data(scale: Any, multilabel: Any) -> None:
 
 
 def available(has_soft: bool, has_hard: bool, *, scale: str = "nominal",
-              n_labels: int | None = None, multilabel: bool = False) -> tuple[str, ...]:
+              n_labels: int | None = None, multilabel: bool = False,
+              listing: bool = True) -> tuple[str, ...]:
     """Names of the registered metrics that apply to the data, in output order.
 
     Parameters
@@ -369,6 +392,10 @@ def available(has_soft: bool, has_hard: bool, *, scale: str = "nominal",
         2) are listed only when it is stated.
     multilabel : bool, default False
         Multi-label data (per-label Bernoulli rows) instead of one label per vote.
+    listing : bool, default True
+        True: the metrics listed by default on the scale; False: every metric that
+        may be requested for it (``annokit evaluate --metrics all``; on nominal
+        labels this adds ``manhattan`` and ``lewidi_ce``).
 
     Raises
     ------
@@ -387,7 +414,7 @@ def available(has_soft: bool, has_hard: bool, *, scale: str = "nominal",
     _check_data(scale, multilabel)
     have = {label for label, ok in (("soft", has_soft), ("hard", has_hard)) if ok}
     return tuple(name for name, spec in REGISTRY.items() if spec.needs <= have and spec.applies(
-        scale=scale, n_labels=n_labels, multilabel=multilabel, listing=True))
+        scale=scale, n_labels=n_labels, multilabel=multilabel, listing=listing))
 
 
 def check_applicable(names: Any, *, scale: str = "nominal", n_labels: int | None = None,

@@ -28,7 +28,7 @@ _NAN = float("nan")
 class GroupResult:
     """The metrics of one group of items (``evaluate(..., by=...)``).
 
-    ``group`` is the label (``"lo-hi"`` in bits for agreement bins, whose
+    ``group`` is the label (``"lo-hi"`` in nats for agreement bins, whose
     human-entropy edges are ``entropy_low``, ``entropy_high``: ``[low, high)``,
     the last bin closed); ``metrics`` are NaN for an empty group; ``intervals``
     are empty without bootstrap.
@@ -360,6 +360,13 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
     (n_models, n_groups, n_names) and ``reps`` (..., n_boot) or None, group 0 being every
     item; with ``by``, ``groups`` and ``group_sizes`` describe groups ``1 ..``.
     """
+    if "accuracy" in baselines.get("chance", {}):  # one chance: the warning's, 1 / n_labels
+        from annokit.metrics.records import chance_accuracy
+
+        n_labels = len(next(iter(heads.values()))["labels"])
+        baselines = {**baselines, "chance": {**baselines["chance"],
+                                             "accuracy": chance_accuracy(n_labels)}}
+
     def interval(m: int, g: int) -> dict[str, BootstrapResult]:
         if reps is None:
             return {}

@@ -17,10 +17,12 @@ from annokit.core.agreement import fleiss_kappa, krippendorff_alpha
 from annokit.core.resample import seed_from_rng
 from annokit.core.soft_labels import (
     DEFAULT_TIES,
+    ENTROPY_BASE,
     TiePolicy,
     describe_ties,
     distributions,
     entropy,
+    entropy_unit,
     majority_change,
     vote_majority,
 )
@@ -87,7 +89,7 @@ def _codes(votes: Votes, column: str) -> np.ndarray | None:
     return out
 
 
-def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confidence: float = 0.95,
+def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 1000, confidence: float = 0.95,
                   ties: TiePolicy = DEFAULT_TIES,
                   rng: np.random.Generator | int | None = 0) -> dict[str, Any]:
     """Summary statistics of a vote set.
@@ -95,8 +97,9 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     Parameters
     ----------
     votes : Votes
-    base : float, default=2
-        Logarithm base for entropy (2: bits, as ChaosNLI reports).
+    base : float, default=e
+        Logarithm base for entropy (:data:`annokit.core.soft_labels.ENTROPY_BASE`: nats,
+        as every entropy annokit reports; 2: bits, as ChaosNLI reports).
     n_boot : int, default=1000
         Bootstrap replicates for the agreement coefficients' intervals (0: none).
     confidence : float, default=0.95
@@ -182,7 +185,7 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         "scale": votes.labels.scale,
         "votes_per_item": {"min": int(per_item.min()), "median": float(np.median(per_item)),
                            "max": int(per_item.max())},
-        "entropy": {"base": base, "mean": math.fsum(ent) / ent.size, "median": float(np.median(ent))},
+        "entropy": {"base": base, "unit": entropy_unit(base), "mean": math.fsum(ent) / ent.size, "median": float(np.median(ent))},
         "agreement": {"mean": math.fsum(counts.max(axis=1) / per_item) / per_item.size,
                       "median": float(np.median(counts.max(axis=1) / per_item))},
         "ties": maj.n_ties,
@@ -330,7 +333,7 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         ("votes per item (min / median / max)", f"{vpi['min']} / {vpi['median']:g} / {vpi['max']}"),
     ]
     if ent is not None:
-        rows.append((f"entropy, base {ent['base']:g} (mean / median)",
+        rows.append((f"entropy, {entropy_unit(ent['base'])} (mean / median)",
                      f"{_fmt(ent['mean'])} / {_fmt(ent['median'])}"))
     if stats.get("agreement") is not None:
         rows.append(("agreement, top-label share (mean)", _fmt(stats["agreement"]["mean"])))
@@ -367,7 +370,8 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         if a is None:
             rows.append((title, "n/a (no item has two votes)"))
             continue
-        dropped = f", {a['n_invalid']} undefined" if a.get("n_invalid") else ""
+        dropped = (f"; {a['n_invalid']} left out: undefined where all resampled votes carry "
+                   "the same label") if a.get("n_invalid") else ""
         ci = (f" [{_fmt(a['ci_low'])}, {_fmt(a['ci_high'])}] ({100 * a['confidence']:g}% bootstrap, "
               f"{a['n_boot']} reps{dropped})" if a["ci_low"] is not None else "")
         rows.append((title, _fmt(a["value"]) + ci))

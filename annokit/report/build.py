@@ -3,7 +3,7 @@
 Nothing here draws or writes files, and nothing here computes a metric:
 :func:`build_report` gathers the numbers, the renderers read them. The steps:
 
-1. agreement bins of items by human entropy in bits
+1. agreement bins of items by human entropy in nats (``core.soft_labels.ENTROPY_BASE``)
    (:func:`annokit.metrics.records.agreement_bins`: equal-count quantile cut
    points, Nie et al. 2020, Sec. 5.4, or user edges);
 2. every model's metrics, overall and per agreement bin, with Poisson-bootstrap
@@ -35,21 +35,14 @@ import pandas as pd
 
 import annokit
 from annokit.core.jsonable import finite_or_none
-from annokit.core.soft_labels import distributions, entropy, majority
+from annokit.core.soft_labels import ENTROPY_BASE, ENTROPY_UNIT, distributions, entropy, majority
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError, SchemaError
 from annokit.metrics.ceiling import default_votes_per_half, split_half_ceiling
 from annokit.metrics.engine import EvaluationResult, evaluate
-from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
 from annokit.metrics.registry import REGISTRY
 from annokit.report.inputs import ModelPredictions
-from annokit.report.sections import (
-    ORDERED_SCALES,
-    binary_section,
-    check_positive,
-    label_distribution,
-    perspectivist_section,
-)
 from annokit.report.model import (
     AnnotatorQuality,
     AnnotatorRow,
@@ -67,6 +60,13 @@ from annokit.report.model import (
     Settings,
     SubsamplingPoint,
     SubsamplingRecommendation,
+)
+from annokit.report.sections import (
+    ORDERED_SCALES,
+    binary_section,
+    check_positive,
+    label_distribution,
+    perspectivist_section,
 )
 
 __all__ = ["build_report", "histogram_edges"]
@@ -199,7 +199,7 @@ def _model_reports(models: Sequence[ModelPredictions], result: EvaluationResult,
             per_bin=per_bin,
             reliability=_reliability(rec.probs, rec.majority.labels, rec.human, n_bins),
             histograms={k: _histogram(frames[m.name][k].to_numpy(), edges[k]) for k in hist_keys},
-            entropy=_histogram(entropy(rec.probs, base=2), entropy_edges)))
+            entropy=_histogram(entropy(rec.probs, base=ENTROPY_BASE), entropy_edges)))
     return out
 
 
@@ -224,7 +224,7 @@ def _dataset_summary(votes: Votes, *, n_boot: int, seed: int,
         notes.append(f"dataset statistics reduced: {exc}")
     per_item = votes.votes_per_item()
     counts = votes.counts()
-    h = entropy(distributions(counts), base=2)
+    h = entropy(distributions(counts), base=ENTROPY_BASE)
     maj = majority(counts)
     return {
         "n_items": votes.n_items,
@@ -234,7 +234,8 @@ def _dataset_summary(votes: Votes, *, n_boot: int, seed: int,
         "n_annotators": votes.n_annotators,
         "votes_per_item": {"min": int(per_item.min()), "mean": float(per_item.mean()),
                            "max": int(per_item.max())},
-        "entropy_bits": {"mean": float(h.mean()), "median": float(np.median(h))},
+        "entropy": {"base": ENTROPY_BASE, "unit": ENTROPY_UNIT, "mean": float(h.mean()),
+                    "median": float(np.median(h))},
         "n_majority_ties": maj.n_ties,
     }
 
@@ -280,7 +281,7 @@ def build_report(
         Later models are compared with the first.
     bins : int or sequence of float, default 5
         Agreement bins: the number of equal-count human-entropy quantile bins,
-        or explicit edges in bits (:func:`annokit.metrics.records.agreement_bins`).
+        or explicit edges in nats (:func:`annokit.metrics.records.agreement_bins`).
     n_boot : int, default 1000
         Poisson-bootstrap replicates over items (0: no intervals).
     confidence : float, default 0.95
@@ -358,18 +359,22 @@ def build_report(
 
     counts = votes.counts()
     n_labels = counts.shape[1]
-    h_bits = entropy(distributions(counts), base=2)
-    edges, bin_idx, method, notes = agreement_bins(h_bits, bins)  # warns and notes merged bins
+    h_human = agreement_entropy(distributions(counts))
+    edges, bin_idx, method, notes = agreement_bins(h_human, bins)  # warns and notes merged bins
     n_agree = edges.size - 1
     bin_counts = np.bincount(bin_idx, minlength=n_agree)
-    for b in np.flatnonzero(bin_counts == 0):
-        msg = f"agreement bin {b} is empty"
+    empty = np.flatnonzero(bin_counts == 0)
+    if empty.size:  # one warning for all of them
+        msg = (f"agreement bin {empty[0]} is empty" if empty.size == 1 else
+               f"{empty.size:,} of {n_agree:,} agreement bins are empty (bins "
+               f"{', '.join(map(str, empty[:5].tolist()))}"
+               + (f" and {empty.size - 5:,} more" if empty.size > 5 else "") + ")")
         warnings.warn(msg, DegenerateInputWarning, stacklevel=2)
         notes.append(msg)
     binning = Binning(
         method=method, requested_bins=int(bins) if method == "quantile" else n_agree,
-        entropy_base=2.0, edges=edges.tolist(), counts=bin_counts.tolist(),
-        mean_entropy=[float(h_bits[bin_idx == b].mean()) if bin_counts[b] else None
+        entropy_base=ENTROPY_BASE, edges=edges.tolist(), counts=bin_counts.tolist(),
+        mean_entropy=[float(h_human[bin_idx == b].mean()) if bin_counts[b] else None
                       for b in range(n_agree)],
         labels=[f"{edges[b]:.2f}-{edges[b + 1]:.2f}" for b in range(n_agree)])
     groups = pd.Categorical(bin_idx, categories=range(n_agree))
@@ -382,7 +387,8 @@ def build_report(
                           n_bins=n_bins,
                           metric_options=None if positive is None else {"positive": positive})
     names = result.names
-    entropy_edges = np.linspace(0.0, float(np.log2(n_labels)), _HIST_BINS + 1)
+    entropy_edges = np.linspace(0.0, float(np.log(n_labels) / np.log(ENTROPY_BASE)),
+                                _HIST_BINS + 1)
     reports = _model_reports(models, result, records, n_bins, entropy_edges)
     human_distribution = None
     if result.scale in ORDERED_SCALES:
@@ -428,7 +434,7 @@ def build_report(
         models=reports,
         baselines={kind: {k: vals[k] for k in names} for kind, vals in result.baselines.items()},
         comparisons=_comparisons(result),
-        human_entropy=_histogram(h_bits, entropy_edges),
+        human_entropy=_histogram(h_human, entropy_edges),
         human_ceiling=human_ceiling,
         annotator_quality=annotator_quality,
         human_distribution=human_distribution,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.report.model import MetricInfo, Report
 
 __all__ = ["TINY_BIN", "FigureText", "figure_order", "figure_texts", "headline_metrics"]
@@ -72,7 +73,8 @@ def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]
         return ("Headline metrics across agreement bins (Nie et al. 2020, Figs. 4-5)",
                 (f"One panel per headline metric of the registry: {_names(heads)}. Bars: models"
                  f"{ceiling}. Agreement bins from high agreement (low human entropy, left) to low "
-                 "agreement (right), human entropy in bits. Every registered metric, per bin, is "
+                 f"agreement (right), human entropy in {ENTROPY_UNIT}. Every registered metric, "
+                 "per bin, is "
                  "in the per-bin tables."))
     if key.startswith("reliability-"):
         index = int(key.split("-", 1)[1])
@@ -99,7 +101,8 @@ def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]
     if key == "entropy-histograms":
         n = len(report.labels)
         return ("Human and model entropy",
-                (f"Entropy in bits (log base 2, as ChaosNLI reports it), on [0, log2 {n}] bits. "
+                (f"Entropy in {ENTROPY_UNIT}, on [0, ln {n}] {ENTROPY_UNIT} (ChaosNLI reports bits: "
+                 "divide by ln 2). "
                  "Grey: the human vote distribution of each item; outline: the model's "
                  "predictive distribution."))
     if key == "binary-reliability":
@@ -118,7 +121,8 @@ def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]
                 ("Mean human vote distribution (grey) and each model's mean predicted "
                  "distribution (colours), labels along the x axis in scale order "
                  f"({', '.join(report.labels)}); first panel: all items, then one per agreement "
-                 "bin (human entropy, bits). Order-aware metrics (Wasserstein, RPS, ...) are in "
+                 f"bin (human entropy, {ENTROPY_UNIT}). Order-aware metrics (Wasserstein, RPS, ...) "
+                 "are in "
                  "the tables."))
     if key == "annotator-errors":
         p = report.perspectivist
@@ -140,7 +144,7 @@ def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]
         if rec is not None:
             text += f" Dashed: the tolerance, expected TVD {rec.epsilon:g}."
             if rec.k is not None:
-                text += (f" Recommended k = {rec.k} (interval {rec.k_low} to {rec.k_high}), "
+                text += (f" Recommended k = {rec.k} (interval {rec.interval_text()}), "
                          f"{rec.source}, against the {rec.target}")
                 text += ("; drawn as a dotted line and band." if rec.source == "observed" else
                          "; beyond the observed curve, so not drawn.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.report.captions import figure_order, headline_metrics
 from annokit.report.plots import (
     Format,
@@ -40,7 +41,7 @@ def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
 
     Keys: ``per-bin`` (headline metrics per agreement bin), ``reliability-<i>`` (one
     per model, in report order), ``error-histograms`` (per-item values of the headline
-    metrics that have them, rates left out), ``entropy-histograms`` (bits),
+    metrics that have them, rates left out), ``entropy-histograms`` (nats),
     ``binary-reliability`` (two labels: p(positive) against the positive frequency),
     ``label-distributions`` (ordered scales: mean human and model distributions in
     scale order, all items and per agreement bin), ``subsampling`` when the report has
@@ -112,7 +113,7 @@ def _subsampling_title(report: Any) -> str:
     title = f"{report.dataset.get('n_items', '?')} items"
     rec = report.subsampling_recommendation
     if rec is not None and rec.k is not None and rec.source != "observed":
-        title += f"; recommended k = {rec.k} ({rec.k_low} to {rec.k_high}), {rec.source}"
+        title += f"; recommended k = {rec.k} ({rec.interval_text()}), {rec.source}"
     return mpl_text(title)
 
 
@@ -123,7 +124,7 @@ def _label_distributions(report: Any, fmt: Format) -> Any:
     panels = {f"all items (n={sum(report.binning.counts)})":
               (hd.overall, {m.name: m.label_distribution.overall for m in models})}
     for b, (lab, n) in enumerate(zip(report.binning.labels, report.binning.counts)):
-        panels[f"agreement bin {lab} bits (n={n})"] = (
+        panels[f"agreement bin {lab} {ENTROPY_UNIT} (n={n})"] = (
             hd.per_bin[b], {m.name: m.label_distribution.per_bin[b] for m in models})
     return label_distribution_bars(report.labels, panels, fmt=fmt)
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError
+from annokit.subsample.defaults import EPSILON, REPS, TARGET
 
 __all__ = ["LoadedModels", "ModelPredictions", "SubsamplingRows", "load_annotator_predictions",
            "load_models", "subsampling_rows"]
@@ -199,18 +200,18 @@ class SubsamplingRows(list):
     recommendation: dict[str, Any] | None = None
 
 
-def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
+def subsampling_rows(votes: Votes, ks: Sequence[int] | None = None, *, reps: int = REPS,
                      rng: np.random.Generator | int | None = 0,
                      notes: list[str] | None = None,
-                     epsilon: float | None = 0.05) -> SubsamplingRows:
-    """The "how many annotations" curve of :func:`annokit.subsample.subsampling_curve` as rows.
+                     epsilon: float | None = EPSILON, target: str = TARGET) -> SubsamplingRows:
+    """The "how many annotations" curve and recommended k of :func:`annokit.subsample.how_many` as rows.
 
-    Items with fewer than k votes are skipped at that k (``short="skip"``); the
+    The same computation, with the same defaults, as ``annokit subsample``: items
+    with fewer than k votes are skipped at that k (``short="skip"``), and the
     warnings saying how many are appended to ``notes``. Pass the rows to
     :func:`annokit.report.build_report` as ``subsampling``. With ``epsilon``, the
     rows carry :func:`annokit.subsample.recommend_k`'s recommendation for that
-    tolerance (default target of ``recommend_k``; extrapolated from the votes where
-    the observed curve does not reach it) as ``rows.recommendation``.
+    tolerance and ``target`` as ``rows.recommendation``.
 
     Raises
     ------
@@ -223,25 +224,24 @@ def subsampling_rows(votes: Votes, ks: Sequence[int], *, reps: int = 200,
     >>> [row["k"] for row in subsampling_rows(votes, [1, 4], reps=5)]
     [1, 4]
     """
-    from annokit.subsample import recommend_k, subsampling_curve
+    from annokit.subsample import how_many, subsampling_curve
 
-    if isinstance(ks, (str, bytes)) or not all(
-            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in ks):
+    if ks is not None and (isinstance(ks, (str, bytes)) or not all(
+            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in ks)):
         raise InvalidValueError(f"ks must be a sequence of integers; got {ks!r}")
+    ks = None if ks is None else list(ks)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DegenerateInputWarning)
-        curve = subsampling_curve(votes, list(ks), reps=reps, rng=rng, short="skip", grid=False)
+        if epsilon is None:
+            curve, rec = subsampling_curve(votes, ks, reps=reps, rng=rng, short="skip"), None
+        else:
+            curve, rec = how_many(votes, ks, reps=reps, rng=rng, short="skip", epsilon=epsilon,
+                                  target=target)
     if notes is not None:
-        notes += [f"subsampling: {w.message}" for w in caught
-                  if issubclass(w.category, DegenerateInputWarning)]
+        notes += [f"subsampling: {m}" for m in dict.fromkeys(
+            str(w.message) for w in caught if issubclass(w.category, DegenerateInputWarning))]
     rows = SubsamplingRows(curve.to_records())
-    if epsilon is not None:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", DegenerateInputWarning)
-            rows.recommendation = recommend_k(curve, epsilon, counts=votes, rng=rng).to_dict()
-        if notes is not None:
-            notes += [f"subsampling: {w.message}" for w in caught
-                      if issubclass(w.category, DegenerateInputWarning)]
+    rows.recommendation = None if rec is None else rec.to_dict()
     return rows
 
 

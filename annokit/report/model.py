@@ -27,9 +27,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "AnnotatorQuality",
     "AnnotatorRow",
-    "BinaryReliability",
     "BinCeiling",
     "BinMetrics",
+    "BinaryReliability",
     "Binning",
     "Histogram",
     "HumanCeiling",
@@ -186,7 +186,7 @@ class ModelReport(_Model):
     histograms: dict[str, Histogram] = Field(
         description="per-item values of each reported per-item metric that is not a rate "
                     "(registry name -> histogram on edges shared by all models)")
-    entropy: Histogram = Field(description="model entropy (bits) on the human entropy's edges")
+    entropy: Histogram = Field(description="model entropy (nats) on the human entropy's edges")
     label_distribution: LabelDistribution | None = Field(
         default=None, description="mean predicted distribution (ordered scales only)")
     binary_reliability: BinaryReliability | None = Field(
@@ -215,7 +215,7 @@ class SubsamplingPoint(_Model):
     kl_mean: Number = None
     majority_agreement: Number = Field(default=None, description="share of items whose k-vote "
                                                                  "majority is the full majority")
-    entropy_bias: Number = Field(default=None, description="mean H(k votes) - H(all votes), bits")
+    entropy_bias: Number = Field(default=None, description="mean H(k votes) - H(all votes), nats")
 
 
 class SubsamplingRecommendation(_Model):
@@ -227,6 +227,19 @@ class SubsamplingRecommendation(_Model):
     epsilon: float = Field(description="the tolerance: expected TVD below which k suffices")
     source: str = Field(description="'observed', 'extrapolated' or 'not reached'")
     target: str = Field(description="what the TVD is measured against")
+    kind: str | None = Field(default=None, description="'population' (the default target: a "
+                                                       "Dirichlet-multinomial fit to the votes) "
+                                                       "or 'pool' (the collected votes)")
+    k_limit: int | None = Field(default=None, description="the largest k considered")
+
+    def interval_text(self) -> str:
+        """The interval of k, an end not reached written as 'more than' the largest k considered."""
+        def end(v: int | None) -> str:
+            if v is not None:
+                return str(v)
+            return f"more than {self.k_limit}" if self.k_limit is not None else "not reached"
+
+        return f"{end(self.k_low)} to {end(self.k_high)}"
 
 
 class AnnotatorRow(_Model):
@@ -331,7 +344,7 @@ class Report(_Model):
                     "same items")
     comparisons: list[PairwiseDifference] = Field(
         description="every later model against the first, paired bootstrap")
-    human_entropy: Histogram = Field(description="human entropy (bits) on [0, log2 n_labels]")
+    human_entropy: Histogram = Field(description="human entropy (nats) on [0, ln n_labels]")
     human_ceiling: HumanCeiling | None = None
     subsampling: list[SubsamplingPoint] | None = None
     subsampling_recommendation: SubsamplingRecommendation | None = None

@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.atomic import write_bytes_atomic
 
@@ -332,7 +333,7 @@ def error_histograms(hists: Mapping[str, Mapping[str, Mapping[str, Sequence[floa
 def entropy_histograms(human: Mapping[str, Sequence[float]],
                        models: Mapping[str, Mapping[str, Sequence[float]]], *,
                        fmt: Format = "svg"):
-    """Human entropy against each model's predictive entropy (bits), one panel per model.
+    """Human entropy against each model's predictive entropy (nats), one panel per model.
 
     ``human`` and each value of ``models`` are histograms ``{"edges", "counts"}`` on the same edges.
     """
@@ -345,7 +346,7 @@ def entropy_histograms(human: Mapping[str, Sequence[float]],
         for j, (name, ax) in enumerate(zip(names, used)):
             ax.stairs(h_counts, h_edges, fill=True, color="#BBBBBB", label="human votes")
             _stairs(ax, models[name], i=j, label="model (panel title)")
-            ax.set_xlabel("entropy [bits]")
+            ax.set_xlabel(f"entropy [{ENTROPY_UNIT}]")
             ax.set_ylabel("items [count]")
             ax.set_title(mpl_text(name))
         if names:
@@ -393,7 +394,7 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
                         marker="o", linewidth=1.2, label="human split-half")
             ax.set_xticks(x)
             ax.set_xticklabels(bin_labels, rotation=20, ha="right", fontsize=7)
-            ax.set_xlabel("agreement bin, human entropy [bits]")
+            ax.set_xlabel(f"agreement bin, human entropy [{ENTROPY_UNIT}]")
             ax.set_ylabel(metric_labels.get(metric, metric))
             ax.set_title(metric_titles.get(metric, metric))
         handles, labels = axes[0, 0].get_legend_handles_labels()

@@ -11,6 +11,7 @@ import html
 import re
 from collections.abc import Mapping
 
+from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.report.captions import figure_texts
 from annokit.report.model import Report
 from annokit.report.tables import Table, page_sections, report_tables
@@ -115,7 +116,7 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
          + ("" if report.positive_label is None else
             f" &middot; positive label: {html.escape(report.positive_label)}")
          + f" &middot; seed: {report.settings.seed}<br>"
-         "Entropy in bits (log base 2, as ChaosNLI reports it); metric units as the metric "
+         f"Entropy in {ENTROPY_UNIT} (natural log); metric units as the metric "
          "registry declares them.</p>"),
         "<nav><ul>" + "".join(nav) + "</ul></nav></header>", "<main>",
     ]

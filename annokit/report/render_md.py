@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.report.captions import figure_texts
 from annokit.report.model import Report
 from annokit.report.tables import Table, page_sections, report_tables
@@ -85,8 +86,8 @@ def render_markdown(report: Report, *, figures: Mapping[str, str] | None = None)
             f"{', '.join(report.labels)}; scale: {report.scale}; "
             + ("" if report.positive_label is None else
                f"positive label: {report.positive_label}; ")
-            + f"seed: {report.settings.seed}. Entropy in bits "
-            "(log base 2, as ChaosNLI reports it); metric units as the registry declares them.")
+            + f"seed: {report.settings.seed}. Entropy in {ENTROPY_UNIT} "
+            "(natural log); metric units as the registry declares them.")
     parts = [f"# {md_escape(report.title)}", "", md_escape(meta), ""]
     if report.notes:
         parts += ["**Notes**", ""] + [f"- {md_escape(n)}" for n in report.notes] + [""]

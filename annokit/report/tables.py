@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.report.model import Interval, MetricInfo, PairwiseDifference, Report
 
 __all__ = [
@@ -150,11 +151,12 @@ def report_tables(report: Report) -> list[Table]:
     tables = [Table(
         id="table-dataset", title="Dataset", header=["statistic", "value"],
         rows=dataset_rows(report.dataset),
-        caption="As annokit stats --json; entropy in bits (log base 2, as ChaosNLI reports it).")]
+        caption=f"As annokit stats --json; entropy in {ENTROPY_UNIT} (natural log).")]
     b = report.binning
     tables.append(Table(
         id="table-bins", title="Agreement bins",
-        header=["bin", "human entropy range (bits)", "items", "mean entropy (bits)"],
+        header=["bin", f"human entropy range ({ENTROPY_UNIT})", "items",
+                f"mean entropy ({ENTROPY_UNIT})"],
         rows=[[str(i), f"[{b.edges[i]:.3f}, {b.edges[i + 1]:.3f}{']' if i == len(b.counts) - 1 else ')'}",
                str(n), fmt_number(b.mean_entropy[i])] for i, n in enumerate(b.counts)],
         caption=("Equal-count bins cut at human-entropy quantiles (Nie et al. 2020)"
@@ -177,7 +179,9 @@ def report_tables(report: Report) -> list[Table]:
                  f"tied label); binned metrics with {settings.n_bins} equal-width confidence "
                  "bins. ↓ lower is better, ↑ higher is better, →0 ideal 0. Units as the metric "
                  "registry declares them (nats: natural logarithm; rate and probability: 0 to "
-                 "1); entropies of votes elsewhere in the report are in bits. In bold: the "
+                 f"1); entropies of votes elsewhere in the report are in {ENTROPY_UNIT} too. The "
+                 "chance accuracy is 1 / number of labels (the uniform distribution's argmax is a "
+                 "tie of every label). In bold: the "
                  f"headline metrics of the figures. Label scale: {report.scale}"
                  + ("" if report.positive_label is None else
                     f"; positive label of the binary metrics (ece_binary, mce_binary): "
@@ -194,7 +198,7 @@ def report_tables(report: Report) -> list[Table]:
                                          in zip(report.binning.labels, m.per_bin)],
             rows=_metric_rows(report, lambda k, m=m: [fmt_interval(row.metrics[k])
                                                       for row in m.per_bin]),
-            caption=f"Columns: agreement bins (human entropy, bits); {boot}."))
+            caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}."))
     if report.human_ceiling is not None:
         hc = report.human_ceiling
         tables.append(Table(
@@ -322,15 +326,14 @@ def _subsampling_tables(report: Report) -> list[Table]:
     rec = report.subsampling_recommendation
     if rec is not None:
         k = "not reached" if rec.k is None else str(rec.k)
-        interval = ("-" if rec.k is None else
-                    f"{fmt_number(rec.k_low)} to {fmt_number(rec.k_high)}")
+        interval = "-" if rec.k is None else rec.interval_text()
         out.append(Table(
             id="table-recommendation", title="Recommended number of votes per item",
             header=["quantity", "value"],
             rows=[["tolerance (expected TVD below)", f"{rec.epsilon:g}"],
                   ["recommended k (votes per item)", k],
                   ["interval of k", interval], ["read off", rec.source],
-                  ["TVD measured against", rec.target]],
+                  ["target", rec.kind or "-"], ["TVD measured against", rec.target]],
             caption=("The smallest k whose expected total variation distance to the target "
                      "is below the tolerance (annokit.subsample.recommend_k); the interval: "
                      "the same for the optimistic and pessimistic ends of the TVD interval.")))

@@ -35,13 +35,12 @@ from annokit.core.soft_labels import (
     DEFAULT_TIES,
     TiePolicy,
     distributions,
-    entropy,
     majority,
 )
 from annokit.errors import SchemaError
 from annokit.io.atomic import output_error
 from annokit.metrics.engine import _per_item_frame, _Plan
-from annokit.metrics.records import AlignedRecords
+from annokit.metrics.records import AlignedRecords, agreement_entropy
 
 #: Ids of missing items kept per partition when they are not all needed (messages show 5).
 _SHOWN = 5
@@ -157,7 +156,7 @@ def part_stats(joined: Joined, ties: TiePolicy) -> dict[str, Any]:
     if joined.n:
         maj = majority(joined.counts, ties=ties)
         out["n_ties"] = maj.n_ties
-        h = entropy(distributions(joined.counts), base=2)
+        h = agreement_entropy(distributions(joined.counts))
         out["entropy_values"], out["entropy_counts"] = np.unique(h, return_counts=True)
     else:
         out["n_ties"] = 0
@@ -228,7 +227,7 @@ def partition_plan(joined: Joined, spec: StateSpec, names: tuple[str, ...],
     hard = majority(joined.counts, ties=spec.ties).labels
     groups: list[np.ndarray | None] = [None]
     if grouped and spec.edges is not None:
-        h = entropy(soft, base=2)
+        h = agreement_entropy(soft)
         nb = spec.edges.size - 1
         index = np.clip(np.searchsorted(spec.edges, h, side="right") - 1, 0, nb - 1)
         groups += [np.flatnonzero(index == b) for b in range(nb)]

@@ -37,7 +37,13 @@ from annokit.core.resample import (
     replicate_chunks,
     seed_from_rng,
 )
-from annokit.core.soft_labels import distributions, entropy, majority
+from annokit.core.soft_labels import (
+    ENTROPY_BASE,
+    distributions,
+    entropy,
+    entropy_unit,
+    majority,
+)
 from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, DatasetStats, rating_summary
 from annokit.quality.rating_stats import by_scale
@@ -170,7 +176,7 @@ def _median(values: np.ndarray, mult: np.ndarray) -> float:
     return float(np.median(np.array([lo, hi])))
 
 
-def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
+def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: int = 1000,
                        confidence: float = 0.95, ties: str = "first",
                        rng: np.random.Generator | int | None = 0,
                        budget: int = 4_000_000) -> dict[str, Any]:
@@ -237,7 +243,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         "scale": scale,
         "votes_per_item": {"min": int(per_item.min()), "median": _median(per_item, mult),
                            "max": int(per_item.max())},
-        "entropy": {"base": base, "mean": _exact_mean(ent, mult), "median": _median(ent, mult)},
+        "entropy": {"base": base, "unit": entropy_unit(base), "mean": _exact_mean(ent, mult), "median": _median(ent, mult)},
         "agreement": {"mean": _exact_mean(share, mult), "median": _median(share, mult)},
         "ties": int(mult[maj.is_tied].sum()),
         "tie_policy": ties,

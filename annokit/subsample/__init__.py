@@ -5,32 +5,65 @@ draws and the per-draw distances), :mod:`~annokit.subsample.draw` (k votes per
 item without replacement), :mod:`~annokit.subsample.extrapolate` (a
 Dirichlet-multinomial fitted to the votes, for k beyond those collected),
 :mod:`~annokit.subsample.split_half` (the human ceiling),
-:mod:`~annokit.subsample.curves` (curves and the recommendation) and
+:mod:`~annokit.subsample.curves` (curves), :mod:`~annokit.subsample.recommend` (the
+recommended k, with the defaults of :mod:`~annokit.subsample.defaults`) and
 :mod:`~annokit.subsample.extrapolation_check`. Everything public is re-exported here.
 """
 
 from __future__ import annotations
 
-from annokit.subsample.curves import (
-    CURVE_KEYS,
-    Recommendation,
-    SubsampleCurve,
-    curve_summary,
-    recommend_k,
-    subsampling_curve,
+from typing import Any
+
+from annokit.subsample.defaults import (
+    EPSILON,
+    INTERVAL,
+    REPS,
+    SHORT,
+    TARGET,
+    TARGETS,
+    default_ks,
 )
-from annokit.subsample.draw import CountSubsample, subsample_counts, subsample_votes
-from annokit.subsample.extrapolate import DirichletMultinomial, ExtrapolatedCurve
-from annokit.subsample.extrapolation_check import ExtrapolationCheck, extrapolation_check
-from annokit.subsample.split_half import (
-    HistogramDivergence,
-    SplitHalf,
-    distce_histogram_divergence,
-    split_half,
-)
+
+#: Public name -> module, imported on first use (PEP 562), so the command line can read
+#: :mod:`annokit.subsample.defaults` without importing pandas.
+_LAZY = {
+    "CURVE_KEYS": "curves", "SubsampleCurve": "curves", "subsampling_curve": "curves",
+    "CountSubsample": "draw", "subsample_counts": "draw", "subsample_votes": "draw",
+    "DirichletMultinomial": "extrapolate", "ExtrapolatedCurve": "extrapolate",
+    "ExtrapolationCheck": "extrapolation_check", "extrapolation_check": "extrapolation_check",
+    "Recommendation": "recommend", "curve_summary": "recommend", "how_many": "recommend",
+    "recommend_k": "recommend",
+    "HistogramDivergence": "split_half", "SplitHalf": "split_half",
+    "distce_histogram_divergence": "split_half", "split_half": "split_half",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'annokit.subsample' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(f"annokit.subsample.{_LAZY[name]}")
+    # bind every public name of the module at once: importing a submodule sets the package's
+    # attribute of its name (split_half) to the module, which the function must replace
+    for public, where in _LAZY.items():
+        if where == _LAZY[name]:
+            globals()[public] = getattr(module, public)
+    return globals()[name]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "CURVE_KEYS",
+    "EPSILON",
+    "INTERVAL",
+    "REPS",
+    "SHORT",
+    "TARGET",
+    "TARGETS",
     "CountSubsample",
     "DirichletMultinomial",
     "ExtrapolatedCurve",
@@ -40,8 +73,10 @@ __all__ = [
     "SplitHalf",
     "SubsampleCurve",
     "curve_summary",
+    "default_ks",
     "distce_histogram_divergence",
     "extrapolation_check",
+    "how_many",
     "recommend_k",
     "split_half",
     "subsample_counts",

@@ -65,8 +65,9 @@ def short_items(n: np.ndarray, k: int, short: str, *, ids: Sequence[Any] | None)
     if short == "error":
         raise InvalidValueError(f"{what}; pass short='skip' (--short skip) to leave them out "
                                 "or short='keep' (--short keep) to use all their votes")
-    action = "left out" if short == "skip" else "kept with all their votes"
-    warnings.warn(f"{what}; {action} (short={short!r})", DegenerateInputWarning, stacklevel=3)
+    action = "left out at that k" if short == "skip" else "kept with all their votes"
+    warnings.warn(f"{what}; {action} (short={short!r}, --short {short})", DegenerateInputWarning,
+                  stacklevel=3)
     return mask
 
 

@@ -30,15 +30,15 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_option, check_rng
-from annokit.core.jsonable import finite_or_none, jsonable
+from annokit.core.jsonable import finite_or_none
+from annokit.core.soft_labels import ENTROPY_BASE
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.subsample import engine as _eng
 from annokit.subsample._checks import ShortPolicy, as_counts, check_ks, check_reps, short_items
-from annokit.subsample.extrapolate import DirichletMultinomial
+from annokit.subsample.defaults import INTERVAL, REPS, SHORT, default_ks
 
-__all__ = ["CURVE_KEYS", "TARGETS", "Recommendation", "SubsampleCurve", "curve_summary",
-           "recommend_k", "subsampling_curve"]
+__all__ = ["CURVE_KEYS", "SubsampleCurve", "subsampling_curve"]
 
 #: Keys of each row of :meth:`SubsampleCurve.to_records` (the CLI's ``--json`` "curve").
 CURVE_KEYS = ("k", "tvd_mean", "tvd_low", "tvd_high", "jsd_mean", "kl_mean",
@@ -70,14 +70,17 @@ class SubsampleCurve:
         ``entropy_bias``; on ordered scales also ``wasserstein``, on the labels'
         numbers for interval and ratio scales, on their ranks for ordinal ones).
     bin_edges : ndarray of shape (n_bins + 1,)
-        Full-data entropy (bits) edges of the agreement bins (quantiles).
+        Full-data entropy (nats) edges of the agreement bins (quantiles).
     bin_counts : ndarray of shape (n_bins,)
     bin_values : dict of str to ndarray of shape (reps, n_k, n_bins)
     item_tvd : ndarray of shape (n_items, n_k)
         Mean TVD over repetitions per item (NaN where skipped).
     grid_ks, grid_tvd : ndarray of shape (n_grid,), (reps, n_grid)
         Mean TVD at every k from 1 to half the fewest votes per item, all
-        items included, for :func:`recommend_k`.
+        items included, for :func:`~annokit.subsample.recommend_k`.
+    counts : ndarray of shape (n_items, n_labels) or None
+        The vote counts the curve was drawn from (what
+        :func:`~annokit.subsample.recommend_k` fits its population to).
     """
 
     ks: np.ndarray
@@ -102,6 +105,7 @@ class SubsampleCurve:
     n_votes_max: int
     extras: dict[str, Any] = field(default_factory=dict)
     scale: str = "nominal"
+    counts: np.ndarray | None = None
 
     def _band(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lo = 100 * (1 - self.interval) / 2
@@ -166,20 +170,23 @@ class SubsampleCurve:
                 })
         return pd.DataFrame(rows)
 
-    def recommend(self, epsilon: float, **kwargs: Any) -> Recommendation:
-        """Shortcut for :func:`recommend_k` on this curve."""
-        return recommend_k(self, epsilon, **kwargs)
+    def recommend(self, epsilon: float | None = None, **kwargs: Any) -> Any:
+        """Shortcut for :func:`~annokit.subsample.recommend_k` on this curve."""
+        from annokit.subsample.recommend import recommend_k
+
+        return recommend_k(self, **({} if epsilon is None else {"epsilon": epsilon}), **kwargs)
 
 
 def _entropy_bins(counts: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Quantile bins of full-data entropy (bits): edges, bin of each item, items per bin.
+    """Quantile bins of full-data entropy (nats): edges, bin of each item, items per bin.
 
     Edges are data values (the "lower" quantile), so no bin is empty; equal
     quantiles merge, leaving fewer bins. Bins are ``[low, high)``, the last closed.
     """
     p = counts / counts.sum(axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        h = -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
+        h = -np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
+    h /= np.log(ENTROPY_BASE)
     h = np.round(h, 12) + 0.0  # no negative zeros in the edges
     edges = np.unique(np.quantile(h, np.linspace(0, 1, n_bins + 1), method="lower"))
     if len(edges) == 1 or edges[-1] < h.max():
@@ -196,14 +203,14 @@ def _entropy_bins(counts: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarr
 
 def subsampling_curve(
     data: Votes | Any,
-    ks: Sequence[int] = (1, 2, 5, 10, 20, 50),
+    ks: Sequence[int] | None = None,
     *,
-    reps: int = 200,
+    reps: int = REPS,
     rng: np.random.Generator | int | None = None,
-    short: ShortPolicy = "error",
+    short: ShortPolicy = SHORT,
     method: Literal["auto", "counts", "votes"] = "auto",
     n_bins: int = 4,
-    interval: float = 0.95,
+    interval: float = INTERVAL,
     kl_smoothing: float = 0.5,
     grid: bool = True,
     n_jobs: int = 1,
@@ -221,18 +228,22 @@ def subsampling_curve(
     ----------
     data : Votes or array-like of shape (n_items, n_labels)
         Votes, or their counts.
-    ks : sequence of int, default=(1, 2, 5, 10, 20, 50)
+    ks : sequence of int, optional
+        Votes per item to draw. Default: 1, 2, 5, 10, 20, 50, ... up to the
+        most votes on an item, and that number itself
+        (:func:`annokit.subsample.defaults.default_ks`).
     reps : int, default=200
     rng : numpy Generator, int seed or None
-    short : {"error", "skip", "keep"}, default="error"
-        Items with fewer than k votes: raise, leave them out at that k, or
-        use all their votes at that k. Counted in ``n_short`` either way.
+    short : {"error", "skip", "keep"}, default="skip"
+        Items with fewer than k votes: raise, leave them out at that k (with
+        a warning), or use all their votes at that k. Counted in ``n_short``
+        either way.
     method : {"auto", "counts", "votes"}, default="auto"
         ``"counts"`` draws vote orders from counts, one vote position at a
         time; ``"votes"`` permutes vote rows (needs :class:`Votes`). Both give
         the same distribution of results; ``"auto"`` is ``"counts"`` (faster).
     n_bins : int, default=4
-        Agreement bins: quantiles of the full-data entropy (bits). Items with
+        Agreement bins: quantiles of the full-data entropy (nats). Items with
         equal entropy stay together, so there may be fewer bins.
     interval : float, default=0.95
         Coverage of the percentile interval over repetitions.
@@ -246,7 +257,7 @@ def subsampling_curve(
         unsmoothed estimate ``x / k``.
     grid : bool, default=True
         Also compute the mean TVD at every k up to half the fewest votes per
-        item, for :func:`recommend_k`.
+        item, for :func:`~annokit.subsample.recommend_k`.
     n_jobs : int, default=1
         Threads working on chunks of repetitions (numpy releases the GIL).
         Each chunk has its own generator spawned from ``rng``, so results do
@@ -263,7 +274,8 @@ def subsampling_curve(
     Per item, with ``p`` the full-data distribution and ``q = x / k``:
     ``TVD = 1/2 sum_j |q_j - p_j|`` (Baan et al. 2022, DistCE, footnote 5);
     ``JSD = sqrt(H(m) - (H(p) + H(q)) / 2)``, ``m = (p + q) / 2``, natural log
-    (Nie et al. 2020, Table 5 convention); entropy bias ``H(q) - H(p)`` in bits.
+    (Nie et al. 2020, Table 5 convention); entropy bias ``H(q) - H(p)`` in nats
+    (:data:`annokit.core.soft_labels.ENTROPY_BASE`).
     Majority agreement is ``|S & F| / |S|`` with ``S`` the top labels of the
     k-vote counts and ``F`` those of the full data: a tied k-vote majority
     counts as the chance that a uniformly random pick among its tied labels is
@@ -283,7 +295,7 @@ def subsampling_curve(
     check_option("short", short, ("error", "skip", "keep"))
     check_option("method", method, ("auto", "counts", "votes"))
     counts, item_ids, _, votes = as_counts(data)
-    ks_arr = check_ks(ks)
+    ks_arr = check_ks(default_ks(int(counts.sum(axis=1).max())) if ks is None else ks)
     reps = check_reps(reps)
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise InvalidValueError(f"n_bins must be a positive integer; got {n_bins!r}")
@@ -315,7 +327,7 @@ def subsampling_curve(
     if (included.sum(axis=1) == 0).any():
         k_bad = int(ks_arr[np.argmax(included.sum(axis=1) == 0)])
         raise InvalidValueError(f"no item has at least k={k_bad} votes (most votes on an item: "
-                                f"{int(n.max())}); choose smaller ks")
+                                f"{int(n.max())}); choose ks up to {int(n.max())} (--k)")
 
     edges, bins, bin_counts = _entropy_bins(counts, n_bins)
     # items sorted by bin (contiguous groups)
@@ -401,7 +413,7 @@ def subsampling_curve(
         kl_smoothing=float(kl_smoothing), values=values, bin_edges=edges,
         bin_counts=bin_counts, bin_values=bin_values, item_tvd=item_tvd, item_ids=item_ids,
         grid_ks=grid_ks, grid_tvd=grid_tvd, n_votes_min=n_min, n_votes_max=int(n.max()),
-        scale=scale,
+        scale=scale, counts=counts,
     )
 
 
@@ -413,205 +425,3 @@ def _votes_stream(votes: Votes, inverse: np.ndarray, reps: int, gen: np.random.G
     for k in stops:
         yield k, _eng.ranks_to_cumulative(item_index, votes.label_index, ranks,
                                           votes.n_items, votes.n_labels, k)
-
-
-# -- recommendation ---------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Recommendation:
-    """The smallest k whose expected TVD is below ``epsilon``, with an interval.
-
-    Attributes
-    ----------
-    k : int or None
-        Smallest k with mean TVD < epsilon (None when not reached).
-    k_low, k_high : int or None
-        The same for the lower and the upper end of the percentile interval
-        of the TVD curve (optimistic and pessimistic k); None when that end
-        does not get below ``epsilon`` in the k range considered.
-    epsilon : float
-    source : {"observed", "extrapolated", "not reached"}
-    target : str
-        What the TVD is measured against, in words: the full data (observed
-        curve) or the population distribution of the Dirichlet-multinomial fit.
-    kind : {"pool", "population"}
-        The ``target`` asked of :func:`recommend_k`.
-    """
-
-    k: int | None
-    k_low: int | None
-    k_high: int | None
-    epsilon: float
-    source: str
-    target: str
-    kind: str = "pool"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"k": self.k, "k_low": self.k_low, "k_high": self.k_high,
-                "epsilon": self.epsilon, "source": self.source, "target": self.target,
-                "kind": self.kind}
-
-    def describe(self) -> str:
-        """The recommendation in one line (``annokit subsample``'s last line).
-
-        Examples
-        --------
-        >>> Recommendation(3, 2, 5, 0.05, "observed", "full data").describe()
-        'recommended k = 3 (interval 2-5) for expected TVD < 0.05; observed, against the full data'
-        """
-        if self.k is None:
-            return (f"no k up to the limit reaches expected TVD < {self.epsilon} "
-                    f"({self.source}; target: {self.target})")
-        return (f"recommended k = {self.k} (interval {self.k_low}-{self.k_high}) for expected "
-                f"TVD < {self.epsilon}; {self.source}, against the {self.target}")
-
-
-def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
-    """A curve and its recommendation as one JSON-ready dict (``annokit subsample --json``).
-
-    Keys: ``curve`` (:meth:`SubsampleCurve.to_records`), ``target`` (``"pool"`` or
-    ``"population"``), ``recommended_k``,
-    ``recommended_k_low``, ``recommended_k_high``, ``recommendation_source``,
-    ``recommendation_target``, ``epsilon``, ``n_items``, ``reps``, ``seed``,
-    ``interval``, ``short``, ``n_short``, ``kl_smoothing``, ``n_votes_min``,
-    ``n_votes_max``, ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows) and ``scale`` (the
-    curve rows hold ``wasserstein_mean`` on ordered scales).
-    """
-    return jsonable({
-        "scale": curve.scale,
-        "curve": curve.to_records(),
-        "target": rec.kind,
-        "recommended_k": rec.k,
-        "recommended_k_low": rec.k_low,
-        "recommended_k_high": rec.k_high,
-        "recommendation_source": rec.source,
-        "recommendation_target": rec.target,
-        "epsilon": rec.epsilon,
-        "n_items": curve.n_items,
-        "reps": curve.reps,
-        "seed": curve.seed,
-        "interval": curve.interval,
-        "short": curve.short,
-        "n_short": curve.n_short,
-        "kl_smoothing": curve.kl_smoothing,
-        "n_votes_min": curve.n_votes_min,
-        "n_votes_max": curve.n_votes_max,
-        "by_bin": curve.by_bin().to_dict(orient="records"),
-    })
-
-
-def _first_below(ks: np.ndarray, curve: np.ndarray, epsilon: float) -> int | None:
-    below = np.flatnonzero(curve < epsilon)
-    return int(ks[below[0]]) if below.size else None
-
-
-#: What a recommended k is measured against (``recommend_k(target=...)``).
-TARGETS = ("pool", "population")
-
-
-def recommend_k(curve: SubsampleCurve, epsilon: float = 0.05, *,
-                extrapolate: bool = True, counts: Any = None, reps: int = 50,
-                rng: np.random.Generator | int | None = None,
-                k_max: int = 5000, target: str = "pool") -> Recommendation:
-    """Smallest k whose expected TVD to the pool of votes (or to the population) is below ``epsilon``.
-
-    Parameters
-    ----------
-    curve : SubsampleCurve
-        From :func:`subsampling_curve` (its TVD grid over k = 1 .. n_min / 2, or
-        its ``ks`` up to n_min / 2 when it has no grid).
-    epsilon : float, default=0.05
-    extrapolate : bool, default=True
-        When no observed k reaches ``epsilon``, fit a Dirichlet-multinomial to
-        ``counts`` and use its predicted TVD between a k-vote estimate and the
-        population distribution (k may exceed the votes available).
-    counts : array-like of shape (n_items, n_labels) or Votes, optional
-        The data of the curve; needed for the extrapolation.
-    reps, rng, k_max :
-        Repetitions, randomness and largest k of the extrapolation.
-    target : {"pool", "population"}, default="pool"
-        ``"pool"``: k against the pool of collected votes (the full data; the
-        observed curve first, the extrapolation only when it does not reach
-        ``epsilon``). ``"population"``: k against the population the votes are a
-        sample of, the per-item distributions of the Dirichlet-multinomial fit
-        to ``counts`` (needs ``counts``; k may exceed the votes available).
-        ``annokit subsample`` defaults to ``"population"``.
-
-    Returns
-    -------
-    Recommendation
-
-    Raises
-    ------
-    InvalidValueError
-        ``epsilon`` outside (0, 1], an unknown ``target``, or ``counts``
-        missing where the extrapolation is needed.
-
-    Notes
-    -----
-    The observed curve is only used up to k = n_min / 2, half the fewest
-    votes on an item: a k-vote subsample is part of its own reference, so its
-    TVD to the full data shrinks to 0 at k = n by construction (roughly by a
-    factor ``sqrt(1 - k / n)`` against the TVD to the population of
-    annotators, under a normal approximation); beyond half, the observed
-    curve says more about the size of the data set than about further
-    annotators, and the extrapolation takes over. ``k_low`` and ``k_high`` come from the lower and upper
-    ends of the percentile interval over repetitions; they reflect subsampling
-    variability, not the uncertainty of which items were annotated.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> counts = rng.multinomial(100, [0.6, 0.3, 0.1], size=200)
-    >>> curve = subsampling_curve(counts, [1, 5, 20], reps=20, rng=1)
-    >>> rec = recommend_k(curve, 0.08)
-    >>> rec.source, 5 < rec.k <= 50, rec.k_low <= rec.k <= rec.k_high
-    ('observed', True, True)
-    """
-    if not np.isfinite(epsilon) or not (0 < epsilon <= 1):
-        raise InvalidValueError(f"epsilon must be in (0, 1]; got {epsilon!r}")
-    if target not in TARGETS:
-        raise InvalidValueError(f"target must be one of {TARGETS}; got {target!r}")
-    if target == "population":
-        if counts is None:
-            raise InvalidValueError("target='population' needs counts= (the votes) for the "
-                                    "Dirichlet-multinomial fit")
-        return _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max, kind="population")
-    if curve.grid_tvd.shape[1]:
-        ks, tv = curve.grid_ks, curve.grid_tvd
-    else:
-        keep = curve.ks <= curve.n_votes_min // 2
-        ks, tv = curve.ks[keep], curve.values["tvd"][:, keep]
-    if ks.size:
-        lo = 100 * (1 - curve.interval) / 2
-        k = _first_below(ks, tv.mean(axis=0), epsilon)
-        if k is not None:
-            return Recommendation(
-                k=k,
-                k_low=_first_below(ks, np.percentile(tv, lo, axis=0), epsilon),
-                k_high=_first_below(ks, np.percentile(tv, 100 - lo, axis=0), epsilon),
-                epsilon=float(epsilon), source="observed",
-                target=f"full data ({curve.n_votes_min}+ votes per item; k up to "
-                       f"{curve.n_votes_min // 2} considered)")
-    if not extrapolate:
-        return Recommendation(None, None, None, float(epsilon), "not reached",
-                              f"full data ({curve.n_votes_min}+ votes per item; k up to "
-                              f"{curve.n_votes_min // 2} considered)")
-    if counts is None:
-        raise InvalidValueError("the observed curve never gets below epsilon="
-                                f"{epsilon}; pass counts= to extrapolate, or extrapolate=False")
-    return _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max)
-
-
-def _extrapolated(counts: Any, epsilon: float, *, reps: int,
-                  rng: np.random.Generator | int | None, k_max: int,
-                  kind: str = "pool") -> Recommendation:
-    """k against the population distribution of a Dirichlet-multinomial fit to ``counts``."""
-    cnt, *_ = as_counts(counts)
-    fit = DirichletMultinomial().fit(cnt)
-    found = fit.smallest_k(cnt, epsilon, reps=reps, rng=rng, k_max=k_max)
-    return Recommendation(k=found["k"], k_low=found["k_low"], k_high=found["k_high"],
-                          epsilon=float(epsilon),
-                          source="extrapolated" if found["k"] is not None else "not reached",
-                          target="population distribution (Dirichlet-multinomial fit)", kind=kind)
-

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from annokit.core.soft_labels import ENTROPY_BASE
 from annokit.errors import InvalidValueError
 
 __all__: list[str] = []
@@ -239,7 +240,7 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
       k-vote counts and ``F`` those of the full data: the probability that the
       k-vote majority, ties broken uniformly at random, is a full-data majority label.
     * ``majority_tie``: 1 where the k-vote majority is tied.
-    * ``entropy_bias``: ``H(q) - H(p)`` in bits.
+    * ``entropy_bias``: ``H(q) - H(p)`` in nats (``core.soft_labels.ENTROPY_BASE``).
     * ``wasserstein`` (ordered scales, ``ref.gaps``): Wasserstein-1 between ``q`` and
       ``p`` on the label line, ``sum_j |Q_j - P_j| (v_{j+1} - v_j)`` over the
       cumulative distributions.
@@ -299,7 +300,8 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
         np.multiply(tvd, f32(0.5), out=slot["tvd"])
     if "entropy_bias" in which:
         np.subtract(ref.sum_plogp, sqlogq, out=slot["entropy_bias"])
-        slot["entropy_bias"] /= f32(np.log(2.0))
+        if ENTROPY_BASE != np.e:
+            slot["entropy_bias"] /= f32(np.log(ENTROPY_BASE))
     if smlogm is not None:
         # JSD = H(m) - (H(p) + H(q)) / 2 with m = s / 2, sum s = 2:
         # -sum m log m = -(1/2) sum s log s + log 2

@@ -13,7 +13,7 @@ from annokit.metrics.registry import REGISTRY, available
 #: Keys of ``--json`` documented in README.md (a public interface).
 TOP_KEYS = ["n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
             "task", "scale", "positive_label", "n_bins", "tie_policy", "n_ties", "units",
-            "lower_is_better", "metrics", "baselines"]
+            "lower_is_better", "metrics", "baselines", "metric_selection", "metric_names"]
 #: ``--json`` lists exactly the registered metrics (records always give soft and hard labels).
 REQUIRED_METRICS = list(available(True, True, n_labels=2))  # two labels: the binary metrics too
 
@@ -114,7 +114,7 @@ def test_by_agreement(small):
     assert list(groups[0]) == ["group", "n_items", "entropy_low", "entropy_high", "metrics"]
     assert list(groups[0]["metrics"]) == REQUIRED_METRICS
     table = run(*args).stdout.splitlines()
-    assert any(line.startswith("by agreement: ") for line in table)
+    assert any(line.startswith("by agreement (bins of human entropy, nats): ") for line in table)
 
 
 def test_temperature_options(small):
@@ -289,3 +289,72 @@ def test_positional_votes_is_the_same_as_the_option(small):
     assert both.exit_code == 2
     assert both.stderr.splitlines()[-1] == ("Error: give the votes once: --votes PATH or a "
                                             "positional VOTES path, not both")
+
+
+# --- --metrics NAME,...|all ---------------------------------------------------------------------
+
+def test_metrics_by_name_lewidi_2023_scores_on_nominal_labels(small):
+    """LeWiDi 2023 (Leonardelli et al.) scores nominal soft labels with cross-entropy, LeWiDi 2025
+    with the Manhattan distance: both asked for by name on nominal labels."""
+    votes, preds = small
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                 "--metrics", "lewidi_ce,manhattan", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["metric_selection"] == "names"
+    assert out["metric_names"] == list(out["metrics"]) == ["manhattan", "lewidi_ce"]  # registry order
+    assert set(out["baselines"]["chance"]) == {"manhattan", "lewidi_ce"}
+    table = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                "--metrics", "manhattan").stdout
+    assert "manhattan" in table and "accuracy" not in table
+
+
+def test_metrics_all_and_default(small):
+    votes, preds = small
+    args = ("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--json")
+    default = json.loads(run(*args).stdout)
+    everything = json.loads(run(*args, "--metrics", "all").stdout)
+    assert default["metric_selection"] == "default" and everything["metric_selection"] == "all"
+    assert default["metric_names"] == REQUIRED_METRICS
+    assert everything["metric_names"] == list(available(True, True, n_labels=2, listing=False))
+    assert {"manhattan", "lewidi_ce"} <= set(everything["metrics"]) - set(default["metrics"])
+    assert "wasserstein" not in everything["metrics"]  # nominal labels: no order
+
+
+@pytest.mark.parametrize("value, code, message", [
+    ("manhatan", 2, ("Error: Invalid value for '--metrics': unknown metric 'manhatan'; did you "
+                    "mean manhattan? valid names: all, accuracy, ece,")),
+    ("accuracy,,ece", 2, ("Error: Invalid value for '--metrics': empty metric name in "
+                         "'accuracy,,ece'; give registry names separated by commas, e.g. "
+                         "accuracy,manhattan,lewidi_ce, or all\n")),
+    ("wasserstein", 1, ("Error: --metrics: metric 'wasserstein' applies to ordinal, interval, ratio "
+                       "single-label data; the data are nominal single-label with 2 labels (leave "
+                       "it out of --metrics, or declare the labels' scale with --scale)\n")),
+    ("ece_multilabel", 1, ("Error: --metrics: metric 'ece_multilabel' applies to nominal "
+                          "multi-label data; the data are nominal single-label with 2 labels")),
+])
+def test_metrics_refused_with_one_line(small, value, code, message):
+    votes, preds = small
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                 "--metrics", value)
+    assert result.exit_code == code
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_chance_row_accuracy_is_the_warnings_chance(small):
+    """The chance row's accuracy is 1 / n_labels, the value the below-chance warning uses."""
+    votes, preds = small
+    out = json.loads(run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                         "--json").stdout)
+    assert out["baselines"]["chance"]["accuracy"] == 0.5
+    table = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes").stdout
+    assert [line.split()[2] for line in table.splitlines() if line.startswith("accuracy")] == [
+        "0.5000"]
+
+
+def test_values_rounding_to_zero_never_print_as_negative_zero():
+    from annokit.cli.evaluate import _num
+
+    assert [_num(v) for v in (-1e-17, -0.0, 0.0, -0.00004, -0.00005, 0.25)] == [
+        "0.0000", "0.0000", "0.0000", "0.0000", "-0.0001", "0.2500"]

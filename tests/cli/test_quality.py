@@ -175,3 +175,18 @@ def test_aggregate_new_methods_ties_and_engine(runner, small, tmp_path):
                                "--engine", "dask", "--out", str(tmp_path / "d")])
     assert res.exit_code == 2
     assert res.output.endswith("Error: --method glad runs in memory only: drop --engine dask\n")
+@pytest.mark.parametrize("method, iterative", [("mv", False), ("wmv", False), ("ds", True)])
+def test_aggregate_line_reports_iterations_only_for_iterative_methods(runner, small, tmp_path,
+                                                                       method, iterative):
+    out = tmp_path / f"{method}.csv"
+    result = runner.invoke(main, ["aggregate", "--votes", str(small[0]), "--method", method,
+                                  "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert ("iteration(s), converged" in result.stdout) is iterative
+    assert ("ties: first" in result.stdout) is not iterative
+
+
+def test_unbounded_threshold_help_shows_no_range(runner):
+    for command in ("annotators", "filter"):
+        text = runner.invoke(main, [command, "--help"]).output
+        assert "[x<=None]" not in text and "x<=" not in text, command

@@ -73,7 +73,7 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     assert [p["k"] for p in curve] == [1, 3, 6] and curve[-1]["tvd_mean"] == 0.0  # all 6 votes
     assert curve[0]["tvd_mean"] > curve[1]["tvd_mean"] > 0
     assert f"report written to {out / 'report.html'}" in result.stderr
-    assert "annokit report" in result.stderr  # the progress bar
+    assert "annokit report" not in result.stderr  # no progress bar: stderr is not a terminal
     for name in ("report.html", "report.md", "report.json", "figures/per-bin.svg",
                  "figures/reliability-3.svg"):
         assert (out / name).is_file(), name
@@ -85,23 +85,27 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--model", "nameonly"], "Error: --model expects NAME=VALUE; got 'nameonly'\n"),
+    (["--model", "predictions.csv"],
+     ("Error: Invalid value for '--model': expects NAME=PATH[,PATH], e.g. "
+     "predictions=predictions.csv; got 'predictions.csv'\n")),
+    (["--model", "m="], "Error: Invalid value for '--model': expects NAME=PATH[,PATH]; got 'm='\n"),
     (["--model", "m={good}", "--temperature", "x=2"],
-     "Error: --temperature 'x=2': no --model named 'x'; models are ['m']\n"),
+     "Error: Invalid value for '--temperature': 'x=2': no --model named 'x'; models are ['m']\n"),
     (["--model", "m={good}", "--model", "k={good}", "--fit-temperature-on", "{good}"],
-     ("Error: --fit-temperature-on '{good}': with several models write NAME=PATH[,PATH] to "
-      "say whose temperature to fit\n")),
+     ("Error: Invalid value for '--fit-temperature-on': '{good}': with several models write "
+      "NAME=PATH[,PATH] to say whose temperature to fit\n")),
     (["--model", "m={good}", "--model", "m={good}"],
-     "Error: --model names must be unique; got ['m', 'm']\n"),
+     "Error: Invalid value for '--model': names must be unique; got ['m', 'm']\n"),
 ])
-def test_report_user_errors_are_one_line(files, tmp_path, args, message):
+def test_report_model_specs_are_usage_errors(files, tmp_path, args, message):
     votes, paths = files
     good = f"{paths['good', 'dev']},{paths['good', 'test']}"
     args = [a.format(good=good) for a in args]
     result = run("report", "--votes", votes, "--pred-labels", "b,a", "--quiet",
                  "--out", tmp_path / "o", *args)
-    assert result.exit_code == 1
-    assert result.output == message.format(good=good)
+    assert result.exit_code == 2
+    assert result.stderr.endswith(message.format(good=good))
+    assert "Traceback" not in result.output
     assert not (tmp_path / "o").exists()
 
 
@@ -449,3 +453,67 @@ def test_report_annotator_predictions_of_dropped_items_are_noted(files, tmp_path
             "model prediction) are not scored") in data["notes"]
     p = data["perspectivist"]
     assert p["n_pairs"] == 120 and p["scores"]["accuracy"] == 1.0 and p["gap"]["error_rate"] == 0
+
+
+# --- options that cannot make sense for the data; aggregated warnings; progress when piped ------
+
+@pytest.mark.parametrize("bins, message", [
+    ("100000", ("Invalid value for '--bins': 100,000 agreement bins for 40 items; choose at most 40 "
+               "bins (the default is 5)")),
+    (",".join(str(i / 100) for i in range(60)),
+     ("Invalid value for '--bins': 60 edges (59 agreement bins) for 40 items; choose at most 40 "
+     "bins (the default is 5)")),
+])
+def test_report_refuses_more_bins_than_items(files, tmp_path, bins, message):
+    votes, paths = files
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+                 f"{paths['good', 'test']}", "--pred-labels", "b,a", "--n-boot", "0", "--bins",
+                 bins, "--out", tmp_path / "o")
+    assert result.exit_code == 2
+    assert result.stderr.endswith(f"Error: {message}\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_report_empty_agreement_bins_are_one_warning(files, tmp_path):
+    votes, paths = files
+    edges = ",".join(str(round(i * 0.02, 2)) for i in range(36))  # 0 .. 0.7 nats, 35 bins
+    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+                 f"{paths['good', 'test']}", "--pred-labels", "b,a", "--n-boot", "0",
+                 "--no-ceiling", "--bins", edges, "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    warning = [line for line in result.stderr.splitlines() if "agreement bins are empty" in line]
+    assert len(warning) == 1
+    assert re.fullmatch(r"Warning: \d+ of 35 agreement bins are empty \(bins \d+, \d+, \d+, \d+, "
+                        r"\d+ and \d+ more\)", warning[0])
+    assert "agreement bin 3 is empty" not in result.stderr
+
+
+def test_demo_n_boot_reaches_the_statistics_and_png_needs_the_report(tmp_path):
+    result = run("demo", "--n-boot", "200", "--no-report")
+    assert result.exit_code == 0, result.output
+    assert "(95% bootstrap, 200 reps" in result.stdout and "1000 reps" not in result.stdout
+    for args, given in ((["--png"], "--png applies"), (["--out", tmp_path / "d"], "--out applies"),
+                        (["--png", "--out", tmp_path / "d"], "--png and --out apply")):
+        result = run("demo", "--no-report", *args)
+        assert result.exit_code == 2
+        assert result.stderr.endswith(f"Error: {given} to the report, which --no-report skips: "
+                                      "drop one of them\n")
+    assert not (tmp_path / "d").exists()
+
+
+def test_report_metrics_by_name(files, tmp_path):
+    votes, paths = files
+    args = ("report", "--votes", votes, "--model", (f"m={paths['good', 'dev']},"
+            f"{paths['good', 'test']}"), "--pred-labels", "b,a", "--n-boot", "0", "--no-ceiling")
+    result = run(*args, "--metrics", "lewidi_ce,manhattan", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    rep = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert [m["name"] for m in rep["metrics"]] == ["manhattan", "lewidi_ce"]
+    result = run(*args, "--metrics", "rps", "--out", tmp_path / "p")
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: --metrics: metric 'rps' applies to ordinal, interval, ratio "
+                             "single-label data; the data are nominal single-label with 2 labels "
+                             "(leave it out of --metrics, or declare the labels' scale with "
+                             "--scale)\n")
+    result = run(*args, "--metrics", "ecee", "--out", tmp_path / "p")
+    assert result.exit_code == 2 and "did you mean ece, smece, ent_ce?" in result.stderr

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -27,7 +30,11 @@ def test_stats_json_on_chaosnli(shared_data):
     assert out["majority_change"] == {"rate": 378 / 1514, "n_changed": 378, "n_compared": 1514,
                                       "n_tied": 14}
     assert out["votes_per_item"] == {"min": 100, "median": 100.0, "max": 100}
-    assert out["entropy"]["base"] == 2.0
+    assert out["entropy"]["base"] == pytest.approx(np.e) and out["entropy"]["unit"] == "nats"
+    bits = json.loads(run("stats", str(shared_data("chaosnli", "chaosNLI_snli.jsonl")), "--json",
+                          "--n-boot", "0", "--base", "2").output)["entropy"]
+    assert bits["unit"] == "bits"
+    assert bits["mean"] == pytest.approx(out["entropy"]["mean"] / np.log(2))  # ChaosNLI's unit
 
 
 def test_stats_is_deterministic_and_seeded(shared_data):
@@ -123,3 +130,21 @@ def test_stats_states_the_format_and_columns_it_chose(tmp_path):
         "v.csv: long table (csv); columns item='question', annotator='worker', label='answer'")
     text = CliRunner().invoke(main, ["stats", str(votes), "--n-boot", "0"]).stdout
     assert text.splitlines()[0].startswith("read as") and "label='answer'" in text.splitlines()[0]
+
+
+def test_undefined_bootstrap_replicates_are_explained():
+    """4 items: some replicates draw votes of one label only, where alpha and kappa are undefined."""
+    votes = Path(__file__).resolve().parents[2] / "docs" / "examples" / "votes_long.csv"
+    text = run("stats", str(votes)).output
+    line = next(x for x in text.splitlines() if x.startswith("Krippendorff"))
+    assert re.search(r"1000 reps; \d+ left out: undefined where all resampled votes carry the "
+                     r"same label\)$", line)
+
+
+def test_format_detection_error_names_every_format(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n1,2\n")
+    result = run("stats", str(path))
+    assert result.exit_code == 1
+    assert "pass --format (chaosnli, long, wide, mturk, labelstudio or lewidi) and name the " \
+           "columns" in result.output

@@ -51,7 +51,7 @@ def test_same_seed_same_output_other_seed_differs(votes_csv):
 def test_table_output_and_recommendation_line(votes_csv):
     result = run("--votes", str(votes_csv), "--k", "1,3", "--reps", "10")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0] == ("8 items, 6-6 votes per item, 10 repetitions, "
+    assert result.stdout.splitlines()[0] == ("8 items, 6 votes per item, 10 repetitions, "
                                               "seed 0")
     assert "tvd_mean" in result.stdout and "recommended k = " in result.stdout
 
@@ -91,7 +91,11 @@ def test_plot_errors_are_one_line(votes_csv, tmp_path):
 
 
 def test_short_items_error_then_skip(votes_csv):
-    result = run("--votes", str(votes_csv), "--k", "1,7", "--reps", "5")
+    result = run("--votes", str(votes_csv), "--k", "1,7", "--reps", "5")  # default --short skip
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: no item has at least k=7 votes (most votes on an item: 6); "
+                             "choose ks up to 6 (--k)\n")
+    result = run("--votes", str(votes_csv), "--k", "1,7", "--reps", "5", "--short", "error")
     assert result.exit_code == 1
     assert result.stderr == (
         "Error: 8 item(s) have fewer than k=7 votes (fewest: 6), e.g. ['q0', 'q1', 'q2', 'q3', "
@@ -104,7 +108,7 @@ def test_short_items_error_then_skip(votes_csv):
     assert out["n_short"] == [0, 8] and out["curve"][1]["tvd_mean"] == 0
     assert result.stderr == (
         "Warning: 8 item(s) have fewer than k=7 votes (fewest: 6), e.g. ['q0', 'q1', 'q2', "
-        "'q3', 'q4' and 3 more]; kept with all their votes (short='keep')\n")
+        "'q3', 'q4' and 3 more]; kept with all their votes (short='keep', --short keep)\n")
 
 
 @pytest.mark.parametrize("value", ["1,a", "0,2", ""])
@@ -159,25 +163,6 @@ def test_mnli_target_population_vs_pool(shared_data):
                               "distribution (Dirichlet-multinomial fit)")
 
 
-def test_population_target_falls_back_to_pool_when_the_fit_fails(votes_csv, monkeypatch):
-    import annokit.subsample as sub
-    from annokit.errors import SchemaError
-
-    real = sub.recommend_k
-
-    def recommend_k(curve, epsilon, **kwargs):
-        if kwargs.get("target") == "population":
-            raise SchemaError("no fit")
-        return real(curve, epsilon, **kwargs)
-
-    monkeypatch.setattr(sub, "recommend_k", recommend_k)
-    result = run("--votes", str(votes_csv), "--k", "1,2", "--reps", "5", "--json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["target"] == "pool"
-    assert ("Warning: the population target does not apply (no fit); k is recommended against "
-            "the pool of collected votes") in result.stderr
-
-
 @pytest.mark.parametrize("args, message", [
     (["--k", "1,,2"], "Invalid value for '--k': empty element in '1,,2'"),
     (["--k", "1,1000000"], "Invalid value for '--k': k must be at most 100,000; got 1000000"),
@@ -191,3 +176,84 @@ def test_option_values_refused_before_work(votes_csv, args, message):
     result = run("--votes", str(votes_csv), *args)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+# --- one answer per question: default options, the same recommendation as the report ----------
+
+@pytest.mark.parametrize("path, first_line", [
+    ("dog/answer.csv", "807 items, 10 votes per item, 200 repetitions, seed 0"),
+    ("face/answer.csv", "584 items, 7-9 votes per item, 200 repetitions, seed 0"),
+    ("snow2008_rte/rte.standardized.tsv", "800 items, 10 votes per item, 200 repetitions, seed 0"),
+])
+def test_default_options_work_on_ten_vote_crowd_sets(shared_data, path, first_line):
+    """Zheng et al. (2017) crowd sets (dog, face) and Snow et al. (2008) RTE: 10 votes or fewer."""
+    result = run(str(shared_data(*path.split("/"))))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == first_line
+    ks = [int(line.split()[0]) for line in lines[2:-3]]
+    assert lines[-3] == ("units: tvd probability, jsd sqrt(nats), kl nats, majority_agreement rate, "
+                         "entropy_bias nats, majority_tie_rate rate")
+    assert ks == [1, 2, 5, int(first_line.split()[2].split("-")[-1])]  # 1, 2, 5 .. most votes
+    assert lines[-2] == "target: population (tolerance: expected TVD < 0.05)"
+    assert lines[-1].startswith("recommended k = ")
+
+
+def test_default_grid_skips_and_counts_short_items(tmp_path):
+    rows = ["item,annotator,label"] + [f"q{i},w{a},{'xy'[(i + a) % 2]}"
+                                       for i in range(6) for a in range(4 + (i == 0) * 3)]
+    path = tmp_path / "votes.csv"
+    path.write_text("\n".join(rows) + "\n")
+    result = run(str(path), "--reps", "10", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert [r["k"] for r in out["curve"]] == [1, 2, 5, 7] and out["n_short"] == [0, 0, 5, 5]
+    assert out["short"] == "skip"
+    assert result.stderr == ("Warning: 5 item(s) have fewer than k=7 votes (fewest: 4), e.g. "
+                             "['q1', 'q2', 'q3', 'q4', 'q5']; left out at that k "
+                             "(short='skip', --short skip)\n")
+
+
+def _report_recommendation(votes, predictions, out, *args):
+    result = CliRunner().invoke(main, ["report", "--votes", str(votes), "--model",
+                                       f"m={predictions}", "--quiet", "--n-boot", "0",
+                                       "--no-ceiling", "--pred-labels", "x,y,z", "--out", str(out),
+                                       *args])
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "report.json").read_text())["subsampling_recommendation"]
+
+
+@pytest.mark.parametrize("target", ["population", "pool"])
+def test_report_and_subsample_recommend_the_same_k(votes_csv, tmp_path, target):
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps({"item": f"q{i}", "probs": [0.5, 0.3, 0.2]}) + "\n"
+                                   for i in range(8)))
+    extra = ["--target", target, "--epsilon", "0.2"]
+    sub = json.loads(run(str(votes_csv), "--k", "1,2,3", "--json", *extra).stdout)
+    rep = _report_recommendation(votes_csv, predictions, tmp_path / "o", "--subsample", "1,2,3",
+                                 *extra)
+    assert (rep["k"], rep["k_low"], rep["k_high"], rep["kind"], rep["epsilon"]) == (
+        sub["recommended_k"], sub["recommended_k_low"], sub["recommended_k_high"], target, 0.2)
+
+
+def test_report_and_subsample_agree_on_chaosnli_snli(shared_data, tmp_path):
+    """ChaosNLI-SNLI (Nie et al. 2020): one answer, k = 51 (48-53) against the population."""
+    votes = shared_data("chaosnli", "chaosNLI_snli.jsonl")
+    preds = shared_data("chaosnli_predictions_baan2022", "SNLI_dev_roberta-base_0.json").parent
+    sub = json.loads(run(str(votes), "--k", "1,2,5,10,20,50", "--json").stdout)
+    result = CliRunner().invoke(main, [
+        "report", "--votes", str(votes), "--model",
+        f"R={preds / 'SNLI_dev_roberta-base_0.json'},{preds / 'SNLI_test_roberta-base_0.json'}",
+        "--pred-labels", "e,c,n", "--quiet", "--n-boot", "0", "--no-ceiling", "--bins", "1",
+        "--subsample", "1,2,5,10,20,50", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    rep = json.loads((tmp_path / "o" / "report.json").read_text())["subsampling_recommendation"]
+    assert (rep["k"], rep["k_low"], rep["k_high"]) == (
+        sub["recommended_k"], sub["recommended_k_low"], sub["recommended_k_high"]) == (51, 48, 53)
+
+
+def test_report_epsilon_and_target_need_subsample(votes_csv, tmp_path):
+    result = CliRunner().invoke(main, ["report", "--votes", str(votes_csv), "--model", "m=x.jsonl",
+                                       "--target", "pool", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert result.stderr.endswith("Error: --target applies to the recommended k: add --subsample\n")

@@ -17,6 +17,7 @@ from annokit.core.soft_labels import (
     describe_ties,
     distributions,
     entropy,
+    entropy_unit,
     majority,
     majority_change,
     normalized_entropy,
@@ -70,7 +71,10 @@ def test_random_ties_are_seeded_and_cover_tied_labels():
 def test_agreement_and_chaosnli_entropy_value():
     assert agreement([[30, 70, 0]]).tolist() == [0.7]
     # ChaosNLI's stored entropy for label_dist [0.3, 0.7, 0] (SOURCE.md example row)
-    assert entropy([[0.3, 0.7, 0.0]])[0] == pytest.approx(0.8812908992306927, abs=1e-15)
+    assert entropy([[0.3, 0.7, 0.0]], base=2)[0] == pytest.approx(0.8812908992306927, abs=1e-15)
+    # nats by default (ENTROPY_BASE), the same figure in another unit
+    assert entropy([[0.3, 0.7, 0.0]])[0] == pytest.approx(0.8812908992306927 * np.log(2))
+    assert entropy_unit() == "nats" and entropy_unit(2) == "bits"
 
 
 def test_majority_change_with_tie_sets():

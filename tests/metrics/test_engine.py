@@ -23,7 +23,7 @@ from annokit.errors import (
     VoteSchemaError,
 )
 from annokit.metrics.engine import AGREEMENT_BINS, baseline_records, evaluate
-from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
 from annokit.metrics.registry import REGISTRY, available, compute
 from annokit.metrics.temperature import apply_temperature
 
@@ -141,7 +141,10 @@ def test_evaluate_baselines():
                 "brier_soft"):
         assert oracle[key] == 0.0, key
     assert oracle["accuracy"] == 1.0 and oracle["rank_cs"] == 1.0 and oracle["ece"] > 0
-    assert res.baselines["chance"] == chance.metrics and chance.baselines == {}
+    # the uniform distribution scored by every metric, except accuracy: its argmax is a tie of
+    # every label, broken at random, so 1 / n_labels (the below-chance warning's value)
+    assert res.baselines["chance"] == {**chance.metrics, "accuracy": 1 / 3}
+    assert chance.baselines == {}
     assert res.baselines["chance"]["nll"] == pytest.approx(np.log(3))
     with pytest.raises(InvalidValueError, match="baseline must be 'chance' or 'oracle'; got 'best'"):
         baseline_records(rec, "best")
@@ -278,7 +281,7 @@ def test_by_labels_equals_evaluating_each_group_alone():
 def test_by_agreement_uses_the_entropy_quantile_bins():
     rec = _records(n=200, seed=5)
     res = _quiet(rec, by="agreement")
-    edges, idx, _, _ = agreement_bins(entropy(rec.human, base=2), AGREEMENT_BINS)
+    edges, idx, _, _ = agreement_bins(agreement_entropy(rec.human), AGREEMENT_BINS)  # nats
     assert res.by == "agreement" and len(res.groups) == edges.size - 1
     for b, g in enumerate(res.groups):
         assert (g.entropy_low, g.entropy_high) == (edges[b], edges[b + 1])

@@ -562,7 +562,7 @@ def test_agreement_bins_merge_repeated_quantiles_with_a_warning():
         edges, idx, _, notes = agreement_bins(h, 5)
     assert edges.size - 1 < 5 and notes and np.bincount(idx).min() > 0
     with pytest.warns(DegenerateInputWarning, match=re.escape(
-            "every item has the same human entropy (0 bits): 3 bins requested, 1 formed")):
+            "every item has the same human entropy (0 nats): 3 bins requested, 1 formed")):
         edges, idx, _, _ = agreement_bins(np.zeros(4), 3)
     assert edges.tolist() == [0.0, 0.0] and idx.tolist() == [0, 0, 0, 0]
 
@@ -590,3 +590,15 @@ def test_pred_labels_that_contradict_the_files_class_names_are_refused(tmp_path)
         align(votes, f, pred_labels="e,n,c")
     same = align(votes, f, pred_labels=["neutral", "entailment", "contradiction"])  # aliases agree
     np.testing.assert_allclose(same.probs, [[0.7, 0.2, 0.1]])
+
+
+def test_agreement_bins_do_not_depend_on_the_entropy_base(shared_data):
+    """ChaosNLI-SNLI (Nie et al. 2020): the same equal-count bins in bits and in nats."""
+    from annokit.core.soft_labels import distributions, entropy
+    from annokit.io import read_votes
+    from annokit.metrics.records import agreement_entropy
+
+    probs = distributions(read_votes(shared_data("chaosnli", "chaosNLI_snli.jsonl")).counts())
+    _, nats, _, _ = agreement_bins(agreement_entropy(probs), 5)
+    _, bits, _, _ = agreement_bins(np.round(entropy(probs, base=2), 12), 5)
+    assert np.bincount(nats).tolist() == np.bincount(bits).tolist() == [295, 311, 300, 300, 308]

@@ -202,8 +202,11 @@ def test_options_and_defaults(name):
 
 
 def test_unknown_metric():
-    with pytest.raises(InvalidValueError, match=r"unknown metric 'ecee'; registered: \['accuracy'"):
+    with pytest.raises(InvalidValueError, match=r"unknown metric 'ecee'; did you mean ece, smece, "
+                                                r"ent_ce\? registered: accuracy, ece, "):
         compute("ecee", [[1.0, 0.0]], hard=[0])
+    with pytest.raises(InvalidValueError, match=r"unknown metric 'zzz'; registered: accuracy, "):
+        compute("zzz", [[1.0, 0.0]], hard=[0])
 
 
 @pytest.mark.parametrize("n_bins, match", [(0, "got 0"), (2.5, "got 2.5"), (True, "got True")])
@@ -537,3 +540,15 @@ def test_bad_shapes_and_weights_rejected(name):
     for need in REGISTRY[name].needs:
         with pytest.raises(SchemaError, match=f"needs {need} labels; got {need}=None"):
             compute(name, probs, **{"soft": soft, "hard": hard, need: None})
+
+
+def test_units_are_real_units_and_entropies_share_one_base():
+    """No invented units ("Brier units"); every information quantity is in the one base, nats."""
+    from annokit.core.soft_labels import ENTROPY_UNIT
+
+    allowed = {"rate", "probability", "probability mass", "squared probability", "scale points",
+               ENTROPY_UNIT, f"sqrt({ENTROPY_UNIT})"}
+    assert {spec.unit for spec in REGISTRY.values()} <= allowed
+    for name in ("ent_ce", "ent_ce_signed", "kl", "nll", "nll_majority", "lewidi_ce",
+                 "bce_multilabel"):
+        assert REGISTRY[name].unit == ENTROPY_UNIT, name

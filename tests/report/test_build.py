@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annokit.core.soft_labels import distributions, entropy, majority
+from annokit.core.soft_labels import distributions, majority
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError, SchemaError
 from annokit.metrics.engine import evaluate
-from annokit.metrics.records import AlignedRecords, agreement_bins
+from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
 from annokit.metrics.registry import REGISTRY, available
 from annokit.report import ModelPredictions, build_report, dump_json, report_schema
 from annokit.report.build import histogram_edges
@@ -60,7 +60,7 @@ def test_overall_and_per_bin_numbers_are_the_engines():
     flat = np.full_like(probs, 1 / 3)
     rep = build_report(votes, {"m": probs, "flat": flat}, bins=4, n_boot=30, seed=5,
                        ceiling=False, n_bins=7)
-    edges, idx, _, _ = agreement_bins(entropy(distributions(votes.counts()), base=2), 4)
+    edges, idx, _, _ = agreement_bins(agreement_entropy(distributions(votes.counts())), 4)
     assert rep.binning.edges == edges.tolist()
     recs = {name: AlignedRecords.from_arrays(p, votes.counts(), labels=votes.labels,
                                              item_ids=votes.item_ids, ties="first")
@@ -168,9 +168,9 @@ def test_histogram_edges_start_at_the_units_natural_scale():
     assert nats.tolist() == [0.0, 1.25, 2.5]  # the data widen [0, ln 3]
     signed = histogram_edges("nats", [np.array([-0.2, 0.1])], n_labels=2, signed=True, n_bins=2)
     assert np.allclose(signed, [-np.log(2), 0, np.log(2)])
-    other = histogram_edges("Brier units", [np.array([0.0, 0.4])], n_labels=2, n_bins=2)
+    other = histogram_edges("squared probability", [np.array([0.0, 0.4])], n_labels=2, n_bins=2)
     assert other.tolist() == [0.0, 0.2, 0.4]
-    assert histogram_edges("Brier units", [np.zeros(3)], n_labels=2, n_bins=1).tolist() == [0, 1]
+    assert histogram_edges("squared probability", [np.zeros(3)], n_labels=2, n_bins=1).tolist() == [0, 1]
 
 
 # --- ceiling, temperature ----------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_ceiling_is_h1_evaluated_by_the_engine_on_the_reports_bins():
     rep = build_report(votes, {"m": probs}, bins=3, n_boot=0, seed=4)
     hc = rep.human_ceiling
     assert hc.votes_per_half == 6 and hc.n_items == 120 and hc.n_skipped == 0
-    _, idx, _, _ = agreement_bins(entropy(distributions(votes.counts()), base=2), 3)
+    _, idx, _, _ = agreement_bins(agreement_entropy(distributions(votes.counts())), 3)
     rng = np.random.default_rng(np.random.SeedSequence(4).spawn(2)[1])  # the report's split stream
     c = split_half_ceiling(votes, 6, by=idx, rng=rng)
     sh = c.split

@@ -133,7 +133,7 @@ def test_figures_are_numbered_with_captions_in_page_order(hostile_report):
     for f in texts:
         assert f"<b>Figure {f.number}. " in page
         assert f"### Figure {f.number}. " in md
-    assert "Entropy in bits (log base 2, as ChaosNLI reports it)" in page
+    assert "Entropy in nats (natural log)" in page
 
 
 def test_headline_metrics_come_from_the_registry(hostile_report):
@@ -142,7 +142,7 @@ def test_headline_metrics_come_from_the_registry(hostile_report):
     assert 1 <= len(marked) <= 6
     assert [i.name for i in headline_metrics(hostile_report)] == marked
     svg = report_figures(hostile_report)["per-bin"]
-    assert svg.count("agreement bin, human entropy [bits]") == len(marked)
+    assert svg.count("agreement bin, human entropy [nats]") == len(marked)
     caption = figure_texts(hostile_report, ["per-bin"])[0].caption
     assert all(f"{n} ({REGISTRY[n].unit})" in caption for n in marked)
 
@@ -177,10 +177,12 @@ def test_every_axis_title_has_a_unit(hostile_report, monkeypatch):
             (xlabel, ylabel)
 
 
-def test_entropy_is_reported_in_bits(hostile_report):
-    assert hostile_report.human_entropy.edges[-1] == pytest.approx(np.log2(3))
+def test_entropy_is_reported_in_nats_everywhere(hostile_report):
+    assert hostile_report.human_entropy.edges[-1] == pytest.approx(np.log(3))
     assert hostile_report.models[0].entropy.edges == hostile_report.human_entropy.edges
-    assert "entropy [bits]" in report_figures(hostile_report)["entropy-histograms"]
+    assert hostile_report.binning.entropy_base == pytest.approx(np.e)
+    assert "entropy [nats]" in report_figures(hostile_report)["entropy-histograms"]
+    assert hostile_report.dataset["entropy"]["unit"] == "nats"
 
 
 def test_reliability_diagram_marks_empty_and_tiny_bins():

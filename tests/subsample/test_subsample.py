@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections import Counter
 
@@ -21,6 +22,7 @@ from annokit.subsample import (
     DirichletMultinomial,
     distce_histogram_divergence,
     extrapolation_check,
+    how_many,
     recommend_k,
     split_half,
     subsample_counts,
@@ -292,22 +294,27 @@ def test_to_records_has_the_documented_keys():
 def test_recommendation_from_the_observed_curve(shared_data):
     votes = chaosnli_votes(shared_data)
     curve = subsampling_curve(votes, [1, 10, 50], reps=50, rng=0)
-    rec = recommend_k(curve, 0.05)
+    rec = recommend_k(curve, 0.05, target="pool")
     grid_mean = curve.grid_tvd.mean(0)
     assert rec.source == "observed" and rec.k_low <= rec.k <= rec.k_high
+    assert rec.k_limit == 50 and rec.kind == "pool"
     assert grid_mean[rec.k - 1] < 0.05 <= grid_mean[rec.k - 2]  # the first k below epsilon
-    assert recommend_k(curve, 0.1).k < rec.k
+    assert recommend_k(curve, 0.1, target="pool").k < rec.k
 
 
 def test_recommendation_extrapolates_beyond_the_votes():
     rng = np.random.default_rng(0)
     counts = np.array([rng.multinomial(6, p) for p in rng.dirichlet([1, 1, 1], 300)])
     curve = subsampling_curve(counts, [1, 2, 3], reps=20, rng=0)
+    bare = dataclasses.replace(curve, counts=None)
     with pytest.raises(VoteSchemaError, match="never gets below epsilon=0.05; pass counts="):
-        recommend_k(curve, 0.05)
-    assert recommend_k(curve, 0.05, extrapolate=False).source == "not reached"
-    rec = recommend_k(curve, 0.05, counts=counts, rng=1)
+        recommend_k(bare, 0.05, target="pool")
+    with pytest.raises(VoteSchemaError, match="target='population' needs counts="):
+        recommend_k(bare, 0.05)
+    assert recommend_k(curve, 0.05, target="pool", extrapolate=False).source == "not reached"
+    rec = recommend_k(curve, 0.05, target="pool", counts=counts, rng=1)
     assert rec.source == "extrapolated" and rec.k > 6 and rec.k_low <= rec.k <= rec.k_high
+    assert recommend_k(curve, 0.05, target="pool", rng=1) == rec  # the curve keeps its counts
     # E TVD ~ c / sqrt(k): halving epsilon needs about four times the votes
     rec2 = recommend_k(curve, 0.025, counts=counts, rng=1)
     assert 3 < rec2.k / rec.k < 5
@@ -427,7 +434,7 @@ def test_histogram_divergence_by_hand_and_errors():
     (lambda: subsample_counts([[1, 2]], 1, reps=0), "reps must be a positive integer"),
     (lambda: subsample_counts(np.zeros((0, 2), int), 1), "counts has no items"),
     (lambda: subsample_votes([[1, 2]], 1), "subsample_votes needs a Votes object; got list"),
-    (lambda: subsampling_curve([[1, 2]], None, reps=2), "ks must be a sequence"),
+    (lambda: subsampling_curve([[1, 2]], "1,2", reps=2), "ks must be positive integers"),
     (lambda: subsampling_curve([[1, 2]], [], reps=2), "ks is empty"),
     (lambda: subsampling_curve([[1, 2]], [0, 1], reps=2), r"ks must be positive integers; got \[0\]"),
     (lambda: subsampling_curve([[1, 2]], [1], reps=2, n_bins=0), "n_bins must be a positive"),
@@ -493,3 +500,48 @@ def test_smallest_k_simulates_at_most_max_items_items_and_is_seeded(monkeypatch)
     assert seen[-1] == 3000 and abs(full["k"] - first["k"]) <= 0.2 * full["k"]
     with pytest.raises(InvalidValueError, match="max_items must be >= 1; got 0"):
         fit.smallest_k(counts, 0.1, max_items=0)
+
+
+# -- one recommendation, one set of defaults ---------------------------------------------------
+
+def test_defaults_are_one_set_behind_the_curve_and_the_recommendation():
+    import inspect
+
+    from annokit.report.inputs import subsampling_rows
+    from annokit.subsample import EPSILON, INTERVAL, REPS, SHORT, TARGET, default_ks
+
+    assert (TARGET, EPSILON, INTERVAL, REPS, SHORT) == ("population", 0.05, 0.95, 200, "skip")
+    for func, names in ((recommend_k, ("epsilon", "target")), (how_many, ("epsilon", "target",
+                        "reps", "interval", "short")), (subsampling_curve, ("reps", "interval",
+                        "short")), (subsampling_rows, ("epsilon", "target", "reps"))):
+        params = inspect.signature(func).parameters
+        for name in names:
+            assert params[name].default == {"epsilon": EPSILON, "target": TARGET, "reps": REPS,
+                                            "interval": INTERVAL, "short": SHORT}[name], (func,
+                                                                                      name)
+    assert default_ks(1) == [1] and default_ks(3) == [1, 2, 3]
+    assert default_ks(1000) == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+
+
+def test_how_many_is_the_curve_then_recommend_k():
+    counts = np.random.default_rng(2).multinomial(8, [0.5, 0.3, 0.2], size=60)
+    counts[:5] = np.random.default_rng(3).multinomial(4, [0.5, 0.3, 0.2], size=5)
+    with pytest.warns(DegenerateInputWarning, match=r"5 item\(s\) have fewer than k=8 votes .*"
+                                                    r"left out at that k \(short='skip', "
+                                                    r"--short skip\)"):
+        curve, rec = how_many(counts, reps=20, rng=4)
+    assert curve.ks.tolist() == [1, 2, 5, 8] and curve.n_short.tolist() == [0, 0, 5, 5]
+    assert rec == recommend_k(curve, rng=4) and rec.kind == "population"
+    _, pool = how_many(counts, reps=20, rng=4, target="pool", epsilon=0.45)
+    assert (pool.kind, pool.source, pool.k_limit) == ("pool", "observed", 2)  # k up to 4 // 2
+
+
+def test_recommendation_interval_says_where_an_end_was_not_reached():
+    from annokit.subsample import Recommendation
+
+    rec = Recommendation(69, 21, None, 0.05, "extrapolated", "population distribution",
+                         "population", 5000)
+    assert rec.describe() == ("recommended k = 69 (interval 21 to more than 5000) for expected "
+                              "TVD < 0.05; extrapolated, against the population distribution")
+    assert "None" not in Recommendation(None, None, None, 0.05, "not reached", "x",
+                                        k_limit=50).describe()
