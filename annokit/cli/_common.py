@@ -244,9 +244,15 @@ _TABLE_KEY = "annokit.table_options"
 
 
 def _store_table(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """Keep ``--sep`` and ``--flags`` for :func:`read_options`."""
+    """Keep ``--sep``, ``--flags`` and ``--labels`` for :func:`read_options`."""
     if value is not None:
-        if param.name == "sep":
+        if param.name == "labels":
+            value = [name.strip() for name in value.split(",")]
+            if any(not name for name in value) or len(set(value)) != len(value):
+                raise click.BadParameter(f"expected distinct comma-separated label names, e.g. "
+                                         f"low,mid,high; got {','.join(value)!r}", ctx=ctx,
+                                         param=param)
+        elif param.name == "sep":
             from annokit.io.delimited import parse_sep
 
             try:
@@ -265,8 +271,8 @@ def _no_read_options() -> dict[str, Any]:
 def column_options(command: Any) -> Any:
     """The options that say how a votes file is laid out, shared by every command reading votes:
     ``--item-col``, ``--annotator-col``, ``--label-col``, ``--gold-col``, ``--no-header``,
-    ``--missing``, ``--scale``, ``--duplicates``, ``--sep`` and ``--flags``. The command gets them
-    from :func:`read_options`, passed on to :func:`annokit.io.read_votes`."""
+    ``--missing``, ``--scale``, ``--duplicates``, ``--sep``, ``--labels`` and ``--flags``. The
+    command gets them from :func:`read_options`, passed on to :func:`annokit.io.read_votes`."""
     options = [
         click.option("--item-col", "item_col", metavar="NAME", expose_value=False, callback=_store,
                      help="Column of item ids (default: detected, e.g. item, question, id)."),
@@ -304,6 +310,12 @@ def column_options(command: Any) -> Any:
                      help="Field separator of a CSV/TSV votes file: , ; | or tab (default: "
                           "sniffed from the first lines, whatever the extension says; "
                           "the choice is stated in the read-as line)."),
+        click.option("--labels", "labels", metavar="NAME,NAME,...", expose_value=False,
+                     callback=_store_table,
+                     help="The label set, in order: every label a vote may carry (a vote with "
+                          "another label is an error; a label no vote uses is kept, with no "
+                          "votes). Ordinal scales take this order (needed when the labels are "
+                          "words, e.g. --scale ordinal --labels low,mid,high)."),
         click.option("--flags", "flags", type=click.Choice(["drop", "keep"]),
                      expose_value=False, callback=_store_table,
                      help="Mechanical Turk batches with a checkbox beside the answer (e.g. "
@@ -377,7 +389,8 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
                                   "--no-header": options["no_header"],
                                   "--missing": bool(options["missing"]),
                                   "--sep": "sep" in options,
-                                  "--flags": "flags" in options}.items() if on]
+                                  "--flags": "flags" in options,
+                                  "--labels": "labels" in options}.items() if on]
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
                                "Parquet/CSV/TSV tables)")

@@ -177,3 +177,29 @@ def test_declared_numeric_labels_match_any_spelling(tmp_path):
     votes = read_votes(path, scale="ordinal", labels=["3", "2", "1.0"])
     assert votes.labels.names == ("3", "2", "1") and votes.labels.scale == "ordinal"
     assert votes.counts().tolist() == [[0, 1, 1], [2, 0, 0]]
+
+
+def test_labels_option_declares_the_order_of_word_labels(tmp_path):
+    """--labels declares the label set and its order: word labels on an ordinal scale, a label
+    no vote uses kept with no votes, a vote outside the set refused naming the option."""
+    path = tmp_path / "likert.csv"
+    path.write_text("item,annotator,label\n1,a,Likely\n1,b,Unlikely\n2,a,Neutral\n2,b,Neutral\n")
+    runner = CliRunner()
+    res = runner.invoke(main, ["stats", str(path), "--scale", "ordinal", "--n-boot", "0"])
+    assert res.exit_code == 1
+    assert res.output.splitlines()[-1] == (
+        "Error: the order of ordinal labels ['Likely', 'Neutral', 'Unlikely'] cannot be inferred "
+        "from non-numeric names; declare it in order with --labels NAME,NAME,... (Python: "
+        "labels=[...]), or read them unordered with --scale nominal")
+    res = runner.invoke(main, ["stats", str(path), "--scale", "ordinal", "--n-boot", "0",
+                               "--labels", "Unlikely, Neutral,Likely,Certain", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["labels"] == ["Unlikely", "Neutral", "Likely", "Certain"]
+    assert doc["label_counts"] == {"Unlikely": 1, "Neutral": 2, "Likely": 1, "Certain": 0}
+    res = runner.invoke(main, ["stats", str(path), "--labels", "Unlikely,Neutral"])
+    assert res.exit_code == 1
+    assert "unknown label 'Likely'; expected one of ['Unlikely', 'Neutral']" in res.output
+    res = runner.invoke(main, ["stats", str(path), "--labels", "a,,b"])
+    assert res.exit_code == 2
+    assert "expected distinct comma-separated label names" in res.output

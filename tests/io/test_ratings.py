@@ -118,7 +118,8 @@ def test_read_votes_with_a_declared_scale(tmp_path):
     assert read_votes(path, scale="interval").labels.values.tolist() == [-5.0, 2.0, 10.0]
     words = tmp_path / "words.csv"
     words.write_text("item,annotator,label\na,x,low\na,y,high\n")
-    with pytest.raises(InvalidValueError, match="cannot be inferred from non-numeric names; declare "
-                                                "it with labels="):
+    with pytest.raises(InvalidValueError, match=r"cannot be inferred from non-numeric names; declare "
+                                                r"it in order with --labels NAME,NAME,\.\.\. "
+                                                r"\(Python: labels=\[\.\.\.\]\)"):
         read_votes(words, scale="ordinal")
     assert read_votes(words, scale="ordinal", labels=["low", "high"]).labels.scale == "ordinal"
