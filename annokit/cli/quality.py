@@ -239,8 +239,7 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
         # data on a pipe stays exact; on a terminal control characters are escaped
         (echo if sys.stdout.isatty() else click.echo)(text, nl=False)
     else:
-        acc = ("n/a (no gold)" if result.accuracy is None
-               else f"{result.accuracy:.4f} on {result.n_gold} gold items")
+        acc = result.gold_note()
         if result.tie_policy is not None:
             acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
         echo(f"{method}: {result.n_items} items, accuracy {acc}, {result.n_iter} "

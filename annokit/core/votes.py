@@ -23,11 +23,12 @@ import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
 from annokit.core.frames import long_frame, long_parts, wide_parts
+from annokit.core.gold import check_gold_codes
+from annokit.core.ids import id_positions
 from annokit.core.labels import (
     CHAOSNLI_NLI_LABELS,
     LabelSet,
     as_str_values,
-    scalar_to_str,
 )
 from annokit.errors import InvalidValueError, SchemaError
 
@@ -57,9 +58,12 @@ class Votes:
     item_metadata : DataFrame with n_items rows, optional
         Per-item fields (texts, original labels), row ``i`` describing item ``i``.
     gold : ndarray of shape (n_items,), optional
-        Gold label code per item, -1 where an item has no gold label. The one way to
-        read gold is the attribute ``votes.gold`` (None without gold); as label
-        names it is the ``gold`` column of :meth:`to_frame`.
+        Gold label code per item: a label index, -1 where an item has no gold label, -2
+        where its gold label is not among ``labels`` (readers code gold against the votes'
+        labels and never add labels; such gold is counted beside every accuracy but is
+        never right or wrong, see :mod:`annokit.core.gold`). The one way to read gold is
+        the attribute ``votes.gold`` (None without gold); as label names it is the
+        ``gold`` column of :meth:`to_frame` (missing for -1 and -2).
     duplicates : {"error", "first", "last", "keep"}, default="error"
         What to do with repeated (item, annotator) votes: raise listing the first
         offenders, keep the first or last of each, or keep them all.
@@ -142,13 +146,7 @@ class Votes:
         if gold is None:
             self.gold = None
         else:
-            gold = np.asarray(gold)
-            if gold.shape != (n_items,):
-                raise SchemaError(f"{source}: gold has shape {gold.shape}, expected ({n_items},)")
-            gold = gold.astype(np.int64)
-            if gold.size and (gold.min() < -1 or gold.max() >= len(labels)):
-                raise InvalidValueError(f"{source}: gold codes must be -1 (none) or label indices")
-            self.gold = gold
+            self.gold = check_gold_codes(gold, n_items, len(labels), source)
 
         self.n_duplicates_removed = 0
         # every (item, annotator) pair is unique once duplicates were refused or resolved
@@ -416,10 +414,24 @@ class Votes:
         votes._unique_pairs = votes._unique_pairs or self._unique_pairs
         return votes
 
+    def with_gold(self, gold: Any) -> Votes:
+        """These votes (sharing their arrays) with ``gold`` codes, one per item (see ``gold``
+        in the class docstring); None removes gold."""
+        import copy
+
+        out = copy.copy(self)
+        out.gold = None if gold is None else check_gold_codes(gold, self.n_items, self.n_labels,
+                                                              self.source)
+        return out
+
     def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
-        """Positions of item ids (str-compared); -1 for ids that are not present."""
-        ids = np.asarray([scalar_to_str(i) for i in ids], dtype=object)
-        return pd.Index(self.item_ids).get_indexer(ids)
+        """Positions of item ids (compared as text, :func:`~annokit.core.labels.scalar_to_str`);
+        -1 for ids that are not present.
+
+        Vectorised: the ids are converted among their distinct values and looked up in one
+        hash join (Arrow's ``index_in``), never one Python call per id.
+        """
+        return id_positions(self._item_ids, ids)
 
     # -- equality -------------------------------------------------------------
 

@@ -58,9 +58,9 @@ def test_stats_tie_policy_changes_the_gold_accuracy_and_says_so(tmp_path):
     for ties, accuracy in (("first", 0.5), ("first_seen", 1.0)):
         out = json.loads(run("stats", str(f), "--json", "--n-boot", "0", "--ties", ties).output)
         assert out["gold"] == {"n_items": 2, "majority_accuracy": accuracy, "n_tied": 1,
-                               "tie_policy": ties}
+                               "tie_policy": ties, "n_unknown_label": 0}
         text = run("stats", str(f), "--n-boot", "0", "--ties", ties).output
-        assert f"{accuracy:.4f} (2 gold items, 1 tied, ties: {ties})" in text
+        assert f"{accuracy:.4f} on 2 gold items (1 tied, ties: {ties})" in text
 
 
 @pytest.mark.parametrize("content, message", [
