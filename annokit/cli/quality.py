@@ -21,6 +21,7 @@ from annokit.cli._common import (
     single_label,
     votes_input,
 )
+from annokit.core.gold import describe_gold_items
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_outputs, check_table_path
 
@@ -92,6 +93,8 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
         echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score:>8}  {mark}")
     echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
                f"(method {method}, threshold {flags.threshold:g})")
+    if flags.gold is not None:
+        echo(f"scored on {describe_gold_items(flags.gold.n_items, flags.gold.n_unknown)}")
 
 
 @click.command(name="filter")

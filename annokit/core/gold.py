@@ -29,8 +29,8 @@ from annokit.core.labels import LabelSet, scalar_to_str
 from annokit.errors import InputError, SchemaError
 
 __all__ = ["GOLD_NONE", "GOLD_UNKNOWN", "GoldAccuracy", "UnknownGold", "check_gold_codes",
-           "encode_gold", "factorize_gold", "gold_accuracy", "gold_value_codes", "item_gold",
-           "unknown_gold"]
+           "describe_accuracy", "describe_gold_items", "encode_gold", "factorize_gold", "gold_accuracy", "gold_value_codes", "item_gold",
+           "unknown_gold", "warn_unknown_gold_dropped"]
 
 #: Gold code of an item without gold.
 GOLD_NONE = -1
@@ -120,12 +120,17 @@ def encode_gold(values: Any, labels: LabelSet) -> np.ndarray:
 
 def gold_value_codes(distinct: Any, labels: LabelSet) -> np.ndarray:
     """Code of each distinct gold text: the label it names exactly, as the label set codes
-    it (:meth:`LabelSet.encode`), else :data:`GOLD_UNKNOWN`.
+    it (:meth:`LabelSet.encode`), else :data:`GOLD_UNKNOWN` (:data:`GOLD_NONE` for a blank).
 
     A value the label set matches only by case or surrounding spaces is unknown.
     """
     distinct = np.asarray(distinct, dtype=object)
     out = np.full(len(distinct), GOLD_UNKNOWN, dtype=np.int64)
+    blank = pd.Series(distinct, dtype=object).astype(str).str.strip().eq("").to_numpy(dtype=bool)
+    if blank.any():  # a blank value is no gold (callers that factorised gold have none)
+        out[blank] = GOLD_NONE
+        out[~blank] = gold_value_codes(distinct[~blank], labels)
+        return out
     if not len(distinct):
         return out
     try:  # the common case: every gold value is a label (one call, no per-value Python)
@@ -194,22 +199,24 @@ class UnknownGold:
 
     Attributes
     ----------
-    values : tuple of (str, int)
+    values : tuple of (str, int or None)
         Each distinct unknown gold value and the number of items giving it, most frequent
-        first.
+        first (None where the items were not counted: the Dask engine counts them beside
+        each accuracy instead).
     labels : LabelSet
     """
 
-    values: tuple[tuple[str, int], ...]
+    values: tuple[tuple[str, int | None], ...]
     labels: LabelSet
 
     @property
-    def n_items(self) -> int:
-        return sum(n for _, n in self.values)
+    def n_items(self) -> int | None:
+        counts = [n for _, n in self.values]
+        return None if any(n is None for n in counts) else sum(counts)
 
     def message(self, source: str) -> str:
         """One line for the warning: counted, the first few shown, hints for near misses."""
-        shown = ", ".join(f"{v!r} ({n} item{'s' if n != 1 else ''})"
+        shown = ", ".join(repr(v) if n is None else f"{v!r} ({n} item{'s' if n != 1 else ''})"
                           for v, n in self.values[:SHOWN])
         more = (f" and {len(self.values) - SHOWN} more value(s)" if len(self.values) > SHOWN
                 else "")
@@ -217,9 +224,12 @@ class UnknownGold:
         hint = (f"; {'; '.join(hints)} (correct their spelling in the gold to match)" if hints
                 else "")
         names = list(self.labels.names)
-        return (f"{source}: {self.n_items} item(s) have a gold label that is not among the "
-                f"votes' labels {names if len(names) <= 10 else names[:10] + ['...']}: {shown}"
-                f"{more}; their gold is left out of accuracy{hint}")
+        names = names if len(names) <= 10 else [*names[:10], "..."]
+        n = self.n_items
+        who = (f"{n} item(s) have a gold label that is" if n is not None
+               else f"{len(self.values)} gold value(s) are")
+        return (f"{source}: {who} not among the votes' labels {names}: {shown}{more}; "
+                f"their gold is left out of accuracy{hint}")
 
 
 def item_gold(value_codes: np.ndarray, value_index: np.ndarray, distinct: np.ndarray,
@@ -292,43 +302,71 @@ def unknown_gold(value_of_item: np.ndarray, distinct: np.ndarray,
 
 @dataclass(frozen=True)
 class GoldAccuracy:
-    """Accuracy of one label per item against gold.
+    """Accuracy of one label per item against gold, as counts (mergeable with ``+``).
 
     Attributes
     ----------
-    accuracy : float or None
-        Share of the items with a known gold label whose label equals it; None when no
-        item has one.
+    n_right : int
+        Items whose label equals their (known) gold label.
     n_items : int
         Items whose gold is one of the labels (the denominator).
     n_unknown : int
         Items whose gold label is not among the labels (left out of ``accuracy``).
     """
 
-    accuracy: float | None
+    n_right: int
     n_items: int
     n_unknown: int
+
+    @property
+    def accuracy(self) -> float | None:
+        """``n_right / n_items``; None when no item has a known gold label."""
+        return self.n_right / self.n_items if self.n_items else None
 
     @property
     def n_gold(self) -> int:
         """Items with gold, known or not."""
         return self.n_items + self.n_unknown
 
-    def describe(self, extra: str = "", digits: int = 4) -> str:
-        """The accuracy with its denominator, for people: ``"0.9120 on 95 of 100 gold items
-        (5 gold labels not among the votes' labels)"``, ``"n/a (no gold)"``; ``extra`` joins
-        the parenthesis (``"0.9120 on 100 gold items (3 tied)"``)."""
-        if self.n_gold == 0:
-            return "n/a (no gold)"
-        if self.accuracy is None:
-            return (f"n/a (none of the {self.n_gold:,} gold labels is among the votes' "
-                    "labels)")
-        notes = [f"{self.n_unknown:,} gold label{'s' if self.n_unknown != 1 else ''} not "
-                 "among the votes' labels"] if self.n_unknown else []
-        notes += [extra] if extra else []
-        of = f"{self.n_items:,} of " if self.n_unknown else ""
-        paren = f" ({'; '.join(notes)})" if notes else ""
-        return f"{self.accuracy:.{digits}f} on {of}{self.n_gold:,} gold items{paren}"
+    def __add__(self, other: GoldAccuracy) -> GoldAccuracy:
+        return GoldAccuracy(self.n_right + other.n_right, self.n_items + other.n_items,
+                            self.n_unknown + other.n_unknown)
+
+    def describe(self, extra: str = "") -> str:
+        """See :func:`describe_accuracy`."""
+        return describe_accuracy(self.accuracy, self.n_items, self.n_unknown, extra)
+
+
+def describe_accuracy(accuracy: float | None, n_items: int, n_unknown: int,
+                      extra: str = "") -> str:
+    """An accuracy against gold with its denominator, for people.
+
+    ``"0.9120 on 95 of 100 gold items (5 gold labels not among the votes' labels)"``,
+    ``"0.9120 on 100 gold items"``, ``"n/a (no gold)"``; ``extra`` joins the parenthesis
+    (``"0.9120 on 100 gold items (3 tied)"``).
+
+    Examples
+    --------
+    >>> describe_accuracy(0.912, 95, 5)
+    "0.9120 on 95 of 100 gold items (5 gold labels not among the votes' labels)"
+    """
+    n_gold = n_items + n_unknown
+    if n_gold == 0:
+        return "n/a (no gold)"
+    if accuracy is None or n_items == 0:
+        return f"n/a (none of the {n_gold:,} gold labels is among the votes' labels)"
+    return f"{accuracy:.4f} on {describe_gold_items(n_items, n_unknown, extra)}"
+
+
+def describe_gold_items(n_items: int, n_unknown: int, extra: str = "") -> str:
+    """``"95 of 100 gold items (5 gold labels not among the votes' labels)"``, or ``"100 gold
+    items"`` when every gold label is known; ``extra`` joins the parenthesis."""
+    plural = "s" if n_unknown != 1 else ""
+    notes = [f"{n_unknown:,} gold label{plural} not among the votes' labels"] if n_unknown else []
+    notes += [extra] if extra else []
+    of = f"{n_items:,} of " if n_unknown else ""
+    paren = f" ({'; '.join(notes)})" if notes else ""
+    return f"{of}{n_items + n_unknown:,} gold items{paren}"
 
 
 def gold_accuracy(labels: np.ndarray, gold: np.ndarray | None,
@@ -336,7 +374,7 @@ def gold_accuracy(labels: np.ndarray, gold: np.ndarray | None,
     """Accuracy of ``labels`` (codes, one per item) against ``gold`` codes.
 
     Items with :data:`GOLD_UNKNOWN` gold are counted but never right or wrong; ``mask``
-    (boolean, one per item) restricts both counts, e.g. to tied items.
+    (boolean, one per item) restricts every count, e.g. to tied items.
 
     Examples
     --------
@@ -345,16 +383,15 @@ def gold_accuracy(labels: np.ndarray, gold: np.ndarray | None,
     (0.5, 2, 1)
     """
     if gold is None:
-        return GoldAccuracy(None, 0, 0)
+        return GoldAccuracy(0, 0, 0)
     gold = np.asarray(gold)
     known = gold >= 0
     unknown = gold == GOLD_UNKNOWN
     if mask is not None:
         known &= mask
         unknown &= mask
-    n = int(known.sum())
     right = int(np.count_nonzero(np.asarray(labels)[known] == gold[known]))
-    return GoldAccuracy(right / n if n else None, n, int(unknown.sum()))
+    return GoldAccuracy(right, int(known.sum()), int(unknown.sum()))
 
 
 def check_gold_codes(gold: Sequence[int] | np.ndarray, n_items: int, n_labels: int,
@@ -373,3 +410,17 @@ def check_gold_codes(gold: Sequence[int] | np.ndarray, n_items: int, n_labels: i
         raise InvalidValueError(f"{where}: gold codes must be -1 (no gold), -2 (a gold label "
                                 f"not among the labels) or in range({n_labels})")
     return arr
+
+
+def warn_unknown_gold_dropped(gold: np.ndarray | None, where: str) -> None:
+    """Warn, counting them, that gold labels not among the labels (code -2) are written as
+    missing: a writer has only the label names to write."""
+    n = 0 if gold is None else int(np.count_nonzero(np.asarray(gold) == GOLD_UNKNOWN))
+    if n:
+        import warnings
+
+        from annokit.errors import DegenerateInputWarning
+
+        warnings.warn(f"{where}: {n} item(s) have a gold label that is not among the votes' "
+                      "labels; it is written as missing (no gold)", DegenerateInputWarning,
+                      stacklevel=3)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from annokit.core.checks import check_option
+from annokit.core.gold import warn_unknown_gold_dropped
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
@@ -281,8 +282,9 @@ def votes_table(votes: Votes) -> Any:
         if col in df:
             df[col] = df[col].astype(str)
     if votes.gold is not None:
-        names = [*votes.labels.names, ""]
-        df["gold"] = np.asarray(names, dtype=object)[votes.gold[votes.item_index]]
+        names = [*votes.labels.names, ""]  # codes -1 and -2 -> blank
+        df["gold"] = np.asarray(names, dtype=object)[np.maximum(votes.gold, -1)[votes.item_index]]
+        warn_unknown_gold_dropped(votes.gold, votes.source)
     return df
 
 

@@ -210,7 +210,9 @@ def apply_scale(votes: Votes, scale: str | None, *, declared: bool) -> Votes:
     old = votes.labels
     labels = scaled_labels(old, scale, declared=declared)
     perm = np.asarray([labels.index_of(n) for n in old.names], dtype=np.int64)
-    gold = None if votes.gold is None else np.where(votes.gold >= 0, perm[votes.gold], -1)
+    # gold codes -1 (none) and -2 (a gold label not among the labels) stay as they are
+    gold = (None if votes.gold is None
+            else np.where(votes.gold >= 0, perm[np.maximum(votes.gold, 0)], votes.gold))
     out = Votes(votes.item_index, perm[votes.label_index], item_ids=votes.item_ids, labels=labels,
                 annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
                 item_metadata=votes.item_metadata, gold=gold, duplicates="keep",

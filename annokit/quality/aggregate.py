@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_option
-from annokit.core.gold import GoldAccuracy, gold_accuracy
+from annokit.core.gold import describe_accuracy, gold_accuracy
 from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy
 from annokit.core.votes import Votes
 from annokit.quality._common import require_votes
@@ -107,7 +107,7 @@ class Aggregation:
     def gold_note(self) -> str:
         """``"0.9120 on 95 of 100 gold items (5 gold labels not among the votes' labels)"``,
         or ``"n/a (no gold)"``."""
-        return GoldAccuracy(self.accuracy, self.n_gold, self.n_gold_unknown).describe()
+        return describe_accuracy(self.accuracy, self.n_gold, self.n_gold_unknown)
 
     def summary(self) -> dict[str, Any]:
         """The ``annokit aggregate --json`` object (documented in the README)."""

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.agreement import fleiss_kappa, krippendorff_alpha
-from annokit.core.gold import GoldAccuracy, gold_accuracy
+from annokit.core.gold import describe_accuracy, gold_accuracy
 from annokit.core.resample import seed_from_rng
 from annokit.core.soft_labels import (
     DEFAULT_TIES,
@@ -316,9 +316,9 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
                       f"{mc['n_tied']} tied)")))
     if stats.get("gold"):
         g = stats["gold"]
-        acc = GoldAccuracy(g["majority_accuracy"], g["n_items"], g.get("n_unknown_label", 0))
-        rows.append(("majority-vote accuracy vs gold",
-                     acc.describe(f"{g['n_tied']} tied, ties: {g['tie_policy']}")))
+        rows.append(("majority-vote accuracy vs gold", describe_accuracy(
+            g["majority_accuracy"], g["n_items"], g.get("n_unknown_label", 0),
+            f"{g['n_tied']} tied, ties: {g['tie_policy']}")))
     rt = stats.get("ratings")
     if rt:
         rows += [("item mean rating (mean / median)",
