@@ -44,7 +44,8 @@ def ids_as_arrow(ids: Any, *, what: str = "item id", where: str = "ids") -> Any:
             return pa.array(ids, type=pa.string(), from_pandas=True)
         values = ids.to_numpy()
     else:
-        values = np.asarray(ids) if not isinstance(ids, np.ndarray) else ids
+        # a list may mix types (7, "3", 3.0): numpy would make "3.0" of 3.0
+        values = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids), dtype=object)
     values = values.reshape(-1)
     if values.dtype.kind in "iu":
         return pa.array(values).cast(pa.string())

@@ -190,10 +190,14 @@ def read_votes(
     """
     check_option("format", format, FORMATS)
     if scale is not None:
-        votes = read_votes(path, format=format, columns=columns, labels=labels, gold=gold,
-                           duplicates=duplicates, no_header=no_header, missing=missing,
-                           max_count_bytes=max_count_bytes)
-        return apply_scale(votes, scale, declared=labels is not None)
+        # a separate gold file is coded against the scaled labels (LabelSet.encode on the
+        # scale, as the votes were), so it is attached after the scale
+        later = gold is not None and _gold_file_applies(path, format, columns, no_header)
+        votes = read_votes(path, format=format, columns=columns, labels=labels,
+                           gold=None if later else gold, duplicates=duplicates,
+                           no_header=no_header, missing=missing, max_count_bytes=max_count_bytes)
+        votes = apply_scale(votes, scale, declared=labels is not None)
+        return attach_gold(votes, read_gold(gold, missing=missing)) if later else votes
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
     source = path if format == "lewidi" and Path(path).is_dir() else Input(path, what="votes")
@@ -250,6 +254,18 @@ def read_votes(
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
     votes.read_info = info
     return votes
+
+
+def _gold_file_applies(path: str | os.PathLike, format: str,
+                       columns: Mapping[str, str | None] | None, no_header: bool) -> bool:
+    """Whether ``read_votes`` takes a separate gold file for this input (long and wide tables)."""
+    if str(path) == "-" or (str(path) in REGISTRY and not Path(path).exists()):
+        return False  # standard input is read once; registered datasets take no gold file
+    if format == "lewidi" and Path(path).is_dir():
+        return False
+    fmt = (sniff_format(Input(path, what="votes"), columns=columns, no_header=no_header)
+           if format == "auto" else format)
+    return fmt in ("long", "wide")
 
 
 def check_count_size(n_items: int, n_labels: int, name: str, *, limit: int = MAX_COUNT_BYTES) -> None:

@@ -123,3 +123,18 @@ def test_stats_states_the_format_and_columns_it_chose(tmp_path):
         "v.csv: long table (csv); columns item='question', annotator='worker', label='answer'")
     text = CliRunner().invoke(main, ["stats", str(votes), "--n-boot", "0"]).stdout
     assert text.splitlines()[0].startswith("read as") and "label='answer'" in text.splitlines()[0]
+
+
+def test_stats_gold_in_another_case_is_counted_not_added(tmp_path):
+    (tmp_path / "v.csv").write_text("item,annotator,label\nq1,a,cat\nq1,b,dog\nq2,a,dog\nq2,b,dog\n"
+                                    "q3,a,cat\nq3,b,cat\n")
+    (tmp_path / "g.csv").write_text("item,gold\nq1,Cat\nq2, Dog\nq3,cat\nq9,fish\n")
+    res = run("stats", str(tmp_path / "v.csv"), "--gold", str(tmp_path / "g.csv"), "--n-boot", "0")
+    assert res.exit_code == 0
+    assert "labels                               cat, dog\n" in res.stdout
+    assert ("majority-vote accuracy vs gold       1.0000 on 1 of 3 gold items (2 gold labels not "
+            "among the votes' labels; 0 tied, ties: first)\n") in res.stdout
+    assert res.stderr.count("Warning: ") == 2
+    out = json.loads(run("stats", str(tmp_path / "v.csv"), "--gold", str(tmp_path / "g.csv"),
+                         "--n-boot", "0", "--json").stdout)
+    assert out["labels"] == ["cat", "dog"] and out["gold"]["n_unknown_label"] == 2
