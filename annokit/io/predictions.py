@@ -119,13 +119,22 @@ class Predictions:
         """
         ids = _ids_to_str(item_ids, source=source)
         n = len(ids)
-        locations = np.array([f"row {i}" for i in range(n)], dtype=object)
+        locations = _locations("row", n)
         return _build(ids, probs, logits, label_names=label_names, source=source,
                       locations=locations, renormalize=renormalize, atol=atol)
 
 
 # ---------------------------------------------------------------------------
 # validation shared by every reader
+
+
+#: ``pandas.api.types.infer_dtype`` kinds that hold no lists, objects or bytes.
+_SCALAR_KINDS = ("string", "integer", "floating", "mixed-integer-float", "boolean", "empty")
+
+
+def _locations(prefix: str, n: int, start: int = 0) -> np.ndarray:
+    """``["<prefix> <start>", "<prefix> <start + 1>", ...]`` for messages, built by numpy."""
+    return np.strings.add(f"{prefix} ", np.arange(start, start + n).astype(str)).astype(object)
 
 
 def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None) -> np.ndarray:
@@ -135,8 +144,10 @@ def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None
         arr[:] = values
     else:
         arr = np.asarray(values, dtype=object).reshape(-1)
-    nested = np.array([isinstance(v, (list, dict, tuple, np.ndarray)) or (
-        isinstance(v, bytes) and not _is_utf8(v)) for v in arr], dtype=bool)
+    kind = pd.api.types.infer_dtype(arr, skipna=True)
+    nested = (np.zeros(len(arr), dtype=bool) if kind in _SCALAR_KINDS else  # no per-id Python
+              np.array([isinstance(v, (list, dict, tuple, np.ndarray)) or (
+                  isinstance(v, bytes) and not _is_utf8(v)) for v in arr], dtype=bool))
     if nested.any():
         i = int(np.argmax(nested))
         loc = locations[i] if locations is not None else f"row {i}"
@@ -147,10 +158,17 @@ def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None
         i = int(np.argmax(bad))
         loc = locations[i] if locations is not None else f"row {i}"
         raise DataFormatError(f"{loc} of {source}: item id is missing")
-    if pd.api.types.infer_dtype(arr, skipna=False) == "string":
+    if kind == "string":
         out = arr
     else:
-        out = np.array([_id_str(v) for v in arr], dtype=object)
+        out = None
+        if kind == "integer":  # formatted by numpy, not one str() per id
+            try:
+                out = arr.astype(np.int64).astype(str).astype(object)
+            except OverflowError:  # beyond int64: Python formats them
+                out = None
+        if out is None:
+            out = np.array([_id_str(v) for v in arr], dtype=object)
     blank = ~pd.Series(out, dtype=object).str.strip().astype(bool).to_numpy()
     if blank.any():
         i = int(np.argmax(blank))
@@ -341,7 +359,7 @@ def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: flo
     elif text.lstrip().startswith(("[", "{")):
         whole = loads_json(text, source, allow_nan=True)
     if isinstance(whole, list):
-        locs = np.array([f"element {i}" for i in range(len(whole))], dtype=object)
+        locs = _locations("element", len(whole))
         return _from_records(whole, locs, source=source, id_field=id_field,
                              renormalize=renormalize, atol=atol)
     if isinstance(whole, dict) and whole and all(isinstance(v, dict) for v in whole.values()):
@@ -438,7 +456,7 @@ def _read_csv(path: Path, *, sep: str, id_field: str | None, renormalize: bool,
         df = read_table(Input(path, what="predictions"))
     except DataFormatError as exc:
         raise DataFormatError(f"{path}: not a readable CSV/TSV file ({exc})") from None
-    locs = np.array([f"line {i + 2}" for i in range(len(df))], dtype=object)
+    locs = _locations("line", len(df), 2)
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
                        atol=atol)
 
@@ -449,7 +467,7 @@ def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
         df = read_table(Input(path, what="predictions"))
     except DataFormatError as exc:
         raise DataFormatError(f"{path}: not a readable Parquet file ({exc})") from None
-    locs = np.array([f"row {i}" for i in range(len(df))], dtype=object)
+    locs = _locations("row", len(df))
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
                        atol=atol)
 
@@ -466,7 +484,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
                               "fixed-width strings, not Python objects") from None
     if arr.dtype.names:
         names = list(arr.dtype.names)
-        locs = np.array([f"row {i}" for i in range(arr.shape[0])], dtype=object)
+        locs = _locations("row", arr.shape[0])
         idf = _pick_id_field(names, id_field, source)
         ids = _ids_to_str(arr[idf].tolist(), source=source, locations=locs)
         pf = next((f for f in _PROB_FIELDS if f in names), None)
@@ -487,7 +505,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
     raw = read_text(sidecar, what="item ids").splitlines()
     while raw and not raw[-1].strip():
         raw.pop()
-    locs = np.array([f"row {i}" for i in range(arr.shape[0])], dtype=object)
+    locs = _locations("row", arr.shape[0])
     if len(raw) != arr.shape[0]:
         raise DataFormatError(f"{sidecar} has {len(raw)} ids but {source} has {arr.shape[0]} rows")
     ids = _ids_to_str(raw, source=str(sidecar), locations=locs)
