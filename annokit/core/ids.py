@@ -15,7 +15,29 @@ import pandas as pd
 
 from annokit.core.labels import as_str_values
 
-__all__ = ["id_positions", "ids_as_arrow"]
+__all__ = ["canonical_ints", "id_positions", "ids_as_arrow"]
+
+
+def canonical_ints(ids: Any) -> Any:
+    """A pyarrow string array of ids as int64 when every id is an integer written canonically
+    (``"7"``, ``"-3"``; not ``"07"``, ``"+7"``, ``" 7"``), else None.
+
+    Integers are hashed and coded several times faster than their text; the canonical check
+    (the integers written back equal the text) keeps ``"07"`` and ``"7"`` apart.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(ids) == 0 or not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
+        return None
+    try:
+        ints = pc.cast(ids, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if ints.null_count != ids.null_count or not pc.all(
+            pc.equal(pc.cast(ints, ids.type), ids)).as_py():
+        return None
+    return ints
 
 
 def ids_as_arrow(ids: Any, *, what: str = "item id", where: str = "ids") -> Any:
@@ -84,5 +106,11 @@ def id_positions(table: Any, ids: Any) -> np.ndarray:
     haystack = ids_as_arrow(table, what="id", where="id table")
     if len(needles) == 0:
         return np.zeros(0, dtype=np.int64)
+    hay_ints = canonical_ints(haystack)
+    needle_ints = canonical_ints(needles) if hay_ints is not None else None
+    if needle_ints is not None and not hay_ints.null_count and not needle_ints.null_count:
+        index = pd.Index(np.asarray(hay_ints.to_numpy(zero_copy_only=False), dtype=np.int64))
+        return index.get_indexer(np.asarray(needle_ints.to_numpy(zero_copy_only=False),
+                                            dtype=np.int64)).astype(np.int64)
     found = pc.index_in(needles, value_set=haystack)
     return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)

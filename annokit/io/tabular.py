@@ -19,7 +19,7 @@ import pandas as pd
 
 from annokit.core.frames import _gold_codes
 from annokit.core.gold import factorize_gold, gold_value_codes, item_gold
-from annokit.core.ids import ids_as_arrow
+from annokit.core.ids import canonical_ints, ids_as_arrow
 from annokit.core.labels import LabelSet
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, InputError, InvalidValueError, SchemaError
@@ -319,6 +319,10 @@ def _read_long_csv(source: Input, columns: Mapping[str, str | None] | None,
     if in_file_gold is not None and duplicates not in ("error", "keep"):
         return None  # a dropped duplicate would shift rows against the gold column
     wanted = [c for c in (roles["item"], roles["annotator"], roles["label"]) if c]
+    for role in ("item", "annotator"):  # integer ids are coded as integers (same ids, faster)
+        ints = canonical_ints(table.column(roles[role])) if roles[role] else None
+        if ints is not None:
+            table = table.set_column(table.column_names.index(roles[role]), roles[role], ints)
     try:
         votes = votes_from_tables([table.select(wanted)], table.num_rows, item=roles["item"],
                                   label=roles["label"], annotator=roles["annotator"],

@@ -177,3 +177,16 @@ def test_fast_csv_reads_what_the_general_reader_reads(tmp_path):
         assert fast == general
         assert fast.read_info == (f"{name}: long table ({name[-3:]}); columns item='item', "
                                   "annotator='annotator', label='label'")
+
+
+def test_integer_ids_are_matched_as_written(tmp_path):
+    # "07" and "7" are different ids; integers written canonically take the integer path
+    (tmp_path / "v.csv").write_text("item,annotator,label\n7,1,x\n07,1,y\n-3,2,x\n")
+    (tmp_path / "g.csv").write_text("item,gold\n7,x\n-3,x\n")
+    votes = read_votes(tmp_path / "v.csv", gold=tmp_path / "g.csv")
+    assert votes.item_ids.tolist() == ["7", "07", "-3"] and votes.gold.tolist() == [0, -1, 0]
+    assert votes.annotator_ids.tolist() == ["1", "2"]
+    assert id_positions(np.array(["7", "07", "-3"], dtype=object), ["07", 7, "+7"]).tolist() == [
+        1, 0, -1]
+    canonical = read_votes(tmp_path / "v.csv")
+    assert canonical == Votes.from_long(pd.read_csv(tmp_path / "v.csv", dtype=str), source="v.csv")
