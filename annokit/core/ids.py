@@ -17,6 +17,8 @@ from annokit.core.labels import as_str_values
 
 __all__ = ["canonical_ints", "id_positions", "ids_as_arrow"]
 
+_POWERS_OF_TEN = np.array([10**k for k in range(1, 20)], dtype=np.uint64)
+
 
 def canonical_ints(ids: Any) -> Any:
     """A pyarrow string array of ids as int64 when every id is an integer written canonically
@@ -34,8 +36,18 @@ def canonical_ints(ids: Any) -> Any:
         ints = pc.cast(ids, pa.int64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if ints.null_count != ids.null_count or not pc.all(
-            pc.equal(pc.cast(ints, ids.type), ids)).as_py():
+    if ints.null_count or ids.null_count:
+        return None
+    # canonical: the text is exactly as long as the integer written back (a sign, leading
+    # zeros or spaces would add characters); digits counted against powers of ten, exactly
+    x = np.asarray(ints.to_numpy(zero_copy_only=False) if isinstance(ints, pa.Array)
+                   else ints.combine_chunks().to_numpy(zero_copy_only=False), dtype=np.int64)
+    magnitude = np.abs(x).view(np.uint64)  # -2**63 stays 2**63 as unsigned
+    digits = np.searchsorted(_POWERS_OF_TEN, magnitude, side="right") + 1 + (x < 0)
+    length = pc.utf8_length(ids)
+    length = np.asarray(length.to_numpy(zero_copy_only=False) if isinstance(length, pa.Array)
+                        else length.combine_chunks().to_numpy(zero_copy_only=False))
+    if not np.array_equal(digits, length):
         return None
     return ints
 
