@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         states = [REGISTRY[name].state(**({"n_bins": nb} if "n_bins" in REGISTRY[name].options
                                           else {})) for name in names]
         update_many(states, probs, soft, hard, weights)
-        return {name: st.compute() for name, st in zip(names, states)}
+        return {name: st.compute() for name, st in zip(names, states, strict=True)}
 
     def ece():
         st = REGISTRY["ece"].state(n_bins=nb)

@@ -22,10 +22,9 @@ crowd-kit pulls in torch, so it lives in a separate environment::
 crowd-kit's MACE depends on the row order of its input; it is timed here, but
 its accuracy is not the reference for a faithful MACE (see the final report).
 
-Options: ``--sizes 100k,5m``, ``--methods mv,ds,onecoin,mace``, ``--repeats N`` (annokit; crowd-kit runs once on
-5M), ``--skip-crowdkit-mace-5m`` is implied (crowd-kit's MACE on 5M votes would
-take tens of minutes; pass ``--crowdkit-mace-5m`` to run it anyway),
-``--data DIR``.
+Options: ``--sizes 100k,5m``, ``--methods mv,ds,onecoin,mace``, ``--repeats N`` (annokit;
+crowd-kit runs once on 5M), ``--skip-crowdkit-mace-5m`` is implied (crowd-kit's MACE on 5M
+votes would take tens of minutes; pass ``--crowdkit-mace-5m`` to run it anyway), ``--data DIR``.
 """
 
 from __future__ import annotations

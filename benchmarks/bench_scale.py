@@ -171,9 +171,9 @@ def main() -> None:
     p.add_argument("--no-memory-engine", action="store_true")
     a = p.parse_args()
 
-    from distributed import Client, LocalCluster
-
     import logging
+
+    from distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
                            memory_limit=a.memory_limit, dashboard_address=None,

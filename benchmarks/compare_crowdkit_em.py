@@ -40,16 +40,17 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annokit.core.votes import Votes
-from annokit.io import read_votes
-from annokit.quality import DawidSkene, OneCoinDawidSkene
+from annokit.core.votes import Votes  # noqa: E402
+from annokit.io import read_votes  # noqa: E402
+from annokit.quality import DawidSkene, OneCoinDawidSkene  # noqa: E402
 
 
 def lewidi(path: Path) -> Votes:
     """LeWiDi 2023 json (``annotators`` and ``annotations``, comma-separated, per item)."""
     rows = []
     for item, rec in json.loads(path.read_text()).items():
-        for ann, lab in zip(rec["annotators"].split(","), rec["annotations"].split(",")):
+        pairs = zip(rec["annotators"].split(","), rec["annotations"].split(","), strict=True)
+        for ann, lab in pairs:
             rows.append((item, ann.strip(), lab.strip()))
     return Votes.from_long(pd.DataFrame(rows, columns=["item", "annotator", "label"]))
 

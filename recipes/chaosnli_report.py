@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     write_report(report, out)
 
     print("Agreement bins (human entropy, bits):", ", ".join(
-        f"{lab} (n={n})" for lab, n in zip(s["bins"], s["counts"])))
+        f"{lab} (n={n})" for lab, n in zip(s["bins"], s["counts"], strict=True)))
     print("\nPer-bin accuracy against the majority (Nie et al. 2020, Fig. 4: ~0.9 -> ~0.5)")
     print(f"{'model':<20}" + "".join(f"{lab:>11}" for lab in s["bins"])
           + "   monotone (2 SE)")

@@ -91,14 +91,14 @@ def micro_f1_2023(gold: list[str], predicted: list[str]) -> float:
 def manhattan_2025(targets: np.ndarray, predictions: np.ndarray) -> float:
     """Official average MD: per-item sum of absolute differences rounded to 5, mean rounded to 5."""
     per_item = [round(float(np.sum(np.abs(np.asarray(p) - np.asarray(t)))), 5)
-                for t, p in zip(targets, predictions)]
+                for t, p in zip(targets, predictions, strict=True)]
     return round(sum(per_item) / len(per_item), 5) if per_item else 0.0
 
 
 def multilabel_manhattan_2025(targets: list[np.ndarray], predictions: list[np.ndarray]) -> float:
     """Official multi-label MD: :func:`manhattan_2025` over each item's per-label binary
     distributions, then the mean of those over items, rounded to 5."""
-    scores = [manhattan_2025(t, p) for t, p in zip(targets, predictions)]
+    scores = [manhattan_2025(t, p) for t, p in zip(targets, predictions, strict=True)]
     return round(sum(scores) / len(scores), 5)
 
 
@@ -118,7 +118,7 @@ def wasserstein_2025(targets: np.ndarray, predictions: np.ndarray) -> float:
 def error_rate_2025(targets: list[np.ndarray], predictions: list[np.ndarray]) -> float:
     """Official perspectivist error rate: per item ``1 - (a - sum|t - p|) / a`` rounded to 5, mean."""
     scores = []
-    for t, p in zip(targets, predictions):
+    for t, p in zip(targets, predictions, strict=True):
         a = len(t)
         errors = float(np.sum(np.abs(np.asarray(t, dtype=float) - np.asarray(p, dtype=float))))
         scores.append(round(1 - ((a - errors) / a), 5))
@@ -129,7 +129,8 @@ def multilabel_error_rate_2025(targets: list[list[np.ndarray]],
                                predictions: list[list[np.ndarray]]) -> float:
     """Official multi-label error rate: :func:`error_rate_2025` over the per-label annotator
     vectors of each item, then the mean over items."""
-    return float(np.mean([error_rate_2025(t, p) for t, p in zip(targets, predictions)]))
+    return float(np.mean([error_rate_2025(t, p)
+                          for t, p in zip(targets, predictions, strict=True)]))
 
 
 def absolute_distance_2025(targets: list[np.ndarray], predictions: list[np.ndarray],
@@ -137,7 +138,7 @@ def absolute_distance_2025(targets: list[np.ndarray], predictions: list[np.ndarr
     """Official perspectivist distance for Likert sets: per item the mean ``|t - p|`` over its
     annotators divided by the number of scale points; mean over items (no rounding)."""
     return float(np.mean([np.mean(np.abs(np.asarray(t, dtype=float) - np.asarray(p, dtype=float)))
-                          / scale_points for t, p in zip(targets, predictions)]))
+                          / scale_points for t, p in zip(targets, predictions, strict=True)]))
 
 
 # -- data --------------------------------------------------------------------------------
@@ -176,14 +177,15 @@ def _numeric(names: tuple[str, ...]) -> np.ndarray | None:
 def _responses(votes) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per item: the annotator codes (file order) and the label code of each vote."""
     bounds = np.flatnonzero(np.diff(votes.item_index)) + 1
-    return list(zip(np.split(votes.annotator_index, bounds), np.split(votes.label_index, bounds)))
+    return list(zip(np.split(votes.annotator_index, bounds), np.split(votes.label_index, bounds),
+                    strict=True))
 
 
 def _train_distribution(train) -> tuple[dict[str, float], bool]:
     multilabel = train.lewidi_info["multilabel"]
     counts = train.counts().sum(axis=0).astype(float)
     total = n_responses(train).sum() if multilabel else counts.sum()
-    return dict(zip(train.labels.names, counts / total)), multilabel
+    return dict(zip(train.labels.names, counts / total, strict=True)), multilabel
 
 
 def score_set(dataset: str, files: dict[str, Path], notes: list[str]) -> list[dict[str, Any]]:
@@ -280,7 +282,7 @@ def _score_multilabel(votes, baseline: str, train_dist) -> dict[str, float]:
         order = list(dict.fromkeys(anns.tolist()))
         grid = np.zeros((len(names), len(order)))
         pos = {a: c for c, a in enumerate(order)}
-        for a, lab in zip(anns.tolist(), labs.tolist()):
+        for a, lab in zip(anns.tolist(), labs.tolist(), strict=True):
             grid[lab, pos[a]] = 1.0
         t_vectors.append(list(grid))
         p_vectors.append([np.full(len(order), float(chosen[i, j])) for j in range(len(names))])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from _shared import DATA_ROOT, data_path  # noqa: F401  (re-exported for tests)
 
 

@@ -19,10 +19,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from _shared import DATA_ROOT
 from click.testing import CliRunner
 
 from annokit.cli import COMMANDS, main
+
+from _shared import DATA_ROOT
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

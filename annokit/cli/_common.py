@@ -26,11 +26,13 @@ MEMORY_LIMIT = 2 * 1024**3
 
 FORMAT_OPTION = click.option(
     "--format", "fmt",
-    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi"]),
+    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi",
+                       "lists"]),
     default="auto", show_default=True,
     help="Input format of the votes file (auto sniffs the file): ChaosNLI JSON Lines, long or "
          "wide tables, Mechanical Turk batch results, a Label Studio JSON export, a "
-         "Learning-With-Disagreements (LeWiDi 2023/2025) JSON split.",
+         "Learning-With-Disagreements (LeWiDi 2023/2025) JSON split, JSON Lines with one row "
+         "per item and a list of its labels or ratings (annotators unknown).",
 )
 
 #: Seeds are non-negative integers on every command.
@@ -216,8 +218,8 @@ _READ_KEY = "annokit.read_options"
 def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """Keep a column option for :func:`read_options` (the options are not passed to the command)."""
     options = ctx.meta.setdefault(_READ_KEY, _no_read_options())
-    if param.name == "scale":
-        options["scale"] = value
+    if param.name in ("scale", "duplicates"):
+        options[param.name] = value
     elif param.name == "no_header":
         options["no_header"] = bool(value)
     elif param.name == "missing":
@@ -234,14 +236,14 @@ def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 
 
 def _no_read_options() -> dict[str, Any]:
-    return {"columns": {}, "no_header": False, "missing": (), "scale": None}
+    return {"columns": {}, "no_header": False, "missing": (), "scale": None, "duplicates": None}
 
 
 def column_options(command: Any) -> Any:
     """The options that say how a votes file is laid out, shared by every command reading votes:
     ``--item-col``, ``--annotator-col``, ``--label-col``, ``--gold-col``, ``--no-header`` and
-    ``--missing``. The command gets them from :func:`read_options`, passed on to
-    :func:`annokit.io.read_votes`."""
+    ``--missing``, ``--scale`` and ``--duplicates``. The command gets them from
+    :func:`read_options`, passed on to :func:`annokit.io.read_votes`."""
     options = [
         click.option("--item-col", "item_col", metavar="NAME", expose_value=False, callback=_store,
                      help="Column of item ids (default: detected, e.g. item, question, id)."),
@@ -268,18 +270,44 @@ def column_options(command: Any) -> Any:
                           "ordinal for LeWiDi Likert sets; else nominal). ordinal: ordered "
                           "categories (numeric labels in numeric order); interval/ratio: "
                           "numbers. Order-aware metrics and agreement follow it."),
+        click.option("--duplicates", "duplicates", expose_value=False, callback=_store,
+                     type=click.Choice(["error", "first", "last", "keep"]),
+                     help="Repeated (item, annotator) votes: refuse them (the default), keep the "
+                          "first or the last vote of each, or keep all as multi-label votes "
+                          "(stats and evaluate; implied by --multilabel). How many pairs were "
+                          "repeated and what was done is stated (read as, --json, a warning "
+                          "when votes are left out)."),
     ]
     for option in reversed(options):
         command = option(command)
     return command
 
 
-def read_options() -> dict[str, Any]:
-    """The keyword arguments of :func:`annokit.io.read_votes` given by :func:`column_options`."""
+def read_options(*, multilabel: bool = False) -> dict[str, Any]:
+    """The keyword arguments of :func:`annokit.io.read_votes` given by :func:`column_options`.
+
+    ``multilabel`` (a command's ``--multilabel``) keeps every vote of an (item, annotator)
+    pair: ``--duplicates keep``, implied; another ``--duplicates`` conflicts with it.
+    """
     ctx = click.get_current_context()
     options = ctx.meta.get(_READ_KEY, _no_read_options())
+    duplicates = options["duplicates"]
+    if multilabel:
+        if duplicates not in (None, "keep"):
+            raise click.UsageError(f"--multilabel keeps every label an annotator gave an item; "
+                                   f"--duplicates {duplicates} conflicts with it")
+        duplicates = "keep"
     return {"columns": dict(options["columns"]) or None, "no_header": options["no_header"],
-            "missing": options["missing"], "scale": options["scale"]}
+            "missing": options["missing"], "scale": options["scale"],
+            "duplicates": duplicates or "error"}
+
+
+def with_duplicates(doc: Any, votes: Any) -> Any:
+    """``doc`` (a command's ``--json`` object) with ``duplicates`` when ``--duplicates`` was
+    given: ``{"policy", "repeated_pairs", "votes_removed"}`` (the reader's
+    ``votes.duplicates_info``); unchanged otherwise."""
+    info = getattr(votes, "duplicates_info", None)
+    return {**doc, "duplicates": info} if info is not None and isinstance(doc, dict) else doc
 
 
 def single_label(votes: Any, command: str) -> Any:
@@ -289,7 +317,8 @@ def single_label(votes: Any, command: str) -> Any:
     if is_multilabel(votes):
         raise click.UsageError(f"{command} takes single-label votes; these are multi-label (an "
                                "annotator gave several labels to an item): use stats or "
-                               "evaluate --multilabel")
+                               "evaluate --multilabel, or keep one vote of each with "
+                               "--duplicates first|last")
     return votes
 
 
@@ -318,6 +347,11 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
                                "Parquet/CSV/TSV tables)")
+    if options["duplicates"] not in ("error", None):
+        raise click.UsageError(
+            f"--duplicates {options['duplicates']} does not apply with --engine dask: repeated "
+            "(item, annotator) votes are refused there (which vote comes first is not defined "
+            "across files, and multi-label votes run in memory); use --engine memory")
     import logging
 
     from annokit.scale.client import shutdown

@@ -20,6 +20,7 @@ from annokit.cli._common import (
     finite,
     read_options,
     votes_input,
+    with_duplicates,
 )
 
 
@@ -181,13 +182,13 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                "options need --predictions")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        votes = read_votes(votes_path, format=fmt, **read_options(),
-                           **({"duplicates": "keep"} if multilabel else {}))
+        votes = read_votes(votes_path, format=fmt, **read_options(multilabel=multilabel))
     for w in caught:
         echo_warning(w.message)
     if not pred_paths:
         view = _annotators(votes, annotator_path)
-        echo_json({"annotators": view.to_dict()}) if as_json else echo(_annotator_table(view))
+        echo_json(with_duplicates({"annotators": view.to_dict()}, votes)) if as_json else \
+            echo(_annotator_table(view))
         return
     from annokit.core.multilabel import is_multilabel
 
@@ -237,7 +238,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
         doc = result.to_dict()
         if view is not None:
             doc["annotators"] = view.to_dict()
-        echo_json(doc)
+        echo_json(with_duplicates(doc, votes))
     else:
         echo(_table(result) + ("" if view is None else "\n\n" + _annotator_table(view)))
 
@@ -258,7 +259,7 @@ def _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins
     if per_item_path:
         write_table(result.per_item, per_item_path, for_people=True, default=".csv")
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(with_duplicates(result.to_dict(), votes))
         return
     head = f"{'metric':<20}" + "".join(f"{name!s:>12}" for name in result.labels)
     lines = [_table(result), "", "per label:", head, "-" * len(head)]

@@ -20,6 +20,7 @@ from annokit.cli._common import (
     read_options,
     single_label,
     votes_input,
+    with_duplicates,
 )
 from annokit.core.gold import describe_gold_items
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
@@ -80,10 +81,10 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
     else:
         from annokit.quality import flag_annotators
 
-        flags = flag_annotators(_read(votes_path, fmt, gold_path), method, threshold=threshold,
-                                rng=seed)
+        votes = _read(votes_path, fmt, gold_path)
+        flags = flag_annotators(votes, method, threshold=threshold, rng=seed)
     if as_json:
-        echo_json(flags.to_dict())
+        echo_json(with_duplicates(flags.to_dict(), votes))
         return
     rows = flags.to_dict()["annotators"]
     echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8}  flagged")
@@ -164,7 +165,7 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
         write_filtered(kept, audit, out_path, audit_path)
     summary = audit.summary()
     if as_json:
-        echo_json(summary)
+        echo_json(with_duplicates(summary, votes))
     else:
         echo(
             f"removed {summary['n_annotators_removed']} of {summary['n_annotators_before']} "
@@ -231,12 +232,12 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
     if out_path is not None:
         check_table_path(out_path, jsonl=False)
         check_outputs({"--out": out_path}, _inputs(votes_path, gold_path))
-    result = run_aggregate(_read(votes_path, fmt, gold_path), method, ties=ties, soft=soft,
-                           clamp_gold=clamp_gold, rng=seed)
+    votes = _read(votes_path, fmt, gold_path)
+    result = run_aggregate(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed)
     if out_path is not None:
         write_table(result.table, out_path, jsonl=False, for_people=True)
     if as_json:
-        echo_json(result.summary())
+        echo_json(with_duplicates(result.summary(), votes))
     elif out_path is None:
         text = neutralise_formulas(result.table).to_csv(index=False)
         # data on a pipe stays exact; on a terminal control characters are escaped

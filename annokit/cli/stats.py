@@ -17,6 +17,7 @@ from annokit.cli._common import (
     finite,
     read_options,
     votes_input,
+    with_duplicates,
 )
 from annokit.core.soft_labels import DEFAULT_TIES
 
@@ -81,8 +82,7 @@ def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, s
     else:
         from annokit.core.multilabel import is_multilabel
 
-        votes = read_votes(votes_path, format=fmt, gold=gold, **read_options(),
-                           **({"duplicates": "keep"} if multilabel else {}))
+        votes = read_votes(votes_path, format=fmt, gold=gold, **read_options(multilabel=multilabel))
         if multilabel or is_multilabel(votes):
             if gold is not None or (votes.gold is not None and (votes.gold != -1).any()):
                 raise click.UsageError("gold labels (--gold, a gold column) apply to "
@@ -94,7 +94,7 @@ def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, s
         else:
             result = dataset_stats(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     if as_json:
-        echo_json(result)
+        echo_json(with_duplicates(result, votes))
     elif card:
         echo(stats_markdown(result))
     else:

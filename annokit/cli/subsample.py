@@ -20,6 +20,7 @@ from annokit.cli._common import (
     read_options,
     single_label,
     votes_input,
+    with_duplicates,
 )
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.
@@ -100,7 +101,7 @@ def subsample(votes_path: str, fmt: str, ks: list[int], reps: int, seed: int, ep
 
         write_figure(subsampling_figure(curve, rec, fmt=image_type), plot)
     if as_json:
-        echo_json(curve_summary(curve, rec))
+        echo_json(with_duplicates(curve_summary(curve, rec), votes))
         return
     frame = curve.to_frame()
     echo(f"{votes.n_items} items, {curve.n_votes_min}-{curve.n_votes_max} votes per item, "

@@ -75,7 +75,7 @@ def _with_ci(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: in
         return AgreementResult(point, None, None, n_items, 0, float(confidence))
     reps = bootstrap_replicates(stat, as_item_keys(keys, n_items), n_boot=int(n_boot),
                                 seed=seed_from_rng(rng))
-    ci = percentile_interval(point, reps, confidence)
+    ci = percentile_interval(point, reps, float(confidence))
     return AgreementResult(point, ci.low, ci.high, n_items, ci.n_boot, ci.confidence, ci.n_invalid)
 
 
@@ -422,7 +422,7 @@ def annotator_kappa(votes: Votes, first: Any, second: Any, *, weights: str | Non
     0.6667
     """
     check_option("weights", weights, KAPPA_WEIGHTS)
-    if votes.annotator_index is None:
+    if votes.annotator_index is None or votes.annotator_ids is None:  # set together
         raise SchemaError(f"{votes.source}: annotator_kappa needs annotator ids")
     if weights is not None and votes.labels.scale == "nominal":
         raise InvalidValueError(f"{votes.source}: weighted kappa needs ordered labels; the label "
@@ -431,7 +431,7 @@ def annotator_kappa(votes: Votes, first: Any, second: Any, *, weights: str | Non
     ids = pd.Index(votes.annotator_ids)
     frames = []
     for who in (first, second):
-        pos = ids.get_indexer([scalar_to_str(who)])[0]
+        pos = ids.get_indexer(pd.Index([scalar_to_str(who)]))[0]
         if pos < 0:
             raise SchemaError(f"{votes.source}: unknown annotator {who!r}")
         mine = votes.annotator_index == pos

@@ -42,7 +42,7 @@ KL_EPS = 1e-15
 def _pair(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
     """Both inputs as float64 2-D arrays of equal shape (a 1-D input is one row), checked."""
     out = []
-    for name, x in (("p", p), ("q", q)):
+    for x in (p, q):
         arr = np.asarray(x.to_numpy() if hasattr(x, "to_numpy") else x, dtype=np.float64)
         out.append(arr[None, :] if arr.ndim == 1 else arr)
     p, q = out

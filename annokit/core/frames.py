@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import first_offenders
+from annokit.core.columns import detect_columns
 from annokit.core.gold import factorize_gold, gold_value_codes, item_gold
 from annokit.core.labels import LabelSet, as_str_values, factorize_ids, factorize_values
 from annokit.errors import DegenerateInputWarning, InputError, SchemaError
@@ -73,6 +74,8 @@ def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None
         meta = _item_fields(df, item_codes, first_rows, meta_cols, item_ids, source)
     gold_codes = None
     if gold is not None:
+        if first_rows is None:  # needs_rows holds with a gold column
+            raise ValueError(f"{source}: gold codes need each item's first row")
         gold_codes = _gold_codes(df[gold], item_codes, first_rows, labelset, item_ids,
                                  f"{source}, column {gold!r}")
     elif "gold" in attrs:
@@ -137,11 +140,15 @@ def _first_row_per_item(item_codes: np.ndarray, n_items: int) -> np.ndarray:
     return order[starts]
 
 
-def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarray,
+def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarray | None,
                  columns: Sequence[str], item_ids: np.ndarray, source: str) -> pd.DataFrame:
-    """Per-item metadata from columns that must be constant within each item."""
+    """Per-item metadata from columns that must be constant within each item.
+
+    ``first_rows`` (each item's first row) may be None when there are no ``columns``."""
     if not columns:
         return pd.DataFrame(index=pd.RangeIndex(len(item_ids)))
+    if first_rows is None:
+        raise ValueError("_item_fields: metadata columns need each item's first row")
     meta = df[list(columns)].iloc[first_rows].reset_index(drop=True)
     for c in columns:
         col = df[c]
@@ -189,3 +196,46 @@ def long_frame(item_ids: Any, item_index: np.ndarray, annotator_ids: Any,
         names = np.asarray([*label_names, None], dtype=object)  # codes -1 and -2 -> None
         data["gold"] = names[np.maximum(np.asarray(gold), -1)[item_index]]
     return pd.DataFrame(data)
+
+
+def long_columns(df: Any, item: str | None, annotator: str | None, label: str | None,
+                  source: str) -> tuple[Any, Any, Any]:
+    """The item, annotator and label columns of a long frame: given, named as the role, or
+    detected from known spellings (:func:`annokit.core.columns.detect_columns`)."""
+    if not isinstance(df, pd.DataFrame):
+        return item or "item", annotator, label or "label"
+    by_text = {str(c): c for c in df.columns}
+    given: dict[str, str | None] = {}
+    for role, col in (("item", item), ("label", label)):
+        if col is not None or role in by_text:
+            given[role] = col if col is not None else role
+    if annotator is None or annotator != "annotator" or "annotator" in by_text:
+        given["annotator"] = annotator
+    given = {k: (None if v is None else str(v)) for k, v in given.items()
+             if v is None or str(v) in by_text}  # a column it lacks: long_parts names it
+    roles = detect_columns(list(by_text), ("item", "annotator", "label"), given=given,
+                           source=source)
+    found = {k: by_text[v] if v is not None else None for k, v in roles.items()}
+    return (found["item"] if found["item"] is not None else item or "item",
+            found["annotator"] if found["annotator"] is not None else
+            (annotator if annotator not in (None, "annotator") else None),
+            found["label"] if found["label"] is not None else label or "label")
+
+
+def frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Whether two item metadata frames hold equal values (NaN equal to NaN, arrays by value)."""
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return False
+    for c in a.columns:
+        x = a[c].tolist()
+        y = b[c].tolist()
+        if len(x) != len(y):
+            return False
+        for u, v in zip(x, y):
+            if isinstance(u, np.ndarray):
+                u = u.tolist()
+            if isinstance(v, np.ndarray):
+                v = v.tolist()
+            if u != v and not (pd.api.types.is_scalar(u) and pd.isna(u) and pd.isna(v)):
+                return False
+    return True

@@ -29,8 +29,9 @@ from annokit.core.labels import LabelSet, scalar_to_str
 from annokit.errors import InputError, SchemaError
 
 __all__ = ["GOLD_NONE", "GOLD_UNKNOWN", "GoldAccuracy", "UnknownGold", "check_gold_codes",
-           "describe_accuracy", "describe_gold_items", "encode_gold", "factorize_gold", "gold_accuracy", "gold_value_codes", "item_gold",
-           "unknown_gold", "warn_unknown_gold_dropped"]
+           "describe_accuracy", "describe_gold_items", "encode_gold", "factorize_gold",
+           "gold_accuracy", "gold_value_codes", "item_gold", "unknown_gold",
+           "warn_unknown_gold_dropped"]
 
 #: Gold code of an item without gold.
 GOLD_NONE = -1
@@ -143,11 +144,10 @@ def gold_value_codes(distinct: Any, labels: LabelSet) -> np.ndarray:
                 pass
     # a match only by case or surrounding spaces (the label set's lenient lookup) is no match
     spellings = _spellings(labels)
-    for j in np.flatnonzero(out >= 0):  # distinct values: few
-        value = distinct[j]
-        near = spellings[out[j]]
-        if value not in near and any(_fold(value) == _fold(s) for s in near):
-            out[j] = GOLD_UNKNOWN
+    for k in np.flatnonzero(out >= 0):  # distinct values: few
+        near = spellings[out[k]]
+        if distinct[k] not in near and any(_fold(distinct[k]) == _fold(s) for s in near):
+            out[k] = GOLD_UNKNOWN
     return out
 
 
@@ -211,8 +211,8 @@ class UnknownGold:
 
     @property
     def n_items(self) -> int | None:
-        counts = [n for _, n in self.values]
-        return None if any(n is None for n in counts) else sum(counts)
+        counts = [n for _, n in self.values if n is not None]
+        return sum(counts) if len(counts) == len(self.values) else None
 
     def message(self, source: str) -> str:
         """One line for the warning: counted, the first few shown, hints for near misses."""

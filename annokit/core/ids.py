@@ -122,7 +122,7 @@ def id_positions(table: Any, ids: Any) -> np.ndarray:
     needle_ints = canonical_ints(needles) if hay_ints is not None else None
     if needle_ints is not None and not hay_ints.null_count and not needle_ints.null_count:
         index = pd.Index(np.asarray(hay_ints.to_numpy(zero_copy_only=False), dtype=np.int64))
-        return index.get_indexer(np.asarray(needle_ints.to_numpy(zero_copy_only=False),
-                                            dtype=np.int64)).astype(np.int64)
+        return index.get_indexer(pd.Index(np.asarray(needle_ints.to_numpy(zero_copy_only=False),
+                                                     dtype=np.int64))).astype(np.int64)
     found = pc.index_in(needles, value_set=haystack)
     return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.scales import check_scale, scale_values
+from annokit.core.scales import (
+    NUMERIC_SCALES,
+    check_scale,
+    number_name,
+    number_names,
+    ordered_names,
+    scale_values,
+)
 from annokit.errors import AlignmentError, InvalidValueError, SchemaError
 
 __all__ = [
@@ -149,6 +156,13 @@ class LabelSet:
     ----------
     values : ndarray of float or None
         The names as numbers when they all are (always on interval and ratio scales).
+    numeric : bool
+        Whether the labels are numbers: on interval and ratio scales, and on ordinal ones
+        whose names are all numbers. Numeric names are written one way
+        (:func:`~annokit.core.scales.number_name`: ``"1.0"`` and ``"+1"`` are ``"1"``), and
+        :meth:`encode` and :meth:`index_of` take any spelling of a number, so votes and gold
+        labels read as ``1``, ``1.0`` or ``" 1"`` are one label. Nominal labels are text as
+        written (``"1"`` and ``"1.0"`` are two categories).
 
     Examples
     --------
@@ -158,6 +172,9 @@ class LabelSet:
     [1, 0, 2]
     >>> labels.index_of("C")
     2
+    >>> likert = LabelSet(["1", "2.0", "3"], scale="ordinal")
+    >>> likert.names, likert.encode([1.0, " 2", "+3"]).tolist()
+    (('1', '2', '3'), [0, 1, 2])
     """
 
     def __init__(self, names: Iterable[Any], *, aliases: Mapping[str, str] | None = None,
@@ -168,12 +185,28 @@ class LabelSet:
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise InvalidValueError(f"label names must be unique; repeated: {dup}")
-        self.names: tuple[str, ...] = names
         self.scale: str = check_scale(scale)
+        self.numeric: bool = False
+        if self.scale != "nominal":
+            written = number_names(names)
+            if self.scale in NUMERIC_SCALES or None not in written:
+                scale_values(names, self.scale)  # a name that is not a number: the one message
+                seen: dict[str, str] = {}
+                for name, text in zip(names, written):
+                    if text in seen:
+                        raise InvalidValueError(
+                            f"labels {seen[text]!r} and {name!r} are the same number on the "
+                            f"{self.scale} scale; give each number once")
+                    seen[text] = name
+                names = tuple(written)
+                self.numeric = True
+        self.names: tuple[str, ...] = names
         self.values: np.ndarray | None = scale_values(names, self.scale)
         self.aliases: dict[str, str] = {}
         for alias, target in (aliases or {}).items():
             alias, target = scalar_to_str(alias), scalar_to_str(target)
+            if self.numeric:
+                target = number_name(target) or target
             if target not in names:
                 raise InvalidValueError(f"alias {alias!r} points to unknown label {target!r}; "
                                         f"labels are {list(names)}")
@@ -217,9 +250,20 @@ class LabelSet:
         return hash((self.names, tuple(sorted(self.aliases.items())), self.scale))
 
     def __repr__(self) -> str:
+        """``LabelSet([...])`` with the aliases and a scale other than nominal; beyond 12
+        labels the first six, ``...``, the last, and their number.
+
+        Examples
+        --------
+        >>> LabelSet([str(v) for v in range(101)], scale="interval")
+        LabelSet(['0', '1', '2', '3', '4', '5', ..., '100'] (101), scale='interval')
+        """
+        names = list(self.names)
+        shown = (repr(names) if len(names) <= 12 else
+                 f"[{', '.join(map(repr, names[:6]))}, ..., {names[-1]!r}] ({len(names)})")
         extra = f", aliases={self.aliases}" if self.aliases else ""
         extra += f", scale={self.scale!r}" if self.scale != "nominal" else ""
-        return f"LabelSet({list(self.names)}{extra})"
+        return f"LabelSet({shown}{extra})"
 
     def index_of(self, label: Any) -> int:
         """Column index of a label name or alias; raises on an unknown label."""
@@ -227,6 +271,8 @@ class LabelSet:
         idx = self._lookup.get(key)
         if idx is None:
             idx = self._lookup_ci.get(key.lower())
+        if idx is None and self.numeric:
+            idx = self._lookup.get(number_name(label) or "")
         if idx is None:
             raise InvalidValueError(f"unknown label {label!r}; expected one of {self._known()}")
         return idx
@@ -268,6 +314,54 @@ class LabelSet:
                 f"label order {list(names)} does not name each of {list(self.names)} exactly once"
             )
         return np.argsort(np.asarray(idx))
+
+    def to_scale(self, scale: str, *, declared: bool = False) -> tuple[LabelSet, np.ndarray]:
+        """This label set on ``scale``, and the new code of each of its labels.
+
+        On ordinal (numeric names), interval and ratio scales labels are numbers: names that
+        spell the same number (``"1"``, ``"1.0"``, ``" 1"``) become one label, so the code
+        map may send several labels to one. Ordinal labels that are not numbers keep their
+        order when ``declared`` (else their order cannot be inferred).
+
+        Parameters
+        ----------
+        scale : {"nominal", "ordinal", "interval", "ratio"}
+        declared : bool, default=False
+            Whether this order was declared (``labels=[...]``, CLI ``--labels``): it is kept
+            (first spelling of each number); otherwise numbers are put in numeric order.
+
+        Returns
+        -------
+        labels : LabelSet
+        codes : ndarray of int64, shape (len(self),)
+            ``codes[j]`` is the new index of label ``j``.
+
+        Raises
+        ------
+        InvalidValueError
+            A name that is not a number on an interval or ratio scale (the message names it
+            and ``--scale nominal``), a negative one on a ratio scale, or undeclared ordinal
+            names that are not numbers.
+
+        Examples
+        --------
+        >>> new, codes = LabelSet(["2", "1.0", "1", "10"]).to_scale("interval")
+        >>> new.names, codes.tolist()
+        (('1', '2', '10'), [1, 0, 0, 2])
+        """
+        check_scale(scale)
+        written = number_names(self.names) if scale != "nominal" else [None]
+        if scale == "nominal" or (scale == "ordinal" and None in written):
+            names = list(self.names) if declared else ordered_names(self.names, scale)
+            new = LabelSet(names, aliases=self.aliases, scale=scale)
+            return new, np.asarray([new.index_of(n) for n in self.names], dtype=np.int64)
+        scale_values(self.names, scale)  # raises naming the first name that is not a number
+        distinct = list(dict.fromkeys(written))
+        names = distinct if declared else ordered_names(distinct, scale)
+        position = {n: j for j, n in enumerate(names)}
+        codes = np.asarray([position[t] for t in written], dtype=np.int64)
+        aliases = {a: number_name(t) for a, t in self.aliases.items() if a not in position}
+        return LabelSet(names, aliases=aliases, scale=scale), codes
 
     def to_dict(self) -> dict[str, Any]:
         return {"names": list(self.names), "aliases": dict(self.aliases), "scale": self.scale}

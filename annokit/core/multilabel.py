@@ -38,24 +38,30 @@ __all__ = [
 MultilabelTies = Literal["exclude", "include", "error"]
 MULTILABEL_TIE_POLICIES = ("exclude", "include", "error")
 #: A label ticked by exactly half of the annotators is not in the majority set unless asked.
-DEFAULT_MULTILABEL_TIES = "exclude"
+DEFAULT_MULTILABEL_TIES: MultilabelTies = "exclude"
+
+
+def _annotator_ids(votes: Votes) -> np.ndarray:
+    """The annotator ids, which multi-label votes need (a response is one annotator's labels)."""
+    if votes.annotator_index is None or votes.annotator_ids is None:  # set together
+        raise SchemaError(f"{votes.source}: multi-label votes need annotator ids (a response is "
+                          "the set of labels one annotator gave one item)")
+    return votes.annotator_ids
 
 
 def _responses(votes: Votes) -> tuple[np.ndarray, np.ndarray]:
     """The answering (item, annotator) pairs' keys (ascending) and the labels ticked in each,
     from one sort of the votes, after the checks of :func:`check_multilabel`."""
-    if votes.annotator_index is None:
-        raise SchemaError(f"{votes.source}: multi-label votes need annotator ids (a response is "
-                          "the set of labels one annotator gave one item)")
+    ann_ids = _annotator_ids(votes)
     k = votes.n_labels
     key = np.sort(votes.pair_keys() * k + votes.label_index)
     repeated = key[1:] == key[:-1]
     if repeated.any():
         rep = np.unique(key[1:][repeated])
         pair, label = rep // k, rep % k
-        n_ann = max(len(votes.annotator_ids), 1)
-        shown = [(votes.item_ids[p // n_ann], votes.annotator_ids[p % n_ann], votes.labels.names[lab])
-                 for p, lab in zip(pair[:5], label[:5])]
+        n_ann = max(len(ann_ids), 1)
+        shown = [(votes.item_ids[p // n_ann], ann_ids[p % n_ann], votes.labels.names[lab])
+                 for p, lab in zip(pair[:5], label[:5], strict=True)]
         raise SchemaError(f"{votes.source}: {rep.size} (item, annotator, label) vote(s) repeated, "
                           f"e.g. {first_offenders(shown)}; a response ticks each label at most once")
     pairs = key // k
@@ -98,7 +104,7 @@ def n_responses(votes: Votes) -> np.ndarray:
     [2]
     """
     pairs, _ = _responses(votes)
-    return np.bincount(pairs // max(len(votes.annotator_ids), 1), minlength=votes.n_items)
+    return np.bincount(pairs // max(len(_annotator_ids(votes)), 1), minlength=votes.n_items)
 
 
 def response_sizes(votes: Votes) -> np.ndarray:
@@ -240,7 +246,8 @@ def multilabel_majority(votes: Votes, *, ties: MultilabelTies = DEFAULT_MULTILAB
     tied = twice == n
     if ties == "error" and tied.any():
         rows, cols = np.nonzero(tied)
-        shown = [(votes.item_ids[r], votes.labels.names[c]) for r, c in zip(rows[:5], cols[:5])]
+        shown = [(votes.item_ids[r], votes.labels.names[c])
+                 for r, c in zip(rows[:5], cols[:5], strict=True)]
         raise SchemaError(f"{votes.source}: {int(tied.sum())} (item, label) cell(s) ticked by "
                           f"exactly half of the annotators, e.g. {first_offenders(shown)}; pass "
                           "ties='exclude' or 'include'")

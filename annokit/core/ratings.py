@@ -227,9 +227,8 @@ class Ratings:
         return self.n_ratings
 
     def __repr__(self) -> str:
-        ann = "unknown" if self.annotator_ids is None else self.n_annotators
-        return (f"Ratings({self.n_items} items, {self.n_ratings} ratings, annotators: {ann}, "
-                f"scale={self.scale!r})")
+        return (f"Ratings(n_items={self.n_items}, n_annotators={self.n_annotators}, "
+                f"n_ratings={self.n_ratings}, scale={self.scale!r})")
 
     def ratings_per_item(self) -> np.ndarray:
         """Number of ratings of each item, shape (n_items,)."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 import numpy as np
@@ -39,6 +40,9 @@ __all__ = [
     "Scale",
     "check_scale",
     "difference",
+    "not_a_number",
+    "number_name",
+    "number_names",
     "numeric_names",
     "ordered_names",
     "ordinal_positions",
@@ -65,8 +69,88 @@ def check_scale(scale: Any, *, name: str = "scale") -> str:
     return scale
 
 
+def number_name(value: Any) -> str | None:
+    """The one text of a numeric label, or None when ``value`` is not a finite number.
+
+    On ordinal (numeric), interval and ratio scales labels are numbers, so every spelling
+    of a number is one label: ``1``, ``1.0``, ``" 1"``, ``"+1"``, ``"1e0"`` and ``"01"`` are
+    all ``"1"``; ``"-0"`` is ``"0"``, ``"2.50"`` is ``"2.5"``. Numbers are compared exactly
+    (decimal, not binary: ``"0.1"`` stays ``"0.1"``, and long integers are not rounded).
+    Text with a decimal comma (``"1,5"``), a thousands separator (``"1,000"``) or
+    underscores is not a number: ``1,5`` could be one and a half or, in a CSV written with
+    ``;``, a list, and guessing would merge or split labels silently. Booleans are not numbers.
+
+    Examples
+    --------
+    >>> [number_name(v) for v in (1, 1.0, " 1", "+1", "1.50", "-0", 2.5, "1e2")]
+    ['1', '1', '1', '1', '1.5', '0', '2.5', '100']
+    >>> number_name("1,5") is None, number_name("high") is None, number_name(float("nan")) is None
+    (True, True, True)
+    """
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return None
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            return None
+        text = repr(float(value))
+    else:
+        text = str(value).strip()
+        if not text or "," in text or "_" in text:
+            return None
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        return None
+    if not number.is_finite():
+        return None
+    if number == number.to_integral_value() and number.adjusted() < 40:
+        return str(int(number))
+    number = number.normalize()
+    if -7 <= number.adjusted() < 40:
+        return format(number, "f")
+    return str(number).lower()
+
+
+def number_names(values: Iterable[Any]) -> list[str | None]:
+    """:func:`number_name` of each value (None where a value is not a number).
+
+    Examples
+    --------
+    >>> number_names(["2", "2.0", "x"])
+    ['2', '2', None]
+    """
+    return [number_name(v) for v in values]
+
+
+#: Words that usually mean "no value" in a numeric column (for the hint of :func:`not_a_number`).
+_MISSING_WORDS = frozenset({"na", "n/a", "nan", "none", "null", "-", "?", "missing"})
+
+
+def not_a_number(value: Any, scale: str) -> str:
+    """Why ``value`` is not a label on the numeric ``scale``, and the option that reads it.
+
+    The one wording of the error for votes, gold labels and declared label sets.
+
+    Examples
+    --------
+    >>> print(not_a_number("1,5", "interval"))
+    '1,5' is not a number (a decimal comma? write 1.5) and labels on the interval scale are
+    numbers; read the labels as categories with --scale nominal
+    """
+    text = str(value)
+    hint = ""
+    if "," in text and number_name(text.replace(",", ".", 1)) is not None:
+        hint = f" (a decimal comma? write {text.strip().replace(',', '.', 1)})"
+    elif text.strip().lower() in _MISSING_WORDS:
+        hint = f" (a missing value? mark it with --missing {text.strip()})"
+    return (f"{text!r} is not a number{hint} and labels on the {scale} scale are numbers; "
+            "read the labels as categories with --scale nominal")
+
+
 def numeric_names(names: Iterable[str]) -> np.ndarray | None:
-    """The names as finite floats, or None when one of them is not a finite number.
+    """The names as finite floats, or None when one of them is not a number (:func:`number_name`).
 
     Examples
     --------
@@ -77,13 +161,10 @@ def numeric_names(names: Iterable[str]) -> np.ndarray | None:
     """
     out = []
     for name in names:
-        try:
-            value = float(str(name).strip())
-        except ValueError:
+        text = number_name(name)
+        if text is None:
             return None
-        if not math.isfinite(value):
-            return None
-        out.append(value)
+        out.append(float(text))
     return np.asarray(out, dtype=np.float64)
 
 
@@ -108,9 +189,8 @@ def scale_values(names: Iterable[str], scale: str) -> np.ndarray | None:
     values = numeric_names(names)
     if scale in NUMERIC_SCALES:
         if values is None:
-            bad = next(n for n in names if numeric_names([n]) is None)
-            raise InvalidValueError(f"a label set on the {scale} scale needs numeric label names; "
-                                    f"{bad!r} is not a finite number")
+            bad = next(n for n in names if number_name(n) is None)
+            raise InvalidValueError(f"label {not_a_number(bad, scale)}")
         if scale == "ratio" and (values < 0).any():
             bad = names[int(np.argmax(values < 0))]
             raise InvalidValueError(f"a ratio scale has a true zero, so its values must be >= 0; "

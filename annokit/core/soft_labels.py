@@ -12,13 +12,15 @@ policy and :data:`DEFAULT_TIES` is the policy used wherever none is given
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from annokit.core.checks import check_counts, check_option, check_rng
-from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
+
+if TYPE_CHECKING:  # Votes.distributions calls this module: no import of votes at run time
+    from annokit.core.votes import Votes
 
 __all__ = [
     "DEFAULT_TIES",
@@ -128,7 +130,7 @@ TIE_POLICIES = ("first", "first_seen", "random", "report")
 #: ``"first_seen"`` (the tied label voted first in vote order) is the rule behind
 #: the majority-vote accuracies published with Snow et al.'s RTE data (0.9025)
 #: and the dog data (0.8166); ask for it explicitly.
-DEFAULT_TIES = "first"
+DEFAULT_TIES: TiePolicy = "first"
 
 _TIE_RULES = {
     "first": "first tied label in label order",
@@ -276,6 +278,7 @@ def first_seen_order(votes: Votes) -> np.ndarray:
     Examples
     --------
     >>> import pandas as pd
+    >>> from annokit.core.votes import Votes
     >>> df = pd.DataFrame({"item": ["a", "a", "a", "b"], "label": ["y", "n", "y", "n"],
     ...                    "annotator": ["1", "2", "3", "1"]})
     >>> first_seen_order(Votes.from_long(df)).tolist()
@@ -295,6 +298,7 @@ def vote_majority(votes: Votes, *, ties: TiePolicy = DEFAULT_TIES,
     Examples
     --------
     >>> import pandas as pd
+    >>> from annokit.core.votes import Votes
     >>> df = pd.DataFrame({"item": ["a", "a"], "label": ["y", "n"], "annotator": ["1", "2"]})
     >>> v = Votes.from_long(df)
     >>> vote_majority(v).labels.tolist(), vote_majority(v, ties="first_seen").labels.tolist()

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
-from annokit.core.frames import long_frame, long_parts, wide_parts
+from annokit.core.frames import frames_equal, long_columns, long_frame, long_parts, wide_parts
 from annokit.core.gold import check_gold_codes
 from annokit.core.ids import id_positions
 from annokit.core.labels import (
@@ -30,12 +30,19 @@ from annokit.core.labels import (
     LabelSet,
     as_str_values,
 )
+from annokit.core.vote_views import VoteViews
 from annokit.errors import InvalidValueError, SchemaError
 
 __all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
 
 DuplicatePolicy = Literal["error", "first", "last", "keep"]
-class Votes:
+#: How to accept repeated (item, annotator) votes, for messages: the command-line option,
+#: then the Python argument.
+DUPLICATES_HINT = ("keep one vote of each with --duplicates first|last, or all as multi-label "
+                   "votes with --duplicates keep (Python: duplicates='first', 'last' or 'keep')")
+
+
+class Votes(VoteViews):
     """Votes of annotators on items, as integer-coded arrays.
 
     Build one with :meth:`from_long`, :meth:`from_wide` or :meth:`from_counts`,
@@ -73,6 +80,9 @@ class Votes:
     n_items, n_votes, n_labels, n_annotators : int (n_annotators is None without ids)
     n_duplicates_removed : int
         Votes dropped by ``duplicates="first" | "last"``.
+    n_duplicate_pairs : int
+        (item, annotator) pairs that had more than one vote before ``duplicates="first" |
+        "last"`` kept one (0 otherwise).
     ``a == b`` is :meth:`equals` (value equality), so ``Votes.from_long(v.to_long()) == v``;
     a ``Votes`` is therefore unhashable, like other mutable containers.
     """
@@ -149,6 +159,7 @@ class Votes:
             self.gold = check_gold_codes(gold, n_items, len(labels), source)
 
         self.n_duplicates_removed = 0
+        self.n_duplicate_pairs = 0
         # every (item, annotator) pair is unique once duplicates were refused or resolved
         self._unique_pairs = self.annotator_index is None or duplicates != "keep"
         if self.annotator_index is not None and duplicates != "keep":
@@ -189,9 +200,9 @@ class Votes:
             n_pairs = int(pd.Series(key[dup_mask]).nunique())
             raise SchemaError(
                 f"{self.source}: {n_pairs} (item, annotator) pair(s) have more than one vote, e.g. "
-                f"{first_offenders(pairs)}; pass duplicates='first', 'last' or 'keep' to accept them"
-                " (multi-label votes: duplicates='keep'; CLI: stats or evaluate --multilabel)"
+                f"{first_offenders(pairs)}; {DUPLICATES_HINT}"
             )
+        self.n_duplicate_pairs = int(pd.Series(key[dup_mask]).nunique())
         keep = ~pd.Series(key).duplicated(keep=policy).to_numpy()
         self.n_duplicates_removed = int((~keep).sum())
         self.item_index = self.item_index[keep]
@@ -305,18 +316,32 @@ class Votes:
     def n_annotators(self) -> int | None:
         return None if self.annotator_ids is None else len(self.annotator_ids)
 
-    def __repr__(self) -> str:
-        ann = "unknown" if self.n_annotators is None else self.n_annotators
-        return (f"Votes(n_items={self.n_items}, n_votes={self.n_votes}, n_annotators={ann}, "
-                f"labels={list(self.labels.names)})")
-
     def __len__(self) -> int:
         return self.n_votes
 
     # -- derived views --------------------------------------------------------
 
-    def counts(self) -> np.ndarray:
-        """Vote counts, an int64 ndarray of shape (n_items, n_labels)."""
+    def counts(self, *, as_frame: bool = False) -> np.ndarray | pd.DataFrame:
+        """Vote counts, an int64 ndarray of shape (n_items, n_labels).
+
+        Parameters
+        ----------
+        as_frame : bool, default=False
+            Return a DataFrame indexed by item id (index name ``item``) with one column
+            per label name (columns name ``label``), in label order.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"item": ["q1", "q1", "q2"], "annotator": ["a", "b", "a"],
+        ...                    "label": ["yes", "no", "yes"]})
+        >>> Votes.from_long(df, labels=["yes", "no"]).counts(as_frame=True)
+        label  yes  no
+        item
+        q1       1   1
+        q2       1   0
+        """
+        if as_frame:
+            return self._frame(self.counts())
         counts = np.zeros(self.n_items * self.n_labels, dtype=np.int64)
         block = 1 << 20  # flat cell indices of a block of votes at a time, not of every vote
         for a in range(0, self.n_votes, block):
@@ -453,7 +478,7 @@ class Votes:
             and same(self.annotator_index, other.annotator_index)
             and same(self.annotator_ids, other.annotator_ids)
             and same(self.gold, other.gold)
-            and _frames_equal(self.item_metadata, other.item_metadata)
+            and frames_equal(self.item_metadata, other.item_metadata)
         )
 
     def __eq__(self, other: object) -> bool:
@@ -468,8 +493,8 @@ class Votes:
         cls,
         df: pd.DataFrame,
         *,
-        item: str = "item",
-        label: str = "label",
+        item: str | None = None,
+        label: str | None = None,
         annotator: str | None = "annotator",
         labels: LabelSet | Sequence[Any] | None = None,
         gold: str | None = None,
@@ -483,11 +508,15 @@ class Votes:
         ----------
         df : DataFrame
             One row per vote.
-        item, label : str
-            Column names of the item id and the label.
+        item, label : str, optional
+            Column names of the item id and the label. Default: the column named ``item``
+            (``label``), else the one column with a known spelling of the role
+            (``task``, ``question``, ...; ``answer``, ``response``, ...), detected by
+            :func:`annokit.core.columns.detect_columns` exactly as for files.
         annotator : str or None
-            Column of annotator ids; None (or a missing column named
-            ``"annotator"``, the default) means annotator ids are unknown.
+            Column of annotator ids. Default ``"annotator"``: that column, else one
+            with a known spelling (``worker``, ``rater``, ...), else annotator ids are
+            unknown; None: annotator ids are unknown.
         labels : LabelSet or sequence of names, optional
             Label order. Default: a categorical column's categories (a
             :meth:`to_long` frame round-trips), else the distinct values in
@@ -511,7 +540,12 @@ class Votes:
         ...                    "label": ["yes", "no", "yes"]})
         >>> Votes.from_long(df).counts().tolist()
         [[1, 1], [0, 1]]
+        >>> crowd = pd.DataFrame({"task": ["q1", "q1"], "worker": ["w1", "w2"],
+        ...                       "answer": [1, 0]})
+        >>> Votes.from_long(crowd)
+        Votes(n_items=1, n_annotators=2, n_votes=2, labels=['0', '1'], scale='nominal')
         """
+        item, annotator, label = long_columns(df, item, annotator, label, source)
         parts = long_parts(df, item=item, label=label, annotator=annotator,
                                    labels=labels, gold=gold, item_columns=item_columns,
                                    source=source)
@@ -631,21 +665,3 @@ def _is_arrow_strings(values: Any) -> bool:
     return (cls.__module__.split(".")[0] == "pyarrow"
             and cls.__name__ in ("StringArray", "LargeStringArray", "ChunkedArray")
             and str(values.type) in ("string", "large_string"))
-
-
-def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    if list(a.columns) != list(b.columns) or len(a) != len(b):
-        return False
-    for c in a.columns:
-        x = a[c].tolist()
-        y = b[c].tolist()
-        if len(x) != len(y):
-            return False
-        for u, v in zip(x, y):
-            if isinstance(u, np.ndarray):
-                u = u.tolist()
-            if isinstance(v, np.ndarray):
-                v = v.tolist()
-            if u != v and not (pd.api.types.is_scalar(u) and pd.isna(u) and pd.isna(v)):
-                return False
-    return True

@@ -8,16 +8,23 @@ row per vote) or wide tables (one column per annotator).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.gold import warn_unknown_gold_dropped
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
-from annokit.errors import DataFormatError, InvalidValueError
+from annokit.errors import (
+    DataFormatError,
+    DegenerateInputWarning,
+    InvalidValueError,
+    SchemaError,
+)
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
@@ -25,6 +32,7 @@ from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
 from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
+from annokit.io.lists import looks_like_label_lists, read_label_lists
 from annokit.io.mturk import looks_like_mturk, read_mturk
 from annokit.io.ratings import apply_scale, read_ratings
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
@@ -50,6 +58,7 @@ __all__ = [
     "check_count_size",
     "count_batches",
     "dataset_path",
+    "duplicates_note",
     "detect_columns",
     "from_hf",
     "from_hf_responses",
@@ -57,6 +66,7 @@ __all__ = [
     "load_dataset",
     "read_chaosnli",
     "read_columns",
+    "read_label_lists",
     "read_labelstudio",
     "read_lewidi",
     "read_mturk",
@@ -72,23 +82,24 @@ __all__ = [
     "write_votes",
 ]
 
-Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi"]
-FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi")
+Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists"]
+FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists")
 
 
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
 MAX_COUNT_BYTES = 2 * 1024**3
 
-_FORMAT_HINT = "--format (chaosnli, long, wide, mturk or labelstudio)"
+_FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio, lewidi or lists)"
 
 
 def sniff_format(path: str | os.PathLike | Input, *,
                  columns: Mapping[str, str | None] | None = None, no_header: bool = False) -> str:
     """Guess the format from a file's extension, first line and columns.
 
-    "chaosnli" (JSON Lines with ``label_counter``), "labelstudio" (a JSON list of tasks with
-    ``annotations``), "mturk" (a CSV with ``HITId``, ``WorkerId`` and ``Answer.*`` columns),
-    "long" or "wide".
+    "chaosnli" (JSON Lines with ``label_counter``), "lewidi" (a LeWiDi JSON split),
+    "labelstudio" (a JSON list of tasks with ``annotations``), "lists" (JSON Lines, one row
+    per item with a list of its labels, :mod:`annokit.io.lists`), "mturk" (a CSV with
+    ``HITId``, ``WorkerId`` and ``Answer.*`` columns), "long" or "wide".
 
     Raises
     ------
@@ -104,26 +115,33 @@ def sniff_format(path: str | os.PathLike | Input, *,
         return "lewidi"
     if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
         return "labelstudio"
+    if looks_like_label_lists(source):
+        return "lists"
     names = read_columns(source)
     if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
         return "mturk"
+    return _layout(names, columns, source.name)
+
+
+def _layout(names: Sequence[str], columns: Mapping[str, str | None] | None, name: str) -> str:
+    """"long" or "wide" from a table's column names (files and DataFrames alike)."""
     given = dict(columns or {})
     if {"annotator", "label"} & {k for k, v in given.items() if v}:
         return "long"
-    roles = detect_columns(names, given=given, source=source.name)
+    roles = detect_columns(names, given=given, source=name)
     if roles["item"] is not None and roles["label"] is not None:
         return "long"
     if roles["item"] is not None and len(names) > 1:
         return "wide"
     raise DataFormatError(
-        f"{source.name}: cannot tell the format from columns {names}: a long table needs item "
+        f"{name}: cannot tell the format from columns {list(names)}: a long table needs item "
         f"and label columns, a wide table an item column and one column per annotator; pass "
         f"{_FORMAT_HINT} and name the columns ({COLUMN_OPTIONS})"
     )
 
 
 def read_votes(
-    path: str | os.PathLike,
+    path: str | os.PathLike | pd.DataFrame,
     *,
     format: Format = "auto",
     columns: Mapping[str, str | None] | None = None,
@@ -144,10 +162,13 @@ def read_votes(
 
     Parameters
     ----------
-    path : path-like
+    path : path-like or pandas DataFrame
         A ChaosNLI ``.jsonl`` file, or a CSV / TSV / JSON Lines / Parquet table,
         ``-`` for standard input, or the name of a registered dataset (``"chaosnli-snli"``),
-        which is then loaded from the cache.
+        which is then loaded from the cache. A DataFrame is a long or wide table already
+        read: its columns are detected exactly as a file's (``format`` "auto", "long" or
+        "wide"; ``columns``, ``labels``, ``gold`` (a gold file), ``duplicates``, ``missing``
+        and ``scale`` apply as to a file).
     format : {"auto", "chaosnli", "long", "wide", "mturk", "labelstudio"}
         "auto" sniffs the file and refuses a file that fits no layout. "mturk" reads
         Mechanical Turk batch results (:func:`annokit.io.mturk.read_mturk`), "labelstudio"
@@ -156,6 +177,10 @@ def read_votes(
         ``Input.*``/``Answer.*`` names or families; Label Studio: a ``data`` field and the
         control's ``from_name``). "lewidi" reads a LeWiDi 2023/2025 split file
         (:func:`annokit.io.lewidi.read_lewidi`, which also takes a folder and ``split=``).
+        "lists" reads JSON Lines with one row per item and a list of its labels, such as
+        graded ratings released without annotator ids
+        (:func:`annokit.io.lists.read_label_lists`: ``columns`` may name ``item`` and
+        ``label``, the list field).
     columns : mapping, optional
         Column roles (``item``, ``annotator``, ``label``, ``gold``) for long tables, and
         ``item`` and ``gold`` for wide tables (see :func:`annokit.io.read_long`). Columns not
@@ -165,6 +190,11 @@ def read_votes(
     gold : path-like, optional
         A separate gold file for long and wide tables; a blank gold cell means no gold.
     duplicates : {"error", "first", "last", "keep"}
+        Repeated (item, annotator) votes (the CLI's ``--duplicates``): refuse them, keep the
+        first or last vote of each, or keep all (multi-label votes). Unless refused, the
+        number of repeated pairs and what was done is appended to ``votes.read_info``, and
+        votes left out are also a warning. A LeWiDi file applies it to annotators repeated
+        in a 2023 item (:func:`annokit.io.lewidi.read_lewidi`).
     no_header : bool, default=False
         A headerless CSV/TSV long table: item, annotator, label (see :func:`read_long`).
     missing : sequence of str
@@ -187,9 +217,25 @@ def read_votes(
         Missing, repeated or conflicting columns.
     InvalidValueError
         Options that do not apply to the format, or a count matrix over ``max_count_bytes``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"task": ["q1", "q1", "q2"], "worker": ["w1", "w2", "w1"],
+    ...                    "answer": ["yes", "no", "yes"]})
+    >>> votes = read_votes(df)
+    >>> votes.read_info
+    "DataFrame: long table; columns item='task', annotator='worker', label='answer'"
+    >>> votes.counts(as_frame=True)
+    label  no  yes
+    item
+    q1      1    1
+    q2      0    1
     """
     check_option("format", format, FORMATS)
     if scale is not None:
+        if labels is not None and not isinstance(labels, LabelSet):
+            labels = LabelSet(labels, scale=scale)  # declared numbers match any spelling
         # a separate gold file is coded against the scaled labels (LabelSet.encode on the
         # scale, as the votes were), so it is attached after the scale
         later = gold is not None and _gold_file_applies(path, format, columns, no_header)
@@ -197,7 +243,15 @@ def read_votes(
                            gold=None if later else gold, duplicates=duplicates,
                            no_header=no_header, missing=missing, max_count_bytes=max_count_bytes)
         votes = apply_scale(votes, scale, declared=labels is not None)
-        return attach_gold(votes, read_gold(gold, missing=missing)) if later else votes
+        if later and gold is not None:
+            votes = attach_gold(votes, read_gold(gold, missing=missing))
+        return votes
+    if isinstance(path, pd.DataFrame):
+        votes = _read_frame(path, format=format, columns=columns, labels=labels, gold=gold,
+                            duplicates=duplicates, no_header=no_header, missing=missing)
+        check_count_size(votes.n_items, votes.n_labels, "DataFrame", limit=max_count_bytes)
+        votes.read_info += duplicates_note(votes, duplicates)
+        return votes
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
     source = path if format == "lewidi" and Path(path).is_dir() else Input(path, what="votes")
@@ -206,7 +260,20 @@ def read_votes(
         if columns or gold is not None or no_header or missing:
             raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
                                     "gold, no_header and missing do not apply to it")
-        return read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None)
+        votes = read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None,
+                            duplicates=duplicates)
+        check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
+        return votes
+    if fmt == "lists":  # one JSON Lines row per item with a list of its labels (no annotators)
+        used = [opt for opt, on in (("--no-header", no_header), ("--missing", bool(missing)),
+                                    ("--gold", gold is not None)) if on]
+        if used:
+            raise InvalidValueError(f"{source.name} is a file of label lists (one row per item); "
+                                    f"{', '.join(used)} do not apply to it")
+        votes = read_label_lists(source, columns=columns, duplicates=duplicates)
+        check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
+        votes.read_info += duplicates_note(votes, duplicates)
+        return votes
     if fmt in ("mturk", "labelstudio"):
         used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
                                     ("gold", gold is not None)) if on]
@@ -224,6 +291,8 @@ def read_votes(
             votes = read_labelstudio(source, item=cols.get("item"), from_name=cols.get("label"),
                                      labels=labels, duplicates=duplicates)
         check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
+        votes.read_info = (getattr(votes, "read_info", None) or f"{source.name}: {fmt} export") + \
+            duplicates_note(votes, duplicates)
         return votes
     if fmt == "chaosnli":
         used = [opt for opt, on in (("columns", bool(columns)), ("no_header", no_header),
@@ -252,13 +321,15 @@ def read_votes(
                           no_header=no_header, missing=missing)
         info = getattr(votes, "read_info", None) or f"{source.name}: long table ({table_kind(source)})"
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
-    votes.read_info = info
+    votes.read_info = info + duplicates_note(votes, duplicates)
     return votes
 
 
-def _gold_file_applies(path: str | os.PathLike, format: str,
+def _gold_file_applies(path: str | os.PathLike | pd.DataFrame, format: str,
                        columns: Mapping[str, str | None] | None, no_header: bool) -> bool:
     """Whether ``read_votes`` takes a separate gold file for this input (long and wide tables)."""
+    if isinstance(path, pd.DataFrame):
+        return True
     if str(path) == "-" or (str(path) in REGISTRY and not Path(path).exists()):
         return False  # standard input is read once; registered datasets take no gold file
     if format == "lewidi" and Path(path).is_dir():
@@ -266,6 +337,112 @@ def _gold_file_applies(path: str | os.PathLike, format: str,
     fmt = (sniff_format(Input(path, what="votes"), columns=columns, no_header=no_header)
            if format == "auto" else format)
     return fmt in ("long", "wide")
+
+
+def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | None] | None,
+                labels: LabelSet | Sequence[Any] | None, gold: str | os.PathLike | None,
+                duplicates: DuplicatePolicy, no_header: bool, missing: Sequence[str]) -> Votes:
+    """``read_votes`` of a DataFrame: the columns detected as a file's, then
+    :meth:`Votes.from_long` or :meth:`Votes.from_wide`."""
+    name = "DataFrame"
+    if format not in ("auto", "long", "wide"):
+        raise InvalidValueError(f"a DataFrame is a long or wide table; format {format!r} reads "
+                                "files (pass format='auto', 'long' or 'wide')")
+    if no_header:
+        raise InvalidValueError("no_header applies to files; a DataFrame has its column names")
+    frame = df.rename(columns=str) if not all(isinstance(c, str) for c in df.columns) else df
+    names = list(frame.columns)
+    if len(set(names)) != len(names):
+        dup = sorted({c for c in names if names.count(c) > 1})
+        raise SchemaError(f"{name}: column names must be unique; repeated {dup}")
+    if missing:
+        words = {str(w).strip() for w in missing}
+        frame = frame.copy()
+        for col in names:  # text columns only: the words are cell texts
+            if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
+                text = frame[col].where(frame[col].map(type) == str)
+                frame[col] = frame[col].mask(text.str.strip().isin(words))
+    fmt = _layout(names, columns, name) if format == "auto" else format
+    given = dict(columns or {})
+    if fmt == "wide":
+        extra = sorted(k for k in given if k not in ("item", "gold"))
+        if extra:
+            raise InvalidValueError(f"a wide table names its item and gold columns only; got "
+                                    f"roles {extra}")
+        roles = detect_columns(names, ("item", "gold"), given=given, source=name)
+        if roles["item"] is None:
+            raise SchemaError(f"{name}: no item column; got columns {names}; name it with "
+                              "columns={'item': ...}")
+        votes = Votes.from_wide(frame, item=roles["item"], labels=labels, gold=roles["gold"],
+                                source=name)
+        chosen = {"item": roles["item"], "gold": roles["gold"]}
+        info = f"{name}: wide table, {votes.n_annotators} annotator columns"
+    else:
+        roles = detect_columns(names, given=given, source=name)
+        for role in ("item", "label"):
+            if roles[role] is None:
+                raise SchemaError(f"{name}: no {role} column; got columns {names}; name it with "
+                                  f"columns={{'{role}': ...}}")
+        if missing:
+            skip = frame[roles["label"]].isna().to_numpy()
+            if skip.any():
+                warnings.warn(f"{name}: {int(skip.sum())} row(s) whose label is a missing value "
+                              f"({sorted(missing)} or empty) were skipped",
+                              DegenerateInputWarning, stacklevel=3)
+                frame = frame[~skip]
+        in_frame_gold = roles["gold"] if gold is None else None
+        if labels is None:  # the votes' labels: gold is coded against them, never added
+            labels = LabelSet.infer(frame[roles["label"]])
+        votes = Votes.from_long(frame, item=roles["item"], label=roles["label"],
+                                annotator=roles["annotator"], labels=labels, gold=in_frame_gold,
+                                duplicates=duplicates, source=name)
+        chosen = roles
+        info = f"{name}: long table"
+    if gold is not None:
+        votes = attach_gold(votes, read_gold(gold, missing=missing))
+    used = ", ".join(f"{role}={col!r}" for role, col in chosen.items() if col is not None)
+    votes.read_info = f"{info}; columns {used}"
+    return votes
+
+
+def duplicates_note(votes: Votes, duplicates: DuplicatePolicy) -> str:
+    """What was done with repeated (item, annotator) votes, for ``read_info`` ("" when the
+    default refused none); warns when votes were left out, and sets
+    ``votes.duplicates_info`` (``policy``, ``repeated_pairs``, ``votes_removed``; None for
+    the default, which refuses them).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": ["q", "q", "r"], "annotator": ["a", "a", "a"],
+    ...                    "label": ["x", "y", "x"]})
+    >>> duplicates_note(Votes.from_long(df, duplicates="keep"), "keep")
+    '; repeated (item, annotator) pairs: 1, all votes kept (--duplicates keep: multi-label)'
+    """
+    votes.duplicates_info = None
+    if duplicates == "error":
+        return ""
+    if votes.annotator_index is None:
+        votes.duplicates_info = {"policy": duplicates, "repeated_pairs": None, "votes_removed": 0}
+        return f"; --duplicates {duplicates}: annotators unknown, no (item, annotator) pairs"
+    if duplicates == "keep":
+        n_pairs = 0
+        if votes.has_duplicate_pairs():
+            key = pd.Series(votes.pair_keys())
+            n_pairs = int(key[key.duplicated(keep=False)].nunique())
+        votes.duplicates_info = {"policy": "keep", "repeated_pairs": n_pairs, "votes_removed": 0}
+        return (f"; repeated (item, annotator) pairs: {n_pairs}, all votes kept "
+                "(--duplicates keep: multi-label)")
+    n_pairs = int(getattr(votes, "n_duplicate_pairs", 0))
+    removed = int(getattr(votes, "n_duplicates_removed", 0))
+    votes.duplicates_info = {"policy": duplicates, "repeated_pairs": n_pairs,
+                             "votes_removed": removed}
+    if removed:
+        warnings.warn(f"{votes.source}: {n_pairs} repeated (item, annotator) pair(s); the "
+                      f"{duplicates} vote of each kept, {removed} vote(s) left out "
+                      f"(--duplicates {duplicates})", DegenerateInputWarning, stacklevel=3)
+    return (f"; repeated (item, annotator) pairs: {n_pairs}, the {duplicates} vote of each kept, "
+            f"{removed} vote(s) left out (--duplicates {duplicates})")
 
 
 def check_count_size(n_items: int, n_labels: int, name: str, *, limit: int = MAX_COUNT_BYTES) -> None:
@@ -281,7 +458,8 @@ def check_count_size(n_items: int, n_labels: int, name: str, *, limit: int = MAX
         raise InvalidValueError(
             f"{name}: {n_items} items x {n_labels} distinct labels need a {need / 1024**3:.1f} GiB "
             f"count matrix (limit {limit / 1024**3:.1f} GiB); check the label column (is it a "
-            "free-text or id column?) or pass max_count_bytes= to allow more"
+            "free-text or id column? --label-col names the right one; Python: max_count_bytes= "
+            "allows more)"
         )
 
 

@@ -283,13 +283,13 @@ def _first_seen_codes(
     """Codes of ``values`` into their distinct values (first-seen order), and those values.
 
     Codes and values equal ``pyarrow.compute.dictionary_encode``'s; ``fingerprints`` are
-    :func:`_fingerprints` of ``values`` when already computed, ``ordered`` the same sorted. For a large string column whose
-    values are mostly distinct (item ids: the merged row-group dictionaries of a file repeat only
-    the items that straddle row groups), a hash table of millions of strings is cache-bound;
-    instead equal values are found by sorting 32-bit fingerprints (:func:`_fingerprints`), and
-    only the values whose fingerprints tie are hashed, so ties between different strings are
-    resolved exactly, and the distinct values are zero-copy slices of ``values`` when few are
-    dropped. Falls back to Arrow's hash when ties are common.
+    :func:`_fingerprints` of ``values`` when already computed, ``ordered`` the same sorted. For a
+    large string column whose values are mostly distinct (item ids: the merged row-group
+    dictionaries of a file repeat only the items that straddle row groups), a hash table of
+    millions of strings is cache-bound; instead equal values are found by sorting 32-bit
+    fingerprints (:func:`_fingerprints`), and only the values whose fingerprints tie are hashed,
+    so ties between different strings are resolved exactly, and the distinct values are zero-copy
+    slices of ``values`` when few are dropped. Falls back to Arrow's hash when ties are common.
     """
     import pyarrow as pa
     import pyarrow.compute as pc

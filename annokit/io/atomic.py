@@ -76,7 +76,8 @@ def output_error(path: PathArg, exc: OSError, *, what: str = "cannot write") -> 
     >>> str(output_error("out.csv", OSError(errno.ENOSPC, "No space left on device")))
     'cannot write out.csv: no space left on the device'
     """
-    reason = _REASONS.get(exc.errno) or (exc.strerror or str(exc) or type(exc).__name__).lower()
+    known = None if exc.errno is None else _REASONS.get(exc.errno)
+    reason = known or (exc.strerror or str(exc) or type(exc).__name__).lower()
     return OutputError(f"{what} {os.fspath(path)}: {reason}")
 
 
@@ -175,7 +176,7 @@ def check_outputs(outputs: Mapping[str, PathArg | None],
     >>> check_outputs({"--out": d / "votes.csv"}, {"--votes": d / "votes.csv"})
     Traceback (most recent call last):
     ...
-    annokit.errors.OutputError: --out ...votes.csv is the input --votes; refusing to overwrite an input (choose another path)
+    annokit.errors.OutputError: --out ...votes.csv is the input --votes; refusing to overwrite ...
     """
     dirs = set(directories)
     seen: list[tuple[str, Path]] = []
@@ -270,7 +271,7 @@ def atomic_paths(paths: Sequence[PathArg]) -> Iterator[list[Path]]:
         current = None
         yield list(temps)
         mode = file_mode()
-        for tmp, target in zip(temps, targets):
+        for tmp, target in zip(temps, targets, strict=True):
             current = target
             _finish(tmp, mode)
         _commit(temps, targets)
@@ -278,7 +279,7 @@ def atomic_paths(paths: Sequence[PathArg]) -> Iterator[list[Path]]:
         _fsync_path(_directory(targets[0]), directory=True)
     except OSError as exc:
         if current is None:  # raised by the caller's block: name the file it was writing
-            named = {os.fspath(t): target for t, target in zip(temps, targets)}
+            named = {os.fspath(t): target for t, target in zip(temps, targets, strict=True)}
             current = named.get(os.fspath(exc.filename or ""), targets[0])
         raise output_error(current, exc) from None
     finally:
@@ -292,7 +293,7 @@ def _commit(temps: list[Path], targets: list[Path]) -> None:
     backups: list[Path | None] = []
     done = 0
     try:
-        for tmp, target in zip(temps, targets):
+        for tmp, target in zip(temps, targets, strict=True):
             backup = None
             if len(targets) > 1 and os.path.isfile(target) and not os.path.islink(target):
                 backup = _temp_file(target, ".old")
@@ -461,7 +462,7 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def _fsync_tree(top: Path) -> None:
-    for root, dirs, files in os.walk(top):
+    for root, _dirs, files in os.walk(top):
         for name in files:
             _fsync_path(Path(root) / name)
         _fsync_path(root, directory=True)

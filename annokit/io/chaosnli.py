@@ -83,7 +83,7 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
     if not rows:
         raise DataFormatError(f"{name} has no items")
 
-    for row, lineno in zip(rows, line_numbers):
+    for row, lineno in zip(rows, line_numbers, strict=True):
         _check_row(row, lineno, name)
     keys = {str(k) for row in rows for k in row["label_counter"]}
     if labels is None:
@@ -91,7 +91,7 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
 
     n, n_labels = len(rows), len(labels)
     counts = np.zeros((n, n_labels), dtype=np.int64)
-    for i, (row, lineno) in enumerate(zip(rows, line_numbers)):
+    for i, (row, lineno) in enumerate(zip(rows, line_numbers, strict=True)):
         for key, value in row["label_counter"].items():
             try:
                 j = labels.index_of(key)
@@ -116,7 +116,7 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
         )
     uids = [str(r["uid"]) for r in rows]
     seen: dict[str, int] = {}
-    for uid, lineno in zip(uids, line_numbers):
+    for uid, lineno in zip(uids, line_numbers, strict=True):
         if uid in seen:
             raise DataFormatError(f"line {lineno} of {name}: uid {uid!r} repeats line {seen[uid]}")
         seen[uid] = lineno
@@ -185,25 +185,27 @@ def _metadata(rows: list[dict[str, Any]], line_numbers: list[int], labels: Label
                 from None
 
     data: dict[str, list[Any]] = {
-        "old_label": [canon(r.get("old_label"), ln, "old_label") for r, ln in zip(rows, line_numbers)],
+        "old_label": [canon(r.get("old_label"), ln, "old_label")
+                      for r, ln in zip(rows, line_numbers, strict=True)],
         "majority_label": [canon(r.get("majority_label"), ln, "majority_label")
-                           for r, ln in zip(rows, line_numbers)],
+                           for r, ln in zip(rows, line_numbers, strict=True)],
     }
     if any("old_labels" in r for r in rows):
         data["old_labels"] = [
             [canon(x, ln, "old_labels") for x in (r.get("old_labels") or [])]
-            for r, ln in zip(rows, line_numbers)
+            for r, ln in zip(rows, line_numbers, strict=True)
         ]
     if any("entropy" in r for r in rows):
         entropy = []
-        for r, ln in zip(rows, line_numbers):
+        for r, ln in zip(rows, line_numbers, strict=True):
             value = r.get("entropy")
             if value is not None and _floats([value]) is None:
                 raise DataFormatError(f"line {ln} of {name}: entropy must be a number; got "
                                       f"{value!r}")
             entropy.append(float("nan") if value is None else float(value))
         data["entropy"] = entropy
-    examples = [r.get("example") if isinstance(r.get("example"), dict) else {} for r in rows]
+    examples: list[dict[str, Any]] = [e if isinstance(e := r.get("example"), dict) else {}
+                                      for r in rows]
     for field in _TEXT_FIELDS:
         if any(field in e for e in examples):
             data[field] = [e.get(field) for e in examples]

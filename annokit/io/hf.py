@@ -44,7 +44,7 @@ def to_hf(votes: Votes) -> datasets.Dataset:
     }
     features: dict[str, Any] = {"item": datasets.Value("string"),
                                 "labels": datasets.Sequence(class_label)}
-    if votes.annotator_index is not None:
+    if votes.annotator_index is not None and votes.annotator_ids is not None:  # set together
         names = pa.array(votes.annotator_ids.astype(str))
         columns["annotators"] = pa.ListArray.from_arrays(
             offsets, names.take(pa.array(votes.annotator_index[order])))
@@ -64,14 +64,14 @@ def to_hf(votes: Votes) -> datasets.Dataset:
         for c in meta.columns:
             columns[c] = meta_table.column(str(c))
             features[c] = meta_features[str(c)]
-    features = datasets.Features(features)
-    info = datasets.DatasetInfo(features=features, description=json.dumps(
+    schema = datasets.Features(features)
+    info = datasets.DatasetInfo(features=schema, description=json.dumps(
         {"annokit": {"labels": votes.labels.to_dict(),
                      "annotator_ids_known": votes.annotator_index is not None,
                      "annotator_ids": None if votes.annotator_ids is None
                      else [str(a) for a in votes.annotator_ids],
                      "metadata_columns": [str(c) for c in meta.columns]}}))
-    table = pa.table(columns).cast(features.arrow_schema)
+    table = pa.table(columns).cast(schema.arrow_schema)
     return datasets.Dataset(table, info=info)
 
 

@@ -86,7 +86,7 @@ def _values(result: list[Any], from_name: str | None, where: str) -> tuple[str |
     names = {name for name, _ in found}
     if len(names) > 1:
         raise SchemaError(f"{where}: answers from several controls {sorted(map(str, names))}; "
-                          "say which holds the label (from_name=)")
+                          "say which holds the label with --label-col (Python: from_name=)")
     values: list[Any] = []
     for _, value in found:
         values.extend(value if isinstance(value, list) else [value])
@@ -170,7 +170,7 @@ def read_labelstudio(path: str | os.PathLike | Input, *, item: str | None = None
                 rows.append((item_id, who, scalar_to_str(value)))
     if len(controls) > 1:
         raise SchemaError(f"{name}: answers from several controls {sorted(controls)}; say which "
-                          "holds the label (from_name=)")
+                          "holds the label with --label-col (Python: from_name=)")
     if not rows:
         raise SchemaError(f"{name}: no votes in {len(doc)} task(s): "
                           f"{counts['cancelled']} cancelled, {counts['blank']} blank annotations")

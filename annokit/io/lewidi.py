@@ -42,7 +42,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option, first_offenders
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import Votes
+from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import (
     AnnokitError,
     DataFormatError,
@@ -109,13 +109,14 @@ def lewidi_split_file(path: str | os.PathLike, split: str | None = None) -> Path
         m = _SPLIT_FILE.match(path.name)
         if split is not None and m and m["split"].lower() != split:
             raise InvalidValueError(f"{path.name} is the {m['split']} split, not {split!r}; "
-                                    "pass the folder with split= or the file without it")
+                                    "give the file without a split, or its folder with it "
+                                    "(Python: split=)")
         return path
     found = sorted(p for p in path.glob("*.json") if (m := _SPLIT_FILE.match(p.name)))
     if split is None:
         raise DataFormatError(f"{path} is a folder ({len(found)} LeWiDi split file(s): "
-                              f"{[p.name for p in found][:6]}); pass split= (train, dev or test) "
-                              "or the path of one split file")
+                              f"{[p.name for p in found][:6]}); give the path of one split file "
+                              "(Python: or split='train', 'dev' or 'test')")
     chosen = [p for p in found if _SPLIT_FILE.match(p.name)["split"].lower() == split]
     if len(chosen) != 1:
         raise DataFormatError(
@@ -127,7 +128,8 @@ def lewidi_split_file(path: str | os.PathLike, split: str | None = None) -> Path
 def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
                 labels: LabelSet | None = None,
                 annotator_metadata: str | os.PathLike | bool | None = None,
-                unannotated: Unannotated = "error") -> Votes:
+                unannotated: Unannotated = "error",
+                duplicates: DuplicatePolicy = "error") -> Votes:
     """Read one split of a LeWiDi 2023 or 2025 dataset.
 
     Parameters
@@ -142,11 +144,23 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     annotator_metadata : path-like, bool or None
         2025 demographics: None looks for ``<Dataset>_annotators_meta.json`` beside the
         file, a path reads that file, False skips it. (2023 files carry per-annotator
-        fields in ``other_info``; those constant for each annotator are used.)
+        fields in ``other_info``; those constant for each annotator are used.) The file is
+        read leniently, as the organisers published it (trailing commas, ``NaN``:
+        :func:`annokit.io.source.loads_json_lenient`), and what was tolerated is stated;
+        a metadata file that cannot be read at all is one warning naming the file and
+        line, never an error: the votes are read without it.
     unannotated : {"error", "skip"}, default="error"
         Items without annotations (a test split released without labels): refuse, or
         leave them out, counted and warned about. A file where no item has annotations is
         always refused.
+    duplicates : {"error", "first", "last", "keep"}, default="error"
+        An annotator named twice in one 2023 item's ``annotators`` (a repeated (item,
+        annotator) pair): refuse, keep the first or last vote, or keep both (multi-label
+        votes). The file's own soft labels and counts are checked against the votes as
+        written, before one vote of a pair is dropped; the pairs and what was done are
+        stated in ``read_info`` and ``lewidi_info["repeated_pairs"]``. In a 2025 file an
+        annotator is a key of ``annotations`` and cannot repeat; the labels of one
+        multi-label response are one answer, not repeats.
 
     Returns
     -------
@@ -162,13 +176,17 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         ("nominal", "ordinal" or "multilabel"), ``label_values``, ``multilabel``,
         ``soft_label_mismatches`` / ``hard_label_mismatches`` (item ids),
         ``hard_label_ties`` (items whose file label is one of tied top labels),
-        ``count_mismatches``, ``skipped_unannotated`` and the metadata join counts).
+        ``count_mismatches``, ``skipped_unannotated``, ``repeated_pairs`` ((item,
+        annotator) pairs with more than one vote), ``duplicates`` (the policy applied to
+        them), ``duplicate_votes_removed`` and the metadata join counts).
 
     Raises
     ------
     DataFormatError
         Not a JSON object of items, misaligned annotators and annotations, a folder
         without a unique split file, or items without annotations (see ``unannotated``).
+    SchemaError
+        Repeated (item, annotator) pairs with ``duplicates="error"``.
 
     Examples
     --------
@@ -182,6 +200,7 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     ([[2, 1]], 2023, [])
     """
     check_option("unannotated", unannotated, ("error", "skip"))
+    check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
     source = path if isinstance(path, Input) else Input(lewidi_split_file(path, split), what="votes")
     file, name = source.path, source.name
     doc = loads_json(source.text, name)
@@ -212,8 +231,8 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     if empty and unannotated == "error":
         raise DataFormatError(
             f"{name}: {len(empty)} item(s) have no annotations, e.g. "
-            f"{first_offenders([ids[i] for i in empty])}; pass unannotated='skip' to leave "
-            "them out (counted)")
+            f"{first_offenders([ids[i] for i in empty])}; give a split file with annotations "
+            "(Python: unannotated='skip' leaves these items out, counted)")
     if empty:
         warnings.warn(f"{name}: {len(empty)} item(s) without annotations left out, e.g. "
                       f"{first_offenders([ids[i] for i in empty])}", DegenerateInputWarning,
@@ -239,9 +258,14 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     meta = _item_metadata(records, numeric=value_to_name is not None)
     votes = Votes(np.asarray(item_of, dtype=np.int64), label_index, item_ids=np.asarray(ids, dtype=object),
                   labels=labelset, annotator_index=ann_codes, annotator_ids=np.asarray(ann_ids, dtype=object),
-                  item_metadata=meta, duplicates="keep" if multilabel else "error", source=name)
+                  item_metadata=meta, duplicates="keep", source=name)
+    checks = check_against_file(votes, multilabel=multilabel)  # the votes as the file wrote them
+    repeated = [] if multilabel else repeated_pairs(votes)
+    if repeated and duplicates != "keep":
+        votes = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids, labels=labelset,
+                      annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
+                      item_metadata=meta, duplicates=duplicates, source=name)
     scale = "multilabel" if multilabel else getattr(labelset, "scale", "nominal")
-    checks = check_against_file(votes, multilabel=multilabel)
     ann_meta, meta_info = annotator_table(votes, records, edition, file, dataset,
                                           annotator_metadata, name)
     votes.annotator_metadata = ann_meta
@@ -249,9 +273,18 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         "edition": edition, "dataset": dataset, "split": split, "file": str(file) if file else name,
         "scale": scale, "multilabel": multilabel, "label_values": list(labelset.names),
         "severity_mapped": mapped, "skipped_unannotated": skipped, **checks, **meta_info,
+        "repeated_pairs": repeated, "duplicates": duplicates,
+        "duplicate_votes_removed": votes.n_duplicates_removed,
     }
     votes.lewidi_info = info
+    votes.duplicates_info = None if duplicates == "error" or multilabel else {
+        "policy": duplicates, "repeated_pairs": len(repeated),
+        "votes_removed": votes.n_duplicates_removed}
     votes.read_info = _summary(name, info, votes)
+    if votes.n_duplicates_removed:
+        warnings.warn(f"{name}: {len(repeated)} repeated (item, annotator) pair(s); the "
+                      f"{duplicates} vote of each kept, {votes.n_duplicates_removed} vote(s) left "
+                      f"out (--duplicates {duplicates})", DegenerateInputWarning, stacklevel=2)
     bad = [(k, info[k]) for k in ("soft_label_mismatches", "hard_label_mismatches",
                                   "count_mismatches") if info[k]]
     if bad:
@@ -259,6 +292,16 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
             f"{k.replace('_', ' ')}: {len(v)} item(s), e.g. {first_offenders(v)}" for k, v in bad),
             DegenerateInputWarning, stacklevel=2)
     return votes
+
+
+def repeated_pairs(votes: Votes) -> list[tuple[str, str]]:
+    """The (item id, annotator id) pairs that have more than one vote, in file order."""
+    if votes.annotator_index is None or not votes.has_duplicate_pairs():
+        return []
+    key = pd.Series(votes.pair_keys())
+    first = np.flatnonzero(key.duplicated(keep=False).to_numpy() & ~key.duplicated().to_numpy())
+    return [(str(votes.item_ids[votes.item_index[r]]),
+             str(votes.annotator_ids[votes.annotator_index[r]])) for r in first]
 
 
 def _split_values(text: str) -> list[str]:
@@ -386,4 +429,10 @@ def _summary(name: str, info: dict[str, Any], votes: Votes) -> str:
         text += "; severities -3..-1 read as 1, 0..1 as 0 (ConvAbuse README)"
     if info["skipped_unannotated"]:
         text += "; " + part("skipped_unannotated", "items without annotations left out")
+    if info["repeated_pairs"] or (info["duplicates"] != "error" and not info["multilabel"]):
+        policy, removed = info["duplicates"], info["duplicate_votes_removed"]
+        done = ("all votes kept (--duplicates keep: multi-label)" if policy == "keep" else
+                f"the {policy} vote of each kept, {removed} vote(s) left out "
+                f"(--duplicates {policy})")
+        text += "; " + part("repeated_pairs", "repeated (item, annotator) pairs") + f", {done}"
     return text + f"; annotator metadata: {info['annotator_metadata']}"

@@ -6,24 +6,30 @@ annotator attribute table (2025 ``<Dataset>_annotators_meta.json``; 2023 per-ann
 of ``other_info``).
 
 A file writes its soft labels rounded (ArMIS to 2 decimals, some VariErrNLI items to 3,
-others in full); a value is taken to agree with the votes when it is within half a unit of
-its own last written decimal (at least 2 decimals are assumed) plus 1e-9.
+others in full, some as the float complement of a rounded value: ``0.33299999999999996``);
+a value is taken to agree with the votes when it is within half a unit of its own last
+written decimal (at least 2 decimals are assumed, float noise beyond 12 decimals ignored)
+plus 1e-9.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from annokit.core.checks import first_offenders
 from annokit.core.labels import scalar_to_str
 from annokit.core.votes import Votes
-from annokit.errors import DataFormatError, InputError
-from annokit.io.source import Input, loads_json
+from annokit.errors import DataFormatError, DegenerateInputWarning, InputError
+from annokit.io.source import Input, loads_json_lenient
 
 __all__ = ["annotator_table", "check_against_file", "file_hard_labels", "file_soft_labels"]
 
@@ -48,7 +54,9 @@ def _label_code(votes: Votes, key: Any) -> int:
 
 
 def _decimals(value: float) -> int:
-    text = repr(float(value))
+    """Decimals the value was written with; float noise beyond 12 decimals (``1 - 0.667`` is
+    ``0.33299999999999996``, as VariErrNLI writes some soft labels) does not count."""
+    text = repr(round(float(value), 12))
     if "e" in text or "E" in text:
         return 17
     return len(text.split(".")[1]) if "." in text else 0
@@ -200,12 +208,38 @@ def _meta_file(file: Path | None, dataset: str, given: str | os.PathLike | bool 
     return path if path is not None and path.exists() else None
 
 
+def _line_of(text: str, key: str) -> int:
+    """Line of ``"key":`` in ``text`` (1 when not found)."""
+    m = re.search(re.escape(json.dumps(key)) + r"\s*:", text)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+def _records(doc: Any, text: str, name: str) -> tuple[dict[str, dict], list[str]]:
+    """The annotator records of a metadata document, and the keys of records that are not
+    objects (left out with one warning naming the first one's line)."""
+    if not isinstance(doc, dict):
+        raise DataFormatError(f"{name}, line 1: expected an object of annotator records "
+                              f"(annotator id -> object of attributes); got {type(doc).__name__}")
+    bad = [str(k) for k, v in doc.items() if not isinstance(v, dict)]
+    if bad and len(bad) == len(doc):
+        raise DataFormatError(f"{name}, line {_line_of(text, bad[0])}: expected an object of "
+                              "annotator records (annotator id -> object of attributes); record "
+                              f"{bad[0]!r} is {type(doc[bad[0]]).__name__}")
+    if bad:
+        warnings.warn(f"{name}, line {_line_of(text, bad[0])}: {len(bad)} annotator record(s) are "
+                      f"not objects, e.g. {first_offenders(bad)}; left out", DegenerateInputWarning,
+                      stacklevel=4)
+    return {k: v for k, v in doc.items() if isinstance(v, dict)}, bad
+
+
 def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path | None, dataset: str,
                     given: str | os.PathLike | bool | None, name: str
                     ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Annotator attributes, one row per ``votes.annotator_ids`` entry, and a summary.
 
-    2025: the ``<Dataset>_annotators_meta.json`` records; their keys are matched to the
+    2025: the ``<Dataset>_annotators_meta.json`` records, read leniently (trailing commas,
+    ``NaN``; what was tolerated is stated); a file that cannot be read is one warning naming
+    the file and line, and the votes are read without it. Their keys are matched to the
     annotator ids as written, or with an ``Ann`` prefix (MP's file is keyed ``"0"``, its
     annotations ``"Ann0"``). 2023: fields of ``other_info`` that give one value per annotator
     (ArMIS: an object keyed by annotator; a comma-separated field whose name mentions
@@ -219,10 +253,16 @@ def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path 
         if path is None:
             info["annotator_metadata"] = "none"
             return pd.DataFrame(index=index), info
-        doc = loads_json(Input(path, what="annotator metadata").text, path.name)
-        if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
-            raise DataFormatError(f"{path.name}: expected an object of annotator records "
-                                  "(annotator id -> object of attributes)")
+        try:
+            text = Input(path, what="annotator metadata").text
+            doc, tolerated = loads_json_lenient(text, path.name)
+            doc, left_out = _records(doc, text, path.name)
+        except DataFormatError as exc:
+            warnings.warn(f"{exc}; annotator metadata left out (the votes are read without it)",
+                          DegenerateInputWarning, stacklevel=3)
+            info["annotator_metadata"] = f"{path.name} not read (see the warning)"
+            info["annotators_without_metadata"] = index.tolist()
+            return pd.DataFrame(index=index), info
         keys = [str(k) for k in doc]
         ids = set(votes.annotator_ids.tolist())
         exact = sum(k in ids for k in keys)
@@ -232,8 +272,10 @@ def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path 
         out = table.reindex(index)
         matched = int(index.isin(table.index).sum())
         info["annotator_metadata"] = (
-            f"{path.name}, {matched} of {len(index)} annotators matched"
-            + (" (keys read with an 'Ann' prefix)" if prefixed > exact else ""))
+            f"{path.name}" + (f" (read leniently: {', '.join(tolerated)})" if tolerated else "")
+            + f", {matched} of {len(index)} annotators matched"
+            + (" (keys read with an 'Ann' prefix)" if prefixed > exact else "")
+            + (f", {len(left_out)} record(s) not an object left out" if left_out else ""))
         info["annotators_without_metadata"] = index[~index.isin(table.index)].tolist()
         return out, info
     columns: dict[str, dict[str, Any]] = {}

@@ -143,8 +143,8 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     if chosen is None:
         if len(answers) != 1:
             raise SchemaError(f"{name}: {len(answers)} answer columns "
-                              f"{sorted(answers)}; say which holds the label (--label-column / "
-                              "label=)")
+                              f"{sorted(answers)}; say which holds the label with --label-col "
+                              "(Python: label=)")
         chosen = next(iter(answers.values()))
     numbers = sorted(chosen, key=lambda n: (n != "", int(n) if n else 0))
     item_family = _pick(inputs, item, "item id", name, "Input.")

@@ -268,8 +268,8 @@ def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[st
             i = int(np.argmax(off))
             raise DataFormatError(
                 f"{locations[i]} of {source} (item {ids[i]!r}): probs sum to {sums[i]:.6g}, not 1 "
-                f"within atol={atol:g} ({off.sum()} such row(s)); pass renormalize=True "
-                f"(CLI: --renormalize) to divide each row by its sum")
+                f"within {atol:g} ({off.sum()} such row(s)); pass --renormalize to divide each "
+                f"row by its sum (Python: renormalize=True)")
     if label_names is not None:
         label_names = tuple(str(n) for n in label_names)
         if len(label_names) != P.shape[1]:
@@ -303,7 +303,7 @@ def _pick_id_field(fields: Sequence[str], id_field: str | None, where: str) -> s
         if f in fields:
             return f
     raise DataFormatError(f"{where}: no item id field (tried {list(ID_FIELDS)}); got fields "
-                          f"{list(fields)}; name it with id_field= (CLI: --id-field)")
+                          f"{list(fields)}; name it with --id-field (Python: id_field=)")
 
 
 def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_field: str | None,
@@ -370,8 +370,8 @@ def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: flo
             if model is None:
                 if len(models) > 1:
                     raise DataFormatError(f"{source} holds predictions of {len(models)} models "
-                                          f"{first_offenders(models)}; choose one with model= "
-                                          "(CLI: --model)")
+                                          f"{first_offenders(models)}; choose one with --model "
+                                          "(Python: model=)")
                 model = models[0]
             if model not in whole:
                 raise DataFormatError(f"{source}: no model {model!r}; models are {models}")

@@ -18,7 +18,7 @@ import pandas as pd
 
 from annokit.core.labels import LabelSet
 from annokit.core.ratings import Ratings
-from annokit.core.scales import check_scale, ordered_names
+from annokit.core.scales import check_scale
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io.source import Input
@@ -41,16 +41,17 @@ def _rating_column(columns: Sequence[str], taken: set[str], name: str) -> str:
         found = [c for c in by_lower.get(spelling, []) if c not in taken]
         if len(found) > 1:
             raise SchemaError(f"{name}: columns {found} could each be the rating column; name one "
-                              "with columns={'rating': ...}")
+                              "with --label-col (Python: columns={'rating': ...})")
         if found:
             others = [c for s in RATING_SPELLINGS[RATING_SPELLINGS.index(spelling) + 1:]
                       for c in by_lower.get(s, []) if c not in taken]
             if others:
                 raise SchemaError(f"{name}: columns {[found[0], *others]} could each be the "
-                                  "rating column; name one with columns={'rating': ...}")
+                                  "rating column; name one with --label-col (Python: "
+                                  "columns={'rating': ...})")
             return found[0]
     raise SchemaError(f"{name}: no rating column; got columns {list(columns)}; name it with "
-                      "columns={'rating': ...} (or 'item', 'annotator')")
+                      "--label-col (Python: columns={'rating': ...}, or 'item', 'annotator')")
 
 
 def _numbers(df: pd.DataFrame, col: str, source: Input) -> np.ndarray:
@@ -148,7 +149,7 @@ def read_ratings(
     roles = detect_columns(list(df.columns), ("item", "annotator"), given=given, source=name)
     if roles["item"] is None:
         raise SchemaError(f"{name}: no item column; got columns {list(df.columns)}; name it with "
-                          "columns={'item': ...}")
+                          "--item-col (Python: columns={'item': ...})")
     taken = {c for c in roles.values() if c}
     rating = rating or _rating_column(list(df.columns), taken, name)
     used = [c for c in (roles["item"], roles["annotator"], rating) if c]
@@ -180,9 +181,7 @@ def scaled_labels(labels: LabelSet, scale: str, *, declared: bool) -> LabelSet:
     >>> scaled_labels(LabelSet(["10", "-5", "2"]), "ordinal", declared=False)
     LabelSet(['-5', '2', '10'], scale='ordinal')
     """
-    check_scale(scale)
-    names = list(labels.names) if declared else ordered_names(labels.names, scale)
-    return LabelSet(names, aliases=labels.aliases, scale=scale)
+    return labels.to_scale(scale, declared=declared)[0]
 
 
 def apply_scale(votes: Votes, scale: str | None, *, declared: bool) -> Votes:
@@ -211,17 +210,4 @@ def apply_scale(votes: Votes, scale: str | None, *, declared: bool) -> Votes:
     """
     if scale is None:
         return votes
-    old = votes.labels
-    labels = scaled_labels(old, scale, declared=declared)
-    perm = np.asarray([labels.index_of(n) for n in old.names], dtype=np.int64)
-    # gold codes -1 (none) and -2 (a gold label not among the labels) stay as they are
-    gold = (None if votes.gold is None
-            else np.where(votes.gold >= 0, perm[np.maximum(votes.gold, 0)], votes.gold))
-    out = Votes(votes.item_index, perm[votes.label_index], item_ids=votes.item_ids, labels=labels,
-                annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
-                item_metadata=votes.item_metadata, gold=gold, duplicates="keep",
-                source=votes.source, _ids_unique=True, _coded=True)
-    for attr in ("read_info", "n_duplicates_removed"):
-        if hasattr(votes, attr):
-            setattr(out, attr, getattr(votes, attr))
-    return out
+    return votes.with_scale(scale, declared=declared)

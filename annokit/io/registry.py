@@ -148,7 +148,7 @@ def _download(spec: DatasetSpec, target: Path) -> None:
         except OSError as exc:
             raise DatasetNotFoundError(
                 f"{spec.name}: download from {spec.url} failed ({exc}); put {spec.filename} in "
-                f"{target.parent} or pass path="
+                f"{target.parent}, or give a local copy's path as the votes (Python: path=)"
             ) from None
         source = raw
         if spec.member is not None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.columns import ROLE_SPELLINGS, detect_columns
 from annokit.core.frames import _gold_codes
 from annokit.core.gold import factorize_gold, gold_value_codes, item_gold
 from annokit.core.ids import canonical_ints, ids_as_arrow
@@ -38,15 +39,6 @@ from annokit.io.tables import (
 __all__ = ["ROLE_SPELLINGS", "detect_columns", "read_columns", "read_gold", "read_long", "read_table",
            "read_wide"]
 
-#: Column spellings tried, in order, for each role when no mapping is given.
-ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
-    "item": ("item", "item_id", "task", "task_id", "question", "question_id", "orig_id", "uid", "id"),
-    "annotator": ("annotator", "annotator_id", "worker", "worker_id", "!amt_worker_ids", "rater",
-                  "user", "performer"),
-    "label": ("label", "answer", "response", "annotation", "vote"),
-    "gold": ("gold", "gold_label", "truth", "true_label"),
-}
-
 #: Options that name columns, for messages (CLI spelling).
 COLUMN_OPTIONS = "--item-col, --annotator-col, --label-col, --gold-col, --no-header"
 #: Column roles of a headerless long table, by its number of columns.
@@ -54,53 +46,10 @@ HEADERLESS_ROLES = {2: ("item", "label"), 3: ("item", "annotator", "label"),
                     4: ("item", "annotator", "label", "gold")}
 
 
-def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "annotator", "label", "gold"),
-                   *, given: Mapping[str, str | None] | None = None,
-                   source: str = "votes") -> dict[str, str | None]:
-    """Map roles to column names: ``given`` first, then the one matching spelling (case-insensitive).
-
-    Raises
-    ------
-    InvalidValueError
-        An unknown role.
-    SchemaError
-        A given column that the file does not have, or a role that two columns could fill
-        (``label`` and ``answer``): the message names both and the option that settles it.
-    """
-    given = {k: v for k, v in dict(given or {}).items()}
-    unknown = (set(given) | set(roles)) - set(ROLE_SPELLINGS)
-    if unknown:
-        raise InvalidValueError(f"unknown column role(s) {sorted(unknown)}; roles are {list(ROLE_SPELLINGS)}")
-    for role, col in given.items():
-        if col is not None and col not in columns:
-            raise SchemaError(f"{source} is missing column(s) [{col!r}] (given for {role}); got "
-                              f"{list(columns)}")
-    by_lower: dict[str, list[str]] = {}
-    for c in columns:
-        by_lower.setdefault(c.lower(), []).append(c)
-    out: dict[str, str | None] = {}
-    taken: set[str] = {v for v in given.values() if v}
-    for role in roles:
-        if role in given:
-            out[role] = given[role]
-            continue
-        found = [c for spelling in ROLE_SPELLINGS[role] for c in by_lower.get(spelling, [])
-                 if c not in taken]
-        if len(found) > 1:
-            raise SchemaError(
-                f"{source}: columns {found} could each be the {role} column; name one with "
-                f"--{role}-col (columns={{'{role}': ...}})"
-            )
-        out[role] = found[0] if found else None
-        if found:
-            taken.add(found[0])
-    return out
-
-
 def _no_layout(name: str, role: str, columns: Sequence[str]) -> SchemaError:
     return SchemaError(
         f"{name}: no {role} column; got columns {list(columns)}; name it with --{role}-col "
-        f"(columns={{'{role}': ...}}), or read a headerless item,annotator,label file with "
+        f"(Python: columns={{'{role}': ...}}), or read a headerless item,annotator,label file with "
         f"--no-header. Column options: {COLUMN_OPTIONS}"
     )
 

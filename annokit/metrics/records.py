@@ -404,8 +404,8 @@ def join_predictions(votes: Votes, predictions: Predictions | str | Path | Seque
         msg = (f"{n_missing} of {votes.n_items} vote items have no prediction, e.g. "
                f"{first_offenders(dropped)}")
         if on_missing == "error":
-            raise AlignmentError(msg + "; pass on_missing='drop' (CLI: --on-missing drop) to "
-                                  "evaluate only the items with predictions")
+            raise AlignmentError(msg + "; pass --on-missing drop to evaluate only the items with "
+                                  "predictions (Python: on_missing='drop')")
         warnings.warn(msg + f"; they are dropped and {int(has.sum())} items are kept",
                       DegenerateInputWarning, stacklevel=3)
     rows = pos[has]

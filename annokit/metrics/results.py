@@ -162,6 +162,108 @@ class EvaluationResult:
             self._frame = self.frame_source()
         return self._frame
 
+    def to_frame(self, *, groups: bool = False) -> pd.DataFrame:
+        """The metrics as a DataFrame, one row per metric.
+
+        Parameters
+        ----------
+        groups : bool, default=False
+            One row per (group, metric) of ``evaluate(..., by=...)`` instead, with the
+            group's ``n_items``.
+
+        Returns
+        -------
+        DataFrame
+            Index ``metric`` (with several models ``(model, metric)``; with ``groups``
+            ``(group, metric)``); columns ``value``, ``ci_low`` and ``ci_high`` (with
+            bootstrap), ``unit`` and ``lower_is_better`` from the registry, the baselines
+            ``chance`` and ``oracle``, and with several models each model's ``difference``
+            from the first with ``difference_low``, ``difference_high`` and ``p_value``.
+
+        Raises
+        ------
+        InvalidValueError
+            ``groups=True`` on a result evaluated without ``by``.
+
+        Examples
+        --------
+        >>> from annokit.metrics.engine import evaluate
+        >>> from annokit.metrics.records import AlignedRecords
+        >>> rec = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8], [0.6, 0.4]],
+        ...                                  [[3, 1], [0, 4], [2, 2]])
+        >>> frame = evaluate(rec, metrics=["kl", "brier"]).to_frame()
+        >>> frame[["value", "unit", "lower_is_better", "chance"]].round(4)
+                 value         unit  lower_is_better  chance
+        metric
+        kl      0.0832         nats             True  0.2747
+        brier   0.1933  Brier units             True  0.5000
+        """
+        if groups:
+            if self.groups is None:
+                raise InvalidValueError("this result has no groups; evaluate with by=... "
+                                        "(CLI --by agreement) for per-group rows")
+            parts = {g.group: _metric_frame(g.metrics, g.intervals).assign(n_items=g.n_items)
+                     for g in self.groups}
+            return pd.concat(parts, names=["group", "metric"])
+        if not self.models:
+            return self._metrics_frame()
+        parts = {}
+        for name, res in self.models.items():
+            frame = res._metrics_frame()
+            diffs = self.comparisons.get(name, {})
+            if diffs:
+                frame["difference"] = [diffs[m].estimate if m in diffs else _NAN
+                                       for m in frame.index]
+                for col, attr in (("difference_low", "low"), ("difference_high", "high"),
+                                  ("p_value", "p_value")):
+                    frame[col] = [getattr(diffs[m], attr) if m in diffs else _NAN
+                                  for m in frame.index]
+            parts[name] = frame
+        return pd.concat(parts, names=["model", "metric"])
+
+    def _metrics_frame(self) -> pd.DataFrame:
+        frame = _metric_frame(self.metrics, self.intervals)
+        frame["unit"] = [REGISTRY[m].unit if m in REGISTRY else "" for m in frame.index]
+        frame["lower_is_better"] = [REGISTRY[m].lower_is_better if m in REGISTRY else None
+                                    for m in frame.index]
+        for name, values in self.baselines.items():
+            frame[name] = [values.get(m, _NAN) for m in frame.index]
+        return frame
+
+    def __repr__(self) -> str:
+        """A head line, then one line per metric (the first model's with several): value,
+        interval, unit and direction.
+
+        Examples
+        --------
+        >>> from annokit.metrics.engine import evaluate
+        >>> from annokit.metrics.records import AlignedRecords
+        >>> rec = AlignedRecords.from_arrays([[0.7, 0.3], [0.2, 0.8], [0.6, 0.4]],
+        ...                                  [[3, 1], [0, 4], [2, 2]])
+        >>> evaluate(rec, metrics=["kl", "brier"], n_boot=50)
+        EvaluationResult(n_items=3, scale='nominal', n_boot=50, confidence=0.95)
+          kl     0.0832  [0.0062, 0.1669]  nats, lower is better
+          brier  0.1933  [0.1063, 0.3200]  Brier units, lower is better
+        """
+        head = (f"EvaluationResult(n_items={self.n_items}, scale={self.scale!r}"
+                + (f", n_boot={self.n_boot}, confidence={self.confidence:g}"
+                   if self.intervals else "")
+                + (f", models={list(self.models)}" if self.models else "")
+                + (f", groups={len(self.groups)} by {self.by!r}" if self.groups else "") + ")")
+        width = max((len(m) for m in self.metrics), default=0)
+        lines = [head]
+        for m, v in self.metrics.items():
+            ci = self.intervals.get(m)
+            text = f"  {m.ljust(width)}  {v:.4f}"
+            if ci is not None:
+                text += f"  [{ci.low:.4f}, {ci.high:.4f}]"
+            if m in REGISTRY:
+                better = {True: ", lower is better", False: ", higher is better"}.get(
+                    REGISTRY[m].lower_is_better, "")
+                text += f"  {REGISTRY[m].unit}{better}"
+            lines.append(text)
+        return "\n".join(lines)
+
     def _model_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "n_unmatched_predictions": self.n_unmatched_predictions,
@@ -209,6 +311,18 @@ class EvaluationResult:
             out["comparisons"] = {name: {k: d.to_dict() for k, d in diffs.items()}
                                   for name, diffs in self.comparisons.items()}
         return out
+
+
+def _metric_frame(metrics: Mapping[str, float], intervals: Mapping[str, BootstrapResult]
+                  ) -> pd.DataFrame:
+    """``value`` (and ``ci_low``, ``ci_high`` with intervals) per metric, index ``metric``."""
+    frame = pd.DataFrame({"value": [float(v) for v in metrics.values()]},
+                         index=pd.Index(list(metrics), name="metric"))
+    if intervals:
+        frame["ci_low"] = [float(intervals[m].low) if m in intervals else _NAN for m in metrics]
+        frame["ci_high"] = [float(intervals[m].high) if m in intervals else _NAN
+                            for m in metrics]
+    return frame
 
 
 def plain_value(v: Any) -> Any:

@@ -112,7 +112,8 @@ class Aggregation:
     def summary(self) -> dict[str, Any]:
         """The ``annokit aggregate --json`` object (documented in the README)."""
         return {"method": self.method, "n_items": self.n_items, "n_gold": self.n_gold,
-                "n_gold_unknown_label": self.n_gold_unknown, "accuracy": self.accuracy, "tie_policy": self.tie_policy,
+                "n_gold_unknown_label": self.n_gold_unknown, "accuracy": self.accuracy,
+                "tie_policy": self.tie_policy,
                 "iterations": self.n_iter, "converged": self.converged, "n_ties": self.n_ties}
 
 

@@ -26,15 +26,48 @@ from annokit.core.soft_labels import (
     vote_majority,
 )
 from annokit.core.votes import Votes
+from annokit.quality.rating_stats import (  # noqa: F401  (BIMODAL, rating_summary: re-exported)
+    BIMODAL,
+    LIST_LEVELS,
+    by_scale,
+    rating_rows,
+    rating_summary,
+)
 
-__all__ = ["STATS_SCHEMA_VERSION", "dataset_stats", "multilabel_stats", "rating_summary",
+__all__ = ["STATS_SCHEMA_VERSION", "DatasetStats", "dataset_stats", "multilabel_stats", "rating_summary",
            "stats_markdown", "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
 
-#: Sarle's bimodality coefficient above 5/9 (its value for a uniform distribution)
-#: suggests a bimodal item (Pfister et al. 2013, DOI:10.3389/fpsyg.2013.00700).
-BIMODAL = 5 / 9
+
+class DatasetStats(dict):
+    """What :func:`dataset_stats` and :func:`multilabel_stats` return: the ``stats --json``
+    object (a plain dict: keys, JSON and equality as documented) with a table view.
+
+    Examples
+    --------
+    >>> s = dataset_stats(Votes.from_counts([[3, 1], [2, 2]], labels=["yes", "no"]), n_boot=0)
+    >>> s["n_items"], isinstance(s, dict)
+    (2, True)
+    >>> s.to_frame().loc[["n_items", "entropy.mean", "label_counts.yes"], "value"].tolist()
+    [2, 0.9056390622295665, 5]
+    """
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per statistic: nested keys joined by dots (``entropy.mean``,
+        ``label_counts.yes``, ``krippendorff_alpha.ci_low``), index ``statistic``, column
+        ``value`` (lists such as ``labels`` or histogram edges stay lists)."""
+        rows: dict[str, Any] = {}
+
+        def walk(prefix: str, value: Any) -> None:
+            if isinstance(value, dict) and value:
+                for k, v in value.items():
+                    walk(f"{prefix}.{k}" if prefix else str(k), v)
+            else:
+                rows[prefix] = value
+
+        walk("", dict(self))
+        return pd.DataFrame({"value": pd.Series(rows, dtype=object)}).rename_axis("statistic")
 
 
 def _label_counts(codes: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
@@ -102,7 +135,14 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
         ordered scales), kappa is nominal. ``ratings``: on an ordered scale with
         numeric labels, ``item_mean``, ``item_sd`` (sample) and ``bimodality``
         (Sarle's coefficient; ``n_bimodal`` items above 5/9) as {mean, median,
-        n_items} over items; None otherwise.
+        n_items} over items, and ``votes``, the distribution of every vote's number
+        (:func:`annokit.quality.rating_stats.vote_values`: mean, sd, quantiles, histogram);
+        None otherwise.
+
+        Figures of unordered categories are None on scales where they mean nothing
+        (:func:`annokit.quality.rating_stats.by_scale`): ``majority_counts`` and
+        ``fleiss_kappa`` on ordered scales, and ``entropy``, ``agreement`` and ``ties`` as
+        well on interval and ratio scales (an exact value is not a category).
 
     Notes
     -----
@@ -119,6 +159,10 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     >>> s = dataset_stats(v, n_boot=0)
     >>> s["n_items"], s["ties"], s["label_counts"]
     (2, 1, {'yes': 5, 'no': 3})
+    >>> slider = Votes.from_counts([[0, 1, 2], [3, 0, 0]], labels=["0", "50", "100"])
+    >>> r = dataset_stats(slider.with_scale("interval"), n_boot=0)
+    >>> r["ratings"]["votes"]["mean"], r["fleiss_kappa"], r["entropy"]
+    (41.666..., None, None)
     """
     counts = votes.counts()
     names = votes.labels.names
@@ -172,44 +216,17 @@ def dataset_stats(votes: Votes, *, base: float = 2, n_boot: int = 1000, confiden
     scale = votes.labels.scale
     alpha = functools.partial(krippendorff_alpha, level=scale,
                               values=votes.labels if scale in ("interval", "ratio") else None)
-    for key, coefficient in (("krippendorff_alpha", alpha), ("fleiss_kappa", fleiss_kappa)):
+    coefficients = [("krippendorff_alpha", alpha), ("fleiss_kappa", fleiss_kappa)]
+    for key, coefficient in coefficients[:1 if scale != "nominal" else 2]:
         # with no item holding two votes there is nothing to agree on: null, not an error
         # items in id order: sums do not depend on the order of the file's rows
         result[key] = (coefficient(counts[by_id], n_boot=n_boot, confidence=confidence, rng=seed,
                                    keys=votes.item_ids[by_id]).to_dict()
                        if pairable.any() else None)
+    result.setdefault("fleiss_kappa", None)  # nominal only (by_scale)
     if result["krippendorff_alpha"] is not None:
         result["krippendorff_alpha"]["level"] = scale
-    return result
-
-
-def rating_summary(counts: np.ndarray, labels: Any, mult: np.ndarray | None = None
-                   ) -> dict[str, Any] | None:
-    """``ratings`` of :func:`dataset_stats`: per-item mean, sd and bimodality, summarised.
-
-    ``counts`` holds one row of label counts per item, or (the Dask engine) one row per
-    distinct count vector with ``mult`` items each. None unless the labels are numbers on
-    an ordered scale (ordinal labels that are numbers, a 1-7 Likert scale, count as numbers).
-    """
-    if labels.scale == "nominal" or labels.values is None:
-        return None
-    from annokit.core.ratings import Ratings
-
-    mult = np.ones(len(counts), dtype=np.int64) if mult is None else np.asarray(mult)
-    r = Ratings.from_votes(Votes.from_counts(counts, labels=labels),
-                           scale="ratio" if labels.scale == "ratio" else "interval")
-    mean, sd, bc = r.mean(), r.std(), r.bimodality(warn=False)
-
-    def summary(x: np.ndarray) -> dict[str, Any]:
-        ok = ~np.isnan(x)
-        every = np.repeat(x[ok], mult[ok])  # one value per item
-        return {"mean": math.fsum(every) / every.size if every.size else None,
-                "median": float(np.median(every)) if every.size else None,
-                "n_items": int(every.size)}
-
-    return {"item_mean": summary(mean), "item_sd": summary(sd),
-            "bimodality": {**summary(bc), "n_bimodal": int(mult[bc > BIMODAL].sum()),
-                           "threshold": BIMODAL}}
+    return DatasetStats(by_scale(result))
 
 
 def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.95,
@@ -259,7 +276,7 @@ def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.
                            "tied_items": int(maj.is_tied[:, j].sum()),
                            "krippendorff_alpha": alpha}
     size = maj.labels.sum(axis=1)
-    return {
+    return DatasetStats({
         "schema_version": STATS_SCHEMA_VERSION, "task": "multilabel", "source": votes.source,
         "read_as": getattr(votes, "read_info", None), "n_items": votes.n_items,
         "n_votes": votes.n_votes, "n_responses": int(answered.sum()),
@@ -273,7 +290,7 @@ def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.
                               "counts": {str(k): int(c) for k, c in
                                          enumerate(np.bincount(size)) if c}},
         "n_tied_cells": maj.n_ties, "tie_policy": maj.policy,
-    }
+    })
 
 
 def _fmt(x: Any, digits: int = 4) -> str:
@@ -284,31 +301,56 @@ def _fmt(x: Any, digits: int = 4) -> str:
     return f"{x:,}" if isinstance(x, int) else str(x)
 
 
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in counts.items())
+
+
+def _labels(stats: dict[str, Any]) -> str:
+    """The labels, or on a numeric scale with many values their number and range."""
+    scale = stats.get("scale", "nominal")
+    votes = (stats.get("ratings") or {}).get("votes")
+    if votes and len(stats["labels"]) > LIST_LEVELS:
+        text = (f"{len(stats['labels']):,} distinct values from {votes['min']:g} to "
+                f"{votes['max']:g}")
+    else:
+        text = ", ".join(stats["labels"])
+    return text + (f" ({scale})" if scale != "nominal" else "")
+
+
 def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
+    """The rows of ``stats_table``: on numeric scales the ratings' figures replace the lists
+    per label (a histogram beyond :data:`LIST_LEVELS` values), and figures set to None by
+    :func:`~annokit.quality.rating_stats.by_scale` are left out."""
     vpi = stats["votes_per_item"]
     ent = stats["entropy"]
+    many = (stats.get("ratings") or {}).get("votes") and len(stats["labels"]) > LIST_LEVELS
     rows = [
         *([("read as", stats["read_as"])] if stats.get("read_as") else []),
         ("items", _fmt(stats["n_items"])),
         ("votes", _fmt(stats["n_votes"])),
         ("annotators", _fmt(stats["n_annotators"]) if stats["n_annotators"] is not None
          else "unknown (counts only)"),
-        ("labels", ", ".join(stats["labels"])
-         + (f" ({stats['scale']})" if stats.get("scale", "nominal") != "nominal" else "")),
+        ("labels", _labels(stats)),
         ("votes per item (min / median / max)", f"{vpi['min']} / {vpi['median']:g} / {vpi['max']}"),
-        (f"entropy, base {ent['base']:g} (mean / median)", f"{_fmt(ent['mean'])} / {_fmt(ent['median'])}"),
-        ("agreement, top-label share (mean)", _fmt(stats["agreement"]["mean"])),
-        ("items with a tied top label", _fmt(stats["ties"])),
-        ("majority tie policy", f"{stats['tie_policy']} ({describe_ties(stats['tie_policy'])})"),
-        ("votes per label", ", ".join(f"{k} {v:,}" for k, v in stats["label_counts"].items())),
-        ("majority label counts", ", ".join(f"{k} {v:,}" for k, v in stats["majority_counts"].items())),
     ]
+    if ent is not None:
+        rows.append((f"entropy, base {ent['base']:g} (mean / median)",
+                     f"{_fmt(ent['mean'])} / {_fmt(ent['median'])}"))
+    if stats.get("agreement") is not None:
+        rows.append(("agreement, top-label share (mean)", _fmt(stats["agreement"]["mean"])))
+    if stats.get("ties") is not None:
+        rows += [("items with a tied top label", _fmt(stats["ties"])),
+                 ("majority tie policy",
+                  f"{stats['tie_policy']} ({describe_ties(stats['tie_policy'])})")]
+    if not many:
+        rows.append(("votes per label", _counts(stats["label_counts"])))
+    if stats.get("majority_counts") is not None:
+        rows.append(("majority label counts", _counts(stats["majority_counts"])))
     if "old_majority_counts" in stats:
-        rows.append(("original label counts",
-                     ", ".join(f"{k} {v:,}" for k, v in stats["old_majority_counts"].items())))
+        rows.append(("original label counts", _counts(stats["old_majority_counts"])))
     if "original_label_counts" in stats:
         rows.append(("original annotators' votes per label",
-                     ", ".join(f"{k} {v:,}" for k, v in stats["original_label_counts"].items())))
+                     _counts(stats["original_label_counts"])))
     mc = stats["majority_change"]
     if mc is not None:
         rows.append(("majority change vs original label",
@@ -319,18 +361,12 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("majority-vote accuracy vs gold", describe_accuracy(
             g["majority_accuracy"], g["n_items"], g.get("n_unknown_label", 0),
             f"{g['n_tied']} tied, ties: {g['tie_policy']}")))
-    rt = stats.get("ratings")
-    if rt:
-        rows += [("item mean rating (mean / median)",
-                  f"{_fmt(rt['item_mean']['mean'])} / {_fmt(rt['item_mean']['median'])}"),
-                 ("item rating sd (mean / median)",
-                  f"{_fmt(rt['item_sd']['mean'])} / {_fmt(rt['item_sd']['median'])}"),
-                 ("bimodality coefficient (median)",
-                  f"{_fmt(rt['bimodality']['median'])} ({rt['bimodality']['n_bimodal']:,} of "
-                  f"{rt['bimodality']['n_items']:,} items above 5/9)")]
-    level = (stats["krippendorff_alpha"] or {}).get("level", "nominal")
-    for key, title in (("krippendorff_alpha", f"Krippendorff's alpha ({level})"),
-                       ("fleiss_kappa", "Fleiss' kappa")):
+    rows += rating_rows(stats)
+    level = stats.get("scale", "nominal")
+    coefficients = [("krippendorff_alpha", f"Krippendorff's alpha ({level})")]
+    if level == "nominal":
+        coefficients.append(("fleiss_kappa", "Fleiss' kappa"))
+    for key, title in coefficients:
         a = stats[key]
         if a is None:
             rows.append((title, "n/a (no item has two votes)"))

@@ -149,6 +149,28 @@ class AnnotatorFlags:
     def n_flagged(self) -> int:
         return int(self.table["flagged"].sum())
 
+    def to_frame(self) -> pd.DataFrame:
+        """The scores, one row per annotator indexed by annotator id: ``n_votes``, ``score``,
+        ``flagged``, ``reason`` (a copy of ``table``).
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
+        ...                    "label": list("110001111000")})
+        >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+        >>> flags.to_frame().sort_values("score")[["score", "flagged"]].round(3)
+                   score  flagged
+        annotator
+        z            0.0     True
+        x            0.5    False
+        y            0.5    False
+        """
+        return self.table.set_index("annotator")
+
+    def __repr__(self) -> str:
+        return (f"AnnotatorFlags(method={self.method!r}, threshold={self.threshold:g}, "
+                f"n_annotators={len(self.table)}, n_flagged={self.n_flagged})")
+
     def to_dict(self) -> dict[str, Any]:
         """The ``annokit annotators --json`` object (NaN scores as null)."""
         out = {"method": self.method, "threshold": finite_or_none(self.threshold),
@@ -447,8 +469,8 @@ def filter_annotators(
         keep_vote = ~removed[votes.annotator_index]
         if not keep_vote.any():
             raise InvalidValueError(
-                f"filter_annotators(method={method!r}) would remove every annotator; "
-                "lower the threshold"
+                f"the {method} filter would remove every annotator; lower --threshold "
+                "(Python: threshold=)"
             )
         current = votes.select_votes(keep_vote)
         if top_fraction is not None:

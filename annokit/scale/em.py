@@ -28,7 +28,12 @@ from annokit.core.checks import check_option, check_rng
 from annokit.core.progress import progress
 from annokit.quality import dawid_skene as dsm
 from annokit.quality import mace as macem
-from annokit.quality._common import clamp, normalize_log, warn_not_converged
+from annokit.quality._common import (
+    check_positive_int,
+    clamp,
+    normalize_log,
+    warn_not_converged,
+)
 from annokit.scale.votes import DaskVotes
 
 __all__ = ["DaskEMResult", "fit_dask"]
@@ -140,8 +145,9 @@ class _Exec:
 
     def map(self, fn: Any, *lists: Any, **kwargs: Any) -> list[Any]:
         if self.client is None:
-            return [fn(*args, **kwargs) for args in zip(*lists)]
-        return [self.client.submit(fn, *args, **kwargs, pure=False) for args in zip(*lists)]
+            return [fn(*args, **kwargs) for args in zip(*lists, strict=True)]
+        return [self.client.submit(fn, *args, **kwargs, pure=False)
+                for args in zip(*lists, strict=True)]
 
     def scatter(self, value: Any) -> Any:
         return value if self.client is None else self.client.scatter(value, broadcast=True)
@@ -269,16 +275,17 @@ def _fit_mace(ex: _Exec, prep: list[Any], est: Any, shape: dict[str, int], n_vot
                  "ll": small["ll"]}
         return ex.pick(out, "post"), stats
 
-    best = None
+    best: dict[str, Any] = {}
     with progress(total=est.n_restarts * est.max_iter, desc="MACE (Dask)", unit="iter") as bar:
-        for restart in range(est.n_restarts):
+        for _ in range(est.n_restarts):
             spam = 1.0 + macem._INIT_NOISE * gen.random((n_ann, 2))
             spam /= spam.sum(axis=1, keepdims=True)
             strat = 1.0 + macem._INIT_NOISE * gen.random((n_ann, n_labels))
             strat /= strat.sum(axis=1, keepdims=True)
             post, stats = e_step(spam, strat)
             prev, change, converged, n_iter = stats["ll"], np.inf, False, 0
-            for n_iter in range(1, est.max_iter + 1):
+            for _ in range(est.max_iter):
+                n_iter += 1
                 spam, strat = est._m_step(stats, smoothing)
                 post, stats = e_step(spam, strat)
                 change = abs(stats["ll"] - prev) / n_votes if np.isfinite(prev) else np.inf
@@ -287,7 +294,7 @@ def _fit_mace(ex: _Exec, prep: list[Any], est: Any, shape: dict[str, int], n_vot
                 if change < est.tol:
                     converged = True
                     break
-            if best is None or stats["ll"] > best["ll"]:
+            if not best or stats["ll"] > best["ll"]:
                 best = dict(stats, post=post, n_iter=n_iter, converged=converged)
     know_c, spam_c, strat_c = best["know"], best["spam_c"], best["strat_c"]
     if est.method == "vb":
@@ -328,22 +335,24 @@ def fit_dask(votes: DaskVotes, method: str = "ds", *, clamp_gold: bool = False,
         from annokit.errors import SchemaError
 
         raise SchemaError(f"{method} needs annotator ids; {votes.source} has none")
+    est: macem.MACE | dsm.DawidSkene | dsm.OneCoinDawidSkene
     if method == "mace":
         est = macem.MACE(clamp_gold=clamp_gold, rng=rng, **options)
         check_option("method", est.method, ("vb", "em"))
+        check_positive_int("n_restarts", est.n_restarts)  # as MACE.fit: one restart at least
     else:
         cls = dsm.DawidSkene if method == "ds" else dsm.OneCoinDawidSkene
         est = cls(clamp_gold=clamp_gold, **options)
         est._check_params()
     ex = _Exec(votes.client)
-    shape = {"n_annotators": int(votes.n_annotators), "n_labels": len(votes.labels)}
+    shape = {"n_annotators": len(votes.require_annotators(method)), "n_labels": len(votes.labels)}
     frames, items = votes.frame.to_delayed(), votes.items.to_delayed()
     if ex.client is None:
         import dask
 
         parts = dask.compute(*[dask.delayed(_prep)(f, i, shape["n_labels"],
                                                    shape["n_annotators"], clamp_gold)
-                               for f, i in zip(frames, items)])
+                               for f, i in zip(frames, items, strict=True)])
         prep = list(parts)
     else:
         fparts = ex.client.compute(frames)

@@ -24,7 +24,13 @@ import numpy as np
 from annokit.metrics import _binning
 from annokit.metrics.states import edge_bin_stats
 from annokit.scale import quantiles as _q
-from annokit.scale.eval_partition import Joined, StateSpec, baseline_probs, partition_plan
+from annokit.scale.eval_partition import (
+    Joined,
+    StateSpec,
+    baseline_probs,
+    model_probs,
+    partition_plan,
+)
 
 __all__ = ["adaptive_point_values"]
 
@@ -32,10 +38,11 @@ __all__ = ["adaptive_point_values"]
 def _sets(joined: Joined, spec: StateSpec, baselines: bool) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(confidence, hit)`` of every set of the partition: each model in each group (all
     items first, then the agreement groups), then the chance and oracle baselines."""
-    if any(p is None for p in joined.probs):  # a failed check: the client raises from stats
+    probs = model_probs(joined)
+    if probs is None:  # a failed check: the client raises from stats
         n_groups = 1 if spec.edges is None else spec.edges.size
         return [(np.zeros(0), np.zeros(0))] * (len(joined.probs) * n_groups + 2 * baselines)
-    sources = [partition_plan(joined, spec, (), list(joined.probs), True)]
+    sources = [partition_plan(joined, spec, (), probs, True)]
     if baselines:
         sources.append(partition_plan(joined, spec, (), baseline_probs(joined), False))
     out = []
@@ -50,13 +57,14 @@ def _sets(joined: Joined, spec: StateSpec, baselines: bool) -> list[tuple[np.nda
 
 def _quantile_step(sets: list[tuple[np.ndarray, np.ndarray]], step: str,
                    args_per_set: Sequence[tuple]) -> list[Any]:
-    return [_q.partition_step(step, conf, args) for (conf, _), args in zip(sets, args_per_set)]
+    return [_q.partition_step(step, conf, args)
+            for (conf, _), args in zip(sets, args_per_set, strict=True)]
 
 
 def _reduce_all(*parts: list[Any], step: str) -> list[Any]:
     out = parts[0]
     for p in parts[1:]:
-        out = [_q.reduce_step(step, x, y) for x, y in zip(out, p)]
+        out = [_q.reduce_step(step, x, y) for x, y in zip(out, p, strict=True)]
     return out
 
 
@@ -64,11 +72,13 @@ def _sums(sets: list[tuple[np.ndarray, np.ndarray]], edges: Sequence[np.ndarray]
           n_bins: int) -> list[np.ndarray]:
     """Per set: ``(3, n_bins)`` sums of weight, confidence and hit with the set's edges."""
     out = []
-    for (conf, hit), e in zip(sets, edges):
+    for (conf, hit), e in zip(sets, edges, strict=True):
         if conf.size == 0 or not np.isfinite(e).all():
             out.append(np.zeros((3, n_bins)))
             continue
         st = edge_bin_stats(conf, hit, e, n_bins)
+        if st.hit is None:  # edge_bin_stats sums the hits it is given
+            raise ValueError("edge_bin_stats returned no hit sums")
         out.append(np.stack([st.count, st.conf, st.hit]))
     return out
 
@@ -76,7 +86,7 @@ def _sums(sets: list[tuple[np.ndarray, np.ndarray]], edges: Sequence[np.ndarray]
 def _add_all(*parts: list[np.ndarray]) -> list[np.ndarray]:
     out = parts[0]
     for p in parts[1:]:
-        out = [x + y for x, y in zip(out, p)]
+        out = [x + y for x, y in zip(out, p, strict=True)]
     return out
 
 

@@ -21,6 +21,7 @@ left in it: possibly no item, one item, or items of one label only.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,13 @@ import pandas as pd
 
 from annokit.core.labels import LabelSet
 from annokit.core.resample import item_keys, poisson_weights
-from annokit.core.soft_labels import DEFAULT_TIES, distributions, entropy, majority
+from annokit.core.soft_labels import (
+    DEFAULT_TIES,
+    TiePolicy,
+    distributions,
+    entropy,
+    majority,
+)
 from annokit.errors import SchemaError
 from annokit.io.atomic import output_error
 from annokit.metrics.engine import _per_item_frame, _Plan
@@ -105,7 +112,7 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
     cmat = counts[[f"c{j}" for j in range(k)]].to_numpy(dtype=np.int64).reshape(-1, k)
     models: list[dict[str, Any]] = []
     has_list, rows_list = [], []
-    for m, df in enumerate(preds):
+    for df in preds:
         pid = np.asarray(df["item_id"].to_numpy(dtype=object), dtype=object)
         width = sum(1 for c in df.columns if c.startswith("p") and c[1:].isdigit())
         pm = df[[f"p{j}" for j in range(width)]].to_numpy(dtype=np.float64).reshape(-1, width)
@@ -144,7 +151,7 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
                    "vote_codes": _missing(codes, ids, False)})
 
 
-def part_stats(joined: Joined, ties: str) -> dict[str, Any]:
+def part_stats(joined: Joined, ties: TiePolicy) -> dict[str, Any]:
     """What the client checks and bins by: model stats, ties, human-entropy value counts."""
     out = dict(joined.stats)
     if joined.n:
@@ -169,7 +176,7 @@ def merge_stats(*parts: dict[str, Any], keep_dropped: bool) -> dict[str, Any]:
 
 def _merge_two_stats(a: dict[str, Any], b: dict[str, Any], keep_dropped: bool) -> dict[str, Any]:
     models = []
-    for x, y in zip(a["models"], b["models"]):
+    for x, y in zip(a["models"], b["models"], strict=True):
         st = {key: x[key] + y[key] for key in ("n_rows", "n_dup", "n_matched", "n_missing",
                                                "n_not_in_first", "confusion")}
         st["dup_id"] = x["dup_id"] if x["dup_id"] is not None else y["dup_id"]
@@ -202,7 +209,7 @@ class StateSpec:
 
     names: tuple[str, ...]
     options: dict[str, dict[str, Any]]
-    ties: str
+    ties: TiePolicy
     edges: np.ndarray | None = None
     baselines: bool = False
     seed: int = 0
@@ -229,6 +236,12 @@ def partition_plan(joined: Joined, spec: StateSpec, names: tuple[str, ...],
     return _Plan(probs, soft, hard, names, spec.options, groups, [(0, n)] if n else [])
 
 
+def model_probs(joined: Joined) -> list[np.ndarray] | None:
+    """Each model's rows of the partition's items; None when a model's check failed."""
+    probs = [p for p in joined.probs if p is not None]
+    return probs if len(probs) == len(joined.probs) else None
+
+
 def baseline_probs(joined: Joined) -> list[np.ndarray]:
     """The chance (uniform) and oracle (human distribution) rows of the partition's items."""
     soft = distributions(joined.counts)
@@ -241,9 +254,9 @@ def part_states(joined: Joined, spec: StateSpec) -> dict[str, Any]:
     Each is ``[model][group] -> list of states (one per name) or None`` (no rows),
     exactly what the in-memory engine builds for a batch of rows.
     """
-    probs = list(joined.probs)
+    probs = model_probs(joined)
     out: dict[str, Any] = {}
-    if any(p is None for p in probs):  # a failed check: the client raises from the statistics
+    if probs is None:  # a failed check: the client raises from the statistics
         return out
     if spec.point:
         out["point"] = partition_plan(joined, spec, spec.names, probs, True).fill(
@@ -253,8 +266,12 @@ def part_states(joined: Joined, spec: StateSpec) -> dict[str, Any]:
                                      False).fill(lambda lo, hi: None)
     if spec.chunks and spec.names_boot:
         plan = partition_plan(joined, spec, spec.names_boot, probs, True)
-        out["boot"] = [plan.fill(lambda lo, hi, a=a, b=b: poisson_weights(
-            joined.keys[lo:hi], spec.seed, a, b)) for a, b in spec.chunks]
+
+        def replicates(a: int, b: int) -> Callable[[int, int], np.ndarray]:
+            """The Poisson weights of replicates ``a:b`` for the rows ``lo:hi``."""
+            return lambda lo, hi: poisson_weights(joined.keys[lo:hi], spec.seed, a, b)
+
+        out["boot"] = [plan.fill(replicates(a, b)) for a, b in spec.chunks]
     if spec.adaptive_chunk is not None and spec.names_adaptive:
         a, b = spec.adaptive_chunk
         plan = partition_plan(joined, spec, spec.names_adaptive, probs, True)
@@ -265,14 +282,14 @@ def part_states(joined: Joined, spec: StateSpec) -> dict[str, Any]:
 
 def _merge_acc(a: Any, b: Any) -> Any:
     """Merge ``[model][group] -> states | None`` nests (``a`` is a private copy)."""
-    for row_a, row_b in zip(a, b):
-        for g, (sa, sb) in enumerate(zip(row_a, row_b)):
+    for row_a, row_b in zip(a, b, strict=True):
+        for g, (sa, sb) in enumerate(zip(row_a, row_b, strict=True)):
             if sb is None:
                 continue
             if sa is None:
                 row_a[g] = copy.deepcopy(sb)
             else:
-                for x, y in zip(sa, sb):
+                for x, y in zip(sa, sb, strict=True):
                     x.merge(y)
     return a
 
@@ -285,7 +302,7 @@ def merge(*parts: dict[str, Any]) -> dict[str, Any]:
             if key not in out:
                 out[key] = copy.deepcopy(val)
             elif key == "boot":
-                out[key] = [_merge_acc(x, y) for x, y in zip(out[key], val)]
+                out[key] = [_merge_acc(x, y) for x, y in zip(out[key], val, strict=True)]
             else:
                 out[key] = _merge_acc(out[key], val)
     return out
@@ -301,8 +318,10 @@ def values(merged: dict[str, Any], spec: StateSpec) -> dict[str, Any]:
     if "boot" in merged:
         stub = _Plan([], None, None, spec.names_boot, spec.options, [], [])
         out["boot"] = [np.array([[stub.values(st, b - a) for st in row] for row in acc])
-                       for (a, b), acc in zip(spec.chunks, merged["boot"])]
+                       for (a, b), acc in zip(spec.chunks, merged["boot"], strict=True)]
     if "adaptive" in merged:
+        if spec.adaptive_chunk is None:  # part_states keeps adaptive states for a range only
+            raise ValueError("adaptive states without their replicate range")
         a, b = spec.adaptive_chunk
         stub = _Plan([], None, None, spec.names_adaptive, spec.options, [], [])
         out["adaptive"] = np.array([[stub.values(st, b - a) for st in row]
@@ -311,7 +330,7 @@ def values(merged: dict[str, Any], spec: StateSpec) -> dict[str, Any]:
 
 
 def write_per_item(joined: Joined, directory: str, part: int, *, labels: LabelSet,
-                   names: tuple[str, ...], options: dict[str, dict[str, Any]], ties: str,
+                   names: tuple[str, ...], options: dict[str, dict[str, Any]], ties: TiePolicy,
                    models: list[str | None]) -> int:
     """Write the partition's per-item rows (the columns of ``EvaluationResult.per_item``).
 
@@ -323,8 +342,10 @@ def write_per_item(joined: Joined, directory: str, part: int, *, labels: LabelSe
     for m, model in enumerate(models):
         folder = Path(directory) if model is None else Path(directory) / str(model)
         folder.mkdir(parents=True, exist_ok=True)
-        rec = AlignedRecords(item_ids=joined.ids, labels=labels,
-                             probs=joined.probs[m] if joined.n else np.zeros((0, len(labels))),
+        probs = joined.probs[m] if joined.n else np.zeros((0, len(labels)))
+        if probs is None:  # per-item rows are written after every check passed
+            raise ValueError(f"partition {part}: model {model!r} has no rows")
+        rec = AlignedRecords(item_ids=joined.ids, labels=labels, probs=probs,
                              counts=counts, human=distributions(counts) if joined.n else
                              np.zeros((0, len(labels))), majority=maj)
         frame = _per_item_frame(rec, maj, names, options)

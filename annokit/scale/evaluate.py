@@ -51,7 +51,7 @@ import numpy as np
 from annokit.core.checks import check_option
 from annokit.core.resample import replicate_chunks
 from annokit.core.scales import check_scale
-from annokit.core.soft_labels import DEFAULT_TIES, TIE_POLICIES, majority
+from annokit.core.soft_labels import DEFAULT_TIES, TIE_POLICIES, TiePolicy, majority
 from annokit.errors import (
     AlignmentError,
     AnnokitError,
@@ -71,9 +71,9 @@ from annokit.metrics.engine import (
 )
 from annokit.metrics.records import _order_text, _resolve_pred_labels, agreement_bins
 from annokit.metrics.registry import REGISTRY
-from annokit.scale.eval_adaptive import adaptive_point_values
 from annokit.metrics.states import AdaptiveBinnedState
 from annokit.scale import eval_partition as ep
+from annokit.scale.eval_adaptive import adaptive_point_values
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
 from annokit.scale.progress import compute, persist
 
@@ -170,8 +170,8 @@ def _check_model(name: str | None, st: dict[str, Any], pred: DaskPredictions,
         msg = (f"{st['n_missing']} of {n_items} vote items have no prediction, e.g. "
                f"{_offenders(st['missing_ids'], st['n_missing'])}")
         if on_missing == "error":
-            raise AlignmentError(msg + "; pass on_missing='drop' (CLI: --on-missing drop) to "
-                                  "evaluate only the items with predictions")
+            raise AlignmentError(msg + "; pass --on-missing drop to evaluate only the items with "
+                                  "predictions (Python: on_missing='drop')")
         warnings.warn(msg + f"; they are dropped and {st['n_matched']} items are kept",
                       DegenerateInputWarning, stacklevel=3)
     k = len(labels)
@@ -215,7 +215,7 @@ def _perm(pred: DaskPredictions, pred_labels: Any, labels: Any) -> np.ndarray | 
 
 def _options(metrics: Any, n_boot: Any, seed: Any, n_bins: Any, confidence: Any, ties: Any,
              by: Any, on_missing: str, scale: str, n_labels: int
-             ) -> tuple[tuple[str, ...], int, int, int, str]:
+             ) -> tuple[tuple[str, ...], int, int, int, TiePolicy]:
     names = _check_metrics(metrics, scale=scale, n_labels=n_labels)
     n_boot = _check_int("n_boot", n_boot, 0)
     seed = _check_int("seed", seed, 0)
@@ -239,7 +239,7 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
                   pred_labels: Any = None, on_missing: str = "error",
                   id_field: str | None = None, renormalize: bool = False, atol: float = 1e-4,
                   n_boot: int = 0, seed: int = 0, confidence: float = 0.95, n_bins: int = 10,
-                  ties: str | None = None, by: str | None = None, baselines: bool = True,
+                  ties: TiePolicy | None = None, by: str | None = None, baselines: bool = True,
                   per_item_out: str | Path | None = None, client: Any = None,
                   budget: int = 4_000_000, scale: str | None = None,
                   metric_options: Mapping[str, Any] | None = None) -> EvaluationResult:
@@ -341,7 +341,7 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
 
     meta = ep.counts_part(votes.frame._meta, votes.items._meta, k)
     counts = dd.from_delayed([delayed(ep.counts_part)(f, i, k) for f, i in
-                              zip(votes.frame.to_delayed(), votes.items.to_delayed())],
+                              zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)],
                              meta=meta, verify_meta=False)
     nparts = max(1, votes.frame.npartitions)
     from annokit.scale.client import shuffle_method
@@ -352,7 +352,7 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
                  + [p.frame.shuffle("_key", npartitions=nparts) for p in preds.values()]]
     keep_dropped = on_missing == "drop"
     joined = [delayed(ep.join_part)(*row, perms=perms, keep_dropped=keep_dropped, k=k)
-              for row in zip(*parts)]
+              for row in zip(*parts, strict=True)]
     adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
     constant = tuple(n for n in names if n not in adaptive)
     # the adaptive edges need passes of their own over the joined partitions
@@ -362,8 +362,7 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     stats_node = _tree([delayed(ep.part_stats)(j, policy) for j in joined], ep.merge_stats,
                        keep_dropped=keep_dropped)
 
-    def spec_for(edges: np.ndarray | None, n_kept: int, max_part: int
-                 ) -> list[tuple[ep.StateSpec, Any]]:
+    def spec_for(edges: np.ndarray | None, n_kept: int, max_part: int) -> list[ep.StateSpec]:
         chunks = tuple(replicate_chunks(n_boot, max(max_part, 1), budget=budget))
         # point values of the adaptive metrics: eval_adaptive (exact edges, no gathering)
         main = ep.StateSpec(constant, options, policy, edges, baselines, seed, constant, chunks)
@@ -429,10 +428,10 @@ def _run(cl: Any, value_nodes: list[Any], joined: list[Any], tmp_dir: str | None
 def _check(preds: dict[str | None, DaskPredictions], perms: list[Any], stats: dict[str, Any],
            labels: Any, on_missing: str, by: Any) -> np.ndarray | None:
     """The checks of align (per model) and evaluate (several models, ties); the bin edges."""
-    for (model, pred), perm, st in zip(preds.items(), perms, stats["models"]):
+    for (model, pred), perm, st in zip(preds.items(), perms, stats["models"], strict=True):
         _check_model(model, st, pred, perm, labels, stats, on_missing)
     first = stats["models"][0]
-    for model, st in list(zip(preds, stats["models"]))[1:]:
+    for model, st in list(zip(preds, stats["models"], strict=True))[1:]:
         if st["n_not_in_first"] or st["n_matched"] != first["n_matched"]:
             raise AlignmentError(f"model {model!r} has {st['n_matched']} items, "
                                  f"{st['n_not_in_first']} of the first model's "
@@ -464,20 +463,26 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
     if n_boot:
         reps = np.full(est.shape + (n_boot,), np.nan)
         cols = [names.index(n) for n in constant]
-        for (a, b), chunk in zip(specs[0].chunks, main.get("boot", [])):
-            reps[:, :, cols, a:b] = chunk
+        if "boot" in main:  # absent when every metric's state is adaptive-size
+            for (a, b), chunk in zip(specs[0].chunks, main["boot"], strict=True):
+                reps[:, :, cols, a:b] = chunk
         acols = [names.index(n) for n in adaptive]
-        for spec, v in zip(specs[1:], vals[1:]):
+        for spec, v in zip(specs[1:], vals[1:], strict=True):
+            if spec.adaptive_chunk is None:  # spec_for gives every spec after the first one
+                raise ValueError("an adaptive-metric spec without its replicate range")
             a, b = spec.adaptive_chunk
             reps[:, :, acols, a:b] = v["adaptive"]
     base = {}
     if baselines:
         both = _with_adaptive(main, "baselines", names, constant, adaptive)
-        base = {kind: dict(zip(names, map(float, both[i, 0])))
+        base = {kind: dict(zip(names, map(float, both[i, 0]), strict=True))
                 for i, kind in enumerate(("chance", "oracle"))}
-    info, sizes = [], []
+    info: list[dict[str, Any]] = []
+    sizes = np.zeros(0, dtype=int)
     if by is not None:
         edges = specs[0].edges
+        if edges is None:  # spec_for gives the first spec the agreement bins' edges
+            raise ValueError("agreement groups without their bin edges")
         nb = edges.size - 1
         info = [{"group": f"{edges[b]:.2f}-{edges[b + 1]:.2f}", "entropy_low": float(edges[b]),
                  "entropy_high": float(edges[b + 1])} for b in range(nb)]
@@ -485,7 +490,7 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
                         nb - 1)
         sizes = np.bincount(index, weights=stats["entropy_counts"], minlength=nb).astype(int)
     heads, sources = {}, {}
-    for (model, pred), st in zip(preds.items(), stats["models"]):
+    for model, st in zip(preds, stats["models"], strict=True):
         dropped = [str(i) for i in st["missing_ids"]] if on_missing == "drop" else []
         heads[model] = {"n_items": n_kept, "n_unmatched_predictions": st["n_rows"] -
                         st["n_matched"], "n_dropped_items": st["n_missing"],

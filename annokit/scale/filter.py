@@ -86,7 +86,8 @@ def _subset(votes: DaskVotes, removed: np.ndarray) -> DaskVotes:
     import dask.dataframe as dd
 
     frames = [dask.delayed(_keep_part)(f, removed) for f in votes.frame.to_delayed()]
-    items = [dask.delayed(_items_part)(i, f) for i, f in zip(votes.items.to_delayed(), frames)]
+    items = [dask.delayed(_items_part)(i, f)
+             for i, f in zip(votes.items.to_delayed(), frames, strict=True)]
     frame = dd.from_delayed(frames, meta=votes.frame._meta, verify_meta=False)
     item_frame = dd.from_delayed(items, meta=votes.items._meta, verify_meta=False)
     if votes.client is not None:
@@ -131,7 +132,8 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not math.isfinite(threshold):
         raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}")
-    n_ann = int(votes.n_annotators)
+    ann_ids = votes.require_annotators("filtering annotators")
+    n_ann = len(ann_ids)
     removed = np.zeros(n_ann, dtype=bool)
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -148,18 +150,20 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
             flagged[order] = True
             threshold = float(scores[order].max()) if k else float("nan")
             reason = f"{method} score in the lowest {top_fraction:g} of annotators"
-        else:
+        elif threshold is not None:
             flagged = valid & (scores < threshold)
             reason = f"{method} score below {threshold:g}"
+        else:  # the threshold defaults when no top_fraction is given
+            raise ValueError("filter_annotators_dask: neither threshold nor top_fraction")
         if not flagged.any():
             converged = True
             break
-        rows += audit_rows(votes.annotator_ids, flagged, table["n_votes"].to_numpy(), scores,
+        rows += audit_rows(ann_ids, flagged, table["n_votes"].to_numpy(), scores,
                            threshold, reason, n_rounds)
         removed |= flagged
         if removed.all():
-            raise InvalidValueError(f"filter_annotators(method={method!r}) would remove every "
-                                    "annotator; lower the threshold")
+            raise InvalidValueError(f"the {method} filter would remove every annotator; lower "
+                                    "--threshold (Python: threshold=)")
         current = _subset(votes, removed)
         if top_fraction is not None:
             converged = True
@@ -169,7 +173,7 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
     k = len(votes.labels)
     parts = votes.compute(*[dask.delayed(_audit_part)(b, a, i, k, min_votes) for b, a, i in
                             zip(votes.frame.to_delayed(), current.frame.to_delayed(),
-                                votes.items.to_delayed())])
+                                votes.items.to_delayed(), strict=True)])
     affected = pd.concat([p["rows"] for p in parts], ignore_index=True)
     totals = {"n_items": sum(p["n_items"] for p in parts),
               "n_kept": sum(p["n_kept"] for p in parts),
@@ -192,8 +196,8 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
     if out is not None:
         names = np.asarray(votes.labels.names, dtype=object)
         ann = np.asarray(votes.annotator_ids, dtype=object)
-        long = [dask.delayed(_long_part)(f, i, names, ann)
-                for f, i in zip(current.frame.to_delayed(), current.items.to_delayed())]
+        pairs = zip(current.frame.to_delayed(), current.items.to_delayed(), strict=True)
+        long = [dask.delayed(_long_part)(f, i, names, ann) for f, i in pairs]
         meta = _long_part(votes.frame._meta, votes.items._meta, names, ann)
         write_partitioned(dd.from_delayed(long, meta=meta, verify_meta=False), out,
                           client=votes.client)
@@ -205,7 +209,7 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
 def _active(votes: DaskVotes) -> np.ndarray:
     import dask
 
-    n_ann = int(votes.n_annotators)
+    n_ann = len(votes.require_annotators("filtering annotators"))
     counts = votes.compute(*[dask.delayed(lambda f: np.bincount(
         f["annotator"].to_numpy(), minlength=n_ann))(f) for f in votes.frame.to_delayed()])
     return np.sum(counts, axis=0) > 0

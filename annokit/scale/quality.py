@@ -18,7 +18,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.gold import GoldAccuracy, gold_accuracy
-from annokit.core.soft_labels import majority
+from annokit.core.soft_labels import TiePolicy, majority
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.quality.aggregate import Aggregation
 from annokit.quality.filter import DEFAULT_THRESHOLDS, _chance_rescale
@@ -42,7 +42,7 @@ class DaskAggregation(Aggregation):
     rows_written: int | None = None
 
 
-def _mv_part(frame: pd.DataFrame, items: pd.DataFrame, names: list[str], ties: str,
+def _mv_part(frame: pd.DataFrame, items: pd.DataFrame, names: list[str], ties: TiePolicy,
              soft: bool) -> pd.DataFrame:
     counts, items = _part_counts(frame, items, len(names))
     maj = majority(counts, ties=ties) if len(counts) else None
@@ -74,7 +74,7 @@ def _with_gold(post: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     return post
 
 
-def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: str = "first",
+def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "first",
                    soft: bool = False, clamp_gold: bool = False,
                    rng: np.random.Generator | int | None = 0,
                    out: str | os.PathLike | None = None) -> DaskAggregation:
@@ -88,7 +88,7 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: str = "first",
 
     check_option("method", method, AGGREGATE_METHODS)
     names = list(votes.labels.names)
-    parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed()))
+    parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True))
     if method == "mv":
         check_option("ties", ties, ("first", "report"))
         tables = [dask.delayed(_mv_part)(f, i, names, ties, soft) for f, i in parts]
@@ -100,7 +100,7 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: str = "first",
                        **({"rng": rng} if method == "mace" else {}))
         post = fit.posteriors
         tables = [dask.delayed(_with_gold)(p, i) for p, (_, i) in
-                  zip(post.to_delayed(), parts)]
+                  zip(post.to_delayed(), parts, strict=True)]
         meta = _with_gold(post._meta, votes.items._meta)
         table = dd.from_delayed(tables, meta=meta, verify_meta=False)
         if not soft:
@@ -160,9 +160,9 @@ def annotator_scores_dask(votes: DaskVotes, method: str, *,
     check_option("method", method, SCORE_METHODS)
     if votes.annotator_ids is None:
         raise SchemaError(f"annotator scores need annotator ids; {votes.source} has none")
-    n_ann, n_labels = int(votes.n_annotators), len(votes.labels)
+    n_ann, n_labels = len(votes.require_annotators("annotator scores")), len(votes.labels)
     sums = votes.compute(*[dask.delayed(_annotator_sums)(f, i, n_ann, n_labels) for f, i in
-                           zip(votes.frame.to_delayed(), votes.items.to_delayed())])
+                           zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)])
     total = {k: np.sum([s[k] for s in sums], axis=0) for k in sums[0]}
     n_votes = total["n_votes"]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -209,7 +209,8 @@ def flag_annotators_dask(votes: DaskVotes, method: str = "agreement", *,
     thr = DEFAULT_THRESHOLDS[method] if threshold is None else float(threshold)
     scores = table["score"].to_numpy(dtype=np.float64)
     flagged = np.isfinite(scores) & (scores < thr)
-    reasons = np.where(flagged, f"{method} score below {thr:g}", None)
+    reasons = np.full(len(flagged), None, dtype=object)
+    reasons[flagged] = f"{method} score below {thr:g}"
     out = pd.DataFrame({"annotator": table["annotator"].astype(str),
                         "n_votes": table["n_votes"].astype(np.int64), "score": scores,
                         "flagged": flagged, "reason": list(reasons)})

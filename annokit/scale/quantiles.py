@@ -139,12 +139,12 @@ def exact_quantiles_sets(n_sets: int, q: Any, *, run: Callable[[str, list[tuple]
         if not any(len(a) for a in asks):
             break
         counts = run("cells", [(a, cells) for a in asks])
-        for s, a, c in zip(sel, asks, counts):
+        for s, a, c in zip(sel, asks, counts, strict=True):
             s.narrow(a, c, cells)
     asks = [s.open_intervals() for s in sel]
     if any(len(a) for a in asks):
         merged = run("distinct", [(a,) for a in asks])
-        for s, a, m in zip(sel, asks, merged):
+        for s, a, m in zip(sel, asks, merged, strict=True):
             s.read_off(a, m)
     return [s.result(q) for s in sel]
 
@@ -169,7 +169,7 @@ class _Selection:
         return np.array(keys, dtype=np.float64).reshape(-1, 3)
 
     def narrow(self, intervals: np.ndarray, counts: np.ndarray, cells: int) -> None:
-        for r, (lo, hi, closed, below, n_in) in list(self.state.items()):
+        for r, (lo, hi, closed, below, _n) in list(self.state.items()):
             key = (lo, hi, closed)
             if key not in self._asked:
                 continue
@@ -217,7 +217,7 @@ def reduce_step(step: str, a: Any, b: Any) -> Any:
         return np.array([a[0] + b[0], min(a[1], b[1]), max(a[2], b[2])])
     if step == "cells":
         return a + b
-    return [_merge_distinct([x, y]) for x, y in zip(a, b)]
+    return [_merge_distinct([x, y]) for x, y in zip(a, b, strict=True)]
 
 
 def finish_step(step: str, value: Any) -> Any:

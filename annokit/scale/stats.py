@@ -40,7 +40,8 @@ from annokit.core.resample import (
 )
 from annokit.core.soft_labels import distributions, entropy, majority
 from annokit.errors import DegenerateInputWarning, InvalidValueError
-from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, rating_summary
+from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, DatasetStats, rating_summary
+from annokit.quality.rating_stats import by_scale
 from annokit.scale.votes import DaskVotes
 
 __all__ = ["dataset_stats_dask"]
@@ -153,7 +154,8 @@ def _coefficient(name: str, f: Any, point: np.ndarray, reps: np.ndarray, n_items
 
 def _exact_mean(values: np.ndarray, mult: np.ndarray) -> float:
     """``math.fsum`` of every item's value over the items, from distinct values and counts."""
-    total = sum((Fraction(float(v)) * int(c) for v, c in zip(values, mult)), Fraction(0))
+    total = sum((Fraction(float(v)) * int(c) for v, c in zip(values, mult, strict=True)),
+                Fraction(0))
     n = int(mult.sum())
     return float(total) / n
 
@@ -204,7 +206,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
     k = len(votes.labels)
     names = list(votes.labels.names)
     seed = seed_from_rng(rng) if n_boot else 0
-    parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed()))
+    parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True))
     hist = [dask.delayed(_patterns)(f, i, k) for f, i in parts]
     agree = [dask.delayed(_agreement_part)(f, i, k, seed, int(n_boot), budget, ordered)
              for f, i in parts]
@@ -213,7 +215,7 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
     merged: Counter[tuple[int, ...]] = Counter()
     for h in hist:
         rows, mult = h["patterns"]
-        for row, c in zip(map(tuple, rows.tolist()), mult.tolist()):
+        for row, c in zip(map(tuple, rows.tolist()), mult.tolist(), strict=True):
             merged[row] += c
     rows = np.array(sorted(merged), dtype=np.int64).reshape(-1, k)
     mult = np.array([merged[tuple(r)] for r in rows.tolist()], dtype=np.int64)
@@ -240,8 +242,8 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         "ties": int(mult[maj.is_tied].sum()),
         "tie_policy": ties,
         "majority_change": None,
-        "label_counts": {n: int(c) for n, c in zip(names, label_counts)},
-        "majority_counts": {n: int(c) for n, c in zip(names, majority_counts)},
+        "label_counts": {n: int(c) for n, c in zip(names, label_counts, strict=True)},
+        "majority_counts": {n: int(c) for n, c in zip(names, majority_counts, strict=True)},
     }
     gold = [h["gold"] for h in hist if h["gold"] is not None]
     result["ratings"] = rating_summary(rows, votes.labels, mult)
@@ -255,10 +257,12 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
     point = np.sum([a["point"] for a in agree], axis=0)
     reps = np.sum([a["reps"] for a in agree], axis=0)
     n_pairable = int(point[0])
+    values = votes.labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float)
+    if values is None:  # LabelSet gives every interval and ratio label set its values
+        raise ValueError(f"a label set on the {scale} scale has no label values")
     alpha_fn = _alpha if not ordered else _level_alpha(
         scale, np.sum([a["pairs"] for a in agree], axis=0),
-        np.sum([a["pairs_reps"] for a in agree], axis=0),
-        votes.labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float))
+        np.sum([a["pairs_reps"] for a in agree], axis=0), values)
     for key, f in (("krippendorff_alpha", alpha_fn), ("fleiss_kappa", _kappa)):
         if n_pairable == 0:
             result[key] = None
@@ -271,4 +275,4 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = 2, n_boot: int = 1000,
         result["krippendorff_alpha"]["level"] = scale
     if not math.isfinite(result["entropy"]["mean"]):  # pragma: no cover - defensive
         raise InvalidValueError("entropy is not finite")
-    return result
+    return DatasetStats(by_scale(result))

@@ -101,6 +101,13 @@ class DaskVotes:
     def has_annotators(self) -> bool:
         return self.annotator_ids is not None
 
+    def require_annotators(self, what: str) -> np.ndarray:
+        """The annotator ids; :class:`SchemaError` saying that ``what`` needs them when these
+        votes have none."""
+        if self.annotator_ids is None:
+            raise SchemaError(f"{what} needs annotator ids; {self.source} has none")
+        return self.annotator_ids
+
     def __repr__(self) -> str:
         return (f"DaskVotes({self.source}: {self.n_items} items, {self.n_votes} votes, "
                 f"{self.n_annotators} annotators, labels {list(self.labels.names)}, "
@@ -137,7 +144,7 @@ def _expand(source: Any) -> list[str]:
         bad = next(f for f in files if os.path.splitext(f)[1].lower() not in _SUFFIXES)
         raise DataFormatError(f"{bad}: unknown file type; expected .parquet, .csv or .tsv")
     if len(kinds) > 1:
-        raise DataFormatError(f"{paths[0]}: mixes {sorted(kinds)} files; give one kind")
+        raise DataFormatError(f"{paths[0]}: mixes {sorted(map(str, kinds))} files; give one kind")
     return files
 
 
@@ -193,6 +200,8 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
     annotator uniques)."""
     item_c, label_c, annot_c, gold_c = (roles["item"], roles["label"], roles["annotator"],
                                         roles["gold"])
+    if item_c is None or label_c is None:  # read_votes_dask refuses such roles before coding
+        raise ValueError(f"partition {part}: the item and label columns are required")
     for col in [c for c in (item_c, label_c, annot_c) if c]:
         blank = df[col].isna().to_numpy()
         if blank.any():
@@ -201,16 +210,17 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
             raise SchemaError(f"{_where(df, row, col, part)}: missing {what}")
     # every column is hashed once; text conversion and keys are computed on distinct values
     coded = {}
-    for col, what in ((item_c, "item id"), (label_c, "label"), (annot_c, "annotator id")):
-        if col:
-            codes, uniques = _factorize(df[col])
-            blank = np.flatnonzero(pd.Series(uniques, dtype=object).str.strip().str.lower()
-                                   .isin(MISSING_STRINGS).to_numpy())
-            if blank.size:
-                row = int(np.argmax(codes == blank[0]))
-                raise SchemaError(f"{_where(df, row, col, part)}: {what} is empty "
-                                  f"(got {uniques[blank[0]]!r})")
-            coded[col] = codes, uniques
+    named = [(c, what) for c, what in ((item_c, "item id"), (label_c, "label"),
+                                       (annot_c, "annotator id")) if c]
+    for col, what in named:
+        codes, uniques = _factorize(df[col])
+        blank = np.flatnonzero(pd.Series(uniques, dtype=object).str.strip().str.lower()
+                               .isin(MISSING_STRINGS).to_numpy())
+        if blank.size:
+            row = int(np.argmax(codes == blank[0]))
+            raise SchemaError(f"{_where(df, row, col, part)}: {what} is empty "
+                              f"(got {uniques[blank[0]]!r})")
+        coded[col] = codes, uniques
     item_codes, item_u = coded[item_c]
     item_key = item_keys(item_u).view(np.int64) if len(item_u) else np.zeros(0, np.int64)
     lab_codes, lab_uniques = coded[label_c]
@@ -235,8 +245,8 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
 def _factorize(column: pd.Series, *, missing_ok: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Codes and distinct values (as str, as in memory) of one column, with no per-row Python:
     distinct raw values that read as the same text (``1`` and ``"1"``) share a code."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    uniques = np.asarray(uniques, dtype=object)
+    codes, found = pd.factorize(column, use_na_sentinel=True)
+    uniques = np.asarray(found, dtype=object)
     text = np.fromiter((scalar_to_str(v) for v in uniques), dtype=object, count=len(uniques))
     merged, distinct = pd.factorize(text) if len(text) else (np.zeros(0, np.int64), text)
     if len(distinct) != len(text):
@@ -299,8 +309,9 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
             who = (repr(annotator_ids[code]) if annotator_ids is not None
                    and 0 <= code < len(annotator_ids) else f"code {code}")
             raise SchemaError(f"{source}: duplicate votes: item {item_id!r} has two or more "
-                              f"votes from annotator {who}; read with duplicates='keep' to "
-                              "keep them")
+                              f"votes from annotator {who}; the Dask engine refuses them: read "
+                              "with --engine memory and --duplicates first|last|keep (Python: "
+                              "read_votes_dask(duplicates='keep') keeps them)")
     return frame, items
 
 
@@ -376,7 +387,8 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         name = str(source) if isinstance(source, (str, os.PathLike)) else f"{len(files)} files"
     if roles["item"] is None or roles["label"] is None:
         raise SchemaError(f"{name}: a long table needs item and label columns; got {names} "
-                          "(name them with columns={'item': ..., 'label': ...})")
+                          "(name them with --item-col and --label-col; Python: columns={'item': "
+                          "..., 'label': ...})")
     cl = engine_client(client, scheduler=scheduler)
 
     coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
@@ -403,7 +415,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         annotator_ids, annot_maps = None, [np.zeros(0, np.int32) for _ in side]
 
     remapped = [dask.delayed(_remap)(c, lm, am, gm)
-                for c, lm, am, gm in zip(coded, label_maps, annot_maps, gold_maps)]
+                for c, lm, am, gm in zip(coded, label_maps, annot_maps, gold_maps, strict=True)]
     meta_f = pd.DataFrame({"item": np.zeros(0, np.int64), "annotator": np.zeros(0, np.int32),
                            "label": np.zeros(0, np.int16)})
     meta_i = pd.DataFrame({"item": np.zeros(0, np.int64), "item_id": np.zeros(0, object),
@@ -417,8 +429,9 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         items = items.shuffle("item", npartitions=n_out)
     check = duplicates == "error" and annotator_ids is not None
     ids = dask.delayed(annotator_ids) if check else None  # one graph key, for the message
+    pairs = zip(frame.to_delayed(), items.to_delayed(), strict=True)
     finished = [dask.delayed(_finish_part)(f, i, p, check, name, ids)
-                for p, (f, i) in enumerate(zip(frame.to_delayed(), items.to_delayed()))]
+                for p, (f, i) in enumerate(pairs)]
     finished = persist(cl, finished, desc="grouping votes by item")
     frame = dd.from_delayed([getter(f, 0) for f in finished], meta=meta_f, verify_meta=False)
     items = dd.from_delayed([getter(f, 1) for f in finished], meta=meta_i, verify_meta=False)
@@ -445,7 +458,9 @@ def from_votes(votes: Votes, *, npartitions: int, client: Any = None) -> DaskVot
     if votes.gold is not None:
         names = np.asarray(votes.labels.names, dtype=object)
         g = votes.gold[votes.item_index]
-        long["gold"] = np.where(g >= 0, names[np.maximum(g, 0)], None)
+        gold = names[np.maximum(g, 0)]
+        gold[g < 0] = None
+        long["gold"] = gold
         warn_unknown_gold_dropped(votes.gold, votes.source)
     import dask.dataframe as dd
 

@@ -127,6 +127,17 @@ class SubsampleCurve:
             frame.insert(5, "wasserstein_mean", self.values["wasserstein"].mean(axis=0))
         return frame
 
+    def __repr__(self) -> str:
+        """One line: the ks, repetitions and items; the values are in :meth:`to_frame`.
+
+        Examples
+        --------
+        >>> subsampling_curve([[3, 7, 0], [5, 5, 9]], [1, 5], reps=10, rng=0)
+        SubsampleCurve(ks=[1, 5], reps=10, n_items=2, method='counts', scale='nominal')
+        """
+        return (f"SubsampleCurve(ks={self.ks.tolist()}, reps={self.reps}, n_items={self.n_items}, "
+                f"method={self.method!r}, scale={self.scale!r})")
+
     def to_records(self) -> list[dict[str, Any]]:
         """The JSON "curve": a list of dicts with the keys in :data:`CURVE_KEYS`."""
         frame = self.to_frame()

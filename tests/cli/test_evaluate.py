@@ -158,8 +158,8 @@ def test_missing_items_is_one_line_exit_1(small, tmp_path):
     result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes")
     assert result.exit_code == 1
     assert result.stderr == ("Error: 2 of 3 vote items have no prediction, e.g. ['q1', 'q3']; pass "
-                             "on_missing='drop' (CLI: --on-missing drop) to evaluate only the "
-                             "items with predictions\n")
+                             "--on-missing drop to evaluate only the items with predictions "
+                             "(Python: on_missing='drop')\n")
 
 
 def test_mismatched_labels_exit_1(small):
@@ -178,8 +178,8 @@ def test_bad_prediction_row_exit_1(small, tmp_path):
     result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes")
     assert result.exit_code == 1
     assert result.stderr == (f"Error: line 1 of {preds} (item 'q1'): probs sum to 1.1, not 1 within "
-                             "atol=0.0001 (1 such row(s)); pass renormalize=True (CLI: "
-                             "--renormalize) to divide each row by its sum\n")
+                             "0.0001 (1 such row(s)); pass --renormalize to divide each row "
+                             "by its sum (Python: renormalize=True)\n")
     ok = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes", "--renormalize",
              "--on-missing", "drop", "--json")
     assert ok.exit_code == 0 and json.loads(ok.stdout)["n_items"] == 1

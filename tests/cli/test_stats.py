@@ -68,8 +68,8 @@ def test_stats_tie_policy_changes_the_gold_accuracy_and_says_so(tmp_path):
      "Error: line 3 of v.csv, column 'annotator': empty annotator id\n"),
     ("item,annotator,label\nq1,a,x\nq1,a,y\n",
      ("Error: v.csv: 1 (item, annotator) pair(s) have more than one vote, e.g. [('q1', 'a')]; "
-      "pass duplicates='first', 'last' or 'keep' to accept them (multi-label votes: "
-      "duplicates='keep'; CLI: stats or evaluate --multilabel)\n")),
+      "keep one vote of each with --duplicates first|last, or all as multi-label votes with "
+      "--duplicates keep (Python: duplicates='first', 'last' or 'keep')\n")),
 ])
 def test_stats_bad_input_is_one_line_exit_1(tmp_path, content, message):
     f = tmp_path / "v.csv"

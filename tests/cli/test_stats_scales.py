@@ -88,3 +88,92 @@ def test_multilabel_stats_alpha_per_label_equals_the_krippendorff_package(tmp_pa
         assert got["tick_rate"] == pytest.approx((frame.label == label).sum() / len(responses))
     text = run(path, "--multilabel", "--n-boot", "0").stdout
     assert "labels (multi-label)" in text and "label z: tick rate" in text
+
+
+# -- numbers as labels (issue 21, item 7) ------------------------------------------------
+
+@pytest.fixture
+def slider(tmp_path):
+    """Seeded 0-100 slider ratings, five annotators; every seventh written with '.0'."""
+    rng = np.random.default_rng(0)
+    rows = [(f"i{i}", f"a{a}", int(np.clip(round(c + rng.normal(0, 15)), 0, 100)))
+            for i, c in enumerate(rng.integers(0, 101, size=80)) for a in range(5)]
+    frame = pd.DataFrame(rows, columns=["item", "annotator", "label"])
+    plain = tmp_path / "slider.csv"
+    frame.to_csv(plain, index=False)
+    spelled = frame.assign(label=[f"{v}.0" if j % 7 == 0 else f" {v}" if j % 11 == 0 else str(v)
+                                  for j, v in enumerate(frame.label)])
+    mixed = tmp_path / "slider_mixed.csv"
+    spelled.to_csv(mixed, index=False)
+    return plain, mixed, frame
+
+
+def test_a_number_is_one_label_however_it_is_written(slider):
+    plain, mixed, frame = slider
+    a = json.loads(run(plain, "--scale", "interval", "--json", "--n-boot", "0").stdout)
+    b = json.loads(run(mixed, "--scale", "interval", "--json", "--n-boot", "0").stdout)
+    for stats in (a, b):
+        stats.pop("source"), stats.pop("read_as")
+    assert a == b
+    assert a["labels"] == [str(v) for v in sorted(frame.label.unique())]
+    nominal = json.loads(run(mixed, "--json", "--n-boot", "0").stdout)
+    assert len(nominal["labels"]) > len(a["labels"])  # nominal labels are text as written
+
+
+def test_slider_stats_show_ratings_not_lists_per_label(slider):
+    plain, _, frame = slider
+    out = json.loads(run(plain, "--scale", "interval", "--json", "--n-boot", "0").stdout)
+    for key in ("majority_counts", "fleiss_kappa", "entropy", "agreement", "ties"):
+        assert out[key] is None, key
+    votes = out["ratings"]["votes"]
+    x = frame.label.to_numpy(float)
+    assert votes["mean"] == pytest.approx(x.mean(), abs=1e-12)
+    assert votes["sd"] == pytest.approx(x.std(ddof=1), abs=1e-9)
+    assert votes["quantiles"] == pytest.approx(
+        {f"{q}%": np.quantile(x, q / 100) for q in (5, 25, 50, 75, 95)}, abs=1e-12)
+    hist = votes["histogram"]
+    assert hist["counts"] == np.histogram(x, bins=hist["edges"])[0].tolist()[:-1] + [
+        int((x >= hist["edges"][-2]).sum())]
+    assert sum(hist["counts"]) == len(x) and len(hist["counts"]) <= 12
+    table = run(plain, "--scale", "interval", "--n-boot", "0").stdout
+    assert "distinct values from" in table and "ratings histogram (" in table
+    assert "Fleiss" not in table and "majority label counts" not in table
+    assert "votes per label" not in table and "entropy" not in table
+    assert "Krippendorff's alpha (interval)" in table
+    assert len(table.splitlines()) < 30
+
+
+def test_likert_keeps_its_levels_and_drops_nominal_figures(likert):
+    path, frame = likert
+    out = json.loads(run(path, "--scale", "ordinal", "--json", "--n-boot", "0").stdout)
+    assert out["majority_counts"] is None and out["fleiss_kappa"] is None
+    assert out["entropy"] is not None and out["ties"] is not None
+    assert out["label_counts"] == {str(k): int(v) for k, v in
+                                   frame.label.value_counts().sort_index().items()}
+    table = run(path, "--scale", "ordinal", "--n-boot", "0").stdout
+    assert "votes per label" in table and "ratings histogram" not in table
+    assert "Fleiss" not in table and "majority label counts" not in table
+    nominal = run(path, "--n-boot", "0").stdout
+    assert "Fleiss' kappa" in nominal and "majority label counts" in nominal
+
+
+def test_a_value_that_is_not_a_number_is_one_line_naming_the_option(tmp_path):
+    path = tmp_path / "slider.csv"
+    path.write_text("item,annotator,label\na,x,10\na,y,1,5\nb,x,20\n".replace("1,5", '"1,5"'))
+    result = run(path, "--scale", "interval")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == (
+        "Error: slider.csv: the vote on item 'a' by annotator 'y': '1,5' is not a number (a "
+        "decimal comma? write 1.5) and labels on the interval scale are numbers; read the labels "
+        "as categories with --scale nominal\n")
+    assert run(path, "--scale", "nominal", "--n-boot", "0").exit_code == 0
+
+
+def test_declared_numeric_labels_match_any_spelling(tmp_path):
+    path = tmp_path / "likert.csv"
+    path.write_text("item,annotator,label\na,x,1.0\na,y,2\nb,x,+3\nb,y,3\n")
+    from annokit.io import read_votes
+
+    votes = read_votes(path, scale="ordinal", labels=["3", "2", "1.0"])
+    assert votes.labels.names == ("3", "2", "1") and votes.labels.scale == "ordinal"
+    assert votes.counts().tolist() == [[0, 1, 1], [2, 0, 0]]

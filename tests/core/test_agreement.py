@@ -38,7 +38,8 @@ CROWD = [
 ]
 
 
-@pytest.mark.parametrize("folder, name", CROWD, ids=[f"krippendorff_pkg_{f}_{n.split('.')[0]}" for f, n in CROWD])
+@pytest.mark.parametrize("folder, name", CROWD,
+                         ids=[f"krippendorff_pkg_{f}_{n.split('.')[0]}" for f, n in CROWD])
 def test_alpha_equals_krippendorff_package(shared_data, folder, name):
     krippendorff = pytest.importorskip("krippendorff")
     counts = read_votes(shared_data(folder, name)).counts()
@@ -173,7 +174,8 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("folder, name", CROWD, ids=[f"krippendorff_pkg_{f}_{n.split('.')[0]}" for f, n in CROWD])
+@pytest.mark.parametrize("folder, name", CROWD,
+                         ids=[f"krippendorff_pkg_{f}_{n.split('.')[0]}" for f, n in CROWD])
 def test_levels_equal_krippendorff_package_on_counts(shared_data, folder, name, level):
     krippendorff = pytest.importorskip("krippendorff")
     counts = read_votes(shared_data(folder, name)).counts()
@@ -193,7 +195,7 @@ def _lewidi_reliability(path):
     col = {a: j for j, a in enumerate(anns)}
     mat = np.full((len(anns), len(data)), np.nan)
     for i, rec in enumerate(data.values()):
-        for a, lab in zip(rec["annotators"].split(","), rec["annotations"].split(",")):
+        for a, lab in zip(rec["annotators"].split(","), rec["annotations"].split(","), strict=True):
             mat[col[a], i] = float(lab)
     return mat
 
@@ -210,7 +212,8 @@ LEWIDI = [("ArMIS", split) for split in ("train", "dev", "test")] + \
 
 
 @pytest.mark.parametrize("level", LEVELS)
-@pytest.mark.parametrize("folder, split", LEWIDI, ids=[f"krippendorff_pkg_lewidi2023_{f}_{s}" for f, s in LEWIDI])
+@pytest.mark.parametrize("folder, split", LEWIDI,
+                         ids=[f"krippendorff_pkg_lewidi2023_{f}_{s}" for f, s in LEWIDI])
 def test_levels_equal_krippendorff_package_on_lewidi2023(shared_data, folder, split, level):
     krippendorff = pytest.importorskip("krippendorff")
     mat = _lewidi_reliability(shared_data("lewidi2023", folder, f"{folder}_{split}.json"))
@@ -329,7 +332,7 @@ def _kappa_by_definition(a, b, k, weights):
     """Cohen (1968), eq. 4, with explicit loops over the k x k table."""
     n = len(a)
     p = [[0.0] * k for _ in range(k)]
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         p[x][y] += 1 / n
     row = [sum(p[i]) for i in range(k)]
     col = [sum(p[i][j] for i in range(k)) for j in range(k)]

@@ -100,7 +100,9 @@ def test_paired_diff_of_model_with_itself_is_exactly_zero(values, ids):
     r = paired_bootstrap_diff(values, values, keys=ids, n_boot=300, seed=9)
     assert r.estimate == 0.0 and r.low == 0.0 and r.high == 0.0
     assert (r.replicates == 0).all()
-    f = lambda w: w @ values / w.sum(axis=1)
+    def f(w):
+        return w @ values / w.sum(axis=1)
+
     assert (paired_bootstrap_diff(f, f, keys=ids, n_boot=50, seed=9).replicates == 0).all()
 
 

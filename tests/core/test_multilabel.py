@@ -85,7 +85,7 @@ def ticks(draw):
 
 
 def _from_cube(cube):
-    rows = [(f"i{i}", f"a{a}", LABELS[lab]) for i, a, lab in zip(*np.nonzero(cube))]
+    rows = [(f"i{i}", f"a{a}", LABELS[lab]) for i, a, lab in zip(*np.nonzero(cube), strict=True)]
     return _votes(rows)
 
 

@@ -145,8 +145,8 @@ def test_votes_and_ratings_convert_both_ways():
     assert back.counts()[:, [0, 1, 2]].tolist() == [[1, 0, 2], [0, 3, 0]]
     assert r.to_votes(scale="nominal").labels.scale == "nominal"
     assert r.to_long().columns.tolist() == ["item", "rating"]
-    assert "2 items, 6 ratings" in repr(r)
-    with pytest.raises(InvalidValueError, match="'yes' is not a finite number"):
+    assert repr(r).startswith("Ratings(n_items=2, n_annotators=") and "n_ratings=6" in repr(r)
+    with pytest.raises(InvalidValueError, match="label 'yes' is not a number and labels on the interval scale are numbers"):
         Ratings.from_votes(Votes.from_counts([[1, 1]], labels=["yes", "no"]))
 
 

@@ -254,7 +254,9 @@ def test_a_mean_merged_over_batches_equals_the_whole():
 def test_chunk_budget_does_not_change_replicates():
     values = np.random.default_rng(2).normal(size=700)
     keys = np.arange(700, dtype=np.uint64)
-    f = lambda w: w @ values / w.sum(axis=1)
+    def f(w):
+        return w @ values / w.sum(axis=1)
+
     whole = bootstrap_replicates(f, keys, n_boot=100, seed=1)
     small = bootstrap_replicates(f, keys, n_boot=100, seed=1, budget=1)
     np.testing.assert_allclose(small, whole, rtol=1e-13)

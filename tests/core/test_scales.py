@@ -13,6 +13,8 @@ from annokit.core.scales import (
     SCALES,
     check_scale,
     difference,
+    not_a_number,
+    number_name,
     numeric_names,
     ordered_names,
     ordinal_positions,
@@ -45,15 +47,16 @@ def test_numeric_names_and_order():
     with pytest.raises(InvalidValueError, match=r"order of ordinal labels \['low', 'high'\] cannot "
                                                 r"be inferred from non-numeric names; declare it"):
         ordered_names(["low", "high"], "ordinal")
-    with pytest.raises(InvalidValueError, match="'x' is not a finite number"):
+    with pytest.raises(InvalidValueError, match="'x' is not a number and labels on the ratio "):
         ordered_names(["1", "x"], "ratio")
 
 
 def test_scale_values_checks_numbers():
     assert scale_values(["a", "b"], "nominal") is None
     assert scale_values(["1", "2"], "ordinal").tolist() == [1.0, 2.0]
-    with pytest.raises(InvalidValueError, match="on the interval scale needs numeric label names; "
-                                                "'high' is not a finite number"):
+    with pytest.raises(InvalidValueError, match="^label 'high' is not a number and labels on the "
+                                                "interval scale are numbers; read the labels as "
+                                                "categories with --scale nominal$"):
         scale_values(["1", "high"], "interval")
     with pytest.raises(InvalidValueError, match=r"values must be >= 0; got '-1' \(use the interval"):
         scale_values(["-1", "2"], "ratio")
@@ -109,7 +112,7 @@ def test_label_set_scale_default_roundtrip_and_equality():
     assert LabelSet(["3", "1", "2"], scale="ordinal").names == ("3", "1", "2")
     with pytest.raises(InvalidValueError, match="scale must be one of"):
         LabelSet(["a"], scale="binary")
-    with pytest.raises(InvalidValueError, match="'low' is not a finite number"):
+    with pytest.raises(InvalidValueError, match="'low' is not a number and labels on the"):
         LabelSet(["low", "high"], scale="interval")
 
 
@@ -121,3 +124,100 @@ def test_votes_keep_the_scale_through_long_frames():
     back = Votes.from_long(votes.to_long())
     assert back.labels == labels and back.labels.scale == "ordinal"
     assert back == votes
+
+
+# -- numbers as labels (issue 21, item 7) ------------------------------------------------
+
+@pytest.mark.parametrize("raw, expected", [
+    (1, "1"), (1.0, "1"), (" 1", "1"), ("+1", "1"), ("1.0", "1"), ("01", "1"), ("1e0", "1"),
+    ("-0", "0"), ("2.50", "2.5"), (0.1, "0.1"), ("-50", "-50"), (np.int64(7), "7"),
+    ("12345678901234567891", "12345678901234567891"), ("1e-9", "1e-9"),
+])
+def test_number_name_spells_each_number_once(raw, expected):
+    assert number_name(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["1,5", "1,000", "1_000", "high", "", "nan", "inf", float("nan"),
+                                 True, None, "0x10"])
+def test_number_name_refuses_what_is_not_plainly_a_number(raw):
+    assert number_name(raw) is None
+
+
+def test_not_a_number_names_the_value_the_scale_and_the_option():
+    assert not_a_number("1,5", "ratio") == (
+        "'1,5' is not a number (a decimal comma? write 1.5) and labels on the ratio scale are "
+        "numbers; read the labels as categories with --scale nominal")
+    assert not_a_number("NA", "interval") == (
+        "'NA' is not a number (a missing value? mark it with --missing NA) and labels on the "
+        "interval scale are numbers; read the labels as categories with --scale nominal")
+
+
+def test_numeric_label_sets_write_each_number_once():
+    labels = LabelSet(["1.0", "+2", "10"], scale="interval")
+    assert labels.names == ("1", "2", "10") and labels.numeric
+    assert labels.encode(["1", 1.0, " 2 ", "1e1"]).tolist() == [0, 0, 1, 2]
+    assert LabelSet(["1", "2"], scale="ordinal").numeric
+    assert not LabelSet(["low", "high"], scale="ordinal").numeric
+    nominal = LabelSet(["1", "1.0"])  # nominal labels are text as written: two categories
+    assert nominal.names == ("1", "1.0") and not nominal.numeric
+    with pytest.raises(InvalidValueError, match=r"^labels '1' and '1.0' are the same number on the "
+                                                r"ordinal scale; give each number once$"):
+        LabelSet(["1", "1.0"], scale="ordinal")
+    with pytest.raises(InvalidValueError, match=r"unknown label '3'; expected one of"):
+        labels.index_of("3")
+
+
+def test_to_scale_merges_spellings_and_orders_numbers():
+    new, codes = LabelSet(["2", "1.0", "1", "10", " 2"]).to_scale("interval")
+    assert new.names == ("1", "2", "10") and codes.tolist() == [1, 0, 0, 2, 1]
+    declared, codes = LabelSet(["3", "1.0", "1"]).to_scale("ordinal", declared=True)
+    assert declared.names == ("3", "1") and codes.tolist() == [0, 1, 1]
+    words, codes = LabelSet(["low", "high"]).to_scale("ordinal", declared=True)
+    assert words.names == ("low", "high") and codes.tolist() == [0, 1]
+    with pytest.raises(InvalidValueError, match="^label 'x' is not a number and labels on the "
+                                                "interval scale are numbers"):
+        LabelSet(["1", "x"]).to_scale("interval")
+
+
+def _frame(labels):
+    return pd.DataFrame({"item": ["a", "a", "a", "b", "b"], "annotator": list("xyzxy"),
+                         "label": labels})
+
+
+def test_with_scale_merges_votes_and_gold():
+    df = _frame(["1", "1.0", "+2", " 2", "2.0"]).assign(gold=["1.0"] * 3 + ["2.0"] * 2)
+    votes = Votes.from_long(df, gold="gold").with_scale("interval")
+    assert votes.labels.names == ("1", "2")
+    assert votes.counts().tolist() == [[2, 1], [0, 2]]
+    assert votes.gold.tolist() == [0, 1]
+
+
+def test_with_scale_names_the_first_vote_that_is_not_a_number():
+    votes = Votes.from_long(_frame(["1", "2", "3", "n/a", "4"]), source="slider.csv")
+    with pytest.raises(InvalidValueError, match=(
+            r"^slider.csv: the vote on item 'b' by annotator 'x': 'n/a' is not a number \(a "
+            r"missing value\? mark it with --missing n/a\) and labels on the interval scale are "
+            r"numbers; read the labels as categories with --scale nominal$")):
+        votes.with_scale("interval")
+    counts_only = Votes.from_counts([[1, 2]], labels=["1", "high"], source="c.json")
+    with pytest.raises(InvalidValueError, match=r"^c.json: the vote on item '0': 'high' is not"):
+        counts_only.with_scale("ratio")
+    gold_only = Votes.from_counts([[1, 0]], labels=["1", "x"], gold=[1], source="g")
+    with pytest.raises(InvalidValueError, match=r"^g: the gold label of item '0': 'x' is not"):
+        gold_only.with_scale("interval")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(-3, 3), st.sampled_from(
+    ["{}", "{}.0", " {} ", "+{}", "{}e0"])), min_size=1, max_size=40),
+       st.sampled_from(["ordinal", "interval"]))
+def test_respelling_numbers_leaves_counts_equal(rows, scale):
+    """Writing 1 as 1.0, " 1", +1 or 1e0 changes no count on a numeric scale."""
+    items = [f"i{i}" for i, _, _ in rows]
+    plain = pd.DataFrame({"item": items, "label": [str(v) for _, v, _ in rows]})
+    spelled = pd.DataFrame({"item": items, "label": [
+        (f.format(v) if not (f == "+{}" and v < 0) else str(v)) for _, v, f in rows]})
+    a = Votes.from_long(plain, annotator=None).with_scale(scale)
+    b = Votes.from_long(spelled, annotator=None).with_scale(scale)
+    assert a.labels == b.labels
+    assert np.array_equal(a.counts(), b.counts())

@@ -333,3 +333,30 @@ def test_value_equality_and_to_frame():
     assert frame["gold"].tolist()[:2] == ["yes", "yes"] and frame["gold"].isna().tolist() == [
         False, False, True, True]
     assert gold.gold.tolist() == [1, -1] and not hasattr(gold, "gold_labels")  # one way to gold
+
+
+# -- pandas in and out (issue 21, item 10) -------------------------------------------------
+
+@pytest.mark.parametrize("columns", [("task", "worker", "answer"), ("question", "rater", "response"),
+                                     ("item_id", "annotator_id", "label")])
+def test_from_long_detects_the_columns_read_votes_detects(columns):
+    df = pd.DataFrame(dict(zip(columns, [["q1", "q1", "q2"], ["a", "b", "a"], ["x", "y", "x"]])))
+    votes = Votes.from_long(df)
+    assert votes.n_annotators == 2 and votes.counts().tolist() == [[1, 1], [1, 0]]
+
+
+def test_from_long_keeps_a_column_named_as_its_role_over_other_spellings():
+    df = pd.DataFrame({"item": ["q"], "annotator": ["a"], "label": ["x"], "answer": ["y"]})
+    assert Votes.from_long(df).labels.names == ("x",)
+    with pytest.raises(SchemaError, match=r"columns \['task', 'question'\] could each be the item"):
+        Votes.from_long(pd.DataFrame({"task": ["q"], "question": ["q"], "label": ["x"]}))
+
+
+def test_repr_is_short_and_names_the_scale():
+    df = pd.DataFrame({"item": ["q1", "q1"], "annotator": ["a", "b"], "label": ["yes", "no"]})
+    assert repr(Votes.from_long(df)) == (
+        "Votes(n_items=1, n_annotators=2, n_votes=2, labels=['no', 'yes'], scale='nominal')")
+    slider = Votes.from_counts([[1] * 50], labels=[str(v) for v in range(50)])
+    assert repr(slider.with_scale("interval")) == (
+        "Votes(n_items=1, n_annotators=None, n_votes=50, labels=['0', '1', '2', '3', '4', '5', "
+        "..., '49'] (50), scale='interval')")

@@ -89,7 +89,8 @@ def _votes_frame(n_items=300, k=3, seed=0):
     item = np.repeat(np.arange(n_items), k)
     return pd.DataFrame({
         "item": [f"it{i}" for i in item],
-        "annotator": [f"w{(i * 7 + s * 13) % 40}" for i, s in zip(item, np.tile(np.arange(k), n_items))],
+        "annotator": [f"w{(i * 7 + s * 13) % 40}"
+                      for i, s in zip(item, np.tile(np.arange(k), n_items), strict=True)],
         "label": rng.choice(["yes", "no", "maybe"], n_items * k),
     })
 

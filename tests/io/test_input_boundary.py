@@ -14,7 +14,7 @@ import pytest
 from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io import read_gold, read_long, read_votes
 from annokit.io.predictions import read_predictions
-from annokit.io.source import MAX_JSON_DEPTH, decode_text, loads_json
+from annokit.io.source import MAX_JSON_DEPTH, decode_text, loads_json, loads_json_lenient
 
 
 def _write(path, text):
@@ -331,3 +331,33 @@ def test_labels_in_a_json_array_file(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.array_equal(v.counts(), [[0, 1], [1, 0]])
+
+
+# -- lenient JSON for side files (annotator metadata) --------------------------------------
+
+@pytest.mark.parametrize("text, expected, tolerated", [
+    ('{"a": 1}', {"a": 1}, []),
+    ('{"a": [1, 2,],}', {"a": [1, 2]}, ["2 trailing commas"]),
+    ('{"a": 1 , \n // note, with a comma,\n}', {"a": 1}, ["1 trailing comma", "1 comment"]),
+    ('/* head */ {"a": -Infinity, "b": Infinity, "c": NaN}', None, ["1 comment", "1 -Infinity",
+                                                                  "1 Infinity", "1 NaN"]),
+    ('{"x,}": "// not a comment", "y": "a\\",]"}', {"x,}": "// not a comment", "y": 'a",]'}, []),
+])
+def test_lenient_json_tolerates_trailing_commas_comments_and_nan(text, expected, tolerated):
+    doc, found = loads_json_lenient(text, "meta.json")
+    assert found == tolerated
+    if expected is not None:
+        assert doc == expected
+    else:
+        assert doc["a"] == -np.inf and doc["b"] == np.inf and np.isnan(doc["c"])
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{\n"a": 1,\n"b" 2}', (r"^meta.json: not valid JSON, even read leniently \(Expecting ':' "
+                             r"delimiter, line 3, column 5\)$")),
+    ('{"a": 1, "a": 2,}', r"^meta.json: not valid JSON \(key 'a' appears twice in one object\)$"),
+    ("[" * (MAX_JSON_DEPTH + 1), "nested deeper than"),
+])
+def test_lenient_json_still_refuses_what_is_not_json(text, message):
+    with pytest.raises(DataFormatError, match=message):
+        loads_json_lenient(text, "meta.json")

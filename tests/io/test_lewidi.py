@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from annokit.core.multilabel import multilabel_soft_labels
-from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError
+from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io import read_votes, sniff_format
 from annokit.io.lewidi import file_soft_labels, looks_like_lewidi, read_lewidi
 from annokit.io.lewidi_checks import file_hard_labels
@@ -133,7 +133,7 @@ def test_folder_and_split(tmp_path):
     _write(tmp_path / "Toy_dev.json", doc)
     _write(tmp_path / "Toy_train.json", {"5": _item23("A,B", "0,0", {"0": 1.0, "1": 0.0}, "0")})
     assert read_lewidi(tmp_path, split="train").item_ids.tolist() == ["5"]
-    with pytest.raises(DataFormatError, match="pass split="):
+    with pytest.raises(DataFormatError, match=r"give the path of one split file \(Python: or split="):
         read_lewidi(tmp_path)
     with pytest.raises(DataFormatError, match="0 files for split 'test'"):
         read_lewidi(tmp_path, split="test")
@@ -252,3 +252,139 @@ def test_non_lewidi_json_is_not_sniffed(tmp_path):
     assert not looks_like_lewidi(path) and not looks_like_lewidi(tmp_path)
     counts = Counter(sniff_format(path) for _ in range(2))
     assert counts == {"chaosnli": 2}
+
+
+# -- the shared 2025 data: every file loads, counts as the file states them ---------------
+
+@pytest.mark.parametrize("dataset,split", [("CSC", "dev"), ("CSC", "test"), ("VariErrNLI", "train"),
+                                           ("VariErrNLI", "dev"), ("VariErrNLI", "test")])
+def test_shared_2025_files_load_with_the_files_own_counts(shared_data, dataset, split):
+    path = shared_data("lewidi2025", dataset, f"{dataset}_{split}.json")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    votes = read_votes(path)
+    assert votes.item_ids.tolist() == list(doc)
+    written = [sum(len(v.split(",")) for v in r["annotations"].values()) for r in doc.values()]
+    np.testing.assert_array_equal(votes.counts().sum(axis=1), written)
+    stated = [r["number of annotations"] for r in doc.values()]
+    assert written == stated and votes.lewidi_info["count_mismatches"] == []
+    assert votes.lewidi_info["soft_label_mismatches"] == []  # float noise is not a mismatch
+    assert votes.lewidi_info["repeated_pairs"] == []
+
+
+def test_shared_varierrnli_metadata_with_trailing_commas_is_read(shared_data):
+    votes = read_votes(shared_data("lewidi2025", "VariErrNLI", "VariErrNLI_dev.json"))
+    assert votes.annotator_metadata.loc["Ann2", "Nationality"] == "German"
+    assert ("annotator metadata: VariErrNLI_annotators_meta.json (read leniently: 4 trailing "
+            "commas), 4 of 4 annotators matched") in votes.read_info
+
+
+# -- 2025 annotator metadata as published: lenient, never blocking -----------------------
+
+def _mp_doc():
+    doc = {"0": _item25({"Ann0": "1", "Ann17": "1", "Ann61": "0"}, {"0": 0.33, "1": 0.67}),
+           "3": _item25({"Ann0": "1", "Ann2": "0"}, {"0": 0.5, "1": 0.5})}
+    for rec in doc.values():
+        del rec["number of annotators"]
+    return doc
+
+
+def test_mp_like_metadata_with_nan_is_read(tmp_path):
+    # MP's file: keys without the Ann prefix, ages as floats, NaN where unknown (not strict JSON)
+    (tmp_path / "MP_annotators_meta.json").write_text(
+        '{\n    "0": {\n        "Age": 19.0,\n        "Gender": "Female"\n    },\n'
+        '    "2": {\n        "Age": NaN,\n        "Gender": "Male"\n    },\n'
+        '    "17": {\n        "Age": NaN,\n        "Gender": "DATA_EXPIRED"\n    }\n}\n')
+    votes = read_lewidi(_write(tmp_path / "MP_dev.json", _mp_doc()))
+    meta = votes.annotator_metadata
+    assert meta.loc["Ann0", "Age"] == 19.0 and np.isnan(meta.loc["Ann2", "Age"])
+    assert meta.loc["Ann17", "Gender"] == "DATA_EXPIRED" and meta.loc["Ann61"].isna().all()
+    assert votes.lewidi_info["annotator_metadata"] == (
+        "MP_annotators_meta.json (read leniently: 2 NaN), 3 of 4 annotators matched "
+        "(keys read with an 'Ann' prefix)")
+
+
+def test_paraphrase_like_metadata_with_trailing_commas_is_read(tmp_path):
+    (tmp_path / "Paraphrase_annotators_meta.json").write_text(
+        '{\n\t"Ann1":{\n\t\t"Gender":"Male",\n\t\t"Age":"26",\n\t\t"Nationality":"Chinese",\n\t},\n'
+        '\t"Ann2":{\n\t\t"Gender":"Female",\n\t\t"Age":"30",\n\t\t"Nationality":"Chinese",\n\t}\n}')
+    soft = {str(k): 0.0 for k in range(-5, 6)}
+    doc = {"108774": _item25({"Ann1": "-4", "Ann2": "-3"}, {**soft, "-4": 0.5, "-3": 0.5})}
+    votes = read_votes(_write(tmp_path / "Paraphrase_dev.json", doc))
+    assert votes.annotator_metadata["Age"].tolist() == ["26", "30"]
+    assert "Paraphrase_annotators_meta.json (read leniently: 2 trailing commas), 2 of 2" in \
+        votes.read_info
+
+
+def test_unreadable_metadata_is_one_warning_and_the_votes_are_read(tmp_path, recwarn):
+    (tmp_path / "MP_annotators_meta.json").write_text('{\n  "0": {"Age": 19.0},\n  "2": {"Age" 3}\n}')
+    votes = read_lewidi(_write(tmp_path / "MP_dev.json", _mp_doc()))
+    messages = [str(w.message) for w in recwarn]
+    assert messages == [
+        ("MP_annotators_meta.json: not valid JSON, even read leniently (Expecting ':' delimiter, "
+         "line 3, column 15); annotator metadata left out (the votes are read without it)")]
+    assert votes.n_votes == 5 and votes.annotator_metadata.shape == (4, 0)
+    assert votes.lewidi_info["annotator_metadata"] == "MP_annotators_meta.json not read (see the warning)"
+
+
+def test_metadata_records_that_are_not_objects_are_left_out_with_their_line(tmp_path):
+    (tmp_path / "MP_annotators_meta.json").write_text(
+        '{\n "0": {"Age": 19.0},\n "2": "unknown",\n "17": {"Age": 40.0}\n}')
+    with pytest.warns(DegenerateInputWarning) as caught:
+        votes = read_lewidi(_write(tmp_path / "MP_dev.json", _mp_doc()))
+    assert [str(w.message) for w in caught] == [
+        "MP_annotators_meta.json, line 3: 1 annotator record(s) are not objects, e.g. ['2']; left out"]
+    assert votes.annotator_metadata["Age"].tolist()[:2] == [19.0, 40.0]
+    assert votes.lewidi_info["annotator_metadata"].endswith("1 record(s) not an object left out")
+    (tmp_path / "MP_annotators_meta.json").write_text('[1, 2]')
+    with pytest.warns(DegenerateInputWarning, match=r"^MP_annotators_meta.json, line 1: expected an "
+                      r"object of annotator records .*; got list; annotator metadata left out"):
+        read_lewidi(tmp_path / "MP_dev.json")
+
+
+def test_vote_files_stay_strict(tmp_path):
+    path = tmp_path / "MP_dev.json"
+    path.write_text(json.dumps(_mp_doc(), indent=1)[:-2] + ",\n}")  # a trailing comma
+    with pytest.raises(DataFormatError, match=r"^MP_dev.json: not valid JSON"):
+        read_lewidi(path, annotator_metadata=False)
+
+
+# -- repeated (item, annotator) pairs in a 2023 file -----------------------------------
+
+def _repeated_doc():
+    return {"1": _item23("Ann1,Ann2,Ann3", "1,0,0", {"0": 0.67, "1": 0.33}, "0"),
+            "2": _item23("Ann1,Ann2,Ann2,Ann4", "1,1,0,0", {"0": 0.5, "1": 0.5}, "1")}
+
+
+def test_repeated_pair_is_refused_naming_the_option(tmp_path):
+    path = _write(tmp_path / "ConvAbuse_test.json", _repeated_doc())
+    with pytest.raises(SchemaError) as exc:
+        read_lewidi(path)
+    assert str(exc.value) == (
+        "ConvAbuse_test.json: 1 (item, annotator) pair(s) have more than one vote, e.g. "
+        "[('2', 'Ann2')]; keep one vote of each with --duplicates first|last, or all as "
+        "multi-label votes with --duplicates keep (Python: duplicates='first', 'last' or 'keep')")
+
+
+@pytest.mark.parametrize("policy,kept,n_votes", [("first", "1", 6), ("last", "0", 6), ("keep", None, 7)])
+def test_repeated_pair_is_accepted_and_stated(tmp_path, policy, kept, n_votes):
+    path = _write(tmp_path / "ConvAbuse_test.json", _repeated_doc())
+    if policy == "keep":
+        votes = read_votes(path, duplicates=policy)
+    else:
+        with pytest.warns(DegenerateInputWarning, match=(
+                rf"^ConvAbuse_test.json: 1 repeated \(item, annotator\) pair\(s\); the {policy} "
+                rf"vote of each kept, 1 vote\(s\) left out \(--duplicates {policy}\)$")):
+            votes = read_votes(path, duplicates=policy)
+    assert votes.n_votes == n_votes
+    info = votes.lewidi_info
+    assert info["repeated_pairs"] == [("2", "Ann2")] and info["duplicates"] == policy
+    # the file's own soft labels and counts are checked against the votes as written
+    assert info["soft_label_mismatches"] == [] and info["count_mismatches"] == []
+    assert info["duplicate_votes_removed"] == (0 if policy == "keep" else 1)
+    done = {"first": "the first vote of each kept, 1 vote(s) left out (--duplicates first)",
+            "last": "the last vote of each kept, 1 vote(s) left out (--duplicates last)",
+            "keep": "all votes kept (--duplicates keep: multi-label)"}[policy]
+    assert f"repeated (item, annotator) pairs: 1 (e.g. [('2', 'Ann2')]), {done}" in votes.read_info
+    ann2 = (votes.item_index == 1) & (votes.annotator_ids[votes.annotator_index] == "Ann2")
+    labels = sorted(votes.labels.names[c] for c in votes.label_index[ann2])
+    assert labels == (["0", "1"] if kept is None else [kept])

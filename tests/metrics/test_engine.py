@@ -338,3 +338,43 @@ def test_several_models_must_share_items_labels_and_votes():
     relabelled = AlignedRecords.from_arrays(a.probs, a.counts)
     with pytest.raises(AlignmentError, match=re.escape("model 'b' has labels ['0', '1', '2']")):
         evaluate({"a": a, "b": relabelled})
+
+
+# -- pandas out (issue 21, item 10) ------------------------------------------------------
+
+def test_to_frame_holds_the_metrics_intervals_and_baselines():
+    res = evaluate(_records(), metrics=["kl", "dist_ce", "brier"], n_boot=30, seed=2)
+    frame = res.to_frame()
+    assert frame.index.name == "metric" and list(frame.index) == list(res.metrics)
+    assert frame["value"].to_dict() == res.metrics
+    assert frame["ci_low"].to_dict() == {k: r.low for k, r in res.intervals.items()}
+    assert frame["ci_high"].to_dict() == {k: r.high for k, r in res.intervals.items()}
+    assert frame["unit"].to_dict() == res.units
+    assert frame["chance"].to_dict() == res.baselines["chance"]
+    assert "ci_low" not in evaluate(_records(), metrics=["kl"]).to_frame()
+
+
+def test_to_frame_of_models_and_groups():
+    a, b = _records(seed=1), _records(seed=1)
+    both = evaluate({"a": a, "b": b}, metrics=["kl", "brier"], n_boot=20)
+    frame = both.to_frame()
+    assert frame.index.names == ["model", "metric"] and len(frame) == 4
+    assert frame.loc[("b", "kl"), "difference"] == both.comparisons["b"]["kl"].estimate
+    assert np.isnan(frame.loc[("a", "kl"), "difference"])
+    grouped = evaluate(a, metrics=["kl"], by="agreement")
+    rows = grouped.to_frame(groups=True)
+    assert rows.index.names == ["group", "metric"]
+    assert rows["n_items"].sum() == grouped.n_items
+    assert rows["value"].tolist() == [g.metrics["kl"] for g in grouped.groups]
+    with pytest.raises(InvalidValueError, match=r"^this result has no groups; evaluate with "
+                                                r"by=\.\.\. \(CLI --by agreement\)"):
+        both.to_frame(groups=True)
+
+
+def test_repr_is_one_line_per_metric():
+    res = evaluate(_records(), metrics=["kl", "brier"], n_boot=10)
+    lines = repr(res).splitlines()
+    assert lines[0] == (f"EvaluationResult(n_items={res.n_items}, scale='nominal', n_boot=10, "
+                        "confidence=0.95)")
+    assert len(lines) == 3 and lines[1].split()[:2] == ["kl", f"{res.metrics['kl']:.4f}"]
+    assert lines[2].endswith("lower is better")

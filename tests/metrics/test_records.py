@@ -186,7 +186,7 @@ def test_npy_errors(tmp_path):
     ({"uid": "b", "probs": [1.2, -0.2]}, ("line 2 of {f} (item 'b'): probs has a negative value: "
                                          "[1.2, -0.2]")),
     ({"uid": "b", "probs": [0.5, 0.6]}, ("line 2 of {f} (item 'b'): probs sum to 1.1, not 1 within "
-                                        "atol=0.0001 (1 such row(s)); pass renormalize=True")),
+                                        "0.0001 (1 such row(s)); pass --renormalize")),
     ({"uid": "b", "probs": [0.5, 0.3, 0.2]}, "line 2 of {f}: probs has 3 values; earlier rows have 2"),
     ({"uid": "b", "probs": ["x", 1]}, "line 2 of {f}: probs is not a list of numbers; got ['x', 1]"),
     ({"uid": "b", "probs": [[0.5], [0.5]]}, "line 2 of {f}: probs is not a list of numbers"),
@@ -215,7 +215,7 @@ def test_renormalize_opt_in(tmp_path):
 def test_atol(tmp_path):
     f = _jsonl(tmp_path / "p.jsonl", [{"uid": "a", "probs": [0.5, 0.50005]}])
     assert read_predictions(f).n_rows == 1
-    with pytest.raises(DataFormatError, match="not 1 within atol=1e-06"):
+    with pytest.raises(DataFormatError, match="not 1 within 1e-06"):
         read_predictions(f, atol=1e-6)
 
 
@@ -419,8 +419,8 @@ def test_align_missing_items_error_then_drop():
     votes = _votes()
     preds = Predictions.from_arrays(["b", "q"], probs=[[0.2, 0.3, 0.5], [1, 0, 0]])
     with pytest.raises(VoteSchemaError, match=re.escape(
-            "2 of 3 vote items have no prediction, e.g. ['a', 'c']; pass on_missing='drop' "
-            "(CLI: --on-missing drop) to evaluate only the items with predictions")):
+            "2 of 3 vote items have no prediction, e.g. ['a', 'c']; pass --on-missing drop to "
+            "evaluate only the items with predictions (Python: on_missing='drop')")):
         align(votes, preds, pred_labels=["e", "n", "c"])
     with pytest.warns(DegenerateInputWarning, match=re.escape(
             "2 of 3 vote items have no prediction, e.g. ['a', 'c']; they are dropped and 1 items "

@@ -23,3 +23,30 @@ def test_reversing_the_rows_gives_the_same_statistics_to_the_last_digit():
         stats.pop("source", None)
     assert json.dumps(forward, sort_keys=True) == json.dumps(backward, sort_keys=True)
     assert forward["krippendorff_alpha"]["ci_low"] < forward["krippendorff_alpha"]["value"]
+
+
+def test_stats_are_a_dict_with_a_frame_of_every_statistic():
+    """Issue 21 (item 10): pandas users get the statistics as a table."""
+    df = pd.DataFrame({"item": list("aabbcc"), "annotator": list("xyxyxy"),
+                       "label": list("110100")})
+    stats = dataset_stats(Votes.from_long(df), n_boot=0)
+    assert isinstance(stats, dict) and json.loads(json.dumps(stats)) == stats
+    frame = stats.to_frame()
+    assert frame.index.name == "statistic" and list(frame.columns) == ["value"]
+    assert frame.loc["n_votes", "value"] == 6
+    assert frame.loc["label_counts.1", "value"] == 3
+    assert frame.loc["krippendorff_alpha.value", "value"] == stats["krippendorff_alpha"]["value"]
+    assert frame.loc["labels", "value"] == ["0", "1"]
+
+
+def test_numeric_scale_stats_are_invariant_to_how_numbers_are_written():
+    """Issue 21 (item 7): relabelling 1 -> 1.0 leaves every figure equal."""
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"item": np.repeat([f"i{k}" for k in range(30)], 4),
+                       "annotator": np.tile(list("wxyz"), 30),
+                       "label": rng.integers(1, 6, 120).astype(str)})
+    respelled = df.assign(label=[f"{v}.0" if j % 3 else f"+{v}" for j, v in enumerate(df.label)])
+    for scale in ("ordinal", "interval", "ratio"):
+        a = dataset_stats(Votes.from_long(df).with_scale(scale), n_boot=50)
+        b = dataset_stats(Votes.from_long(respelled).with_scale(scale), n_boot=50)
+        assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)

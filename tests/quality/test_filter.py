@@ -332,3 +332,18 @@ def test_flag_annotators_is_the_first_round_of_the_filter():
         "agreement", 0.25, 3, 1)
     assert out["annotators"][2] == {"annotator": "z", "n_votes": 4, "score": 0.0,
                                     "flagged": True, "reason": "agreement score below 0.25"}
+
+
+def test_annotator_flags_as_a_frame_and_a_short_repr():
+    """Issue 21 (item 10): annotator scores indexed by annotator id, for pandas users."""
+    from annokit.quality import flag_annotators
+
+    df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
+                       "label": list("110001111000")})
+    flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+    frame = flags.to_frame()
+    assert frame.index.name == "annotator" and list(frame.index) == ["x", "y", "z"]
+    assert list(frame.columns) == ["n_votes", "score", "flagged", "reason"]
+    assert frame["flagged"].to_dict() == {"x": False, "y": False, "z": True}
+    assert repr(flags) == ("AnnotatorFlags(method='agreement', threshold=0.25, n_annotators=3, "
+                           "n_flagged=1)")

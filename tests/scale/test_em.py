@@ -14,7 +14,7 @@ import dask  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from annokit.core.votes import Votes  # noqa: E402
+from annokit.errors import InvalidValueError  # noqa: E402
 from annokit.io import read_votes  # noqa: E402
 from annokit.quality import MACE, DawidSkene, OneCoinDawidSkene  # noqa: E402
 from annokit.scale.em import fit_dask  # noqa: E402
@@ -47,6 +47,12 @@ def _compare(votes, method, dv, options=None, clamp_gold=False, rng=0):
             value = getattr(got, name)
             value = value if name == "priors_" else value[order]
             np.testing.assert_allclose(value, getattr(mem, name), rtol=0, atol=1e-9, err_msg=name)
+
+
+def test_mace_needs_a_restart():
+    dv = from_votes(_synthetic(n_items=10, n_ann=6, seed=0), npartitions=1)
+    with pytest.raises(InvalidValueError, match="^n_restarts must be a positive integer; got 0$"):
+        fit_dask(dv, "mace", n_restarts=0)
 
 
 @pytest.mark.parametrize("method", ["ds", "onecoin", "mace"])

@@ -101,7 +101,7 @@ def _close(a, b, path="result"):
             _close(a[key], b[key], f"{path}.{key}")
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), f"{path}: lengths {len(a)} and {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             _close(x, y, f"{path}[{i}]")
     elif isinstance(a, float):
         if math.isnan(a):

@@ -17,8 +17,8 @@ pytest.importorskip("distributed")
 import annokit.core.progress as core_progress  # noqa: E402
 from annokit.core.progress import set_progress  # noqa: E402
 from annokit.core.votes import Votes  # noqa: E402
-from annokit.scale.evaluate import evaluate_dask  # noqa: E402
 from annokit.scale import progress as scale_progress  # noqa: E402
+from annokit.scale.evaluate import evaluate_dask  # noqa: E402
 from annokit.scale.progress import compute, persist  # noqa: E402
 from annokit.scale.votes import from_votes  # noqa: E402
 

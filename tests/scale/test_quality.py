@@ -10,7 +10,8 @@ import pytest
 
 pytest.importorskip("dask.dataframe", reason="the Dask engine needs annokit[dask]")
 
-from annokit.errors import InvalidValueError  # noqa: E402
+from annokit.core.votes import Votes  # noqa: E402
+from annokit.errors import InvalidValueError, SchemaError  # noqa: E402
 from annokit.io import read_votes  # noqa: E402
 from annokit.quality import aggregate, annotator_scores  # noqa: E402
 from annokit.scale.quality import aggregate_dask, annotator_scores_dask  # noqa: E402
@@ -94,6 +95,16 @@ def test_filter_equals_in_memory(dask_client, tmp_path, method, kwargs):
     written = pd.read_parquet(tmp_path / "kept")
     assert len(written) == kept.n_votes == got_votes.n_votes
     assert (tmp_path / "audit.json").exists()
+
+
+def test_filter_without_annotator_ids_is_refused():
+    from annokit.scale.filter import filter_annotators_dask
+
+    dv = from_votes(Votes.from_counts(np.array([[2, 1], [0, 3]]), labels=["a", "b"]),
+                    npartitions=1)
+    with pytest.raises(SchemaError,
+                       match="^filtering annotators needs annotator ids; votes has none$"):
+        filter_annotators_dask(dv, method="agreement", threshold=0.3)
 
 
 def test_aggregate_in_process_keeps_partitions_aligned():

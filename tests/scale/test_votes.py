@@ -15,7 +15,7 @@ from annokit.scale.votes import from_votes, read_votes_dask, to_votes  # noqa: E
 
 
 def _by_id(votes):
-    return {str(i): row for i, row in zip(votes.item_ids, votes.counts().tolist())}
+    return {str(i): row for i, row in zip(votes.item_ids, votes.counts().tolist(), strict=True)}
 
 
 def _long(n_items=60, seed=0, k=3, n_ann=9):
@@ -54,7 +54,7 @@ def test_directory_of_files_equals_the_in_memory_reader(tmp_path, dask_client, k
     # an item's votes are in one partition, and items partition i holds exactly its items
     frames = dv.compute(*dv.frame.to_delayed())
     items = dv.compute(*dv.items.to_delayed())
-    for f, it in zip(frames, items):
+    for f, it in zip(frames, items, strict=True):
         assert set(f["item"]) == set(it["item"])
     assert sum(len(it) for it in items) == mem.n_items
 
@@ -101,8 +101,8 @@ def test_gold_column_and_no_annotators(tmp_path, dask_client):
     df.to_parquet(path, index=False)
     mem = read_votes(path)
     back = to_votes(read_votes_dask(path, client=dask_client))
-    gold_mem = dict(zip(mem.item_ids, mem.gold))
-    assert dict(zip(back.item_ids, back.gold)) == gold_mem
+    gold_mem = dict(zip(mem.item_ids, mem.gold, strict=True))
+    assert dict(zip(back.item_ids, back.gold, strict=True)) == gold_mem
     anon = read_votes_dask(df[["item", "label"]], client=dask_client)
     assert anon.annotator_ids is None and anon.n_votes == len(df)
 

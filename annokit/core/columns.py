@@ -1,0 +1,73 @@
+"""Column roles of vote tables: which column holds the item, the annotator, the label, the gold.
+
+The one vocabulary of column names (:data:`ROLE_SPELLINGS`) and the one detector
+(:func:`detect_columns`), used by every reader of tables: files (:mod:`annokit.io.tabular`,
+the Dask reader), pandas frames (:meth:`annokit.core.votes.Votes.from_long`,
+:func:`annokit.io.read_votes` on a DataFrame) and ratings tables. It lives in ``core`` so the
+vote model can detect columns without importing a reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from annokit.errors import InvalidValueError, SchemaError
+
+__all__ = ["ROLE_SPELLINGS", "detect_columns"]
+
+#: Column spellings tried, in order, for each role when no mapping is given.
+ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "item": ("item", "item_id", "task", "task_id", "question", "question_id", "orig_id", "uid", "id"),
+    "annotator": ("annotator", "annotator_id", "worker", "worker_id", "!amt_worker_ids", "rater",
+                  "user", "performer"),
+    "label": ("label", "answer", "response", "annotation", "vote"),
+    "gold": ("gold", "gold_label", "truth", "true_label"),
+}
+
+
+def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "annotator", "label", "gold"),
+                   *, given: Mapping[str, str | None] | None = None,
+                   source: str = "votes") -> dict[str, str | None]:
+    """Map roles to column names: ``given`` first, then the one matching spelling (case-insensitive).
+
+    Raises
+    ------
+    InvalidValueError
+        An unknown role.
+    SchemaError
+        A given column that the file does not have, or a role that two columns could fill
+        (``label`` and ``answer``): the message names both and the option that settles it.
+
+    Examples
+    --------
+    >>> detect_columns(["task", "worker", "answer"])
+    {'item': 'task', 'annotator': 'worker', 'label': 'answer', 'gold': None}
+    """
+    given = {k: v for k, v in dict(given or {}).items()}
+    unknown = (set(given) | set(roles)) - set(ROLE_SPELLINGS)
+    if unknown:
+        raise InvalidValueError(f"unknown column role(s) {sorted(unknown)}; roles are {list(ROLE_SPELLINGS)}")
+    for role, col in given.items():
+        if col is not None and col not in columns:
+            raise SchemaError(f"{source} is missing column(s) [{col!r}] (given for {role}); got "
+                              f"{list(columns)}")
+    by_lower: dict[str, list[str]] = {}
+    for c in columns:
+        by_lower.setdefault(c.lower(), []).append(c)
+    out: dict[str, str | None] = {}
+    taken: set[str] = {v for v in given.values() if v}
+    for role in roles:
+        if role in given:
+            out[role] = given[role]
+            continue
+        found = [c for spelling in ROLE_SPELLINGS[role] for c in by_lower.get(spelling, [])
+                 if c not in taken]
+        if len(found) > 1:
+            raise SchemaError(
+                f"{source}: columns {found} could each be the {role} column; name one with "
+                f"--{role}-col (Python: columns={{'{role}': ...}})"
+            )
+        out[role] = found[0] if found else None
+        if found:
+            taken.add(found[0])
+    return out

@@ -1,0 +1,134 @@
+"""What :class:`~annokit.core.votes.Votes` shows of itself: its repr, soft labels, labelled
+pandas frames, and the same votes on another scale.
+
+A mixin of :class:`~annokit.core.votes.Votes` (which keeps the model itself: codes, checks,
+constructors); it imports nothing of ``votes``, building new votes with ``type(self)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.scales import NUMERIC_SCALES, check_scale, not_a_number, number_name
+from annokit.core.soft_labels import distributions
+from annokit.errors import InvalidValueError
+
+__all__ = ["VoteViews"]
+
+
+class VoteViews:
+    """Views of votes (mixed into :class:`~annokit.core.votes.Votes`)."""
+
+    item_ids: Any
+    labels: Any
+
+    def __repr__(self) -> str:
+        """``Votes(n_items=..., n_annotators=..., n_votes=..., labels=[...], scale=...)``;
+        ``n_annotators=None`` without annotator ids, and at most 8 labels written out.
+
+        Examples
+        --------
+        >>> from annokit.core.votes import Votes
+        >>> slider = Votes.from_counts([[1] * 101], labels=[str(v) for v in range(101)])
+        >>> slider.with_scale("interval")  # doctest: +NORMALIZE_WHITESPACE
+        Votes(n_items=1, n_annotators=None, n_votes=101,
+              labels=['0', '1', '2', '3', '4', '5', ..., '100'] (101), scale='interval')
+        """
+        names = list(self.labels.names)
+        shown = (repr(names) if len(names) <= 8 else
+                 f"[{', '.join(map(repr, names[:6]))}, ..., {names[-1]!r}] ({len(names)})")
+        return (f"Votes(n_items={self.n_items}, n_annotators={self.n_annotators}, "
+                f"n_votes={self.n_votes}, labels={shown}, scale={self.labels.scale!r})")
+
+    def distributions(self, *, smoothing: float = 0.0,
+                      as_frame: bool = False) -> np.ndarray | pd.DataFrame:
+        """Soft labels: each item's share of votes per label, shape (n_items, n_labels).
+
+        :func:`annokit.core.soft_labels.distributions` of :meth:`counts` (``smoothing`` is
+        added to every count first); ``as_frame=True`` labels rows by item id and columns
+        by label name, as :meth:`counts`.
+
+        Examples
+        --------
+        >>> from annokit.core.votes import Votes
+        >>> df = pd.DataFrame({"task": ["q1", "q1", "q2"], "worker": ["a", "b", "a"],
+        ...                    "answer": ["yes", "no", "yes"]})
+        >>> soft = Votes.from_long(df, labels=["yes", "no"]).distributions(as_frame=True)
+        >>> soft
+        label  yes   no
+        item
+        q1     0.5  0.5
+        q2     1.0  0.0
+        >>> float(soft.loc["q1", "no"]), soft.idxmax(axis=1).tolist()
+        (0.5, ['yes', 'yes'])
+        """
+        probs = distributions(self.counts(), smoothing=smoothing)
+        return self._frame(probs) if as_frame else probs
+
+    def _frame(self, matrix: np.ndarray) -> pd.DataFrame:
+        """An (n_items, n_labels) matrix labelled by item id and label name."""
+        return pd.DataFrame(matrix, index=pd.Index(self.item_ids, name="item"),
+                            columns=pd.Index(list(self.labels.names), name="label"))
+
+    def with_scale(self, scale: str, *, declared: bool = False) -> Any:
+        """These votes with their labels on ``scale`` (:meth:`LabelSet.to_scale`).
+
+        On ordinal (numeric labels), interval and ratio scales labels are numbers: votes and
+        gold labels written ``1``, ``1.0``, ``" 1"`` or ``"+1"`` become one label, in numeric
+        order unless ``declared``. Counts per number are the sums of the merged labels' counts.
+
+        Parameters
+        ----------
+        scale : {"nominal", "ordinal", "interval", "ratio"}
+        declared : bool, default=False
+            Whether the label order was declared (kept) rather than inferred.
+
+        Raises
+        ------
+        InvalidValueError
+            A label that is not a number on an interval or ratio scale: one line naming the
+            source, the value, the item and annotator of its first vote, and ``--scale nominal``.
+
+        Examples
+        --------
+        >>> from annokit.core.votes import Votes
+        >>> df = pd.DataFrame({"item": ["q", "q", "q"], "annotator": ["a", "b", "c"],
+        ...                    "label": ["1", "1.0", "+2"]})
+        >>> v = Votes.from_long(df).with_scale("interval")
+        >>> v.labels, v.counts().tolist()
+        (LabelSet(['1', '2'], scale='interval'), [[2, 1]])
+        """
+        check_scale(scale)
+        if scale in NUMERIC_SCALES:
+            bad = [j for j, n in enumerate(self.labels.names) if number_name(n) is None]
+            if bad:
+                raise InvalidValueError(f"{self.source}: {self._first_use(bad[0])} "
+                                        f"{not_a_number(self.labels.names[bad[0]], scale)}")
+        labels, codes = self.labels.to_scale(scale, declared=declared)
+        # gold codes -1 (none) and -2 (a gold label not among the labels) stay as they are
+        gold = (None if self.gold is None
+                else np.where(self.gold >= 0, codes[np.maximum(self.gold, 0)], self.gold))
+        out = type(self)(self.item_index, codes[self.label_index], item_ids=self._item_ids,
+                         labels=labels, annotator_index=self.annotator_index,
+                         annotator_ids=self.annotator_ids, item_metadata=self.item_metadata,
+                         gold=gold, duplicates="keep", source=self.source, _ids_unique=True,
+                         _coded=True)
+        out._unique_pairs = self._unique_pairs
+        out.n_duplicates_removed = self.n_duplicates_removed
+        for attr, value in self.__dict__.items():  # what a reader added (read_info, ...)
+            out.__dict__.setdefault(attr, value)
+        return out
+
+    def _first_use(self, code: int) -> str:
+        """Where label ``code`` is first used: its first vote, or else a gold label."""
+        rows = np.flatnonzero(self.label_index == code)
+        if rows.size:
+            r = int(rows[0])
+            who = ("" if self.annotator_index is None
+                   else f" by annotator {str(self.annotator_ids[self.annotator_index[r]])!r}")
+            return f"the vote on item {str(self.item_ids[self.item_index[r]])!r}{who}:"
+        item = int(np.argmax(self.gold == code)) if self.gold is not None else 0
+        return f"the gold label of item {str(self.item_ids[item])!r}:"
