@@ -451,11 +451,7 @@ class Votes(VoteViews):
 
     def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
         """Positions of item ids (compared as text, :func:`~annokit.core.labels.scalar_to_str`);
-        -1 for ids that are not present.
-
-        Vectorised: the ids are converted among their distinct values and looked up in one
-        hash join (Arrow's ``index_in``), never one Python call per id.
-        """
+        -1 for ids that are not present. One hash join (:func:`~annokit.core.ids.id_positions`)."""
         return id_positions(self._item_ids, ids)
 
     # -- equality -------------------------------------------------------------
