@@ -17,7 +17,6 @@ from annokit.core.labels import as_str_values
 
 __all__ = ["canonical_ints", "id_positions", "ids_as_arrow"]
 
-_POWERS_OF_TEN = np.array([10**k for k in range(1, 20)], dtype=np.uint64)
 
 
 def canonical_ints(ids: Any) -> Any:
@@ -25,7 +24,7 @@ def canonical_ints(ids: Any) -> Any:
     (``"7"``, ``"-3"``; not ``"07"``, ``"+7"``, ``" 7"``), else None.
 
     Integers are hashed and coded several times faster than their text; the canonical check
-    (the integers written back equal the text) keeps ``"07"`` and ``"7"`` apart.
+    keeps ``"07"`` (and ``"0x7"``, which Arrow reads as 7) apart from ``"7"``.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -38,16 +37,10 @@ def canonical_ints(ids: Any) -> Any:
         return None
     if ints.null_count or ids.null_count:
         return None
-    # canonical: the text is exactly as long as the integer written back (a sign, leading
-    # zeros or spaces would add characters); digits counted against powers of ten, exactly
-    x = np.asarray(ints.to_numpy(zero_copy_only=False) if isinstance(ints, pa.Array)
-                   else ints.combine_chunks().to_numpy(zero_copy_only=False), dtype=np.int64)
-    magnitude = np.abs(x).view(np.uint64)  # -2**63 stays 2**63 as unsigned
-    digits = np.searchsorted(_POWERS_OF_TEN, magnitude, side="right") + 1 + (x < 0)
-    length = pc.utf8_length(ids)
-    length = np.asarray(length.to_numpy(zero_copy_only=False) if isinstance(length, pa.Array)
-                        else length.combine_chunks().to_numpy(zero_copy_only=False))
-    if not np.array_equal(digits, length):
+    # Arrow also reads "07", "-0" and "0x1F": canonical text starts with "0" only as "0" itself
+    zero_led = pc.sum(pc.starts_with(ids, "0")).as_py() or 0
+    if zero_led != (pc.sum(pc.equal(ids, "0")).as_py() or 0) or pc.any(
+            pc.starts_with(ids, "-0")).as_py():
         return None
     return ints
 

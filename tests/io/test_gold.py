@@ -188,5 +188,18 @@ def test_integer_ids_are_matched_as_written(tmp_path):
     assert votes.annotator_ids.tolist() == ["1", "2"]
     assert id_positions(np.array(["7", "07", "-3"], dtype=object), ["07", 7, "+7"]).tolist() == [
         1, 0, -1]
+    # Arrow reads "0x7" as 7: such text stays text
+    assert id_positions(np.array(["7", "0x7"], dtype=object), ["0x7", "7", "-0"]).tolist() == [
+        1, 0, -1]
     canonical = read_votes(tmp_path / "v.csv")
     assert canonical == Votes.from_long(pd.read_csv(tmp_path / "v.csv", dtype=str), source="v.csv")
+
+
+def test_a_dataframe_with_gold_in_another_case_keeps_the_votes_labels():
+    df = pd.DataFrame({"item": ["q1", "q1", "q2"], "annotator": ["a", "b", "a"],
+                       "label": ["cat", "dog", "dog"], "gold": ["Cat", "Cat", "dog"]})
+    with pytest.warns(DegenerateInputWarning, match=r"^DataFrame, column 'gold': 1 item\(s\) have a "
+                      r"gold label that is not among the votes' labels \['cat', 'dog'\]: 'Cat' "
+                      r"\(1 item\)"):
+        votes = read_votes(df)
+    assert votes.labels.names == ("cat", "dog") and votes.gold.tolist() == [-2, 1]
