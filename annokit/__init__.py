@@ -37,7 +37,8 @@ _LAZY: dict[str, str] = {
     "read_predictions": "annokit.metrics.records",
     "evaluate": "annokit.metrics.engine",
     "filter_annotators": "annokit.quality", "DawidSkene": "annokit.quality", "MACE": "annokit.quality",
-    "MajorityVote": "annokit.quality",
+    "MajorityVote": "annokit.quality", "GLAD": "annokit.quality", "Wawa": "annokit.quality",
+    "ZeroBasedSkill": "annokit.quality",
     "build_report": "annokit.report", "write_report": "annokit.report",
 }
 
@@ -50,6 +51,7 @@ __all__ = [
     "AnnokitError",
     "DataFormatError",
     "DawidSkene",
+    "GLAD",
     "InputError",
     "InvalidValueError",
     "LabelSet",
@@ -57,6 +59,8 @@ __all__ = [
     "SchemaError",
     "VoteSchemaError",
     "Votes",
+    "Wawa",
+    "ZeroBasedSkill",
     "__version__",
     "align",
     "build_report",

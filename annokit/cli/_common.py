@@ -235,15 +235,33 @@ def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
+_TABLE_KEY = "annokit.table_options"
+
+
+def _store_table(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Keep ``--sep`` and ``--flags`` for :func:`read_options`."""
+    if value is not None:
+        if param.name == "sep":
+            from annokit.io.delimited import parse_sep
+
+            try:
+                value = parse_sep(value)
+            except ValueError:
+                raise click.BadParameter(f"expected one of , ; | or tab; got {value!r}", ctx=ctx,
+                                         param=param) from None
+        ctx.meta.setdefault(_TABLE_KEY, {})[param.name] = value
+    return value
+
+
 def _no_read_options() -> dict[str, Any]:
     return {"columns": {}, "no_header": False, "missing": (), "scale": None, "duplicates": None}
 
 
 def column_options(command: Any) -> Any:
     """The options that say how a votes file is laid out, shared by every command reading votes:
-    ``--item-col``, ``--annotator-col``, ``--label-col``, ``--gold-col``, ``--no-header`` and
-    ``--missing``, ``--scale`` and ``--duplicates``. The command gets them from
-    :func:`read_options`, passed on to :func:`annokit.io.read_votes`."""
+    ``--item-col``, ``--annotator-col``, ``--label-col``, ``--gold-col``, ``--no-header``,
+    ``--missing``, ``--scale``, ``--duplicates``, ``--sep`` and ``--flags``. The command gets them
+    from :func:`read_options`, passed on to :func:`annokit.io.read_votes`."""
     options = [
         click.option("--item-col", "item_col", metavar="NAME", expose_value=False, callback=_store,
                      help="Column of item ids (default: detected, e.g. item, question, id)."),
@@ -277,6 +295,15 @@ def column_options(command: Any) -> Any:
                           "(stats and evaluate; implied by --multilabel). How many pairs were "
                           "repeated and what was done is stated (read as, --json, a warning "
                           "when votes are left out)."),
+        click.option("--sep", "sep", metavar="SEP", expose_value=False, callback=_store_table,
+                     help="Field separator of a CSV/TSV votes file: , ; | or tab (default: "
+                          "sniffed from the first lines, whatever the extension says; "
+                          "the choice is stated in the read-as line)."),
+        click.option("--flags", "flags", type=click.Choice(["drop", "keep"]),
+                     expose_value=False, callback=_store_table,
+                     help="Mechanical Turk batches with a checkbox beside the answer (e.g. "
+                          "'cannot judge'): drop the votes whose box is ticked (the default) or "
+                          "keep them; either way they are counted in the read-as line."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -299,7 +326,7 @@ def read_options(*, multilabel: bool = False) -> dict[str, Any]:
         duplicates = "keep"
     return {"columns": dict(options["columns"]) or None, "no_header": options["no_header"],
             "missing": options["missing"], "scale": options["scale"],
-            "duplicates": duplicates or "error"}
+            "duplicates": duplicates or "error", **ctx.meta.get(_TABLE_KEY, {})}
 
 
 def with_duplicates(doc: Any, votes: Any) -> Any:
@@ -343,7 +370,9 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
     used = [name for name, on in {**(not_on_dask or {}),
                                   "--format": fmt not in ("auto", "long"),
                                   "--no-header": options["no_header"],
-                                  "--missing": bool(options["missing"])}.items() if on]
+                                  "--missing": bool(options["missing"]),
+                                  "--sep": "sep" in options,
+                                  "--flags": "flags" in options}.items() if on]
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
                                "Parquet/CSV/TSV tables)")

@@ -27,7 +27,8 @@ from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_outputs, check_table_path
 
 _SCORE_METHODS = ["agreement", "ds", "onecoin", "mace", "gold", "entropy"]
-_AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace"]
+_AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs"]
+_MAJORITY_LIKE = ("mv", "wmv", "wawa", "zbs")
 _TIES = ["first", "first_seen", "random"]
 
 _VOTES = votes_input("Votes file (long/wide CSV, TSV, JSONL, Parquet; ChaosNLI .jsonl).")
@@ -192,9 +193,10 @@ def _fmt(x) -> str:
 @FORMAT_OPTION
 @column_options
 @click.option("--method", type=click.Choice(_AGG_METHODS), default="mv", show_default=True,
-              help="Majority vote, weighted MV, Dawid-Skene, one-coin DS, MACE.")
+              help="Majority vote, weighted MV, Dawid-Skene, one-coin DS, MACE, GLAD, Wawa "
+                   "(MV weighted by agreement with MV), Zero-Based Skill.")
 @click.option("--ties", type=click.Choice(_TIES), default=DEFAULT_TIES, show_default=True,
-              help="Tie policy of mv and wmv: first tied label in label order, the tied label "
+              help="Tie policy of mv, wmv, wawa and zbs: first tied label in label order, the tied label "
                    "voted first (first_seen: the rule of the published RTE and dog figures), "
                    "or random (--seed).")
 @click.option("--out", "out_path", type=click.Path(),
@@ -216,14 +218,14 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
     from annokit.io.escape import neutralise_formulas
     from annokit.quality import aggregate as run_aggregate
 
-    if clamp_gold and method in ("mv", "wmv"):
+    if clamp_gold and method not in ("ds", "onecoin", "mace"):
         raise click.UsageError(f"--clamp-gold applies to ds, onecoin and mace, not --method "
                                f"{method}")
     ctx = click.get_current_context()
-    if (method not in ("mv", "wmv")
+    if (method not in _MAJORITY_LIKE
             and ctx.get_parameter_source("ties") is click.core.ParameterSource.COMMANDLINE):
-        raise click.UsageError(f"--ties applies to mv and wmv, not --method {method} (its "
-                               "label is the most probable one in label order)")
+        raise click.UsageError(f"--ties applies to mv, wmv, wawa and zbs, not --method {method} "
+                               "(its label is the most probable one in label order)")
     check_engine(engine, scheduler)
     if engine == "dask":
         _aggregate_dask(votes_path, gold_path, fmt, method, ties, out_path, soft, clamp_gold,
@@ -256,6 +258,8 @@ def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: str, method: st
     """``aggregate --engine dask``: the table goes to a Parquet directory, never to stdout."""
     from annokit.scale.quality import aggregate_dask
 
+    if method in ("wmv", "glad", "wawa", "zbs"):
+        raise click.UsageError(f"--method {method} runs in memory only: drop --engine dask")
     if out_path is None:
         raise click.UsageError("--engine dask writes the per-item table to a directory of "
                                "Parquet partitions: give --out DIR")

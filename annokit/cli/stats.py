@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from annokit.cli._common import (
@@ -19,7 +21,10 @@ from annokit.cli._common import (
     votes_input,
     with_duplicates,
 )
-from annokit.core.soft_labels import DEFAULT_TIES
+from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy
+
+if TYPE_CHECKING:
+    from annokit.io import Format
 
 #: Bytes kept per bootstrap replicate (two coefficients, their replicate values and weights).
 BYTES_PER_REPLICATE = 64
@@ -50,11 +55,13 @@ BYTES_PER_REPLICATE = 64
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--card", is_flag=True, help="Print the Markdown statistics section of a data card.")
 @engine_options
-def stats(votes_path: str, fmt: str, gold: str | None, n_boot: int, ties: str, seed: int, base: float,
-          multilabel: bool, as_json: bool, card: bool, engine: str, scheduler: str | None) -> None:
+def stats(votes_path: str, fmt: Format, gold: str | None, n_boot: int, ties: TiePolicy, seed: int,
+          base: float, multilabel: bool, as_json: bool, card: bool, engine: str,
+          scheduler: str | None) -> None:
     """Statistics of the votes in --votes (or VOTES): items, votes, annotators, entropy, ties
-    (and the tie policy of the majority vote), majority-vote accuracy against gold, majority change against the original label, label counts, Krippendorff's
-    alpha and Fleiss' kappa with bootstrap intervals.
+    (and the tie policy of the majority vote), majority-vote accuracy against gold, majority
+    change against the original label, label counts, Krippendorff's alpha and Fleiss' kappa with
+    bootstrap intervals.
 
     VOTES is a ChaosNLI .jsonl file, a long or wide CSV/TSV/JSONL/Parquet table,
     or a registered dataset name such as chaosnli-snli.

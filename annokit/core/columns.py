@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from annokit.errors import InvalidValueError, SchemaError
 
-__all__ = ["ROLE_SPELLINGS", "detect_columns"]
+__all__ = ["MORE_SPELLINGS", "ROLE_SPELLINGS", "detect_columns", "name_key"]
 
 #: Column spellings tried, in order, for each role when no mapping is given.
 ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -23,12 +23,29 @@ ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
     "label": ("label", "answer", "response", "annotation", "vote"),
     "gold": ("gold", "gold_label", "truth", "true_label"),
 }
+#: Spellings tried only when no column has one of ``ROLE_SPELLINGS[role]`` (so a file with
+#: ``item`` and ``sentence_id`` columns still reads ``item`` as the item).
+MORE_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "item": ("sample_id", "example_id", "instance_id", "doc_id", "document_id", "sentence_id",
+             "text_id", "pair_id", "post_id", "tweet_id"),
+    "annotator": ("rater_id", "user_id", "coder", "coder_id", "labeler", "labeler_id", "labeller",
+                  "judge", "judge_id", "participant", "participant_id"),
+    "label": ("judgment", "judgement"),
+    "gold": ("gold_standard", "reference", "expert_label"),
+}
+
+
+def name_key(name: str) -> str:
+    """A column name as spellings are compared: lower case, without blanks, ``_`` and ``-``
+    (``Item ID``, ``item-id`` and ``ItemId`` are all ``item_id``)."""
+    return "".join(ch for ch in str(name).lower() if ch not in " \t_-")
 
 
 def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "annotator", "label", "gold"),
                    *, given: Mapping[str, str | None] | None = None,
                    source: str = "votes") -> dict[str, str | None]:
-    """Map roles to column names: ``given`` first, then the one matching spelling (case-insensitive).
+    """Map roles to column names: ``given`` first, then the one matching spelling, compared by
+    :func:`name_key`; :data:`MORE_SPELLINGS` only when no :data:`ROLE_SPELLINGS` matches.
 
     Raises
     ------
@@ -53,15 +70,19 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
                               f"{list(columns)}")
     by_lower: dict[str, list[str]] = {}
     for c in columns:
-        by_lower.setdefault(c.lower(), []).append(c)
+        by_lower.setdefault(name_key(c), []).append(c)
     out: dict[str, str | None] = {}
     taken: set[str] = {v for v in given.values() if v}
     for role in roles:
         if role in given:
             out[role] = given[role]
             continue
-        found = [c for spelling in ROLE_SPELLINGS[role] for c in by_lower.get(spelling, [])
-                 if c not in taken]
+        found: list[str] = []
+        for tier in (ROLE_SPELLINGS, MORE_SPELLINGS):
+            found = [c for spelling in tier[role] for c in by_lower.get(name_key(spelling), [])
+                     if c not in taken]
+            if found:
+                break
         if len(found) > 1:
             raise SchemaError(
                 f"{source}: columns {found} could each be the {role} column; name one with "

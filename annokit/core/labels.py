@@ -85,16 +85,17 @@ def factorize_values(values: Any, *, what: str, where: str) -> tuple[np.ndarray,
     >>> codes.tolist(), distinct.tolist()
     ([0, 0, 1, 2], ['2', '1', 'b'])
     """
+    raw: pd.Series | np.ndarray
     if isinstance(values, pd.Series):
         raw = values
     else:
         raw = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
         raw = raw.reshape(-1)
-    codes, uniques = pd.factorize(raw, sort=False, use_na_sentinel=True)
+    codes, found = pd.factorize(raw, sort=False, use_na_sentinel=True)
     if len(codes) and (codes < 0).any():
         row = int(np.argmax(codes < 0))
         raise SchemaError(f"{where}: {what} is missing (NaN/None) at row {row}")
-    uniques = np.asarray(uniques)
+    uniques = np.asarray(found)
     if uniques.dtype.kind in "iu":
         # integers: distinct values are distinct, never blank strings; numpy formats them in C
         return codes.astype(np.int64, copy=False), uniques.astype(str).astype(object)
@@ -191,14 +192,15 @@ class LabelSet:
             written = number_names(names)
             if self.scale in NUMERIC_SCALES or None not in written:
                 scale_values(names, self.scale)  # a name that is not a number: the one message
+                numbers = [t for t in written if t is not None]  # every name, after that check
                 seen: dict[str, str] = {}
-                for name, text in zip(names, written):
+                for name, text in zip(names, numbers, strict=True):
                     if text in seen:
                         raise InvalidValueError(
                             f"labels {seen[text]!r} and {name!r} are the same number on the "
                             f"{self.scale} scale; give each number once")
                     seen[text] = name
-                names = tuple(written)
+                names = tuple(numbers)
                 self.numeric = True
         self.names: tuple[str, ...] = names
         self.values: np.ndarray | None = scale_values(names, self.scale)
@@ -356,11 +358,13 @@ class LabelSet:
             new = LabelSet(names, aliases=self.aliases, scale=scale)
             return new, np.asarray([new.index_of(n) for n in self.names], dtype=np.int64)
         scale_values(self.names, scale)  # raises naming the first name that is not a number
-        distinct = list(dict.fromkeys(written))
+        numbers = [t for t in written if t is not None]  # every name, after that check
+        distinct = list(dict.fromkeys(numbers))
         names = distinct if declared else ordered_names(distinct, scale)
         position = {n: j for j, n in enumerate(names)}
-        codes = np.asarray([position[t] for t in written], dtype=np.int64)
-        aliases = {a: number_name(t) for a, t in self.aliases.items() if a not in position}
+        codes = np.asarray([position[t] for t in numbers], dtype=np.int64)
+        number_of = dict(zip(self.names, numbers, strict=True))  # alias targets are label names
+        aliases = {a: number_of[t] for a, t in self.aliases.items() if a not in position}
         return LabelSet(names, aliases=aliases, scale=scale), codes
 
     def to_dict(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ SAS Institute (1990). SAS/STAT User's Guide, Version 6, 4th ed., PROC CLUSTER
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,13 +95,15 @@ class Ratings:
     (2, 4, [2.0, -2.0])
     """
 
+    annotator_index: np.ndarray | None
+    annotator_ids: np.ndarray | None
+    #: How a reader of :mod:`annokit.io` read the ratings (None for ratings built in Python).
+    read_info: str | None = None
+
     def __init__(self, item_index: Any, values: Any, *, item_ids: Any,
                  annotator_index: Any = None, annotator_ids: Any = None,
                  scale: str = "interval", source: str = "ratings"):
-        scale = check_scale(scale)
-        if scale not in NUMERIC_SCALES:
-            raise InvalidValueError(f"{source}: Ratings hold interval or ratio data; got scale "
-                                    f"{scale!r} (read ordered categories as Votes with scale=)")
+        scale = _check_ratings_scale(scale, source)
         self.scale = scale
         self.source = source
         self.item_ids = np.asarray(item_ids, dtype=object).reshape(-1)
@@ -168,7 +171,7 @@ class Ratings:
         if annotator is not None:
             ann_codes, ann_ids = factorize_ids(annotator, what="annotator id", where=source)
         n_removed = 0
-        if ann_codes is not None and duplicates != "keep":
+        if ann_codes is not None and ann_ids is not None and duplicates != "keep":
             pair = item_codes * (len(ann_ids) + 1) + ann_codes
             dup = pd.Series(pair).duplicated(keep="last" if duplicates == "last" else "first")
             dup = dup.to_numpy()
@@ -202,7 +205,9 @@ class Ratings:
         >>> Ratings.from_votes(v).mean().tolist()
         [3.6666666666666665, 2.0]
         """
-        values = LabelSet(votes.labels.names, scale=scale).values
+        values = LabelSet(votes.labels.names, scale=_check_ratings_scale(scale, votes.source)).values
+        if values is None:  # an interval or ratio LabelSet refuses a name that is not a number
+            raise ValueError(f"{votes.source}: labels {list(votes.labels.names)} have no values")
         return cls(votes.item_index, values[votes.label_index], item_ids=votes.item_ids,
                    annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
                    scale=scale, source=votes.source)
@@ -241,7 +246,7 @@ class Ratings:
     def to_long(self) -> pd.DataFrame:
         """One row per rating: ``item``, ``annotator`` (when known) and ``rating`` columns."""
         data: dict[str, Any] = {"item": self.item_ids[self.item_index]}
-        if self.annotator_index is not None:
+        if self.annotator_index is not None and self.annotator_ids is not None:
             data["annotator"] = self.annotator_ids[self.annotator_index]
         data["rating"] = self.values
         return pd.DataFrame(data)
@@ -366,12 +371,21 @@ class Ratings:
             last = edges.size - 2
             names = [f"[{scalar_to_str(float(a))}, {scalar_to_str(float(b))}"
                      + ("]" if j == last else ")")
-                     for j, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+                     for j, (a, b) in enumerate(itertools.pairwise(edges))]
         k = len(centres)
         counts = np.bincount(self.item_index * k + codes, minlength=self.n_items * k)
         counts = counts.reshape(self.n_items, k)
         probs = counts / counts.sum(axis=1, keepdims=True)
         return RatingHistogram(counts, probs, edges, centres, names)
+
+
+def _check_ratings_scale(scale: Any, source: str) -> str:
+    """``scale``, refused unless it is interval or ratio (what ``Ratings`` hold)."""
+    scale = check_scale(scale)
+    if scale not in NUMERIC_SCALES:
+        raise InvalidValueError(f"{source}: Ratings hold interval or ratio data; got scale "
+                                f"{scale!r} (read ordered categories as Votes with scale=)")
+    return scale
 
 
 def _codes(codes: np.ndarray, n: int, name: str, source: str) -> np.ndarray:

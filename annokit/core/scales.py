@@ -208,7 +208,7 @@ def ordered_names(names: Iterable[Any], scale: str) -> list[str]:
     ------
     InvalidValueError
         On an ordinal scale whose names are not all numbers: their order cannot be
-        guessed, so it must be declared (``labels=[...]``, CLI ``--labels``).
+        guessed, so it must be declared (``labels=[...]``).
 
     Examples
     --------
@@ -224,8 +224,10 @@ def ordered_names(names: Iterable[Any], scale: str) -> list[str]:
         if scale == "ordinal":
             raise InvalidValueError(
                 f"the order of ordinal labels {names[:8]} cannot be inferred from non-numeric "
-                "names; declare it with labels=[...] (CLI --labels) in order")
+                "names; declare it with labels=[...] in order (Python; on the command line "
+                "ordinal labels must be numbers, or --scale nominal reads them unordered)")
         scale_values(names, scale)  # raises with the offending name
+        raise ValueError(f"ordered_names: unknown scale {scale!r}")  # check_scale refused it
     return [names[j] for j in np.argsort(values, kind="stable")]
 
 

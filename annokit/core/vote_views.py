@@ -2,12 +2,14 @@
 pandas frames, and the same votes on another scale.
 
 A mixin of :class:`~annokit.core.votes.Votes` (which keeps the model itself: codes, checks,
-constructors); it imports nothing of ``votes``, building new votes with ``type(self)``.
+constructors); it imports nothing of ``votes`` at run time, building new votes with
+``type(self)``. Its methods read ``self`` as the ``Votes`` it is part of (``_votes``), so the type
+checker knows the attributes they use.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Literal, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -16,14 +18,18 @@ from annokit.core.scales import NUMERIC_SCALES, check_scale, not_a_number, numbe
 from annokit.core.soft_labels import distributions
 from annokit.errors import InvalidValueError
 
+if TYPE_CHECKING:
+    from annokit.core.votes import Votes
+
 __all__ = ["VoteViews"]
 
 
 class VoteViews:
     """Views of votes (mixed into :class:`~annokit.core.votes.Votes`)."""
 
-    item_ids: Any
-    labels: Any
+    def _votes(self) -> Votes:
+        """``self``, typed as the :class:`~annokit.core.votes.Votes` this mixin is part of."""
+        return cast("Votes", self)
 
     def __repr__(self) -> str:
         """``Votes(n_items=..., n_annotators=..., n_votes=..., labels=[...], scale=...)``;
@@ -37,11 +43,21 @@ class VoteViews:
         Votes(n_items=1, n_annotators=None, n_votes=101,
               labels=['0', '1', '2', '3', '4', '5', ..., '100'] (101), scale='interval')
         """
-        names = list(self.labels.names)
+        votes = self._votes()
+        names = list(votes.labels.names)
         shown = (repr(names) if len(names) <= 8 else
                  f"[{', '.join(map(repr, names[:6]))}, ..., {names[-1]!r}] ({len(names)})")
-        return (f"Votes(n_items={self.n_items}, n_annotators={self.n_annotators}, "
-                f"n_votes={self.n_votes}, labels={shown}, scale={self.labels.scale!r})")
+        return (f"Votes(n_items={votes.n_items}, n_annotators={votes.n_annotators}, "
+                f"n_votes={votes.n_votes}, labels={shown}, scale={votes.labels.scale!r})")
+
+    @overload
+    def distributions(self, *, smoothing: float = ...,
+                      as_frame: Literal[False] = ...) -> np.ndarray: ...
+    @overload
+    def distributions(self, *, smoothing: float = ..., as_frame: Literal[True]) -> pd.DataFrame: ...
+    @overload
+    def distributions(self, *, smoothing: float = ...,
+                      as_frame: bool) -> np.ndarray | pd.DataFrame: ...
 
     def distributions(self, *, smoothing: float = 0.0,
                       as_frame: bool = False) -> np.ndarray | pd.DataFrame:
@@ -65,15 +81,16 @@ class VoteViews:
         >>> float(soft.loc["q1", "no"]), soft.idxmax(axis=1).tolist()
         (0.5, ['yes', 'yes'])
         """
-        probs = distributions(self.counts(), smoothing=smoothing)
+        probs = distributions(self._votes().counts(), smoothing=smoothing)
         return self._frame(probs) if as_frame else probs
 
     def _frame(self, matrix: np.ndarray) -> pd.DataFrame:
         """An (n_items, n_labels) matrix labelled by item id and label name."""
-        return pd.DataFrame(matrix, index=pd.Index(self.item_ids, name="item"),
-                            columns=pd.Index(list(self.labels.names), name="label"))
+        votes = self._votes()
+        return pd.DataFrame(matrix, index=pd.Index(votes.item_ids, name="item"),
+                            columns=pd.Index(list(votes.labels.names), name="label"))
 
-    def with_scale(self, scale: str, *, declared: bool = False) -> Any:
+    def with_scale(self, scale: str, *, declared: bool = False) -> Votes:
         """These votes with their labels on ``scale`` (:meth:`LabelSet.to_scale`).
 
         On ordinal (numeric labels), interval and ratio scales labels are numbers: votes and
@@ -101,34 +118,37 @@ class VoteViews:
         >>> v.labels, v.counts().tolist()
         (LabelSet(['1', '2'], scale='interval'), [[2, 1]])
         """
+        votes = self._votes()
         check_scale(scale)
         if scale in NUMERIC_SCALES:
-            bad = [j for j, n in enumerate(self.labels.names) if number_name(n) is None]
+            bad = [j for j, n in enumerate(votes.labels.names) if number_name(n) is None]
             if bad:
-                raise InvalidValueError(f"{self.source}: {self._first_use(bad[0])} "
-                                        f"{not_a_number(self.labels.names[bad[0]], scale)}")
-        labels, codes = self.labels.to_scale(scale, declared=declared)
+                raise InvalidValueError(f"{votes.source}: {self._first_use(bad[0])} "
+                                        f"{not_a_number(votes.labels.names[bad[0]], scale)}")
+        labels, codes = votes.labels.to_scale(scale, declared=declared)
         # gold codes -1 (none) and -2 (a gold label not among the labels) stay as they are
-        gold = (None if self.gold is None
-                else np.where(self.gold >= 0, codes[np.maximum(self.gold, 0)], self.gold))
-        out = type(self)(self.item_index, codes[self.label_index], item_ids=self._item_ids,
-                         labels=labels, annotator_index=self.annotator_index,
-                         annotator_ids=self.annotator_ids, item_metadata=self.item_metadata,
-                         gold=gold, duplicates="keep", source=self.source, _ids_unique=True,
-                         _coded=True)
-        out._unique_pairs = self._unique_pairs
-        out.n_duplicates_removed = self.n_duplicates_removed
+        gold = (None if votes.gold is None
+                else np.where(votes.gold >= 0, codes[np.maximum(votes.gold, 0)], votes.gold))
+        out = type(votes)(votes.item_index, codes[votes.label_index], item_ids=votes._item_ids,
+                          labels=labels, annotator_index=votes.annotator_index,
+                          annotator_ids=votes.annotator_ids, item_metadata=votes.item_metadata,
+                          gold=gold, duplicates="keep", source=votes.source, _ids_unique=True,
+                          _coded=True)
+        out._unique_pairs = votes._unique_pairs
+        out.n_duplicates_removed = votes.n_duplicates_removed
         for attr, value in self.__dict__.items():  # what a reader added (read_info, ...)
             out.__dict__.setdefault(attr, value)
         return out
 
     def _first_use(self, code: int) -> str:
         """Where label ``code`` is first used: its first vote, or else a gold label."""
-        rows = np.flatnonzero(self.label_index == code)
+        votes = self._votes()
+        rows = np.flatnonzero(votes.label_index == code)
         if rows.size:
             r = int(rows[0])
-            who = ("" if self.annotator_index is None
-                   else f" by annotator {str(self.annotator_ids[self.annotator_index[r]])!r}")
-            return f"the vote on item {str(self.item_ids[self.item_index[r]])!r}{who}:"
-        item = int(np.argmax(self.gold == code)) if self.gold is not None else 0
-        return f"the gold label of item {str(self.item_ids[item])!r}:"
+            annotators, annotator_ids = votes.annotator_index, votes.annotator_ids
+            who = ("" if annotators is None or annotator_ids is None
+                   else f" by annotator {str(annotator_ids[annotators[r]])!r}")
+            return f"the vote on item {str(votes.item_ids[votes.item_index[r]])!r}{who}:"
+        item = int(np.argmax(votes.gold == code)) if votes.gold is not None else 0
+        return f"the gold label of item {str(votes.item_ids[item])!r}:"

@@ -16,7 +16,7 @@ ChaosNLI's consecutive-wrong-answers rule) is the row order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -86,6 +86,25 @@ class Votes(VoteViews):
     ``a == b`` is :meth:`equals` (value equality), so ``Votes.from_long(v.to_long()) == v``;
     a ``Votes`` is therefore unhashable, like other mutable containers.
     """
+
+    item_index: np.ndarray
+    label_index: np.ndarray
+    annotator_index: np.ndarray | None
+    annotator_ids: np.ndarray | None
+    item_metadata: pd.DataFrame
+    gold: np.ndarray | None
+    #: Item ids as given: an object ndarray of str, or a loader's pyarrow string array.
+    _item_ids: Any
+    # What the readers of :mod:`annokit.io` add (None for votes built in Python): a one-line
+    # account of how the input was read, how repeated (item, annotator) votes were treated, and
+    # the details of a platform export or a LeWiDi split.
+    read_info: str | None = None
+    duplicates_info: dict[str, Any] | None = None
+    hf_info: dict[str, Any] | None = None
+    labelstudio_info: dict[str, Any] | None = None
+    mturk_info: dict[str, Any] | None = None
+    lewidi_info: dict[str, Any] | None = None
+    annotator_metadata: pd.DataFrame | None = None
 
     def __init__(
         self,
@@ -189,12 +208,13 @@ class Votes(VoteViews):
     def _resolve_duplicates(self, policy: DuplicatePolicy) -> None:
         if not self._scan_duplicate_pairs():
             return
-        key = self._pair_keys(self.item_index, self.annotator_index)
+        annotators, annotator_ids = self.annotator_codes("resolving repeated votes")
+        key = self._pair_keys(self.item_index, annotators)
         dup_mask = pd.Series(key).duplicated(keep=False).to_numpy()
         if policy == "error":
             rows = np.flatnonzero(dup_mask)
             pairs = list(dict.fromkeys(
-                (self.item_ids[self.item_index[r]], self.annotator_ids[self.annotator_index[r]])
+                (self.item_ids[self.item_index[r]], annotator_ids[annotators[r]])
                 for r in rows[:50]
             ))
             n_pairs = int(pd.Series(key[dup_mask]).nunique())
@@ -207,7 +227,7 @@ class Votes(VoteViews):
         self.n_duplicates_removed = int((~keep).sum())
         self.item_index = self.item_index[keep]
         self.label_index = self.label_index[keep]
-        self.annotator_index = self.annotator_index[keep]
+        self.annotator_index = annotators[keep]
 
     def pair_keys(self) -> np.ndarray:
         """One int64 key per vote for its (item, annotator) pair: ``item * n_annotators +
@@ -228,7 +248,7 @@ class Votes(VoteViews):
     def _pair_keys(self, items: np.ndarray, annotators: np.ndarray) -> np.ndarray:
         """One int64 key per (item, annotator) vote: ``item * n_annotators + annotator``."""
         key = items.astype(np.int64)
-        key *= max(len(self.annotator_ids), 1)
+        key *= max(self.n_annotators or 0, 1)
         key += annotators
         return key
 
@@ -261,7 +281,8 @@ class Votes(VoteViews):
         are held at a time (a fresh buffer of a few hundred MB costs more to fault in than to
         sort).
         """
-        items, annotators = self.item_index, self.annotator_index
+        items = self.item_index
+        annotators, _ = self.annotator_codes("checking for repeated votes")
         n = len(items)
         grouped = all(bool((items[a + 1:e + 1] >= items[a:e]).all())
                       for a, e in ((a, min(a + block, n - 1)) for a in range(0, n - 1, block)))
@@ -321,6 +342,13 @@ class Votes(VoteViews):
 
     # -- derived views --------------------------------------------------------
 
+    @overload
+    def counts(self, *, as_frame: Literal[False] = ...) -> np.ndarray: ...
+    @overload
+    def counts(self, *, as_frame: Literal[True]) -> pd.DataFrame: ...
+    @overload
+    def counts(self, *, as_frame: bool) -> np.ndarray | pd.DataFrame: ...
+
     def counts(self, *, as_frame: bool = False) -> np.ndarray | pd.DataFrame:
         """Vote counts, an int64 ndarray of shape (n_items, n_labels).
 
@@ -357,23 +385,31 @@ class Votes(VoteViews):
 
     def votes_per_annotator(self) -> np.ndarray:
         """Number of votes by each annotator, shape (n_annotators,)."""
-        self._require_annotators("votes_per_annotator")
-        return np.bincount(self.annotator_index, minlength=self.n_annotators)
+        annotators, annotator_ids = self.annotator_codes("votes_per_annotator")
+        return np.bincount(annotators, minlength=len(annotator_ids))
 
     def annotator_label_counts(self) -> np.ndarray:
         """How often each annotator used each label, shape (n_annotators, n_labels)."""
-        self._require_annotators("annotator_label_counts")
-        flat = self.annotator_index.astype(np.int64) * self.n_labels + self.label_index
-        return np.bincount(flat, minlength=self.n_annotators * self.n_labels).reshape(
-            self.n_annotators, self.n_labels
+        annotators, annotator_ids = self.annotator_codes("annotator_label_counts")
+        flat = annotators.astype(np.int64) * self.n_labels + self.label_index
+        return np.bincount(flat, minlength=len(annotator_ids) * self.n_labels).reshape(
+            len(annotator_ids), self.n_labels
         )
 
-    def _require_annotators(self, what: str) -> None:
-        if self.annotator_index is None:
+    def annotator_codes(self, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(annotator_index, annotator_ids)``, for code that needs annotator ids.
+
+        Raises
+        ------
+        SchemaError
+            Votes without annotator ids, naming ``what`` needs them.
+        """
+        if self.annotator_index is None or self.annotator_ids is None:
             raise SchemaError(
                 f"{what} needs annotator ids, but {self.source} has none (counts-only data such "
                 "as ChaosNLI)"
             )
+        return self.annotator_index, self.annotator_ids
 
     # -- subsetting -----------------------------------------------------------
 
@@ -582,7 +618,7 @@ class Votes(VoteViews):
         counts: Any,
         *,
         labels: LabelSet | Sequence[Any] | None = None,
-        item_ids: Sequence[Any] | None = None,
+        item_ids: Sequence[Any] | np.ndarray | None = None,
         item_metadata: pd.DataFrame | None = None,
         gold: Any = None,
         source: str = "counts",
@@ -603,13 +639,13 @@ class Votes(VoteViews):
         arr = check_counts(counts, name=source, allow_empty_rows=True)
         if item_ids is None:
             item_ids = np.arange(arr.shape[0]).astype(str)
-        item_ids = as_str_values(item_ids, what="item id", where=source)
-        if len(item_ids) != arr.shape[0]:
-            raise SchemaError(f"{source}: {len(item_ids)} item ids for {arr.shape[0]} rows")
+        ids = as_str_values(item_ids, what="item id", where=source)
+        if len(ids) != arr.shape[0]:
+            raise SchemaError(f"{source}: {len(ids)} item ids for {arr.shape[0]} rows")
         empty = np.flatnonzero(arr.sum(axis=1) == 0)
         if empty.size:
             raise SchemaError(
-                f"{source}: {empty.size} item(s) have zero votes, e.g. {first_offenders(item_ids[empty])}"
+                f"{source}: {empty.size} item(s) have zero votes, e.g. {first_offenders(ids[empty])}"
             )
         labelset = LabelSet.coerce(labels if labels is not None else
                                    [str(j) for j in range(arr.shape[1])])
@@ -618,7 +654,7 @@ class Votes(VoteViews):
         flat = arr.reshape(-1)
         cells = np.repeat(np.arange(flat.size), flat)
         item_index, label_index = np.divmod(cells, arr.shape[1])
-        return cls(item_index, label_index, item_ids=item_ids, labels=labelset,
+        return cls(item_index, label_index, item_ids=ids, labels=labelset,
                    item_metadata=item_metadata, gold=gold, source=source)
 
     # -- exporters ------------------------------------------------------------
@@ -638,12 +674,13 @@ class Votes(VoteViews):
         ``df.attrs["annokit"]``, so :meth:`from_long` restores an equal object.
         For Hugging Face datasets see :func:`annokit.io.to_hf`.
         """
-        data = {"item": pd.Categorical.from_codes(self.item_index, categories=self.item_ids)}
-        if self.annotator_index is not None:
+        data = {"item": pd.Categorical.from_codes(self.item_index,
+                                                  categories=pd.Index(self.item_ids))}
+        if self.annotator_index is not None and self.annotator_ids is not None:
             data["annotator"] = pd.Categorical.from_codes(self.annotator_index,
-                                                          categories=self.annotator_ids)
+                                                          categories=pd.Index(self.annotator_ids))
         data["label"] = pd.Categorical.from_codes(self.label_index,
-                                                  categories=list(self.labels.names))
+                                                  categories=pd.Index(list(self.labels.names)))
         df = pd.DataFrame(data)
         df.attrs["annokit"] = {
             "labels": self.labels.to_dict(),

@@ -31,6 +31,7 @@ from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
 from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
+from annokit.io.layout import frame_layout, table_layout
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
 from annokit.io.lists import looks_like_label_lists, read_label_lists
 from annokit.io.mturk import looks_like_mturk, read_mturk
@@ -39,7 +40,6 @@ from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_data
 from annokit.io.source import Input
 from annokit.io.tables import table_kind
 from annokit.io.tabular import (
-    COLUMN_OPTIONS,
     attach_gold,
     detect_columns,
     read_columns,
@@ -89,55 +89,46 @@ FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi",
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
 MAX_COUNT_BYTES = 2 * 1024**3
 
-_FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio, lewidi or lists)"
 
 
 def sniff_format(path: str | os.PathLike | Input, *,
-                 columns: Mapping[str, str | None] | None = None, no_header: bool = False) -> str:
-    """Guess the format from a file's extension, first line and columns.
+                 columns: Mapping[str, str | None] | None = None, no_header: bool = False,
+                 sep: str | None = None) -> str:
+    """Guess the format from a file's extension, first line, columns and first rows.
 
     "chaosnli" (JSON Lines with ``label_counter``), "lewidi" (a LeWiDi JSON split),
     "labelstudio" (a JSON list of tasks with ``annotations``), "lists" (JSON Lines, one row
     per item with a list of its labels, :mod:`annokit.io.lists`), "mturk" (a CSV with
-    ``HITId``, ``WorkerId`` and ``Answer.*`` columns), "long" or "wide".
+    ``HITId``, ``WorkerId`` and ``Answer.*`` columns), "long" or "wide" (decided by
+    :func:`annokit.io.layout.table_layout`).
 
     Raises
     ------
     DataFormatError
-        The columns fit no layout, or fit two (the message names both and ``--format``).
+        The columns fit no layout, or fit two (the message names the option that settles it).
     """
-    source = Input(path, what="votes")
+    return _sniff(Input(path, what="votes"), columns=columns, no_header=no_header, sep=sep)[0]
+
+
+def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header: bool,
+           sep: str | None) -> tuple[str, Mapping[str, str | None] | None, str | None]:
+    """The format, the column roles to read a table with and what was inferred (see
+    :func:`annokit.io.layout.table_layout`)."""
     if no_header:
-        return "long"
-    if table_kind(source) == "jsonl" and looks_like_chaosnli(source):
-        return "chaosnli"
-    if looks_like_lewidi(source):
-        return "lewidi"
-    if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
-        return "labelstudio"
-    if looks_like_label_lists(source):
-        return "lists"
-    names = read_columns(source)
+        return "long", columns, None
+    if sep is None:
+        if table_kind(source) == "jsonl" and looks_like_chaosnli(source):
+            return "chaosnli", columns, None
+        if looks_like_lewidi(source):
+            return "lewidi", columns, None
+        if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
+            return "labelstudio", columns, None
+        if looks_like_label_lists(source):
+            return "lists", columns, None
+    names = read_columns(source, sep=sep)
     if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
-        return "mturk"
-    return _layout(names, columns, source.name)
-
-
-def _layout(names: Sequence[str], columns: Mapping[str, str | None] | None, name: str) -> str:
-    """"long" or "wide" from a table's column names (files and DataFrames alike)."""
-    given = dict(columns or {})
-    if {"annotator", "label"} & {k for k, v in given.items() if v}:
-        return "long"
-    roles = detect_columns(names, given=given, source=name)
-    if roles["item"] is not None and roles["label"] is not None:
-        return "long"
-    if roles["item"] is not None and len(names) > 1:
-        return "wide"
-    raise DataFormatError(
-        f"{name}: cannot tell the format from columns {list(names)}: a long table needs item "
-        f"and label columns, a wide table an item column and one column per annotator; pass "
-        f"{_FORMAT_HINT} and name the columns ({COLUMN_OPTIONS})"
-    )
+        return "mturk", columns, None
+    return table_layout(source, columns=columns, sep=sep)
 
 
 def read_votes(
@@ -152,6 +143,8 @@ def read_votes(
     missing: Sequence[str] = (),
     max_count_bytes: int = MAX_COUNT_BYTES,
     scale: str | None = None,
+    sep: str | None = None,
+    flags: Literal["drop", "keep"] | None = None,
 ) -> Votes:
     """Read votes from a file in any supported format.
 
@@ -207,6 +200,14 @@ def read_votes(
         The label set's level of measurement (:func:`annokit.io.ratings.apply_scale`):
         ordinal labels keep the order of ``labels``, or numeric order for numeric labels
         read without ``labels``. None keeps the label set's own (nominal by default).
+    sep : str, optional
+        The separator of a CSV/TSV votes file (``","``, ``";"``, ``"\\t"``, ``"|"``; CLI
+        ``--sep``). Default: sniffed from the first lines whatever the extension says
+        (:mod:`annokit.io.delimited`); the choice is stated in ``read_info``.
+    flags : {"drop", "keep"}, optional
+        Mechanical Turk batches with flag fields (a "cannot judge" checkbox beside the answer,
+        :func:`annokit.io.mturk.read_mturk`): drop (the default) or keep the flagged votes;
+        either way they are counted in ``read_info``.
 
     Raises
     ------
@@ -238,10 +239,11 @@ def read_votes(
             labels = LabelSet(labels, scale=scale)  # declared numbers match any spelling
         # a separate gold file is coded against the scaled labels (LabelSet.encode on the
         # scale, as the votes were), so it is attached after the scale
-        later = gold is not None and _gold_file_applies(path, format, columns, no_header)
+        later = gold is not None and _gold_file_applies(path, format, columns, no_header, sep)
         votes = read_votes(path, format=format, columns=columns, labels=labels,
                            gold=None if later else gold, duplicates=duplicates,
-                           no_header=no_header, missing=missing, max_count_bytes=max_count_bytes)
+                           no_header=no_header, missing=missing, max_count_bytes=max_count_bytes,
+                           sep=sep, flags=flags)
         votes = apply_scale(votes, scale, declared=labels is not None)
         if later and gold is not None:
             votes = attach_gold(votes, read_gold(gold, missing=missing))
@@ -250,12 +252,27 @@ def read_votes(
         votes = _read_frame(path, format=format, columns=columns, labels=labels, gold=gold,
                             duplicates=duplicates, no_header=no_header, missing=missing)
         check_count_size(votes.n_items, votes.n_labels, "DataFrame", limit=max_count_bytes)
-        votes.read_info += duplicates_note(votes, duplicates)
+        votes.read_info = (votes.read_info or "DataFrame") + duplicates_note(votes, duplicates)
         return votes
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
     source = path if format == "lewidi" and Path(path).is_dir() else Input(path, what="votes")
-    fmt = sniff_format(source, columns=columns, no_header=no_header) if format == "auto" else format
+    if flags is not None:
+        check_option("flags", flags, ("drop", "keep"))
+    note = None
+    if format == "auto":
+        fmt, columns, note = _sniff(source, columns=columns, no_header=no_header, sep=sep)
+    else:
+        fmt = format
+        if fmt in ("long", "wide") and not no_header and not (
+                table_kind(source) == "jsonl" and looks_like_chaosnli(source)):
+            fmt, columns, note = table_layout(source, fmt=fmt, columns=columns, sep=sep)
+    if flags is not None and fmt != "mturk":
+        raise InvalidValueError(f"{source.name}: --flags applies to Mechanical Turk batch "
+                                f"results (flag fields beside the answer); this is read as {fmt}")
+    if sep is not None and fmt not in ("long", "wide", "mturk"):
+        raise InvalidValueError(f"{source.name}: --sep applies to delimited text tables (CSV, "
+                                f"TSV); this is read as {fmt}")
     if fmt == "lewidi":  # LeWiDi JSON (2023/2025), or its folder (read_lewidi(folder, split=...))
         if columns or gold is not None or no_header or missing:
             raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
@@ -264,6 +281,8 @@ def read_votes(
                             duplicates=duplicates)
         check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
         return votes
+    if not isinstance(source, Input):  # a folder is read as LeWiDi (above) or not at all
+        raise ValueError(f"read_votes: {source} is not one input file")
     if fmt == "lists":  # one JSON Lines row per item with a list of its labels (no annotators)
         used = [opt for opt, on in (("--no-header", no_header), ("--missing", bool(missing)),
                                     ("--gold", gold is not None)) if on]
@@ -272,7 +291,8 @@ def read_votes(
                                     f"{', '.join(used)} do not apply to it")
         votes = read_label_lists(source, columns=columns, duplicates=duplicates)
         check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
-        votes.read_info += duplicates_note(votes, duplicates)
+        votes.read_info = ((votes.read_info or f"{source.name}: label lists")
+                           + duplicates_note(votes, duplicates))
         return votes
     if fmt in ("mturk", "labelstudio"):
         used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
@@ -286,7 +306,8 @@ def read_votes(
         cols = dict(columns or {})
         if fmt == "mturk":
             votes = read_mturk(source, item=cols.get("item"), label=cols.get("label"),
-                               labels=labels, duplicates=duplicates)
+                               labels=labels, duplicates=duplicates, sep=sep,
+                               flags=flags or "drop")
         else:
             votes = read_labelstudio(source, item=cols.get("item"), from_name=cols.get("label"),
                                      labels=labels, duplicates=duplicates)
@@ -312,21 +333,24 @@ def read_votes(
         if no_header:
             raise InvalidValueError(f"{source.name}: --no-header reads long tables (item, "
                                     "annotator, label); a wide table needs its header")
-        votes = read_wide(source, labels=labels, columns=columns, missing=missing)
+        votes = read_wide(source, labels=labels, columns=columns, missing=missing, sep=sep)
+        info = votes.read_info
         if gold is not None:
             votes = attach_gold(votes, read_gold(gold, missing=missing))
-        info = f"{source.name}: wide table ({table_kind(source)}), {votes.n_annotators} annotator columns"
     else:
         votes = read_long(source, columns=columns, labels=labels, gold=gold, duplicates=duplicates,
-                          no_header=no_header, missing=missing)
+                          no_header=no_header, missing=missing, sep=sep)
         info = getattr(votes, "read_info", None) or f"{source.name}: long table ({table_kind(source)})"
+    if note:
+        info = f"{info} ({note})"
     check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
     votes.read_info = info + duplicates_note(votes, duplicates)
     return votes
 
 
 def _gold_file_applies(path: str | os.PathLike | pd.DataFrame, format: str,
-                       columns: Mapping[str, str | None] | None, no_header: bool) -> bool:
+                       columns: Mapping[str, str | None] | None, no_header: bool,
+                       sep: str | None = None) -> bool:
     """Whether ``read_votes`` takes a separate gold file for this input (long and wide tables)."""
     if isinstance(path, pd.DataFrame):
         return True
@@ -334,7 +358,7 @@ def _gold_file_applies(path: str | os.PathLike | pd.DataFrame, format: str,
         return False  # standard input is read once; registered datasets take no gold file
     if format == "lewidi" and Path(path).is_dir():
         return False
-    fmt = (sniff_format(Input(path, what="votes"), columns=columns, no_header=no_header)
+    fmt = (sniff_format(Input(path, what="votes"), columns=columns, no_header=no_header, sep=sep)
            if format == "auto" else format)
     return fmt in ("long", "wide")
 
@@ -347,7 +371,7 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
     name = "DataFrame"
     if format not in ("auto", "long", "wide"):
         raise InvalidValueError(f"a DataFrame is a long or wide table; format {format!r} reads "
-                                "files (pass format='auto', 'long' or 'wide')")
+                                "files (Python: format='auto', 'long' or 'wide')")
     if no_header:
         raise InvalidValueError("no_header applies to files; a DataFrame has its column names")
     frame = df.rename(columns=str) if not all(isinstance(c, str) for c in df.columns) else df
@@ -360,9 +384,9 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
         frame = frame.copy()
         for col in names:  # text columns only: the words are cell texts
             if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
-                text = frame[col].where(frame[col].map(type) == str)
+                text = frame[col].where(frame[col].map(lambda v: isinstance(v, str)))
                 frame[col] = frame[col].mask(text.str.strip().isin(words))
-    fmt = _layout(names, columns, name) if format == "auto" else format
+    fmt, columns, note = frame_layout(frame.head(1000), name, fmt=format, columns=columns)
     given = dict(columns or {})
     if fmt == "wide":
         extra = sorted(k for k in given if k not in ("item", "gold"))
@@ -371,8 +395,8 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
                                     f"roles {extra}")
         roles = detect_columns(names, ("item", "gold"), given=given, source=name)
         if roles["item"] is None:
-            raise SchemaError(f"{name}: no item column; got columns {names}; name it with "
-                              "columns={'item': ...}")
+            raise SchemaError(f"{name}: no item column; got columns {names}; name it (Python: "
+                              "columns={'item': ...})")
         votes = Votes.from_wide(frame, item=roles["item"], labels=labels, gold=roles["gold"],
                                 source=name)
         chosen = {"item": roles["item"], "gold": roles["gold"]}
@@ -381,8 +405,8 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
         roles = detect_columns(names, given=given, source=name)
         for role in ("item", "label"):
             if roles[role] is None:
-                raise SchemaError(f"{name}: no {role} column; got columns {names}; name it with "
-                                  f"columns={{'{role}': ...}}")
+                raise SchemaError(f"{name}: no {role} column; got columns {names}; name it (Python: "
+                                  f"columns={{'{role}': ...}})")
         if missing:
             skip = frame[roles["label"]].isna().to_numpy()
             if skip.any():
@@ -401,7 +425,7 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
     if gold is not None:
         votes = attach_gold(votes, read_gold(gold, missing=missing))
     used = ", ".join(f"{role}={col!r}" for role, col in chosen.items() if col is not None)
-    votes.read_info = f"{info}; columns {used}"
+    votes.read_info = f"{info}; columns {used}" + (f" ({note})" if note else "")
     return votes
 
 

@@ -3,8 +3,8 @@
 :func:`read_csv_arrow` reads a CSV/TSV file the way :func:`annokit.io.tables.read_table` does
 (every cell text as written, header names stripped and unique, blank lines skipped) but into a
 pyarrow Table, without a Python string per cell. It returns None whenever the file is not
-plainly parseable that way (a CSV with quotes, ragged rows, text that is not UTF-8, NUL bytes,
-no data rows): the caller then takes the general path, which reads the file again and reports the
+plainly parseable that way (a sniffed separator other than the extension's, a ``sep=`` line, a
+CSV with quotes, ragged rows, text that is not UTF-8, NUL bytes, no data rows): the caller then takes the general path, which reads the file again and reports the
 problem with its line and column. So the fast path never decides what a bad file means.
 """
 
@@ -14,6 +14,7 @@ import csv
 from typing import Any
 
 from annokit.errors import InputError
+from annokit.io.delimited import SAMPLE_CHARS
 from annokit.io.source import Input, check_header
 
 __all__ = ["read_csv_arrow"]
@@ -38,7 +39,7 @@ def read_csv_arrow(source: Input, kind: str) -> Any:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    if source.path is None or kind not in ("csv", "tsv"):
+    if source.path is None or kind not in ("csv", "tsv") or not _plain_dialect(source, kind):
         return None
     try:
         first = source.first_line()
@@ -75,3 +76,18 @@ def read_csv_arrow(source: Input, kind: str) -> Any:
     if table.num_rows == 0 or table.column_names != names:
         return None
     return table.rename_columns(columns) if columns != names else table
+
+
+def _plain_dialect(source: Input, kind: str) -> bool:
+    """Whether :func:`annokit.io.tables.read_table` would split the file at its extension's own
+    separator (``,`` for CSV, tab for TSV, quotes not honoured in TSV), with no Excel ``sep=``
+    line and no spaces after separators: only then does Arrow read it the same way."""
+    from annokit.io.tables import _dialect
+
+    try:
+        text, complete = source.head(SAMPLE_CHARS)
+        dialect, _, first = _dialect(text, source.name, kind, None, complete)
+    except InputError:
+        return False
+    return (first == 1 and dialect.sep == ("," if kind == "csv" else "\t")
+            and not dialect.skip_initial_space and (kind == "csv" or not dialect.quoting))

@@ -64,7 +64,7 @@ LIKERT_SCALES: dict[str, tuple[str, ...]] = {
 }
 _SPLIT_FILE = re.compile(r"^(?P<dataset>.+?)_(?P<split>train|dev|test)(?:_[^.]*)?\.json$", re.I)
 _SNIFF_BYTES = 1 << 16
-_EMPTY = (None, "", {}, [])
+_EMPTY: tuple[Any, ...] = (None, "", {}, [])
 Unannotated = Literal["error", "skip"]
 
 
@@ -117,7 +117,8 @@ def lewidi_split_file(path: str | os.PathLike, split: str | None = None) -> Path
         raise DataFormatError(f"{path} is a folder ({len(found)} LeWiDi split file(s): "
                               f"{[p.name for p in found][:6]}); give the path of one split file "
                               "(Python: or split='train', 'dev' or 'test')")
-    chosen = [p for p in found if _SPLIT_FILE.match(p.name)["split"].lower() == split]
+    chosen = [p for p in found
+              if (m := _SPLIT_FILE.match(p.name)) is not None and m["split"].lower() == split]
     if len(chosen) != 1:
         raise DataFormatError(
             f"{path}: {len(chosen)} files for split {split!r} (expected one named "
@@ -296,7 +297,8 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
 
 def repeated_pairs(votes: Votes) -> list[tuple[str, str]]:
     """The (item id, annotator id) pairs that have more than one vote, in file order."""
-    if votes.annotator_index is None or not votes.has_duplicate_pairs():
+    if (votes.annotator_index is None or votes.annotator_ids is None
+            or not votes.has_duplicate_pairs()):
         return []
     key = pd.Series(votes.pair_keys())
     first = np.flatnonzero(key.duplicated(keep=False).to_numpy() & ~key.duplicated().to_numpy())
@@ -314,7 +316,7 @@ def _votes_of(records: list[dict], ids: list[str], edition: int, multilabel: boo
     item_of: list[int] = []
     ann_of: list[str] = []
     raw: list[str] = []
-    for i, (iid, rec) in enumerate(zip(ids, records)):
+    for i, (iid, rec) in enumerate(zip(ids, records, strict=True)):
         where = f"{name}, item {iid!r}"
         ann = rec["annotations"]
         if edition == 2023:
@@ -323,7 +325,7 @@ def _votes_of(records: list[dict], ids: list[str], edition: int, multilabel: boo
             if len(annotators) != len(values):
                 raise DataFormatError(f"{where}: {len(values)} annotations for {len(annotators)} "
                                       f"annotators ({rec.get('annotators')!r})")
-            pairs = list(zip(annotators, values))
+            pairs = list(zip(annotators, values, strict=True))
         else:
             if not isinstance(ann, dict):
                 raise DataFormatError(f"{where}: annotations must be an object keyed by annotator")
@@ -370,8 +372,9 @@ def _label_names(raw: list[str], soft_keys: list[str], dataset: str, labels: Lab
     """The label set; for numeric labels, the name of each raw value ("1.0" -> "1"); and
     whether ConvAbuse severities were mapped to its binary labels."""
     distinct = list(dict.fromkeys(raw))
-    numbers = {v: _number(v) for v in [*distinct, *soft_keys, *LIKERT_SCALES.get(dataset, ())]}
-    if not all(x is not None for x in numbers.values()):
+    found = {v: _number(v) for v in [*distinct, *soft_keys, *LIKERT_SCALES.get(dataset, ())]}
+    numbers = {v: x for v, x in found.items() if x is not None}
+    if len(numbers) < len(found):
         order = list(dict.fromkeys([*soft_keys, *distinct]))
         return LabelSet.coerce(labels, ()) if labels is not None else LabelSet(order), None, False
     canon = {v: scalar_to_str(x) for v, x in numbers.items()}

@@ -20,7 +20,7 @@ import os
 import re
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -62,7 +62,7 @@ def _decimals(value: float) -> int:
     return len(text.split(".")[1]) if "." in text else 0
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -129,7 +129,7 @@ def file_soft_labels(votes: Votes) -> np.ndarray:
     DataFormatError
         A soft label that is not an object of numbers over known labels.
     """
-    multilabel = bool(getattr(votes, "lewidi_info", {}).get("multilabel", False))
+    multilabel = bool((votes.lewidi_info or {}).get("multilabel", False))
     probs, _, bad = _soft_arrays(votes, multilabel)
     if bad.any():
         ids = votes.item_ids[bad][:5].tolist()
@@ -148,9 +148,10 @@ def file_hard_labels(votes: Votes) -> np.ndarray:
 
 def _responses(votes: Votes) -> np.ndarray:
     """Distinct annotators per item."""
-    key = votes.item_index.astype(np.int64) * max(len(votes.annotator_ids), 1) + votes.annotator_index
+    annotators, annotator_ids = votes.annotator_codes("counting the responses to each item")
+    key = votes.item_index.astype(np.int64) * max(len(annotator_ids), 1) + annotators
     uniq = np.unique(key)
-    return np.bincount(uniq // max(len(votes.annotator_ids), 1), minlength=votes.n_items)
+    return np.bincount(uniq // max(len(annotator_ids), 1), minlength=votes.n_items)
 
 
 def check_against_file(votes: Votes, *, multilabel: bool) -> dict[str, Any]:
@@ -246,7 +247,8 @@ def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path 
     "annotator" or "group", aligned with ``annotators``, as HS-Brexit's ``annotators group``)
     and that are constant for each annotator across items.
     """
-    index = pd.Index(votes.annotator_ids, name="annotator")
+    _, annotator_ids = votes.annotator_codes("annotator metadata")
+    index = pd.Index(annotator_ids, name="annotator")
     info: dict[str, Any] = {}
     if edition == 2025:
         path = _meta_file(file, dataset, given)
@@ -264,7 +266,7 @@ def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path 
             info["annotators_without_metadata"] = index.tolist()
             return pd.DataFrame(index=index), info
         keys = [str(k) for k in doc]
-        ids = set(votes.annotator_ids.tolist())
+        ids = set(annotator_ids.tolist())
         exact = sum(k in ids for k in keys)
         prefixed = sum(f"Ann{k}" in ids for k in keys)
         rename = {k: f"Ann{k}" for k in keys} if prefixed > exact else {k: k for k in keys}
@@ -291,7 +293,8 @@ def annotator_table(votes: Votes, records: list[dict], edition: int, file: Path 
         for key, value in other.items():
             if isinstance(value, str) and ("annotator" in key.lower() or "group" in key.lower()) \
                     and len(annotators) > 1 and value.count(",") + 1 == len(annotators):
-                found[key] = dict(zip(annotators, (v.strip() for v in value.split(","))))
+                found[key] = dict(zip(annotators, (v.strip() for v in value.split(",")),
+                                      strict=True))
         for column, values in found.items():
             seen = columns.setdefault(column, {})
             for a, v in values.items():

@@ -196,9 +196,12 @@ def read_label_lists(path: str | os.PathLike | Input, *,
     ann_col = _pick_annotators(rows, given.get("annotator"), name)
     list_col, unread = _pick_list(rows, given.get("label"), name, ann_col)
 
-    keep, sizes, flat, who = [], [], [], []
+    keep: list[int] = []
+    sizes: list[int] = []
+    flat: list[Any] = []
+    who: list[str] = []
     empty: list[str] = []
-    for i, (row, line) in enumerate(zip(rows, lines)):
+    for i, (row, line) in enumerate(zip(rows, lines, strict=True)):
         values = row.get(list_col)
         if values in (None, []):
             empty.append(scalar_to_str(row[item_col]))
@@ -253,10 +256,11 @@ def read_label_lists(path: str | os.PathLike | Input, *,
     item_ids = np.asarray([scalar_to_str(rows[i][item_col]) for i in keep], dtype=object)
     meta = pd.DataFrame([{k: v for k, v in rows[i].items()
                           if k not in (item_col, list_col, ann_col)} for i in keep])
-    ann_codes = ann_ids = None
+    ann_codes: np.ndarray | None = None
+    ann_ids: np.ndarray | None = None
     if ann_col is not None:
-        ann_codes, ann_ids = pd.factorize(pd.Series(who, dtype=object), sort=False)
-        ann_ids = np.asarray(ann_ids, dtype=object)
+        ann_codes, found = pd.factorize(pd.Series(who, dtype=object), sort=False)
+        ann_ids = np.asarray(found, dtype=object)
     votes = Votes(np.repeat(np.arange(len(keep)), sizes), label_index, item_ids=item_ids,
                   labels=labels, item_metadata=meta, annotator_index=ann_codes,
                   annotator_ids=ann_ids, duplicates=duplicates, source=name)
@@ -270,6 +274,6 @@ def read_label_lists(path: str | os.PathLike | Input, *,
         + f"; {len(keep)} items, {int(n.sum())} votes ({int(n.min())}-{int(n.max())} per item); "
         + kind + note + ("; annotators unknown (no ids in the file): per-annotator scores are "
                          "not available" if ann_col is None else
-                         f"; annotators={ann_col!r} ({len(ann_ids)} annotators)")
+                         f"; annotators={ann_col!r} ({votes.n_annotators} annotators)")
         + (f"; {len(empty)} item(s) with no labels left out" if empty else ""))
     return votes

@@ -16,7 +16,17 @@ the guess is not wanted:
 
 Assignments whose status is not kept (by default only ``Submitted`` and ``Approved`` are;
 ``Rejected``, returned or abandoned assignments are not votes) are excluded and counted by
-status; a blank answer is not a vote and is counted; nothing else is dropped.
+status; a blank answer is not a vote and is counted.
+
+Flag fields: a HIT often shows a checkbox beside the answer ("cannot judge", "not sure").
+When one ``Answer.*`` field (or numbered family) holds the responses and every other one
+holds only checkbox values (``true``/``false``, ``on``/blank, ``checked``, ``{}``; a
+``.on`` suffix, as in ``Answer.cannot_judge.on``, is part of the checkbox's name), the
+response field is the label and the others are flags: a vote whose flag is ticked (``true``,
+``on``, ``checked``) is dropped (``flags="drop"``, the default: the worker said the answer is
+not a judgement) or kept (``flags="keep"``); either way the flagged votes are counted in
+``read_info`` and ``mturk_info["flags"]``. An unnumbered flag beside numbered answers flags
+every item of its HIT.
 
 Examples
 --------
@@ -42,18 +52,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.checks import check_option
 from annokit.core.labels import LabelSet
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import SchemaError
 from annokit.io.source import Input
 from annokit.io.tables import read_table
 
-__all__ = ["KEPT_STATUSES", "looks_like_mturk", "read_mturk"]
+__all__ = ["FLAG_TICKED", "FLAG_VALUES", "KEPT_STATUSES", "looks_like_mturk", "read_mturk"]
 
 #: Assignment statuses read as votes by default.
 KEPT_STATUSES = ("Submitted", "Approved")
 
 _ID_NAMES = ("id", "item", "item_id", "itemid", "uid", "pair_id", "pairid")
+#: Checkbox values of a flag field (compared lower-case, blanks stripped); the first are ticked.
+FLAG_TICKED = ("true", "on", "checked")
+FLAG_VALUES = FLAG_TICKED + ("false", "off", "unchecked", "{}")
 _NUMBERED = re.compile(r"^(?P<base>.*?)[_-]?(?P<n>\d+)$")
 _REQUIRED = ("HITId", "WorkerId")
 
@@ -71,6 +85,8 @@ def _families(columns: Sequence[str], prefix: str) -> dict[str, dict[str, str]]:
         if not col.startswith(prefix):
             continue
         name = col[len(prefix):]
+        if name.endswith(".on"):  # a checkbox: Answer.cannot_judge.on, Answer.cannot_judge2.on
+            name = name[:-3]
         m = _NUMBERED.match(name)
         base, n = (m["base"], m["n"]) if m and m["base"] else (name, "")
         out.setdefault(base, {})[n] = col
@@ -96,10 +112,28 @@ def _pick(families: dict[str, dict[str, str]], given: str | None, what: str, nam
     return None
 
 
+def _cells(values: pd.Series) -> pd.Series:
+    return values.dropna().astype(str).str.strip().str.lower()
+
+
+def _is_flag(df: pd.DataFrame, family: dict[str, str]) -> bool:
+    """Every cell of the family is blank or a checkbox value."""
+    return all(_cells(df[col]).isin(FLAG_VALUES).all() for col in family.values())
+
+
+def _ticked(df: pd.DataFrame, family: dict[str, str], n: str, name: str) -> np.ndarray:
+    col = family.get(n, family.get(""))
+    if col is None:
+        raise SchemaError(f"{name}: the flag field {_family_text(family)} is not numbered like "
+                          f"the label (item {n} has no flag column)")
+    return df[col].fillna("").astype(str).str.strip().str.lower().isin(FLAG_TICKED).to_numpy()
+
+
 def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
                label: str | None = None, statuses: Sequence[str] = KEPT_STATUSES,
                labels: LabelSet | Sequence[Any] | None = None,
-               duplicates: DuplicatePolicy = "error") -> Votes:
+               duplicates: DuplicatePolicy = "error", sep: str | None = None,
+               flags: str = "drop") -> Votes:
     """Votes from a Mechanical Turk batch-results CSV.
 
     Parameters
@@ -116,13 +150,18 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     labels : LabelSet or sequence of names, optional
     duplicates : {"error", "first", "last", "keep"}
         A worker answering the same item twice (in two HITs).
+    sep : str, optional
+        The file's separator; default: sniffed (:mod:`annokit.io.delimited`).
+    flags : {"drop", "keep"}, default="drop"
+        What to do with votes whose flag field (a "cannot judge" checkbox) is ticked; they are
+        counted either way.
 
     Returns
     -------
     Votes
         With ``read_info`` (the mapping and what was excluded, one line) and ``mturk_info``
         (a dict: ``item``, ``label``, ``items_per_hit``, ``excluded`` {status: assignments},
-        ``blank_answers``).
+        ``blank_answers``, ``flags`` {``fields``, ``flagged_votes``, ``action``}).
 
     Raises
     ------
@@ -131,7 +170,8 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     """
     source = Input(path, what="votes")
     name = source.name
-    df = read_table(source)
+    check_option("flags", flags, ("drop", "keep"))
+    df = read_table(source, sep=sep)
     columns = [str(c) for c in df.columns]
     missing = [c for c in _REQUIRED if c not in columns]
     if missing:
@@ -141,11 +181,16 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     inputs = _families(columns, "Input.")
     chosen = _pick(answers, label, "label", name, "Answer.")
     if chosen is None:
-        if len(answers) != 1:
-            raise SchemaError(f"{name}: {len(answers)} answer columns "
-                              f"{sorted(answers)}; say which holds the label with --label-col "
-                              "(Python: label=)")
-        chosen = next(iter(answers.values()))
+        responses = [f for f in answers.values() if not _is_flag(df, f)]
+        if len(answers) == 1:
+            chosen = next(iter(answers.values()))
+        elif len(responses) == 1:
+            chosen = responses[0]
+        else:
+            raise SchemaError(f"{name}: {len(answers)} answer columns {sorted(answers)}"
+                              f"{'' if responses else ' all holding checkbox values'}; say which "
+                              "holds the label with --label-col (Python: label=)")
+    flag_families = [f for f in answers.values() if f is not chosen and _is_flag(df, f)]
     numbers = sorted(chosen, key=lambda n: (n != "", int(n) if n else 0))
     item_family = _pick(inputs, item, "item id", name, "Input.")
     if item_family is None:
@@ -165,7 +210,9 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
         keep = pd.Series(True, index=df.index)
     excluded = status[~keep].value_counts().sort_index()
     df = df[keep.to_numpy()]
-    line = df.index.to_numpy() + df.attrs.get("annokit_line_offset", 2)
+    lines = df.attrs.get("annokit_lines")  # set when empty rows were left out
+    line = (np.asarray(lines)[df.index.to_numpy()] if lines
+            else df.index.to_numpy() + df.attrs.get("annokit_line_offset", 2))
     blank_workers = df["WorkerId"].isna()
     if blank_workers.any():
         raise SchemaError(f"line {int(line[np.argmax(blank_workers.to_numpy())])} of {name}: "
@@ -174,6 +221,9 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     parts = []
     for n in numbers:
         labels_n = df[chosen[n]]
+        ticked = np.zeros(len(df), dtype=bool)
+        for family in flag_families:
+            ticked |= _ticked(df, family, n, name)
         if item_family is not None:
             items_n = df[item_family[n]]
             blank = items_n.isna() & labels_n.notna()
@@ -185,14 +235,24 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
             items_n = hit + f"#{n}" if len(numbers) > 1 else hit
         parts.append(pd.DataFrame({"item": items_n.to_numpy(dtype=object),
                                    "annotator": df["WorkerId"].to_numpy(dtype=object),
-                                   "label": labels_n.to_numpy(dtype=object)}))
+                                   "label": labels_n.to_numpy(dtype=object),
+                                   "flagged": ticked}))
     long = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["item", "annotator", "label"])
+        columns=["item", "annotator", "label", "flagged"])
     blank_answers = int(long["label"].isna().sum())
     long = long[long["label"].notna()]
+    flagged = long["flagged"].to_numpy(dtype=bool)
+    n_flagged = int(flagged.sum())
+    if flags == "drop" and n_flagged:
+        if labels is None:  # the label set of the task, whether flagged votes are kept or not
+            labels = LabelSet.infer(long["label"])
+        long = long[~flagged]
+    long = long.drop(columns="flagged")
     if long.empty:
         raise SchemaError(f"{name}: no votes: {n_rows} assignment(s), "
-                          f"{int(excluded.sum())} excluded by status, {blank_answers} blank answers")
+                          f"{int(excluded.sum())} excluded by status, {blank_answers} blank answers"
+                          + (f", {n_flagged} flagged votes dropped (--flags keep keeps them)"
+                             if flags == "drop" and n_flagged else ""))
     votes = Votes.from_long(long, labels=labels, duplicates=duplicates, source=name)
     item_text = ("HITId" + ("#n" if len(numbers) > 1 else "") if item_family is None
                  else _family_text(item_family))
@@ -200,11 +260,19 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
             "items_per_hit": len(numbers), "assignments": n_rows,
             "excluded": {str(k): int(v) for k, v in excluded.items()},
             "blank_answers": blank_answers}
+    flag_text = ""
+    if flag_families:
+        action = "dropped" if flags == "drop" else "kept"
+        info["flags"] = {"fields": [_family_text(f) for f in flag_families],
+                         "flagged_votes": n_flagged, "action": action}
+        other = "keep" if flags == "drop" else "drop"
+        flag_text = (f"; flag field(s) {info['flags']['fields']}: {n_flagged} flagged vote(s) "
+                     f"{action} (--flags {other} to {other} them)")
     votes.mturk_info = info
     excl = ", ".join(f"{k} {v}" for k, v in info["excluded"].items()) or "none"
     votes.read_info = (f"{name}: Mechanical Turk batch results, {len(numbers)} item(s) per HIT; "
                        f"item={item_text!r}, annotator='WorkerId', label={info['label']!r}; "
-                       f"excluded assignments: {excl}; blank answers: {blank_answers}")
+                       f"excluded assignments: {excl}; blank answers: {blank_answers}{flag_text}")
     return votes
 
 

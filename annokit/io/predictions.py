@@ -40,6 +40,7 @@ import pandas as pd
 from annokit.core.checks import first_offenders
 from annokit.core.soft_labels import softmax
 from annokit.errors import DataFormatError, InvalidValueError
+from annokit.io.delimited import decimal_comma_hint, decimal_commas
 from annokit.io.source import (
     Input,
     check_regular,
@@ -430,13 +431,17 @@ def _from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: str, id_fiel
         else:
             chosen, kind, label_names = rest, "probs", rest
         mat = np.empty((len(df), len(chosen)), dtype=np.float64)
+        semicolon = df.attrs.get("annokit_sep") == ";"
         for j, c in enumerate(chosen):
-            vals = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=np.float64)
+            column = decimal_commas(df[c]) if semicolon else df[c]
+            vals = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
             bad = np.isnan(vals) & ~df[c].astype(str).str.lower().isin(["nan"]).to_numpy()
             if bad.any():
                 i = int(np.argmax(bad))
+                value = df[c].iloc[i]
                 raise DataFormatError(f"{locations[i]} of {source}: column {c!r} is not numeric "
-                                      f"(got {df[c].iloc[i]!r}); class columns used: {chosen}")
+                                      f"(got {value!r}){decimal_comma_hint(value, semicolon)}; "
+                                      f"class columns used: {chosen}")
             mat[:, j] = vals
         probs, logits = (mat, None) if kind == "probs" else (None, mat)
     return _build(ids, probs, logits, label_names=label_names, source=source, locations=locations,
@@ -450,13 +455,12 @@ def _strip_prefix(name: str, prefixes: Sequence[str]) -> str:
     return name
 
 
-def _read_csv(path: Path, *, sep: str, id_field: str | None, renormalize: bool,
+def _read_csv(path: Path, *, sep: str | None, id_field: str | None, renormalize: bool,
               atol: float) -> Predictions:
-    try:
-        df = read_table(Input(path, what="predictions"))
-    except DataFormatError as exc:
-        raise DataFormatError(f"{path}: not a readable CSV/TSV file ({exc})") from None
-    locs = _locations("line", len(df), 2)
+    df = read_table(Input(path, what="predictions"), sep=sep)
+    first = df.attrs.get("annokit_line_offset", 2)  # file lines, past empty rows and a sep= line
+    lines = df.attrs.get("annokit_lines") or range(first, first + len(df))
+    locs = np.strings.add("line ", np.asarray(lines, dtype=np.int64).astype(str)).astype(object)
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
                        atol=atol)
 
@@ -514,17 +518,17 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
 
 
 def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
-              model: str | None) -> Predictions:
+              model: str | None, sep: str | None = None) -> Predictions:
     if not path.exists():
         raise DataFormatError(f"prediction file not found: {path}")
     check_regular(path, what="predictions")
     name = path.name.lower()
     if name.endswith((".json", ".jsonl", ".ndjson")):
         return _read_json(path, id_field=id_field, renormalize=renormalize, atol=atol, model=model)
-    if name.endswith(".csv"):
-        return _read_csv(path, sep=",", id_field=id_field, renormalize=renormalize, atol=atol)
-    if name.endswith((".tsv", ".tab")):
-        return _read_csv(path, sep="\t", id_field=id_field, renormalize=renormalize, atol=atol)
+    if name.endswith((".csv", ".tsv", ".tab")):  # the separator is sniffed unless given
+        return _read_csv(path, sep=sep, id_field=id_field, renormalize=renormalize, atol=atol)
+    if sep is not None:
+        raise InvalidValueError(f"{path.name}: --sep applies to CSV/TSV prediction files")
     if name.endswith((".parquet", ".pq")):
         return _read_parquet(path, id_field=id_field, renormalize=renormalize, atol=atol)
     if name.endswith(".npy"):
@@ -535,7 +539,7 @@ def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
 
 def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str | None = None,
                      renormalize: bool = False, atol: float = 1e-4,
-                     model: str | None = None) -> Predictions:
+                     model: str | None = None, sep: str | None = None) -> Predictions:
     """Read one model's predictions from one or more files.
 
     Parameters
@@ -553,6 +557,9 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
     model : str, optional
         Which model to read from a ChaosNLI-style ``{model: {uid: ...}}`` file
         that holds several.
+    sep : str, optional
+        The CSV/TSV separator; default: sniffed (:mod:`annokit.io.delimited`, which also says
+        when decimal commas are read).
 
     Returns
     -------
@@ -585,8 +592,8 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
     paths = [Path(p) for p in paths]
     if not paths:
         raise InvalidValueError("read_predictions needs at least one path")
-    parts = [_read_one(p, id_field=id_field, renormalize=renormalize, atol=atol, model=model)
-             for p in paths]
+    parts = [_read_one(p, id_field=id_field, renormalize=renormalize, atol=atol, model=model,
+                       sep=sep) for p in paths]
     if len(parts) == 1:
         return parts[0]
     widths = {p.n_labels for p in parts}

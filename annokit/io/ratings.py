@@ -136,11 +136,11 @@ def read_ratings(
     if "label" in given and "rating" not in given:
         given["rating"] = given.pop("label")
     if no_header:
-        roles = _HEADERLESS.get(df.shape[1])
-        if roles is None:
+        order = _HEADERLESS.get(df.shape[1])
+        if order is None:
             raise SchemaError(f"{name}: a headerless ratings file has 2 (item, rating) or 3 (item, "
                               f"annotator, rating) columns; got {df.shape[1]}")
-        given = {**dict(zip(roles, df.columns)), **given}
+        given = {**dict(zip(order, df.columns, strict=True)), **given}
         given.setdefault("annotator", None)
     rating = given.pop("rating", None)
     if rating is not None and rating not in df.columns:

@@ -52,6 +52,7 @@ STDIN = "-"
 #: Deepest JSON nesting accepted (arrays and objects); deeper documents are refused.
 MAX_JSON_DEPTH = 64
 _BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def display_name(path: str | os.PathLike) -> str:
@@ -79,7 +80,8 @@ def read_bytes(path: str | os.PathLike, *, what: str = "input") -> bytes:
 
 
 def decode_text(data: bytes, name: str) -> str:
-    """UTF-8 text of ``data`` without a leading byte-order mark.
+    """UTF-8 text of ``data`` without a leading byte-order mark (UTF-16 text when it starts
+    with a UTF-16 byte-order mark, as Excel's "Unicode Text" files do).
 
     Raises
     ------
@@ -87,14 +89,22 @@ def decode_text(data: bytes, name: str) -> str:
         Bytes that are not UTF-8, naming the line and the byte offset (counted from 0 in the
         file, BOM included).
     """
-    skip = len(_BOM) if data.startswith(_BOM) else 0
-    try:
-        text = data[skip:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        at = exc.start + skip
-        line = data.count(b"\n", 0, at) + 1
-        raise DataFormatError(f"{name}: not UTF-8 text: byte {at} (line {line}) is "
-                              f"{data[at:at + 1]!r} ({exc.reason})") from None
+    if data[:2] in _UTF16_BOMS:  # Excel's "Unicode Text" (.txt, tab-separated) is UTF-16
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(f"{name}: starts with a UTF-16 byte-order mark but is not UTF-16 "
+                                  f"text: byte {exc.start} ({exc.reason}); save it as UTF-8") from None
+    else:
+        skip = len(_BOM) if data.startswith(_BOM) else 0
+        try:
+            text = data[skip:].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            at = exc.start + skip
+            line = data.count(b"\n", 0, at) + 1
+            raise DataFormatError(f"{name}: not UTF-8 text: byte {at} (line {line}) is "
+                                  f"{data[at:at + 1]!r} ({exc.reason}); save the file as UTF-8 "
+                                  "(in Excel: CSV UTF-8)") from None
     if "\x00" in text:
         at = text.index("\x00")
         line = text.count("\n", 0, at) + 1
@@ -214,7 +224,7 @@ def loads_json_lenient(text: str, where: str) -> tuple[Any, list[str]]:
 
     def repair(m: re.Match) -> str:
         kind = m.lastgroup
-        if kind == "string":
+        if kind is None or kind == "string":  # (each alternative is a named group)
             return m.group()
         found[kind] += 1
         return _blank(m.group())
@@ -314,21 +324,29 @@ class Input:
         A regular file, or ``-`` for standard input (read at once).
     """
 
+    name: str
+    path: Path | None
+    suffix: str
+    _data: bytes | None
+    _what: str = "input"
+
     def __init__(self, path: str | os.PathLike | Input, *, what: str = "input"):
         if isinstance(path, Input):
             self.name, self.path, self._data, self.suffix = path.name, path.path, path._data, path.suffix
             return
         check_regular(path, what=what)
         self.name = display_name(path)
-        self.path: Path | None = None if str(path) == STDIN else Path(path)
+        self.path = None if str(path) == STDIN else Path(path)
         self.suffix = "" if self.path is None else self.path.suffix.lower()
-        self._data: bytes | None = read_bytes(path, what=what) if self.path is None else None
+        self._data = read_bytes(path, what=what) if self.path is None else None
         self._what = what
 
     @property
     def data(self) -> bytes:
         if self._data is None:
-            self._data = read_bytes(self.path, what=getattr(self, "_what", "input"))
+            if self.path is None:  # standard input is read when the Input is made
+                raise ValueError(f"{self.name}: an Input with neither a path nor data")
+            self._data = read_bytes(self.path, what=self._what)
         return self._data
 
     def first_line(self, limit: int = 1 << 20) -> str:
@@ -341,11 +359,44 @@ class Input:
                     chunk = fh.read(limit)
             except OSError as exc:
                 raise DataFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+        if chunk[:2] in _UTF16_BOMS:
+            text = decode_text(self.data, self.name)
+            return next((line for line in text.splitlines() if line.strip()), "")
         lines = chunk.splitlines()
         if len(chunk) == limit and lines:
             lines = lines[:-1]  # the last line may be cut
         first = next((line for line in lines if line.strip()), b"").removeprefix(_BOM)
         return decode_text(first, self.name)
+
+    def head(self, limit: int = 1 << 16) -> tuple[str, bool]:
+        """The first ``limit`` bytes cut after their last complete line, decoded (BOM removed),
+        and whether that is the whole input."""
+        if self._data is not None or self.path is None or self._utf16():
+            chunk = self.data[:limit + 1]
+            if chunk[:2] in _UTF16_BOMS:  # decoded whole: a cut could split a character
+                return decode_text(self.data, self.name), True
+        else:
+            try:
+                with open(self.path, "rb") as fh:
+                    chunk = fh.read(limit + 1)
+            except OSError as exc:
+                raise DataFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
+        complete = len(chunk) <= limit
+        if not complete:
+            cut = chunk.rfind(b"\n", 0, limit)
+            chunk = chunk[:cut + 1] if cut > 0 else chunk[:limit]
+            while chunk and (chunk[-1] & 0xC0) == 0x80:  # no UTF-8 sequence cut in two
+                chunk = chunk[:-1]
+            if chunk and chunk[-1] >= 0xC0:
+                chunk = chunk[:-1]
+        return decode_text(chunk, self.name), complete
+
+    def _utf16(self) -> bool:
+        try:
+            with open(self.path, "rb") as fh:
+                return fh.read(2) in _UTF16_BOMS
+        except OSError:
+            return False
 
     @property
     def text(self) -> str:

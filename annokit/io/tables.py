@@ -8,7 +8,6 @@ must be unique, and every rejected value is reported with its file, line (or row
 from __future__ import annotations
 
 import csv
-import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,15 @@ import numpy as np
 import pandas as pd
 
 from annokit.errors import DataFormatError, InputError, InvalidValueError
+from annokit.io.delimited import (
+    SAMPLE_CHARS,
+    Dialect,
+    blank_rows,
+    read_delimited,
+    sep_line,
+    sniff_dialect,
+    unnamed_extras,
+)
 from annokit.io.source import Input, check_header, json_object_lines, loads_json
 
 __all__ = [
@@ -27,6 +35,7 @@ __all__ = [
     "is_text",
     "read_columns",
     "read_table",
+    "sample_table",
     "table_kind",
 ]
 
@@ -41,8 +50,10 @@ def table_kind(path: Path | Input, data: bytes | None = None) -> str:
         return _sniff_kind(path.data)
     if kind is None:
         name = path.name
+        hint = ("; save the sheet as CSV UTF-8 (File > Save as / Download as)"
+                if suffix in (".xlsx", ".xls", ".xlsm", ".ods", ".numbers") else "")
         raise DataFormatError(
-            f"{name}: unknown file type {suffix!r}; expected one of {sorted(_SUFFIXES)}"
+            f"{name}: unknown file type {suffix!r}; expected one of {sorted(_SUFFIXES)}{hint}"
         )
     return kind
 
@@ -107,7 +118,7 @@ def _read_jsonl(text: str, name: str) -> tuple[pd.DataFrame, list[int]]:
 
 
 def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
-               missing: Sequence[str] = ()) -> pd.DataFrame:
+               missing: Sequence[str] = (), sep: str | None = None) -> pd.DataFrame:
     """Read a CSV / TSV / JSON Lines / Parquet file into a DataFrame of strings.
 
     Ids and labels are read as strings exactly as written (no ``"007" -> 7`` and no
@@ -115,7 +126,12 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
     values (NaN). Parquet keeps its own types. Header names are stripped of surrounding
     blanks and must be unique. The frame's ``attrs["annokit_line_offset"]`` gives the file line
     of data row 0 (2 for files with a header line, 1 for headerless files, 0 when rows are
-    counted, not lines); ``attrs["annokit_lines"]`` the line of each JSON Lines row.
+    counted, not lines); ``attrs["annokit_lines"]`` the line of each JSON Lines row;
+    ``attrs["annokit_read_as"]`` how the file was read (``"csv"``, or ``"csv; separator ';'
+    sniffed, --sep to override"``), ``attrs["annokit_sep"]`` a text table's separator.
+
+    A CSV/TSV file's separator (``,`` ``;`` tab or ``|``) is sniffed from its first lines
+    whatever its extension says (:mod:`annokit.io.delimited`), unless ``sep`` is given.
 
     Parameters
     ----------
@@ -125,6 +141,9 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
         CSV/TSV without a header line: columns are named ``column1``, ``column2``, ...
     missing : sequence of str
         Cell texts that mean "no value", besides the empty cell.
+    sep : str, optional
+        The separator of a CSV/TSV file (``","``, ``";"``, ``"\\t"`` or ``"|"``; CLI ``--sep``),
+        instead of sniffing it.
     """
     source = Input(path, what="votes")
     name = source.name
@@ -132,22 +151,16 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
     if no_header and kind not in ("csv", "tsv"):
         raise InvalidValueError(f"{name}: --no-header applies to CSV and TSV files; {kind} files "
                                 "name their columns")
+    _check_sep(sep, kind, name)
+    read_as = kind
     try:
         if kind in ("csv", "tsv"):
             text = source.text
             if not text.strip():
                 raise DataFormatError(f"{name} is empty: no header line")
-            df = pd.read_csv(io.StringIO(text), sep="," if kind == "csv" else "\t", dtype=str,
-                             header=None, keep_default_na=False, na_filter=False,
-                             quoting=3 if kind == "tsv" else 0, skip_blank_lines=True)
-            if no_header:
-                df.columns = [f"column{j + 1}" for j in range(df.shape[1])]
-                offset = 1
-            else:
-                header = ["" if pd.isna(c) else c for c in df.iloc[0].tolist()]
-                df = df.iloc[1:].reset_index(drop=True)
-                df.columns = check_header(header, name)
-                offset = 2
+            dialect, text, first = _dialect(text, name, kind, sep, len(text) <= SAMPLE_CHARS)
+            df, offset, read_as = _text_frame(read_delimited(text, name, dialect, first_line=first),
+                                              name, kind, dialect, no_header, first)
         elif kind == "jsonl":
             df, lines = _read_jsonl(source.text, name)
             df.attrs["annokit_lines"] = lines
@@ -177,23 +190,115 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
     df = _blank_to_na(df, missing)
     df.attrs["annokit_line_offset"] = offset
     df.attrs["annokit_source"] = name
+    df.attrs["annokit_read_as"] = read_as
     return df
 
 
-def read_columns(path: str | os.PathLike | Input) -> list[str]:
-    """Column names of a table file, reading only its header (or schema, or first JSON line)."""
+def _check_sep(sep: str | None, kind: str, name: str) -> None:
+    if sep is not None and kind not in ("csv", "tsv"):
+        raise InvalidValueError(f"{name}: --sep applies to delimited text files (CSV, TSV); this "
+                                f"is a {kind} file")
+
+
+def _dialect(text: str, name: str, kind: str, sep: str | None,
+             complete: bool) -> tuple[Dialect, str, int]:
+    """The dialect of a text table, the text without an Excel ``sep=`` first line, and the file
+    line that text starts on."""
+    named, rest = sep_line(text)
+    if named is None:
+        return sniff_dialect(text[:SAMPLE_CHARS], name, kind=kind, sep=sep, complete=complete), text, 1
+    if sep is not None:
+        return sniff_dialect(rest[:SAMPLE_CHARS], name, kind=kind, sep=sep, complete=complete), rest, 2
+    given = sniff_dialect(rest[:SAMPLE_CHARS], name, kind=kind, sep=named, complete=complete)
+    return Dialect(given.sep, given.quoting, "sep line", given.skip_initial_space), rest, 2
+
+
+def _text_frame(raw: pd.DataFrame, name: str, kind: str, dialect: Dialect, no_header: bool,
+                first: int = 1) -> tuple[pd.DataFrame, int, str]:
+    """Name the columns of a text table read with its header as row 0 (file line ``first``);
+    drop rows with no value and the columns :func:`annokit.io.delimited.unnamed_extras` finds.
+    Returns the frame, the file line of its first row and the ``read_as`` text."""
+    read_as = dialect.describe(kind)
+    notes: list[str] = []
+    if no_header:
+        raw.columns = [f"column{j + 1}" for j in range(raw.shape[1])]
+        df, offset = raw, first
+    else:
+        header = ["" if pd.isna(c) else c for c in raw.iloc[0].tolist()]
+        df = raw.iloc[1:].reset_index(drop=True)
+        drop, notes = unnamed_extras(header, df)
+        if drop:
+            keep = [j for j in range(len(header)) if j not in drop]
+            df = df.iloc[:, keep]
+            header = [header[j] for j in keep]
+        df.columns = check_header(header, name)
+        offset = first + 1
+    empty = blank_rows(df)
+    if empty.any():
+        kept = np.flatnonzero(~empty)
+        df = df.iloc[kept].reset_index(drop=True)
+        df.attrs["annokit_lines"] = [int(i) + offset for i in kept]
+        notes.append(f"{int(empty.sum())} empty row(s) ignored")
+    df.attrs["annokit_sep"] = dialect.sep
+    return df, offset, "; ".join([read_as, *notes])
+
+
+def sample_table(path: str | os.PathLike | Input, *, sep: str | None = None,
+                 rows: int = 1000) -> pd.DataFrame:
+    """The header and first rows of a table file, read cheaply (the first 64 KiB of a text
+    table, the first ``rows`` JSON lines, the first record batch of a Parquet file), as
+    :func:`read_table` reads them: to decide a layout without reading a large file whole."""
     source = Input(path, what="votes")
     kind = table_kind(source)
     name = source.name
+    _check_sep(sep, kind, name)
+    if kind in ("csv", "tsv"):
+        text, complete = source.head(SAMPLE_CHARS)
+        if not text.strip():
+            raise DataFormatError(f"{name} is empty: no header line")
+        dialect, text, first = _dialect(text, name, kind, sep, complete)
+        try:
+            raw = read_delimited(text, name, dialect, first_line=first)
+        except DataFormatError:
+            if complete:
+                raise
+            # a quoted field cut at the end of the sample: its header alone
+            raw = read_delimited(text.split("\n", 1)[0], name, dialect, first_line=first)
+        df, _, _ = _text_frame(raw, name, kind, dialect, False, first)
+        return df.head(rows)
+    if kind == "jsonl":
+        text, complete = source.head(SAMPLE_CHARS)
+        if text.lstrip().startswith("[") or complete or not text.endswith(("\n", "\r")):
+            return read_table(source).head(rows)  # an array, or a first line longer than 64 KiB
+        df, _ = _read_jsonl(text, name)
+        return df.head(rows)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
-        if kind in ("csv", "tsv"):
-            first = source.first_line()
-            if not first:
-                raise DataFormatError(f"{name} is empty: no header line")
-            frame = pd.read_csv(io.StringIO(first), sep="," if kind == "csv" else "\t", header=None,
-                                dtype=str, keep_default_na=False, na_filter=False,
-                                quoting=3 if kind == "tsv" else 0)
-            return check_header(frame.iloc[0].tolist() if len(frame) else [], name)
+        parquet = pq.ParquetFile(source.path if source.path is not None
+                                 else pa.BufferReader(source.data))
+        names = check_header(parquet.schema_arrow.names, name)
+        batch = (next(parquet.iter_batches(batch_size=max(rows, 1), row_groups=[0]), None)
+                 if parquet.num_row_groups else None)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        msg = " ".join(str(exc).split())
+        raise DataFormatError(f"{name}: cannot parse as parquet: {msg}") from None
+    df = (batch.to_pandas() if batch is not None
+          else pd.DataFrame({c: pd.Series(dtype=object) for c in parquet.schema_arrow.names}))
+    df.columns = names
+    return df
+
+
+def read_columns(path: str | os.PathLike | Input, *, sep: str | None = None) -> list[str]:
+    """Column names of a table file, reading only its start (or schema, or first JSON line)."""
+    source = Input(path, what="votes")
+    kind = table_kind(source)
+    name = source.name
+    if kind in ("csv", "tsv"):
+        return list(sample_table(source, sep=sep, rows=0).columns)
+    _check_sep(sep, kind, name)
+    try:
         if kind == "jsonl":
             first = source.first_line()
             if first.lstrip().startswith("["):
@@ -208,7 +313,7 @@ def read_columns(path: str | os.PathLike | Input) -> list[str]:
         return check_header(pq.read_schema(pa.BufferReader(source.data)).names, name)
     except InputError:
         raise
-    except (OSError, ValueError, pd.errors.ParserError, csv.Error) as exc:  # ArrowInvalid
+    except (OSError, ValueError) as exc:  # ArrowInvalid
         msg = " ".join(str(exc).split())
         raise DataFormatError(f"{name}: cannot parse as {kind}: {msg}") from None
 

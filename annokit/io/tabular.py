@@ -1,10 +1,11 @@
 """Generic crowdsourcing files: long (one row per vote) and wide (one column per annotator).
 
-CSV, TSV, JSON Lines and Parquet are read by extension. Column roles are
-given with ``columns={"item": ..., "annotator": ..., "label": ..., "gold": ...}``
-or detected from common spellings (``item,annotator,label``,
-``task,worker,label``, ``question,worker,answer``, and Snow et al. 2008's
-``orig_id``, ``!amt_worker_ids``, ``response``, ``gold``).
+CSV/TSV (separator sniffed, :mod:`annokit.io.delimited`), JSON Lines and Parquet are told apart
+by extension. Column roles are given with
+``columns={"item": ..., "annotator": ..., "label": ..., "gold": ...}`` or detected from common
+spellings (``item,annotator,label``, ``task,worker,label``, ``question,worker,answer``, Snow et
+al. 2008's ``orig_id``, ``!amt_worker_ids``, ``response``, ``gold``; :func:`name_key` compares
+them); :mod:`annokit.io.layout` decides long or wide from the names and the first rows.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.columns import ROLE_SPELLINGS, detect_columns
+from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, detect_columns, name_key
 from annokit.core.frames import _gold_codes
 from annokit.core.gold import factorize_gold, gold_value_codes, item_gold
 from annokit.core.ids import canonical_ints, ids_as_arrow
@@ -36,8 +37,8 @@ from annokit.io.tables import (
     table_kind,
 )
 
-__all__ = ["ROLE_SPELLINGS", "detect_columns", "read_columns", "read_gold", "read_long", "read_table",
-           "read_wide"]
+__all__ = ["MORE_SPELLINGS", "ROLE_SPELLINGS", "detect_columns", "name_key", "read_columns", "read_gold",
+           "read_long", "read_table", "read_wide"]
 
 #: Options that name columns, for messages (CLI spelling).
 COLUMN_OPTIONS = "--item-col, --annotator-col, --label-col, --gold-col, --no-header"
@@ -82,6 +83,7 @@ def read_long(
     duplicates: DuplicatePolicy = "error",
     no_header: bool = False,
     missing: Sequence[str] = (),
+    sep: str | None = None,
 ) -> Votes:
     """Read long-format votes (one row per vote) from CSV, TSV, JSON Lines or Parquet.
 
@@ -114,6 +116,9 @@ def read_long(
         Cell texts that mean "no value" besides the empty cell (e.g. ``["NA"]``). Rows whose
         label is such a value are skipped with a warning counting them. By default ``NA``,
         ``nan``, ``None`` and ``null`` are labels as written.
+    sep : str, optional
+        The separator of a CSV/TSV file (``","``, ``";"``, ``"\\t"``, ``"|"``); default:
+        sniffed from the first lines (:mod:`annokit.io.delimited`).
 
     Examples
     --------
@@ -125,16 +130,16 @@ def read_long(
     """
     source = Input(path, what="votes")
     if (source.path is not None and table_kind(source) == "parquet" and not item_columns
-            and not missing):
+            and not missing and sep is None):
         fast = _read_long_parquet(source.path, columns, labels, gold, duplicates)
         if fast is not None:
             return fast
     if (source.path is not None and table_kind(source) in ("csv", "tsv") and not item_columns
-            and not missing and not no_header):
+            and not missing and not no_header and sep is None):
         fast = _read_long_csv(source, columns, labels, gold, duplicates)
         if fast is not None:
             return fast
-    df = read_table(source, no_header=no_header, missing=missing)
+    df = read_table(source, no_header=no_header, missing=missing, sep=sep)
     name = source.name
     roles = _long_roles(df, name, columns, no_header)
     role_cols = [c for c in roles.values() if c is not None]
@@ -174,7 +179,7 @@ def read_long(
     if gold_table is not None:
         votes = _attach(votes, gold_table)
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
-    votes.read_info = f"{name}: long table ({table_kind(source)}); columns {chosen}"
+    votes.read_info = f"{name}: long table ({df.attrs.get('annokit_read_as', 'csv')}); columns {chosen}"
     return votes
 
 
@@ -235,7 +240,10 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
             votes = votes.with_gold(_gold_codes(
                 column, votes.item_index, np.empty(votes.n_items), votes.labels,
                 getattr(votes, "_item_ids", votes.item_ids), f"{path.name}, column {in_file_gold!r}"))
-    return _attach(votes, gold_table) if gold_table is not None else votes
+    out = _attach(votes, gold_table) if gold_table is not None else votes
+    chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
+    out.read_info = f"{path.name}: long table (parquet); columns {chosen}"
+    return out
 
 
 def _read_long_csv(source: Input, columns: Mapping[str, str | None] | None,
@@ -352,13 +360,15 @@ def read_wide(
     item_columns: Sequence[str] = (),
     columns: Mapping[str, str | None] | None = None,
     missing: Sequence[str] = (),
+    sep: str | None = None,
 ) -> Votes:
     """Read wide-format votes: one row per item, one column per annotator, blank = no vote.
 
     The item column is detected like in :func:`read_long` unless given (``item=`` or
     ``columns={"item": ...}``); every other column (except the gold column, detected or
-    ``columns={"gold": ...}``, and ``item_columns``) is an annotator. A cell holding one of
-    the ``missing`` words is no vote, like a blank cell.
+    ``columns={"gold": ...}``, and ``item_columns``) is an annotator, except that a column
+    named like an item, annotator or label column (``ROLE_SPELLINGS``) is refused: such a file
+    is a long table. A cell holding one of the ``missing`` words is no vote, like a blank cell.
     """
     given = dict(columns or {})
     extra = sorted(set(given) - {"item", "gold"})
@@ -370,18 +380,43 @@ def read_wide(
     if gold is not None:
         given["gold"] = gold
     source = Input(path, what="votes")
-    df = read_table(source, missing=missing)
+    df = read_table(source, missing=missing, sep=sep)
     roles = detect_columns(list(df.columns), ("item", "gold"), given=given, source=source.name)
     if roles["item"] is None:
         raise _no_layout(source.name, "item", list(df.columns))
     item, gold = roles["item"], roles["gold"]
+    if len(df) == 0:
+        raise SchemaError(f"{source.name} has no votes")
     reserved = {item, gold, *item_columns}
     annotators = (list(annotator_columns) if annotator_columns is not None
                   else [c for c in df.columns if c not in reserved])
+    if annotator_columns is None:
+        unnamed = [j + 1 for j, c in enumerate(df.columns) if c in annotators and not c]
+        if unnamed:
+            raise SchemaError(f"{source.name}: column {unnamed[0]} has no name, so it cannot be an "
+                              "annotator of a wide table; name it in the header, or remove it")
+        for col in annotators:
+            role = next((r for r in ("item", "annotator", "label")
+                         if name_key(col) in {name_key(x) for x in ROLE_SPELLINGS[r]
+                                              + MORE_SPELLINGS[r]}), None)
+            if role is not None:
+                raise SchemaError(
+                    f"{source.name}: column {col!r} is named like the {role} column of a long "
+                    f"table, not like an annotator of a wide table; read the file as a long table "
+                    f"(--format long, naming columns with --item-col, --annotator-col, --label-col)")
     check_scalars(df, source, [c for c in (item, gold, *annotators) if c in df.columns])
     check_present(df, source, [item], ["item id"])
-    return Votes.from_wide(df, item=item, annotator_columns=annotator_columns, labels=labels,
-                           gold=gold, item_columns=item_columns, source=source.name)
+    repeated = df[item].astype(str).duplicated().to_numpy()
+    if repeated.any():
+        row = int(np.argmax(repeated))
+        raise SchemaError(f"{cell_where(source, df, row, item)}: item {df[item].iloc[row]!r} is on "
+                          "a second row; a wide table has one row per item (for one row per "
+                          "vote, read it as a long table: --format long)")
+    votes = Votes.from_wide(df, item=item, annotator_columns=annotator_columns, labels=labels,
+                            gold=gold, item_columns=item_columns, source=source.name)
+    votes.read_info = (f"{source.name}: wide table ({df.attrs.get('annokit_read_as', 'csv')}), "
+                       f"{votes.n_annotators} annotator columns")
+    return votes
 
 
 def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = None,

@@ -8,6 +8,9 @@ One method per module:
   and weighted majority vote;
 - :mod:`~annokit.quality.dawid_skene`: Dawid-Skene EM, full and one-coin;
 - :mod:`~annokit.quality.mace`: MACE (Hovy et al. 2013);
+- :mod:`~annokit.quality.glad`: GLAD (Whitehill et al. 2009);
+- :mod:`~annokit.quality.wawa`: Wawa, majority vote weighted by agreement with the majority;
+- :mod:`~annokit.quality.zbs`: Zero-Based Skill (crowd-kit's iterated weighted majority vote);
 - :mod:`~annokit.quality.spammer`: the Raykar-Yu (2012) spammer score;
 - :mod:`~annokit.quality.filter`: audited annotator filtering and ChaosNLI's gold rule;
 - :mod:`~annokit.quality.aggregate`: the aggregators by name and their accuracy against gold.
@@ -29,16 +32,20 @@ from annokit.quality.filter import (
     filter_annotators,
     flag_annotators,
 )
+from annokit.quality.glad import GLAD
 from annokit.quality.mace import MACE
 from annokit.quality.majority import MajorityVote, WeightedMajorityVote, first_seen_order
 from annokit.quality.spammer import SpammerScore, spammer_score
 from annokit.quality.stats import annotator_stats, krippendorff_alpha_nominal, max_consecutive_wrong
+from annokit.quality.wawa import Wawa
+from annokit.quality.zbs import ZeroBasedSkill
 
 __all__ = [
     "AGGREGATORS",
     "CHAOSNLI_MAX_WRONG_RUN",
     "CHAOSNLI_MIN_GOLD_ACCURACY",
     "DEFAULT_THRESHOLDS",
+    "GLAD",
     "MACE",
     "METHODS",
     "Aggregation",
@@ -48,7 +55,9 @@ __all__ = [
     "MajorityVote",
     "OneCoinDawidSkene",
     "SpammerScore",
+    "Wawa",
     "WeightedMajorityVote",
+    "ZeroBasedSkill",
     "aggregate",
     "annotator_scores",
     "annotator_stats",

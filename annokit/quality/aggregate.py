@@ -20,27 +20,32 @@ from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy
 from annokit.core.votes import Votes
 from annokit.quality._common import require_votes
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
+from annokit.quality.glad import GLAD
 from annokit.quality.mace import MACE
 from annokit.quality.majority import MajorityVote, WeightedMajorityVote
+from annokit.quality.wawa import Wawa
+from annokit.quality.zbs import ZeroBasedSkill
 
 __all__ = ["AGGREGATORS", "Aggregation", "aggregate", "make_aggregator"]
 
 #: Names accepted by ``annokit aggregate --method``.
-AGGREGATORS = ("mv", "wmv", "ds", "onecoin", "mace")
+AGGREGATORS = ("mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs")
 
 #: The aggregators whose labels are a (weighted) majority vote, hence depend on the tie policy.
-_MAJORITY = ("mv", "wmv")
+_MAJORITY = ("mv", "wmv", "wawa", "zbs")
 
 
 def make_aggregator(method: str, *, ties: TiePolicy = DEFAULT_TIES, rng: Any = 0,
                     clamp_gold: bool = False):
-    """An unfitted aggregator by its short name (``mv``, ``wmv``, ``ds``, ``onecoin``, ``mace``).
+    """An unfitted aggregator by its short name (``mv``, ``wmv``, ``ds``, ``onecoin``, ``mace``,
+    ``glad``, ``wawa``, ``zbs``).
 
     Parameters
     ----------
-    method : {"mv", "wmv", "ds", "onecoin", "mace"}
+    method : {"mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs"}
     ties : {"first", "first_seen", "random", "report"}, default=DEFAULT_TIES
-        Tie policy of ``mv`` and ``wmv`` (see :func:`annokit.core.soft_labels.break_ties`).
+        Tie policy of ``mv``, ``wmv``, ``wawa`` and ``zbs`` (see
+        :func:`annokit.core.soft_labels.break_ties`).
     rng : numpy Generator, int or None, default=0
         Seeds MACE's restarts and ``ties="random"``.
     clamp_gold : bool, default=False
@@ -62,6 +67,12 @@ def make_aggregator(method: str, *, ties: TiePolicy = DEFAULT_TIES, rng: Any = 0
         return DawidSkene(clamp_gold=clamp_gold)
     if method == "onecoin":
         return OneCoinDawidSkene(clamp_gold=clamp_gold)
+    if method == "glad":
+        return GLAD()
+    if method == "wawa":
+        return Wawa(ties=ties, rng=rng)
+    if method == "zbs":
+        return ZeroBasedSkill(ties=ties, rng=rng)
     return MACE(rng=rng, clamp_gold=clamp_gold)
 
 
@@ -73,16 +84,16 @@ class Aggregation:
     ----------
     method : str
     table : DataFrame
-        One row per item: ``item``, ``label`` (name), ``tied`` (mv and wmv), and
+        One row per item: ``item``, ``label`` (name), ``tied`` (mv, wmv, wawa, zbs), and
         with ``soft=True`` one ``p_<label>`` posterior column per label.
     n_items, n_gold : int
         Items, and items whose gold label is one of the labels (the accuracy's denominator).
     accuracy : float or None
         Share of those gold items whose label equals gold; None when there are none.
     tie_policy : str or None
-        The majority tie policy behind the labels (mv and wmv); None otherwise.
+        The majority tie policy behind the labels (mv, wmv, wawa, zbs); None otherwise.
     n_ties : int or None
-        Items whose top label was tied (mv and wmv); None otherwise.
+        Items whose top label was tied (mv, wmv, wawa, zbs); None otherwise.
     n_iter : int
     converged : bool
     estimator : object
@@ -125,9 +136,9 @@ def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIE
     Parameters
     ----------
     votes : Votes
-    method : {"mv", "wmv", "ds", "onecoin", "mace"}, default="mv"
+    method : {"mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs"}, default="mv"
     ties : {"first", "first_seen", "random", "report"}, default=DEFAULT_TIES
-        Tie policy of ``mv`` and ``wmv``. ``"first_seen"`` reproduces the
+        Tie policy of ``mv``, ``wmv``, ``wawa`` and ``zbs``. ``"first_seen"`` reproduces the
         published majority-vote accuracies of Snow et al.'s RTE (0.9025) and
         the dog data (0.8166); the default gives 0.91875 and 0.8178.
     soft : bool, default=False

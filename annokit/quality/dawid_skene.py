@@ -94,8 +94,10 @@ class _EMBase:
         params = m_step(post)
         joint = log_joint(params)
         prev, change, converged = objective(post, joint, params), np.inf, False
+        n_iter = 0  # iterations run, reported after the loop
         with progress(total=self.max_iter, desc=f"{type(self).__name__} EM", unit="iter") as bar:
-            for n_iter in range(1, self.max_iter + 1):
+            while n_iter < self.max_iter:
+                n_iter += 1
                 bar.update(1)
                 post = clamp(normalize_log(joint)[0], gold)         # E-step
                 params = m_step(post)                               # M-step from the same posteriors
@@ -363,12 +365,12 @@ class OneCoinDawidSkene(_EMBase):
 
     def fit(self, votes: Votes) -> OneCoinDawidSkene:
         votes = require_annotators(votes, "OneCoinDawidSkene.fit")
+        n_ann = len(votes.annotator_codes("OneCoinDawidSkene.fit")[1])
         self._check_params()
-        shape = {"n_annotators": votes.n_annotators, "n_labels": votes.n_labels}
+        shape = {"n_annotators": n_ann, "n_labels": votes.n_labels}
         x = vote_matrix(votes)                        # (items, J*L)
         xt = x.T                                      # CSC view
-        n_per_ann = np.asarray(x.sum(axis=0)).reshape(votes.n_annotators,
-                                                      votes.n_labels).sum(axis=1)
+        n_per_ann = np.asarray(x.sum(axis=0)).reshape(n_ann, votes.n_labels).sum(axis=1)
         a = self.smoothing
         self.priors_, skills = self._run(
             votes,

@@ -216,13 +216,14 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
     ([['x', False], ['y', False], ['z', True]], 1)
     """
     votes = require_annotators(votes, "annotator scoring")
+    _, annotator_ids = votes.annotator_codes("annotator scoring")
     check_option("method", method, METHODS)
     thr = DEFAULT_THRESHOLDS[method] if threshold is None else threshold
     g = _require_gold(votes, method, gold)
     flagged, scores, reasons, _ = _flag(votes, method, thr, None, g,
                                         CHAOSNLI_MAX_WRONG_RUN if method == "gold" else None, rng)
     table = pd.DataFrame({
-        "annotator": votes.annotator_ids.astype(str),
+        "annotator": annotator_ids.astype(str),
         "n_votes": votes.votes_per_annotator().astype(np.int64),
         "score": scores.astype(np.float64),
         "flagged": flagged,
@@ -426,6 +427,7 @@ def filter_annotators(
     (['z'], 4)
     """
     votes = require_annotators(votes, "filter_annotators")
+    annotators, annotator_ids = votes.annotator_codes("filter_annotators")
     check_option("method", method, METHODS)
     check_positive_int("min_votes", min_votes)
     check_positive_int("max_rounds", max_rounds)
@@ -448,7 +450,7 @@ def filter_annotators(
         raise InvalidValueError("max_wrong_run applies only to method='gold'")
 
     keep_vote = np.ones(votes.n_votes, dtype=bool)
-    removed = np.zeros(votes.n_annotators, dtype=bool)
+    removed = np.zeros(len(annotator_ids), dtype=bool)
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     n_rounds = 0
@@ -463,10 +465,10 @@ def filter_annotators(
         if not flagged.any():
             converged = True
             break
-        rows += audit_rows(votes.annotator_ids, flagged, current.votes_per_annotator(), scores,
+        rows += audit_rows(annotator_ids, flagged, current.votes_per_annotator(), scores,
                            used, reasons, n_rounds)
         removed |= flagged
-        keep_vote = ~removed[votes.annotator_index]
+        keep_vote = ~removed[annotators]
         if not keep_vote.any():
             raise InvalidValueError(
                 f"the {method} filter would remove every annotator; lower --threshold "

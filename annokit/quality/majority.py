@@ -133,14 +133,15 @@ class WeightedMajorityVote:
 
     def fit(self, votes: Votes) -> WeightedMajorityVote:
         votes = require_annotators(votes, "WeightedMajorityVote.fit")
+        annotators, annotator_ids = votes.annotator_codes("WeightedMajorityVote.fit")
         check_option("ties", self.ties, TIE_POLICIES)
-        n_ann = votes.n_annotators
+        n_ann = len(annotator_ids)
         if self.weights is None:
             mv = MajorityVote(ties=self.ties, rng=self.rng).fit(votes)
             hit = (mv.labels_codes_[votes.item_index] == votes.label_index).astype(np.float64)
-            n = np.bincount(votes.annotator_index, minlength=n_ann)
+            n = np.bincount(annotators, minlength=n_ann)
             with np.errstate(invalid="ignore", divide="ignore"):
-                weights = np.bincount(votes.annotator_index, weights=hit, minlength=n_ann) / n
+                weights = np.bincount(annotators, weights=hit, minlength=n_ann) / n
             weights = np.where(n > 0, weights, 0.0)
         else:
             weights = np.asarray(self.weights, dtype=np.float64)
@@ -151,7 +152,7 @@ class WeightedMajorityVote:
             if not np.all(np.isfinite(weights)) or weights.min() < 0:
                 raise InvalidValueError("weights must be finite and >= 0")
         flat = votes.item_index.astype(np.int64) * votes.n_labels + votes.label_index
-        scores = np.bincount(flat, weights=weights[votes.annotator_index],
+        scores = np.bincount(flat, weights=weights[annotators],
                              minlength=votes.n_items * votes.n_labels).reshape(
                                  votes.n_items, votes.n_labels)
         # weighted scores are floats: labels within 1e-12 (relative) of the top tie

@@ -135,7 +135,7 @@ def _num(x: float) -> str:
 def _bin_names(edges: np.ndarray, integers: bool, high: float) -> list[str]:
     if integers:  # the integers in each bin: "0..9", ..., and "100" for a last bin of one value
         tops = np.minimum(edges[1:] - 1, high)
-        return [_num(a) if t == a else f"{_num(a)}..{_num(t)}" for a, t in zip(edges[:-1], tops)]
+        return [_num(a) if t == a else f"{_num(a)}..{_num(t)}" for a, t in zip(edges[:-1], tops, strict=True)]
     return [f"[{_num(a)}, {_num(b)})" for a, b in pairwise(edges)]
 
 
@@ -223,7 +223,7 @@ def rating_rows(stats: dict[str, Any], *, width: int = 30) -> list[tuple[str, st
             digits = len(f"{top:,}")
             step = h["edges"][1] - h["edges"][0]
             title = f"ratings histogram ({len(h['counts'])} bins of {_num(step)})"
-            for j, (name, c) in enumerate(zip(h["bins"], h["counts"])):
+            for j, (name, c) in enumerate(zip(h["bins"], h["counts"], strict=True)):
                 bar = "#" * round(width * c / top)
                 rows.append((title if j == 0 else "",
                              f"{name.ljust(pad)}  {f'{c:,}'.rjust(digits)}  {bar}".rstrip()))

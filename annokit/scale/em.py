@@ -96,25 +96,11 @@ def _em_step(prep: dict[str, Any], post: np.ndarray, params: Any, method: str,
     return {"post": new, "small": small}
 
 
-def _mace_e_step(prep: dict[str, Any], spam: np.ndarray, strat: np.ndarray,
-                 n_labels: int) -> dict[str, Any]:
+def _mace_e_step(prep: dict[str, Any], log_p: np.ndarray,
+                 log_prior: np.ndarray) -> dict[str, Any]:
     """MACE's E-step on one partition: posteriors (kept) and the reduced quantities."""
-    n_ann = spam.shape[0]
-    eye = np.eye(n_labels, dtype=bool)
-    guess = spam[:, :1] * strat
-    know = spam[:, 1:]
-    log_p = np.where(eye[None, :, :], np.log(guess + know)[:, :, None],
-                     np.log(guess)[:, :, None])
-    log_post = np.asarray(prep["x"] @ log_p.reshape(n_ann * n_labels, n_labels)) \
-        + (-np.log(n_labels))
-    post, log_norm = normalize_log(log_post)
-    gold = prep["gold"]
-    rows = np.flatnonzero(gold >= 0)
-    if rows.size:
-        log_norm[rows] = log_post[rows, gold[rows]]
-        clamp(post, gold)
-    return {"post": post, "small": {"mass": np.asarray(prep["xt"] @ post),
-                                    "ll": float(log_norm.sum())}}
+    post, ll = macem.mace_e_step(prep["x"], log_p, log_prior, prep["gold"])
+    return {"post": post, "small": {"ll": ll, **_suff(prep, post)}}
 
 
 def _pick(d: dict[str, Any], key: str) -> Any:
@@ -256,56 +242,35 @@ def _fit_ds(ex: _Exec, prep: list[Any], method: str, est: Any, shape: dict[str, 
 def _fit_mace(ex: _Exec, prep: list[Any], est: Any, shape: dict[str, int], n_votes: int,
               names: list[str]) -> DaskEMResult:
     n_ann, n_labels = shape["n_annotators"], shape["n_labels"]
-    smoothing = 0.01 / n_labels if est.smoothing is None else est.smoothing
+    model = est.model(n_labels)
     gen = check_rng(est.rng)
     n_ja = ex.reduce(ex.map(lambda p: {"c": _annotator_counts(p)}, prep))["c"].reshape(
         n_ann, n_labels)
-    eye = np.eye(n_labels, dtype=bool)
 
-    def e_step(spam: np.ndarray, strat: np.ndarray) -> tuple[list[Any], dict[str, Any]]:
-        out = ex.map(_mace_e_step, prep, spam=ex.scatter(spam), strat=ex.scatter(strat),
-                     n_labels=n_labels)
+    def e_step(params: dict[str, Any]) -> tuple[list[Any], float, dict[str, Any]]:
+        out = ex.map(_mace_e_step, prep, log_p=ex.scatter(model.log_p(params)),
+                     log_prior=params["log_prior"])
         small = ex.reduce(ex.pick(out, "small"))
-        mass = small["mass"].reshape(n_ann, n_labels, n_labels)
-        know = spam[:, 1:]
-        guess = spam[:, :1] * strat
-        know_c = mass[:, eye] * (know / (guess + know))
-        strat_c = n_ja - know_c
-        stats = {"know": know_c.sum(axis=1), "spam_c": strat_c.sum(axis=1), "strat_c": strat_c,
-                 "ll": small["ll"]}
-        return ex.pick(out, "post"), stats
+        bar.update(1)
+        return (ex.pick(out, "post"), small["ll"],
+                model.counts(small["mass"], small["post_sum"], n_ja, params))
 
     best: dict[str, Any] = {}
+    objectives = []
     with progress(total=est.n_restarts * est.max_iter, desc="MACE (Dask)", unit="iter") as bar:
-        for _ in range(est.n_restarts):
-            spam = 1.0 + macem._INIT_NOISE * gen.random((n_ann, 2))
-            spam /= spam.sum(axis=1, keepdims=True)
-            strat = 1.0 + macem._INIT_NOISE * gen.random((n_ann, n_labels))
-            strat /= strat.sum(axis=1, keepdims=True)
-            post, stats = e_step(spam, strat)
-            prev, change, converged, n_iter = stats["ll"], np.inf, False, 0
-            for _ in range(est.max_iter):
-                n_iter += 1
-                spam, strat = est._m_step(stats, smoothing)
-                post, stats = e_step(spam, strat)
-                change = abs(stats["ll"] - prev) / n_votes if np.isfinite(prev) else np.inf
-                prev = stats["ll"]
-                bar.update(1)
-                if change < est.tol:
-                    converged = True
-                    break
-            if not best or stats["ll"] > best["ll"]:
-                best = dict(stats, post=post, n_iter=n_iter, converged=converged)
-    know_c, spam_c, strat_c = best["know"], best["spam_c"], best["strat_c"]
-    if est.method == "vb":
-        comp = (know_c + est.beta) / (know_c + spam_c + est.alpha + est.beta)
-        strat = strat_c + macem._STRATEGY_PRIOR
-    else:
-        comp = (know_c + smoothing) / (know_c + spam_c + 2 * smoothing)
-        strat = strat_c + smoothing
-    named = {"competence_": comp, "spamming_": 1.0 - comp,
-             "strategies_": strat / strat.sum(axis=1, keepdims=True),
-             "priors_": np.full(n_labels, 1.0 / n_labels)}
+        for restart in range(est.n_restarts):
+            if restart == 0 and est.majority_start:
+                small = ex.reduce(ex.map(_suff, prep, ex.map(_init_post, prep)))
+                counts = model.counts(small["mass"], small["post_sum"], n_ja,
+                                      model.neutral_params(n_ann))
+            else:
+                counts = e_step(model.random_params(gen, n_ann))[2]
+            result = macem.run_restart(model, counts, e_step, est.max_iter, est.tol, n_votes)
+            objectives.append(result["objective"])
+            if not best or result["objective"] > best["objective"]:
+                best = dict(result, restart=restart)
+    named = dict(model.summary(best["counts"]), objective_=best["objective"],
+                 restart_objectives_=np.asarray(objectives), best_restart_=best["restart"])
     return DaskEMResult("mace", named, best["n_iter"], best["converged"], best["ll"],
                         _posteriors(ex, prep, best["post"], names))
 

@@ -70,7 +70,7 @@ def test_negative_seed_refused_on_every_command(command):
     (["aggregate", "--method", "mv", "--clamp-gold"],
      "Error: --clamp-gold applies to ds, onecoin and mace, not --method mv"),
     (["aggregate", "--method", "ds", "--ties", "first_seen"],
-     "Error: --ties applies to mv and wmv, not --method ds"),
+     "Error: --ties applies to mv, wmv, wawa and zbs, not --method ds"),
     (["subsample", "--jobs", "100000"],
      "Invalid value for '--jobs': 100000 is not in the range 1<=x<=256."),
     (["stats", "--n-boot", "10000000000"],

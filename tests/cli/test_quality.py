@@ -79,7 +79,7 @@ def test_filter_writes_votes_and_audit_and_is_idempotent(runner, small, tmp_path
 
 def test_aggregate_json_summary_and_soft_output(runner, small, tmp_path):
     votes, gold = small
-    for method in ("mv", "wmv", "ds", "onecoin", "mace"):
+    for method in ("mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs"):
         res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--gold", str(gold),
                                    "--method", method, "--json"])
         assert res.exit_code == 0, res.output
@@ -143,7 +143,7 @@ def test_errors_are_one_line_with_exit_1(runner, small, tmp_path, shared_data):
 
 def test_usage_errors_exit_2(runner, small, tmp_path):
     votes, _ = small
-    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--method", "glad"])
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--method", "kos"])
     assert res.exit_code == 2 and "Invalid value for '--method'" in res.output
     res = runner.invoke(main, ["filter", "--votes", str(votes), "--method", "ds"])
     assert res.exit_code == 2 and "Missing option '--out'" in res.output
@@ -215,3 +215,25 @@ def test_filter_gold_rule_when_no_gold_label_is_known(runner, cased_gold, tmp_pa
     assert res.stderr.endswith(
         "Error: method 'gold' needs gold labels (a gold column, a gold file or gold=); none of the "
         "3 items has one among the votes' labels (2 item(s) have a gold label that is not)\n")
+
+
+def test_aggregate_new_methods_ties_and_engine(runner, small, tmp_path):
+    votes, gold = small
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--gold", str(gold),
+                               "--method", "zbs", "--ties", "first_seen", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["tie_policy"] == "first_seen"
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--method", "glad",
+                               "--ties", "first"])
+    assert res.exit_code == 2
+    assert res.output.endswith("Error: --ties applies to mv, wmv, wawa and zbs, not --method "
+                               "glad (its label is the most probable one in label order)\n")
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--method", "wawa",
+                               "--clamp-gold"])
+    assert res.exit_code == 2
+    assert res.output.endswith("Error: --clamp-gold applies to ds, onecoin and mace, not "
+                               "--method wawa\n")
+    res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--method", "glad",
+                               "--engine", "dask", "--out", str(tmp_path / "d")])
+    assert res.exit_code == 2
+    assert res.output.endswith("Error: --method glad runs in memory only: drop --engine dask\n")

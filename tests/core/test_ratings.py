@@ -128,6 +128,11 @@ def test_from_long_duplicates_and_errors():
     with pytest.raises(InvalidValueError, match="Ratings hold interval or ratio data; got scale "
                                                 "'ordinal'"):
         Ratings.from_long(["a"], None, [1.0], scale="ordinal")
+    # from_votes checks the scale before reading the labels as numbers (text labels on the
+    # nominal scale raised a TypeError from indexing None)
+    with pytest.raises(InvalidValueError, match="counts: Ratings hold interval or ratio data; got "
+                                                "scale 'nominal'"):
+        Ratings.from_votes(Votes.from_counts([[1, 1]], labels=["yes", "no"]), scale="nominal")
     with pytest.raises(SchemaError, match="item_index and values must be 1-D of equal length"):
         Ratings([0, 0], [1.0], item_ids=["a"])
     with pytest.raises(SchemaError, match="every item needs a rating"):
@@ -146,7 +151,8 @@ def test_votes_and_ratings_convert_both_ways():
     assert r.to_votes(scale="nominal").labels.scale == "nominal"
     assert r.to_long().columns.tolist() == ["item", "rating"]
     assert repr(r).startswith("Ratings(n_items=2, n_annotators=") and "n_ratings=6" in repr(r)
-    with pytest.raises(InvalidValueError, match="label 'yes' is not a number and labels on the interval scale are numbers"):
+    with pytest.raises(InvalidValueError, match="label 'yes' is not a number and labels on the "
+                       "interval scale are numbers"):
         Ratings.from_votes(Votes.from_counts([[1, 1]], labels=["yes", "no"]))
 
 

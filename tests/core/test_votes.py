@@ -162,7 +162,8 @@ def test_count_batches_rejects_blank_item_ids_like_read_votes():
 def test_duplicates_policies():
     df = pd.DataFrame({"item": ["q", "q", "q"], "annotator": ["a", "a", "b"],
                        "label": ["x", "y", "y"]})
-    with pytest.raises(VoteSchemaError, match=r"1 \(item, annotator\) pair\(s\) have more than one vote, e.g. \[\('q', 'a'\)\]"):
+    with pytest.raises(VoteSchemaError, match=r"1 \(item, annotator\) pair\(s\) have more than one "
+                       r"vote, e.g. \[\('q', 'a'\)\]"):
         Votes.from_long(df)
     first = Votes.from_long(df, duplicates="first")
     last = Votes.from_long(df, duplicates="last")
@@ -340,7 +341,8 @@ def test_value_equality_and_to_frame():
 @pytest.mark.parametrize("columns", [("task", "worker", "answer"), ("question", "rater", "response"),
                                      ("item_id", "annotator_id", "label")])
 def test_from_long_detects_the_columns_read_votes_detects(columns):
-    df = pd.DataFrame(dict(zip(columns, [["q1", "q1", "q2"], ["a", "b", "a"], ["x", "y", "x"]])))
+    df = pd.DataFrame(dict(zip(columns, [["q1", "q1", "q2"], ["a", "b", "a"], ["x", "y", "x"]],
+                               strict=True)))
     votes = Votes.from_long(df)
     assert votes.n_annotators == 2 and votes.counts().tolist() == [[1, 1], [1, 0]]
 

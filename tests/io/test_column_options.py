@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from annokit.cli import main
 
 READING_COMMANDS = ["stats", "annotators", "filter", "aggregate", "evaluate", "report", "subsample"]
-OPTIONS = ["--item-col", "--annotator-col", "--label-col", "--gold-col", "--no-header", "--missing"]
+OPTIONS = ["--item-col", "--annotator-col", "--label-col", "--gold-col", "--no-header", "--missing",
+           "--sep", "--flags"]
 
 
 def run(*args):

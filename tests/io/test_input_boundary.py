@@ -99,10 +99,11 @@ def test_columns_mapping_accepted_for_every_tabular_format(tmp_path, ext):
         pq.write_table(pa.table(rows), f)
     elif ext == "jsonl":
         f.write_text("".join(f'{{"q": "{q}", "w": "{w}", "resp": "{r}"}}\n'
-                             for q, w, r in zip(*rows.values())))
+                             for q, w, r in zip(*rows.values(), strict=True)))
     else:
         sep = "," if ext == "csv" else "\t"
-        f.write_text(sep.join(rows) + "\n" + "".join(sep.join(r) + "\n" for r in zip(*rows.values())))
+        f.write_text(sep.join(rows) + "\n"
+                     + "".join(sep.join(r) + "\n" for r in zip(*rows.values(), strict=True)))
     v = read_votes(f, columns={"item": "q", "annotator": "w", "label": "resp"})
     assert v.counts().tolist() == [[1, 1], [0, 1]] and v.n_annotators == 2
 

@@ -163,19 +163,28 @@ def test_chaosnli_unreadable_files(tmp_path):
     with pytest.raises(DataFormatError, match="is a directory; give a regular file, or '-'"):
         read_chaosnli(tmp_path)
     bad = tmp_path / "latin.jsonl"
+    bad.write_bytes("{\"uid\": \"caf\u00e9\"}".encode("latin-1"))
+    with pytest.raises(DataFormatError, match=r"latin.jsonl: not UTF-8 text: byte 12 \(line 1\) is "
+                                              r"b'\\xe9' \(invalid continuation byte\); save the "
+                                              r"file as UTF-8 \(in Excel: CSV UTF-8\)"):
+        read_chaosnli(bad)
     bad.write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(DataFormatError, match=r"latin.jsonl: not UTF-8 text: byte 0 \(line 1\)"):
+    with pytest.raises(DataFormatError, match=r"latin.jsonl: starts with a UTF-16 byte-order mark but "
+                                              r"is not UTF-16 text: byte 2 \(truncated data\)"):
         read_chaosnli(bad)
 
 
 TABLE_ERRORS = [
-    ("v.csv", "item,annotator,label\nq1,a,x\nq1,,y\n", "line 3 of v.csv, column 'annotator': empty annotator id"),
+    ("v.csv", "item,annotator,label\nq1,a,x\nq1,,y\n",
+     "line 3 of v.csv, column 'annotator': empty annotator id"),
     ("v.csv", "item,annotator,label\nq1,a,x\n,b,y\n", "line 3 of v.csv, column 'item': empty item id"),
     ("v.csv", "item,annotator,label\nq1,a,\n", "line 2 of v.csv, column 'label': empty label"),
     ("v.csv", "foo,bar\n1,2\n", "cannot tell the format from columns"),
-    ("v.csv", "item,annotator,label\nq1,a,x\nq1,a,y\n", r"1 \(item, annotator\) pair\(s\) have more than one vote"),
+    ("v.csv", "item,annotator,label\nq1,a,x\nq1,a,y\n",
+     r"1 \(item, annotator\) pair\(s\) have more than one vote"),
     ("v.xlsx", "x", "unknown file type '.xlsx'"),
-    ("v.csv", 'item,annotator,label\nq1,a,"x\n', "cannot parse as csv"),
+    ("v.csv", 'item,annotator,label\nq1,a,"x\n',
+     r"v.csv: line 2: a quoted field opened on this line is never closed \(unterminated quote\)"),
 ]
 
 

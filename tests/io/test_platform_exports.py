@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from annokit.errors import DataFormatError, SchemaError
+from annokit.errors import DataFormatError, InvalidValueError, SchemaError
+from annokit.io import read_votes
 from annokit.io.labelstudio import read_labelstudio
 from annokit.io.mturk import looks_like_mturk, read_mturk
 
@@ -24,8 +25,8 @@ def _write(tmp_path, text, name="batch.csv"):
 
 def _by_id(votes):
     counts = votes.counts()
-    return {str(i): dict(zip(votes.labels.names, map(int, row)))
-            for i, row in zip(votes.item_ids, counts)}
+    return {str(i): dict(zip(votes.labels.names, map(int, row), strict=True))
+            for i, row in zip(votes.item_ids, counts, strict=True)}
 
 
 def test_mturk_several_items_per_hit_hand_counted(tmp_path):
@@ -166,3 +167,82 @@ def test_hf_response_objects_and_parallel_lists():
         from_hf_responses(bad, item="item", responses="answers", annotators="users")
     with pytest.raises(SchemaError, match="no column 'nope'"):
         from_hf_responses(par, item="nope", responses="answers")
+
+
+FLAG_BATCH = (
+    "HITId,WorkerId,AssignmentStatus,Input.id1,Input.id2,Answer.label1,Answer.label2,"
+    "Answer.cannotjudge1,Answer.cannotjudge2\n"
+    "H1,w1,Approved,q1,q2,yes,no,false,true\n"
+    "H1,w2,Approved,q1,q2,yes,yes,FALSE,false\n"
+    "H1,w3,Submitted,q1,q2,no,,true,false\n"
+)
+
+
+def test_mturk_cannot_judge_flags_are_dropped_and_counted(tmp_path):
+    path = _write(tmp_path, FLAG_BATCH)
+    votes = read_mturk(path)
+    assert _by_id(votes) == {"q1": {"no": 0, "yes": 2}, "q2": {"no": 0, "yes": 1}}
+    assert votes.mturk_info["flags"] == {"fields": ["Answer.cannotjudge{n}"], "flagged_votes": 2,
+                                         "action": "dropped"}
+    assert votes.read_info.endswith("; blank answers: 1; flag field(s) ['Answer.cannotjudge{n}']: 2 "
+                                    "flagged vote(s) dropped (--flags keep to keep them)")
+    kept = read_mturk(path, flags="keep")
+    assert _by_id(kept) == {"q1": {"no": 1, "yes": 2}, "q2": {"no": 1, "yes": 1}}
+    assert kept.read_info.endswith("2 flagged vote(s) kept (--flags drop to drop them)")
+    with pytest.raises(InvalidValueError, match="flags"):
+        read_mturk(path, flags="ignore")
+
+
+def test_mturk_checkbox_named_on_and_a_hit_wide_flag(tmp_path):
+    one = ("HITId,WorkerId,AssignmentStatus,Input.id,Answer.sentiment,Answer.cannot_judge.on\n"
+           "H1,w1,Approved,q1,pos,on\nH1,w2,Approved,q1,neg,\nH2,w1,Approved,q2,pos,{}\n")
+    votes = read_mturk(_write(tmp_path, one))
+    assert _by_id(votes) == {"q1": {"neg": 1, "pos": 0}, "q2": {"neg": 0, "pos": 1}}
+    assert votes.mturk_info["flags"]["fields"] == ["Answer.cannot_judge.on"]
+    hit_wide = ("HITId,WorkerId,AssignmentStatus,Input.id1,Input.id2,Answer.l1,Answer.l2,"
+                "Answer.unsure\nH1,w1,Approved,q1,q2,a,b,true\nH1,w2,Approved,q1,q2,a,a,false\n")
+    votes = read_mturk(_write(tmp_path, hit_wide))
+    assert votes.mturk_info["flags"]["flagged_votes"] == 2
+    assert _by_id(votes) == {"q1": {"a": 1, "b": 0}, "q2": {"a": 1, "b": 0}}
+
+
+def test_mturk_flags_not_numbered_like_the_label(tmp_path):
+    text = ("HITId,WorkerId,AssignmentStatus,Input.id1,Input.id2,Answer.l1,Answer.l2,"
+            "Answer.unsure1,Answer.unsure3\nH1,w1,Approved,q1,q2,a,b,true,false\n")
+    with pytest.raises(SchemaError, match=r"batch.csv: the flag field Answer.unsure\{n\} is not "
+                                          r"numbered like the label \(item 2 has no flag column\)"):
+        read_mturk(_write(tmp_path, text))
+
+
+def test_mturk_which_answer_is_the_label_names_label_col(tmp_path):
+    text = ("HITId,WorkerId,AssignmentStatus,Input.id,Answer.toxic,Answer.unsure\n"
+            "H1,w1,Approved,q1,true,false\n")
+    with pytest.raises(SchemaError, match=r"^batch.csv: 2 answer columns \['toxic', 'unsure'\] all "
+                                          r"holding checkbox values; say which holds the label with "
+                                          r"--label-col \(Python: label=\)$"):
+        read_mturk(_write(tmp_path, text))
+    votes = read_mturk(_write(tmp_path, text), label="toxic")
+    assert (votes.n_votes, list(votes.labels.names)) == (1, ["true"])
+    assert votes.mturk_info["flags"] == {"fields": ["Answer.unsure"], "flagged_votes": 0,
+                                         "action": "dropped"}
+
+
+def test_mturk_all_votes_flagged(tmp_path):
+    text = ("HITId,WorkerId,AssignmentStatus,Input.id,Answer.l,Answer.unsure.on\n"
+            "H1,w1,Approved,q1,a,on\n")
+    with pytest.raises(SchemaError, match=r"^batch.csv: no votes: 1 assignment\(s\), 0 excluded by "
+                                          r"status, 0 blank answers, 1 flagged votes dropped "
+                                          r"\(--flags keep keeps them\)$"):
+        read_mturk(_write(tmp_path, text))
+
+
+def test_mturk_from_a_european_spreadsheet_through_read_votes(tmp_path):
+    path = tmp_path / "batch.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + FLAG_BATCH.replace(",", ";").replace("\n", "\r\n").encode())
+    votes = read_votes(path)
+    assert votes.mturk_info["flags"]["flagged_votes"] == 2 and votes.n_votes == 3
+    assert read_votes(path, flags="keep").n_votes == 5
+    with pytest.raises(InvalidValueError, match=r"^v.csv: --flags applies to Mechanical Turk batch "
+                                                r"results \(flag fields beside the answer\); this is "
+                                                r"read as long$"):
+        read_votes(_write(tmp_path, "item,annotator,label\nq,a,x\n", "v.csv"), flags="keep")

@@ -40,7 +40,8 @@ def test_reads_every_table_kind(tmp_path, kind):
 
 def test_numbers_in_json_and_parquet_columns(tmp_path):
     path = tmp_path / "n.jsonl"
-    path.write_text('{"item": 1, "annotator": "x", "score": 4}\n{"item": 1, "annotator": "y", "score": 2.5}\n')
+    path.write_text('{"item": 1, "annotator": "x", "score": 4}\n'
+                    '{"item": 1, "annotator": "y", "score": 2.5}\n')
     r = read_ratings(path, scale="ratio")
     assert r.values.tolist() == [4.0, 2.5] and r.scale == "ratio" and r.item_ids.tolist() == ["1"]
     pq = tmp_path / "n.parquet"

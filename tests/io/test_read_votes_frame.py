@@ -65,8 +65,9 @@ def test_frame_options_apply_as_to_files():
      r"^DataFrame: columns \['label', 'answer'\] could each be the label column"),
     (lambda: read_votes(pd.DataFrame([[1, 2, 3]], columns=["item", "a", "a"])), SchemaError,
      r"^DataFrame: column names must be unique; repeated \['a'\]"),
-    (lambda: read_votes(pd.DataFrame({"item": ["q"], "who": ["w"]}), format="long"), SchemaError,
-     r"^DataFrame: no label column; got columns \['item', 'who'\]"),
+    (lambda: read_votes(pd.DataFrame({"item": ["q"], "worker": ["w"]}), format="long"), SchemaError,
+     r"^DataFrame: item \('item'\) and annotator \('worker'\) columns but no label column; got "
+     r"\['item', 'worker'\]; name it with --label-col \(Python: columns=\{'label': \.\.\.\}\)$"),
     (lambda: read_votes(pd.DataFrame({"id2": ["q"], "a": ["x"]}), format="wide"), SchemaError,
      r"^DataFrame: no item column; got columns \['id2', 'a'\]"),
     (lambda: read_votes(pd.DataFrame({"item": ["q"], "a": ["x"]}), format="wide",
@@ -87,3 +88,12 @@ def test_counts_and_distributions_as_frames():
     soft = votes.distributions(as_frame=True)
     assert soft.loc["q2", "yes"] == 1.0 and np.allclose(soft.sum(axis=1), 1.0)
     assert soft.idxmax(axis=1).to_dict() == {"q1": "no", "q2": "yes"}
+
+
+def test_a_frame_is_told_long_or_wide_like_a_file():
+    frame = pd.DataFrame({"item": ["q1", "q1", "q2"], "annotator": ["a", "b", "a"],
+                          "category": ["x", "y", "x"]})
+    votes = read_votes(frame)
+    assert votes.read_info == ("DataFrame: long table; columns item='item', annotator='annotator', "
+                               "label='category' (label: the one column besides item and annotator)")
+    assert read_votes(pd.DataFrame({"item": ["q"], "who": ["w"]}), format="long").n_votes == 1

@@ -256,7 +256,8 @@ def test_file_level_errors(tmp_path):
     with pytest.raises(DataFormatError, match="no probability field"):
         read_predictions(tmp_path / "noprob.jsonl")
     (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00\x81\x00")
-    with pytest.raises(DataFormatError, match="not a readable CSV/TSV file"):
+    with pytest.raises(DataFormatError, match=r"bin.csv: starts with a UTF-16 byte-order mark but is "
+                                              r"not UTF-16 text"):
         read_predictions(tmp_path / "bin.csv")
     (tmp_path / "bad.parquet").write_text("not parquet")
     with pytest.raises(DataFormatError, match="not a readable Parquet file"):

@@ -8,13 +8,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from _vote_sets import synthetic
 from scipy.special import xlogy
 
 from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning, ConvergenceWarning
 from annokit.io import read_votes
 from annokit.quality import DawidSkene, OneCoinDawidSkene
+
+from _vote_sets import synthetic
 
 # -- crowd-kit's one-step fixture -------------------------------------------------------------
 
@@ -61,7 +62,7 @@ def test_one_iteration_matches_crowdkit_step_by_step_fixture(n_iter):
 
 def _item_votes(votes: Votes) -> list[list[tuple[int, int]]]:
     out: list[list[tuple[int, int]]] = [[] for _ in range(votes.n_items)]
-    for i, a, lab in zip(votes.item_index, votes.annotator_index, votes.label_index):
+    for i, a, lab in zip(votes.item_index, votes.annotator_index, votes.label_index, strict=True):
         out[i].append((int(a), int(lab)))
     return out
 
@@ -175,7 +176,7 @@ def test_parameters_are_re_estimated_from_the_final_posteriors(cls, max_iter, to
         np.testing.assert_allclose(model.skills_, skills, rtol=1e-12)
     # log_likelihood_ is the marginal likelihood at those parameters (eq. 2.4)
     log_lik = np.log(model.priors_)[None, :].repeat(votes.n_items, axis=0)
-    for i, j, lab in zip(votes.item_index, votes.annotator_index, votes.label_index):
+    for i, j, lab in zip(votes.item_index, votes.annotator_index, votes.label_index, strict=True):
         log_lik[i] += np.log(model.confusions_[j, :, lab])
     expected = np.logaddexp.reduce(log_lik, axis=1).sum()
     assert model.log_likelihood_ == pytest.approx(expected, rel=1e-10)

@@ -10,7 +10,6 @@ import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
-from _vote_sets import synthetic, vote_sets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +26,8 @@ from annokit.quality import (
     max_consecutive_wrong,
     spammer_score,
 )
+
+from _vote_sets import synthetic, vote_sets
 
 
 def reliability(votes: Votes, drop: int | None = None) -> np.ndarray:
@@ -167,7 +168,7 @@ def test_nothing_is_dropped_without_being_audited(votes, method, threshold):
         except VoteSchemaError:
             return
     removed = set(audit.removed_annotators)
-    per = dict(zip(votes.annotator_ids, votes.votes_per_annotator()))
+    per = dict(zip(votes.annotator_ids, votes.votes_per_annotator(), strict=True))
     assert audit.annotators.n_votes.sum() == audit.n_votes_removed == votes.n_votes - kept.n_votes
     assert sum(per[a] for a in removed) == audit.n_votes_removed
     kept_ann = set(kept.annotator_ids[np.unique(kept.annotator_index)])
@@ -221,7 +222,7 @@ def test_chaosnli_gold_rule_accuracy_and_wrong_run():
                                           "wrong gold answers")
     _kept, audit = filter_annotators(votes, method="gold", max_wrong_run=1)
     assert sorted(audit.removed_annotators) == ["v", "w", "y"]
-    reasons = dict(zip(audit.annotators.annotator, audit.annotators.reason))
+    reasons = dict(zip(audit.annotators.annotator, audit.annotators.reason, strict=True))
     assert reasons["y"] == "1 or more consecutive wrong gold answers"
 
 
