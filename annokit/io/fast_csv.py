@@ -4,8 +4,9 @@
 (every cell text as written, header names stripped and unique, blank lines skipped) but into a
 pyarrow Table, without a Python string per cell. It returns None whenever the file is not
 plainly parseable that way (a sniffed separator other than the extension's, a ``sep=`` line, a
-CSV with quotes, ragged rows, text that is not UTF-8, NUL bytes, no data rows): the caller then takes the general path, which reads the file again and reports the
-problem with its line and column. So the fast path never decides what a bad file means.
+CSV with quotes, ragged rows, text that is not UTF-8, NUL bytes, no data rows): the caller then
+takes the general path, which reads the file again and reports the problem with its line and
+column. So the fast path never decides what a bad file means.
 """
 
 from __future__ import annotations
