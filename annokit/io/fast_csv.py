@@ -50,6 +50,8 @@ def read_csv_arrow(source: Input, kind: str) -> Any:
         return None
     names = next(csv.reader([first], delimiter="," if kind == "csv" else "\t",
                             quoting=csv.QUOTE_MINIMAL if kind == "csv" else csv.QUOTE_NONE))
+    if any(not n.strip() for n in names):
+        return None  # unnamed columns (a row-number index, trailing separators): read_table's
     try:
         columns = check_header(names, source.name)
     except InputError:
