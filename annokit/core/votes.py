@@ -15,6 +15,7 @@ ChaosNLI's consecutive-wrong-answers rule) is the row order.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, overload
 
@@ -65,12 +66,9 @@ class Votes(VoteViews):
     item_metadata : DataFrame with n_items rows, optional
         Per-item fields (texts, original labels), row ``i`` describing item ``i``.
     gold : ndarray of shape (n_items,), optional
-        Gold label code per item: a label index, -1 where an item has no gold label, -2
-        where its gold label is not among ``labels`` (readers code gold against the votes'
-        labels and never add labels; such gold is counted beside every accuracy but is
-        never right or wrong, see :mod:`annokit.core.gold`). The one way to read gold is
-        the attribute ``votes.gold`` (None without gold); as label names it is the
-        ``gold`` column of :meth:`to_frame` (missing for -1 and -2).
+        Gold label code per item: a label index, -1 (no gold) or -2 (a gold label not among
+        ``labels``: counted beside accuracies, never right or wrong; :mod:`annokit.core.gold`).
+        Read it as ``votes.gold`` (None without gold); as names, ``gold`` of :meth:`to_frame`.
     duplicates : {"error", "first", "last", "keep"}, default="error"
         What to do with repeated (item, annotator) votes: raise listing the first
         offenders, keep the first or last of each, or keep them all.
@@ -476,13 +474,9 @@ class Votes(VoteViews):
         return votes
 
     def with_gold(self, gold: Any) -> Votes:
-        """These votes (sharing their arrays) with ``gold`` codes, one per item (see ``gold``
-        in the class docstring); None removes gold."""
-        import copy
-
+        """These votes (arrays shared) with ``gold`` codes (see the class docstring), or none."""
         out = copy.copy(self)
-        out.gold = None if gold is None else check_gold_codes(gold, self.n_items, self.n_labels,
-                                                              self.source)
+        out.gold = None if gold is None else check_gold_codes(gold, self.n_items, self.n_labels, self.source)
         return out
 
     def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
