@@ -29,7 +29,6 @@ PENDING: dict[str, set[str]] = {
         "annokit/metrics/perspectivist.py",
         "annokit/metrics/registry.py",
         "annokit/metrics/results.py",
-        "annokit/quality/_common.py",
         "annokit/quality/dataset_stats.py",
         "annokit/report/build.py",
         "annokit/report/figures.py",

@@ -23,6 +23,7 @@ from annokit.cli._common import (
     votes_input,
     with_duplicates,
 )
+from annokit.core.gold import describe_gold_items
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_outputs, check_table_path
 
@@ -95,6 +96,8 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
         echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score:>8}  {mark}")
     echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
                f"(method {method}, threshold {flags.threshold:g})")
+    if flags.gold is not None:
+        echo(f"scored on {describe_gold_items(flags.gold.n_items, flags.gold.n_unknown)}")
 
 
 @click.command(name="filter")
@@ -243,8 +246,7 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
         # data on a pipe stays exact; on a terminal control characters are escaped
         (echo if sys.stdout.isatty() else click.echo)(text, nl=False)
     else:
-        acc = ("n/a (no gold)" if result.accuracy is None
-               else f"{result.accuracy:.4f} on {result.n_gold} gold items")
+        acc = result.gold_note()
         if result.tie_policy is not None:
             acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
         echo(f"{method}: {result.n_items} items, accuracy {acc}{_fit_text(result)}; "

@@ -93,7 +93,7 @@ def stats(votes_path: str, fmt: Format, gold: str | None, n_boot: int, ties: Tie
 
         votes = read_votes(votes_path, format=fmt, gold=gold, **read_options(multilabel=multilabel))
         if multilabel or is_multilabel(votes):
-            if gold is not None or (votes.gold is not None and (votes.gold >= 0).any()):
+            if gold is not None or (votes.gold is not None and (votes.gold != -1).any()):
                 raise click.UsageError("gold labels (--gold, a gold column) apply to "
                                        "single-label votes, not to multi-label ones")
             if ties not in ("first", DEFAULT_TIES):

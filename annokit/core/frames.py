@@ -7,6 +7,7 @@ see :mod:`annokit.core.labels`), the id tables, per-item metadata and gold codes
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,8 +16,9 @@ import pandas as pd
 
 from annokit.core.checks import first_offenders
 from annokit.core.columns import detect_columns
+from annokit.core.gold import factorize_gold, gold_value_codes, item_gold
 from annokit.core.labels import LabelSet, as_str_values, factorize_ids, factorize_values
-from annokit.errors import InputError, InvalidValueError, SchemaError
+from annokit.errors import DegenerateInputWarning, InputError, SchemaError
 
 
 def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None,
@@ -167,44 +169,19 @@ def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarra
 
 def _gold_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarray,
                 labels: LabelSet, item_ids: np.ndarray, where: str) -> np.ndarray:
-    """Gold code per item (-1: no gold). Blank cells carry no gold; the cells of an item that
-    do must agree (gold may be given on one row of each item only).
+    """Gold code per item (-1: no gold, -2: a gold label not among ``labels``). Blank cells
+    carry no gold; the cells of an item that do must agree (gold may be given on one row of
+    each item only). Gold values that are not labels are counted in one warning
+    (:mod:`annokit.core.gold`); they never join the label set.
 
     The column is hashed once; blanks are found and labels coded among its distinct values
     only, so the cost is one factorisation, whatever the number of rows."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        column = column.astype(object)
-    raw, found = pd.factorize(column, sort=False, use_na_sentinel=True)
-    uniques = np.asarray(found, dtype=object)
-    blank = np.fromiter((isinstance(v, str) and not v.strip() for v in uniques), dtype=bool,
-                        count=len(uniques))
-    ucodes = np.full(len(uniques) + 1, -1, dtype=np.int64)   # last slot: NaN (code -1)
-    ok = np.flatnonzero(~blank)
-    if ok.size:
-        for j in ok:  # distinct gold values: few
-            try:
-                ucodes[j] = labels.index_of(uniques[j])
-            except InvalidValueError:
-                row = int(np.argmax(raw == j))
-                raise InvalidValueError(f"{where}: unknown label {uniques[j]!r} at row {row}; "
-                                        f"expected one of {list(labels.names)}") from None
-    codes_all = ucodes[raw]
-    out = np.full(len(first_rows), -1, dtype=np.int64)
-    rows = np.flatnonzero(codes_all >= 0)
-    if not rows.size:
-        return out
-    codes = codes_all[rows]
-    items = item_codes[rows]
-    out[items[::-1]] = codes[::-1]  # each item's first gold cell
-    clash = out[items] != codes
-    if clash.any():
-        k = int(np.argmax(clash))
-        raise SchemaError(
-            f"{where}: gold must be the same on every row of an item; item "
-            f"{str(item_ids[items[k]])!r} has {labels.names[out[items[k]]]!r} and "
-            f"{labels.names[codes[k]]!r} (row {int(rows[k])})"
-        )
-    return out
+    value_index, distinct = factorize_gold(column)
+    gold, unknown = item_gold(gold_value_codes(distinct, labels), value_index, distinct,
+                              item_codes, len(first_rows), labels, where=where, item_ids=item_ids)
+    if unknown is not None:
+        warnings.warn(unknown.message(where), DegenerateInputWarning, stacklevel=4)
+    return gold
 
 
 def long_frame(item_ids: Any, item_index: np.ndarray, annotator_ids: Any,
@@ -216,8 +193,8 @@ def long_frame(item_ids: Any, item_index: np.ndarray, annotator_ids: Any,
         data["annotator"] = np.asarray(annotator_ids, dtype=object)[annotator_index]
     data["label"] = np.asarray(list(label_names), dtype=object)[label_index]
     if gold is not None:
-        names = np.asarray([*label_names, None], dtype=object)  # code -1 -> None
-        data["gold"] = names[np.asarray(gold)[item_index]]
+        names = np.asarray([*label_names, None], dtype=object)  # codes -1 and -2 -> None
+        data["gold"] = names[np.maximum(np.asarray(gold), -1)[item_index]]
     return pd.DataFrame(data)
 
 

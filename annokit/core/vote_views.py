@@ -126,7 +126,9 @@ class VoteViews:
                 raise InvalidValueError(f"{votes.source}: {self._first_use(bad[0])} "
                                         f"{not_a_number(votes.labels.names[bad[0]], scale)}")
         labels, codes = votes.labels.to_scale(scale, declared=declared)
-        gold = None if votes.gold is None else np.where(votes.gold >= 0, codes[votes.gold], -1)
+        # gold codes -1 (none) and -2 (a gold label not among the labels) stay as they are
+        gold = (None if votes.gold is None
+                else np.where(votes.gold >= 0, codes[np.maximum(votes.gold, 0)], votes.gold))
         out = type(votes)(votes.item_index, codes[votes.label_index], item_ids=votes._item_ids,
                           labels=labels, annotator_index=votes.annotator_index,
                           annotator_ids=votes.annotator_ids, item_metadata=votes.item_metadata,

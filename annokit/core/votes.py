@@ -15,6 +15,7 @@ ChaosNLI's consecutive-wrong-answers rule) is the row order.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, overload
 
@@ -23,11 +24,12 @@ import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
 from annokit.core.frames import frames_equal, long_columns, long_frame, long_parts, wide_parts
+from annokit.core.gold import check_gold_codes
+from annokit.core.ids import id_positions
 from annokit.core.labels import (
     CHAOSNLI_NLI_LABELS,
     LabelSet,
     as_str_values,
-    scalar_to_str,
 )
 from annokit.core.vote_views import VoteViews
 from annokit.errors import InvalidValueError, SchemaError
@@ -64,9 +66,9 @@ class Votes(VoteViews):
     item_metadata : DataFrame with n_items rows, optional
         Per-item fields (texts, original labels), row ``i`` describing item ``i``.
     gold : ndarray of shape (n_items,), optional
-        Gold label code per item, -1 where an item has no gold label. The one way to
-        read gold is the attribute ``votes.gold`` (None without gold); as label
-        names it is the ``gold`` column of :meth:`to_frame`.
+        Gold label code per item: a label index, -1 (no gold) or -2 (a gold label not among
+        ``labels``: counted beside accuracies, never right or wrong; :mod:`annokit.core.gold`).
+        Read it as ``votes.gold`` (None without gold); as names, ``gold`` of :meth:`to_frame`.
     duplicates : {"error", "first", "last", "keep"}, default="error"
         What to do with repeated (item, annotator) votes: raise listing the first
         offenders, keep the first or last of each, or keep them all.
@@ -171,13 +173,7 @@ class Votes(VoteViews):
         if gold is None:
             self.gold = None
         else:
-            gold = np.asarray(gold)
-            if gold.shape != (n_items,):
-                raise SchemaError(f"{source}: gold has shape {gold.shape}, expected ({n_items},)")
-            gold = gold.astype(np.int64)
-            if gold.size and (gold.min() < -1 or gold.max() >= len(labels)):
-                raise InvalidValueError(f"{source}: gold codes must be -1 (none) or label indices")
-            self.gold = gold
+            self.gold = check_gold_codes(gold, n_items, len(labels), source)
 
         self.n_duplicates_removed = 0
         self.n_duplicate_pairs = 0
@@ -477,10 +473,16 @@ class Votes(VoteViews):
         votes._unique_pairs = votes._unique_pairs or self._unique_pairs
         return votes
 
+    def with_gold(self, gold: Any) -> Votes:
+        """These votes (arrays shared) with ``gold`` codes (see the class docstring), or none."""
+        out = copy.copy(self)
+        out.gold = None if gold is None else check_gold_codes(gold, self.n_items, self.n_labels, self.source)
+        return out
+
     def item_positions(self, ids: Iterable[Any]) -> np.ndarray:
-        """Positions of item ids (str-compared); -1 for ids that are not present."""
-        ids = np.asarray([scalar_to_str(i) for i in ids], dtype=object)
-        return pd.Index(self.item_ids).get_indexer(ids)
+        """Positions of item ids (compared as text, :func:`~annokit.core.labels.scalar_to_str`);
+        -1 for ids that are not present. One hash join (:func:`~annokit.core.ids.id_positions`)."""
+        return id_positions(self._item_ids, ids)
 
     # -- equality -------------------------------------------------------------
 

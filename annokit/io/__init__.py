@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_option
+from annokit.core.gold import warn_unknown_gold_dropped
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
 from annokit.errors import (
     DataFormatError,
@@ -238,10 +239,17 @@ def read_votes(
     if scale is not None:
         if labels is not None and not isinstance(labels, LabelSet):
             labels = LabelSet(labels, scale=scale)  # declared numbers match any spelling
-        votes = read_votes(path, format=format, columns=columns, labels=labels, gold=gold,
-                           duplicates=duplicates, no_header=no_header, missing=missing,
-                           max_count_bytes=max_count_bytes, sep=sep, flags=flags)
-        return apply_scale(votes, scale, declared=labels is not None)
+        # a separate gold file is coded against the scaled labels (LabelSet.encode on the
+        # scale, as the votes were), so it is attached after the scale
+        later = gold is not None and _gold_file_applies(path, format, columns, no_header, sep)
+        votes = read_votes(path, format=format, columns=columns, labels=labels,
+                           gold=None if later else gold, duplicates=duplicates,
+                           no_header=no_header, missing=missing, max_count_bytes=max_count_bytes,
+                           sep=sep, flags=flags)
+        votes = apply_scale(votes, scale, declared=labels is not None)
+        if later and gold is not None:
+            votes = attach_gold(votes, read_gold(gold, missing=missing))
+        return votes
     if isinstance(path, pd.DataFrame):
         votes = _read_frame(path, format=format, columns=columns, labels=labels, gold=gold,
                             duplicates=duplicates, no_header=no_header, missing=missing)
@@ -352,6 +360,19 @@ def _read_lewidi(source: Input | str | os.PathLike, *, labels: Any, columns: Any
                         duplicates=duplicates)
     check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
     return votes
+def _gold_file_applies(path: str | os.PathLike | pd.DataFrame, format: str,
+                       columns: Mapping[str, str | None] | None, no_header: bool,
+                       sep: str | None = None) -> bool:
+    """Whether ``read_votes`` takes a separate gold file for this input (long and wide tables)."""
+    if isinstance(path, pd.DataFrame):
+        return True
+    if str(path) == "-" or (str(path) in REGISTRY and not Path(path).exists()):
+        return False  # standard input is read once; registered datasets take no gold file
+    if format == "lewidi" and Path(path).is_dir():
+        return False
+    fmt = (sniff_format(Input(path, what="votes"), columns=columns, no_header=no_header, sep=sep)
+           if format == "auto" else format)
+    return fmt in ("long", "wide")
 
 
 def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | None] | None,
@@ -406,11 +427,8 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
                               DegenerateInputWarning, stacklevel=3)
                 frame = frame[~skip]
         in_frame_gold = roles["gold"] if gold is None else None
-        if labels is None:
-            pool = [frame[roles["label"]]]
-            if in_frame_gold is not None:
-                pool.append(frame[in_frame_gold].dropna())
-            labels = LabelSet.infer(pd.concat(pool, ignore_index=True))
+        if labels is None:  # the votes' labels: gold is coded against them, never added
+            labels = LabelSet.infer(frame[roles["label"]])
         votes = Votes.from_long(frame, item=roles["item"], label=roles["label"],
                                 annotator=roles["annotator"], labels=labels, gold=in_frame_gold,
                                 duplicates=duplicates, source=name)
@@ -421,6 +439,8 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
     used = ", ".join(f"{role}={col!r}" for role, col in chosen.items() if col is not None)
     votes.read_info = f"{info}; columns {used}" + (f" ({note})" if note else "")
     return votes
+
+
 def duplicates_note(votes: Votes, duplicates: DuplicatePolicy) -> str:
     """What was done with repeated (item, annotator) votes, for ``read_info`` ("" when the
     default refused none); warns when votes were left out, and sets
@@ -492,8 +512,9 @@ def votes_table(votes: Votes) -> Any:
         if col in df:
             df[col] = df[col].astype(str)
     if votes.gold is not None:
-        names = [*votes.labels.names, ""]
-        df["gold"] = np.asarray(names, dtype=object)[votes.gold[votes.item_index]]
+        names = [*votes.labels.names, ""]  # codes -1 and -2 -> blank
+        df["gold"] = np.asarray(names, dtype=object)[np.maximum(votes.gold, -1)[votes.item_index]]
+        warn_unknown_gold_dropped(votes.gold, votes.source)
     return df
 
 

@@ -67,13 +67,11 @@ def votes_from_tables(
     labels: LabelSet | Sequence[Any] | None,
     duplicates: DuplicatePolicy,
     source: str,
-    extra_labels: Sequence[Any] = (),
 ) -> Votes:
     """Votes from consecutive tables of ``n_rows`` votes in all (one table, or a file's row groups).
 
     Each table is coded and can be released before the next is read (see :class:`_ColumnCoder`),
-    so a Parquet file is never held whole. ``extra_labels`` (e.g. gold labels) join the vote
-    labels when the label set is inferred.
+    so a Parquet file is never held whole.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -117,8 +115,6 @@ def votes_from_tables(
         try:
             label_dict, label_lookup = values_of(label)
             label_dict = label_dict.to_numpy(zero_copy_only=False)
-            if labels is None and len(extra_labels):
-                labels = LabelSet.infer([*label_dict, *extra_labels])
             labelset = LabelSet.coerce(labels, label_dict)
             try:
                 table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")

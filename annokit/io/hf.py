@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.gold import warn_unknown_gold_dropped
 from annokit.core.labels import LabelSet, as_str_values, factorize_ids
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
@@ -49,7 +50,8 @@ def to_hf(votes: Votes) -> datasets.Dataset:
             offsets, names.take(pa.array(votes.annotator_index[order])))
         features["annotators"] = datasets.Sequence(datasets.Value("string"))
     if votes.gold is not None:
-        columns["gold"] = pa.array(votes.gold)
+        columns["gold"] = pa.array(np.maximum(votes.gold, -1))  # -2 (not a label): missing
+        warn_unknown_gold_dropped(votes.gold, votes.source)
         features["gold"] = class_label
     meta = votes.item_metadata
     reserved = set(columns)

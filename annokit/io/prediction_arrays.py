@@ -80,13 +80,22 @@ class Predictions:
         """
         ids = _ids_to_str(item_ids, source=source)
         n = len(ids)
-        locations = np.array([f"row {i}" for i in range(n)], dtype=object)
+        locations = locations_of("row", n)
         return _build(ids, probs, logits, label_names=label_names, source=source,
                       locations=locations, renormalize=renormalize, atol=atol)
 
 
 # ---------------------------------------------------------------------------
 # validation shared by every reader
+
+
+#: ``pandas.api.types.infer_dtype`` kinds that hold no lists, objects or bytes.
+_SCALAR_KINDS = ("string", "integer", "floating", "mixed-integer-float", "boolean", "empty")
+
+
+def locations_of(prefix: str, n: int, start: int = 0) -> np.ndarray:
+    """``["<prefix> <start>", "<prefix> <start + 1>", ...]`` for messages, built by numpy."""
+    return np.strings.add(f"{prefix} ", np.arange(start, start + n).astype(str)).astype(object)
 
 
 def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None) -> np.ndarray:
@@ -96,8 +105,10 @@ def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None
         arr[:] = values
     else:
         arr = np.asarray(values, dtype=object).reshape(-1)
-    nested = np.array([isinstance(v, (list, dict, tuple, np.ndarray)) or (
-        isinstance(v, bytes) and not _is_utf8(v)) for v in arr], dtype=bool)
+    kind = pd.api.types.infer_dtype(arr, skipna=True)
+    nested = (np.zeros(len(arr), dtype=bool) if kind in _SCALAR_KINDS else  # no per-id Python
+              np.array([isinstance(v, (list, dict, tuple, np.ndarray)) or (
+                  isinstance(v, bytes) and not _is_utf8(v)) for v in arr], dtype=bool))
     if nested.any():
         i = int(np.argmax(nested))
         loc = locations[i] if locations is not None else f"row {i}"
@@ -108,9 +119,15 @@ def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None
         i = int(np.argmax(bad))
         loc = locations[i] if locations is not None else f"row {i}"
         raise DataFormatError(f"{loc} of {source}: item id is missing")
-    if pd.api.types.infer_dtype(arr, skipna=False) == "string":
+    out: np.ndarray | None = None
+    if kind == "string":
         out = arr
-    else:
+    elif kind == "integer":  # formatted by numpy, not one str() per id
+        try:
+            out = arr.astype(np.int64).astype(str).astype(object)
+        except OverflowError:  # beyond int64: Python formats them
+            out = None
+    if out is None:
         out = np.array([_id_str(v) for v in arr], dtype=object)
     blank = ~pd.Series(out, dtype=object).str.strip().astype(bool).to_numpy()
     if blank.any():

@@ -39,7 +39,7 @@ import pandas as pd
 from annokit.core.checks import first_offenders
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.delimited import decimal_comma_hint, decimal_commas
-from annokit.io.prediction_arrays import Predictions, _build, _ids_to_str
+from annokit.io.prediction_arrays import Predictions, _build, _ids_to_str, locations_of
 from annokit.io.source import (
     Input,
     check_regular,
@@ -129,7 +129,7 @@ def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: flo
     elif text.lstrip().startswith(("[", "{")):
         whole = loads_json(text, source, allow_nan=True)
     if isinstance(whole, list):
-        locs = np.array([f"element {i}" for i in range(len(whole))], dtype=object)
+        locs = locations_of("element", len(whole))
         return _from_records(whole, locs, source=source, id_field=id_field,
                              renormalize=renormalize, atol=atol)
     if isinstance(whole, dict) and whole and all(isinstance(v, dict) for v in whole.values()):
@@ -231,7 +231,7 @@ def _read_csv(path: Path, *, sep: str | None, id_field: str | None, renormalize:
     df = read_table(Input(path, what="predictions"), sep=sep)
     first = df.attrs.get("annokit_line_offset", 2)  # file lines, past empty rows and a sep= line
     lines = df.attrs.get("annokit_lines") or range(first, first + len(df))
-    locs = np.array([f"line {n}" for n in lines], dtype=object)
+    locs = np.strings.add("line ", np.asarray(lines, dtype=np.int64).astype(str)).astype(object)
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
                        atol=atol)
 
@@ -242,7 +242,7 @@ def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
         df = read_table(Input(path, what="predictions"))
     except DataFormatError as exc:
         raise DataFormatError(f"{path}: not a readable Parquet file ({exc})") from None
-    locs = np.array([f"row {i}" for i in range(len(df))], dtype=object)
+    locs = locations_of("row", len(df))
     return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
                        atol=atol)
 
@@ -259,7 +259,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
                               "fixed-width strings, not Python objects") from None
     if arr.dtype.names:
         names = list(arr.dtype.names)
-        locs = np.array([f"row {i}" for i in range(arr.shape[0])], dtype=object)
+        locs = locations_of("row", arr.shape[0])
         idf = _pick_id_field(names, id_field, source)
         ids = _ids_to_str(arr[idf].tolist(), source=source, locations=locs)
         pf = next((f for f in _PROB_FIELDS if f in names), None)
@@ -280,7 +280,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
     raw = read_text(sidecar, what="item ids").splitlines()
     while raw and not raw[-1].strip():
         raw.pop()
-    locs = np.array([f"row {i}" for i in range(arr.shape[0])], dtype=object)
+    locs = locations_of("row", arr.shape[0])
     if len(raw) != arr.shape[0]:
         raise DataFormatError(f"{sidecar} has {len(raw)} ids but {source} has {arr.shape[0]} rows")
     ids = _ids_to_str(raw, source=str(sidecar), locations=locs)

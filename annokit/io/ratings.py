@@ -60,7 +60,11 @@ def _numbers(df: pd.DataFrame, col: str, source: Input) -> np.ndarray:
     if raw.dtype.kind in "iuf":
         values = raw.to_numpy(dtype=np.float64)
         bad = ~np.isfinite(values)
-    else:
+    elif raw.dtype != object and pd.api.types.is_string_dtype(raw.dtype):  # CSV text: no booleans
+        values = pd.to_numeric(raw.str.strip(), errors="coerce").to_numpy(dtype=np.float64,
+                                                                          na_value=np.nan)
+        bad = ~np.isfinite(values)
+    else:  # JSON values: numbers, text, booleans (refused), one by one
         obj = raw.astype(object)
         is_bool = obj.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
         text = obj.map(lambda v: v.strip() if isinstance(v, str) else v)

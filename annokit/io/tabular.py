@@ -20,10 +20,13 @@ import pandas as pd
 
 from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, detect_columns, name_key
 from annokit.core.frames import _gold_codes
-from annokit.core.labels import LabelSet, as_str_values
+from annokit.core.gold import factorize_gold, gold_value_codes, item_gold
+from annokit.core.ids import canonical_ints, ids_as_arrow
+from annokit.core.labels import LabelSet
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, InputError, InvalidValueError, SchemaError
 from annokit.io.arrow import votes_from_tables
+from annokit.io.fast_csv import read_csv_arrow
 from annokit.io.source import Input, check_header
 from annokit.io.tables import (
     cell_where,
@@ -94,12 +97,15 @@ def read_long(
         one role (``label`` and ``answer``) are refused. Map ``annotator`` to None for files
         without annotator ids.
     labels : LabelSet or sequence of names, optional
-        Label order; default: the distinct labels in natural order (gold labels
-        included).
+        Label order; default: the distinct labels of the votes in natural order. Gold
+        never adds a label.
     gold : path-like, optional
         A separate gold file (item and gold columns, detected like the vote
         columns, e.g. ``question,truth``). A ``gold`` column in the vote file is
         used when present and no gold file is given; a blank gold cell means no gold.
+        Gold is coded against the labels: values that are not among them are coded -2,
+        counted in one warning and left out of every accuracy (:mod:`annokit.core.gold`);
+        gold rows for items without votes are counted in a warning.
     item_columns : sequence of str
         Extra per-item columns (constant within an item) kept as item metadata.
     duplicates : {"error", "first", "last", "keep"}
@@ -126,6 +132,11 @@ def read_long(
     if (source.path is not None and table_kind(source) == "parquet" and not item_columns
             and not missing and sep is None):
         fast = _read_long_parquet(source.path, columns, labels, gold, duplicates)
+        if fast is not None:
+            return fast
+    if (source.path is not None and table_kind(source) in ("csv", "tsv") and not item_columns
+            and not missing and not no_header and sep is None):
+        fast = _read_long_csv(source, columns, labels, gold, duplicates)
         if fast is not None:
             return fast
     df = read_table(source, no_header=no_header, missing=missing, sep=sep)
@@ -158,23 +169,17 @@ def read_long(
     required = [roles["item"], roles["label"]] + ([roles["annotator"]] if roles["annotator"] else [])
     check_present(df, source, required, ["item id", "label", "annotator id"][:len(required)])
     label_values = df[roles["label"]]
-    gold_series = read_gold(gold, missing=missing) if gold is not None else None
-    if labels is None:
-        pool = [label_values]
-        if roles["gold"] is not None and gold is None:
-            pool.append(df[roles["gold"]].dropna())
-        if gold_series is not None:
-            pool.append(pd.Series(gold_series.to_numpy(dtype=object)))
-        labels = LabelSet.infer(pd.concat(pool, ignore_index=True))
-    labels = LabelSet.coerce(labels)
+    gold_table = _gold_table(gold, None, missing) if gold is not None else None
+    # the label set comes from the votes (or the caller); gold is coded against it, never added
+    labels = LabelSet.infer(label_values) if labels is None else LabelSet.coerce(labels)
     _encode_with_lines(labels, label_values, source, df, roles["label"])
     votes = Votes.from_long(
         df, item=roles["item"], label=roles["label"], annotator=roles["annotator"], labels=labels,
         gold=roles["gold"] if gold is None else None, item_columns=item_columns,
         duplicates=duplicates, source=name,
     )
-    if gold_series is not None:
-        votes = attach_gold(votes, gold_series)
+    if gold_table is not None:
+        votes = _attach(votes, gold_table)
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
     votes.read_info = f"{name}: long table ({df.attrs.get('annokit_read_as', 'csv')}); columns {chosen}"
     return votes
@@ -216,7 +221,7 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
     if not all(_arrow_id_type(schema.field(c).type) for c in wanted + (
             [in_file_gold] if in_file_gold else [])):
         return None
-    gold_series = read_gold(gold) if gold is not None else None
+    gold_table = _gold_table(gold, None, ()) if gold is not None else None
     # Row group by row group: each is coded and released before the next is read, so the file
     # is never held whole (peak memory about half of pq.read_table's; on large files, faulting
     # in fresh pages is a good part of what a read costs).
@@ -230,18 +235,69 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
             _row_groups(parquet, wanted, path), parquet.metadata.num_rows, item=roles["item"],
             label=roles["label"], annotator=roles["annotator"], labels=labels,
             duplicates=duplicates, source=path.name,
-            extra_labels=() if gold_series is None else list(gold_series.to_numpy(dtype=object)),
         )
         if in_file_gold is not None:
             # one vote per row (no duplicate was dropped): the gold cells line up with the votes
             column = parquet.read(columns=[in_file_gold]).column(0).to_pandas()
-            votes.gold = _gold_codes(column, votes.item_index, np.empty(votes.n_items),
-                                     votes.labels, getattr(votes, "_item_ids", votes.item_ids),
-                                     f"{path.name}, column {in_file_gold!r}")
-    out = attach_gold(votes, gold_series) if gold_series is not None else votes
+            votes = votes.with_gold(_gold_codes(
+                column, votes.item_index, np.empty(votes.n_items), votes.labels,
+                getattr(votes, "_item_ids", votes.item_ids), f"{path.name}, column {in_file_gold!r}"))
+    out = _attach(votes, gold_table) if gold_table is not None else votes
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
     out.read_info = f"{path.name}: long table (parquet); columns {chosen}"
     return out
+
+
+def _read_long_csv(source: Input, columns: Mapping[str, str | None] | None,
+                   labels: LabelSet | Sequence[Any] | None, gold: str | os.PathLike | None,
+                   duplicates: DuplicatePolicy) -> Votes | None:
+    """Arrow path for CSV/TSV votes: the file parsed by Arrow's multi-threaded reader and coded
+    like a Parquet file's row groups, no Python string per cell.
+
+    Returns None when the general path must read the file: a table Arrow cannot parse as
+    plain CSV, roles that are not plainly detected, or any problem with the values (the general
+    path reports it with its line and column).
+    """
+    kind = table_kind(source)
+
+    def roles_of(names: list[str]) -> dict[str, str | None] | None:
+        try:
+            return detect_columns(names, given=columns, source=source.name)
+        except InputError:
+            return None
+
+    table = read_csv_arrow(source, kind)
+    if table is None:
+        return None
+    roles = roles_of(table.column_names)
+    if roles is None:
+        return None
+    if roles["item"] is None or roles["label"] is None:
+        return None
+    in_file_gold = roles["gold"]
+    if in_file_gold is not None and duplicates not in ("error", "keep"):
+        return None  # a dropped duplicate would shift rows against the gold column
+    wanted = [c for c in (roles["item"], roles["annotator"], roles["label"]) if c]
+    for role in ("item", "annotator"):  # integer ids are coded as integers (same ids, faster)
+        ints = canonical_ints(table.column(roles[role])) if roles[role] else None
+        if ints is not None:
+            table = table.set_column(table.column_names.index(roles[role]), roles[role], ints)
+    try:
+        votes = votes_from_tables([table.select(wanted)], table.num_rows, item=roles["item"],
+                                  label=roles["label"], annotator=roles["annotator"],
+                                  labels=labels, duplicates=duplicates, source=source.name)
+    except InputError:
+        return None
+    if in_file_gold is not None:
+        votes = votes.with_gold(_gold_codes(
+            table.column(in_file_gold).to_pandas(), votes.item_index, np.empty(votes.n_items),
+            votes.labels, getattr(votes, "_item_ids", votes.item_ids),
+            f"{source.name}, column {in_file_gold!r}"))
+    if gold is not None:
+        votes = _attach(votes, _gold_table(gold, None, ()))
+    chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
+    votes.read_info = f"{source.name}: long table ({kind}); columns {chosen}"
+    return votes
 
 
 def _row_groups(parquet: Any, columns: list[str], path: Path, *, readers: int = 2) -> Iterator[Any]:
@@ -372,62 +428,114 @@ def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = No
 
     A blank gold cell (or one of the ``missing`` words) means "no gold for this item": the row
     is left out of the Series.
+
+    Raises
+    ------
+    SchemaError
+        No item or gold column, or a missing item id.
+    DataFormatError
+        An item with more than one gold row.
     """
+    import pyarrow as pa
+
+    table = _gold_table(path, columns, missing)
+    have = table.codes >= 0
+    ids = table.ids.filter(pa.array(have, type=pa.bool_())).to_numpy(zero_copy_only=False)
+    series = pd.Series(table.distinct[table.codes[have]],
+                       index=pd.Index(ids.astype(object), dtype=object, name="item"), name="gold")
+    series.attrs["source"] = table.name
+    return series
+
+
+class _GoldTable:
+    """A gold file's item ids (pyarrow strings) and gold values (index into ``distinct``,
+    -1 for a blank cell), one entry per row."""
+
+    def __init__(self, ids: Any, codes: np.ndarray, distinct: np.ndarray, name: str):
+        self.ids, self.codes, self.distinct, self.name = ids, codes, distinct, name
+
+
+def _gold_table(path: str | os.PathLike, columns: Mapping[str, str] | None,
+                missing: Sequence[str]) -> _GoldTable:
+    """Read a gold file: ids as Arrow text and the gold cells factorised, nothing per row in
+    Python (a CSV/TSV file is parsed by Arrow, see :mod:`annokit.io.fast_csv`)."""
+    import pyarrow.compute as pc
+
     source = Input(path, what="gold")
     name = source.name
-    df = read_table(source, missing=missing)
-    given = dict(columns or {})
-    roles = detect_columns(list(df.columns), ("item", "gold"), given=given, source=name)
+    table = (read_csv_arrow(source, table_kind(source))
+             if not missing and table_kind(source) in ("csv", "tsv") else None)
+    if table is not None:
+        roles = _gold_roles(table.column_names, columns, name)
+        ids = table.column(roles["item"])
+        if pc.any(pc.equal(pc.utf8_trim_whitespace(ids), "")).as_py():
+            table = None  # an empty item id: the general path names its line
+    if table is not None:
+        values = table.column(roles["gold"])
+    else:
+        df = read_table(source, missing=missing)
+        roles = _gold_roles(list(df.columns), columns, name)
+        check_scalars(df, source, [roles["item"], roles["gold"]])
+        check_present(df, source, [roles["item"]], ["item id"])
+        ids = ids_as_arrow(df[roles["item"]], what="item id", where=name)
+        values = df[roles["gold"]]
+    if len(pc.unique(ids)) != len(ids):
+        dup = pd.Series(ids.to_numpy(zero_copy_only=False))
+        raise DataFormatError(f"{name}: item {dup[dup.duplicated()].iloc[0]!r} has more than one "
+                              "gold row")
+    value_index, distinct = factorize_gold(values)
+    return _GoldTable(ids, value_index, distinct, name)
+
+
+def _gold_roles(names: list[str], columns: Mapping[str, str] | None, name: str) -> dict[str, Any]:
+    roles = detect_columns(names, ("item", "gold"), given=dict(columns or {}), source=name)
     if roles["gold"] is None:
-        roles["gold"] = detect_columns(list(df.columns), ("label",), given={"item": roles["item"]},
+        roles["gold"] = detect_columns(names, ("label",), given={"item": roles["item"]},
                                        source=name).get("label")
     if roles["item"] is None or roles["gold"] is None:
         raise SchemaError(
             f"{name}: a gold file needs an item column and a gold column (e.g. question,truth); "
-            f"got {list(df.columns)}"
+            f"got {names}"
         )
-    check_scalars(df, source, [roles["item"], roles["gold"]])
-    check_present(df, source, [roles["item"]], ["item id"])
-    ids = as_str_values(df[roles["item"]], what="item id", where=name)
-    have = df[roles["gold"]].notna().to_numpy()
-    if have.all():
-        values = as_str_values(df[roles["gold"]], what="gold label", where=name)
-    else:
-        values = np.full(len(df), None, dtype=object)
-        if have.any():
-            values[have] = as_str_values(df[roles["gold"]][have], what="gold label", where=name)
-    series = pd.Series(values, index=pd.Index(ids, name="item"), name="gold")
-    if series.index.has_duplicates:
-        dup = series.index[series.index.duplicated()][0]
-        raise DataFormatError(f"{name}: item {dup!r} has more than one gold row")
-    series = series[have]
-    series.attrs["source"] = name
-    return series
+    return roles
 
 
 def attach_gold(votes: Votes, gold: pd.Series) -> Votes:
     """Return ``votes`` with gold labels from a Series indexed by item id.
 
-    Gold rows for items without votes are counted in ``votes.item_metadata.attrs``
-    (``n_gold_without_votes``) and warned about, never silently dropped.
+    Gold is coded against the votes' labels and never adds a label: gold values that are not
+    among them are counted in one warning (with a hint when they differ from a label only by
+    case or surrounding spaces) and coded -2 (:data:`annokit.core.gold.GOLD_UNKNOWN`), left
+    out of every accuracy. Gold rows for items without votes are counted in
+    ``votes.n_gold_without_votes`` and warned about, never silently dropped.
     """
+    value_index, distinct = factorize_gold(gold)
+    table = _GoldTable(ids_as_arrow(gold.index, what="item id", where="gold"), value_index,
+                       distinct, gold.attrs.get("source", "gold"))
+    return _attach(votes, table)
+
+
+def _attach(votes: Votes, table: _GoldTable) -> Votes:
     import warnings
 
     from annokit.errors import DegenerateInputWarning
 
-    source = gold.attrs.get("source", "gold")
-    pos = votes.item_positions(gold.index)
-    codes = np.full(votes.n_items, -1, dtype=np.int64)
-    have = pos >= 0
-    if have.any():
-        codes[pos[have]] = votes.labels.encode(gold.to_numpy(dtype=object)[have],
-                                               where=f"{source}, gold column")
-    n_extra = int((~have).sum())
-    if n_extra:
-        warnings.warn(f"{source}: {n_extra} gold row(s) name items without votes and were not "
-                      "used", DegenerateInputWarning, stacklevel=2)
-    out = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids, labels=votes.labels,
-                annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
-                item_metadata=votes.item_metadata, gold=codes, duplicates="keep", source=votes.source)
-    out.n_gold_without_votes = n_extra
+    has_gold = np.flatnonzero(table.codes >= 0)
+    pos = votes.item_positions(table.ids.take(has_gold) if len(has_gold) < len(table.ids)
+                               else table.ids)
+    rows = has_gold[pos >= 0]
+    codes, unknown = item_gold(gold_value_codes(table.distinct, votes.labels), table.codes[rows],
+                               table.distinct,
+                               pos[pos >= 0], votes.n_items, votes.labels,
+                               where=f"{table.name}, gold column")
+    if unknown is not None:
+        warnings.warn(unknown.message(table.name), DegenerateInputWarning, stacklevel=3)
+    voteless = has_gold[pos < 0]
+    if voteless.size:
+        shown = table.ids.take(voteless[:3]).to_pylist()
+        warnings.warn(f"{table.name}: {voteless.size} gold row(s) name items without votes and "
+                      f"were not used (e.g. {', '.join(map(repr, shown))})",
+                      DegenerateInputWarning, stacklevel=3)
+    out = votes.with_gold(codes)
+    out.n_gold_without_votes = int(voteless.size)
     return out

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from annokit.core.gold import GOLD_NONE, check_gold_codes
 from annokit.core.votes import Votes
 from annokit.errors import AlignmentError, ConvergenceWarning, InvalidValueError, SchemaError
 
@@ -69,35 +70,28 @@ def vote_matrix(votes: Votes) -> sparse.csr_matrix:
 
 
 def gold_codes(votes: Votes, gold: Any = None, *, what: str) -> np.ndarray:
-    """Gold label codes per item (-1 = none) from ``gold`` or ``votes.gold``.
+    """Gold label codes per item from ``gold`` or ``votes.gold``: a label index, -1 for no
+    gold, -2 for a gold label not among the labels (:mod:`annokit.core.gold`; never right
+    or wrong).
 
     ``gold`` may be an array of codes of shape (n_items,), or a mapping of item id
     to label name/alias.
     """
     if gold is None:
         if votes.gold is None:
-            return np.full(votes.n_items, -1, dtype=np.int64)
+            return np.full(votes.n_items, GOLD_NONE, dtype=np.int64)
         return np.asarray(votes.gold, dtype=np.int64)
     if isinstance(gold, dict):
-        codes = np.full(votes.n_items, -1, dtype=np.int64)
+        codes = np.full(votes.n_items, GOLD_NONE, dtype=np.int64)
         ids = list(gold)
         pos = votes.item_positions(ids)
-        unknown = [i for i, p in zip(ids, pos) if p < 0]
-        if unknown:
-            raise AlignmentError(f"{what}: gold names {len(unknown)} item(s) that are not in the "
-                                 f"votes, e.g. {unknown[:5]}")
+        if (pos < 0).any():
+            unknown = [ids[i] for i in np.flatnonzero(pos < 0)[:5]]
+            raise AlignmentError(f"{what}: gold names {int((pos < 0).sum())} item(s) that are not "
+                                 f"in the votes, e.g. {unknown}")
         codes[pos] = votes.labels.encode(list(gold.values()), where=f"{what}: gold")
         return codes
-    arr = np.asarray(gold)
-    if arr.shape != (votes.n_items,):
-        raise SchemaError(f"{what}: gold must have one code per item, shape ({votes.n_items},); "
-                          f"got {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        raise SchemaError(f"{what}: gold codes must be integers (-1 = none); got dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
-    if arr.size and (arr.min() < -1 or arr.max() >= votes.n_labels):
-        raise InvalidValueError(f"{what}: gold codes must be -1 (none) or in range({votes.n_labels})")
-    return arr
+    return check_gold_codes(gold, votes.n_items, votes.n_labels, what)
 
 
 def normalize_log(log_post: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

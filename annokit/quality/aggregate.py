@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_option
+from annokit.core.gold import describe_accuracy, gold_accuracy
 from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy
 from annokit.core.votes import Votes
 from annokit.quality._common import require_votes
@@ -86,9 +87,9 @@ class Aggregation:
         One row per item: ``item``, ``label`` (name), ``tied`` (mv, wmv, wawa, zbs), and
         with ``soft=True`` one ``p_<label>`` posterior column per label.
     n_items, n_gold : int
-        Items, and items with a gold label.
+        Items, and items whose gold label is one of the labels (the accuracy's denominator).
     accuracy : float or None
-        Share of gold items whose label equals gold; None without gold.
+        Share of those gold items whose label equals gold; None when there are none.
     tie_policy : str or None
         The majority tie policy behind the labels (mv, wmv, wawa, zbs); None otherwise.
     n_ties : int or None
@@ -97,6 +98,9 @@ class Aggregation:
     converged : bool
     estimator : object
         The fitted aggregator.
+    n_gold_unknown : int
+        Items whose gold label is not among the votes' labels (left out of ``accuracy``;
+        see :mod:`annokit.core.gold`).
     """
 
     method: str
@@ -109,11 +113,18 @@ class Aggregation:
     n_iter: int
     converged: bool
     estimator: Any
+    n_gold_unknown: int = 0
+
+    def gold_note(self) -> str:
+        """``"0.9120 on 95 of 100 gold items (5 gold labels not among the votes' labels)"``,
+        or ``"n/a (no gold)"``."""
+        return describe_accuracy(self.accuracy, self.n_gold, self.n_gold_unknown)
 
     def summary(self) -> dict[str, Any]:
         """The ``annokit aggregate --json`` object (documented in the README)."""
         return {"method": self.method, "n_items": self.n_items, "n_gold": self.n_gold,
-                "accuracy": self.accuracy, "tie_policy": self.tie_policy,
+                "n_gold_unknown_label": self.n_gold_unknown, "accuracy": self.accuracy,
+                "tie_policy": self.tie_policy,
                 "iterations": self.n_iter, "converged": self.converged, "n_ties": self.n_ties}
 
 
@@ -157,12 +168,11 @@ def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIE
     if soft:
         for k, name in enumerate(votes.labels.names):
             table[f"p_{name}"] = est.posteriors_[:, k]
-    gold = votes.gold if votes.gold is not None else np.full(votes.n_items, -1)
-    known = gold >= 0
-    accuracy = float((est.labels_codes_[known] == gold[known]).mean()) if known.any() else None
+    acc = gold_accuracy(est.labels_codes_, votes.gold)
     return Aggregation(
-        method=method, table=table, n_items=votes.n_items, n_gold=int(known.sum()),
-        accuracy=accuracy, tie_policy=est.ties if majority_like else None,
+        method=method, table=table, n_items=votes.n_items, n_gold=acc.n_items,
+        accuracy=acc.accuracy, tie_policy=est.ties if majority_like else None,
         n_ties=int(est.n_ties_) if majority_like else None, n_iter=int(est.n_iter_),
-        converged=bool(est.converged_), estimator=est,
+        converged=bool(est.converged_), estimator=est, n_gold_unknown=acc.n_unknown,
     )
+

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.agreement import fleiss_kappa, krippendorff_alpha
+from annokit.core.gold import describe_accuracy, gold_accuracy
 from annokit.core.resample import seed_from_rng
 from annokit.core.soft_labels import (
     DEFAULT_TIES,
@@ -127,7 +128,10 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         ``majority_counts`` {label: items whose majority it is, ties resolved by
         ``tie_policy``}, ``old_majority_counts`` / ``original_label_counts``
         (when the data carry original labels), ``gold`` {n_items, majority_accuracy,
-        n_tied, tie_policy} or None, ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
+        n_tied, tie_policy, n_unknown_label} or None (``n_items``: items whose gold is one
+        of the labels, the accuracy's denominator; ``n_unknown_label``: items whose gold
+        label is not among the votes' labels, left out; ``majority_accuracy`` is None
+        when every gold label is unknown), ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
         ci_high, n_items, n_boot, confidence, n_invalid} (``n_invalid``: bootstrap
         replicates on which the coefficient is undefined, left out of the interval);
         alpha is at the labels' ``level`` (ordinal, interval and ratio differences on
@@ -202,11 +206,11 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         result["original_label_counts"] = _label_counts(
             votes.labels.encode(flat) if flat.size else np.zeros(0, dtype=np.int64), names)
     result["gold"] = None
-    if votes.gold is not None and (votes.gold >= 0).any():
-        has = votes.gold >= 0
-        result["gold"] = {"n_items": int(has.sum()),
-                          "majority_accuracy": float((maj.labels[has] == votes.gold[has]).mean()),
-                          "n_tied": int(maj.is_tied[has].sum()), "tie_policy": maj.policy}
+    acc = gold_accuracy(maj.labels, votes.gold)
+    if acc.n_gold:
+        result["gold"] = {"n_items": acc.n_items, "majority_accuracy": acc.accuracy,
+                          "n_tied": gold_accuracy(maj.labels, votes.gold, maj.is_tied).n_items,
+                          "tie_policy": maj.policy, "n_unknown_label": acc.n_unknown}
     result["ratings"] = rating_summary(counts, votes.labels)
     # one seed for both coefficients: their replicates weight the items alike
     seed = seed_from_rng(rng) if n_boot else 0
@@ -357,9 +361,9 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
                       f"{mc['n_tied']} tied)")))
     if stats.get("gold"):
         g = stats["gold"]
-        rows.append(("majority-vote accuracy vs gold",
-                     (f"{_fmt(g['majority_accuracy'])} ({g['n_items']:,} gold items, "
-                      f"{g['n_tied']} tied, ties: {g['tie_policy']})")))
+        rows.append(("majority-vote accuracy vs gold", describe_accuracy(
+            g["majority_accuracy"], g["n_items"], g.get("n_unknown_label", 0),
+            f"{g['n_tied']} tied, ties: {g['tie_policy']}")))
     rows += rating_rows(stats)
     level = stats.get("scale", "nominal")
     coefficients = [("krippendorff_alpha", f"Krippendorff's alpha ({level})")]

@@ -28,6 +28,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.divergence import tvd
+from annokit.core.gold import GOLD_UNKNOWN, GoldAccuracy, gold_accuracy
 from annokit.core.jsonable import finite_or_none, jsonable
 from annokit.core.soft_labels import break_ties
 from annokit.core.votes import Votes
@@ -134,11 +135,15 @@ class AnnotatorFlags:
     table : DataFrame
         One row per annotator: ``annotator``, ``n_votes``, ``score`` (NaN without
         evidence), ``flagged``, ``reason`` (None when not flagged).
+    gold : GoldAccuracy or None
+        Under ``method="gold"``: the gold items scored (``n_items``) and those whose gold label
+        is not among the votes' labels (``n_unknown``, never right or wrong).
     """
 
     method: str
     threshold: float
     table: pd.DataFrame
+    gold: GoldAccuracy | None = None
 
     @property
     def n_flagged(self) -> int:
@@ -168,9 +173,12 @@ class AnnotatorFlags:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``annokit annotators --json`` object (NaN scores as null)."""
-        return {"method": self.method, "threshold": finite_or_none(self.threshold),
-                "n_annotators": len(self.table), "n_flagged": self.n_flagged,
-                "annotators": jsonable(self.table.to_dict(orient="records"))}
+        out = {"method": self.method, "threshold": finite_or_none(self.threshold),
+               "n_annotators": len(self.table), "n_flagged": self.n_flagged,
+               "annotators": jsonable(self.table.to_dict(orient="records"))}
+        if self.gold is not None:
+            out["gold"] = {"n_items": self.gold.n_items, "n_unknown_label": self.gold.n_unknown}
+        return out
 
 
 def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float | None = None,
@@ -221,7 +229,8 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
         "flagged": flagged,
         "reason": [r or None for r in reasons],
     })
-    return AnnotatorFlags(method=method, threshold=float(thr), table=table)
+    return AnnotatorFlags(method=method, threshold=float(thr), table=table,
+                          gold=gold_accuracy(g, g) if method == "gold" else None)
 
 
 @dataclass
@@ -505,9 +514,12 @@ def _require_gold(votes: Votes, method: str, gold: Any = None) -> np.ndarray:
     """Gold codes; raise when the gold rule is asked for without any gold label."""
     g = gold_codes(votes, gold, what="filter_annotators")
     if method == "gold" and not (g >= 0).any():
+        unknown = int((g == GOLD_UNKNOWN).sum())
         raise SchemaError(
             "method 'gold' needs gold labels (a gold column, a gold file or gold=); none of the "
-            f"{votes.n_items} items has one"
+            f"{votes.n_items} items has one" + (
+                f" among the votes' labels ({unknown} item(s) have a gold label that is not)"
+                if unknown else "")
         )
     return g
 

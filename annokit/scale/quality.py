@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_option
+from annokit.core.gold import GoldAccuracy, gold_accuracy
 from annokit.core.soft_labels import TiePolicy, majority
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.quality.aggregate import Aggregation
@@ -59,13 +60,11 @@ def _mv_part(frame: pd.DataFrame, items: pd.DataFrame, names: list[str], ties: T
     return table
 
 
-def _gold_tally(table: pd.DataFrame, names: list[str]) -> tuple[int, int, int]:
-    gold = table["_gold"].to_numpy()
-    known = gold >= 0
+def _gold_tally(table: pd.DataFrame, names: list[str]) -> tuple[GoldAccuracy, int]:
     codes = table["_code"].to_numpy() if "_code" in table else \
         pd.Index(names).get_indexer(table["label"].to_numpy())
     tied = int(table["tied"].sum()) if "tied" in table else 0
-    return int(known.sum()), int((codes[known] == gold[known]).sum()), tied
+    return gold_accuracy(codes, table["_gold"].to_numpy()), tied
 
 
 def _with_gold(post: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -112,15 +111,14 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "f
     if votes.client is not None:
         table = votes.client.persist(table)
     tallies = votes.compute(*[dask.delayed(_gold_tally)(t, names) for t in table.to_delayed()])
-    n_gold = sum(t[0] for t in tallies)
-    accuracy = sum(t[1] for t in tallies) / n_gold if n_gold else None
-    n_ties = sum(t[2] for t in tallies) if method == "mv" else None
+    acc = sum((t[0] for t in tallies), GoldAccuracy(0, 0, 0))
+    n_ties = sum(t[1] for t in tallies) if method == "mv" else None
     public = table.drop(columns=[c for c in ("_gold", "_code") if c in table.columns])
     written = write_partitioned(public, out, client=votes.client) if out is not None else None
-    return DaskAggregation(method=method, table=public, n_items=votes.n_items, n_gold=n_gold,
-                           accuracy=accuracy, tie_policy=policy, n_ties=n_ties,
-                           n_iter=int(n_iter), converged=bool(converged), estimator=None,
-                           rows_written=written)
+    return DaskAggregation(method=method, table=public, n_items=votes.n_items,
+                           n_gold=acc.n_items, accuracy=acc.accuracy, tie_policy=policy,
+                           n_ties=n_ties, n_iter=int(n_iter), converged=bool(converged),
+                           estimator=None, n_gold_unknown=acc.n_unknown, rows_written=written)
 
 
 def _annotator_sums(frame: pd.DataFrame, items: pd.DataFrame, n_ann: int,

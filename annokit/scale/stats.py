@@ -31,6 +31,7 @@ import pandas as pd
 from annokit.core.agreement import AgreementResult, coincidence_parts, nominal_alpha
 from annokit.core.alpha_levels import alpha_from_pairs, pair_weights
 from annokit.core.checks import check_option
+from annokit.core.gold import GOLD_NONE, GoldAccuracy, gold_accuracy
 from annokit.core.resample import (
     percentile_interval,
     poisson_weights,
@@ -76,12 +77,11 @@ def _patterns(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> dict[str, Any
         rows, mult = np.zeros((0, k), np.int64), np.zeros(0, np.int64)
     out["patterns"] = (rows, mult)
     gold = items["gold"].to_numpy().astype(np.int64)
-    has = gold >= 0
     out["gold"] = None
-    if has.any():
-        maj = majority(counts[has], ties="first")
-        out["gold"] = (int(has.sum()), int((maj.labels == gold[has]).sum()),
-                       int(maj.is_tied.sum()))
+    if (gold != GOLD_NONE).any():
+        maj = majority(counts, ties="first")
+        out["gold"] = (gold_accuracy(maj.labels, gold),
+                       gold_accuracy(maj.labels, gold, maj.is_tied).n_items)
     return out
 
 
@@ -255,9 +255,10 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
     result["ratings"] = rating_summary(rows, votes.labels, mult)
     result["gold"] = None
     if gold:
-        n, right, tied = (sum(g[j] for g in gold) for j in range(3))
-        result["gold"] = {"n_items": n, "majority_accuracy": right / n, "n_tied": tied,
-                          "tie_policy": ties}
+        acc = sum((g[0] for g in gold), GoldAccuracy(0, 0, 0))
+        result["gold"] = {"n_items": acc.n_items, "majority_accuracy": acc.accuracy,
+                          "n_tied": sum(g[1] for g in gold), "tie_policy": ties,
+                          "n_unknown_label": acc.n_unknown}
     n_single = sum(a["n_single"] for a in agree)
     point = np.sum([a["point"] for a in agree], axis=0)
     reps = np.sum([a["reps"] for a in agree], axis=0)

@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,10 +35,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.gold import (
+    GOLD_NONE,
+    GOLD_UNKNOWN,
+    UnknownGold,
+    gold_value_codes,
+    warn_unknown_gold_dropped,
+)
 from annokit.core.labels import MISSING_STRINGS, LabelSet, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.core.votes import Votes
-from annokit.errors import DataFormatError, InvalidValueError, SchemaError
+from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io.ratings import scaled_labels
 from annokit.io.tabular import detect_columns
 from annokit.scale.client import engine_client, require_dask, shuffle_method
@@ -248,6 +256,16 @@ def _factorize(column: pd.Series, *, missing_ok: bool = False) -> tuple[np.ndarr
     return np.asarray(codes, dtype=np.int64), np.asarray(distinct, dtype=object)
 
 
+def _warn_unknown_gold(gold_u: np.ndarray, labels: LabelSet, where: str) -> None:
+    """One warning listing the gold values that are not among the labels (items are counted
+    beside each accuracy: the values are seen here per partition, not per item)."""
+    codes = gold_value_codes(gold_u, labels)
+    unknown = gold_u[codes == GOLD_UNKNOWN]
+    if unknown.size:
+        warnings.warn(UnknownGold(tuple((str(v), None) for v in unknown), labels).message(where),
+                      DegenerateInputWarning, stacklevel=3)
+
+
 def _remap(parts: tuple, label_map: np.ndarray, annot_map: np.ndarray,
            gold_map: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
     frame, items = parts[0].copy(), parts[1].copy()
@@ -269,7 +287,7 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
     annotator by their ids) and conflicting gold."""
     frame = frame.sort_values("item", kind="stable").reset_index(drop=True)
     items = items.drop_duplicates(["item", "item_id", "gold"])
-    known = items[items["gold"] >= 0]
+    known = items[items["gold"] != GOLD_NONE]  # a label, or -2: not among the labels
     clash = known["item"].duplicated(keep=False)
     if clash.any():
         bad = known[clash].iloc[0]
@@ -379,16 +397,16 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     side = compute(cl, side, desc="reading votes")
     lab_u = _union_first_seen([s[0] for s in side])
     gold_u = _union_first_seen([s[2] for s in side])
-    labelset = LabelSet.coerce(labels, pd.unique(np.concatenate(
-        [lab_u, gold_u.astype(object)])) if labels is None else ())
+    # the label set comes from the votes (or the caller): gold is coded against it, never added
+    labelset = LabelSet.coerce(labels, lab_u if labels is None else ())
     if len(labelset) == 0:
         raise SchemaError(f"{name}: no votes")
     if scale is not None:
         labelset = scaled_labels(labelset, scale, declared=labels is not None)
     label_maps = [labelset.encode(s[0], where=f"{name}, label") if len(s[0]) else
                   np.zeros(0, np.int64) for s in side]
-    gold_maps = [labelset.encode(s[2], where=f"{name}, gold") if len(s[2]) else
-                 np.zeros(0, np.int64) for s in side]
+    gold_maps = [gold_value_codes(s[2], labelset) for s in side]
+    _warn_unknown_gold(gold_u, labelset, f"{name}, column {roles['gold']!r}")
     if roles["annotator"]:
         annotator_ids = _union_first_seen([s[1] for s in side])
         index = pd.Index(annotator_ids)
@@ -443,6 +461,7 @@ def from_votes(votes: Votes, *, npartitions: int, client: Any = None) -> DaskVot
         gold = names[np.maximum(g, 0)]
         gold[g < 0] = None
         long["gold"] = gold
+        warn_unknown_gold_dropped(votes.gold, votes.source)
     import dask.dataframe as dd
 
     ddf = dd.from_pandas(long, npartitions=max(1, npartitions), sort=False)
@@ -463,5 +482,6 @@ def to_votes(dv: DaskVotes) -> Votes:
                  item_ids=items["item_id"].to_numpy(dtype=object), labels=dv.labels,
                  annotator_index=None if dv.annotator_ids is None else
                  frame["annotator"].to_numpy().astype(np.int64),
-                 annotator_ids=dv.annotator_ids, gold=gold if (gold >= 0).any() else None,
+                 annotator_ids=dv.annotator_ids,
+                 gold=gold if (gold != GOLD_NONE).any() else None,
                  duplicates="keep", source=dv.source)

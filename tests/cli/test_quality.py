@@ -155,6 +155,68 @@ def test_commands_have_help(runner, command):
     assert res.exit_code == 0 and "--votes" in res.output
 
 
+GOLD_VOTES = "item,annotator,label\nq1,a,cat\nq1,b,dog\nq2,a,dog\nq2,b,dog\nq3,a,cat\nq3,b,cat\n"
+# hand-typed gold as a spreadsheet exports it; q9 has no votes and names a label nobody used
+GOLD_FILE = "item,gold\nq1,Cat\nq2, Dog\nq3,cat\nq9,fish\n"
+GOLD_WARNINGS = (
+    "Warning: g.csv: 2 item(s) have a gold label that is not among the votes' labels ['cat', "
+    "'dog']: 'Cat' (1 item), ' Dog' (1 item); their gold is left out of accuracy; gold 'Cat' "
+    "matches label 'cat' but for case; gold ' Dog' matches label 'dog' but for case and "
+    "surrounding spaces (correct their spelling in the gold to match)\n"
+    "Warning: g.csv: 1 gold row(s) name items without votes and were not used (e.g. 'q9')\n")
+
+
+@pytest.fixture
+def cased_gold(tmp_path):
+    (tmp_path / "v.csv").write_text(GOLD_VOTES)
+    (tmp_path / "g.csv").write_text(GOLD_FILE)
+    return str(tmp_path / "v.csv"), str(tmp_path / "g.csv")
+
+
+def test_aggregate_gold_never_adds_a_label_or_a_column(runner, cased_gold):
+    votes, gold = cased_gold
+    res = runner.invoke(main, ["aggregate", votes, "--gold", gold, "--soft"])
+    assert res.exit_code == 0
+    assert res.stdout == ("item,label,tied,p_cat,p_dog\nq1,cat,True,0.5,0.5\nq2,dog,False,0.0,1.0\n"
+                          "q3,cat,False,1.0,0.0\n")
+    assert res.stderr == GOLD_WARNINGS
+
+
+def test_aggregate_states_the_gold_items_left_out(runner, cased_gold, tmp_path):
+    votes, gold = cased_gold
+    res = runner.invoke(main, ["aggregate", votes, "--gold", gold, "--json"])
+    out = json.loads(res.stdout)
+    assert (out["n_gold"], out["n_gold_unknown_label"], out["accuracy"]) == (1, 2, 1.0)
+    res = runner.invoke(main, ["aggregate", votes, "--gold", gold, "--out",
+                               str(tmp_path / "o.csv")])
+    assert res.stdout == (f"mv: 3 items, accuracy 1.0000 on 1 of 3 gold items (2 gold labels not "
+                          "among the votes' labels), ties: first (first tied label in label "
+                          f"order), 1 iteration(s), converged True; wrote {tmp_path / 'o.csv'}\n")
+
+
+def test_annotators_gold_states_the_gold_items_scored(runner, cased_gold):
+    votes, gold = cased_gold
+    res = runner.invoke(main, ["annotators", votes, "--gold", gold, "--method", "gold"])
+    assert res.exit_code == 0 and res.stderr == GOLD_WARNINGS
+    assert res.stdout.endswith("scored on 1 of 3 gold items (2 gold labels not among the votes' "
+                               "labels)\n")
+    out = json.loads(runner.invoke(main, ["annotators", votes, "--gold", gold, "--method", "gold",
+                                          "--json"]).stdout)
+    assert out["gold"] == {"n_items": 1, "n_unknown_label": 2}
+
+
+def test_filter_gold_rule_when_no_gold_label_is_known(runner, cased_gold, tmp_path):
+    votes, gold = cased_gold
+    (tmp_path / "g2.csv").write_text("item,gold\nq1,Cat\nq2,DOG\n")
+    res = runner.invoke(main, ["filter", votes, "--gold", str(tmp_path / "g2.csv"), "--method",
+                               "gold", "--out", str(tmp_path / "k.csv"), "--audit",
+                               str(tmp_path / "a.json")])
+    assert res.exit_code == 1
+    assert res.stderr.endswith(
+        "Error: method 'gold' needs gold labels (a gold column, a gold file or gold=); none of the "
+        "3 items has one among the votes' labels (2 item(s) have a gold label that is not)\n")
+
+
 def test_aggregate_new_methods_ties_and_engine(runner, small, tmp_path):
     votes, gold = small
     res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--gold", str(gold),

@@ -65,9 +65,9 @@ def test_stats_tie_policy_changes_the_gold_accuracy_and_says_so(tmp_path):
     for ties, accuracy in (("first", 0.5), ("first_seen", 1.0)):
         out = json.loads(run("stats", str(f), "--json", "--n-boot", "0", "--ties", ties).output)
         assert out["gold"] == {"n_items": 2, "majority_accuracy": accuracy, "n_tied": 1,
-                               "tie_policy": ties}
+                               "tie_policy": ties, "n_unknown_label": 0}
         text = run("stats", str(f), "--n-boot", "0", "--ties", ties).output
-        assert f"{accuracy:.4f} (2 gold items, 1 tied, ties: {ties})" in text
+        assert f"{accuracy:.4f} on 2 gold items (1 tied, ties: {ties})" in text
 
 
 @pytest.mark.parametrize("content, message", [
@@ -148,3 +148,16 @@ def test_format_detection_error_names_every_format(tmp_path):
     assert result.exit_code == 1
     assert "pass --format (chaosnli, long, wide, mturk, labelstudio or lewidi) and name the " \
            "columns" in result.output
+def test_stats_gold_in_another_case_is_counted_not_added(tmp_path):
+    (tmp_path / "v.csv").write_text("item,annotator,label\nq1,a,cat\nq1,b,dog\nq2,a,dog\nq2,b,dog\n"
+                                    "q3,a,cat\nq3,b,cat\n")
+    (tmp_path / "g.csv").write_text("item,gold\nq1,Cat\nq2, Dog\nq3,cat\nq9,fish\n")
+    res = run("stats", str(tmp_path / "v.csv"), "--gold", str(tmp_path / "g.csv"), "--n-boot", "0")
+    assert res.exit_code == 0
+    assert "labels                               cat, dog\n" in res.stdout
+    assert ("majority-vote accuracy vs gold       1.0000 on 1 of 3 gold items (2 gold labels not "
+            "among the votes' labels; 0 tied, ties: first)\n") in res.stdout
+    assert res.stderr.count("Warning: ") == 2
+    out = json.loads(run("stats", str(tmp_path / "v.csv"), "--gold", str(tmp_path / "g.csv"),
+                         "--n-boot", "0", "--json").stdout)
+    assert out["labels"] == ["cat", "dog"] and out["gold"]["n_unknown_label"] == 2

@@ -245,9 +245,10 @@ ERRORS = [
     (lambda: Votes([0], [0], item_ids=["a"], labels=LabelSet(["x"]),
                    item_metadata=pd.DataFrame({"t": [1, 2]})), "item_metadata has 2 rows for 1 items"),
     (lambda: Votes([0], [0], item_ids=["a"], labels=LabelSet(["x"]), gold=[0, 0]),
-     r"gold has shape \(2,\)"),
+     r"gold must have one code per item, shape \(1,\); got \(2,\)"),
     (lambda: Votes([0], [0], item_ids=["a"], labels=LabelSet(["x"]), gold=[3]),
-     "gold codes must be -1"),
+     r"gold codes must be -1 \(no gold\), -2 \(a gold label not among the labels\) or in "
+     r"range\(1\)"),
     (lambda: Votes([0], [0], item_ids=["a", "b"], labels=LabelSet(["x"])),
      r"1 item\(s\) have zero votes, e.g. \['b'\]"),
     (lambda: Votes([0], [0], item_ids=["a"], labels=LabelSet(["x"]), duplicates="drop"),

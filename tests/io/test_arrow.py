@@ -314,7 +314,7 @@ def test_parquet_with_a_gold_column_reads_as_the_csv(tmp_path):
     import pandas as pd
     import pytest as _pytest
 
-    from annokit.errors import InvalidValueError, SchemaError
+    from annokit.errors import DegenerateInputWarning, SchemaError
     from annokit.io import read_votes
 
     df = pd.DataFrame({"item": ["a", "a", "b", "b", "c"], "annotator": list("xyxyx"),
@@ -328,5 +328,10 @@ def test_parquet_with_a_gold_column_reads_as_the_csv(tmp_path):
     with _pytest.raises(SchemaError, match="item 'a' has 'p' and 'n'"):
         read_votes(tmp_path / "clash.parquet")
     df.assign(gold=["p", "p", "zzz", None, "n"]).to_parquet(tmp_path / "u.parquet", index=False)
-    with _pytest.raises(InvalidValueError, match="unknown label 'zzz' at row 2"):
-        read_votes(tmp_path / "u.parquet")
+    df.assign(gold=["p", "p", "zzz", None, "n"]).to_csv(tmp_path / "u.csv", index=False)
+    for name in ("u.parquet", "u.csv"):  # gold never adds a label: 'zzz' is counted, coded -2
+        with _pytest.warns(DegenerateInputWarning, match=rf"{name}, column 'gold': 1 item\(s\) "
+                           r"have a gold label that is not among the votes' labels \['n', 'p'\]: "
+                           r"'zzz' \(1 item\); their gold is left out of accuracy$"):
+            unknown = read_votes(tmp_path / name)
+        assert unknown.labels.names == ("n", "p") and unknown.gold.tolist() == [1, -2, 0]

@@ -311,8 +311,13 @@ def test_parquet_with_a_separate_gold_file(tmp_path):
     pq.write_table(pa.table({"item": ["a", "a", "b"], "annotator": ["1", "2", "1"],
                              "label": ["x", "x", "y"]}), tmp_path / "v.parquet")
     (tmp_path / "g.csv").write_text("item,gold\na,z\nb,y\n")
-    v = read_votes(tmp_path / "v.parquet", gold=tmp_path / "g.csv")
-    assert v.labels.names == ("x", "y", "z") and v.gold.tolist() == [2, 1]
+    with pytest.warns(DegenerateInputWarning) as caught:
+        v = read_votes(tmp_path / "v.parquet", gold=tmp_path / "g.csv")
+    # gold never adds a label: 'z' is counted, coded -2 (not among the labels)
+    assert v.labels.names == ("x", "y") and v.gold.tolist() == [-2, 1]
+    assert [str(w.message) for w in caught] == [
+        "g.csv: 1 item(s) have a gold label that is not among the votes' labels ['x', 'y']: "
+        "'z' (1 item); their gold is left out of accuracy"]
 
 
 def test_hf_errors():

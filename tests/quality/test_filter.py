@@ -275,7 +275,8 @@ def test_filter_and_stats_need_annotator_ids():
 @pytest.mark.parametrize("gold, match", [
     (np.zeros(3, dtype=int), r"gold must have one code per item, shape \(40,\); got \(3,\)"),
     (np.zeros(40), "gold codes must be integers"),
-    (np.full(40, 7), r"gold codes must be -1 \(none\) or in range\(3\)"),
+    (np.full(40, 7), r"gold codes must be -1 \(no gold\), -2 \(a gold label not among the "
+                     r"labels\) or in range\(3\)"),
     ({"nope": "c0"}, "gold names 1 item"),
 ])
 def test_gold_argument_is_validated(gold, match):

@@ -1,0 +1,121 @@
+"""Looking ids up in an id table, vectorised.
+
+Item and annotator ids are text (:func:`~annokit.core.labels.scalar_to_str`: ``1``, ``1.0``
+and ``"1"`` are the same id). :func:`id_positions` finds a batch of ids in a table of unique
+ids with one hash join (Arrow's ``index_in``); integer ids are converted to text by Arrow,
+never one Python call per id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.labels import as_str_values
+
+__all__ = ["canonical_ints", "id_positions", "ids_as_arrow"]
+
+
+
+def canonical_ints(ids: Any) -> Any:
+    """A pyarrow string array of ids as int64 when every id is an integer written canonically
+    (``"7"``, ``"-3"``; not ``"07"``, ``"+7"``, ``" 7"``), else None.
+
+    Integers are hashed and coded several times faster than their text; the canonical check
+    keeps ``"07"`` (and ``"0x7"``, which Arrow reads as 7) apart from ``"7"``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(ids) == 0 or not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
+        return None
+    try:
+        ints = pc.cast(ids, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if ints.null_count or ids.null_count:
+        return None
+    # Arrow also reads "07", "-0" and "0x1F": canonical text starts with "0" only as "0" itself
+    zero_led = pc.sum(pc.starts_with(ids, "0")).as_py() or 0
+    if zero_led != (pc.sum(pc.equal(ids, "0")).as_py() or 0) or pc.any(
+            pc.starts_with(ids, "-0")).as_py():
+        return None
+    return ints
+
+
+def ids_as_arrow(ids: Any, *, what: str = "item id", where: str = "ids") -> Any:
+    """Ids as a pyarrow string array, converted like
+    :func:`~annokit.core.labels.as_str_values` (``1.0`` -> ``"1"``, ``True`` -> ``"true"``).
+
+    Text and integer columns are converted by Arrow; other values (floats, booleans, mixed
+    objects) among their distinct values only.
+    """
+    import pyarrow as pa
+
+    if isinstance(ids, (pa.Array, pa.ChunkedArray)):
+        if pa.types.is_dictionary(ids.type):
+            ids = ids.cast(ids.type.value_type)
+        if pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type):
+            return ids
+        if pa.types.is_integer(ids.type):
+            return ids.cast(pa.string())
+        ids = ids.to_pandas()
+    if isinstance(ids, (pd.Index, pd.Series)):
+        if isinstance(ids.dtype, pd.CategoricalDtype):
+            ids = ids.astype(object)
+        if pd.api.types.is_string_dtype(ids.dtype) and not ids.hasnans:
+            if ids.dtype == object and pd.api.types.infer_dtype(ids, skipna=False) != "string":
+                return pa.array(as_str_values(ids, what=what, where=where), type=pa.string())
+            return pa.array(ids, type=pa.string(), from_pandas=True)
+        values = ids.to_numpy()
+    else:
+        # a list may mix types (7, "3", 3.0): numpy would make "3.0" of 3.0
+        values = ids if isinstance(ids, np.ndarray) else np.asarray(list(ids), dtype=object)
+    values = values.reshape(-1)
+    if values.dtype.kind in "iu":
+        return pa.array(values).cast(pa.string())
+    if values.dtype.kind in "OU":
+        try:  # text already (the id tables of Votes): no conversion in Python
+            out = pa.array(values, type=pa.string())
+        except (pa.ArrowTypeError, pa.ArrowInvalid):
+            out = None  # numbers or other objects among them
+        if out is not None and out.null_count == 0:
+            return out
+    return pa.array(as_str_values(values, what=what, where=where), type=pa.string())
+
+
+def id_positions(table: Any, ids: Any) -> np.ndarray:
+    """Position of each of ``ids`` in ``table`` (unique ids); -1 where absent.
+
+    Parameters
+    ----------
+    table : ndarray of str (object) or pyarrow string array, shape (n,)
+        Unique ids, e.g. ``Votes.item_ids``.
+    ids : array-like, Series, Index or pyarrow array of shape (m,)
+        Ids to find (text, integers, integral floats).
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+
+    Examples
+    --------
+    >>> id_positions(np.array(["a", "7", "b"], dtype=object), [7, "b", "z"]).tolist()
+    [1, 2, -1]
+    """
+    import pyarrow.compute as pc
+
+    needles = ids_as_arrow(ids)
+    haystack = ids_as_arrow(table, what="id", where="id table")
+    if len(needles) == 0:
+        return np.zeros(0, dtype=np.int64)
+    hay_ints = canonical_ints(haystack)
+    needle_ints = canonical_ints(needles) if hay_ints is not None else None
+    if needle_ints is not None and not hay_ints.null_count and not needle_ints.null_count:
+        index = pd.Index(np.asarray(hay_ints.to_numpy(zero_copy_only=False), dtype=np.int64))
+        return index.get_indexer(pd.Index(np.asarray(needle_ints.to_numpy(zero_copy_only=False),
+                                                     dtype=np.int64))).astype(np.int64)
+    found = pc.index_in(needles, value_set=haystack)
+    return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)

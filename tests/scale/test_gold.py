@@ -1,0 +1,42 @@
+"""Gold on the Dask engine: coded against the votes' labels as in memory, never adding one."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+pytest.importorskip("dask.dataframe", reason="the Dask engine needs annokit[dask]")
+
+from annokit.errors import DegenerateInputWarning  # noqa: E402
+from annokit.io import read_votes  # noqa: E402
+from annokit.quality.aggregate import aggregate  # noqa: E402
+from annokit.quality.dataset_stats import dataset_stats  # noqa: E402
+from annokit.scale.quality import aggregate_dask  # noqa: E402
+from annokit.scale.stats import dataset_stats_dask  # noqa: E402
+from annokit.scale.votes import read_votes_dask  # noqa: E402
+
+TEXT = ("item,annotator,label,gold\nq1,a,cat,Cat\nq1,b,dog,Cat\nq2,a,dog, Dog\nq2,b,dog, Dog\n"
+        "q3,a,cat,cat\nq3,b,cat,\nq4,a,dog,dog\nq4,b,dog,dog\n")
+
+
+def test_unknown_gold_on_dask_as_in_memory(tmp_path):
+    (tmp_path / "v.csv").write_text(TEXT)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateInputWarning)
+        dv = read_votes_dask(str(tmp_path / "v.csv"), npartitions=2)
+    assert dv.labels.names == ("cat", "dog")
+    assert [str(w.message) for w in caught if issubclass(w.category, DegenerateInputWarning)] == [
+        f"{tmp_path / 'v.csv'}, column 'gold': 2 gold value(s) are not among the votes' labels "
+        "['cat', 'dog']: 'Cat', ' Dog'; their gold is left out of accuracy; gold 'Cat' matches "
+        "label 'cat' but for case; gold ' Dog' matches label 'dog' but for case and surrounding "
+        "spaces (correct their spelling in the gold to match)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        mem = read_votes(tmp_path / "v.csv")
+    got = dataset_stats_dask(dv, n_boot=0)["gold"]
+    assert got == dataset_stats(mem, n_boot=0)["gold"]
+    assert got["n_unknown_label"] == 2 and got["n_items"] == 2
+    agg = aggregate_dask(dv, "mv")
+    assert (agg.n_gold, agg.n_gold_unknown, agg.accuracy) == (2, 2, 1.0)
+    assert agg.summary() == {**aggregate(mem).summary(), "iterations": agg.n_iter}
