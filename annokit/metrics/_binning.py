@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from annokit.errors import InvalidValueError, SchemaError
+from annokit.core.checks import check_int
+from annokit.errors import SchemaError
 
 __all__ = [
     "BinStats",
@@ -46,9 +47,7 @@ __all__ = [
 
 def check_n_bins(n_bins: Any) -> int:
     """``n_bins`` must be a positive integer (:class:`~annokit.errors.InvalidValueError`)."""
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise InvalidValueError(f"n_bins must be a positive integer; got {n_bins!r}")
-    return int(n_bins)
+    return check_int("n_bins", n_bins, low=1)
 
 
 def uniform_edges(n_bins: int) -> np.ndarray:
