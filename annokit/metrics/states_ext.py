@@ -142,6 +142,8 @@ class ExtensionState(MetricState):
 
     task = "single"
     exact_labels: int | None = None
+    #: True when the state's own kernel checks the batch's values (``_batch_sums``).
+    checks_values = False
 
     def update(self, probs: Any, soft: Any = None, hard: Any = None, weights: Any = None
                ) -> ExtensionState:
@@ -204,19 +206,28 @@ def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, h
     if len(tasks) > 1:
         raise SchemaError("single-label and multi-label metrics take different inputs; "
                           "update them separately")
+    fused: dict[int, Any] = {}
     if ext:
         if "multilabel" in tasks:
             p, s, h, w = prepare_multilabel(probs, soft, hard, weights, allow_empty=allow_empty)
+        elif all(st.checks_values for st in ext):  # values checked in the kernels' passes
+            p, s, h, w = _sums.prepare(probs, soft, hard, weights, allow_empty=allow_empty)
         else:
             p, s, h, w = _prepare_single(probs, soft, hard, weights, allow_empty)
         given = {"soft": s is not None, "hard": h is not None}
         r = w.shape[0] if w is not None and w.ndim == 2 else None
         for st in ext:
             st._check_batch(given, p.shape[1], r)
+        # the states whose kernels check the batch: their sums first (a check that fails
+        # raises before any state changes)
+        fused = {id(st): st._batch_sums(p, s, h, w) for st in ext if st.checks_values}
     if core:
         update_many(core, probs, soft, hard, weights, allow_empty=allow_empty)
     for st in ext:
-        st._absorb(p, s, h, w)
+        if id(st) in fused:
+            st._absorb_sums(*fused[id(st)])
+        else:
+            st._absorb(p, s, h, w)
         st._absorbing = True
         st._accept(p.shape[1], r)
     return states
@@ -252,8 +263,14 @@ class RowMeanState(ExtensionState):
         self._check_batch({"soft": s is not None, "hard": h is not None}, p.shape[1], None)
         return self._rows(p, s, h)
 
+    def _batch_sums(self, p, s, h, w) -> tuple[Any, Any]:
+        """``(sum_i w_i v_i, sum_i w_i)`` of one checked batch."""
+        return weighted_sums(self._rows(p, s, h), w)
+
     def _absorb(self, p, s, h, w) -> None:
-        total, weight = weighted_sums(self._rows(p, s, h), w)
+        self._absorb_sums(*self._batch_sums(p, s, h, w))
+
+    def _absorb_sums(self, total: Any, weight: Any) -> None:
         self._total = _add(self._total, np.asarray(total, dtype=np.float64))
         self._weight = _add(self._weight, np.asarray(weight, dtype=np.float64))
 
@@ -330,14 +347,7 @@ class BinaryBinnedState(ExtensionState):
 
     def _compute(self) -> Any:
         weight, ps, ys = np.moveaxis(self._sums, -2, 0)
-        total = weight.sum(axis=-1)
-        if self.reduce == "ece":
-            return _binning._divide(np.abs(ps - ys).sum(axis=-1), total)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            gap = np.where(weight > 0, np.abs(ps - ys) / np.where(weight > 0, weight, 1), -np.inf)
-        out = gap.max(axis=-1)
-        return np.where(total > 0, out, np.nan) if np.ndim(out) else (
-            float(out) if total > 0 else np.nan)
+        return _binning.reduce_bins(weight, ps, ys, weight.sum(axis=-1), reduce=self.reduce)
 
 
 def check_values_option(values: Sequence[float] | None, k: int) -> np.ndarray:
