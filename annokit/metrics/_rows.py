@@ -1,7 +1,8 @@
 """The row functions of the fused kernels (:mod:`annokit.metrics.kernels`), inlined into their loops.
 
 Row ``i`` of a block is ``p[k i + j]``, ``t[k i + j]``, ``y[i]``: the value checks
-of one row (:func:`_row_ok`), its hard-label quantities (:func:`_row_hard`), the
+of one row (:func:`_row_ok`), its hard-label quantities (:func:`_row_hard`), those
+without a log (:func:`_row_plain`), the
 row sums and prediction (:func:`_row_head`), what each class adds to the per-item
 quantities (:func:`_class_terms`, summed by :func:`_add9`), the two RankCS flags
 (:func:`_row_rank`), the quantities in :data:`~annokit.metrics.sums.ITEM_QUANTITIES`
@@ -65,6 +66,26 @@ def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
         brier += d * d
         ph += pj if lab == j else 0.0
     return 1.0 if pred == lab else 0.0, brier, -max(log_eps, _log(ph))
+
+
+@_inline
+def _row_plain(p, t, y, i, k):  # pragma: no cover - compiled
+    """accuracy, dist_ce, brier, brier_soft (the order of kernels._PLAIN, the RankCS flags
+    aside), with no log: the same operations in the same order as _row_head, _class_terms
+    and _row_values, so the values are those of the full row."""
+    _always_inline()
+    o, lab, pred, dist, brier, bsoft = k * i, y[i], 0, 0.0, 0.0, 0.0
+    conf = p[o]
+    for j in range(k):
+        pj, tj = p[o + j], t[o + j]
+        better = pj > conf
+        conf = pj if better else conf
+        pred = j if better else pred
+        dist += abs(pj - tj)
+        d, e = pj - (1.0 if lab == j else 0.0), pj - tj
+        brier += d * d
+        bsoft += e * e
+    return 1.0 if pred == lab else 0.0, 0.5 * dist, brier, bsoft
 
 
 @_inline

@@ -153,4 +153,4 @@ def distribution_calibration_error(probs: Any, targets: Any) -> np.ndarray:
     >>> distribution_calibration_error([[0.7, 0.3]], [[0.5, 0.5]]).round(6).tolist()
     [0.2]
     """
-    return _per_item(probs, targets, "dist_ce")
+    return _per_item(probs, targets, _sums.TVD_QUANTITY)

@@ -61,6 +61,7 @@ from annokit.metrics._rows import (
     _row_hard,
     _row_head,
     _row_ok,
+    _row_plain,
     _row_rank,
     _row_values,
 )
@@ -84,6 +85,10 @@ MAX_THREADS: int | None = None
 _LANES = 4
 #: The quantities of the hard-label row function, in its output order.
 _HARD = tuple(q for q in ITEM_QUANTITIES if _sums.quantity_needs(q) == "hard")
+#: The quantities without a log, in the output order of :func:`_values_plain`.
+_PLAIN = _sums.NO_LOG_QUANTITIES
+#: The value columns of each ``vmode`` (1 hard labels only, 2 every quantity, 3 no log).
+_COLUMNS = {1: _HARD, 2: ITEM_QUANTITIES, 3: _PLAIN}
 _LOG_EPS = float(np.log(KL_EPS))
 _INF = np.inf
 
@@ -109,6 +114,15 @@ def _values_hard(p, y, m, k, log_eps, vals):  # pragma: no cover - compiled
 
 
 @_inline
+def _values_plain(p, t, y, m, k, vals):  # pragma: no cover - compiled
+    """The quantities of _PLAIN (no log: DistCE, Brier, RankCS alone cost a fraction of
+    the full row) for the rows of a block."""
+    for i in range(m):
+        vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = _row_plain(p, t, y, i, k)
+        vals[4 * _B + i], vals[5 * _B + i] = _row_rank(p, t, i, k)
+
+
+@_inline
 def _store_values(vals, i, v):  # pragma: no cover - compiled
     """``vals[q B + i] = v[q]`` for the 12 quantities of row i."""
     vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = v[0], v[1], v[2], v[3]
@@ -118,7 +132,7 @@ def _store_values(vals, i, v):  # pragma: no cover - compiled
 
 
 @_inline
-def _values3(p, t, y, m, atol, log_eps, vals):  # pragma: no cover - compiled
+def _values3(p, t, y, m, atol, log_eps, vals, has_t):  # pragma: no cover - compiled
     """Every quantity of the rows of a block of 3 classes, and the failed checks.
 
     The class terms are written out (a class loop with three inlined logs is over
@@ -128,7 +142,7 @@ def _values3(p, t, y, m, atol, log_eps, vals):  # pragma: no cover - compiled
     """
     bad = 0
     for i in range(m):
-        bad += 0 if _row_ok(p, t, y, i, 3, atol, True) else 1
+        bad += 0 if _row_ok(p, t, y, i, 3, atol, has_t) else 1
         o, lab = 3 * i, y[i]
         isp, ist, lsp, lst, pred = _row_head(p, t, i, 3)
         p0, p1, p2, t0, t1, t2 = p[o], p[o + 1], p[o + 2], t[o], t[o + 1], t[o + 2]
@@ -141,7 +155,7 @@ def _values3(p, t, y, m, atol, log_eps, vals):  # pragma: no cover - compiled
 
 
 @_inline
-def _values_any(p, t, y, m, k, atol, log_eps, vals):  # pragma: no cover - compiled
+def _values_any(p, t, y, m, k, atol, log_eps, vals, has_t):  # pragma: no cover - compiled
     """:func:`_values3` for any ``k`` (2: the class loop has one iteration left and
     vectorises; more than 3: the logs of every probability first, in SIMD loops, into
     ``vals[12 B:]``)."""
@@ -152,7 +166,7 @@ def _values_any(p, t, y, m, k, atol, log_eps, vals):  # pragma: no cover - compi
             vals[(12 + k) * _B + x] = _log(t[x])
     bad = 0
     for i in range(m):
-        bad += 0 if _row_ok(p, t, y, i, k, atol, True) else 1
+        bad += 0 if _row_ok(p, t, y, i, k, atol, has_t) else 1
         o, lab = k * i, y[i]
         isp, ist, lsp, lst, pred = _row_head(p, t, i, k)
         s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -318,9 +332,9 @@ def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
     their values, and compiles only the branches that the constants leave):
     ``k_const`` 3 or 2 (the class loops unroll and the row loops run SIMD) or 0 (any
     ``k``, read at run time); ``vmode`` 0 no per-item quantity, 1 those of _HARD, 2
-    all. With per-item quantities, the bins and whether soft labels are given are read
-    at run time (the values dominate the time); without, the kernel only checks and bins the
-    rows, ``bins`` (0 none, 1 top-label, 2 top-label and classwise) and ``has_t``
+    all, 3 those of _PLAIN. With per-item quantities, the bins and whether soft labels
+    are given are read at run time (the values dominate the time); without, the kernel
+    only checks and bins the rows, ``bins`` (0 none, 1 top-label, 2 top-label and classwise) and ``has_t``
     (soft labels given; else ``t`` is ``p``, not checked twice) are constants (ECE
     alone: the checks, argmax and bin in one SIMD loop). Weights, hard labels and
     the per-item output are run-time flags everywhere. So a command compiles one or
@@ -365,9 +379,12 @@ def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
                 yb = _pad_labels(y[a:b], m if has_y else 0, ybuf)
                 tb = _pad(t[kk * a:kk * b], pad_t, kk) if ht else pb
             if vmode == 2 and k_const == 3:  # the checks in the same loop
-                bad += _values3(pb, tb, yb, _B, atol, log_eps, vals)
+                bad += _values3(pb, tb, yb, _B, atol, log_eps, vals, ht)
             elif vmode == 2:
-                bad += _values_any(pb, tb, yb, _B, kk, atol, log_eps, vals)
+                bad += _values_any(pb, tb, yb, _B, kk, atol, log_eps, vals, ht)
+            elif vmode == 3:
+                _values_plain(pb, tb, yb, _B, kk, vals)
+                bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
             elif vmode == 1:
                 _values_hard(pb, yb, _B, kk, log_eps, vals)
                 bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
@@ -451,15 +468,15 @@ def _run(part, n: int, p, s, h, w, names) -> list:
 
 def _inputs(probs, soft, hard, weights, quantities, names):
     """Prepared arrays, flat C-contiguous rows (``soft`` is ``probs`` when absent), and
-    which value columns hold the quantities (all of them, or only _HARD)."""
+    which value columns hold the quantities (_COLUMNS of the vmode)."""
     p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names)
     quantities = _sums.check_quantities(quantities, s, h)
-    full = any(q not in _HARD for q in quantities)
-    cols = ITEM_QUANTITIES if full else _HARD
+    vmode = (1 if all(q in _HARD for q in quantities)
+             else 3 if all(q in _PLAIN for q in quantities) else 2) if quantities else 0
+    cols = _COLUMNS.get(vmode, ())
     flat = (np.ascontiguousarray(p).reshape(-1),
             p.reshape(-1) if s is None else np.ascontiguousarray(s).reshape(-1),
             np.zeros(1, dtype=np.int64) if h is None else np.ascontiguousarray(h))
-    vmode = (2 if full else 1) if quantities else 0
     return p, s, h, w, quantities, flat, vmode, [cols.index(q) for q in quantities]
 
 
@@ -510,7 +527,7 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
     one = w is None or w.ndim == 1
     r = 1 if one else w.shape[0]
     w2 = np.zeros((1, 1)) if w is None else np.ascontiguousarray(w.reshape(r, n))
-    nq = (12 if vmode == 2 else 3) if vmode else 0
+    nq = len(_COLUMNS.get(vmode, ()))
     lanes = _LANES if r * k * nb <= 1 << 16 else 1
     shapes = ((r, nq), (r,), (r, lanes, max(nb, 1), 4),
               (r, lanes, k if classwise and nb else 1, max(nb, 1), 4))

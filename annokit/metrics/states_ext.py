@@ -4,10 +4,12 @@ The states in :mod:`annokit.metrics.states` are filled from one pass of the
 fused numba kernels (:func:`~annokit.metrics.states.update_many`). The metrics
 added for ordinal scales, binary calibration and multi-label votes are states of
 their own, following the same protocol (``update`` / ``merge`` / ``compute``,
-weights None, ``(n,)`` or ``(r, n)``): an :class:`ExtensionState` checks its batch
-itself and absorbs it with numpy. :func:`update_states` updates any mix of both
-kinds from one batch (the registry's :func:`~annokit.metrics.registry.compute`
-and the engine call it), checking every input before any state changes.
+weights None, ``(n,)`` or ``(r, n)``): an :class:`ExtensionState` absorbs its checked
+batch itself (the order-aware ones from their own fused pass,
+:mod:`annokit.metrics.kernels_ordinal`). There is one update entry point:
+:func:`~annokit.metrics.states.update_many` (and every state's ``update``) takes any
+mix of both kinds and hands it to :func:`update_states`, which checks every input
+before any state changes.
 
 Two input kinds (:attr:`ExtensionState.task`):
 
@@ -31,7 +33,7 @@ import numpy as np
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import _binning
 from annokit.metrics import sums as _sums
-from annokit.metrics.states import MetricState, update_many
+from annokit.metrics.states import MetricState, _update_fused
 
 __all__ = ["BinaryBinnedState", "ExtensionState", "RowMeanState", "prepare_multilabel",
            "update_states", "weighted_sums"]
@@ -142,14 +144,17 @@ class ExtensionState(MetricState):
 
     task = "single"
     exact_labels: int | None = None
+    fused = False
     #: True when the state's own kernel checks the batch's values (``_batch_sums``).
     checks_values = False
 
-    def update(self, probs: Any, soft: Any = None, hard: Any = None, weights: Any = None
-               ) -> ExtensionState:
-        """Add one batch (see :mod:`annokit.metrics.states`); returns self."""
-        update_states([self], probs, soft, hard, weights)
-        return self
+    @staticmethod
+    def update_together(states: list[MetricState], probs: Any, soft: Any, hard: Any,
+                        weights: Any, *, names: Sequence[str], allow_empty: bool
+                        ) -> list[MetricState]:
+        """:func:`annokit.metrics.states.update_many` of a mix holding extension states."""
+        return update_states(states, probs, soft, hard, weights, names=names,
+                             allow_empty=allow_empty)
 
     def _check_batch(self, given: dict[str, bool], k: int, r: int | None) -> None:
         for need in sorted(self.needs):
@@ -165,18 +170,11 @@ class ExtensionState(MetricState):
                 w: np.ndarray | None) -> None:
         raise NotImplementedError
 
-    def _accept(self, k: int, r: int | None) -> None:
-        # update_many (the fused-kernel path) cannot fill this state: refuse rather than
-        # leave it silently empty
-        if not getattr(self, "_absorbing", False):
-            raise SchemaError(f"{type(self).__name__} is updated by annokit.metrics.states_ext."
-                              "update_states (or its own update), not states.update_many")
-        self._absorbing = False
-        super()._accept(k, r)
 
 
 def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, hard: Any = None,
-                  weights: Any = None, *, allow_empty: bool = True) -> list[MetricState]:
+                  weights: Any = None, *, names: Sequence[str] = _sums.NAMES,
+                  allow_empty: bool = True) -> list[MetricState]:
     """Update kernel states and extension states from one batch; no state changes on an error.
 
     Parameters
@@ -222,13 +220,12 @@ def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, h
         # raises before any state changes)
         fused = {id(st): st._batch_sums(p, s, h, w) for st in ext if st.checks_values}
     if core:
-        update_many(core, probs, soft, hard, weights, allow_empty=allow_empty)
+        _update_fused(core, probs, soft, hard, weights, names=names, allow_empty=allow_empty)
     for st in ext:
         if id(st) in fused:
             st._absorb_sums(*fused[id(st)])
         else:
             st._absorb(p, s, h, w)
-        st._absorbing = True
         st._accept(p.shape[1], r)
     return states
 

@@ -59,7 +59,9 @@ from annokit.metrics._binning import BinStats
 __all__ = [
     "ITEM_QUANTITIES",
     "NAMES",
+    "NO_LOG_QUANTITIES",
     "RANK_SORT_KIND",
+    "TVD_QUANTITY",
     "BatchSums",
     "BinStats",
     "check_values",
@@ -73,6 +75,12 @@ ITEM_QUANTITIES = ("accuracy", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl"
 
 #: Quantities computed against the hard labels; the others need the soft labels.
 _HARD = frozenset({"accuracy", "brier", "nll_majority"})
+#: Quantities with logs in their formula.
+_LOGS = frozenset({"ent_ce", "ent_ce_signed", "jsd", "kl", "nll_majority", "nll"})
+#: The quantities without a log, in ITEM_QUANTITIES order (the kernels have a cheaper pass).
+NO_LOG_QUANTITIES = tuple(q for q in ITEM_QUANTITIES if q not in _LOGS)
+#: The per-item quantity of DistCE, the total variation distance (Baan et al. 2022, Eq. 7).
+TVD_QUANTITY = "dist_ce"
 
 #: Argument names used in error messages by default: (probs, soft, hard).
 NAMES = ("probs", "soft", "hard")
