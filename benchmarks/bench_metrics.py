@@ -138,46 +138,70 @@ def _reset_peak() -> bool:
 
 
 def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float]]:
-    """Single-thread ns per row of each kernel loop, block by block as in batch_sums."""
+    """Single-thread ns per row of the fused pass, by what it is asked for (each kind of call
+    is its own compiled kernel, :func:`annokit.metrics.kernels._kernel`)."""
     from annokit.metrics import kernels
+    from annokit.metrics.sums import ITEM_QUANTITIES
 
-    n, k = probs.shape
-    b = kernels.BLOCK_ROWS
-    n = (n // b) * b
-    pf, tf = probs.reshape(-1), soft.reshape(-1)
-    vals, bins = np.empty((12 + 2 * k) * b), np.empty(k * b, dtype=np.int32)
-    top, cw = np.zeros((4, nb, 4)), np.zeros((4, k, nb, 4))
-    items, w = np.zeros((1, 12)), np.zeros((1, 1))
-    topc, topt, toph = np.empty(b), np.empty(b), np.empty(b)
-    topb = np.empty(b, dtype=np.int32)
-    eps = kernels._LOG_EPS
-
-    def blocks(fn):
-        def run():
-            for a in range(0, n, b):
-                fn(pf[k * a:k * (a + b)], tf[k * a:k * (a + b)], hard[a:a + b])
-        return run
-
-    def argmax(classwise, ece):  # ECE alone: no soft labels, the checks in this loop
-        return lambda p, t, y: kernels._top(p, p if ece else t, y, k, bins, classwise, nb, topc,
-                                            topt, toph, topb, ece, 1e-6, not ece)
-
-    def scatter(classwise):
-        return lambda p, t, y: kernels._scatter(p, t, y, b, k, bins, w, False, 0, 0, classwise,
-                                                top, cw, topc, topt, toph, topb)
-
-    loops = [
+    n = probs.shape[0]
+    hard_q = ("accuracy", "brier", "nll_majority")
+    calls = [
+        ("checks only (probs, soft, hard)", {"soft": soft}),
+        ("hard-label values (accuracy, brier, nll_majority)", {"quantities": hard_q}),
         ("checks + every per-item value (k=3: SIMD, 9 logs/row)",
-         lambda p, t, y: kernels._values(p, t, y, k, True, 1e-6, eps, vals, True)),
-        ("column sums of the values", lambda p, t, y: kernels._wsum(vals, 12, b, w, False, 0, 0,
-                                                                    items)),
-        ("bin of every probability (SIMD)", lambda p, t, y: kernels._bin_all(p, k, nb, bins)),
-        ("argmax, top-label bin (SIMD)", argmax(True, False)),
-        ("scatter into top-label and classwise bins", scatter(True)),
-        ("ECE alone: checks, argmax and bin in one loop (SIMD)", argmax(False, True)),
-        ("ECE alone: scatter into top-label bins", scatter(False)),
+         {"soft": soft, "quantities": ITEM_QUANTITIES}),
+        ("every value + top-label and classwise bins",
+         {"soft": soft, "quantities": ITEM_QUANTITIES, "n_bins": nb, "classwise": True}),
+        ("ECE alone: checks, argmax, bin in one loop + scatter", {"n_bins": nb}),
+        ("classwise ECE alone: bins of every probability + scatter",
+         {"n_bins": nb, "classwise": True}),
     ]
-    return [(name, _median_time(blocks(fn), repeat)[1] / n * 1e9) for name, fn in loops]
+    threads, kernels.MAX_THREADS = kernels.MAX_THREADS, 1
+    try:
+        out = []
+        for name, kw in calls:
+            soft_in = kw.pop("soft", None)
+            fn = (lambda s=soft_in, kw=kw: kernels.batch_sums(probs, s, hard, None, **kw))
+            fn()
+            out.append((name, _median_time(fn, repeat)[1] / n * 1e9))
+        return out
+    finally:
+        kernels.MAX_THREADS = threads
+
+
+def _each_alone(probs, soft, hard, nb: int, repeat: int, floor, strict) -> None:
+    """Each registered single-label metric alone (its state's update, input checks included,
+    and compute) against the floors; adaptive ECE against one numpy.sort of the
+    confidences (issue 22: within 10x the floor over probs + soft, adaptive ECE within 2x
+    the sort)."""
+    from annokit.metrics.registry import REGISTRY, available
+
+    names = list(dict.fromkeys(available(True, True) + available(True, True, scale="ordinal")))
+    conf = probs.max(axis=1)
+    sort_t = _median_time(lambda: np.sort(conf), repeat)
+    print()
+    print(f"each registered metric alone (update + compute; floor over probs + soft "
+          f"{strict[0]:.4f} s; one numpy.sort of the confidences {sort_t[0]:.4f} s):")
+    print(f"  {'metric':22s} {'wall s':>8s} {'x floor':>8s} {'x sort':>8s}")
+    worst = ("", 0.0)
+    for name in names:
+        spec = REGISTRY[name]
+        opts = {"n_bins": nb} if "n_bins" in spec.options else {}
+
+        def run(spec=spec, opts=opts):
+            st = spec.state(**opts)
+            st.update(probs, soft if "soft" in st.needs else None,
+                      hard if "hard" in st.needs else None)
+            return st.compute()
+
+        run()
+        wall = _median_time(run, repeat)[0]
+        ratio = wall / strict[0]
+        if name != "ece_adaptive":
+            worst = max(worst, (name, ratio), key=lambda x: x[1])
+        print(f"  {name:22s} {wall:8.4f} {ratio:8.2f} {wall / sort_t[0]:8.2f}")
+    print(f"  slowest (adaptive ECE aside): {worst[0]} at {worst[1]:.2f} x the floor over "
+          f"probs + soft (target <= 10); load average {os.getloadavg()[0]:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -304,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"suite peak memory: not measured (no /proc/self/clear_refs); process peak RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB")
+
+    _each_alone(probs, soft, hard, nb, args.repeat, floor, strict)
 
     print(f"single-thread breakdown (ns per row; large inputs run in chunks of "
           f"{kernels.CHUNK_ROWS:,} rows on threads):")

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.alpha_levels import alpha_statistic, counts_parts, pairable, ratings_parts
-from annokit.core.checks import check_option
+from annokit.core.checks import check_open_unit, check_option
 from annokit.core.labels import LabelSet, scalar_to_str
 from annokit.core.ratings import Ratings
 from annokit.core.resample import (
@@ -68,9 +68,7 @@ def _with_ci(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: in
              ) -> AgreementResult:
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
-            or not 0 < confidence < 1:
-        raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    check_open_unit("confidence", confidence)
     if n_boot == 0:
         return AgreementResult(point, None, None, n_items, 0, float(confidence))
     reps = bootstrap_replicates(stat, as_item_keys(keys, n_items), n_boot=int(n_boot),

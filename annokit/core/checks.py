@@ -5,6 +5,15 @@ Every check raises the most specific :class:`~annokit.errors.InputError` (a
 dtype, :class:`~annokit.errors.InvalidValueError` for a value outside its
 domain. Messages say what was expected, what was found and where (the row).
 
+Parameters
+----------
+Numeric options are checked by one small set of functions, used by every public
+function: :func:`check_int` (an integer in a range; ``bool`` is not an integer
+here), :func:`check_open_unit` (a number in the open interval (0, 1): confidence
+levels, fractions, ``eps``) and :func:`check_finite` (a finite number, optionally
+bounded below). Their messages name the option: "n_bins must be a positive
+integer; got 0", "confidence must be in (0, 1); got 1.0".
+
 Probability rows
 ----------------
 A matrix of distributions has finite, non-negative rows that sum to 1 within
@@ -24,6 +33,9 @@ from annokit.errors import InputError, InvalidValueError, SchemaError
 __all__ = [
     "SIMPLEX_ATOL",
     "check_counts",
+    "check_finite",
+    "check_int",
+    "check_open_unit",
     "check_option",
     "check_probs",
     "check_rng",
@@ -46,6 +58,55 @@ def check_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     raise InputError(
         f"rng must be a numpy Generator, an int seed or None; got {type(rng).__name__}"
     )
+
+
+def check_int(name: str, value: Any, *, low: int = 0, high: int | None = None) -> int:
+    """``value`` as an int, if it is an integer (not a bool) in ``[low, high]``.
+
+    Raises
+    ------
+    InvalidValueError
+        "{name} must be a positive integer" (``low`` 1), "an integer >= {low}" or
+        "an integer in [{low}, {high}]"; got the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
+            or (high is not None and value > high):
+        what = (f"an integer in [{low}, {high}]" if high is not None
+                else "a positive integer" if low == 1 else f"an integer >= {low}")
+        raise InvalidValueError(f"{name} must be {what}; got {value!r}")
+    return int(value)
+
+
+def check_open_unit(name: str, value: Any) -> float:
+    """``value`` as a float, if it is a number (not a bool) in the open interval (0, 1).
+
+    Raises
+    ------
+    InvalidValueError
+        "{name} must be in (0, 1); got ...".
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not 0 < value < 1:
+        raise InvalidValueError(f"{name} must be in (0, 1); got {value!r}")
+    return float(value)
+
+
+def check_finite(name: str, value: Any, *, low: float | None = None,
+                 strict: bool = False) -> float:
+    """``value`` as a float, if it is a finite number (not a bool), ``>= low`` (``> low``
+    with ``strict``) when ``low`` is given.
+
+    Raises
+    ------
+    InvalidValueError
+        "{name} must be a finite number[ > low | >= low]; got ...".
+    """
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    out = float(value) if ok else float("nan")
+    if not np.isfinite(out) or (low is not None and (out <= low if strict else out < low)):
+        bound = "" if low is None else f" {'>' if strict else '>='} {low:g}"
+        raise InvalidValueError(f"{name} must be a finite number{bound}; got {value!r}")
+    return out
 
 
 def check_option(name: str, value: Any, allowed: Sequence[Any]) -> Any:

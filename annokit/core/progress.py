@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import contextvars
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-__all__ = ["DEFAULT_DELAY", "progress", "progress_enabled", "set_progress"]
+__all__ = ["DEFAULT_DELAY", "notice_if_slow", "progress", "progress_enabled", "set_progress"]
 
 #: Seconds of work before a bar first appears (short runs print nothing).
 DEFAULT_DELAY = 2.0
@@ -114,3 +115,33 @@ def progress(total: int | None = None, *, desc: str = "", unit: str = "it",
         yield bar
     finally:
         bar.close()
+
+
+@contextmanager
+def notice_if_slow(message: str, *, delay: float | None = None) -> Iterator[None]:
+    """Write ``message`` (one line) to stderr if the block is still running after ``delay``.
+
+    Under the rules of :func:`progress`: only when progress is enabled (stderr a
+    terminal, no ``--quiet``), after ``delay`` seconds (default :data:`DEFAULT_DELAY`),
+    never on stdout. For one-off waits with no steps to count, such as compiling the
+    metric kernels on a first call.
+    """
+    if not progress_enabled():
+        yield
+        return
+    stream = sys.stderr
+
+    def say() -> None:
+        try:
+            stream.write(message + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # closed stream: the notice is not worth an error
+            pass
+
+    timer = threading.Timer(DEFAULT_DELAY if delay is None else delay, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()

@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit.core.checks import check_rng
+from annokit.core.checks import check_int, check_open_unit, check_rng
 from annokit.errors import InvalidValueError, SchemaError
 
 __all__ = [
@@ -117,19 +117,6 @@ def _lookup_table() -> np.ndarray:
 
 
 _TABLE = _lookup_table()
-
-
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InvalidValueError(f"{name} must be an integer >= {low}; got {value!r}")
-    return int(value)
-
-
-def _check_confidence(confidence: Any) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (float, int, np.floating)) \
-            or not 0 < confidence < 1:
-        raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
-    return float(confidence)
 
 
 def _check_seed(seed: Any) -> int:
@@ -247,8 +234,8 @@ def poisson_weights(keys: Any, seed: int, start: int, stop: int) -> np.ndarray:
         raise SchemaError(f"keys must be a 1-D integer array (see item_keys); got "
                           f"dtype {arr.dtype}, shape {arr.shape}")
     seed = _check_seed(seed)
-    start = _check_int("start", start, 0)
-    stop = _check_int("stop", stop, start)
+    start = check_int("start", start)
+    stop = check_int("stop", stop, low=start)
     n = arr.shape[0]
     out = np.empty((stop - start, n), dtype=np.float64)
     if out.size == 0:
@@ -273,9 +260,9 @@ def replicate_chunks(n_boot: int, n_items: int, *, budget: int = 4_000_000
     >>> replicate_chunks(10, 1_000, budget=4_000)
     [(0, 4), (4, 8), (8, 10)]
     """
-    n_boot = _check_int("n_boot", n_boot, 0)
-    n_items = _check_int("n_items", n_items, 0)
-    budget = _check_int("budget", budget, 1)
+    n_boot = check_int("n_boot", n_boot)
+    n_items = check_int("n_items", n_items)
+    budget = check_int("budget", budget, low=1)
     rows = max(1, budget // max(n_items, 1))
     return [(r, min(n_boot, r + rows)) for r in range(0, n_boot, rows)]
 
@@ -339,7 +326,7 @@ def percentile_interval(estimate: float, replicates: Any, confidence: float) -> 
     >>> r.low, r.high, r.n_invalid
     (0.3, 0.7, 1)
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_open_unit("confidence", confidence)
     reps = np.asarray(replicates, dtype=np.float64)
     if reps.ndim != 1:
         raise SchemaError(f"replicates must be 1-D; got shape {reps.shape}")
@@ -447,8 +434,8 @@ def bootstrap_ci(values: Any, *, keys: Any = None, n_boot: int = 1000,
     >>> r.estimate, bool(r.low <= r.estimate <= r.high)
     (0.6, True)
     """
-    n_boot = _check_int("n_boot", n_boot, 1)
-    confidence = _check_confidence(confidence)
+    n_boot = check_int("n_boot", n_boot, low=1)
+    confidence = check_open_unit("confidence", confidence)
     seed = _check_seed(seed)
     f, n, estimate = _as_statistic(values, keys, "values")
     k = as_item_keys(keys, n)
@@ -489,8 +476,8 @@ def paired_bootstrap_diff(values_a: Any, values_b: Any, *, keys: Any = None, n_b
     >>> r.estimate
     0.5
     """
-    n_boot = _check_int("n_boot", n_boot, 1)
-    confidence = _check_confidence(confidence)
+    n_boot = check_int("n_boot", n_boot, low=1)
+    confidence = check_open_unit("confidence", confidence)
     seed = _check_seed(seed)
     fa, na, est_a = _as_statistic(values_a, keys, "values_a")
     fb, nb, est_b = _as_statistic(values_b, keys, "values_b")

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from annokit.errors import InvalidValueError, SchemaError
+from annokit.core.checks import check_int
+from annokit.errors import SchemaError
 
 __all__ = [
     "BinStats",
@@ -39,6 +40,7 @@ __all__ = [
     "compute_classwise",
     "compute_top",
     "quantile_edges",
+    "reduce_bins",
     "top_label",
     "uniform_edges",
 ]
@@ -46,9 +48,7 @@ __all__ = [
 
 def check_n_bins(n_bins: Any) -> int:
     """``n_bins`` must be a positive integer (:class:`~annokit.errors.InvalidValueError`)."""
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise InvalidValueError(f"n_bins must be a positive integer; got {n_bins!r}")
-    return int(n_bins)
+    return check_int("n_bins", n_bins, low=1)
 
 
 def uniform_edges(n_bins: int) -> np.ndarray:
@@ -238,11 +238,24 @@ def compute_top(stats: BinStats, *, soft: bool = False, reduce: str = "ece") -> 
     target = stats.soft if soft else stats.hit
     if target is None:
         raise SchemaError("soft targets were not given" if soft else "labels were not given")
+    return reduce_bins(stats.count, stats.conf, target, stats.weight, reduce=reduce)
+
+
+def reduce_bins(count: np.ndarray, conf: np.ndarray, target: np.ndarray, weight: Any, *,
+                reduce: str = "ece") -> Any:
+    """ECE or MCE from per-bin sums (bins on the last axis): the one binning reduction.
+
+    ``count`` the weight per bin, ``conf`` and ``target`` the summed confidence and
+    target per bin, ``weight`` the total weight. ``"ece"``: ``sum_b |conf_b -
+    target_b| / W`` (Guo et al. 2017, Eq. 3); ``"max"``: ``max_b |conf_b / W_b -
+    target_b / W_b|`` over bins of positive weight (Naeini et al. 2015). NaN without
+    weight. Top-label, binary and per-label (multi-label) binned states all end here.
+    """
     if reduce == "ece":
-        return _divide(np.abs(stats.conf - target).sum(axis=-1), stats.weight)
-    nz = stats.count > 0
+        return _divide(np.abs(conf - target).sum(axis=-1), weight)
+    nz = count > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        gaps = np.abs(stats.conf / stats.count - target / stats.count)
+        gaps = np.abs(conf / count - target / count)
     worst = np.where(nz, gaps, -np.inf).max(axis=-1)
     worst = np.where(nz.any(axis=-1), worst, np.nan)
     return float(worst) if np.ndim(worst) == 0 else worst

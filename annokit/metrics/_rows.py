@@ -1,12 +1,19 @@
 """The row functions of the fused kernels (:mod:`annokit.metrics.kernels`), inlined into their loops.
 
 Row ``i`` of a block is ``p[k i + j]``, ``t[k i + j]``, ``y[i]``: the value checks
-of one row (:func:`_row_ok`), its hard-label quantities (:func:`_row_hard`), the
+of one row (:func:`_row_ok`), its hard-label quantities (:func:`_row_hard`), those
+without a log (:func:`_row_plain`), the
 row sums and prediction (:func:`_row_head`), what each class adds to the per-item
 quantities (:func:`_class_terms`, summed by :func:`_add9`), the two RankCS flags
 (:func:`_row_rank`), the quantities in :data:`~annokit.metrics.sums.ITEM_QUANTITIES`
 order (:func:`_row_values`) and the bin of a probability (:func:`_bin`). They
 branch on no value (selects only), so that the loops calling them vectorise.
+
+Each is compiled once by numba (per argument types) and marked ``alwaysinline``
+for LLVM (:func:`~annokit.metrics._simd.always_inline`), which inlines it into
+every loop that calls it, where the loop's constant number of classes unrolls it.
+numba's own ``inline="always"`` copied and re-typed each function's IR at every
+call site: with it, a first call compiled for 4-5x longer (issue 22).
 """
 
 from __future__ import annotations
@@ -15,16 +22,19 @@ import numba
 import numpy as np
 
 from annokit.metrics._fastlog import log as _log
+from annokit.metrics._simd import always_inline as _always_inline
 
 __all__: list[str] = []
 
 _INF = np.inf
-_inline = numba.njit(nogil=True, error_model="numpy", inline="always")
+_inline = numba.njit(nogil=True, error_model="numpy")
+
 
 @_inline
 def _row_ok(p, t, y, i, k, atol, has_t=True):  # pragma: no cover - compiled
     """Row passes the checks of sums.check_values (same tests, same summation order);
     ``t`` is read only if ``has_t`` (a constant: without soft labels ``t`` is ``p``)."""
+    _always_inline()
     o, lab, sp, st = k * i, y[i], 0.0, 0.0
     ok = (lab >= 0) & (lab < k)
     for j in range(k):
@@ -44,6 +54,7 @@ def _row_ok(p, t, y, i, k, atol, has_t=True):  # pragma: no cover - compiled
 @_inline
 def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
     """accuracy, brier, nll_majority (the order of _HARD), as in _values_full."""
+    _always_inline()
     o, lab, pred, brier, ph = k * i, y[i], 0, 0.0, 0.0
     conf = p[o]
     for j in range(k):
@@ -58,8 +69,29 @@ def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
 
 
 @_inline
+def _row_plain(p, t, y, i, k):  # pragma: no cover - compiled
+    """accuracy, dist_ce, brier, brier_soft (the order of kernels._PLAIN, the RankCS flags
+    aside), with no log: the same operations in the same order as _row_head, _class_terms
+    and _row_values, so the values are those of the full row."""
+    _always_inline()
+    o, lab, pred, dist, brier, bsoft = k * i, y[i], 0, 0.0, 0.0, 0.0
+    conf = p[o]
+    for j in range(k):
+        pj, tj = p[o + j], t[o + j]
+        better = pj > conf
+        conf = pj if better else conf
+        pred = j if better else pred
+        dist += abs(pj - tj)
+        d, e = pj - (1.0 if lab == j else 0.0), pj - tj
+        brier += d * d
+        bsoft += e * e
+    return 1.0 if pred == lab else 0.0, 0.5 * dist, brier, bsoft
+
+
+@_inline
 def _row_head(p, t, i, k):  # pragma: no cover - compiled
     """Row i: 1 / row sums, log row sums, prediction (first maximum); see _row_values."""
+    _always_inline()
     o, pred, sp, st = k * i, 0, 0.0, 0.0
     conf = p[o]
     for j in range(k):
@@ -78,6 +110,7 @@ def _row_head(p, t, i, k):  # pragma: no cover - compiled
 def _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, hit, log_eps):  # pragma: no cover
     """What class j adds to: sum p log p, sum t log t, sum |p - t|, KL, 2 JS, Brier hard
     and soft, NLL of the majority, NLL of soft (see _row_values)."""
+    _always_inline()
     pn, tn = pj * isp, tj * ist
     sm = pn + tn
     lm, lc = _log(0.5 * sm), max(log_eps, lp)
@@ -98,6 +131,7 @@ def _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, hit, log_eps):  # pragma: n
 
 @_inline
 def _add9(a, b):  # pragma: no cover - compiled
+    _always_inline()
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5],
             a[6] + b[6], a[7] + b[7], a[8] + b[8])
 
@@ -105,6 +139,7 @@ def _add9(a, b):  # pragma: no cover - compiled
 @_inline
 def _row_rank(p, t, i, k):  # pragma: no cover - compiled
     """(RankCS, tie-aware RankCS) of row i as 0/1 (see _row_values)."""
+    _always_inline()
     o, same, mono = k * i, True, True
     for a in range(k - 1):
         pa, ta = p[o + a], t[o + a]
@@ -134,6 +169,7 @@ def _row_values(hit, s, rank):  # pragma: no cover - compiled
     soft never decreases along p's order iff every pair ordered by p is
     ordered alike by soft.
     """
+    _always_inline()
     e = s[1] - s[0]
     return (hit, abs(e), e, 0.5 * s[2], np.sqrt(max(0.5 * s[4], 0.0)), s[3], s[5], s[6],
             s[7], s[8], rank[0], rank[1])
@@ -151,6 +187,7 @@ def _bin(c, step, fnb, last):  # pragma: no cover - compiled
     an int32 (``last`` is one): double -> int32 conversion has a SIMD instruction on
     AVX2, double -> int64 does not.
     """
+    _always_inline()
     c = 1.0 if c > 1.0 else (c if c >= 0.0 else 0.0)  # noqa: FURB136 (max() and NaN)
     b = min(np.int32(c * fnb), last)
     fb = float(b)

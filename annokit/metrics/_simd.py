@@ -59,3 +59,19 @@ def wide(typingctx):  # pragma: no cover - compiled
         return context.get_dummy_value()
 
     return _types.void(), codegen
+
+
+@_intrinsic
+def always_inline(typingctx):  # pragma: no cover - compiled
+    """Mark the calling function ``alwaysinline`` for LLVM.
+
+    A row function compiled once by numba (not inlined into each caller's numba IR,
+    which copies the IR per call site and made the first call slow) and inlined by
+    LLVM into every loop that calls it, where the loop's constants (the number of
+    classes) unroll it and the loop vectorises.
+    """
+    def codegen(context, builder, sig, args):
+        builder.function.attributes.add("alwaysinline")
+        return context.get_dummy_value()
+
+    return _types.void(), codegen

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.checks import check_int, check_open_unit
 from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
 from annokit.core.scales import check_scale
 from annokit.core.soft_labels import Majority, majority
@@ -108,12 +109,6 @@ def baseline_records(records: AlignedRecords, kind: str) -> AlignedRecords:
 
 
 # ------------------------------------------------------------------------------ checks
-
-
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InvalidValueError(f"{name} must be an integer >= {low}; got {value!r}")
-    return int(value)
 
 
 def _check_models(records: Any) -> dict[str | None, AlignedRecords]:  # single-label
@@ -384,14 +379,12 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     first = next(iter(models.values()))
     scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
     names = _check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
-    n_boot = _check_int("n_boot", n_boot, 0)
-    seed = _check_int("seed", seed, 0)
-    n_bins = _check_int("n_bins", n_bins, 1)
+    n_boot = check_int("n_boot", n_boot)
+    seed = check_int("seed", seed)
+    n_bins = check_int("n_bins", n_bins, low=1)
     if batch_size is not None:
-        batch_size = _check_int("batch_size", batch_size, 1)
-    if isinstance(confidence, bool) or not isinstance(confidence, (float, int)) \
-            or not 0 < confidence < 1:
-        raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
+        batch_size = check_int("batch_size", batch_size, low=1)
+    check_open_unit("confidence", confidence)
     if multilabel:
         if ties is not None or isinstance(by, str):
             raise InvalidValueError("multi-label records take their tie policy from "

@@ -10,8 +10,8 @@ distribution ``pi(x)`` (normalised vote counts) on the same label order:
 
 These are the per-item values; their (weighted, mergeable) means are the
 registered metrics ``ent_ce``/``ent_ce_signed``, ``rank_cs``/``rank_cs_tie_aware``
-and ``dist_ce`` (:mod:`annokit.metrics.registry`), computed by the same row
-functions of :mod:`annokit.metrics.sums`.
+and ``dist_ce`` (:mod:`annokit.metrics.registry`), computed by the same kernel
+(:func:`annokit.metrics.kernels.item_values`).
 
 References
 ----------
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit.core.divergence import tvd_rows
+from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
 from annokit.metrics.sums import RANK_SORT_KIND
 
@@ -39,10 +39,12 @@ __all__ = [
 _NAMES = ("probs", "targets", "labels")
 
 
-def _pair(probs: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
+def _per_item(probs: Any, targets: Any, quantity: str) -> np.ndarray:
+    """The per-item quantity of model and human rows, from the one implementation that the
+    metric states sum (:func:`annokit.metrics.kernels.item_values`); shapes checked here,
+    values in the kernel's pass."""
     p, t, _, _ = _sums.prepare(probs, targets, names=_NAMES, allow_empty=False)
-    _sums.check_values(p, t, names=_NAMES)
-    return p, t
+    return _kernels.item_values(p, t, None, (quantity,), names=_NAMES)[:, 0]
 
 
 def entropy_calibration_error(probs: Any, targets: Any) -> np.ndarray:
@@ -80,7 +82,7 @@ def entropy_calibration_error(probs: Any, targets: Any) -> np.ndarray:
     >>> entropy_calibration_error([[0.5, 0.5]], [[1.0, 0.0]]).round(6).tolist()
     [0.693147]
     """
-    return _sums.entropy_gap_rows(*_pair(probs, targets))
+    return _per_item(probs, targets, "ent_ce_signed")
 
 
 def rank_calibration_score(probs: Any, targets: Any, *, tie_aware: bool = False) -> np.ndarray:
@@ -124,7 +126,7 @@ def rank_calibration_score(probs: Any, targets: Any, *, tie_aware: bool = False)
     >>> rank_calibration_score([[0.3, 0.2, 0.5]], [[0.1, 0.1, 0.8]], tie_aware=True).tolist()
     [True]
     """
-    return _sums.rank_rows(*_pair(probs, targets), tie_aware=tie_aware)
+    return _per_item(probs, targets, "rank_cs_tie_aware" if tie_aware else "rank_cs") > 0.5
 
 
 def distribution_calibration_error(probs: Any, targets: Any) -> np.ndarray:
@@ -151,4 +153,4 @@ def distribution_calibration_error(probs: Any, targets: Any) -> np.ndarray:
     >>> distribution_calibration_error([[0.7, 0.3]], [[0.5, 0.5]]).round(6).tolist()
     [0.2]
     """
-    return tvd_rows(*_pair(probs, targets))
+    return _per_item(probs, targets, _sums.TVD_QUANTITY)

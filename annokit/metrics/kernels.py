@@ -1,40 +1,45 @@
 """The sufficient statistics of every metric state as fused numba kernels, for every input size.
 
 :func:`batch_sums` and :func:`item_values` are the only implementation of the
-per-item quantities and per-bin sums that the metric states absorb; the
-quantities, the result types and the input checks are declared in
-:mod:`annokit.metrics.sums`. The tests compare both functions with a plain
-numpy oracle (``tests/metrics/oracle.py``) to 1e-12.
+per-item quantities and per-bin sums that the metric states absorb and the named
+per-item functions return; the quantities, the result types and the input checks
+are declared in :mod:`annokit.metrics.sums`. The tests compare both functions
+with a plain numpy oracle (``tests/metrics/oracle.py``) to 1e-12.
 
 A batch is read in blocks of :data:`BLOCK_ROWS` rows (the last one padded to
 that size with valid rows that are never summed: every row loop has a constant
 trip count, which LLVM compiles about 15% faster), each block by a few loops
-while it is in cache: :func:`_values` (the value checks of
+while it is in cache: the value checks of
 :func:`~annokit.metrics.sums.check_values` and every per-item quantity into a
-block buffer; only the three hard-label ones, with no logs, when nothing else is
-asked), :func:`_bin_all` (the bin of every probability), :func:`_top` (argmax and
-the top-label bin; when no quantity is asked, the value checks too, in the same
-loop; :func:`_check` alone when there are neither quantities nor bins), then per
-replicate weighting :func:`_wtotal` (weight sums and checks), :func:`_wsum`
-(weighted sums of the values) and :func:`_scatter` (the per-bin sums). Rows are never branched on, so LLVM vectorises
-the loops over rows; each loop is written once for any number of classes ``k``
-and inlined by a dispatcher with the constant 3, 2 or with ``k``: with a
-constant, the class loops unroll and the row loop runs SIMD. Logs are
-:func:`annokit.metrics._fastlog.log` (fdlibm's algorithm, < 1 ulp, vectorisable). When a check fails,
-:func:`~annokit.metrics.sums.check_values` runs and raises the message naming
-the row.
+block buffer (:func:`_values3`, :func:`_values_any`; only the three hard-label
+ones, with no logs, when nothing else is asked: :func:`_values_hard`), the bin of
+every probability (:func:`_bin_impl`, classwise bins only), argmax and the
+top-label bin (:func:`_top3`, :func:`_top_impl`; for ECE alone with the checks in
+the same loop), then per replicate :func:`_wtotal` (weight sums and checks),
+:func:`_wsum` (weighted sums of the values) and :func:`_scatter_impl` (the per-bin
+sums). Rows are never branched on, so LLVM vectorises the loops over rows; the row
+functions (:mod:`annokit.metrics._rows`) are inlined by LLVM. Logs are
+:func:`annokit.metrics._fastlog.log` (fdlibm's algorithm, < 1 ulp, vectorisable).
+When a check fails, :func:`~annokit.metrics.sums.check_values` runs and raises the
+message naming the row.
+
+Each kind of call (3, 2 or any number of classes; which quantities; for ECE-like
+calls which bins and whether soft labels are given) is its own small kernel
+(:func:`_kernel`), compiled on first use with ``cache=True`` (once per
+environment; about 2 s, with a notice on stderr past 2 s) and then loaded from
+numba's cache: a command compiles only what it runs.
 
 An input is cut into chunks of :data:`CHUNK_ROWS` rows, run on threads (the
 kernels release the GIL) that each take the next free chunk; the chunks'
 sums are added in chunk order. The cut depends only on the number of rows, so
 the results are the same bit for bit whatever the number of threads or CPUs
-(:data:`MAX_THREADS`). Kernels are compiled with ``cache=True``
-(once per environment), each for one signature (C-contiguous float64 rows,
-int64 labels, float64 2-D weights).
+(:data:`MAX_THREADS`).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -44,12 +49,22 @@ import numpy as np
 
 from annokit.core.checks import SIMPLEX_ATOL
 from annokit.core.divergence import KL_EPS
+from annokit.core.progress import notice_if_slow
 from annokit.metrics import _binning
 from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
 from annokit.metrics._fastlog import log as _log
-from annokit.metrics._rows import (_add9, _bin, _class_terms, _row_hard, _row_head, _row_ok,
-                                   _row_rank, _row_values)
+from annokit.metrics._rows import (
+    _add9,
+    _bin,
+    _class_terms,
+    _row_hard,
+    _row_head,
+    _row_ok,
+    _row_plain,
+    _row_rank,
+    _row_values,
+)
 from annokit.metrics._simd import add4 as _add4
 from annokit.metrics._simd import wide as _wide
 from annokit.metrics.sums import ITEM_QUANTITIES, NAMES, BatchSums
@@ -70,6 +85,10 @@ MAX_THREADS: int | None = None
 _LANES = 4
 #: The quantities of the hard-label row function, in its output order.
 _HARD = tuple(q for q in ITEM_QUANTITIES if _sums.quantity_needs(q) == "hard")
+#: The quantities without a log, in the output order of :func:`_values_plain`.
+_PLAIN = _sums.NO_LOG_QUANTITIES
+#: The value columns of each ``vmode`` (1 hard labels only, 2 every quantity, 3 no log).
+_COLUMNS = {1: _HARD, 2: ITEM_QUANTITIES, 3: _PLAIN}
 _LOG_EPS = float(np.log(KL_EPS))
 _INF = np.inf
 
@@ -78,7 +97,7 @@ _inline = numba.njit(nogil=True, error_model="numpy", inline="always")
 _reassoc = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
 
 # --------------------------------------------------------------------------- loops over a block
-# Each loop is written for any k; its dispatcher passes the constant 3 or 2 (unrolled, SIMD) or k.
+# Each loop is written for any k; _kernel passes the constant 3 or 2 (unrolled, SIMD) or k.
 
 @_inline
 def _check_impl(p, t, y, m, k, atol, has_t):  # pragma: no cover - compiled
@@ -88,23 +107,6 @@ def _check_impl(p, t, y, m, k, atol, has_t):  # pragma: no cover - compiled
     return bad
 
 
-@_jit
-def _check(p, t, y, k, atol, has_t):  # pragma: no cover - compiled
-    """Number of rows of the block that fail a check (``t`` checked only if ``has_t``)."""
-    _wide()
-    if not has_t:
-        if k == 3:
-            return _check_impl(p, t, y, _B, 3, atol, False)
-        if k == 2:
-            return _check_impl(p, t, y, _B, 2, atol, False)
-        return _check_impl(p, t, y, _B, k, atol, False)
-    if k == 3:
-        return _check_impl(p, t, y, _B, 3, atol, True)
-    if k == 2:
-        return _check_impl(p, t, y, _B, 2, atol, True)
-    return _check_impl(p, t, y, _B, k, atol, True)
-
-
 @_inline
 def _values_hard(p, y, m, k, log_eps, vals):  # pragma: no cover - compiled
     for i in range(m):
@@ -112,63 +114,69 @@ def _values_hard(p, y, m, k, log_eps, vals):  # pragma: no cover - compiled
 
 
 @_inline
-def _values_full(p, t, y, m, k, atol, log_eps, vals):  # pragma: no cover - compiled
-    if k > 3:  # the logs of every probability first, in SIMD loops (vals[12 B:])
+def _values_plain(p, t, y, m, k, vals):  # pragma: no cover - compiled
+    """The quantities of _PLAIN (no log: DistCE, Brier, RankCS alone cost a fraction of
+    the full row) for the rows of a block."""
+    for i in range(m):
+        vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = _row_plain(p, t, y, i, k)
+        vals[4 * _B + i], vals[5 * _B + i] = _row_rank(p, t, i, k)
+
+
+@_inline
+def _store_values(vals, i, v):  # pragma: no cover - compiled
+    """``vals[q B + i] = v[q]`` for the 12 quantities of row i."""
+    vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = v[0], v[1], v[2], v[3]
+    vals[4 * _B + i], vals[5 * _B + i], vals[6 * _B + i] = v[4], v[5], v[6]
+    vals[7 * _B + i], vals[8 * _B + i], vals[9 * _B + i] = v[7], v[8], v[9]
+    vals[10 * _B + i], vals[11 * _B + i] = v[10], v[11]
+
+
+@_inline
+def _values3(p, t, y, m, atol, log_eps, vals, has_t):  # pragma: no cover - compiled
+    """Every quantity of the rows of a block of 3 classes, and the failed checks.
+
+    The class terms are written out (a class loop with three inlined logs is over
+    LLVM's full-unroll threshold), so the row loop has no inner loop left and LLVM
+    vectorises it; the terms are added in the class loop's order (:func:`_values_any`),
+    so the results are the same.
+    """
+    bad = 0
+    for i in range(m):
+        bad += 0 if _row_ok(p, t, y, i, 3, atol, has_t) else 1
+        o, lab = 3 * i, y[i]
+        isp, ist, lsp, lst, pred = _row_head(p, t, i, 3)
+        p0, p1, p2, t0, t1, t2 = p[o], p[o + 1], p[o + 2], t[o], t[o + 1], t[o + 2]
+        s = _add9(_add9(
+            _class_terms(p0, t0, _log(p0), _log(t0), isp, ist, lsp, lst, lab == 0, log_eps),
+            _class_terms(p1, t1, _log(p1), _log(t1), isp, ist, lsp, lst, lab == 1, log_eps)),
+            _class_terms(p2, t2, _log(p2), _log(t2), isp, ist, lsp, lst, lab == 2, log_eps))
+        _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, 3)))
+    return bad
+
+
+@_inline
+def _values_any(p, t, y, m, k, atol, log_eps, vals, has_t):  # pragma: no cover - compiled
+    """:func:`_values3` for any ``k`` (2: the class loop has one iteration left and
+    vectorises; more than 3: the logs of every probability first, in SIMD loops, into
+    ``vals[12 B:]``)."""
+    if k > 3:
         for x in range(k * m):
             vals[12 * _B + x] = _log(p[x])
         for x in range(k * m):
             vals[(12 + k) * _B + x] = _log(t[x])
     bad = 0
     for i in range(m):
-        bad += 0 if _row_ok(p, t, y, i, k, atol) else 1
+        bad += 0 if _row_ok(p, t, y, i, k, atol, has_t) else 1
         o, lab = k * i, y[i]
         isp, ist, lsp, lst, pred = _row_head(p, t, i, k)
-        if k == 3:  # written out: see _values
-            p0, p1, p2, t0, t1, t2 = p[o], p[o + 1], p[o + 2], t[o], t[o + 1], t[o + 2]
-            s = _add9(_add9(
-                _class_terms(p0, t0, _log(p0), _log(t0), isp, ist, lsp, lst, lab == 0, log_eps),
-                _class_terms(p1, t1, _log(p1), _log(t1), isp, ist, lsp, lst, lab == 1, log_eps)),
-                _class_terms(p2, t2, _log(p2), _log(t2), isp, ist, lsp, lst, lab == 2, log_eps))
-        else:
-            s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            for j in range(k):
-                pj, tj = p[o + j], t[o + j]
-                lp = vals[12 * _B + o + j] if k > 3 else _log(pj)
-                lt = vals[(12 + k) * _B + o + j] if k > 3 else _log(tj)
-                s = _add9(s, _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, lab == j,
-                                          log_eps))
-        v = _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, k))
-        vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = v[0], v[1], v[2], v[3]
-        vals[4 * _B + i], vals[5 * _B + i], vals[6 * _B + i] = v[4], v[5], v[6]
-        vals[7 * _B + i], vals[8 * _B + i], vals[9 * _B + i] = v[7], v[8], v[9]
-        vals[10 * _B + i], vals[11 * _B + i] = v[10], v[11]
+        s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        for j in range(k):
+            pj, tj = p[o + j], t[o + j]
+            lp = vals[12 * _B + o + j] if k > 3 else _log(pj)
+            lt = vals[(12 + k) * _B + o + j] if k > 3 else _log(tj)
+            s = _add9(s, _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, lab == j, log_eps))
+        _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, k)))
     return bad
-
-
-@_jit
-def _values(p, t, y, k, full, atol, log_eps, vals, has_t):  # pragma: no cover
-    """``vals[q B + i]``: every quantity (``full``) or those of _HARD, for the rows of the
-    block; returns the number of rows that fail a check (in the same pass, or _check).
-
-    For k = 3 the class terms are written out (a class loop with three inlined
-    logs is over LLVM's full-unroll threshold) and for k = 2 the class loop has
-    one iteration, so the row loop has no inner loop left and LLVM vectorises
-    it; the terms are added in the loop's order, so the results are the same.
-    """
-    _wide()
-    if not full:
-        if k == 3:
-            _values_hard(p, y, _B, 3, log_eps, vals)
-        elif k == 2:
-            _values_hard(p, y, _B, 2, log_eps, vals)
-        else:
-            _values_hard(p, y, _B, k, log_eps, vals)
-        return _check(p, t, y, k, atol, has_t)
-    if k == 3:
-        return _values_full(p, t, y, _B, 3, atol, log_eps, vals)
-    if k == 2:
-        return _values_full(p, t, y, _B, 2, atol, log_eps, vals)
-    return _values_full(p, t, y, _B, k, atol, log_eps, vals)
 
 
 @_inline
@@ -176,16 +184,6 @@ def _bin_impl(p, count, n_bins, bins):  # pragma: no cover - compiled
     step, fnb, last = 1.0 / n_bins, float(n_bins), np.int32(n_bins - 1)
     for x in range(count):
         bins[x] = _bin(p[x], step, fnb, last)
-
-
-@_jit
-def _bin_all(p, k, n_bins, bins):  # pragma: no cover - compiled
-    """``bins[x]``: the bin of ``p[x]`` for the ``k B`` values of the block (flat, SIMD)."""
-    _wide()
-    if k == 3:
-        _bin_impl(p, 3 * _B, n_bins, bins)
-    else:
-        _bin_impl(p, k * _B, n_bins, bins)
 
 
 @_inline
@@ -251,32 +249,6 @@ def _top3(p, t, y, m, nb, bins, classwise, topc, topt, toph, topb, check, atol,
     return bad
 
 
-@_jit
-def _top(p, t, y, k, bins, classwise, nb, topc, topt, toph, topb, check, atol,
-         has_t):  # pragma: no cover - compiled
-    """:func:`_top3` or :func:`_top_impl`; with ``check`` (when no per-item value is asked,
-    so that :func:`_values` has not checked the rows) the checks of :func:`_check` in the
-    same loop: one pass over the block instead of two (ECE: 5.6 -> 3.8 ns per row)."""
-    _wide()
-    bad = 0
-    if check:
-        if k == 3 and not classwise:
-            if has_t:
-                return _top3(p, t, y, _B, nb, bins, False, topc, topt, toph, topb, True, atol,
-                             True)
-            return _top3(p, t, y, _B, nb, bins, False, topc, topt, toph, topb, True, atol, False)
-        bad = _check(p, t, y, k, atol, has_t)
-    if k == 3 and classwise:
-        return bad + _top3(p, t, y, _B, nb, bins, True, topc, topt, toph, topb, False, atol, True)
-    if k == 3:
-        return bad + _top3(p, t, y, _B, nb, bins, False, topc, topt, toph, topb, False, atol, True)
-    if k == 2:
-        return bad + _top_impl(p, t, y, _B, 2, bins, classwise, nb, topc, topt, toph, topb, False,
-                               atol, True)
-    return bad + _top_impl(p, t, y, _B, k, bins, classwise, nb, topc, topt, toph, topb, False,
-                           atol, True)
-
-
 @_inline
 def _scatter_impl(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw, topc, topt,
                   toph, topb):  # pragma: no cover - compiled
@@ -293,29 +265,6 @@ def _scatter_impl(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw, t
             for j in range(k):
                 _add4(cf, np.uint64(4 * ((r * k + j) * nb + bins[o + j])), wi, wi * p[o + j],
                       wi if lab == j else 0.0, wi * t[o + j])
-
-
-@_jit
-def _scatter(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw, topc, topt, toph,
-             topb):  # pragma: no cover - compiled
-    """Add rows 0..m, weighted by ``w[rr, a + i]`` (or 1), into ``top[lane, bin, :]``
-    (weight, ``max_j p_ij``, hit, ``soft_i[argmax]``, from :func:`_top`) and
-    ``cw[lane, class, bin, :]`` (weight, ``p_ij``, ``[hard_i == j]``, ``soft_ij``); row i
-    goes to lane ``i % lanes`` (interleaved accumulators break store-to-load dependency
-    chains)."""
-    _wide()
-    if k == 3 and not classwise and not weighted:  # ECE, the common case: no run-time flags
-        _scatter_impl(p, t, y, m, 3, bins, w, False, rr, a, False, top, cw, topc, topt, toph,
-                      topb)
-    elif k == 3:
-        _scatter_impl(p, t, y, m, 3, bins, w, weighted, rr, a, classwise, top, cw, topc, topt,
-                      toph, topb)
-    elif k == 2:
-        _scatter_impl(p, t, y, m, 2, bins, w, weighted, rr, a, classwise, top, cw, topc, topt,
-                      toph, topb)
-    else:
-        _scatter_impl(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw, topc, topt,
-                      toph, topb)
 
 
 @_reassoc
@@ -351,80 +300,125 @@ def _wtotal(w, rr, a, m):  # pragma: no cover - compiled
 
 @_inline
 def _pad(x, buf, k):  # pragma: no cover - compiled
-    """The rows of ``x`` (fewer than B) followed by rows (1, 0, ..., 0): B rows in ``buf``."""
+    """The rows of ``x`` (fewer than B) followed by rows (1, 0, ..., 0): B rows in ``buf``.
+
+    Element loops, not ``buf[:n] = x``: a slice assignment checks shapes, and its error
+    message alone takes numba ~4 s to compile."""
     n = x.shape[0]
-    buf[:n] = x
-    buf[n:] = 0.0
+    for o in range(n):
+        buf[o] = x[o]
+    for o in range(n, buf.shape[0]):
+        buf[o] = 0.0
     for o in range(n, buf.shape[0], k):
         buf[o] = 1.0
     return buf
 
 
 @_inline
-def _pad_labels(y, has_y, buf):  # pragma: no cover - compiled
-    """The labels ``y`` (fewer than B; 0 without labels) followed by 0: B labels in ``buf``."""
-    n = y.shape[0]
-    buf[:] = 0
-    if has_y:
-        buf[:n] = y
+def _pad_labels(y, n, buf):  # pragma: no cover - compiled
+    """The first ``n`` labels of ``y`` (fewer than B) followed by 0: B labels in ``buf``."""
+    for i in range(n):
+        buf[i] = y[i]
+    for i in range(n, buf.shape[0]):
+        buf[i] = 0
     return buf
 
 
+@functools.cache
+def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
+    """The fused pass for one kind of call, compiled (or loaded from the cache) when first asked.
 
-@_jit
-def _sums_part(p, t, y, has_y, w, weighted, a0, a1, k, vmode, n_bins, classwise, atol,
-               log_eps, items, wtot, top, cw, src, out, has_t):  # pragma: no cover - compiled
-    """Rows a0..a1 into the accumulators; returns the failed checks (rows, weights).
-
-    ``vmode``: 0 no per-item quantity, 1 those of _HARD, 2 all. ``t`` is ``p``
-    without soft labels (``has_t`` False: not checked twice); ``y`` is read only
-    if ``has_y``. ``items[rr, q]``,
-    ``wtot[rr]``, ``top[rr]``, ``cw[rr]``: see _wsum, _wtotal, _scatter. When
-    ``out`` has rows (item_values), value column ``src[c]`` of row i goes to
-    ``out[i, c]``. Stops after the first block with a failure (the caller raises).
+    Compile-time constants (closure variables: numba keys a closure's cache entry on
+    their values, and compiles only the branches that the constants leave):
+    ``k_const`` 3 or 2 (the class loops unroll and the row loops run SIMD) or 0 (any
+    ``k``, read at run time); ``vmode`` 0 no per-item quantity, 1 those of _HARD, 2
+    all, 3 those of _PLAIN. With per-item quantities, the bins and whether soft labels
+    are given are read at run time (the values dominate the time); without, the kernel
+    only checks and bins the rows, ``bins`` (0 none, 1 top-label, 2 top-label and classwise) and ``has_t``
+    (soft labels given; else ``t`` is ``p``, not checked twice) are constants (ECE
+    alone: the checks, argmax and bin in one SIMD loop). Weights, hard labels and
+    the per-item output are run-time flags everywhere. So a command compiles one or
+    two kernels of about 2 s each (issue 22: the first call took 21-40x a compiled
+    one when every variant was compiled into one function).
     """
-    r, nq = items.shape
-    vals = np.empty((12 + 2 * k) * _B)
-    zeros = np.zeros(_B, dtype=np.int64)
-    bins = np.empty(k * _B, dtype=np.int32)
-    topc, topt, toph = np.empty(_B), np.empty(_B), np.empty(_B)
-    topb = np.empty(_B, dtype=np.int32)
-    pad_p, pad_t, pad_y = np.zeros(k * _B), np.zeros(k * _B), np.zeros(_B, dtype=np.int64)
-    bad = wbad = 0
-    for a in range(a0, a1, _B):
-        b = min(a + _B, a1)
-        m = b - a
-        if m == _B:
-            pb, tb = p[k * a:k * b], t[k * a:k * b]
-            yb = y[a:b] if has_y else zeros
-        else:  # the last block, padded to B rows with valid rows (1, 0, ..., 0), label 0
-            pb, yb = _pad(p[k * a:k * b], pad_p, k), _pad_labels(y[a:b], has_y, pad_y)
-            tb = _pad(t[k * a:k * b], pad_t, k) if has_t else pb
-        if vmode:
-            bad += _values(pb, tb, yb, k, vmode == 2, atol, log_eps, vals, has_t)
-        elif not n_bins:
-            bad += _check(pb, tb, yb, k, atol, has_t)
-        for i in range(m if out.shape[0] else 0):
-            for c in range(src.shape[0]):
-                out[a + i, c] = vals[src[c] * _B + i]
-        if n_bins:
-            if classwise:
-                _bin_all(pb, k, n_bins, bins)
-            bad += _top(pb, tb, yb, k, bins, classwise, n_bins, topc, topt, toph, topb,
-                        not vmode, atol, has_t)
-        for rr in range(r):
-            if weighted:
-                s, nbad = _wtotal(w, rr, a, m)
-                wtot[rr] += s
-                wbad += nbad
-            if nq:
-                _wsum(vals, nq, m, w, weighted, rr, a, items)
-            if n_bins:
-                _scatter(pb, tb, yb, m, k, bins, w, weighted, rr, a, classwise, top[rr], cw[rr],
-                         topc, topt, toph, topb)
-        if bad or wbad:
-            break
-    return bad, wbad
+    values = vmode > 0
+
+    @_jit
+    def part(p, t, y, has_y, w, weighted, a0, a1, k, has_t_rt, n_bins, classwise_rt,
+             atol, log_eps, items, wtot, top, cw, src, out):  # pragma: no cover - compiled
+        """Rows a0..a1 into the accumulators; returns the failed checks (rows, weights).
+
+        ``items[rr, q]``, ``wtot[rr]``, ``top[rr]``, ``cw[rr]``: see _wsum, _wtotal,
+        _scatter_impl; value column ``src[c]`` of row i goes to ``out[i, c]``.
+        Stops after the first block with a failure (the caller raises). The work arrays
+        are allocated here: LLVM then knows they alias no input, and vectorises the loops
+        that write them (passed in, the values took 4x longer).
+        """
+        _wide()
+        kk = k_const if k_const else k
+        ht = has_t_rt if values else has_t
+        nbins = n_bins > 0 if values else bins > 0
+        classwise = classwise_rt if values else bins == 2
+        r, nq = items.shape
+        vals = np.empty((12 + 2 * kk) * _B)
+        binned = np.empty(kk * _B, dtype=np.int32)
+        topc, topt, toph = np.empty(_B), np.empty(_B), np.empty(_B)
+        topb = np.empty(_B, dtype=np.int32)
+        pad_p, pad_t, ybuf = np.empty(kk * _B), np.empty(kk * _B), np.empty(_B, dtype=np.int64)
+        if not has_y:  # label 0 for every row
+            _pad_labels(y, 0, ybuf)
+        bad = wbad = 0
+        for a in range(a0, a1, _B):
+            b = min(a + _B, a1)
+            m = b - a
+            if m == _B:
+                pb, tb = p[kk * a:kk * b], t[kk * a:kk * b]
+                yb = y[a:b] if has_y else ybuf
+            else:  # the last block, padded to B rows with valid rows (1, 0, ..., 0), label 0
+                pb = _pad(p[kk * a:kk * b], pad_p, kk)
+                yb = _pad_labels(y[a:b], m if has_y else 0, ybuf)
+                tb = _pad(t[kk * a:kk * b], pad_t, kk) if ht else pb
+            if vmode == 2 and k_const == 3:  # the checks in the same loop
+                bad += _values3(pb, tb, yb, _B, atol, log_eps, vals, ht)
+            elif vmode == 2:
+                bad += _values_any(pb, tb, yb, _B, kk, atol, log_eps, vals, ht)
+            elif vmode == 3:
+                _values_plain(pb, tb, yb, _B, kk, vals)
+                bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
+            elif vmode == 1:
+                _values_hard(pb, yb, _B, kk, log_eps, vals)
+                bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
+            elif bins == 1 and k_const == 3:  # the checks in the top-label loop below
+                pass
+            else:
+                bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
+            for i in range(m if out.shape[0] else 0):
+                for c in range(src.shape[0]):
+                    out[a + i, c] = vals[src[c] * _B + i]
+            if nbins:
+                if classwise:
+                    _bin_impl(pb, kk * _B, n_bins, binned)
+                if k_const == 3:
+                    bad += _top3(pb, tb, yb, _B, n_bins, binned, classwise, topc, topt, toph,
+                                 topb, not values and bins == 1, atol, ht)
+                else:
+                    _top_impl(pb, tb, yb, _B, kk, binned, classwise, n_bins, topc, topt, toph,
+                              topb, False, atol, True)
+            for rr in range(r):
+                if weighted:
+                    s, nbad = _wtotal(w, rr, a, m)
+                    wtot[rr] += s
+                    wbad += nbad
+                if nq:
+                    _wsum(vals, nq, m, w, weighted, rr, a, items)
+                if nbins:
+                    _scatter_impl(pb, tb, yb, m, kk, binned, w, weighted, rr, a, classwise,
+                                  top[rr], cw[rr], topc, topt, toph, topb)
+            if bad or wbad:
+                break
+        return bad, wbad
+
+    return part
 
 
 # --------------------------------------------------------------------------- Python API
@@ -454,7 +448,7 @@ def _run_parts(fn, n: int) -> list:
     bounds = [*range(0, n, CHUNK_ROWS), n]
     threads = _threads(len(bounds) - 1)
     if threads < 2:
-        return [fn(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        return [fn(a, b) for a, b in itertools.pairwise(bounds)]
     with ThreadPoolExecutor(max_workers=threads) as pool:
         return list(pool.map(fn, bounds[:-1], bounds[1:]))
 
@@ -474,19 +468,37 @@ def _run(part, n: int, p, s, h, w, names) -> list:
 
 def _inputs(probs, soft, hard, weights, quantities, names):
     """Prepared arrays, flat C-contiguous rows (``soft`` is ``probs`` when absent), and
-    which value columns hold the quantities (all of them, or only _HARD)."""
+    which value columns hold the quantities (_COLUMNS of the vmode)."""
     p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names)
     quantities = _sums.check_quantities(quantities, s, h)
-    full = any(q not in _HARD for q in quantities)
-    cols = ITEM_QUANTITIES if full else _HARD
+    vmode = (1 if all(q in _HARD for q in quantities)
+             else 3 if all(q in _PLAIN for q in quantities) else 2) if quantities else 0
+    cols = _COLUMNS.get(vmode, ())
     flat = (np.ascontiguousarray(p).reshape(-1),
             p.reshape(-1) if s is None else np.ascontiguousarray(s).reshape(-1),
             np.zeros(1, dtype=np.int64) if h is None else np.ascontiguousarray(h))
-    vmode = (2 if full else 1) if quantities else 0
     return p, s, h, w, quantities, flat, vmode, [cols.index(q) for q in quantities]
 
 
 _NO_OUT, _NO_SRC = np.empty((0, 0)), np.empty(0, dtype=np.int64)
+
+
+def _compiled(k: int, vmode: int, bins: int, has_t: bool, args: tuple) -> Any:
+    """The kernel of :func:`_kernel` for this call, ready to run.
+
+    ``args``: the call's arguments for no rows (``a0 = a1 = 0``). The first use in a
+    process runs the kernel on no rows, which loads it from numba's cache or compiles
+    it (about 2 s, once per environment): if that takes more than 2 s, a line on
+    stderr says so (under the progress bars' rules), so that a first command does not
+    look hung; and the input's own run time is never taken for compiling.
+    """
+    kernel = _kernel(k if k in (2, 3) else 0, vmode, -1 if vmode else bins,
+                     True if vmode else has_t)
+    if not kernel.signatures:
+        with notice_if_slow("annokit: compiling the metric kernels (once per environment; "
+                            "later runs load them from the cache) ..."):
+            kernel(*args)
+    return kernel
 
 
 def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: Any = (),
@@ -515,16 +527,23 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
     one = w is None or w.ndim == 1
     r = 1 if one else w.shape[0]
     w2 = np.zeros((1, 1)) if w is None else np.ascontiguousarray(w.reshape(r, n))
-    nq = (12 if vmode == 2 else 3) if vmode else 0
+    nq = len(_COLUMNS.get(vmode, ()))
     lanes = _LANES if r * k * nb <= 1 << 16 else 1
     shapes = ((r, nq), (r,), (r, lanes, max(nb, 1), 4),
               (r, lanes, k if classwise and nb else 1, max(nb, 1), 4))
 
+    cw = bool(classwise) and nb > 0
+
+    def args(a: int, b: int, atol: float, acc: list) -> tuple:
+        return (pf, sf, hf, h is not None, w2, w is not None, a, b, k, s is not None,
+                nb, cw, atol, _LOG_EPS, *acc, _NO_SRC, _NO_OUT)
+
+    kernel = _compiled(k, vmode, (2 if cw else 1) if nb else 0, s is not None,
+                       args(0, 0, SIMPLEX_ATOL, [np.zeros(shape) for shape in shapes]))
+
     def part(a: int, b: int, atol: float):
         acc = [np.zeros(shape) for shape in shapes]
-        bad = _sums_part(pf, sf, hf, h is not None, w2, w is not None, a, b, k, vmode, nb,
-                         bool(classwise) and nb > 0, atol, _LOG_EPS, *acc, _NO_SRC, _NO_OUT,
-                         s is not None)
+        bad = kernel(*args(a, b, atol, acc))
         return acc, bad[0] + bad[1]
 
     parts = _run(part, n, p, s, h, w, names) or [[np.zeros(shape) for shape in shapes]]
@@ -544,8 +563,15 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
 
 
 def item_values(probs: Any, soft: Any, hard: Any, quantities: Any = ITEM_QUANTITIES, *,
-                names: Any = NAMES) -> np.ndarray:
-    """Per-item values, shape ``(n, len(quantities))``, as :func:`annokit.metrics.kernels.item_values`.
+                eps: float = KL_EPS, names: Any = NAMES) -> np.ndarray:
+    """Per-item values, shape ``(n, len(quantities))``: the quantities of
+    :data:`~annokit.metrics.sums.ITEM_QUANTITIES` whose means the states sum, one column each.
+
+    The one implementation of the per-item quantities: the named functions
+    (:mod:`annokit.metrics.scores`, :mod:`annokit.metrics.human_calibration`), the
+    per-item output of the engine and the states all read them here. ``eps``: the
+    floor of the model probabilities in the logs (``nll``, ``nll_majority``, ``kl``;
+    default ``KL_EPS``).
 
     Raises
     ------
@@ -555,13 +581,19 @@ def item_values(probs: Any, soft: Any, hard: Any, quantities: Any = ITEM_QUANTIT
     p, s, h, _, quantities, (pf, sf, hf), vmode, src = _inputs(
         probs, soft, hard, None, quantities, names)
     n, k = p.shape
+    log_eps = _LOG_EPS if eps == KL_EPS else float(np.log(eps))
     out = np.empty((n, len(quantities)))
     acc = (np.zeros((1, 0)), np.zeros(1), np.zeros((1, 1, 1, 4)), np.zeros((1, 1, 1, 1, 4)))
     src = np.array(src, dtype=np.int64)
 
+    def args(a: int, b: int, atol: float) -> tuple:
+        return (pf, sf, hf, h is not None, _NO_OUT, False, a, b, k, s is not None, 0,
+                False, atol, log_eps, *acc, src, out)
+
+    kernel = _compiled(k, vmode, 0, s is not None, args(0, 0, SIMPLEX_ATOL))
+
     def part(a: int, b: int, atol: float):
-        bad = _sums_part(pf, sf, hf, h is not None, _NO_OUT, False, a, b, k, vmode, 0, False,
-                         atol, _LOG_EPS, *acc, src, out, s is not None)
+        bad = kernel(*args(a, b, atol))
         return None, bad[0]
 
     _run(part, n, p, s, h, None, names)

@@ -126,8 +126,7 @@ class MultilabelBinnedState(ExtensionState):
     def per_label(self) -> Any:
         """ECE per label, shape (L,) or (r, L); NaN without weight."""
         weight, ps, ys = np.moveaxis(self._sums, -3, 0)
-        total = weight.sum(axis=-1)
-        return _binning._divide(np.abs(ps - ys).sum(axis=-1), total)
+        return _binning.reduce_bins(weight, ps, ys, weight.sum(axis=-1))
 
     def _compute(self) -> Any:
         out = np.asarray(self.per_label()).mean(axis=-1)

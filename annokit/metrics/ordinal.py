@@ -20,7 +20,9 @@ rps / rps_soft     ``sum_{j<k-1} (F_p(j) - F_o(j))^2``, ``o`` the one-hot hard l
                    probability score (Epstein 1969, in Murphy's 1971 cumulative form)
 =================  ==============================================================
 
-Each metric is the (weighted) mean over items of its per-item value. ``lewidi_ce``
+Each metric is the (weighted) mean over items of its per-item value, computed by the
+one fused pass of :mod:`annokit.metrics.kernels_ordinal` (checks, values and weighted
+sums; the tests' numpy oracle evaluates the definitions). ``lewidi_ce``
 differs from the registry's ``nll`` (clip at 1e-15 from below only, no ``+1e-9``)
 by at most about ``1e-9`` nats per unit of human mass for ordinary predictions, and
 much more for predictions near 0: it is kept separate so that scores match the
@@ -45,51 +47,16 @@ from typing import Any
 import numpy as np
 
 from annokit.errors import InvalidValueError
+from annokit.metrics.kernels_ordinal import (
+    LEWIDI_CE_CLIP,
+    LEWIDI_CE_SHIFT,
+    QUANTITIES,
+    ordinal_sums,
+    ordinal_values,
+)
 from annokit.metrics.states_ext import RowMeanState, check_values_option, update_states
 
-__all__ = ["LEWIDI_CE_CLIP", "LEWIDI_CE_SHIFT", "OrdinalState", "QUANTITIES", "lewidi_ce_rows",
-           "manhattan_rows", "mean_abs_error_rows", "ordinal_score", "rps_rows",
-           "wasserstein_rows"]
-
-#: LeWiDi 2023 scorer: predictions clipped to [1e-12, 1 - 1e-12], then log(p + 1e-9).
-LEWIDI_CE_CLIP = 1e-12
-LEWIDI_CE_SHIFT = 1e-9
-
-#: Per-item quantities of :class:`OrdinalState` (the registry maps metric names to them):
-#: Wasserstein-1, L1, the LeWiDi 2023 cross-entropy, the gap of the means, the ranked
-#: probability score against the hard label and against the human distribution.
-QUANTITIES = ("emd", "l1", "ce_clip_shift", "mean_gap", "cum_sq_hard", "cum_sq_soft")
-
-
-def wasserstein_rows(probs: np.ndarray, soft: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Wasserstein-1 distance per item on the category ``values`` (increasing)."""
-    gaps = np.diff(values)
-    return np.abs(np.cumsum(probs - soft, axis=1)[:, :-1]) @ gaps
-
-
-def manhattan_rows(probs: np.ndarray, soft: np.ndarray) -> np.ndarray:
-    """``sum_j |p_j - soft_j|`` per item."""
-    return np.abs(probs - soft).sum(axis=1)
-
-
-def lewidi_ce_rows(probs: np.ndarray, soft: np.ndarray) -> np.ndarray:
-    """LeWiDi 2023 cross-entropy per item (clip, shift and natural log as the scorer)."""
-    p = np.clip(probs, LEWIDI_CE_CLIP, 1.0 - LEWIDI_CE_CLIP)
-    return -(soft * np.log(p + LEWIDI_CE_SHIFT)).sum(axis=1)
-
-
-def mean_abs_error_rows(probs: np.ndarray, soft: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``|E_p[v] - E_soft[v]|`` per item."""
-    return np.abs((probs - soft) @ values)
-
-
-def rps_rows(probs: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Ranked probability score per item; ``target`` (n, k) rows or (n,) class indices."""
-    if target.ndim == 1:
-        onehot = np.zeros_like(probs)
-        onehot[np.arange(probs.shape[0]), target] = 1.0
-        target = onehot
-    return (np.cumsum(probs - target, axis=1)[:, :-1] ** 2).sum(axis=1)
+__all__ = ["LEWIDI_CE_CLIP", "LEWIDI_CE_SHIFT", "QUANTITIES", "OrdinalState", "ordinal_score"]
 
 
 class OrdinalState(RowMeanState):
@@ -133,18 +100,18 @@ class OrdinalState(RowMeanState):
         if self.values is not None:
             check_values_option(self.values, k)
 
+    #: Its kernel checks the batch's values in the same pass (update_states checks only
+    #: the shapes first, and fills this state before any other).
+    checks_values = True
+
+    def _category_values(self, k: int) -> np.ndarray | None:
+        return None if self.values is None else check_values_option(self.values, k)
+
     def _rows(self, p, s, h) -> np.ndarray:
-        q = self.quantity
-        if q == "l1":
-            return manhattan_rows(p, s)
-        if q == "ce_clip_shift":
-            return lewidi_ce_rows(p, s)
-        if q == "cum_sq_hard":
-            return rps_rows(p, h)
-        if q == "cum_sq_soft":
-            return rps_rows(p, s)
-        v = check_values_option(self.values, p.shape[1])
-        return wasserstein_rows(p, s, v) if q == "emd" else mean_abs_error_rows(p, s, v)
+        return ordinal_values(self.quantity, p, s, h, self._category_values(p.shape[1]))
+
+    def _batch_sums(self, p, s, h, w) -> tuple[Any, Any]:
+        return ordinal_sums(self.quantity, p, s, h, w, self._category_values(p.shape[1]))
 
 
 def ordinal_score(quantity: str, probs: Any, targets: Any, *, values: Any = None,

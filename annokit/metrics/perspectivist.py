@@ -48,7 +48,8 @@ import pandas as pd
 from annokit.core.checks import check_simplex, first_offenders
 from annokit.core.votes import Votes
 from annokit.errors import AlignmentError, DataFormatError, InvalidValueError, SchemaError
-from annokit.metrics.ordinal import manhattan_rows, wasserstein_rows
+from annokit.metrics.kernels import item_values
+from annokit.metrics.kernels_ordinal import ordinal_values
 from annokit.metrics.states_ext import check_values_option
 
 __all__ = ["AnnotatorEvaluation", "evaluate_annotators", "read_annotator_predictions"]
@@ -329,7 +330,7 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
     if ordered:
         per_pair["mean_distance"] = np.abs(v[pred] - v[actual]) / s
     if probs is not None:
-        per_pair["nll"] = -np.log(np.maximum(probs[np.arange(len(actual)), actual], _NLL_EPS))
+        per_pair["nll"] = item_values(probs, None, actual, ("nll_majority",), eps=_NLL_EPS)[:, 0]
 
     # per item (LeWiDi: mean over the item's annotators, then over items)
     items, it_code = np.unique(it, return_inverse=True)
@@ -345,15 +346,16 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
     m = len(items)
     pooled_pred = np.bincount(it_code * k + pred, minlength=m * k).reshape(m, k) / per_item_n[:, None]
     pooled_true = np.bincount(it_code * k + actual, minlength=m * k).reshape(m, k) / per_item_n[:, None]
-    pooled = {"tvd": float(0.5 * manhattan_rows(pooled_pred, pooled_true).mean())}
+    pooled = {"tvd": float(0.5 * ordinal_values("l1", pooled_pred, pooled_true, None).mean())}
     gap = {"error_rate": scores["lewidi_error_rate"] - pooled["tvd"]}
     if ordered:
-        pooled["wasserstein"] = float(wasserstein_rows(pooled_pred, pooled_true, v).mean() / s)
+        pooled["wasserstein"] = float(ordinal_values("emd", pooled_pred, pooled_true, None,
+                                                     v).mean() / s)
         gap["absolute_distance"] = scores["lewidi_absolute_distance"] - pooled["wasserstein"]
     if probs is not None:
         mean_probs = np.stack([np.bincount(it_code, probs[:, j], minlength=m)
                                for j in range(k)], axis=1) / per_item_n[:, None]
-        pooled["manhattan"] = float(manhattan_rows(mean_probs, pooled_true).mean())
+        pooled["manhattan"] = float(ordinal_values("l1", mean_probs, pooled_true, None).mean())
 
     # per annotator
     anns, an_code = np.unique(an, return_inverse=True)

@@ -3,8 +3,9 @@
 :func:`accuracy`, :func:`brier_score` and :func:`negative_log_likelihood`, each
 against hard labels (class indices) or, for the scores, soft targets (the human
 distribution), with ``reduction="mean"`` (default) or ``"none"`` for per-item
-values. The per-item values come from the row functions of
-:mod:`annokit.metrics.sums`, so the means equal the registered metrics
+values. The per-item values come from the one implementation that the metric
+states sum (:func:`annokit.metrics.kernels.item_values`), so the means equal the
+registered metrics
 ``accuracy``, ``brier``/``brier_soft`` and ``nll_majority``/``nll``
 (:mod:`annokit.metrics.registry`) on the same rows; use those states for
 batches, shards and item weights.
@@ -25,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from annokit.core.checks import check_option
+from annokit.core.checks import check_open_unit, check_option
 from annokit.core.divergence import KL_EPS
-from annokit.errors import InvalidValueError
+from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
 
 __all__ = ["accuracy", "brier_score", "negative_log_likelihood"]
@@ -41,13 +42,15 @@ def _reduce(values: np.ndarray, reduction: str) -> float | np.ndarray:
     return float(values.mean()) if reduction == "mean" else values
 
 
-def _targets_or_labels(probs: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``y`` as hard labels (1-D class indices) or soft targets (2-D), checked."""
+def _per_item(probs: Any, y: Any, hard_quantity: str, soft_quantity: str,
+              eps: float = KL_EPS) -> np.ndarray:
+    """The per-item quantity against ``y``: hard labels (1-D class indices) or soft targets
+    (2-D), checked (shapes here, values in the kernel's pass)."""
     arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
     hard, soft = (arr, None) if arr.ndim == 1 else (None, arr)
     p, t, h, _ = _sums.prepare(probs, soft, hard, names=_NAMES, allow_empty=False)
-    _sums.check_values(p, t, h, names=_NAMES)
-    return p, (h if t is None else t)
+    q = hard_quantity if t is None else soft_quantity
+    return _kernels.item_values(p, t, h, (q,), eps=eps, names=_NAMES)[:, 0]
 
 
 def accuracy(probs: Any, labels: Any, *, reduction: str = "mean") -> float | np.ndarray:
@@ -78,8 +81,8 @@ def accuracy(probs: Any, labels: Any, *, reduction: str = "mean") -> float | np.
     """
     check_option("reduction", reduction, _REDUCTIONS)
     p, _, y, _ = _sums.prepare(probs, None, labels, names=_NAMES, allow_empty=False)
-    _sums.check_values(p, None, y, names=_NAMES)
-    return _reduce(_sums.accuracy_rows(p, y), reduction)
+    return _reduce(_kernels.item_values(p, None, y, ("accuracy",), names=_NAMES)[:, 0],
+                   reduction)
 
 
 def brier_score(probs: Any, labels_or_targets: Any, *, reduction: str = "mean"
@@ -113,7 +116,7 @@ def brier_score(probs: Any, labels_or_targets: Any, *, reduction: str = "mean"
     0.18
     """
     check_option("reduction", reduction, _REDUCTIONS)
-    return _reduce(_sums.brier_rows(*_targets_or_labels(probs, labels_or_targets)), reduction)
+    return _reduce(_per_item(probs, labels_or_targets, "brier", "brier_soft"), reduction)
 
 
 def negative_log_likelihood(probs: Any, labels_or_targets: Any, *, eps: float = KL_EPS,
@@ -145,7 +148,5 @@ def negative_log_likelihood(probs: Any, labels_or_targets: Any, *, eps: float = 
     0.693147
     """
     check_option("reduction", reduction, _REDUCTIONS)
-    if not (isinstance(eps, (int, float)) and 0 < eps < 1):
-        raise InvalidValueError(f"eps must be a number in (0, 1); got {eps!r}")
-    p, y = _targets_or_labels(probs, labels_or_targets)
-    return _reduce(_sums.nll_rows(p, y, eps), reduction)
+    eps = check_open_unit("eps", eps)
+    return _reduce(_per_item(probs, labels_or_targets, "nll_majority", "nll", eps), reduction)

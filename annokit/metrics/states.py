@@ -55,6 +55,9 @@ class MetricState:
     """
 
     needs: frozenset[str] = frozenset()
+    #: Filled from the fused kernel pass (:func:`update_many`); the extension states of
+    #: :mod:`annokit.metrics.states_ext` are not, and absorb their checked batches themselves.
+    fused = True
 
     def __init__(self) -> None:
         self.n_labels: int | None = None
@@ -67,6 +70,13 @@ class MetricState:
         """Add one batch (see the module notes); returns self."""
         update_many([self], probs, soft, hard, weights)
         return self
+
+    def update_together(self, states: list[MetricState], probs: Any, soft: Any, hard: Any,
+                        weights: Any, *, names: Sequence[str], allow_empty: bool
+                        ) -> list[MetricState]:
+        """Update ``states`` (a mix holding this state) from one batch; the states that the
+        fused kernels do not fill (``fused`` False) implement it."""
+        raise NotImplementedError
 
     def merge(self, other: MetricState) -> MetricState:
         """Add the batches of ``other`` (same metric, options, labels and replicates); returns self."""
@@ -360,6 +370,17 @@ def update_many(states: Iterable[MetricState], probs: Any, soft: Any = None, har
         Rows off the simplex, labels out of range, negative or non-finite weights.
     """
     states = list(states)
+    other = next((st for st in states if not st.fused), None)
+    if other is not None:  # ordinal, binary, multi-label states among them
+        return other.update_together(states, probs, soft, hard, weights, names=names,
+                                     allow_empty=allow_empty)
+    return _update_fused(states, probs, soft, hard, weights, names=names,
+                         allow_empty=allow_empty)
+
+
+def _update_fused(states: list[MetricState], probs: Any, soft: Any, hard: Any, weights: Any,
+                  *, names: Sequence[str], allow_empty: bool) -> list[MetricState]:
+    """:func:`update_many` for states that the fused kernels fill."""
     p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names, allow_empty=allow_empty)
     given = {"soft": s is not None, "hard": h is not None}
     k, r = p.shape[1], (w.shape[0] if w is not None and w.ndim == 2 else None)

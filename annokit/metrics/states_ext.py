@@ -4,10 +4,12 @@ The states in :mod:`annokit.metrics.states` are filled from one pass of the
 fused numba kernels (:func:`~annokit.metrics.states.update_many`). The metrics
 added for ordinal scales, binary calibration and multi-label votes are states of
 their own, following the same protocol (``update`` / ``merge`` / ``compute``,
-weights None, ``(n,)`` or ``(r, n)``): an :class:`ExtensionState` checks its batch
-itself and absorbs it with numpy. :func:`update_states` updates any mix of both
-kinds from one batch (the registry's :func:`~annokit.metrics.registry.compute`
-and the engine call it), checking every input before any state changes.
+weights None, ``(n,)`` or ``(r, n)``): an :class:`ExtensionState` absorbs its checked
+batch itself (the order-aware ones from their own fused pass,
+:mod:`annokit.metrics.kernels_ordinal`). There is one update entry point:
+:func:`~annokit.metrics.states.update_many` (and every state's ``update``) takes any
+mix of both kinds and hands it to :func:`update_states`, which checks every input
+before any state changes.
 
 Two input kinds (:attr:`ExtensionState.task`):
 
@@ -31,7 +33,7 @@ import numpy as np
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import _binning
 from annokit.metrics import sums as _sums
-from annokit.metrics.states import MetricState, update_many
+from annokit.metrics.states import MetricState, _update_fused
 
 __all__ = ["BinaryBinnedState", "ExtensionState", "RowMeanState", "prepare_multilabel",
            "update_states", "weighted_sums"]
@@ -142,12 +144,17 @@ class ExtensionState(MetricState):
 
     task = "single"
     exact_labels: int | None = None
+    fused = False
+    #: True when the state's own kernel checks the batch's values (``_batch_sums``).
+    checks_values = False
 
-    def update(self, probs: Any, soft: Any = None, hard: Any = None, weights: Any = None
-               ) -> ExtensionState:
-        """Add one batch (see :mod:`annokit.metrics.states`); returns self."""
-        update_states([self], probs, soft, hard, weights)
-        return self
+    @staticmethod
+    def update_together(states: list[MetricState], probs: Any, soft: Any, hard: Any,
+                        weights: Any, *, names: Sequence[str], allow_empty: bool
+                        ) -> list[MetricState]:
+        """:func:`annokit.metrics.states.update_many` of a mix holding extension states."""
+        return update_states(states, probs, soft, hard, weights, names=names,
+                             allow_empty=allow_empty)
 
     def _check_batch(self, given: dict[str, bool], k: int, r: int | None) -> None:
         for need in sorted(self.needs):
@@ -163,18 +170,11 @@ class ExtensionState(MetricState):
                 w: np.ndarray | None) -> None:
         raise NotImplementedError
 
-    def _accept(self, k: int, r: int | None) -> None:
-        # update_many (the fused-kernel path) cannot fill this state: refuse rather than
-        # leave it silently empty
-        if not getattr(self, "_absorbing", False):
-            raise SchemaError(f"{type(self).__name__} is updated by annokit.metrics.states_ext."
-                              "update_states (or its own update), not states.update_many")
-        self._absorbing = False
-        super()._accept(k, r)
 
 
 def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, hard: Any = None,
-                  weights: Any = None, *, allow_empty: bool = True) -> list[MetricState]:
+                  weights: Any = None, *, names: Sequence[str] = _sums.NAMES,
+                  allow_empty: bool = True) -> list[MetricState]:
     """Update kernel states and extension states from one batch; no state changes on an error.
 
     Parameters
@@ -204,20 +204,28 @@ def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, h
     if len(tasks) > 1:
         raise SchemaError("single-label and multi-label metrics take different inputs; "
                           "update them separately")
+    fused: dict[int, Any] = {}
     if ext:
         if "multilabel" in tasks:
             p, s, h, w = prepare_multilabel(probs, soft, hard, weights, allow_empty=allow_empty)
+        elif all(st.checks_values for st in ext):  # values checked in the kernels' passes
+            p, s, h, w = _sums.prepare(probs, soft, hard, weights, allow_empty=allow_empty)
         else:
             p, s, h, w = _prepare_single(probs, soft, hard, weights, allow_empty)
         given = {"soft": s is not None, "hard": h is not None}
         r = w.shape[0] if w is not None and w.ndim == 2 else None
         for st in ext:
             st._check_batch(given, p.shape[1], r)
+        # the states whose kernels check the batch: their sums first (a check that fails
+        # raises before any state changes)
+        fused = {id(st): st._batch_sums(p, s, h, w) for st in ext if st.checks_values}
     if core:
-        update_many(core, probs, soft, hard, weights, allow_empty=allow_empty)
+        _update_fused(core, probs, soft, hard, weights, names=names, allow_empty=allow_empty)
     for st in ext:
-        st._absorb(p, s, h, w)
-        st._absorbing = True
+        if id(st) in fused:
+            st._absorb_sums(*fused[id(st)])
+        else:
+            st._absorb(p, s, h, w)
         st._accept(p.shape[1], r)
     return states
 
@@ -252,8 +260,14 @@ class RowMeanState(ExtensionState):
         self._check_batch({"soft": s is not None, "hard": h is not None}, p.shape[1], None)
         return self._rows(p, s, h)
 
+    def _batch_sums(self, p, s, h, w) -> tuple[Any, Any]:
+        """``(sum_i w_i v_i, sum_i w_i)`` of one checked batch."""
+        return weighted_sums(self._rows(p, s, h), w)
+
     def _absorb(self, p, s, h, w) -> None:
-        total, weight = weighted_sums(self._rows(p, s, h), w)
+        self._absorb_sums(*self._batch_sums(p, s, h, w))
+
+    def _absorb_sums(self, total: Any, weight: Any) -> None:
         self._total = _add(self._total, np.asarray(total, dtype=np.float64))
         self._weight = _add(self._weight, np.asarray(weight, dtype=np.float64))
 
@@ -330,14 +344,7 @@ class BinaryBinnedState(ExtensionState):
 
     def _compute(self) -> Any:
         weight, ps, ys = np.moveaxis(self._sums, -2, 0)
-        total = weight.sum(axis=-1)
-        if self.reduce == "ece":
-            return _binning._divide(np.abs(ps - ys).sum(axis=-1), total)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            gap = np.where(weight > 0, np.abs(ps - ys) / np.where(weight > 0, weight, 1), -np.inf)
-        out = gap.max(axis=-1)
-        return np.where(total > 0, out, np.nan) if np.ndim(out) else (
-            float(out) if total > 0 else np.nan)
+        return _binning.reduce_bins(weight, ps, ys, weight.sum(axis=-1), reduce=self.reduce)
 
 
 def check_values_option(values: Sequence[float] | None, k: int) -> np.ndarray:

@@ -7,10 +7,9 @@ quantities, the total weight and the per-bin sums of the binned metrics),
 :func:`prepare` and :func:`check_values`. The sums themselves are computed by
 the fused numba kernels in :mod:`annokit.metrics.kernels` (``batch_sums`` and
 ``item_values``), for every input size; a plain numpy oracle of the same two
-functions lives in ``tests/metrics/oracle.py``. The row functions below
-(``accuracy_rows``, ``brier_rows``, ``nll_rows``, ...) serve the named per-item
-functions (:func:`annokit.metrics.scores.brier_score` with ``reduction="none"``
-and its kin), which the tests compare with the kernels.
+functions lives in ``tests/metrics/oracle.py``. The named per-item functions
+(:func:`annokit.metrics.scores.brier_score` with ``reduction="none"`` and its kin)
+read the same kernel (``item_values``).
 
 Inputs, as everywhere in the metric states: ``probs`` (n, k) model rows and
 ``soft`` (n, k) human distributions, both on the simplex (finite, ``>= 0``,
@@ -54,25 +53,20 @@ from typing import Any
 import numpy as np
 
 from annokit.core.checks import check_simplex
-from annokit.core.divergence import KL_EPS
-from annokit.core.soft_labels import entropy
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics._binning import BinStats
 
 __all__ = [
     "ITEM_QUANTITIES",
     "NAMES",
+    "NO_LOG_QUANTITIES",
     "RANK_SORT_KIND",
+    "TVD_QUANTITY",
     "BatchSums",
     "BinStats",
-    "accuracy_rows",
-    "brier_rows",
     "check_values",
-    "entropy_gap_rows",
-    "nll_rows",
     "prepare",
     "quantity_needs",
-    "rank_rows",
 ]
 
 #: The per-item quantities, in the order of :func:`item_values` columns by default.
@@ -81,6 +75,12 @@ ITEM_QUANTITIES = ("accuracy", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl"
 
 #: Quantities computed against the hard labels; the others need the soft labels.
 _HARD = frozenset({"accuracy", "brier", "nll_majority"})
+#: Quantities with logs in their formula.
+_LOGS = frozenset({"ent_ce", "ent_ce_signed", "jsd", "kl", "nll_majority", "nll"})
+#: The quantities without a log, in ITEM_QUANTITIES order (the kernels have a cheaper pass).
+NO_LOG_QUANTITIES = tuple(q for q in ITEM_QUANTITIES if q not in _LOGS)
+#: The per-item quantity of DistCE, the total variation distance (Baan et al. 2022, Eq. 7).
+TVD_QUANTITY = "dist_ce"
 
 #: Argument names used in error messages by default: (probs, soft, hard).
 NAMES = ("probs", "soft", "hard")
@@ -192,59 +192,6 @@ def check_values(probs: np.ndarray, soft: np.ndarray | None = None,
         where = f"item {bad[-1]}" + (f" of replicate {bad[0]}" if weights.ndim == 2 else "")
         raise InvalidValueError(f"weights must be finite and >= 0; got "
                                 f"{float(weights[tuple(bad)])!r} at {where}")
-
-
-# --------------------------------------------------------------------------- per-item maths
-# Row functions: no input checks (callers ran prepare and check_values).
-
-def accuracy_rows(probs: np.ndarray, hard: np.ndarray) -> np.ndarray:
-    """``[argmax_j p_ij == hard_i]`` as 0/1 floats (first maximum on ties)."""
-    return (probs.argmax(axis=1) == hard).astype(np.float64)
-
-
-def entropy_gap_rows(probs: np.ndarray, soft: np.ndarray) -> np.ndarray:
-    """Signed EntCE ``H(p_i) - H(soft_i)`` in nats (Baan et al. 2022, Eq. 5; ``0 log 0 = 0``)."""
-    return entropy(probs, base=None) - entropy(soft, base=None)
-
-
-def rank_rows(probs: np.ndarray, soft: np.ndarray, *, tie_aware: bool = False,
-              order: np.ndarray | None = None) -> np.ndarray:
-    """RankCS per item (Baan et al. 2022, Eq. 6), boolean.
-
-    Strict: the stable ascending ``argsort`` of ``p_i`` equals that of
-    ``soft_i``. Tie-aware: ``soft_i`` read in ``p_i``'s stable ascending order
-    never decreases (consistent with some ordering of tied human classes).
-    ``order`` may pass ``argsort(probs, kind=RANK_SORT_KIND)`` computed already.
-    """
-    if order is None:
-        order = np.argsort(probs, axis=1, kind=RANK_SORT_KIND)
-    if not tie_aware:
-        return (order == np.argsort(soft, axis=1, kind=RANK_SORT_KIND)).all(axis=1)
-    return (np.diff(np.take_along_axis(soft, order, axis=1), axis=1) >= 0).all(axis=1)
-
-
-def _one_hot(hard: np.ndarray, k: int) -> np.ndarray:
-    t = np.zeros((hard.shape[0], k))
-    t[np.arange(hard.shape[0]), hard] = 1.0
-    return t
-
-
-def brier_rows(probs: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """``sum_j (p_ij - y_ij)^2`` (Brier 1950); ``target`` (n, k) rows, or (n,) class indices."""
-    if target.ndim == 1:
-        target = _one_hot(target, probs.shape[1])
-    return ((probs - target) ** 2).sum(axis=1)
-
-
-def nll_rows(probs: np.ndarray, target: np.ndarray, eps: float = KL_EPS) -> np.ndarray:
-    """``-sum_{y_ij > 0} y_ij log max(p_ij, eps)``; ``target`` (n, k) rows or (n,) class indices.
-
-    With class indices this is ``-log max(p_i,hard_i, eps)``.
-    """
-    if target.ndim == 1:
-        return -np.log(np.maximum(probs[np.arange(probs.shape[0]), target], eps))
-    terms = np.where(target > 0, target * np.log(np.maximum(probs, eps)), 0.0)
-    return -terms.sum(axis=1)
 
 
 def check_quantities(quantities: Sequence[str], soft: Any, hard: Any) -> tuple[str, ...]:

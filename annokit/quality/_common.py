@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from annokit.core.checks import check_int
 from annokit.core.gold import GOLD_NONE, check_gold_codes
 from annokit.core.votes import Votes
 from annokit.errors import AlignmentError, ConvergenceWarning, InvalidValueError, SchemaError
@@ -124,9 +125,7 @@ def clamp(post: np.ndarray, gold: np.ndarray) -> np.ndarray:
 
 
 def check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidValueError(f"{name} must be a positive integer; got {value!r}")
-    return int(value)
+    return check_int(name, value, low=1)
 
 
 def check_nonneg_float(name: str, value: Any, *, positive: bool = False) -> float:

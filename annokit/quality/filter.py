@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.checks import check_option
+from annokit.core.checks import check_open_unit, check_option
 from annokit.core.divergence import tvd
 from annokit.core.gold import GOLD_UNKNOWN, GoldAccuracy, gold_accuracy
 from annokit.core.jsonable import finite_or_none, jsonable
@@ -434,8 +434,7 @@ def filter_annotators(
     if threshold is not None and top_fraction is not None:
         raise InvalidValueError("give either threshold or top_fraction, not both")
     if top_fraction is not None:
-        if not (isinstance(top_fraction, (int, float)) and 0 < top_fraction < 1):
-            raise InvalidValueError(f"top_fraction must be in (0, 1); got {top_fraction!r}")
+        check_open_unit("top_fraction", top_fraction)
     elif threshold is None:
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not (isinstance(threshold, (int, float))

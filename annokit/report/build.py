@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 import annokit
+from annokit.core.checks import check_int, check_open_unit
 from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import ENTROPY_BASE, ENTROPY_UNIT, distributions, entropy, majority
 from annokit.core.votes import Votes
@@ -241,12 +242,9 @@ def _dataset_summary(votes: Votes, *, n_boot: int, seed: int,
 
 
 def _check_options(n_boot: Any, confidence: Any, seed: Any) -> None:
-    for name, value in (("n_boot", n_boot), ("seed", seed)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise InvalidValueError(f"{name} must be an integer >= 0; got {value!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
-            or not 0.0 < confidence < 1.0:
-        raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    check_int("n_boot", n_boot)
+    check_int("seed", seed)
+    check_open_unit("confidence", confidence)
 
 
 def build_report(

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit.core.checks import check_option
+from annokit.core.checks import check_int, check_open_unit, check_option
 from annokit.core.resample import replicate_chunks
 from annokit.core.scales import check_scale
 from annokit.core.soft_labels import DEFAULT_TIES, TIE_POLICIES, TiePolicy, majority
@@ -64,7 +64,6 @@ from annokit.io.atomic import atomic_directory, check_outputs
 from annokit.metrics.engine import (
     AGREEMENT_BINS,
     EvaluationResult,
-    _check_int,
     _check_metrics,
     resolve_options,
     results_from_values,
@@ -217,12 +216,10 @@ def _options(metrics: Any, n_boot: Any, seed: Any, n_bins: Any, confidence: Any,
              by: Any, on_missing: str, scale: str, n_labels: int
              ) -> tuple[tuple[str, ...], int, int, int, TiePolicy]:
     names = _check_metrics(metrics, scale=scale, n_labels=n_labels)
-    n_boot = _check_int("n_boot", n_boot, 0)
-    seed = _check_int("seed", seed, 0)
-    n_bins = _check_int("n_bins", n_bins, 1)
-    if isinstance(confidence, bool) or not isinstance(confidence, (float, int)) \
-            or not 0 < confidence < 1:
-        raise InvalidValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    n_boot = check_int("n_boot", n_boot)
+    seed = check_int("seed", seed)
+    n_bins = check_int("n_bins", n_bins, low=1)
+    check_open_unit("confidence", confidence)
     check_option("on_missing", on_missing, ("error", "drop"))
     policy = DEFAULT_TIES if ties is None else ties
     check_option("ties", policy, TIE_POLICIES)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.checks import check_option
+from annokit.core.checks import check_open_unit, check_option
 from annokit.core.divergence import tvd
 from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import break_ties
@@ -125,9 +125,8 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
     check_option("method", method, ("ds", "onecoin", "mace", "agreement", "entropy"))
     if threshold is not None and top_fraction is not None:
         raise InvalidValueError("give either threshold or top_fraction, not both")
-    if top_fraction is not None and not (isinstance(top_fraction, (int, float))
-                                         and 0 < top_fraction < 1):
-        raise InvalidValueError(f"top_fraction must be in (0, 1); got {top_fraction!r}")
+    if top_fraction is not None:
+        check_open_unit("top_fraction", top_fraction)
     if top_fraction is None and threshold is None:
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not math.isfinite(threshold):

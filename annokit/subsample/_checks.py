@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from annokit.core.checks import check_counts, check_option, first_offenders
+from annokit.core.checks import check_counts, check_int, check_option, first_offenders
 from annokit.core.votes import LabelSet, Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
@@ -28,9 +28,7 @@ def as_counts(data: Any) -> tuple[np.ndarray, np.ndarray, LabelSet | None, Votes
 
 
 def check_k(k: Any, *, name: str = "k") -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InvalidValueError(f"{name} must be a positive integer; got {k!r}")
-    return int(k)
+    return check_int(name, k, low=1)
 
 
 def check_ks(ks: Any) -> np.ndarray:
@@ -72,6 +70,4 @@ def short_items(n: np.ndarray, k: int, short: str, *, ids: Sequence[Any] | None)
 
 
 def check_reps(reps: Any) -> int:
-    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
-        raise InvalidValueError(f"reps must be a positive integer; got {reps!r}")
-    return int(reps)
+    return check_int("reps", reps, low=1)

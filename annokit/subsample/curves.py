@@ -29,8 +29,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from annokit.core.checks import check_option, check_rng
-from annokit.core.jsonable import finite_or_none
+from annokit.core.checks import check_finite, check_int, check_open_unit, check_option, check_rng
+from annokit.core.jsonable import finite_or_none, jsonable
 from annokit.core.soft_labels import ENTROPY_BASE
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
@@ -297,12 +297,9 @@ def subsampling_curve(
     counts, item_ids, _, votes = as_counts(data)
     ks_arr = check_ks(default_ks(int(counts.sum(axis=1).max())) if ks is None else ks)
     reps = check_reps(reps)
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise InvalidValueError(f"n_bins must be a positive integer; got {n_bins!r}")
-    if not (0 < float(interval) < 1):
-        raise InvalidValueError(f"interval must be in (0, 1); got {interval!r}")
-    if not np.isfinite(kl_smoothing) or kl_smoothing <= 0:
-        raise InvalidValueError(f"kl_smoothing must be a finite number > 0; got {kl_smoothing!r}")
+    check_int("n_bins", n_bins, low=1)
+    check_open_unit("interval", interval)
+    check_finite("kl_smoothing", kl_smoothing, low=0, strict=True)
     if method == "votes" and votes is None:
         raise SchemaError("method='votes' needs a Votes object (vote rows); got counts")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:

@@ -136,7 +136,7 @@ def test_percentile_interval():
 
 
 @pytest.mark.parametrize("call, error, match", [
-    (lambda v: bootstrap_ci(v, n_boot=0), InvalidValueError, "n_boot must be an integer >= 1; got 0"),
+    (lambda v: bootstrap_ci(v, n_boot=0), InvalidValueError, "n_boot must be a positive integer; got 0"),
     (lambda v: bootstrap_ci(v, confidence=1.5), InvalidValueError,
      r"confidence must be in \(0, 1\); got 1.5"),
     (lambda v: bootstrap_ci(v, seed=None), InvalidValueError, "seed must be an integer; got None"),

@@ -53,3 +53,26 @@ def test_quiet_turns_bars_off_in_the_cli():
 def test_set_progress_rejects_non_bools():
     with pytest.raises(TypeError):
         set_progress("yes")
+
+
+def test_notice_if_slow_only_when_enabled_and_slow(capsys):
+    import time
+
+    from annokit.core.progress import _ENABLED, notice_if_slow
+
+    token = set_progress(True)
+    try:
+        with notice_if_slow("compiling once", delay=0.0):
+            time.sleep(0.2)  # the timer fires during the block
+        with notice_if_slow("fast block", delay=5.0):
+            pass  # done before the delay: nothing written
+    finally:
+        _ENABLED.reset(token)
+    token = set_progress(False)  # --quiet
+    try:
+        with notice_if_slow("quiet block", delay=0.0):
+            time.sleep(0.2)
+    finally:
+        _ENABLED.reset(token)
+    out, err = capsys.readouterr()
+    assert out == "" and err == "compiling once\n"

@@ -303,7 +303,7 @@ def test_seed_from_rng():
      "stop must be an integer >= 3; got 1"),
     (lambda: replicate_chunks(-1, 5), InvalidValueError, "n_boot must be an integer >= 0; got -1"),
     (lambda: replicate_chunks(5, 5, budget=0), InvalidValueError,
-     "budget must be an integer >= 1; got 0"),
+     "budget must be a positive integer; got 0"),
 ], ids=["string_keys", "2d_keys", "float_seed", "bool_seed", "negative_start", "stop_before_start",
         "negative_n_boot", "zero_budget"])
 def test_errors(call, error, match):

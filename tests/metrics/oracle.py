@@ -176,3 +176,25 @@ def batch_sums(probs, soft, hard, weights, *, quantities=(), n_bins=None, classw
             if s is not None:
                 bins.cw_soft = classes(lambda c: s[:, c])
     return BatchSums(weight, items[0] if one else items, quantities, bins)
+
+
+# --------------------------------------------------------------------------- order-aware
+# The definitions of annokit.metrics.ordinal's table, in numpy (cumulative sums, one-hot),
+# for the kernels of annokit.metrics.kernels_ordinal.
+
+def ordinal_values(quantity, p, s, h, values=None):
+    """Per-item values of an order-aware quantity (emd, l1, ce_clip_shift, mean_gap,
+    cum_sq_hard, cum_sq_soft)."""
+    p = np.asarray(p, dtype=float)
+    k = p.shape[1]
+    v = np.arange(k, dtype=float) if values is None else np.asarray(values, dtype=float)
+    if quantity == "emd":
+        return np.abs(np.cumsum(p - s, axis=1)[:, :-1]) @ np.diff(v)
+    if quantity == "l1":
+        return np.abs(p - s).sum(axis=1)
+    if quantity == "ce_clip_shift":
+        return -(s * np.log(np.clip(p, 1e-12, 1 - 1e-12) + 1e-9)).sum(axis=1)
+    if quantity == "mean_gap":
+        return np.abs((p - s) @ v)
+    target = _one_hot(np.asarray(h), k) if quantity == "cum_sq_hard" else s
+    return (np.cumsum(p - target, axis=1)[:, :-1] ** 2).sum(axis=1)

@@ -410,3 +410,18 @@ def test_row_sums_on_the_tolerance_follow_numpy():
 def test_kernels_reject_bad_arguments(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("quantities", [("dist_ce",), ("brier_soft", "rank_cs"),
+                                        ("rank_cs_tie_aware", "accuracy", "brier")])
+def test_quantities_without_logs_equal_the_full_row(quantities):
+    # their own kernel (no log computed) gives the values of the full row, bit for bit
+    rng = np.random.default_rng(5)
+    for k in (2, 3, 6):
+        p, s = rng.dirichlet(np.ones(k), 300), rng.dirichlet(np.ones(k), 300)
+        s[::7] = p[::7]  # ties between the rankings
+        h = rng.integers(0, k, 300)
+        full = kernels.item_values(p, s, h, (*quantities, "kl"))[:, :-1]
+        np.testing.assert_array_equal(kernels.item_values(p, s, h, quantities), full)
+        np.testing.assert_allclose(kernels.item_values(p, s, h, quantities),
+                                   oracle.item_values(p, s, h, quantities), rtol=1e-12)
