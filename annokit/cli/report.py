@@ -15,6 +15,7 @@ from annokit.cli._common import (
     check_memory,
     column_options,
     echo,
+    echo_warning,
     float_list,
     int_list,
     read_options,
@@ -118,14 +119,22 @@ def _bins(text: str) -> int | list[float]:
     return float_list(text, "--bins")
 
 
-def _check_bins_for(text: str, bin_spec: int | list[float], n_items: int) -> None:
-    """Refuse more agreement bins than items before any work (each bin needs an item)."""
+def _check_bins_for(text: str, bin_spec: int | list[float], n_items: int) -> int | list[float]:
+    """Refuse more agreement bins than items before any work (each bin needs an item); the
+    default number of bins on fewer items becomes one bin per item, said in a warning."""
     n = _n_groups(bin_spec)
+    ctx = click.get_current_context()
+    if (n > n_items and isinstance(bin_spec, int)
+            and ctx.get_parameter_source("bins") == click.core.ParameterSource.DEFAULT):
+        echo_warning(f"{n_items} item(s): {n_items} agreement bin(s) instead of the default "
+                     f"{bin_spec} (--bins)")
+        return n_items
     if n > n_items:
         what = f"{n:,} agreement bins" if isinstance(bin_spec, int) else \
             f"{len(bin_spec):,} edges ({n:,} agreement bins)"
         raise click.BadParameter(f"{what} for {n_items:,} items; choose at most {n_items:,} "
                                  "bins (the default is 5)", param_hint="'--bins'")
+    return bin_spec
 
 
 def _n_groups(bin_spec: int | list[float]) -> int:
@@ -252,7 +261,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
         votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "report")
         check_positive(positive, tuple(votes.labels.names), option="--positive")
-        _check_bins_for(bins, bin_spec, votes.n_items)
+        bin_spec = _check_bins_for(bins, bin_spec, votes.n_items)
         metrics = select_metrics(metric_names, scale=votes.labels.scale, n_labels=votes.n_labels)
         progress("votes")
         loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,

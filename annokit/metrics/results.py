@@ -193,10 +193,10 @@ class EvaluationResult:
         ...                                  [[3, 1], [0, 4], [2, 2]])
         >>> frame = evaluate(rec, metrics=["kl", "brier"]).to_frame()
         >>> frame[["value", "unit", "lower_is_better", "chance"]].round(4)
-                 value         unit  lower_is_better  chance
+                 value                 unit  lower_is_better  chance
         metric
-        kl      0.0832         nats             True  0.2747
-        brier   0.1933  Brier units             True  0.5000
+        kl      0.0832                 nats             True  0.2747
+        brier   0.1933  squared probability             True  0.5000
         """
         if groups:
             if self.groups is None:
@@ -243,7 +243,7 @@ class EvaluationResult:
         >>> evaluate(rec, metrics=["kl", "brier"], n_boot=50)
         EvaluationResult(n_items=3, scale='nominal', n_boot=50, confidence=0.95)
           kl     0.0832  [0.0062, 0.1669]  nats, lower is better
-          brier  0.1933  [0.1063, 0.3200]  Brier units, lower is better
+          brier  0.1933  [0.1063, 0.3200]  squared probability, lower is better
         """
         head = (f"EvaluationResult(n_items={self.n_items}, scale={self.scale!r}"
                 + (f", n_boot={self.n_boot}, confidence={self.confidence:g}"

@@ -52,7 +52,7 @@ class DatasetStats(dict):
     >>> s["n_items"], isinstance(s, dict)
     (2, True)
     >>> s.to_frame().loc[["n_items", "entropy.mean", "label_counts.yes"], "value"].tolist()
-    [2, 0.9056390622295665, 5]
+    [2, 0.6277411625893767, 5]
     """
 
     def to_frame(self) -> pd.DataFrame:

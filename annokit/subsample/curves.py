@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_finite, check_int, check_open_unit, check_option, check_rng
-from annokit.core.jsonable import finite_or_none, jsonable
+from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import ENTROPY_BASE
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError

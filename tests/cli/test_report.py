@@ -474,6 +474,20 @@ def test_report_refuses_more_bins_than_items(files, tmp_path, bins, message):
     assert not (tmp_path / "o").exists()
 
 
+def test_report_default_bins_on_fewer_items_is_one_bin_per_item(tmp_path):
+    """The default --bins (5) on 3 items: one bin per item, said in one warning; no refusal."""
+    votes = tmp_path / "v.csv"
+    votes.write_text("item,annotator,label\nq1,a,x\nq1,b,y\nq2,a,x\nq2,b,x\nq3,a,y\nq3,b,y\n")
+    preds = tmp_path / "p.csv"
+    preds.write_text("item,x,y\nq1,0.5,0.5\nq2,0.9,0.1\nq3,0.2,0.8\n")
+    result = run("report", "--votes", votes, "--model", f"m={preds}", "--n-boot", "0",
+                 "--no-ceiling", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "Warning: 3 item(s): 3 agreement bin(s) instead of the default 5 (--bins)\n" in \
+        result.stderr
+    assert (tmp_path / "o" / "report.json").exists()
+
+
 def test_report_empty_agreement_bins_are_one_warning(files, tmp_path):
     votes, paths = files
     edges = ",".join(str(round(i * 0.02, 2)) for i in range(36))  # 0 .. 0.7 nats, 35 bins
