@@ -161,7 +161,8 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
         out = []
         for name, kw in calls:
             soft_in = kw.pop("soft", None)
-            fn = (lambda s=soft_in, kw=kw: kernels.batch_sums(probs, s, hard, None, **kw))
+            def fn(s=soft_in, kw=kw):
+                return kernels.batch_sums(probs, s, hard, None, **kw)
             fn()
             out.append((name, _median_time(fn, repeat)[1] / n * 1e9))
         return out

@@ -159,7 +159,8 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str | None,
              multilabel: bool, positive: str | None, pred_labels: str | None,
              id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
-             metric_names: tuple[str, ...] | str | None, n_bins: int, temperature: float | None, fit_paths: tuple[str, ...],
+             metric_names: tuple[str, ...] | str | None, n_bins: int, temperature: float | None,
+             fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str | None, ties: str, n_boot: int,
              seed: int, by: str | None, fmt: str, per_item_path: str | None,
              as_json: bool, engine: str, scheduler: str | None) -> None:

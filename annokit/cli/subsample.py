@@ -41,7 +41,8 @@ EPSILON_OPTION = click.option(
     "--epsilon", type=finite(0, 1, min_open=True), default=EPSILON, show_default=True,
     help="Tolerance: the largest expected TVD to the target distribution, in (0, 1].")
 TARGET_OPTION = click.option(
-    "--target", type=click.Choice([TARGET, *(t for t in TARGETS if t != TARGET)]), default=TARGET, show_default=True,
+    "--target", type=click.Choice([TARGET, *(t for t in TARGETS if t != TARGET)]), default=TARGET,
+    show_default=True,
     help="What k is recommended against: the population the votes are a sample of "
          "(a Dirichlet-multinomial fit to the votes; k may exceed the votes available), "
          "or the pool of collected votes (the observed curve).")

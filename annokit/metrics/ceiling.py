@@ -36,8 +36,7 @@ from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics.engine import AGREEMENT_BINS, EvaluationResult, evaluate
 from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
-from annokit.subsample import split_half
-from annokit.subsample.split_half import SplitHalf
+from annokit.subsample.split_half import SplitHalf, split_half
 
 __all__ = ["SplitHalfCeiling", "default_votes_per_half", "split_half_ceiling"]
 

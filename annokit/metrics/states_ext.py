@@ -170,6 +170,15 @@ class ExtensionState(MetricState):
                 w: np.ndarray | None) -> None:
         raise NotImplementedError
 
+    def _batch_sums(self, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
+                    w: np.ndarray | None) -> tuple[Any, Any]:
+        """``(sum_i w_i v_i, sum_i w_i)`` of one batch; states with ``checks_values`` only."""
+        raise NotImplementedError
+
+    def _absorb_sums(self, total: Any, weight: Any) -> None:
+        """Add the sums of :meth:`_batch_sums`; states with ``checks_values`` only."""
+        raise NotImplementedError
+
 
 
 def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, hard: Any = None,

@@ -12,6 +12,8 @@ recommended k, with the defaults of :mod:`~annokit.subsample.defaults`) and
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 from annokit.subsample.defaults import (
@@ -38,14 +40,31 @@ _LAZY = {
 }
 
 
+class _Package(types.ModuleType):
+    """The package's module type: ``split_half`` names the function, never its module.
+
+    Importing a submodule sets the package's attribute of its name to the module; for
+    ``annokit.subsample.split_half`` that would shadow the public function whenever the
+    module is imported (``from annokit.subsample.split_half import SplitHalf``) before the
+    function is looked up here. The module stays reachable through ``sys.modules``.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "split_half" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'annokit.subsample' has no attribute {name!r}")
     import importlib
 
     module = importlib.import_module(f"annokit.subsample.{_LAZY[name]}")
-    # bind every public name of the module at once: importing a submodule sets the package's
-    # attribute of its name (split_half) to the module, which the function must replace
+    # bind every public name of the module at once
     for public, where in _LAZY.items():
         if where == _LAZY[name]:
             globals()[public] = getattr(module, public)

@@ -174,7 +174,9 @@ class SubsampleCurve:
         """Shortcut for :func:`~annokit.subsample.recommend_k` on this curve."""
         from annokit.subsample.recommend import recommend_k
 
-        return recommend_k(self, **({} if epsilon is None else {"epsilon": epsilon}), **kwargs)
+        if epsilon is not None:
+            kwargs["epsilon"] = epsilon
+        return recommend_k(self, **kwargs)
 
 
 def _entropy_bins(counts: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

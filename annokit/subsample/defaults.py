@@ -9,6 +9,8 @@ without importing numpy or pandas.)
 
 from __future__ import annotations
 
+from typing import Final, Literal
+
 __all__ = ["EPSILON", "INTERVAL", "REPS", "SHORT", "TARGET", "TARGETS", "default_ks"]
 
 #: What a recommended k is measured against: ``"population"``, the per-item
@@ -28,7 +30,7 @@ INTERVAL = 0.95
 #: Repetitions of the subsampling curve.
 REPS = 200
 #: Items with fewer than k votes: counted, warned about and left out at that k.
-SHORT = "skip"
+SHORT: Final[Literal["skip"]] = "skip"
 
 
 def default_ks(n_max: int) -> list[int]:

@@ -75,4 +75,4 @@ def test_one_implementation_mutation_reaches_every_consumer(monkeypatch):
     monkeypatch.setattr(kernels_ordinal, "_kernel",
                         lambda k, q: right(k, QUANTITIES.index("cum_sq_soft") if q == 0 else q))
     after = consumers()
-    assert all(a != pytest.approx(b, rel=1e-6) for a, b in zip(after, before))
+    assert all(a != pytest.approx(b, rel=1e-6) for a, b in zip(after, before, strict=True))
