@@ -172,7 +172,7 @@ class SubsampleCurve:
 
     def recommend(self, epsilon: float | None = None, **kwargs: Any) -> Any:
         """Shortcut for :func:`~annokit.subsample.recommend_k` on this curve."""
-        from annokit.subsample.recommend import recommend_k
+        from annokit.subsample import recommend_k  # the package's lazy name: no import cycle
 
         if epsilon is not None:
             kwargs["epsilon"] = epsilon
