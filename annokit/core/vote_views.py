@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, cast, overload
 import numpy as np
 import pandas as pd
 
+from annokit.core.frames import long_frame
 from annokit.core.scales import NUMERIC_SCALES, check_scale, not_a_number, number_name
 from annokit.core.soft_labels import distributions
 from annokit.errors import InvalidValueError
@@ -152,3 +153,59 @@ class VoteViews:
             return f"the vote on item {str(votes.item_ids[votes.item_index[r]])!r}{who}:"
         item = int(np.argmax(votes.gold == code)) if votes.gold is not None else 0
         return f"the gold label of item {str(votes.item_ids[item])!r}:"
+
+    # -- tallies ---------------------------------------------------------------
+
+    def votes_per_item(self) -> np.ndarray:
+        """Number of votes on each item, shape (n_items,)."""
+        v = self._votes()
+        return np.bincount(v.item_index, minlength=v.n_items)
+
+    def votes_per_annotator(self) -> np.ndarray:
+        """Number of votes by each annotator, shape (n_annotators,)."""
+        annotators, annotator_ids = self._votes().annotator_codes("votes_per_annotator")
+        return np.bincount(annotators, minlength=len(annotator_ids))
+
+    def annotator_label_counts(self) -> np.ndarray:
+        """How often each annotator used each label, shape (n_annotators, n_labels)."""
+        v = self._votes()
+        annotators, annotator_ids = v.annotator_codes("annotator_label_counts")
+        flat = annotators.astype(np.int64) * v.n_labels + v.label_index
+        return np.bincount(flat, minlength=len(annotator_ids) * v.n_labels).reshape(
+            len(annotator_ids), v.n_labels
+        )
+
+    # -- exporters ------------------------------------------------------------
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per vote, plain strings: ``item``, ``annotator`` (when known), ``label``
+        and, with gold, ``gold`` (label name, missing where unknown); :meth:`to_long` round-trips.
+        """
+        v = self._votes()
+        return long_frame(v.item_ids, v.item_index, v.annotator_ids,
+                          v.annotator_index, v.labels.names, v.label_index, v.gold)
+
+    def to_long(self) -> pd.DataFrame:
+        """One row per vote: ``item``, ``annotator`` (when known) and ``label`` columns.
+
+        Ids and labels are categoricals whose categories keep the id tables and
+        label order; label aliases, item metadata and gold ride in
+        ``df.attrs["annokit"]``, so :meth:`from_long` restores an equal object.
+        For Hugging Face datasets see :func:`annokit.io.to_hf`.
+        """
+        v = self._votes()
+        data = {"item": pd.Categorical.from_codes(v.item_index,
+                                                  categories=pd.Index(v.item_ids))}
+        if v.annotator_index is not None and v.annotator_ids is not None:
+            data["annotator"] = pd.Categorical.from_codes(v.annotator_index,
+                                                          categories=pd.Index(v.annotator_ids))
+        data["label"] = pd.Categorical.from_codes(v.label_index,
+                                                  categories=pd.Index(list(v.labels.names)))
+        df = pd.DataFrame(data)
+        df.attrs["annokit"] = {
+            "labels": v.labels.to_dict(),
+            "item_metadata": v.item_metadata.to_dict(orient="list"),
+        }
+        if v.gold is not None:
+            df.attrs["annokit"]["gold"] = v.gold.tolist()
+        return df

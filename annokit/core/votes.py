@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_counts, check_option, first_offenders
-from annokit.core.frames import frames_equal, long_columns, long_frame, long_parts, wide_parts
+from annokit.core.frames import frames_equal, long_columns, long_parts, wide_parts
 from annokit.core.gold import check_gold_codes
 from annokit.core.ids import id_positions
 from annokit.core.labels import (
@@ -377,23 +377,6 @@ class Votes(VoteViews):
             np.add.at(counts, flat, 1)
         return counts.reshape(self.n_items, self.n_labels)
 
-    def votes_per_item(self) -> np.ndarray:
-        """Number of votes on each item, shape (n_items,)."""
-        return np.bincount(self.item_index, minlength=self.n_items)
-
-    def votes_per_annotator(self) -> np.ndarray:
-        """Number of votes by each annotator, shape (n_annotators,)."""
-        annotators, annotator_ids = self.annotator_codes("votes_per_annotator")
-        return np.bincount(annotators, minlength=len(annotator_ids))
-
-    def annotator_label_counts(self) -> np.ndarray:
-        """How often each annotator used each label, shape (n_annotators, n_labels)."""
-        annotators, annotator_ids = self.annotator_codes("annotator_label_counts")
-        flat = annotators.astype(np.int64) * self.n_labels + self.label_index
-        return np.bincount(flat, minlength=len(annotator_ids) * self.n_labels).reshape(
-            len(annotator_ids), self.n_labels
-        )
-
     def annotator_codes(self, what: str) -> tuple[np.ndarray, np.ndarray]:
         """``(annotator_index, annotator_ids)``, for code that needs annotator ids.
 
@@ -650,39 +633,6 @@ class Votes(VoteViews):
         item_index, label_index = np.divmod(cells, arr.shape[1])
         return cls(item_index, label_index, item_ids=ids, labels=labelset,
                    item_metadata=item_metadata, gold=gold, source=source)
-
-    # -- exporters ------------------------------------------------------------
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per vote, plain strings: ``item``, ``annotator`` (when known), ``label``
-        and, with gold, ``gold`` (label name, missing where unknown); :meth:`to_long` round-trips.
-        """
-        return long_frame(self.item_ids, self.item_index, self.annotator_ids,
-                          self.annotator_index, self.labels.names, self.label_index, self.gold)
-
-    def to_long(self) -> pd.DataFrame:
-        """One row per vote: ``item``, ``annotator`` (when known) and ``label`` columns.
-
-        Ids and labels are categoricals whose categories keep the id tables and
-        label order; label aliases, item metadata and gold ride in
-        ``df.attrs["annokit"]``, so :meth:`from_long` restores an equal object.
-        For Hugging Face datasets see :func:`annokit.io.to_hf`.
-        """
-        data = {"item": pd.Categorical.from_codes(self.item_index,
-                                                  categories=pd.Index(self.item_ids))}
-        if self.annotator_index is not None and self.annotator_ids is not None:
-            data["annotator"] = pd.Categorical.from_codes(self.annotator_index,
-                                                          categories=pd.Index(self.annotator_ids))
-        data["label"] = pd.Categorical.from_codes(self.label_index,
-                                                  categories=pd.Index(list(self.labels.names)))
-        df = pd.DataFrame(data)
-        df.attrs["annokit"] = {
-            "labels": self.labels.to_dict(),
-            "item_metadata": self.item_metadata.to_dict(orient="list"),
-        }
-        if self.gold is not None:
-            df.attrs["annokit"]["gold"] = self.gold.tolist()
-        return df
 
 # -- private helpers ----------------------------------------------------------
 
