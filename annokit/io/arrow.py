@@ -76,7 +76,6 @@ def votes_from_tables(
     from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if n_rows == 0:
         raise SchemaError(f"{source} has no votes")
@@ -91,7 +90,7 @@ def votes_from_tables(
             if arr.null_count:
                 row = start + int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
                 raise SchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
-            coders[col].add(arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr))
+            coders[col].add(arr if pa.types.is_dictionary(arr.type) else _dictionary_encode(arr))
         start += table.num_rows
 
     def values_of(col: str) -> tuple[pa.ChunkedArray, np.ndarray]:
@@ -267,6 +266,38 @@ def _is_string(values: pa.Array) -> bool:
     import pyarrow as pa
 
     return pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+
+
+def _dictionary_encode(arr: pa.ChunkedArray) -> pa.ChunkedArray:
+    """``pyarrow.compute.dictionary_encode(arr)``: the same dictionary (first-seen order) and
+    indices.
+
+    Integer ids (the canonical integer ids of a CSV) spanning a range not much wider than the
+    column are coded through a lookup table over that range instead of a hash table, which is
+    cache-bound with a million distinct ids (5M votes, 1M items: 0.16 s vs 0.41 s).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(arr)
+    if not pa.types.is_int64(arr.type) or arr.null_count or not 0 < n < 2**31:
+        return pc.dictionary_encode(arr)
+    values = np.asarray(arr.to_numpy(), dtype=np.int64)
+    low, high = int(values.min()), int(values.max())
+    span = high - low + 1
+    if span > 2 * n + (1 << 16):
+        return pc.dictionary_encode(arr)
+    if low:
+        values = values - low
+    first = np.full(span, n, dtype=np.int64)  # first row of each value in the range
+    np.minimum.at(first, values, np.arange(n, dtype=np.int64))
+    present = np.flatnonzero(first < n)
+    order = present[np.argsort(first[present], kind="stable")]  # distinct values, first seen first
+    lookup = np.empty(span, dtype=np.int32)
+    lookup[order] = np.arange(len(order), dtype=np.int32)
+    order += low
+    return pa.chunked_array([pa.DictionaryArray.from_arrays(
+        pa.array(lookup[values]), pa.array(order, type=pa.int64()))])
 
 
 def _map_in_place(codes: np.ndarray, table: np.ndarray, *, block: int = 1 << 20) -> None:

@@ -278,10 +278,16 @@ def _read_long_csv(source: Input, columns: Mapping[str, str | None] | None,
     if in_file_gold is not None and duplicates not in ("error", "keep"):
         return None  # a dropped duplicate would shift rows against the gold column
     wanted = [c for c in (roles["item"], roles["annotator"], roles["label"]) if c]
-    for role in ("item", "annotator"):  # integer ids are coded as integers (same ids, faster)
-        ints = canonical_ints(table.column(roles[role])) if roles[role] else None
-        if ints is not None:
-            table = table.set_column(table.column_names.index(roles[role]), roles[role], ints)
+    # integer ids are coded as integers (same ids, faster); the item column is converted in a
+    # thread beside the annotator column (Arrow releases the GIL)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        item_ints = pool.submit(canonical_ints, table.column(roles["item"]))
+        ann_ints = canonical_ints(table.column(roles["annotator"])) if roles["annotator"] else None
+        for role, ints in (("item", item_ints.result()), ("annotator", ann_ints)):
+            if ints is not None:
+                table = table.set_column(table.column_names.index(roles[role]), roles[role], ints)
     try:
         votes = votes_from_tables([table.select(wanted)], table.num_rows, item=roles["item"],
                                   label=roles["label"], annotator=roles["annotator"],

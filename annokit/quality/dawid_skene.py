@@ -256,7 +256,9 @@ def ds_log_joint(x, params, *, n_annotators, n_labels):
     priors, conf = params
     with np.errstate(divide="ignore"):       # smoothing=0: log 0 = -inf is meant
         log_conf = np.log(conf).transpose(0, 2, 1).reshape(n_annotators * n_labels, n_labels)
-        return np.asarray(x @ log_conf) + np.log(priors)
+        joint = np.asarray(x @ log_conf)
+        joint += np.log(priors)  # in place: a fresh (n_items, n_labels) buffer costs page faults
+    return joint
 
 
 def ds_log_prior(params, smoothing):
@@ -308,8 +310,9 @@ def objective_terms(post, joint):
     # whose confusion cell underflowed to 0 (smoothing=0): the exact term, about
     # q_ik log q_ik, is 0 in double precision, not -inf.
     terms = np.isfinite(joint) & (post > 0)
-    expected = np.multiply(post, joint, out=np.zeros_like(post), where=terms).sum()
-    return expected, entr(post).sum()
+    buffer = np.multiply(post, joint, out=np.zeros_like(post), where=terms)
+    expected = buffer.sum()
+    return expected, entr(post, out=buffer).sum()  # the buffer reused: one page-faulted array
 
 
 class OneCoinDawidSkene(_EMBase):

@@ -362,3 +362,12 @@ def test_repr_is_short_and_names_the_scale():
     assert repr(slider.with_scale("interval")) == (
         "Votes(n_items=1, n_annotators=None, n_votes=50, labels=['0', '1', '2', '3', '4', '5', "
         "..., '49'] (50), scale='interval')")
+
+
+def test_repeated_pairs_are_found_in_votes_not_grouped_by_item():
+    df = pd.DataFrame({"item": ["q", "r", "q", "s", "r"], "annotator": ["a", "a", "b", "a", "a"],
+                       "label": ["x", "y", "x", "x", "x"]})
+    assert Votes.from_long(df, duplicates="keep").has_duplicate_pairs()
+    assert not Votes.from_long(df.drop(index=4), duplicates="keep").has_duplicate_pairs()
+    with pytest.raises(VoteSchemaError, match=r"1 \(item, annotator\) pair\(s\) have more than"):
+        Votes.from_long(df)

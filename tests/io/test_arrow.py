@@ -335,3 +335,20 @@ def test_parquet_with_a_gold_column_reads_as_the_csv(tmp_path):
                            r"'zzz' \(1 item\); their gold is left out of accuracy$"):
             unknown = read_votes(tmp_path / name)
         assert unknown.labels.names == ("n", "p") and unknown.gold.tolist() == [1, -2, 0]
+
+
+@pytest.mark.parametrize("values", [
+    [5], [3, 3, 1, 2, 1, -7], list(range(-50, 50)) * 3 + [49, -50],
+    [0, 2**40, 7, 2**40],  # a range far wider than the column: Arrow's hash table
+], ids=["one", "negative", "dense", "sparse"])
+def test_integer_dictionary_encoding_equals_arrows(values):
+    rng = np.random.default_rng(0)
+    values = list(rng.permutation(values)) if len(values) > 10 else values
+    column = pa.chunked_array([pa.array(values[:len(values) // 2], type=pa.int64()),
+                               pa.array(values[len(values) // 2:], type=pa.int64())])
+    ours, arrows = arrow._dictionary_encode(column), pc.dictionary_encode(column)
+    assert ours.type == arrows.type
+    assert ours.to_pylist() == arrows.to_pylist()
+    assert (pa.concat_arrays([c.indices for c in ours.chunks]).to_pylist()
+            == pa.concat_arrays([c.indices for c in arrows.chunks]).to_pylist())
+    assert ours.chunks[0].dictionary.to_pylist() == arrows.chunks[-1].dictionary.to_pylist()
