@@ -61,17 +61,25 @@ def nice_edges(low: float, high: float, *, integers: bool, target: int = TARGET_
     [-60.0, 60.0]
     """
     span = float(high) - float(low)
-    power = 10.0 ** math.floor(math.log10(span / target)) if span > 0 else 1.0
+    ratio = span / target
+    power = 10.0 ** math.floor(math.log10(ratio)) if ratio > 0 else 1.0
+    if power == 0.0 or not math.isfinite(power):  # a span of subnormals: one bin, as for equal values
+        power = 1.0
     for m in (1, 2, 2.5, 5, 10, 20):  # the narrowest round width giving at most target + 2 bins
         width = m * power
         if integers:
             width = max(1.0, float(math.ceil(width)))
         start = math.floor(low / width) * width
+        if start > low:  # low / width underflowed to -0.0
+            start -= width
         n = math.floor((high - start) / width + 1e-9) + 1
         if n <= target + 2:
             break
     edges = start + width * np.arange(n + 1, dtype=np.float64)
-    return np.asarray([float(f"{e:.12g}") for e in edges])  # 0.3, not 0.30000000000000004
+    rounded = np.asarray([float(f"{e:.12g}") for e in edges])  # 0.3, not 0.30000000000000004
+    if (np.diff(rounded) > 0).all() and rounded[0] <= low and high < rounded[-1]:
+        return rounded
+    return edges  # widths below 12 significant digits of the values: the exact edges
 
 
 def _quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:

@@ -6,12 +6,15 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from annokit.quality.rating_stats import TARGET_BINS, by_scale, nice_edges, vote_values
 
 
+@example([(11.0, 1), (-5e-324, 1)])      # a subnormal span: found by hypothesis
+@example([(0.0, 1), (5e-324, 1)])
+@example([(9999.999999, 1), (9999.9999991, 2)])  # a width below 12 significant digits
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.one_of(st.integers(-1000, 1000).map(float),
                                     st.floats(-1e4, 1e4, allow_nan=False)),
