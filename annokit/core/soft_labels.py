@@ -11,6 +11,7 @@ policy and :data:`DEFAULT_TIES` is the policy used wherever none is given
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -81,7 +82,7 @@ def distributions(counts: Any, *, smoothing: float = 0.0) -> np.ndarray:
 #: label entropy uses the same base, so that entropy, KL and cross-entropy figures add up
 #: (H(human) + KL(human || model) = cross-entropy) and no table mixes two bases. ChaosNLI's
 #: stored entropies are in bits: ``annokit stats --base 2`` or ``entropy(p, base=2)``.
-ENTROPY_BASE = float(np.e)
+ENTROPY_BASE = math.e
 #: The name of the unit of :data:`ENTROPY_BASE`.
 ENTROPY_UNIT = "nats"
 
@@ -95,7 +96,7 @@ def entropy_unit(base: float | None = ENTROPY_BASE) -> str:
     >>> entropy_unit(2), entropy_unit(), entropy_unit(None), entropy_unit(3)
     ('bits', 'nats', 'nats', 'log base 3')
     """
-    if base is None or np.isclose(base, np.e, rtol=0, atol=1e-12):
+    if base is None or abs(float(base) - math.e) <= 1e-12:
         return "nats"
     return {2.0: "bits", 10.0: "bans"}.get(float(base), f"log base {float(base):g}")
 

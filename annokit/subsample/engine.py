@@ -25,6 +25,7 @@ exact zeros.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -300,7 +301,7 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
         np.multiply(tvd, f32(0.5), out=slot["tvd"])
     if "entropy_bias" in which:
         np.subtract(ref.sum_plogp, sqlogq, out=slot["entropy_bias"])
-        if ENTROPY_BASE != np.e:
+        if ENTROPY_BASE != math.e:
             slot["entropy_bias"] /= f32(np.log(ENTROPY_BASE))
     if smlogm is not None:
         # JSD = H(m) - (H(p) + H(q)) / 2 with m = s / 2, sum s = 2:
