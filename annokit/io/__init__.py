@@ -281,6 +281,9 @@ def read_votes(
     if sep is not None and fmt not in ("long", "wide", "mturk"):
         raise InvalidValueError(f"{source.name}: --sep applies to delimited text tables (CSV, "
                                 f"TSV); this is read as {fmt}")
+    if (fmt == "lists" and labels is not None) or (
+            fmt == "chaosnli" and labels is not None and not isinstance(labels, LabelSet)):
+        raise InvalidValueError(_fixed_labels(source.name, fmt))
     if fmt == "lewidi":  # a LeWiDi JSON split (2023/2025)
         return _read_lewidi(source, labels=labels, columns=columns, gold=gold, no_header=no_header,
                             missing=missing, duplicates=duplicates, max_count_bytes=max_count_bytes)
@@ -349,13 +352,23 @@ def read_votes(
     return votes
 
 
+def _fixed_labels(name: str, fmt: str) -> str:
+    """The message for ``--labels`` on a format whose labels the file fixes."""
+    return (f"{name}: --labels applies to tables and tool exports (long, wide, mturk, "
+            f"labelstudio); a {fmt} file's labels are read from the file")
+
+
 def _read_lewidi(source: Input | str | os.PathLike, *, labels: Any, columns: Any, gold: Any,
                  no_header: bool, missing: Sequence[str], duplicates: DuplicatePolicy,
                  max_count_bytes: int) -> Votes:
     """``read_votes`` of a LeWiDi split file or folder: fixed fields, no column options."""
+    name = source.name if isinstance(source, Input) else Path(source).name
     if columns or gold is not None or no_header or missing:
-        raise InvalidValueError(f"{source}: a LeWiDi file has fixed fields; column options, "
-                                "gold, no_header and missing do not apply to it")
+        raise InvalidValueError(f"{name}: a LeWiDi file has fixed fields; the column options "
+                                "(--item-col, ...), --gold, --no-header and --missing do not "
+                                "apply to it")
+    if labels is not None and not isinstance(labels, LabelSet):
+        raise InvalidValueError(_fixed_labels(name, "lewidi"))
     votes = read_lewidi(source, labels=labels if isinstance(labels, LabelSet) else None,
                         duplicates=duplicates)
     check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)

@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from annokit.cli import main
 
+from _shared import data_path
+
 krippendorff = pytest.importorskip("krippendorff", reason="the krippendorff package (test extra)")
 
 
@@ -203,3 +205,18 @@ def test_labels_option_declares_the_order_of_word_labels(tmp_path):
     res = runner.invoke(main, ["stats", str(path), "--labels", "a,,b"])
     assert res.exit_code == 2
     assert "expected distinct comma-separated label names" in res.output
+
+
+@pytest.mark.parametrize("path, fmt", [
+    ("lewidi2025/CSC/CSC_dev.json", "lewidi"),
+    ("chaosnli/chaosNLI_snli.jsonl", "chaosnli"),
+    ("pavlick2019_nli_variation/sentence-pair-analysis/preprocessed-data.jsonl", "lists"),
+])
+def test_labels_option_is_refused_where_the_file_fixes_the_labels(path, fmt):
+    """--labels is never silently ignored: formats whose files fix their labels refuse it."""
+    full = data_path(*path.split("/"))
+    res = CliRunner().invoke(main, ["stats", str(full), "--labels", "a,b"])
+    assert res.exit_code == 1
+    assert res.output.splitlines()[-1] == (
+        f"Error: {full.name}: --labels applies to tables and tool exports (long, wide, mturk, "
+        f"labelstudio); a {fmt} file's labels are read from the file")
