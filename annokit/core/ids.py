@@ -119,3 +119,57 @@ def id_positions(table: Any, ids: Any) -> np.ndarray:
                                                      dtype=np.int64))).astype(np.int64)
     found = pc.index_in(needles, value_set=haystack)
     return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def pair_keys(items: np.ndarray, annotators: np.ndarray, n_annotators: int) -> np.ndarray:
+    """One int64 key per (item, annotator) vote: ``item * n_annotators + annotator``."""
+    key = items.astype(np.int64)
+    key *= max(n_annotators, 1)
+    key += annotators
+    return key
+
+
+def has_repeated_pairs(items: np.ndarray, annotators: np.ndarray, n_items: int,
+                       n_annotators: int, *, block: int = 1 << 20) -> bool:
+    """Whether some (item, annotator) pair has more than one vote (a pass over the votes).
+
+    A sort beats hashing here, and timsort ("stable") is near-linear on votes grouped by
+    item, the usual file layout; the common case is "no duplicates". When votes are grouped
+    by item (item codes never decrease, as every loader's first-seen coding gives for such
+    files), a pair can only repeat inside one item's run, so runs are checked in blocks of
+    about ``block`` votes cut at item boundaries: the keys of one block, not of every vote,
+    are held at a time (a fresh buffer of a few hundred MB costs more to fault in than to
+    sort). Votes in any other order go through a sparse (item, annotator) matrix, whose
+    entries are the distinct pairs.
+
+    Examples
+    --------
+    >>> has_repeated_pairs(np.array([0, 0, 1]), np.array([0, 1, 0]), 2, 2)
+    False
+    >>> has_repeated_pairs(np.array([1, 0, 1]), np.array([0, 1, 0]), 2, 2)
+    True
+    """
+    n = len(items)
+    grouped = all(bool((items[a + 1:e + 1] >= items[a:e]).all())
+                  for a, e in ((a, min(a + block, n - 1)) for a in range(0, n - 1, block)))
+    if not grouped:
+        # A sparse matrix of ones at (item, annotator) merges repeated pairs: scipy's CSR
+        # build is a counting sort by item plus a sort of each item's few annotators, about
+        # 3x faster than sorting every pair key (0.14 s vs 0.37 s on 5M votes).
+        from scipy import sparse
+
+        ones = np.ones(n, dtype=np.int8)  # a sum wrapping to 0 is dropped: fewer entries still
+        pairs = sparse.csr_matrix((ones, (items, annotators)),
+                                  shape=(n_items, max(n_annotators, 1)))
+        return bool(pairs.nnz < n)
+    a = 0
+    while a < n:
+        b = n if a + block >= n else int(np.searchsorted(items, items[a + block], side="left"))
+        if b <= a:  # one item has more than a block of votes: take its whole run
+            b = int(np.searchsorted(items, items[a], side="right"))
+        key = pair_keys(items[a:b], annotators[a:b], n_annotators)
+        key.sort(kind="stable")
+        if (key[1:] == key[:-1]).any():
+            return True
+        a = b
+    return False

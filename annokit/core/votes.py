@@ -25,7 +25,7 @@ import pandas as pd
 from annokit.core.checks import check_counts, check_option, first_offenders
 from annokit.core.frames import frames_equal, long_columns, long_parts, wide_parts
 from annokit.core.gold import check_gold_codes
-from annokit.core.ids import id_positions
+from annokit.core.ids import has_repeated_pairs, id_positions, pair_keys
 from annokit.core.labels import (
     CHAOSNLI_NLI_LABELS,
     LabelSet,
@@ -244,11 +244,7 @@ class Votes(VoteViews):
         return self._pair_keys(self.item_index, self.annotator_index)
 
     def _pair_keys(self, items: np.ndarray, annotators: np.ndarray) -> np.ndarray:
-        """One int64 key per (item, annotator) vote: ``item * n_annotators + annotator``."""
-        key = items.astype(np.int64)
-        key *= max(self.n_annotators or 0, 1)
-        key += annotators
-        return key
+        return pair_keys(items, annotators, self.n_annotators or 0)
 
     def has_duplicate_pairs(self) -> bool:
         """Whether some (item, annotator) pair has more than one vote.
@@ -269,43 +265,11 @@ class Votes(VoteViews):
         return not self._unique_pairs and self._scan_duplicate_pairs()
 
     def _scan_duplicate_pairs(self, block: int = 1 << 20) -> bool:
-        """Whether some (item, annotator) pair has more than one vote (a pass over the votes).
-
-        A sort beats hashing here, and timsort ("stable") is near-linear on votes grouped by
-        item, the usual file layout; the common case is "no duplicates". When votes are grouped
-        by item (item codes never decrease, as every loader's first-seen coding gives for such
-        files), a pair can only repeat inside one item's run, so runs are checked in blocks of
-        about ``block`` votes cut at item boundaries: the keys of one block, not of every vote,
-        are held at a time (a fresh buffer of a few hundred MB costs more to fault in than to
-        sort). Votes in any other order go through a sparse (item, annotator) matrix, whose
-        entries are the distinct pairs.
-        """
-        items = self.item_index
+        """Whether some (item, annotator) pair has more than one vote (a pass over the votes;
+        :func:`annokit.core.ids.has_repeated_pairs`)."""
         annotators, _ = self.annotator_codes("checking for repeated votes")
-        n = len(items)
-        grouped = all(bool((items[a + 1:e + 1] >= items[a:e]).all())
-                      for a, e in ((a, min(a + block, n - 1)) for a in range(0, n - 1, block)))
-        if not grouped:
-            # A sparse matrix of ones at (item, annotator) merges repeated pairs: scipy's CSR
-            # build is a counting sort by item plus a sort of each item's few annotators, about
-            # 3x faster than sorting every pair key (0.14 s vs 0.37 s on 5M votes).
-            from scipy import sparse
-
-            ones = np.ones(n, dtype=np.int8)  # a sum wrapping to 0 is dropped: fewer entries still
-            pairs = sparse.csr_matrix((ones, (items, annotators)),
-                                      shape=(self.n_items, max(self.n_annotators or 0, 1)))
-            return bool(pairs.nnz < n)
-        a = 0
-        while a < n:
-            b = n if a + block >= n else int(np.searchsorted(items, items[a + block], side="left"))
-            if b <= a:  # one item has more than a block of votes: take its whole run
-                b = int(np.searchsorted(items, items[a], side="right"))
-            key = self._pair_keys(items[a:b], annotators[a:b])
-            key.sort(kind="stable")
-            if (key[1:] == key[:-1]).any():
-                return True
-            a = b
-        return False
+        return has_repeated_pairs(self.item_index, annotators, self.n_items,
+                                  self.n_annotators or 0, block=block)
 
     # -- basic properties -----------------------------------------------------
 
