@@ -8,8 +8,9 @@ probabilities clipped at 1e-15.
 Every public function checks that both inputs are probability rows (finite,
 ``>= 0``, summing to 1 within 1e-6; :func:`annokit.core.checks.check_simplex`)
 and raises :class:`~annokit.errors.InvalidValueError` naming the row otherwise:
-nothing is renormalised. The ``*_rows`` functions are the same formulas
-without checks, for callers that validated already (the metric sums).
+nothing is renormalised. The formulas are those of
+:mod:`annokit.core.divergence_rows`, the one implementation that the metric
+kernels and the subsampling curves compute too.
 
 References
 ----------
@@ -30,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from annokit.core.checks import check_simplex
+from annokit.core.divergence_rows import divergence_rows
 from annokit.errors import SchemaError
 
-__all__ = ["KL_EPS", "jensen_shannon_distance", "js_distance_rows", "kl_divergence", "kl_rows",
-           "tvd", "tvd_rows"]
+__all__ = ["KL_EPS", "jensen_shannon_distance", "kl_divergence", "tvd"]
 
 #: Model probabilities are clipped to at least this value inside KL (ChaosNLI's choice).
 KL_EPS = 1e-15
@@ -53,31 +54,12 @@ def _pair(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
     return p, q
 
 
-def tvd_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``0.5 * sum_j |p_ij - q_ij|`` per row, without input checks."""
-    return 0.5 * np.abs(p - q).sum(axis=1)
-
-
-def js_distance_rows(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``sqrt(JSD(p_i, q_i))`` with natural logs per row, without input checks.
-
-    ``JSD(p, q) = 1/2 KL(p || m) + 1/2 KL(q || m)``, ``m = (p + q) / 2``
-    (Lin 1991, Eq. 4.1 with equal weights), terms with a zero numerator being 0.
-    """
-    m = 0.5 * (p + q)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        left = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / np.where(m > 0, m, 1.0)), 0.0)
-        right = np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0) / np.where(m > 0, m, 1.0)), 0.0)
-    js = 0.5 * (left.sum(axis=1) + right.sum(axis=1))
-    return np.sqrt(np.maximum(js, 0.0))
-
-
-def kl_rows(p: np.ndarray, q: np.ndarray, eps: float = KL_EPS) -> np.ndarray:
-    """``sum_{j: p_ij > 0} p_ij (log p_ij - log max(q_ij, eps))`` per row, without input checks."""
-    q = np.maximum(q, eps)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * (np.log(np.where(p > 0, p, 1.0)) - np.log(q)), 0.0)
-    return terms.sum(axis=1)
+def _rows(p: Any, q: Any, which: int, log_eps: float = 0.0) -> np.ndarray:
+    """One divergence per row of two checked inputs (:func:`divergence_rows`)."""
+    p, q = _pair(p, q)
+    out = np.empty(p.shape[0])
+    divergence_rows(np.ascontiguousarray(p), np.ascontiguousarray(q), which, log_eps, out)
+    return out
 
 
 def tvd(p: Any, q: Any) -> np.ndarray:
@@ -107,8 +89,7 @@ def tvd(p: Any, q: Any) -> np.ndarray:
     >>> tvd([[0.5, 0.5, 0.0]], [[0.0, 0.5, 0.5]]).tolist()
     [0.5]
     """
-    p, q = _pair(p, q)
-    return tvd_rows(p, q)
+    return _rows(p, q, 0)
 
 
 def jensen_shannon_distance(p: Any, q: Any) -> np.ndarray:
@@ -143,8 +124,7 @@ def jensen_shannon_distance(p: Any, q: Any) -> np.ndarray:
     >>> round(float(jensen_shannon_distance([[1.0, 0.0]], [[0.0, 1.0]])[0] ** 2), 6)  # ln 2
     0.693147
     """
-    p, q = _pair(p, q)
-    return js_distance_rows(p, q)
+    return _rows(p, q, 1)
 
 
 def kl_divergence(p: Any, q: Any, *, eps: float = KL_EPS) -> np.ndarray:
@@ -179,5 +159,6 @@ def kl_divergence(p: Any, q: Any, *, eps: float = KL_EPS) -> np.ndarray:
     >>> round(float(kl_divergence([[0.5, 0.5]], [[0.5, 0.5]])[0]), 12)
     0.0
     """
-    p, q = _pair(p, q)
-    return kl_rows(p, q, eps)
+    with np.errstate(divide="ignore"):  # eps = 0: no floor
+        log_eps = float(np.log(eps))
+    return _rows(p, q, 2, log_eps)

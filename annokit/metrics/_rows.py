@@ -21,6 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from annokit.core.divergence_rows import js_distance, js_term, kl_term, tv_distance, tv_term
 from annokit.metrics._fastlog import log as _log
 from annokit.metrics._simd import always_inline as _always_inline
 
@@ -81,11 +82,11 @@ def _row_plain(p, t, y, i, k):  # pragma: no cover - compiled
         better = pj > conf
         conf = pj if better else conf
         pred = j if better else pred
-        dist += abs(pj - tj)
+        dist += tv_term(pj, tj)
         d, e = pj - (1.0 if lab == j else 0.0), pj - tj
         brier += d * d
         bsoft += e * e
-    return 1.0 if pred == lab else 0.0, 0.5 * dist, brier, bsoft
+    return 1.0 if pred == lab else 0.0, tv_distance(dist), brier, bsoft
 
 
 @_inline
@@ -114,18 +115,9 @@ def _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, hit, log_eps):  # pragma: n
     pn, tn = pj * isp, tj * ist
     sm = pn + tn
     lm, lc = _log(0.5 * sm), max(log_eps, lp)
-    # Jensen-Shannon: pn log(pn / m) + tn log(tn / m) = m g(d), d = (pn - tn) / (pn + tn),
-    # g(d) = (1 + d) log(1 + d) + (1 - d) log(1 - d) = sum_n d^2n / (n (2n - 1)); four
-    # terms for |d| < 1/64 (to 1e-16) keep the digits that the direct form cancels when
-    # the rows nearly coincide (there it loses at most ~6 bits); both are computed and
-    # one selected (no branch).
-    d = (pn - tn) / sm
-    d2 = d * d
-    near = 0.5 * sm * d2 * (1.0 + d2 * (1 / 6 + d2 * (1 / 15 + d2 / 28)))
-    direct = pn * (lp - lsp - lm) + tn * (lt - lst - lm)
-    js = near if abs(d) < 0.015625 else direct  # both 0 gives d = NaN: direct, 0
+    js = js_term(pn, tn, lp - lsp, lt - lst, lm)  # annokit.core.divergence_rows
     d, e = pj - (1.0 if hit else 0.0), pj - tj
-    return (pj * lp, tj * lt, abs(pj - tj), tj * (lt - lc), js, d * d, e * e,
+    return (pj * lp, tj * lt, tv_term(pj, tj), kl_term(tj, lt, lc), js, d * d, e * e,
             -lc if hit else 0.0, -tj * lc)
 
 
@@ -171,7 +163,7 @@ def _row_values(hit, s, rank):  # pragma: no cover - compiled
     """
     _always_inline()
     e = s[1] - s[0]
-    return (hit, abs(e), e, 0.5 * s[2], np.sqrt(max(0.5 * s[4], 0.0)), s[3], s[5], s[6],
+    return (hit, abs(e), e, tv_distance(s[2]), js_distance(s[4]), s[3], s[5], s[6],
             s[7], s[8], rank[0], rank[1])
 
 

@@ -30,6 +30,7 @@ import numba
 import numpy as np
 
 from annokit.core.checks import SIMPLEX_ATOL
+from annokit.core.divergence_rows import wasserstein_row
 from annokit.core.progress import notice_if_slow
 from annokit.metrics import sums as _sums
 from annokit.metrics._fastlog import log as _log
@@ -55,11 +56,7 @@ def _emd(p, t, y, i, k, v):  # pragma: no cover - compiled
     """Wasserstein-1 on the category values, ``sum_{j<k-1} |F_p(j) - F_t(j)| (v_{j+1} - v_j)``
     (scipy.stats.wasserstein_distance(v, v, t, p); LeWiDi 2025 ordinal soft score)."""
     _always_inline()
-    o, c, acc = k * i, 0.0, 0.0
-    for j in range(k - 1):
-        c += p[o + j] - t[o + j]
-        acc += abs(c) * (v[j + 1] - v[j])
-    return acc
+    return wasserstein_row(p, k * i, t, k * i, k, v)  # annokit.core.divergence_rows
 
 
 @_row
