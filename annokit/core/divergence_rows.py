@@ -22,7 +22,8 @@ passed as any finite number: it is multiplied by its zero weight.
   (Lin 1991, Eq. 4.1 with equal weights): :func:`js_term`, :func:`js_distance`;
 * Kullback-Leibler ``KL(t || q) = sum_j t_j (log t_j - log q_j)`` (Kullback and
   Leibler 1951; the model's log floored by the caller): :func:`kl_term`;
-* Wasserstein-1 on ordered category values ``v``: :func:`wasserstein_row`.
+* Wasserstein-1 on ordered category values ``v``: :func:`wasserstein_term` (summed
+  over the gaps between values by :func:`wasserstein_row` or a caller's own loop).
 
 They branch on no value (selects only), so that the loops calling them vectorise;
 numba compiles each once per argument types (float32 inputs are computed in
@@ -42,7 +43,7 @@ import numba
 import numpy as np
 
 __all__ = ["divergence_rows", "js_distance", "js_term", "kl_term", "tv_distance", "tv_term",
-           "wasserstein_row"]
+           "wasserstein_row", "wasserstein_term"]
 
 _row = numba.njit(nogil=True, error_model="numpy")
 
@@ -94,14 +95,21 @@ def kl_term(t, lt, lq):  # pragma: no cover - compiled
 
 
 @_row
+def wasserstein_term(c, v_lo, v_hi):  # pragma: no cover - compiled
+    """What the gap from value ``v_lo`` to ``v_hi`` adds to Wasserstein-1, ``c = F_p(j) -
+    F_q(j)`` the difference of the cumulative distributions below it: ``|c| (v_hi - v_lo)``."""
+    return abs(c) * (v_hi - v_lo)
+
+
+@_row
 def wasserstein_row(p, op, q, oq, k, v):  # pragma: no cover - compiled
     """Wasserstein-1 between ``p[op:op + k]`` and ``q[oq:oq + k]`` on increasing values ``v``:
     ``sum_{j<k-1} |F_p(j) - F_q(j)| (v_{j+1} - v_j)`` over the cumulative distributions
-    (``scipy.stats.wasserstein_distance(v, v, q, p)``)."""
+    (``scipy.stats.wasserstein_distance(v, v, q, p)``), ``F`` summed label by label."""
     c, acc = 0.0, 0.0
     for j in range(k - 1):
         c += p[op + j] - q[oq + j]
-        acc += abs(c) * (v[j + 1] - v[j])
+        acc += wasserstein_term(c, v[j], v[j + 1])
     return acc
 
 

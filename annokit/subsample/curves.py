@@ -345,12 +345,13 @@ def subsampling_curve(
     g_pos = {int(k): i for i, k in enumerate(grid_ks)}
 
     scale = votes.labels.scale if votes is not None else "nominal"
-    gaps = None
+    category_values = None
     if scale != "nominal":
         values_ = votes.labels.values if scale in ("interval", "ratio") else None
-        gaps = np.diff(np.arange(n_labels) if values_ is None else np.asarray(values_, float))
-    ref = _eng.Reference(s_counts, kl_smoothing=kl_smoothing, gaps=gaps)
-    metric_names = tuple(m for m in _eng.METRICS if gaps is not None or m != "wasserstein")
+        category_values = np.arange(n_labels) if values_ is None else np.asarray(values_, float)
+    ref = _eng.Reference(s_counts, kl_smoothing=kl_smoothing, values=category_values)
+    metric_names = tuple(m for m in _eng.METRICS
+                         if category_values is not None or m != "wasserstein")
     n_b = len(bin_counts)
     values = {m: np.empty((reps, len(ks_arr))) for m in metric_names}
     bin_values = {m: np.empty((reps, len(ks_arr), n_b)) for m in metric_names}

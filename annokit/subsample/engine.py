@@ -14,13 +14,12 @@ over items or votes):
   (item, random key); the rank of a vote within its item says in which
   k-subsamples it is (rank < k). This is the long-vote path.
 
-Metrics are computed by :func:`count_metrics` in float32 with in-place
-ufuncs over chunks of repetitions small enough to stay in cache: the same
-quantities as :mod:`annokit.core.divergence` and
-:mod:`annokit.core.soft_labels` (tests check agreement to float32 precision), at
-a fraction of the cost, which the k = 1..100 benchmark needs. The k-vote
-side and the full-data side use the same float32 operations, so k = n gives
-exact zeros.
+Metrics are computed by :func:`count_metrics`, one numba pass over chunks of
+repetitions small enough to stay in cache, with the divergences of
+:mod:`annokit.core.divergence_rows`: the functions that the named divergences
+(:mod:`annokit.core.divergence`) and the metric kernels compute, in float64 (the
+tests check equality with the named functions to 1e-12). The k-vote side and
+the full-data side use the same operations, so k = n gives exact zeros.
 """
 
 from __future__ import annotations
@@ -28,8 +27,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
+import numba
 import numpy as np
 
+from annokit.core.divergence_rows import (
+    js_distance,
+    js_term,
+    kl_term,
+    tv_distance,
+    tv_term,
+    wasserstein_term,
+)
 from annokit.core.soft_labels import ENTROPY_BASE
 from annokit.errors import InvalidValueError
 
@@ -187,31 +195,120 @@ def cumulative_to_counts(X: np.ndarray, kk: np.ndarray) -> np.ndarray:
     return out
 
 
-_TINY = np.float32(1e-30)
-
-
 class Reference:
-    """Per-item quantities of the full-data distribution reused at every k (float32)."""
+    """Per-item quantities of the full-data distribution reused at every k.
+
+    ``values``: the category values of an ordered scale (``wasserstein``), or None.
+    """
 
     def __init__(self, counts: np.ndarray, *, kl_smoothing: float,
-                 gaps: np.ndarray | None = None):
+                 values: np.ndarray | None = None):
         counts = np.asarray(counts, dtype=np.int64)
-        #: distances between neighbouring labels on an ordered scale (``wasserstein``), or None
-        self.gaps = None if gaps is None else np.asarray(gaps, dtype=np.float32)
+        #: category values of an ordered scale (``wasserstein``), or None
+        self.values = None if values is None else np.ascontiguousarray(values, dtype=np.float64)
         self.counts = counts
         self.n = counts.sum(axis=1)
         self.n_labels = counts.shape[1]
-        # computed exactly as the k-vote side is, so that k = n gives exact zeros
-        p = counts.astype(np.float32) / self.n.astype(np.float32)[:, None]
-        self.p = np.ascontiguousarray(p.T)  # (L, N): rows broadcast along reps
-        pc = np.maximum(p, _TINY)
-        self.sum_plogp = (p * np.log(pc)).sum(axis=1, dtype=np.float32)  # -H(p), (N,)
+        #: full-data majority labels, (L, N)
         self.top = np.ascontiguousarray((counts == counts.max(axis=1, keepdims=True)).T)
-        self.alpha = np.float32(kl_smoothing)
+        self.alpha = float(kl_smoothing)
+        #: log of the integers 0 .. max n (log 0 given as 0: always multiplied by 0)
+        self.log_int = np.log(np.maximum(np.arange(int(self.n.max()) + 1), 1.0))
+        #: log(x + alpha) for the counts x = 0 .. max n
+        self.log_x_alpha = np.log(np.arange(int(self.n.max()) + 1) + self.alpha)
+        # computed exactly as the k-vote side is (_count_values), so that k = n gives zeros
+        #: the full-data distribution, (L, N) (rows broadcast along reps), and its log
+        #: (finite where p = 0)
+        self.p = np.ascontiguousarray((counts / self.n[:, None]).T)
+        self.log_p = np.ascontiguousarray((self.log_int[counts]
+                                           - self.log_int[self.n][:, None]).T)
+        self.sum_plogp = np.zeros(len(counts))  # -H(p), summed in label order
+        for j in range(self.n_labels):
+            self.sum_plogp += self.p[j] * self.log_p[j]
 
+
+#: The smallest normal float64: where a zero's log is taken instead (it is multiplied by 0).
+_TINY = np.finfo(np.float64).tiny
 
 METRICS = ("tvd", "jsd", "kl", "majority_agreement", "majority_tie", "entropy_bias",
            "wasserstein")
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_x_alpha,
+                  log_den, log_m, slot, out):  # pragma: no cover - compiled
+    """``out[slot[m], r, i]`` = metric ``m`` (index into METRICS; slot -1: not computed) of
+    the k-vote counts ``x[:, r, i]`` against the full-data distribution ``p[:, i]``.
+
+    The divergences are the terms of :mod:`annokit.core.divergence_rows`, summed over
+    the labels. Labels are the outer loop and items the inner one, so that each loop
+    reads contiguous rows and vectorises; ``log q = log x - log kk`` from a table of
+    logs of integers, ``log_m[j, r, i] = log((p + q) / 2)`` computed by numpy
+    (vectorised; numba's scalar log is 3.7x slower).
+    """
+    n_labels, reps, n_items = x.shape
+    do_tv, do_js, do_kl = slot[0] >= 0, slot[1] >= 0, slot[2] >= 0
+    do_top, do_ent, do_w = (slot[3] >= 0) | (slot[4] >= 0), slot[5] >= 0, slot[6] >= 0
+    acc = np.empty((6, n_items))
+    tv, js, kl, sq, cum, w = acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+    counters = np.empty((3, n_items), dtype=np.int64)
+    best, n_top, hits = counters[0], counters[1], counters[2]
+    q, lq = np.empty(n_items), np.empty(n_items)
+    for r in range(reps):
+        acc[:] = 0.0
+        counters[:] = 0
+        if do_top:
+            best[:] = x[0, r]
+            for j in range(1, n_labels):
+                xr = x[j, r]
+                for i in range(n_items):
+                    best[i] = max(best[i], xr[i])
+        for j in range(n_labels):
+            xr, pj, lpj = x[j, r], p[j], log_p[j]
+            for i in range(n_items):
+                q[i] = xr[i] / kk[i]
+            if do_tv:
+                for i in range(n_items):
+                    tv[i] += tv_term(q[i], pj[i])
+            if do_js or do_ent:
+                for i in range(n_items):
+                    lq[i] = log_int[xr[i]] - log_kk[i]  # finite where q = 0 (times 0)
+            if do_ent:
+                for i in range(n_items):
+                    sq[i] += q[i] * lq[i]
+            if do_js:
+                lmj = log_m[j, r]
+                for i in range(n_items):
+                    js[i] += js_term(pj[i], q[i], lpj[i], lq[i], lmj[i])
+            if do_kl:  # KL(p || q_alpha), log q_alpha = log(x + alpha) - log(kk + L alpha)
+                for i in range(n_items):
+                    kl[i] += kl_term(pj[i], lpj[i], log_x_alpha[xr[i]] - log_den[i])
+            if do_top:
+                tj = top[j]
+                for i in range(n_items):
+                    is_top = xr[i] == best[i]
+                    n_top[i] += 1 if is_top else 0
+                    hits[i] += 1 if is_top & tj[i] else 0
+            if do_w and j < n_labels - 1:  # c = F_q(j) - F_p(j)
+                lo, hi = values[j], values[j + 1]
+                for i in range(n_items):
+                    cum[i] += q[i] - pj[i]
+                    w[i] += wasserstein_term(cum[i], lo, hi)
+        for i in range(n_items):
+            if do_tv:
+                out[slot[0], r, i] = tv_distance(tv[i])
+            if do_js:
+                out[slot[1], r, i] = js_distance(js[i])
+            if do_kl:
+                out[slot[2], r, i] = kl[i]
+            if slot[3] >= 0:
+                out[slot[3], r, i] = hits[i] / n_top[i]
+            if slot[4] >= 0:
+                out[slot[4], r, i] = 1.0 if n_top[i] > 1 else 0.0
+            if do_ent:
+                out[slot[5], r, i] = sum_plogp[i] - sq[i]
+            if do_w:
+                out[slot[6], r, i] = w[i]
 
 
 def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
@@ -226,122 +323,56 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
         Votes in each item's estimate (``k``, or fewer for short items kept).
     which : sequence of str, optional
         The metrics to compute; default every one of :data:`METRICS` that the
-        reference allows (``wasserstein`` needs ``ref.gaps``).
+        reference allows (``wasserstein`` needs ``ref.values``).
 
     Returns the metric names (in :data:`METRICS` order) and an array of
-    shape (n_metrics, reps, n_items), float32 (items on the inner axis, so that
-    per-item quantities broadcast along contiguous rows):
+    shape (n_metrics, reps, n_items), float64 (items on the inner axis, so that
+    per-item quantities broadcast along contiguous rows). With ``q = x / kk`` the
+    k-vote distribution and ``p`` the full data's, the divergences are those of
+    :mod:`annokit.core.divergence` (one implementation,
+    :mod:`annokit.core.divergence_rows`):
 
-    * ``tvd``: ``0.5 * sum_j |q_j - p_j|`` with ``q = x / kk`` and ``p`` the full data.
-    * ``jsd``: Jensen-Shannon distance, natural log (``scipy`` convention):
-      ``sqrt(H(m) - (H(p) + H(q)) / 2)`` with ``m = (p + q) / 2``.
-    * ``kl``: ``KL(p || q_alpha)`` in nats with ``q_alpha = (x + alpha) / (kk + L alpha)``,
-      i.e. ``sum p log p - sum_j p_j log(x_j + alpha) + log(kk + L alpha)``.
+    * ``tvd``: ``TVD(q, p)``;
+    * ``jsd``: the Jensen-Shannon distance (natural log, ``scipy`` convention);
+    * ``kl``: ``KL(p || q_alpha)`` in nats with ``q_alpha = (x + alpha) / (kk + L alpha)``;
     * ``majority_agreement``: ``|S cap F| / |S|`` with ``S`` the top labels of the
       k-vote counts and ``F`` those of the full data: the probability that the
-      k-vote majority, ties broken uniformly at random, is a full-data majority label.
-    * ``majority_tie``: 1 where the k-vote majority is tied.
-    * ``entropy_bias``: ``H(q) - H(p)`` in nats (``core.soft_labels.ENTROPY_BASE``).
-    * ``wasserstein`` (ordered scales, ``ref.gaps``): Wasserstein-1 between ``q`` and
-      ``p`` on the label line, ``sum_j |Q_j - P_j| (v_{j+1} - v_j)`` over the
-      cumulative distributions.
+      k-vote majority, ties broken uniformly at random, is a full-data majority label;
+    * ``majority_tie``: 1 where the k-vote majority is tied;
+    * ``entropy_bias``: ``H(q) - H(p)`` in nats (``core.soft_labels.ENTROPY_BASE``);
+    * ``wasserstein`` (ordered scales, ``ref.values``): Wasserstein-1 between ``q``
+      and ``p`` on the category values.
     """
     if which is None:  # every metric the reference allows
-        which = [m for m in METRICS if m != "wasserstein" or ref.gaps is not None]
+        which = [m for m in METRICS if m != "wasserstein" or ref.values is not None]
     which = set(which)
-    n_labels, reps, n_items = x.shape
-    kk32 = kk.astype(np.float32)
-    shape = (reps, n_items)
-    f32 = np.float32
-    tvd = np.zeros(shape, f32) if "tvd" in which else None
-    need_hq = bool({"jsd", "entropy_bias"} & which)
-    sqlogq = np.zeros(shape, f32) if need_hq else None
-    smlogm = np.zeros(shape, f32) if "jsd" in which else None
-    cross = np.zeros(shape, f32) if "kl" in which else None
-    if "wasserstein" in which and ref.gaps is None:
+    if "wasserstein" in which and ref.values is None:
         raise InvalidValueError("wasserstein needs the label distances of an ordered scale")
-    emd = np.zeros(shape, f32) if "wasserstein" in which else None
-    cum = np.zeros(shape, f32) if emd is not None else None  # Q_j - P_j
-    q = np.empty(shape, f32)
-    tmp = np.empty(shape, f32)
-    tmp2 = np.empty(shape, f32)
-    for j in range(n_labels):
-        pj = ref.p[j]
-        np.divide(x[j], kk32, out=q, casting="unsafe")
-        if tvd is not None:
-            np.subtract(q, pj, out=tmp)
-            np.abs(tmp, out=tmp)
-            tvd += tmp
-        if sqlogq is not None:  # q log q, with log(0 + tiny) * 0 = 0
-            np.add(q, _TINY, out=tmp)
-            np.log(tmp, out=tmp)
-            tmp *= q
-            sqlogq += tmp
-        if smlogm is not None:  # s log s with s = p + q = 2m
-            np.add(q, pj, out=tmp2)
-            np.add(tmp2, _TINY, out=tmp)
-            np.log(tmp, out=tmp)
-            tmp *= tmp2
-            smlogm += tmp
-        if cross is not None:
-            np.add(x[j], ref.alpha, out=tmp, casting="unsafe")
-            np.log(tmp, out=tmp)
-            tmp *= pj
-            cross += tmp
-        if emd is not None and j < n_labels - 1:
-            cum += q
-            cum -= pj
-            np.abs(cum, out=tmp)
-            tmp *= ref.gaps[j]
-            emd += tmp
     names = [m for m in METRICS if m in which]
-    res = np.empty((len(names), reps, n_items), f32)
-    slot = {m: res[i] for i, m in enumerate(names)}
-    if tvd is not None:
-        np.multiply(tvd, f32(0.5), out=slot["tvd"])
-    if "entropy_bias" in which:
-        np.subtract(ref.sum_plogp, sqlogq, out=slot["entropy_bias"])
-        if ENTROPY_BASE != math.e:
-            slot["entropy_bias"] /= f32(np.log(ENTROPY_BASE))
-    if smlogm is not None:
-        # JSD = H(m) - (H(p) + H(q)) / 2 with m = s / 2, sum s = 2:
-        # -sum m log m = -(1/2) sum s log s + log 2
-        js = slot["jsd"]
-        np.add(ref.sum_plogp, sqlogq, out=js)
-        js -= smlogm
-        js *= f32(0.5)
-        js += f32(np.log(2.0))
-        np.maximum(js, f32(0.0), out=js)
-        np.sqrt(js, out=js)
-    if emd is not None:
-        slot["wasserstein"][...] = emd
-    if cross is not None:
-        kl = slot["kl"]
-        np.subtract(ref.sum_plogp, cross, out=kl)
-        kl += np.log(kk32 + f32(n_labels) * ref.alpha)
-        np.maximum(kl, f32(0.0), out=kl)
-    if {"majority_agreement", "majority_tie"} & which:
-        top = x[0].copy()
-        for j in range(1, n_labels):
-            np.maximum(top, x[j], out=top)
-        n_top = np.zeros(shape, np.int16)
-        hits = np.zeros(shape, np.int16)
-        eq = np.empty(shape, bool)
-        for j in range(n_labels):
-            np.equal(x[j], top, out=eq)
-            n_top += eq
-            eq &= ref.top[j]
-            hits += eq
-        if "majority_agreement" in which:
-            np.divide(hits, n_top, out=slot["majority_agreement"], dtype=f32, casting="unsafe")
-        if "majority_tie" in which:
-            np.greater(n_top, 1, out=slot["majority_tie"], casting="unsafe")
+    slot = np.array([names.index(m) if m in which else -1 for m in METRICS], dtype=np.int64)
+    n_labels, reps, n_items = x.shape
+    kk = np.ascontiguousarray(kk, dtype=np.int64)
+    if "jsd" in which:  # log((p + q) / 2), vectorised by numpy
+        log_m = x / kk
+        log_m += ref.p[:, None, :]
+        log_m *= 0.5
+        np.maximum(log_m, _TINY, out=log_m)  # m = 0 (p = q = 0): a finite log, times 0
+        np.log(log_m, out=log_m)
+    else:
+        log_m = np.zeros((1, 1, 1))
+    log_den = np.log(kk + n_labels * ref.alpha)
+    values = ref.values if ref.values is not None else np.zeros(n_labels)
+    res = np.empty((len(names), reps, n_items))
+    _count_values(x, kk, ref.log_int[kk], ref.p, ref.log_p, ref.sum_plogp, ref.top, values,
+                  ref.log_int, ref.log_x_alpha, log_den, log_m, slot, res)
+    if "entropy_bias" in which and ENTROPY_BASE != math.e:
+        res[names.index("entropy_bias")] /= np.log(ENTROPY_BASE)
     return names, res
 
 
 def group_matrix(groups: np.ndarray, n_groups: int, include: np.ndarray | None) -> np.ndarray:
-    """(n_groups, n_items) float32 indicator of each included item's group."""
-    w = np.zeros((n_groups, len(groups)), dtype=np.float32)
+    """(n_groups, n_items) indicator of each included item's group."""
+    w = np.zeros((n_groups, len(groups)))
     w[groups, np.arange(len(groups))] = 1.0 if include is None else include
     return w
 
@@ -352,11 +383,9 @@ def summarise(res: np.ndarray, groups: np.ndarray) -> np.ndarray:
     ``res`` (n_metrics, reps, n_items) holds per-item values; ``groups``
     (n_groups, n_items) is :func:`group_matrix`. Returns (n_metrics, reps,
     1 + n_groups): column 0 the mean over all included items, then one column
-    per group (NaN when the group has no included item). Group sums are
-    float32 (exact for whole-number sums below 2^24, such as agreement at
-    k = n) and are added across groups in float64.
+    per group (NaN when the group has no included item).
     """
-    sums = np.matmul(res, groups.T).astype(np.float64)  # (M, reps, G)
+    sums = np.matmul(res, groups.T)  # (M, reps, G)
     sizes = groups.sum(axis=1, dtype=np.float64)
     out = np.empty((res.shape[0], res.shape[1], 1 + groups.shape[0]))
     out[:, :, 0] = sums.sum(axis=2) / sizes.sum()
