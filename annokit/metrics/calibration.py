@@ -27,7 +27,13 @@ from annokit.errors import SchemaError
 from annokit.metrics import _binning
 from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
-from annokit.metrics.states import AdaptiveBinnedState, BinnedState, MetricState, update_many
+from annokit.metrics.states import (
+    AdaptiveBinnedState,
+    BinnedState,
+    MetricState,
+    edge_bin_stats,
+    update_many,
+)
 
 __all__ = [
     "ReliabilityDiagram",
@@ -355,14 +361,17 @@ def reliability_diagram(probs: Any, labels: Any, targets: Any = None, *, n_bins:
     check_option("strategy", strategy, _STRATEGIES)
     n_bins = _binning.check_n_bins(n_bins)
     p, t, y, _ = _sums.prepare(probs, targets, labels, names=_NAMES, allow_empty=False)
-    _sums.check_values(p, t, y, names=_NAMES)
-    pred, conf = _binning.top_label(p)
-    edges = (_binning.uniform_edges(n_bins) if strategy == "uniform"
-             else _binning.quantile_edges(conf, n_bins))
-    idx = _binning.bin_index(conf, edges)
-    count = _binning.bin_sums(idx, n_bins)
-    hit = _binning.bin_sums(idx, n_bins, values=(pred == y).astype(np.float64))
-    soft = None if t is None else _binning.bin_sums(idx, n_bins, values=t[np.arange(len(p)), pred])
-    return ReliabilityDiagram(edges, count.astype(np.int64), _means(
-        _binning.bin_sums(idx, n_bins, values=conf), count), _means(hit, count),
-        _means(soft, count))
+    if strategy == "uniform":  # the per-bin sums of the binned states (ECE, SMECE, MCE)
+        edges = _binning.uniform_edges(n_bins)
+        stats = _kernels.batch_sums(p, t, y, None, n_bins=n_bins, names=_NAMES).bins
+    else:  # those of AdaptiveBinnedState: equal-mass edges, then sums per bin
+        _sums.check_values(p, t, y, names=_NAMES)
+        pred, conf = _binning.top_label(p)
+        edges = _binning.quantile_edges(conf, n_bins)
+        stats = edge_bin_stats(conf, (pred == y).astype(np.float64), edges, n_bins)
+        if t is not None:
+            stats.soft = _binning.bin_sums(_binning.bin_index(conf, edges), n_bins,
+                                           values=t[np.arange(len(p)), pred])
+    count = stats.count
+    return ReliabilityDiagram(edges, count.astype(np.int64), _means(stats.conf, count),
+                              _means(stats.hit, count), _means(stats.soft, count))

@@ -351,3 +351,32 @@ def test_smece_simulation_small(capsys):
     # the paper's inversion: ECE (thresholded outcomes) prefers overconfident B to A
     assert exp1["B"][1] < exp1["A"][1]
     assert min(exp1, key=lambda m: exp1[m][0]) == "A"
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_reliability_diagram_has_the_bins_of_the_ece_states(strategy):
+    """The diagram reads the binned states' per-bin sums (uniform: the fused kernel's
+    scatter; quantile: AdaptiveBinnedState's): its bins give back ECE / SMECE / adaptive
+    ECE to 1e-12, and match the numpy oracle's bins."""
+    from metrics import oracle  # tests/metrics/oracle.py (pythonpath = tests)
+
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.full(3, 0.6), size=500)
+    soft = rng.dirichlet(np.ones(3), size=500)
+    labels = rng.integers(0, 3, size=500)
+    d = reliability_diagram(probs, labels, soft, n_bins=7, strategy=strategy)
+    w = d.count / d.count.sum()
+    gap = np.nan_to_num(np.abs(d.mean_confidence - d.accuracy))
+    gap_soft = np.nan_to_num(np.abs(d.mean_confidence - d.mean_soft_target))
+    if strategy == "uniform":
+        assert (w * gap).sum() == pytest.approx(
+            expected_calibration_error(probs, labels, n_bins=7), rel=1e-12)
+        assert (w * gap_soft).sum() == pytest.approx(
+            soft_calibration_error(probs, soft, n_bins=7), rel=1e-12)
+        bins = oracle.batch_sums(probs, soft, labels, None, n_bins=7).bins
+        np.testing.assert_array_equal(d.count, bins.count)
+        np.testing.assert_allclose(np.nan_to_num(d.mean_confidence) * d.count, bins.conf,
+                                   rtol=1e-12)
+    else:
+        assert (w * gap).sum() == pytest.approx(
+            expected_calibration_error(probs, labels, n_bins=7, strategy="quantile"), rel=1e-12)
