@@ -1,5 +1,7 @@
 """The divergences between two label distributions, each written once, as numba functions.
 
+(With them the entropy gap ``H(p) - H(q)``, which the same consumers compare.)
+
 The one implementation of the per-item divergences that every path computes:
 the named functions of :mod:`annokit.core.divergence`, the fused metric kernels
 (``dist_ce``, ``jsd`` and ``kl`` of :mod:`annokit.metrics.kernels`, ``wasserstein``
@@ -22,6 +24,8 @@ passed as any finite number: it is multiplied by its zero weight.
   (Lin 1991, Eq. 4.1 with equal weights): :func:`js_term`, :func:`js_distance`;
 * Kullback-Leibler ``KL(t || q) = sum_j t_j (log t_j - log q_j)`` (Kullback and
   Leibler 1951; the model's log floored by the caller): :func:`kl_term`;
+* the entropy gap ``H(p) - H(q)``, ``H(x) = -sum_j x_j log x_j``: :func:`plogp_term`,
+  :func:`entropy_gap`;
 * Wasserstein-1 on ordered category values ``v``: :func:`wasserstein_term` (summed
   over the gaps between values by :func:`wasserstein_row` or a caller's own loop).
 
@@ -42,8 +46,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["divergence_rows", "js_distance", "js_term", "kl_term", "tv_distance", "tv_term",
-           "wasserstein_row", "wasserstein_term"]
+__all__ = ["divergence_rows", "entropy_gap", "js_distance", "js_term", "kl_term", "plogp_term",
+           "tv_distance", "tv_term", "wasserstein_row", "wasserstein_term"]
 
 _row = numba.njit(nogil=True, error_model="numpy")
 
@@ -92,6 +96,20 @@ def js_distance(s):  # pragma: no cover - compiled
 def kl_term(t, lt, lq):  # pragma: no cover - compiled
     """What label j adds to ``KL(t || q)``: ``t_j (log t_j - log q_j)`` (``lt``, ``lq`` the logs)."""
     return t * (lt - lq)
+
+
+@_row
+def plogp_term(p, lp):  # pragma: no cover - compiled
+    """What label j adds to ``sum_j p_j log p_j = -H(p)`` (``lp = log p_j``)."""
+    return p * lp
+
+
+@_row
+def entropy_gap(s_model, s_ref):  # pragma: no cover - compiled
+    """``H(model) - H(reference)`` from the summed :func:`plogp_term` of each (``-H``):
+    the signed entropy calibration error (Baan et al. 2022) and the subsampling
+    curves' entropy bias."""
+    return s_ref - s_model
 
 
 @_row

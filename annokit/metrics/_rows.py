@@ -21,7 +21,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from annokit.core.divergence_rows import js_distance, js_term, kl_term, tv_distance, tv_term
+from annokit.core.divergence_rows import (
+    entropy_gap,
+    js_distance,
+    js_term,
+    kl_term,
+    plogp_term,
+    tv_distance,
+    tv_term,
+)
 from annokit.metrics._fastlog import log as _log
 from annokit.metrics._simd import always_inline as _always_inline
 
@@ -117,7 +125,8 @@ def _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, hit, log_eps):  # pragma: n
     lm, lc = _log(0.5 * sm), max(log_eps, lp)
     js = js_term(pn, tn, lp - lsp, lt - lst, lm)  # annokit.core.divergence_rows
     d, e = pj - (1.0 if hit else 0.0), pj - tj
-    return (pj * lp, tj * lt, tv_term(pj, tj), kl_term(tj, lt, lc), js, d * d, e * e,
+    return (plogp_term(pj, lp), plogp_term(tj, lt), tv_term(pj, tj), kl_term(tj, lt, lc), js,
+            d * d, e * e,
             -lc if hit else 0.0, -tj * lc)
 
 
@@ -162,7 +171,7 @@ def _row_values(hit, s, rank):  # pragma: no cover - compiled
     ordered alike by soft.
     """
     _always_inline()
-    e = s[1] - s[0]
+    e = entropy_gap(s[0], s[1])
     return (hit, abs(e), e, tv_distance(s[2]), js_distance(s[4]), s[3], s[5], s[6],
             s[7], s[8], rank[0], rank[1])
 

@@ -31,9 +31,11 @@ import numba
 import numpy as np
 
 from annokit.core.divergence_rows import (
+    entropy_gap,
     js_distance,
     js_term,
     kl_term,
+    plogp_term,
     tv_distance,
     tv_term,
     wasserstein_term,
@@ -222,9 +224,11 @@ class Reference:
         self.p = np.ascontiguousarray((counts / self.n[:, None]).T)
         self.log_p = np.ascontiguousarray((self.log_int[counts]
                                            - self.log_int[self.n][:, None]).T)
-        self.sum_plogp = np.zeros(len(counts))  # -H(p), summed in label order
-        for j in range(self.n_labels):
-            self.sum_plogp += self.p[j] * self.log_p[j]
+        # -H(p): the entropy bias of p against a zero reference (H = 0), negated
+        self.sum_plogp = np.zeros(len(counts))
+        x = np.ascontiguousarray(counts.T[:, None, :],
+                                 np.int16 if self.n.max() < 2**15 else np.int32)
+        self.sum_plogp = -_values(x, self.n, self, ["entropy_bias"])[0, 0]
 
 
 #: The smallest normal float64: where a zero's log is taken instead (it is multiplied by 0).
@@ -275,7 +279,7 @@ def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_
                     lq[i] = log_int[xr[i]] - log_kk[i]  # finite where q = 0 (times 0)
             if do_ent:
                 for i in range(n_items):
-                    sq[i] += q[i] * lq[i]
+                    sq[i] += plogp_term(q[i], lq[i])
             if do_js:
                 lmj = log_m[j, r]
                 for i in range(n_items):
@@ -306,9 +310,30 @@ def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_
             if slot[4] >= 0:
                 out[slot[4], r, i] = 1.0 if n_top[i] > 1 else 0.0
             if do_ent:
-                out[slot[5], r, i] = sum_plogp[i] - sq[i]
+                out[slot[5], r, i] = entropy_gap(sq[i], sum_plogp[i])
             if do_w:
                 out[slot[6], r, i] = w[i]
+
+
+def _values(x: np.ndarray, kk: np.ndarray, ref: Reference, names: list[str]) -> np.ndarray:
+    """(len(names), reps, n_items) values of :func:`_count_values` (entropies in nats)."""
+    slot = np.array([names.index(m) if m in names else -1 for m in METRICS], dtype=np.int64)
+    n_labels, reps, n_items = x.shape
+    kk = np.ascontiguousarray(kk, dtype=np.int64)
+    if "jsd" in names:  # log((p + q) / 2), vectorised by numpy
+        log_m = x / kk
+        log_m += ref.p[:, None, :]
+        log_m *= 0.5
+        np.maximum(log_m, _TINY, out=log_m)  # m = 0 (p = q = 0): a finite log, times 0
+        np.log(log_m, out=log_m)
+    else:
+        log_m = np.zeros((1, 1, 1))
+    log_den = np.log(kk + n_labels * ref.alpha)
+    values = ref.values if ref.values is not None else np.zeros(n_labels)
+    res = np.empty((len(names), reps, n_items))
+    _count_values(x, kk, ref.log_int[kk], ref.p, ref.log_p, ref.sum_plogp, ref.top, values,
+                  ref.log_int, ref.log_x_alpha, log_den, log_m, slot, res)
+    return res
 
 
 def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
@@ -349,22 +374,7 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
     if "wasserstein" in which and ref.values is None:
         raise InvalidValueError("wasserstein needs the label distances of an ordered scale")
     names = [m for m in METRICS if m in which]
-    slot = np.array([names.index(m) if m in which else -1 for m in METRICS], dtype=np.int64)
-    n_labels, reps, n_items = x.shape
-    kk = np.ascontiguousarray(kk, dtype=np.int64)
-    if "jsd" in which:  # log((p + q) / 2), vectorised by numpy
-        log_m = x / kk
-        log_m += ref.p[:, None, :]
-        log_m *= 0.5
-        np.maximum(log_m, _TINY, out=log_m)  # m = 0 (p = q = 0): a finite log, times 0
-        np.log(log_m, out=log_m)
-    else:
-        log_m = np.zeros((1, 1, 1))
-    log_den = np.log(kk + n_labels * ref.alpha)
-    values = ref.values if ref.values is not None else np.zeros(n_labels)
-    res = np.empty((len(names), reps, n_items))
-    _count_values(x, kk, ref.log_int[kk], ref.p, ref.log_p, ref.sum_plogp, ref.top, values,
-                  ref.log_int, ref.log_x_alpha, log_den, log_m, slot, res)
+    res = _values(x, kk, ref, names)
     if "entropy_bias" in which and ENTROPY_BASE != math.e:
         res[names.index("entropy_bias")] /= np.log(ENTROPY_BASE)
     return names, res
