@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_simplex, first_offenders
+from annokit.core.divergence import tvd
 from annokit.core.votes import Votes
 from annokit.errors import AlignmentError, DataFormatError, InvalidValueError, SchemaError
 from annokit.metrics.kernels import item_values
@@ -346,7 +347,7 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
     m = len(items)
     pooled_pred = np.bincount(it_code * k + pred, minlength=m * k).reshape(m, k) / per_item_n[:, None]
     pooled_true = np.bincount(it_code * k + actual, minlength=m * k).reshape(m, k) / per_item_n[:, None]
-    pooled = {"tvd": float(0.5 * ordinal_values("l1", pooled_pred, pooled_true, None).mean())}
+    pooled = {"tvd": float(tvd(pooled_pred, pooled_true).mean())}
     gap = {"error_rate": scores["lewidi_error_rate"] - pooled["tvd"]}
     if ordered:
         pooled["wasserstein"] = float(ordinal_values("emd", pooled_pred, pooled_true, None,
