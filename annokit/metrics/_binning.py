@@ -270,6 +270,5 @@ def compute_classwise(stats: BinStats, *, soft: bool = False) -> Any:
     if target is None or stats.cw_conf is None:
         raise SchemaError("soft targets were not given" if soft else "labels were not given")
     weight = np.asarray(stats.weight, dtype=np.float64)[..., None]
-    per_class = _divide(np.abs(stats.cw_conf - target).sum(axis=-1), weight)
-    out = np.mean(per_class, axis=-1)
+    out = np.mean(reduce_bins(stats.cw_count, stats.cw_conf, target, weight), axis=-1)
     return float(out) if np.ndim(out) == 0 else out

@@ -30,16 +30,7 @@ from collections.abc import Iterator, Sequence
 import numba
 import numpy as np
 
-from annokit.core.divergence_rows import (
-    entropy_gap,
-    js_distance,
-    js_term,
-    kl_term,
-    plogp_term,
-    tv_distance,
-    tv_term,
-    wasserstein_term,
-)
+from annokit.core import divergence_rows as div
 from annokit.core.soft_labels import ENTROPY_BASE
 from annokit.errors import InvalidValueError
 
@@ -273,20 +264,20 @@ def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_
                 q[i] = xr[i] / kk[i]
             if do_tv:
                 for i in range(n_items):
-                    tv[i] += tv_term(q[i], pj[i])
+                    tv[i] += div.tv_term(q[i], pj[i])
             if do_js or do_ent:
                 for i in range(n_items):
                     lq[i] = log_int[xr[i]] - log_kk[i]  # finite where q = 0 (times 0)
             if do_ent:
                 for i in range(n_items):
-                    sq[i] += plogp_term(q[i], lq[i])
+                    sq[i] += div.plogp_term(q[i], lq[i])
             if do_js:
                 lmj = log_m[j, r]
                 for i in range(n_items):
-                    js[i] += js_term(pj[i], q[i], lpj[i], lq[i], lmj[i])
+                    js[i] += div.js_term(pj[i], q[i], lpj[i], lq[i], lmj[i])
             if do_kl:  # KL(p || q_alpha), log q_alpha = log(x + alpha) - log(kk + L alpha)
                 for i in range(n_items):
-                    kl[i] += kl_term(pj[i], lpj[i], log_x_alpha[xr[i]] - log_den[i])
+                    kl[i] += div.kl_term(pj[i], lpj[i], log_x_alpha[xr[i]] - log_den[i])
             if do_top:
                 tj = top[j]
                 for i in range(n_items):
@@ -297,12 +288,12 @@ def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_
                 lo, hi = values[j], values[j + 1]
                 for i in range(n_items):
                     cum[i] += q[i] - pj[i]
-                    w[i] += wasserstein_term(cum[i], lo, hi)
+                    w[i] += div.wasserstein_term(cum[i], lo, hi)
         for i in range(n_items):
             if do_tv:
-                out[slot[0], r, i] = tv_distance(tv[i])
+                out[slot[0], r, i] = div.tv_distance(tv[i])
             if do_js:
-                out[slot[1], r, i] = js_distance(js[i])
+                out[slot[1], r, i] = div.js_distance(js[i])
             if do_kl:
                 out[slot[2], r, i] = kl[i]
             if slot[3] >= 0:
@@ -310,7 +301,7 @@ def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_
             if slot[4] >= 0:
                 out[slot[4], r, i] = 1.0 if n_top[i] > 1 else 0.0
             if do_ent:
-                out[slot[5], r, i] = entropy_gap(sq[i], sum_plogp[i])
+                out[slot[5], r, i] = div.entropy_gap(sq[i], sum_plogp[i])
             if do_w:
                 out[slot[6], r, i] = w[i]
 

@@ -24,6 +24,7 @@ from scipy import optimize
 from scipy.special import digamma, gammaln
 
 from annokit.core.checks import check_rng
+from annokit.core.divergence import tvd
 from annokit.errors import AnnokitError, InvalidValueError, SchemaError
 from annokit.subsample import engine as _eng
 from annokit.subsample._checks import as_counts, check_ks
@@ -196,7 +197,9 @@ class DirichletMultinomial:
                 else:
                     rest = _multinomial(gen, np.broadcast_to(n_full - k, pi.shape[:-1]), pi)
                     ref = (x + rest) / n_full[None, :, None]
-                out[a:b, i] = (0.5 * np.abs(x / k - ref).sum(axis=-1)).mean(axis=1)
+                n_lab = x.shape[-1]
+                out[a:b, i] = tvd((x / k).reshape(-1, n_lab), ref.reshape(-1, n_lab)
+                                  ).reshape(x.shape[:-1]).mean(axis=1)
         return ExtrapolatedCurve(ks=ks_arr, tvd=out, n_full=n_full, interval=float(interval))
 
     def smallest_k(self, counts: Any, epsilon: float, *, reps: int = 20,
