@@ -31,6 +31,7 @@ import numba
 import numpy as np
 
 from annokit.core import divergence_rows as div
+from annokit.core.progress import notice_if_slow
 from annokit.core.soft_labels import ENTROPY_BASE
 from annokit.errors import InvalidValueError
 
@@ -239,7 +240,9 @@ def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_
     the labels. Labels are the outer loop and items the inner one, so that each loop
     reads contiguous rows and vectorises; ``log q = log x - log kk`` from a table of
     logs of integers, ``log_m[j, r, i] = log((p + q) / 2)`` computed by numpy
-    (vectorised; numba's scalar log is 3.7x slower).
+    (vectorised; numba's scalar log is 3.7x slower). One loop over the items per
+    label and quantity (LLVM vectorises small loops): 1.3x faster than one fused loop,
+    for 0.2 s more compile time (about 1 s of CPU once the process has compiled any kernel).
     """
     n_labels, reps, n_items = x.shape
     do_tv, do_js, do_kl = slot[0] >= 0, slot[1] >= 0, slot[2] >= 0
@@ -322,8 +325,14 @@ def _values(x: np.ndarray, kk: np.ndarray, ref: Reference, names: list[str]) -> 
     log_den = np.log(kk + n_labels * ref.alpha)
     values = ref.values if ref.values is not None else np.zeros(n_labels)
     res = np.empty((len(names), reps, n_items))
-    _count_values(x, kk, ref.log_int[kk], ref.p, ref.log_p, ref.sum_plogp, ref.top, values,
-                  ref.log_int, ref.log_x_alpha, log_den, log_m, slot, res)
+    args = (x, kk, ref.log_int[kk], ref.p, ref.log_p, ref.sum_plogp, ref.top, values,
+            ref.log_int, ref.log_x_alpha, log_den, log_m, slot, res)
+    if not _count_values.signatures:  # load it from numba's cache, or compile it once
+        with notice_if_slow("annokit: compiling the subsampling kernel (once per environment; "
+                            "later runs load it from the cache) ..."):
+            _count_values(*args)
+    else:
+        _count_values(*args)
     return res
 
 
