@@ -214,6 +214,9 @@ class Reference:
         #: the full-data distribution, (L, N) (rows broadcast along reps), and its log
         #: (finite where p = 0)
         self.p = np.ascontiguousarray((counts / self.n[:, None]).T)
+        #: p / 2, and the smallest normal float where p = 0: m = (p + q) / 2 is then never
+        #: 0 (its log is finite, times 0) and otherwise unchanged (tiny is far below its ulp)
+        self.half_p = np.where(self.p > 0, 0.5 * self.p, _TINY)
         self.log_p = np.ascontiguousarray((self.log_int[counts]
                                            - self.log_int[self.n][:, None]).T)
         # -H(p): the entropy bias of p against a zero reference (H = 0), negated
@@ -314,11 +317,9 @@ def _values(x: np.ndarray, kk: np.ndarray, ref: Reference, names: list[str]) -> 
     slot = np.array([names.index(m) if m in names else -1 for m in METRICS], dtype=np.int64)
     n_labels, reps, n_items = x.shape
     kk = np.ascontiguousarray(kk, dtype=np.int64)
-    if "jsd" in names:  # log((p + q) / 2), vectorised by numpy
-        log_m = x / kk
-        log_m += ref.p[:, None, :]
-        log_m *= 0.5
-        np.maximum(log_m, _TINY, out=log_m)  # m = 0 (p = q = 0): a finite log, times 0
+    if "jsd" in names:  # log((p + q) / 2) = log(q / 2 + p / 2), vectorised by numpy
+        log_m = x / (2 * kk)  # halving is exact: the same m as (p + q) / 2
+        log_m += ref.half_p[:, None, :]
         np.log(log_m, out=log_m)
     else:
         log_m = np.zeros((1, 1, 1))
