@@ -59,10 +59,11 @@ def vote_matrix(votes: Votes) -> sparse.csr_matrix:
     Entry ``[i, j * L + l]`` counts the votes of annotator ``j`` for label ``l`` on item
     ``i`` (1 for ordinary data; more when duplicate votes are kept).
     """
+    annotators, annotator_ids = votes.annotator_codes("vote_matrix")
     n_labels = votes.n_labels
-    n_cols = votes.n_annotators * n_labels
+    n_cols = len(annotator_ids) * n_labels
     idx = np.int32 if max(n_cols, votes.n_items) < 2**31 - 1 else np.int64  # scipy's index type
-    cols = votes.annotator_index.astype(idx) * idx(n_labels) + votes.label_index.astype(idx)
+    cols = annotators.astype(idx) * idx(n_labels) + votes.label_index.astype(idx)
     data = np.ones(votes.n_votes, dtype=np.float64)
     # duplicate (item, annotator, label) entries, if any, stay separate: products add them
     return sparse.csr_matrix(
