@@ -203,27 +203,3 @@ def test_converged_only_when_the_criterion_was_met(cls):
     np.testing.assert_array_equal(again.posteriors_, done.posteriors_)
     np.testing.assert_array_equal(again.priors_, done.priors_)
 
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_objective_entropy_from_the_softmax_equals_the_direct_sum(seed):
-    """The E-step shortcut H(q) = sum_i log Z_i - sum_ik q_ik J_ik (q = softmax J) against
-    -sum q log q computed cell by cell (scipy.special.entr as the independent evaluation)."""
-    from scipy.special import entr
-
-    from annokit.quality._common import normalize_log
-    from annokit.quality.dawid_skene import objective_terms
-
-    rng = np.random.default_rng(seed)
-    source_joint = rng.normal(scale=20.0, size=(5000, 4)) - 50.0  # peaked and flat rows
-    post, log_norm = normalize_log(source_joint)
-    joint = rng.normal(size=post.shape) - 10.0
-    fast = objective_terms(post, joint, source=(source_joint, log_norm, False))
-    direct = objective_terms(post, joint)
-    assert fast[0] == pytest.approx(float((post * joint).sum()), rel=1e-12)
-    assert fast[1] == pytest.approx(float(entr(post).sum()), rel=1e-9, abs=1e-9)
-    assert direct[1] == pytest.approx(float(entr(post).sum()), rel=1e-12)
-    # clamped rows or an infinite log joint take the cell-by-cell path
-    assert objective_terms(post, joint, source=(source_joint, log_norm, True)) == direct
-    joint[0, 0] = -np.inf
-    assert objective_terms(post, joint, source=(source_joint, log_norm, False)) == \
-        objective_terms(post, joint)
