@@ -94,9 +94,15 @@ def entropy(post: np.ndarray) -> float:
     return -float(logs.sum())
 
 
+def column_sums(post: np.ndarray) -> np.ndarray:
+    """``post.sum(axis=0)``; einsum is 4x faster on (1M, 3) (numpy's axis-0 reduction steps
+    through the few columns row by row)."""
+    return np.einsum("ij->j", post)
+
+
 def start_sums(block: Block, post: np.ndarray) -> BlockSums:
     """The sums of a block's starting posteriors ``post`` (its rows only)."""
-    return BlockSums(np.asarray(block.xt @ post), post.sum(axis=0), entropy(post))
+    return BlockSums(np.asarray(block.xt @ post), column_sums(post), entropy(post))
 
 
 def block_pass(block: Block, table: np.ndarray, log_priors: np.ndarray, post: np.ndarray,
@@ -113,4 +119,4 @@ def block_pass(block: Block, table: np.ndarray, log_priors: np.ndarray, post: np
         ent = log_likelihood - float(out.reshape(-1) @ joint.reshape(-1))
     else:
         ent = entropy(clamp(out, block.gold))
-    return BlockSums(np.asarray(block.xt @ out), out.sum(axis=0), ent, expected, log_likelihood)
+    return BlockSums(np.asarray(block.xt @ out), column_sums(out), ent, expected, log_likelihood)
