@@ -42,7 +42,8 @@ def test_ece_per_label_equals_binary_ece_per_column(n_bins):
 
 def test_brier_and_bce_per_label():
     probs, soft, hard = _data(1)
-    brier = [np.mean([(p - s) ** 2 for p, s in zip(probs[:, j], soft[:, j])]) for j in range(4)]
+    brier = [np.mean([(p - s) ** 2 for p, s in zip(probs[:, j], soft[:, j], strict=True)])
+             for j in range(4)]
     eps = 1e-15
 
     def bce(p, s):
@@ -50,7 +51,8 @@ def test_brier_and_bce_per_label():
         neg = (1 - s) * np.log(max(1 - p, eps)) if s < 1 else 0.0
         return -(pos + neg)
 
-    bces = [np.mean([bce(p, s) for p, s in zip(probs[:, j], soft[:, j])]) for j in range(4)]
+    bces = [np.mean([bce(p, s) for p, s in zip(probs[:, j], soft[:, j], strict=True)])
+            for j in range(4)]
     out = multilabel_scores(probs, soft)
     np.testing.assert_allclose(out["brier"]["per_label"], brier, rtol=1e-12)
     np.testing.assert_allclose(out["bce"]["per_label"], bces, rtol=1e-12)
