@@ -205,13 +205,10 @@ class RowMeanState(ExtensionState):
     replicates); merging adds them.
 
     Subclasses implement ``_rows(p, s, h) -> ndarray (n,) or (n, L)``; by default
-    :data:`ROWS_PASS` fills them (``_batch_sums`` of each state, after the numpy
-    value checks; ``checks_values`` True: the state's ``_batch_sums`` checks them).
-    A kind with a fused kernel names its own pass, whose parts are ``(total, weight)``.
+    :data:`ROWS_PASS` fills them (the numpy value checks, then ``_batch_sums`` of each
+    state). A kind with a fused kernel names its own pass (ordinal, multi-label), whose
+    parts are ``(total, weight)``.
     """
-
-    #: True when the state's own ``_batch_sums`` checks the batch's values (a kernel).
-    checks_values = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -263,13 +260,11 @@ class RowMeanState(ExtensionState):
 
 def _rows_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
                 w: np.ndarray | None, names: Sequence[str]) -> list[Any]:
-    """:data:`ROWS_PASS`: the numpy value checks (unless every state's kernel checks them),
-    then each state's ``_batch_sums``."""
-    if not all(st.checks_values for st in states):
-        if states[0].task == "multilabel":
-            check_multilabel(p, s, h, w)
-        else:
-            _sums.check_values(p, s, h, w, names=names)
+    """:data:`ROWS_PASS`: the numpy value checks, then each state's ``_batch_sums``."""
+    if states[0].task == "multilabel":
+        check_multilabel(p, s, h, w)
+    else:
+        _sums.check_values(p, s, h, w, names=names)
     return [st._batch_sums(p, s, h, w) for st in states]
 
 
