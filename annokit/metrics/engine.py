@@ -7,8 +7,9 @@ metric by name: metrics, units, directions and per-item columns come from
 ``evaluate --json``, the per-item CSV and the report without editing this module.
 
 For every requested metric the engine creates one state
-(``REGISTRY[name].state(**options)``), fills all of them from one validated
-pass over each batch of rows (:func:`annokit.metrics.states.update_many`),
+(``REGISTRY[name].state(**options)``), fills all of them from each batch of rows
+with :func:`annokit.metrics.states.update_many` (the shapes checked once, one
+fused pass per kind of state present: core, order-aware, binary, multi-label),
 merges the batches' states and computes; a group (``by``) is the same over its rows.
 
 Bootstrap intervals are percentiles of a Poisson bootstrap (:mod:`annokit.core.resample`):
