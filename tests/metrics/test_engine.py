@@ -380,3 +380,19 @@ def test_repr_is_one_line_per_metric():
                         "confidence=0.95)")
     assert len(lines) == 3 and lines[1].split()[:2] == ["kl", f"{res.metrics['kl']:.4f}"]
     assert lines[2].endswith("lower is better")
+
+
+def test_agreement_groups_refuse_multilabel_records():
+    from annokit.core.labels import LabelSet
+    from annokit.metrics.engine import _groups
+    from annokit.metrics.multilabel_records import MultilabelRecords
+
+    m = np.array([[0.2, 0.9], [0.6, 0.1]])
+    rec = MultilabelRecords(item_ids=np.array(["a", "b"], dtype=object), labels=LabelSet(["x", "y"]),
+                            probs=m, soft=m, hard=(m > 0.5).astype(float),
+                            is_tied=np.zeros((2, 2), dtype=bool), tie_policy="exclude",
+                            n_responses=np.array([3, 3]))
+    with pytest.raises(InvalidValueError, match="by='agreement' groups single-label records only"):
+        _groups("agreement", rec)
+    with pytest.raises(InvalidValueError, match="multi-label records take their tie policy"):
+        evaluate(rec, by="agreement")
