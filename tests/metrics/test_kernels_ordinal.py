@@ -71,8 +71,8 @@ def test_one_implementation_mutation_reaches_every_consumer(monkeypatch):
                 evaluate_annotators(votes, pred, scale="ordinal").pooled["wasserstein"])
 
     before = consumers()
-    right = kernels_ordinal._kernel
-    monkeypatch.setattr(kernels_ordinal, "_kernel",
-                        lambda k, q: right(k, QUANTITIES.index("cum_sq_soft") if q == 0 else q))
+    right = kernels_ordinal._code
+    monkeypatch.setattr(kernels_ordinal, "_code",
+                        lambda q: QUANTITIES.index("cum_sq_soft") if q == "emd" else right(q))
     after = consumers()
     assert all(a != pytest.approx(b, rel=1e-6) for a, b in zip(after, before, strict=True))
