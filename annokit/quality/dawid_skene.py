@@ -101,7 +101,8 @@ class _EMBase:
         block = whole_block(vote_matrix(votes), gold)
 
         def step(params, post, following) -> BlockSums:
-            return block_pass(block, *log_table(params), post, following)
+            table, log_priors = log_table(params)
+            return block_pass(block, table, log_priors, post, following)
 
         sums = start_sums(block, post)
         post_entropy = sums.entropy
