@@ -18,6 +18,9 @@ Measured in one run on the same arrays (probs, soft float64 (n, k); hard int64):
   /work/.venv-tm, on the same arrays saved as .npy, when torch does not import
   here) and netcal ``ECE`` when importable; ratios of the peers to annokit's ECE;
 - a single-thread breakdown of the kernels (ns per row);
+- the binary (two labels) and multi-label metrics, each alone and all of a kind together
+  (one fused pass per kind), without and with (4, n) weights, on up to 2e6 rows
+  (``--only-binary-multilabel`` runs only these);
 - peak memory of the suite: process RSS above what it was before the suite
   (numba's and numpy's allocations), beside the input bytes.
 
@@ -205,6 +208,43 @@ def _each_alone(probs, soft, hard, nb: int, repeat: int, floor, strict) -> None:
           f"probs + soft (target <= 10); load average {os.getloadavg()[0]:.2f}")
 
 
+def _binary_multilabel(n: int, nb: int, repeat: int, labels: int = 5) -> None:
+    """The binary (two labels) and multi-label metrics: each alone and all of one kind
+    together through ``update_many`` (one fused pass per kind, issue 22 item 2), without
+    and with (4, n) bootstrap weights, against one ``numpy.sum`` pass over their inputs."""
+    from annokit.metrics.registry import REGISTRY
+    from annokit.metrics.states import update_many
+
+    rng = np.random.default_rng(2)
+    p1 = rng.random(n)
+    two, y2 = np.column_stack([1 - p1, p1]), (rng.random(n) < p1).astype(np.int64)
+    ml_p = rng.random((n, labels))
+    ml_s = rng.binomial(6, ml_p) / 6.0
+    ml_h = (ml_s > 0.5).astype(np.float64)
+    w = rng.poisson(1.0, size=(4, n)).astype(np.float64)
+    kinds = {"binary": ((two, None, y2), ("ece_binary", "mce_binary")),
+             "multilabel": ((ml_p, ml_s, ml_h),
+                            ("ece_multilabel", "brier_multilabel", "bce_multilabel"))}
+    print()
+    print(f"binary (n={n:,} x 2) and multi-label (n={n:,} x {labels}) metrics, update_many + "
+          f"compute; load average {os.getloadavg()[0]:.2f}:")
+    print(f"  {'metrics':58s} {'weights':>8s} {'wall s':>8s} {'x floor':>8s}")
+    for kind, (inputs, names) in kinds.items():
+        floor = _median_time(lambda x=inputs: [np.sum(a) for a in x if a is not None], repeat)[0]
+        for group in [*[(name,) for name in names], names]:
+            for weights, label in ((None, "none"), (w, "(4, n)")):
+                def run(group=group, inputs=inputs, weights=weights):
+                    states = [REGISTRY[name].state(**({"n_bins": nb} if "n_bins" in
+                                                      REGISTRY[name].options else {}))
+                              for name in group]
+                    update_many(states, *inputs, weights)
+                    return [st.compute() for st in states]
+
+                wall = _median_time(run, repeat)[0]
+                print(f"  {' + '.join(group):58s} {label:>8s} {wall:8.4f} {wall / floor:8.2f}")
+        print(f"  ({kind} floor: numpy.sum over the inputs {floor:.4f} s)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10_000_000)
@@ -216,7 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-bins", type=int, default=10)
     ap.add_argument("--replicates", type=int, default=0,
                     help="also time the suite with (R, n) bootstrap weights")
+    ap.add_argument("--only-binary-multilabel", action="store_true",
+                    help="time only the binary and multi-label metrics (each alone, each kind "
+                         "together) and exit")
     args = ap.parse_args(argv)
+    if args.only_binary_multilabel:
+        print(f"annokit binary/multi-label benchmark: cpus={os.cpu_count()} load average "
+              f"before={os.getloadavg()[0]:.2f}")
+        _binary_multilabel(args.n, args.n_bins, args.repeat)
+        return 0
 
     from annokit.metrics import kernels
     from annokit.metrics.registry import REGISTRY, available
@@ -331,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB")
 
     _each_alone(probs, soft, hard, nb, args.repeat, floor, strict)
+    _binary_multilabel(min(n, 2_000_000), nb, args.repeat)
 
     print(f"single-thread breakdown (ns per row; large inputs run in chunks of "
           f"{kernels.CHUNK_ROWS:,} rows on threads):")

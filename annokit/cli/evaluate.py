@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from annokit.cli._common import (
     votes_input,
     with_duplicates,
 )
+
+if TYPE_CHECKING:
+    from annokit.io import Format
 
 
 def _labels(value: str | None) -> list[str] | None:
@@ -162,7 +165,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
              metric_names: tuple[str, ...] | str | None, n_bins: int, temperature: float | None,
              fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str | None, ties: str, n_boot: int,
-             seed: int, by: str | None, fmt: str, per_item_path: str | None,
+             seed: int, by: str | None, fmt: Format, per_item_path: str | None,
              as_json: bool, engine: str, scheduler: str | None) -> None:
     """Evaluate a model's probabilities against the human label distributions.
 
@@ -242,6 +245,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     for w in caught:
         echo_warning(w.message)
     if not pred_paths:
+        assert annotator_path is not None  # refused above when both are missing
         view = _annotators(votes, annotator_path)
         echo_json(with_duplicates({"annotators": view.to_dict()}, votes)) if as_json else \
             echo(_annotator_table(view))

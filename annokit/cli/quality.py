@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +27,11 @@ from annokit.core.gold import describe_gold_items
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_outputs, check_table_path
 
+if TYPE_CHECKING:
+    from annokit.core.soft_labels import TiePolicy
+    from annokit.io import Format
+    from annokit.quality.filter import Audit
+
 _SCORE_METHODS = ["agreement", "ds", "onecoin", "mace", "gold", "entropy"]
 _AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs"]
 _MAJORITY_LIKE = ("mv", "wmv", "wawa", "zbs")
@@ -44,11 +49,11 @@ def _inputs(votes_path: str, gold_path: str | None) -> dict[str, str | None]:
     return {"--votes": votes_path, "--gold": gold_path}
 
 
-def _read(votes_path: str, fmt: str, gold_path: str | None):
+def _read(votes_path: str, fmt: Format, gold_path: str | None, command: str) -> Any:
     from annokit.io import read_votes
 
     votes = read_votes(votes_path, format=fmt, gold=gold_path, **read_options())
-    return single_label(votes, click.get_current_context().info_name)
+    return single_label(votes, command)
 
 
 @click.command(name="annotators")
@@ -64,7 +69,7 @@ def _read(votes_path: str, fmt: str, gold_path: str | None):
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options
-def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
+def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
                threshold: float | None, seed: int, as_json: bool, engine: str,
                scheduler: str | None) -> None:
     """Score every annotator and mark the ones a filter would remove first.
@@ -83,7 +88,7 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
     else:
         from annokit.quality import flag_annotators
 
-        votes = _read(votes_path, fmt, gold_path)
+        votes = _read(votes_path, fmt, gold_path, "annotators")
         flags = flag_annotators(votes, method, threshold=threshold, rng=seed)
     if as_json:
         echo_json(with_duplicates(flags.to_dict(), votes))
@@ -122,7 +127,7 @@ def annotators(votes_path: str, gold_path: str | None, fmt: str, method: str,
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print the audit summary as JSON.")
 @engine_options
-def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
+def filter_cmd(votes_path: str, gold_path: str | None, fmt: Format, method: str,
                threshold: float | None, top_fraction: float | None, min_votes: int,
                out_path: str, audit_path: str, seed: int, as_json: bool, engine: str,
                scheduler: str | None) -> None:
@@ -140,6 +145,7 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
     if threshold is not None and top_fraction is not None:
         raise click.UsageError("--threshold and --top-fraction conflict: give one of them")
     check_engine(engine, scheduler)
+    audit: Audit  # a DaskAudit on dask (whole-data item totals in its summary)
     if engine == "dask":
         from annokit.scale.filter import filter_annotators_dask
 
@@ -158,7 +164,7 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: str, method: str,
     else:
         check_table_path(out_path)
         check_outputs({"--out": out_path, "--audit": audit_path}, _inputs(votes_path, gold_path))
-        votes = _read(votes_path, fmt, gold_path)
+        votes = _read(votes_path, fmt, gold_path, "filter")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AnnokitWarning)
             kept, audit = filter_annotators(votes, method=method, threshold=threshold,
@@ -211,7 +217,7 @@ def _fmt(x) -> str:
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON summary instead of the labels (accuracy against gold).")
 @engine_options
-def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, ties: str,
+def aggregate(votes_path: str, gold_path: str | None, fmt: Format, method: str, ties: TiePolicy,
               out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
               as_json: bool, engine: str, scheduler: str | None) -> None:
     """One label (or, with --soft, a posterior) per item from the votes."""
@@ -235,7 +241,7 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: str, method: str, tie
     if out_path is not None:
         check_table_path(out_path, jsonl=False)
         check_outputs({"--out": out_path}, _inputs(votes_path, gold_path))
-    votes = _read(votes_path, fmt, gold_path)
+    votes = _read(votes_path, fmt, gold_path, "aggregate")
     result = run_aggregate(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed)
     if out_path is not None:
         write_table(result.table, out_path, jsonl=False, for_people=True)
@@ -261,8 +267,8 @@ def _fit_text(result: Any) -> str:
     return f", {result.n_iter} iteration(s), converged {result.converged}"
 
 
-def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: str, method: str, ties: str,
-                    out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
+def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: Format, method: str,
+                    ties: TiePolicy, out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
                     as_json: bool, scheduler: str | None) -> None:
     """``aggregate --engine dask``: the table goes to a Parquet directory, never to stdout."""
     from annokit.scale.quality import aggregate_dask

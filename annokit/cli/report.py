@@ -252,8 +252,9 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
                 raise click.UsageError(f"{option} applies to the recommended k: add --subsample")
     from annokit.io.atomic import check_outputs
 
-    check_outputs({"--out": out}, {"--votes": votes_path, "--model": [_paths(v) for _, v in specs],
-                                   "--fit-temperature-on": [p for _, p in fitted],
+    check_outputs({"--out": out}, {"--votes": votes_path,
+                                   "--model": [p for _, v in specs for p in _paths(v)],
+                                   "--fit-temperature-on": [p for _, ps in fitted for p in ps],
                                    "--annotator-predictions": annotator_predictions},
                   directories=["--out"])
     notes: list[str] = []

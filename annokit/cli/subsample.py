@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from annokit.cli._common import (
     with_duplicates,
 )
 from annokit.subsample.defaults import EPSILON, REPS, SHORT, TARGET, TARGETS
+
+if TYPE_CHECKING:
+    from annokit.io import Format
 
 #: Above this many (repetition x item x vote position) draws a progress bar goes to stderr.
 PROGRESS_THRESHOLD = 2_000_000
@@ -78,7 +81,7 @@ def _parse_ks(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write the curves to this image file (PNG, SVG or PDF).")
-def subsample(votes_path: str, fmt: str, ks: list[int] | None, reps: int, seed: int, epsilon: float,
+def subsample(votes_path: str, fmt: Format, ks: list[int] | None, reps: int, seed: int, epsilon: float,
               target: str, short: str, jobs: int, as_json: bool, plot: str | None) -> None:
     """Subsampling curves for the votes in --votes: how far k-vote label
     distributions are from the full data (TVD, Jensen-Shannon distance, KL,
@@ -113,7 +116,7 @@ def subsample(votes_path: str, fmt: str, ks: list[int] | None, reps: int, seed: 
         curve, rec = _compute(votes, ks, reps, seed, epsilon, target, short, jobs)
     for message in dict.fromkeys(str(w.message) for w in caught):
         echo_warning(message)
-    if plot:
+    if plot and image_type is not None:  # image_type is set exactly when --plot is given
         from annokit.report.plots import subsampling_figure, write_figure
 
         write_figure(subsampling_figure(curve, rec, fmt=image_type), plot)

@@ -103,6 +103,8 @@ class Votes(VoteViews):
     mturk_info: dict[str, Any] | None = None
     lewidi_info: dict[str, Any] | None = None
     annotator_metadata: pd.DataFrame | None = None
+    #: Gold rows of a separate gold file naming items without votes (warned about, not used).
+    n_gold_without_votes: int | None = None
 
     def __init__(
         self,

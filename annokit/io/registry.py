@@ -13,7 +13,6 @@ import os
 import shutil
 import sys
 import tempfile
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +142,8 @@ def _download(spec: DatasetSpec, target: Path) -> None:
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         raw = Path(tmp) / "download"
         try:
+            import urllib.request  # on download only: its import costs every command 30 ms
+
             with urllib.request.urlopen(spec.url, timeout=60) as response, open(raw, "wb") as out:
                 shutil.copyfileobj(response, out)
         except OSError as exc:

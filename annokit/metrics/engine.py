@@ -7,8 +7,9 @@ metric by name: metrics, units, directions and per-item columns come from
 ``evaluate --json``, the per-item CSV and the report without editing this module.
 
 For every requested metric the engine creates one state
-(``REGISTRY[name].state(**options)``), fills all of them from one validated
-pass over each batch of rows (:func:`annokit.metrics.states.update_many`),
+(``REGISTRY[name].state(**options)``), fills all of them from each batch of rows
+with :func:`annokit.metrics.states.update_many` (the shapes checked once, one
+fused pass per kind of state present: core, order-aware, binary, multi-label),
 merges the batches' states and computes; a group (``by``) is the same over its rows.
 
 Bootstrap intervals are percentiles of a Poisson bootstrap (:mod:`annokit.core.resample`):
@@ -36,6 +37,7 @@ frequencies. Computer Methods and Programs in Biomedicine 83(1). DOI:10.1016/j.c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +49,7 @@ import pandas as pd
 from annokit.core.checks import check_int, check_open_unit
 from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
 from annokit.core.scales import check_scale
-from annokit.core.soft_labels import Majority, majority
+from annokit.core.soft_labels import Majority, TiePolicy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels
 from annokit.metrics.multilabel_records import MultilabelRecords
@@ -60,7 +62,8 @@ from annokit.metrics.results import (
     plain_value,
     results_from_values,
 )
-from annokit.metrics.states_ext import RowMeanState, update_states
+from annokit.metrics.states import update_many
+from annokit.metrics.states_ext import RowMeanState
 
 __all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
            "evaluate", "resolve_options", "results_from_values"]
@@ -156,11 +159,11 @@ def _check_metrics(metrics: Any, *, scale: str = "nominal", n_labels: int | None
     unknown = [m for m in wanted if m not in REGISTRY]
     if unknown or not wanted:
         raise InvalidValueError(f"unknown metric(s) {unknown}; registered: {list(REGISTRY)}")
-    wanted = check_applicable(wanted, scale=scale, n_labels=n_labels, multilabel=multilabel)
-    return tuple(m for m in REGISTRY if m in wanted)
+    applicable = check_applicable(wanted, scale=scale, n_labels=n_labels, multilabel=multilabel)
+    return tuple(m for m in REGISTRY if m in applicable)
 
 
-def _groups(by: Any, records: AlignedRecords
+def _groups(by: Any, records: AlignedRecords | MultilabelRecords
             ) -> tuple[str | None, list[np.ndarray | None], list[dict[str, Any]]]:
     """Row positions of each group (None: all rows) and the group descriptions."""
     n = records.n_items
@@ -170,6 +173,8 @@ def _groups(by: Any, records: AlignedRecords
         if by != "agreement":
             raise InvalidValueError(f"by must be None, 'agreement' or one group label per item; "
                                     f"got {by!r}")
+        if not isinstance(records, AlignedRecords):  # evaluate refuses it first
+            raise InvalidValueError("by='agreement' groups single-label records only")
         edges, index, _, _ = agreement_bins(agreement_entropy(records.human),
                                             AGREEMENT_BINS)
         nb = edges.size - 1
@@ -230,11 +235,11 @@ class _Plan:
                 s, y = self.soft[sel], self.hard[sel]
                 for m, p in enumerate(self.probs):
                     states = [REGISTRY[k].state(**self.options[k]) for k in self.names]
-                    update_states(states, p[sel], soft=s, hard=y, weights=wg)
+                    update_many(states, p[sel], soft=s, hard=y, weights=wg)
                     if acc[m][g] is None:
                         acc[m][g] = states
                     else:
-                        for a, b in zip(acc[m][g], states):
+                        for a, b in zip(acc[m][g], states, strict=True):
                             a.merge(b)
         return acc
 
@@ -264,13 +269,18 @@ class _Plan:
         out = np.empty((len(self.probs), len(self.groups), len(self.names), n_boot))
         with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
             for start, stop in replicate_chunks(n_boot, keys.size):
-                acc = self.fill(lambda lo, hi, a=start, b=stop: poisson_weights(
-                    keys[lo:hi], seed, a, b))
+                acc = self.fill(functools.partial(_poisson_rows, keys, seed, start, stop))
                 for m, row in enumerate(acc):
                     for g, st in enumerate(row):
                         out[m, g, :, start:stop] = self.values(st, stop - start)
                 bar.update(stop - start)
         return out
+
+
+def _poisson_rows(keys: np.ndarray, seed: int, start: int, stop: int, lo: int, hi: int
+                  ) -> np.ndarray:
+    """The Poisson weights of rows ``lo:hi`` in replicates ``start:stop``."""
+    return poisson_weights(keys[lo:hi], seed, start, stop)
 
 
 def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str],
@@ -285,8 +295,8 @@ def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str],
         frame[name] = values[:, j]
     for name in names:  # the order-aware means: one value per item too
         spec = REGISTRY[name]
-        if spec.per_item is None and issubclass(spec.state_class, RowMeanState):
-            state = spec.state(**options[name])
+        state = spec.state(**options[name]) if spec.per_item is None else None
+        if isinstance(state, RowMeanState):
             frame[name] = state.item_values(rec.probs, rec.human, maj.labels)
     return frame
 
@@ -294,9 +304,10 @@ def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str],
 # ------------------------------------------------------------------------------ evaluate
 
 
-def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: Any = None, *,
-             by: Any = None, n_boot: int = 0, seed: int = 0, confidence: float = 0.95,
-             n_bins: int = 10, ties: str | None = None, baselines: bool = True,
+def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedRecords],
+             metrics: Any = None, *, by: Any = None, n_boot: int = 0, seed: int = 0,
+             confidence: float = 0.95, n_bins: int = 10, ties: TiePolicy | None = None,
+             baselines: bool = True,
              batch_size: int | None = None, scale: str | None = None,
              metric_options: Mapping[str, Any] | None = None) -> EvaluationResult:
     """Evaluate registered metrics on aligned records, with intervals, groups and comparisons.
@@ -374,8 +385,12 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     >>> all(ci.low <= ci.high for ci in res.intervals.values())
     True
     """
+    models: dict[str | None, AlignedRecords | MultilabelRecords]
     multilabel = isinstance(records, MultilabelRecords)
-    models = {None: records} if multilabel else _check_models(records)
+    if isinstance(records, MultilabelRecords):
+        models = {None: records}
+    else:
+        models = dict(_check_models(records))
     first = next(iter(models.values()))
     scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
     names = _check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
@@ -385,7 +400,8 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
     if batch_size is not None:
         batch_size = check_int("batch_size", batch_size, low=1)
     check_open_unit("confidence", confidence)
-    if multilabel:
+    maj: Majority | None = None
+    if isinstance(first, MultilabelRecords):
         if ties is not None or isinstance(by, str):
             raise InvalidValueError("multi-label records take their tie policy from "
                                     "align_multilabel(ties=) and groups as an array (by="
@@ -420,7 +436,7 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
         kinds = ("chance", "oracle")
         b_est = dataclasses.replace(plan, probs=[baseline_probs(first, k) for k in kinds],
                                     groups=[None]).estimates()
-        base = {k: dict(zip(names, map(float, b_est[i, 0]))) for i, k in enumerate(kinds)}
+        base = {k: dict(zip(names, map(float, b_est[i, 0]), strict=True)) for i, k in enumerate(kinds)}
 
     heads = {model: {"n_items": rec.n_items,
                      "n_unmatched_predictions": rec.n_unmatched_predictions,
@@ -428,17 +444,19 @@ def evaluate(records: AlignedRecords | Mapping[str, AlignedRecords], metrics: An
                      "dropped_item_ids": [str(i) for i in rec.dropped_item_ids],
                      "labels": tuple(rec.labels.names), "temperature": rec.temperature}
              for model, rec in models.items()}
-    if multilabel:
-        frames = {None: lambda: _multilabel_frame(first, names, options)}
-    else:
-        frames = {model: (lambda rec=rec: _per_item_frame(rec, maj, names, options))
-                  for model, rec in models.items()}
+    frames: dict[str | None, Callable[[], pd.DataFrame] | None] = {}
+    if isinstance(first, MultilabelRecords):
+        frames[None] = functools.partial(_multilabel_frame, first, names, options)
+    elif maj is not None:
+        frames.update({model: functools.partial(_per_item_frame, rec, maj, names, options)
+                       for model, rec in models.items() if isinstance(rec, AlignedRecords)})
     result = results_from_values(
         heads, names, est, reps, baselines=base, by=by_kind, groups=info,
-        group_sizes=[int(rows.size) for rows in groups] if by_kind else [], tie_policy=tie_policy,
+        group_sizes=[0 if rows is None else int(rows.size) for rows in groups] if by_kind else [],
+        tie_policy=tie_policy,
         n_ties=n_ties, n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
         frame_sources=frames, scale=scale, positive_label=positive_label)
-    if multilabel:
+    if isinstance(first, MultilabelRecords):
         result.task = "multilabel"
         result.per_label = _per_label(plan, first.labels.names)
     return result
@@ -449,8 +467,9 @@ def _per_label(plan: _Plan, labels: Sequence[str]) -> dict[str, dict[str, float]
     states = plan.fill(lambda lo, hi: None)[0][0]
     if states is None:
         return {}
-    return {name: dict(zip(labels, map(float, np.asarray(st.per_label(), dtype=np.float64))))
-            for name, st in zip(plan.names, states) if hasattr(st, "per_label")}
+    return {name: dict(zip(labels, map(float, np.asarray(st.per_label(), dtype=np.float64)),
+                           strict=True))
+            for name, st in zip(plan.names, states, strict=True) if hasattr(st, "per_label")}
 
 
 def _multilabel_frame(rec: MultilabelRecords, names: Sequence[str],
@@ -459,9 +478,9 @@ def _multilabel_frame(rec: MultilabelRecords, names: Sequence[str],
     frame = pd.DataFrame({"item": rec.item_ids, "n_responses": rec.n_responses,
                           "n_tied_labels": rec.is_tied.sum(axis=1)})
     for name in names:
-        spec = REGISTRY[name]
-        if issubclass(spec.state_class, RowMeanState):
-            values = spec.state(**options[name]).item_values(rec.probs, rec.soft, rec.hard)
+        state = REGISTRY[name].state(**options[name])
+        if isinstance(state, RowMeanState):
+            values = state.item_values(rec.probs, rec.soft, rec.hard)
             frame[name] = values.mean(axis=1) if values.ndim == 2 else values
     return frame
 

@@ -2,9 +2,10 @@
 
 The one implementation of :data:`annokit.metrics.ordinal.QUANTITIES` (the
 registered metrics ``wasserstein``, ``manhattan``, ``lewidi_ce``,
-``mean_abs_error``, ``rps``, ``rps_soft``): :func:`ordinal_sums` feeds
-:class:`~annokit.metrics.ordinal.OrdinalState`, :func:`ordinal_values` its
-per-item values (the engine's per-item output, the perspectivist scores). A plain
+``mean_abs_error``, ``rps``, ``rps_soft``): :func:`ordinal_parts` fills every
+:class:`~annokit.metrics.ordinal.OrdinalState` of a batch in one pass,
+:func:`ordinal_values` gives the per-item values (the engine's per-item output, the
+perspectivist scores), :func:`ordinal_sums` one quantity's sums. A plain
 numpy evaluation of each definition is the tests' oracle (``tests/metrics/oracle.py``).
 
 Row ``i`` is ``p[k i + j]`` (model), ``t[k i + j]`` (human distribution; ``p`` when
@@ -15,15 +16,18 @@ rows: one loop checks every row as :func:`annokit.metrics.sums.check_values` and
 writes the quantity into a block buffer, then the weighted sums of the block
 (:func:`~annokit.metrics.kernels._wsum`, ``(r, n)`` bootstrap weights too), so the
 inputs are read once (issue 22: the numpy rows took 48-156x one ``numpy.sum``
-pass). Chunks run on threads as in :mod:`annokit.metrics.kernels` (same cut, same
-results whatever the number of threads); each quantity and number of classes
-(2-5 as constants, others read at run time) is its own small kernel, compiled on
-first use and cached.
+pass). Every order-aware state of a batch is filled from one such pass
+(:func:`ordinal_parts`: one check per row, each requested quantity's loop over the
+block while it is in cache). Chunks run on threads as in :mod:`annokit.metrics.kernels`
+(same cut, same results whatever the number of threads); each number of classes
+(2-5 as constants, others read at run time) is its own small kernel, whatever the
+quantities, compiled on first use and cached.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numba
@@ -39,7 +43,8 @@ from annokit.metrics._simd import always_inline as _always_inline
 from annokit.metrics.kernels import BLOCK_ROWS as _B
 from annokit.metrics.kernels import _run, _wsum, _wtotal
 
-__all__ = ["LEWIDI_CE_CLIP", "LEWIDI_CE_SHIFT", "QUANTITIES", "ordinal_sums", "ordinal_values"]
+__all__ = ["LEWIDI_CE_CLIP", "LEWIDI_CE_SHIFT", "QUANTITIES", "ordinal_parts", "ordinal_sums",
+           "ordinal_sums_many", "ordinal_values"]
 
 #: The order-aware per-item quantities, in the order of their row functions below.
 QUANTITIES = ("emd", "l1", "ce_clip_shift", "mean_gap", "cum_sq_hard", "cum_sq_soft")
@@ -116,19 +121,21 @@ def _cum_sq_soft(p, t, y, i, k, v):  # pragma: no cover - compiled
 
 
 @functools.cache
-def _kernel(k_const: int, quantity: int) -> Any:
-    """The pass for one quantity (index into :data:`QUANTITIES`) and number of classes
-    (``k_const`` 2-5, or 0: read at run time); both are compile-time constants."""
+def _kernel(k_const: int) -> Any:
+    """The pass for ``k_const`` classes (2-5 as a compile-time constant, or 0: read at run
+    time) and any quantities (codes ``qs``, indices into :data:`QUANTITIES`, with category
+    values ``v[j]`` for ``qs[j]``): per block one loop checks the rows, then each quantity's
+    loop reads the block while it is in cache, then the weighted sums of every quantity
+    (:func:`_wsum`). Every order-aware state of a batch is filled from this one pass
+    (:func:`ordinal_parts`); with ``out`` of ``n`` rows it also writes the first
+    quantity's per-item values."""
 
     @_jit
-    def part(p, t, y, has_y, has_t, w, weighted, a0, a1, k, v, atol, items, wtot,
+    def part(p, t, y, has_y, has_t, w, weighted, a0, a1, k, qs, v, atol, items, wtot,
              out):  # pragma: no cover - compiled
-        """Rows a0..a1: ``items[rr, 0] += sum_i w_i value_i``, ``wtot[rr] += sum_i w_i``;
-        ``out[i] = value_i`` when ``out`` has rows; returns the failed checks (rows,
-        weights) and stops after the first block with a failure."""
         kk = k_const if k_const else k
-        r = items.shape[0]
-        vals = np.empty(_B)
+        r, nq = items.shape[0], qs.shape[0]
+        vals = np.empty(nq * _B)
         zeros = np.zeros(_B, dtype=np.int64)
         bad = wbad = 0
         for a in range(a0, a1, _B):
@@ -138,18 +145,26 @@ def _kernel(k_const: int, quantity: int) -> Any:
             yb = y[a:b] if has_y else zeros
             for i in range(m):
                 bad += 0 if _row_ok(pb, tb, yb, i, kk, atol, has_t) else 1
-                if quantity == 0:
-                    vals[i] = _emd(pb, tb, yb, i, kk, v)
-                elif quantity == 1:
-                    vals[i] = _l1(pb, tb, yb, i, kk, v)
-                elif quantity == 2:
-                    vals[i] = _ce_clip_shift(pb, tb, yb, i, kk, v)
-                elif quantity == 3:
-                    vals[i] = _mean_gap(pb, tb, yb, i, kk, v)
-                elif quantity == 4:
-                    vals[i] = _cum_sq_hard(pb, tb, yb, i, kk, v)
+            for j in range(nq):
+                q, vj, o = qs[j], v[j], j * _B
+                if q == 0:
+                    for i in range(m):
+                        vals[o + i] = _emd(pb, tb, yb, i, kk, vj)
+                elif q == 1:
+                    for i in range(m):
+                        vals[o + i] = _l1(pb, tb, yb, i, kk, vj)
+                elif q == 2:
+                    for i in range(m):
+                        vals[o + i] = _ce_clip_shift(pb, tb, yb, i, kk, vj)
+                elif q == 3:
+                    for i in range(m):
+                        vals[o + i] = _mean_gap(pb, tb, yb, i, kk, vj)
+                elif q == 4:
+                    for i in range(m):
+                        vals[o + i] = _cum_sq_hard(pb, tb, yb, i, kk, vj)
                 else:
-                    vals[i] = _cum_sq_soft(pb, tb, yb, i, kk, v)
+                    for i in range(m):
+                        vals[o + i] = _cum_sq_soft(pb, tb, yb, i, kk, vj)
             for i in range(m if out.shape[0] else 0):
                 out[a + i] = vals[i]
             for rr in range(r):
@@ -157,7 +172,7 @@ def _kernel(k_const: int, quantity: int) -> Any:
                     s, nbad = _wtotal(w, rr, a, m)
                     wtot[rr] += s
                     wbad += nbad
-                _wsum(vals, 1, m, w, weighted, rr, a, items)
+                _wsum(vals, nq, m, w, weighted, rr, a, items)
             if bad or wbad:
                 break
         return bad, wbad
@@ -170,39 +185,56 @@ def _values_of(values: Any, k: int) -> np.ndarray:
             else np.ascontiguousarray(values, dtype=np.float64))
 
 
-def _call(quantity: str, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
-          w: np.ndarray | None, values: Any, out: np.ndarray) -> tuple[Any, Any]:
-    """Weighted sum and total weight of ``quantity`` over a prepared batch (checked here)."""
+def _code(quantity: str) -> int:
+    """The kernel's code of a quantity: its index in :data:`QUANTITIES`."""
+    return QUANTITIES.index(quantity)
+
+
+def _call(quantities: Sequence[str], p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
+          w: np.ndarray | None, values: Sequence[Any], out: np.ndarray) -> tuple[Any, Any]:
+    """``(totals, weight)`` of :func:`ordinal_sums_many`; ``out`` as in :func:`_kernel`."""
     n, k = p.shape
     one = w is None or w.ndim == 1
-    r = 1 if one else w.shape[0]
+    r = 1 if one or w is None else w.shape[0]
     w2 = np.zeros((1, 1)) if w is None else np.ascontiguousarray(w.reshape(r, n))
-    pf = p.reshape(-1)
+    pf = np.ascontiguousarray(p).reshape(-1)
     tf = pf if s is None else np.ascontiguousarray(s).reshape(-1)
     hf = np.zeros(1, dtype=np.int64) if h is None else np.ascontiguousarray(h)
-    v = _values_of(values, k)
-    kernel = _kernel(k if 2 <= k <= 5 else 0, QUANTITIES.index(quantity))
+    qs = np.array([_code(q) for q in quantities], dtype=np.int64)
+    v = np.stack([_values_of(x, k) for x in values]) if len(values) else np.zeros((0, k))
+    kernel = _kernel(k if 2 <= k <= 5 else 0)
+    nq = len(quantities)
 
     def args(a: int, b: int, atol: float, acc: list) -> tuple:
-        return (pf, tf, hf, h is not None, s is not None, w2, w is not None, a, b, k, v, atol,
-                *acc, out)
+        return (pf, tf, hf, h is not None, s is not None, w2, w is not None, a, b, k, qs, v,
+                atol, *acc, out)
 
     if not kernel.signatures:
         with notice_if_slow("annokit: compiling the metric kernels (once per environment; "
                             "later runs load them from the cache) ..."):
-            kernel(*args(0, 0, SIMPLEX_ATOL, [np.zeros((r, 1)), np.zeros(r)]))
+            kernel(*args(0, 0, SIMPLEX_ATOL, [np.zeros((r, nq)), np.zeros(r)]))
 
     def part(a: int, b: int, atol: float):
-        acc = [np.zeros((r, 1)), np.zeros(r)]
+        acc = [np.zeros((r, nq)), np.zeros(r)]
         bad = kernel(*args(a, b, atol, acc))
         return acc, bad[0] + bad[1]
 
-    parts = _run(part, n, p, s, h, w, _sums.NAMES) or [[np.zeros((r, 1)), np.zeros(r)]]
-    total = sum(acc[0] for acc in parts)[:, 0]
+    parts = _run(part, n, p, s, h, w, _sums.NAMES) or [[np.zeros((r, nq)), np.zeros(r)]]
+    total = sum(acc[0] for acc in parts)
     weight = float(n) if w is None else sum(acc[1] for acc in parts)
     if one:
         return total[0], (weight if w is None else float(weight[0]))
     return total, weight
+
+
+def ordinal_sums_many(quantities: Sequence[str], p: np.ndarray, s: np.ndarray | None,
+                      h: np.ndarray | None, w: np.ndarray | None,
+                      values: Sequence[Any]) -> tuple[Any, Any]:
+    """:func:`ordinal_sums` of several quantities (``values[j]`` the category values of
+    ``quantities[j]``, None for ``0 .. k-1``) from one pass: ``(totals, weight)`` with
+    ``totals`` of shape ``(len(quantities),)``, or ``(r, len(quantities))`` with ``(r, n)``
+    weights."""
+    return _call(quantities, p, s, h, w, values, np.empty(0))
 
 
 def ordinal_sums(quantity: str, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
@@ -211,7 +243,8 @@ def ordinal_sums(quantity: str, p: np.ndarray, s: np.ndarray | None, h: np.ndarr
     :func:`annokit.metrics.sums.prepare`, whose values are checked in the same pass
     (:class:`~annokit.errors.InvalidValueError` naming the row). With ``w`` of shape
     ``(r, n)`` both have a leading replicate axis."""
-    return _call(quantity, p, s, h, w, values, np.empty(0))
+    total, weight = _call((quantity,), p, s, h, w, (values,), np.empty(0))
+    return total[..., 0], weight
 
 
 def ordinal_values(quantity: str, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
@@ -219,5 +252,18 @@ def ordinal_values(quantity: str, p: np.ndarray, s: np.ndarray | None, h: np.nda
     """The per-item values, shape ``(n,)``, of an order-aware quantity (checked as
     :func:`ordinal_sums`)."""
     out = np.empty(p.shape[0])
-    _call(quantity, p, s, h, None, values, out)
+    _call((quantity,), p, s, h, None, (values,), out)
     return out
+
+
+def ordinal_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
+                  w: np.ndarray | None, names: Sequence[str]) -> list[Any]:
+    """The pass of :class:`~annokit.metrics.ordinal.OrdinalState`: the ``(total, weight)`` of
+    every order-aware state of a batch from one :func:`ordinal_sums_many` pass (a quantity
+    asked twice with the same category values is computed once)."""
+    k = p.shape[1]
+    first = {(st.quantity, st.values): st for st in states}  # one column per distinct pair
+    keys = list(first)
+    totals, weight = ordinal_sums_many([q for q, _ in keys], p, s, h, w,
+                                       [first[key]._category_values(k) for key in keys])
+    return [(totals[..., keys.index((st.quantity, st.values))], weight) for st in states]

@@ -25,23 +25,45 @@ arXiv:1706.04599 (ECE); per label as in Kull et al. (2019), arXiv:1910.12656.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from annokit.core.divergence import KL_EPS
-from annokit.errors import InvalidValueError
+from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import _binning
-from annokit.metrics.states_ext import ExtensionState, RowMeanState, update_states
+from annokit.metrics.kernels_bernoulli import (
+    MULTILABEL_QUANTITIES,
+    multilabel_sums,
+    multilabel_values,
+)
+from annokit.metrics.states import StatePass
+from annokit.metrics.states_ext import (
+    ExtensionState,
+    RowMeanState,
+    _multilabel_shapes,
+    check_multilabel,
+    prepare_multilabel,
+    update_states,
+)
 
-__all__ = ["MultilabelBinnedState", "MultilabelState", "bce_rows", "multilabel_scores"]
+__all__ = ["MULTILABEL_PASS", "MultilabelBinnedState", "MultilabelState", "bce_rows",
+           "multilabel_scores"]
 
+def bce_rows(probs: Any, soft: Any, eps: float = KL_EPS) -> np.ndarray:
+    """Binary cross-entropy per item and label, shape (n, L) (module table), probabilities
+    clipped at ``eps``.
 
-def bce_rows(probs: np.ndarray, soft: np.ndarray, eps: float = KL_EPS) -> np.ndarray:
-    """Binary cross-entropy per item and label, shape (n, L)."""
-    pos = np.where(soft > 0, soft * np.log(np.maximum(probs, eps)), 0.0)
-    neg = np.where(soft < 1, (1 - soft) * np.log(np.maximum(1 - probs, eps)), 0.0)
-    return -(pos + neg)
+    Raises
+    ------
+    SchemaError, InvalidValueError
+        As :func:`annokit.metrics.states_ext.prepare_multilabel`.
+    """
+    p, s, _, _ = prepare_multilabel(probs, soft, None, None, check_values=False)
+    if s is None:
+        raise SchemaError("soft must be given: the fraction of annotators ticking each label")
+    return multilabel_values("log", p, s, lambda: check_multilabel(p, s), eps=eps)
 
 
 class MultilabelState(RowMeanState):
@@ -68,15 +90,21 @@ class MultilabelState(RowMeanState):
 
     def __init__(self, quantity: str) -> None:
         super().__init__()
-        if quantity not in ("squared", "log"):
+        if quantity not in MULTILABEL_QUANTITIES:
             raise InvalidValueError(f"quantity must be 'squared' or 'log'; got {quantity!r}")
         self.quantity = quantity
+
+    @property
+    def filled_by(self) -> StatePass:
+        return MULTILABEL_PASS
 
     def _options(self) -> dict[str, Any]:
         return {"quantity": self.quantity}
 
-    def _rows(self, p, s, h) -> np.ndarray:
-        return (p - s) ** 2 if self.quantity == "squared" else bce_rows(p, s)
+    def _rows(self, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None) -> np.ndarray:
+        if s is None:  # pragma: no cover - _check_batch requires soft labels first
+            raise InvalidValueError("the multi-label means need soft labels")
+        return multilabel_values(self.quantity, p, s, lambda: check_multilabel(p, s, h))
 
 
 class MultilabelBinnedState(ExtensionState):
@@ -108,17 +136,15 @@ class MultilabelBinnedState(ExtensionState):
         self.n_bins = _binning.check_n_bins(n_bins)
         self._sums: Any = None  # (3, L, B) or (r, 3, L, B)
 
+    @property
+    def filled_by(self) -> StatePass:
+        return MULTILABEL_PASS
+
     def _options(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins}
 
-    def _absorb(self, p, s, h, w) -> None:
-        n, L = p.shape
-        idx = _binning.bin_index(p, _binning.uniform_edges(self.n_bins)).T  # (L, n)
-        idx = idx + (np.arange(L) * self.n_bins)[:, None]
-        size = L * self.n_bins
-        parts = [_binning.bin_sums(idx, size, w, v) for v in (None, p.T, h.T)]
-        out = np.stack(parts, axis=-2)  # (3, size) or (r, 3, size)
-        self._sums = _add_sums(self._sums, out.reshape(out.shape[:-1] + (L, self.n_bins)))
+    def _absorb(self, part: np.ndarray) -> None:
+        self._sums = _add_sums(self._sums, part)
 
     def _merge(self, other: MultilabelBinnedState) -> None:
         self._sums = _add_sums(self._sums, other._sums)
@@ -135,6 +161,24 @@ class MultilabelBinnedState(ExtensionState):
 
 def _add_sums(a: Any, b: Any) -> Any:
     return b if a is None else a + b
+
+
+def _multilabel_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None,
+                      h: np.ndarray | None, w: np.ndarray | None,
+                      names: Sequence[str]) -> list[Any]:
+    """:data:`MULTILABEL_PASS`: every multi-label state's sums from one kernel pass."""
+    n_bins = list(dict.fromkeys(st.n_bins for st in states
+                                if isinstance(st, MultilabelBinnedState)))
+    quantities = list(dict.fromkeys(st.quantity for st in states
+                                    if isinstance(st, MultilabelState)))
+    out = multilabel_sums(p, s, h, w, n_bins=n_bins, quantities=quantities,
+                          check=lambda: check_multilabel(p, s, h, w))
+    return [out.bins[n_bins.index(st.n_bins)] if isinstance(st, MultilabelBinnedState)
+            else (out.means[st.quantity], out.weight) for st in states]
+
+
+#: The pass of the multi-label states (:mod:`annokit.metrics.kernels_bernoulli`).
+MULTILABEL_PASS = StatePass("multilabel", "multilabel", _multilabel_shapes, _multilabel_parts)
 
 
 def multilabel_scores(probs: Any, soft: Any, hard: Any = None, *, n_bins: int = 10,
@@ -170,7 +214,8 @@ def multilabel_scores(probs: Any, soft: Any, hard: Any = None, *, n_bins: int = 
     """
     if hard is None:
         hard = (np.asarray(soft, dtype=np.float64) > 0.5).astype(np.float64)
-    states = {"ece": MultilabelBinnedState(n_bins=n_bins), "brier": MultilabelState("squared"),
+    states: dict[str, MultilabelBinnedState | MultilabelState] = {
+        "ece": MultilabelBinnedState(n_bins=n_bins), "brier": MultilabelState("squared"),
               "bce": MultilabelState("log")}
     update_states(states.values(), probs, soft, hard, weights, allow_empty=False)
     return {k: {"mean": float(st.compute()), "per_label": np.asarray(st.per_label()).tolist()}

@@ -15,9 +15,9 @@ takes the result and evaluates the registry's multi-label metrics.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ import numpy as np
 from annokit.core.labels import LabelSet
 from annokit.core.multilabel import (
     DEFAULT_MULTILABEL_TIES,
+    MultilabelTies,
     multilabel_majority,
     multilabel_soft_labels,
     n_responses,
@@ -115,14 +116,14 @@ def read_multilabel_predictions(paths: str | Path | Sequence[str | Path], *,
     if above.any():
         i = int(np.argmax(above))
         raise DataFormatError(
-            f"{preds.locations[i]} of {preds.sources[preds.source_index[i]]} (item "
-            f"{preds.item_ids[i]!r}): a per-label probability above 1: {preds.probs[i].tolist()}")
+            f"{preds.where(i)} (item {preds.item_ids[i]!r}): a per-label probability above 1: "
+            f"{preds.probs[i].tolist()}")
     return preds
 
 
 def align_multilabel(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path],
                      *, pred_labels: Sequence[Any] | None = None, on_missing: str = "error",
-                     ties: str = DEFAULT_MULTILABEL_TIES,
+                     ties: MultilabelTies = DEFAULT_MULTILABEL_TIES,
                      id_field: str | None = None) -> MultilabelRecords:
     """Join per-label predictions to multi-label votes by item id and label name.
 

@@ -47,13 +47,15 @@ from typing import Any
 import numpy as np
 
 from annokit.errors import InvalidValueError
+from annokit.metrics import sums as _sums
 from annokit.metrics.kernels_ordinal import (
     LEWIDI_CE_CLIP,
     LEWIDI_CE_SHIFT,
     QUANTITIES,
-    ordinal_sums,
+    ordinal_parts,
     ordinal_values,
 )
+from annokit.metrics.states import StatePass
 from annokit.metrics.states_ext import RowMeanState, check_values_option, update_states
 
 __all__ = ["LEWIDI_CE_CLIP", "LEWIDI_CE_SHIFT", "QUANTITIES", "OrdinalState", "ordinal_score"]
@@ -100,9 +102,10 @@ class OrdinalState(RowMeanState):
         if self.values is not None:
             check_values_option(self.values, k)
 
-    #: Its kernel checks the batch's values in the same pass (update_states checks only
-    #: the shapes first, and fills this state before any other).
-    checks_values = True
+    @property
+    def filled_by(self) -> StatePass:
+        """Every order-aware state of a batch is filled from one pass (kernels_ordinal)."""
+        return ORDINAL_PASS
 
     def _category_values(self, k: int) -> np.ndarray | None:
         return None if self.values is None else check_values_option(self.values, k)
@@ -110,8 +113,9 @@ class OrdinalState(RowMeanState):
     def _rows(self, p, s, h) -> np.ndarray:
         return ordinal_values(self.quantity, p, s, h, self._category_values(p.shape[1]))
 
-    def _batch_sums(self, p, s, h, w) -> tuple[Any, Any]:
-        return ordinal_sums(self.quantity, p, s, h, w, self._category_values(p.shape[1]))
+
+#: The pass of the order-aware states (:func:`annokit.metrics.kernels_ordinal.ordinal_parts`).
+ORDINAL_PASS = StatePass("ordinal", "single", _sums.prepare, ordinal_parts)
 
 
 def ordinal_score(quantity: str, probs: Any, targets: Any, *, values: Any = None,

@@ -181,7 +181,8 @@ _NLL = ("Gneiting, Raftery (2007). Strictly Proper Scoring Rules, Prediction, an
 
 _EPSTEIN = ("Epstein (1969). A Scoring System for Probability Forecasts of Ranked Categories. "
             "J. Appl. Meteor. 8(6). DOI:10.1175/1520-0450(1969)008<0985:ASSFPF>2.0.CO;2; cumulative "
-            "form: Murphy (1971). J. Appl. Meteor. 10(1). DOI:10.1175/1520-0450(1971)010<0155:ANOTRP>2.0.CO;2")
+            "form: Murphy (1971). J. Appl. Meteor. 10(1). "
+            "DOI:10.1175/1520-0450(1971)010<0155:ANOTRP>2.0.CO;2")
 _LEWIDI23 = ("Leonardelli, Abercrombie, Almanea, Basile, Fornaciari, Plank, Rieser, Uma, Poesio "
              "(2023). SemEval-2023 Task 11: Learning With Disagreements (LeWiDi). SemEval. "
              "DOI:10.18653/v1/2023.semeval-1.314 (the scorer's cross_entropy)")
@@ -434,7 +435,8 @@ def check_applicable(names: Any, *, scale: str = "nominal", n_labels: int | None
     >>> check_applicable(["wasserstein"])
     Traceback (most recent call last):
     ...
-    annokit.errors.InvalidValueError: metric 'wasserstein' applies to ordinal, interval, ratio single-label data; the data are nominal single-label
+    annokit.errors.InvalidValueError: metric 'wasserstein' applies to ordinal, interval, ratio
+    single-label data; the data are nominal single-label
     """
     _check_data(scale, multilabel)
     out = []

@@ -375,13 +375,14 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
 
     results: dict[str, EvaluationResult] = {}
     for m, (model, head) in enumerate(heads.items()):
-        values = dict(zip(names, map(float, est[m, 0])))
+        values = dict(zip(names, map(float, est[m, 0]), strict=True))
         if head["temperature"] is not None:
             values["temperature"] = float(head["temperature"])
         group_results = None
         if by is not None:
             group_results = [GroupResult(n_items=int(size),
-                                         metrics=dict(zip(names, map(float, est[m, g + 1]))),
+                                         metrics=dict(zip(names, map(float, est[m, g + 1]),
+                                                          strict=True)),
                                          intervals=interval(m, g + 1), **groups[g])
                              for g, size in enumerate(group_sizes)]
         results[str(model)] = EvaluationResult(

@@ -15,14 +15,18 @@ all rows, or states on any split of the rows merged in any order, gives the same
 value to floating-point summation order (1e-12 relative); integer weights give
 the value of the repeated rows; a total weight of 0 computes NaN.
 
-:func:`update_many` updates several states from one batch: the inputs are
-checked once and every state is filled from one pass of
-:func:`annokit.metrics.kernels.batch_sums` (one per distinct ``n_bins``).
+:func:`update_many` is the one update entry point (every state's :meth:`~MetricState.update`
+calls it): it checks the shapes once, groups the states by the pass that fills them
+(:attr:`MetricState.filled_by`, a :class:`StatePass`: the fused kernels of
+:mod:`annokit.metrics.kernels` for the states of this module, one fused pass each for
+the order-aware, binary and multi-label states), runs each pass once over the batch
+(the passes check the values as they read them), and only then changes the states.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,12 +37,43 @@ from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
 
-__all__ = ["AdaptiveBinnedState", "BinnedState", "ItemMeanState", "MetricState", "edge_bin_stats",
-           "update_many"]
+__all__ = ["KERNEL_PASS", "AdaptiveBinnedState", "BinnedState", "ItemMeanState", "MetricState",
+           "StatePass", "check_needs", "edge_bin_stats", "update_many"]
+
+#: ``prepare(probs, soft, hard, weights, *, names, allow_empty) -> (p, s, h, w)``: shapes only.
+Prepare = Callable[..., tuple[np.ndarray, np.ndarray | None, np.ndarray | None,
+                              np.ndarray | None]]
+#: ``parts(states, p, s, h, w, names) -> [part per state]``: one read of the batch, values checked.
+Parts = Callable[[list[Any], np.ndarray, np.ndarray | None, np.ndarray | None,
+                  np.ndarray | None, Sequence[str]], list[Any]]
 
 
 def _add(a: Any, b: Any) -> Any:
     return b if a is None else a + b
+
+
+@dataclass(frozen=True, eq=False)
+class StatePass:
+    """One read of a batch that gives every state of one kind what it absorbs.
+
+    Attributes
+    ----------
+    name : str
+        What it fills (``"kernels"``, ``"ordinal"``, ``"binary"``, ``"multilabel"``).
+    task : {"single", "multilabel"}
+        The inputs it reads; states of different tasks cannot share a batch.
+    prepare : callable
+        The task's shape checks (:func:`annokit.metrics.sums.prepare` for single-label rows).
+    parts : callable
+        ``parts(states, p, s, h, w, names)``: one pass over the prepared batch that checks
+        its values (raising the message that names the row) and returns, in order, the
+        part each state absorbs (``state._absorb(part)``). It changes no state.
+    """
+
+    name: str
+    task: str
+    prepare: Prepare
+    parts: Parts
 
 
 class MetricState:
@@ -55,14 +90,16 @@ class MetricState:
     """
 
     needs: frozenset[str] = frozenset()
-    #: Filled from the fused kernel pass (:func:`update_many`); the extension states of
-    #: :mod:`annokit.metrics.states_ext` are not, and absorb their checked batches themselves.
-    fused = True
 
     def __init__(self) -> None:
         self.n_labels: int | None = None
         self.n_replicates: int | None = None
         self._updated = False
+
+    @property
+    def filled_by(self) -> StatePass:
+        """The pass that fills this state (:func:`update_many` runs each pass once per batch)."""
+        return KERNEL_PASS
 
     # -- protocol
     def update(self, probs: Any, soft: Any = None, hard: Any = None, weights: Any = None
@@ -70,13 +107,6 @@ class MetricState:
         """Add one batch (see the module notes); returns self."""
         update_many([self], probs, soft, hard, weights)
         return self
-
-    def update_together(self, states: list[MetricState], probs: Any, soft: Any, hard: Any,
-                        weights: Any, *, names: Sequence[str], allow_empty: bool
-                        ) -> list[MetricState]:
-        """Update ``states`` (a mix holding this state) from one batch; the states that the
-        fused kernels do not fill (``fused`` False) implement it."""
-        raise NotImplementedError
 
     def merge(self, other: MetricState) -> MetricState:
         """Add the batches of ``other`` (same metric, options, labels and replicates); returns self."""
@@ -101,6 +131,10 @@ class MetricState:
     def _options(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _check_batch(self, given: dict[str, bool], k: int, r: int | None) -> None:
+        """What this state requires of a batch besides its labels (checked before any pass)."""
+        self._check_shape(k, r, "the batch")
+
     def _check_shape(self, k: int | None, r: int | None, what: str) -> None:
         if not self._updated:
             return
@@ -112,6 +146,10 @@ class MetricState:
 
     def _accept(self, k: int, r: int | None) -> None:
         self.n_labels, self.n_replicates, self._updated = k, r, True
+
+    def _absorb(self, part: Any) -> None:
+        """Add this state's part of one batch (what its pass returned for it)."""
+        raise NotImplementedError
 
     def _merge(self, other: Any) -> None:
         raise NotImplementedError
@@ -221,6 +259,8 @@ class BinnedState(MetricState):
 
     def _absorb(self, sums: _sums.BatchSums) -> None:
         b = sums.bins
+        if b is None:  # pragma: no cover - the kernel pass always bins for a BinnedState
+            raise RuntimeError("batch sums without bins given to a BinnedState")
         hard = self.target == "hard"
         if self.classwise:
             mine = BinStats(b.weight, b.count, b.conf, cw_count=b.cw_count, cw_conf=b.cw_conf,
@@ -232,9 +272,12 @@ class BinnedState(MetricState):
         self._stats = mine if self._stats is None else self._stats.merge(mine)
 
     def _merge(self, other: BinnedState) -> None:
-        self._stats = other._stats if self._stats is None else self._stats.merge(other._stats)
+        if other._stats is not None:
+            self._stats = other._stats if self._stats is None else self._stats.merge(other._stats)
 
     def _compute(self) -> Any:
+        if self._stats is None:  # pragma: no cover - compute() asks only updated states
+            return np.nan
         soft = self.target == "soft"
         if self.classwise:
             return _binning.compute_classwise(self._stats, soft=soft)
@@ -287,8 +330,9 @@ class AdaptiveBinnedState(MetricState):
     def _options(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins}
 
-    def _absorb_items(self, conf: np.ndarray, hit: np.ndarray, w: np.ndarray | None,
-                      weight: Any) -> None:
+    def _absorb(self, part: tuple[np.ndarray, np.ndarray, np.ndarray | None, Any]) -> None:
+        """``part``: the confidences, correctness, weights and total weight of one batch."""
+        conf, hit, w, weight = part
         self._conf.append(conf)
         self._hit.append(hit)
         self._weights.append(np.ones(conf.shape[0]) if w is None else np.array(w))
@@ -341,14 +385,22 @@ def edge_bin_stats(conf: np.ndarray, hit: np.ndarray, edges: np.ndarray, n_bins:
 def update_many(states: Iterable[MetricState], probs: Any, soft: Any = None, hard: Any = None,
                 weights: Any = None, *, names: Sequence[str] = _sums.NAMES,
                 allow_empty: bool = True) -> list[MetricState]:
-    """Update every state with one batch, checking the inputs once.
+    """Update every state with one batch: the one update entry point of every registered state.
+
+    The shapes are checked once; the states are grouped by the pass that fills them
+    (:attr:`MetricState.filled_by`), each pass reads the batch once and checks its
+    values, and the states change only when every pass has succeeded.
 
     Parameters
     ----------
     states : iterable of MetricState
+        Any mix of states of one task (single-label and multi-label states take
+        different inputs).
     probs : array-like of shape (n, k)
     soft : array-like of shape (n, k), optional
     hard : array-like of shape (n,), optional
+        (multi-label states: ``soft`` and ``hard`` of shape (n, L),
+        :func:`annokit.metrics.states_ext.prepare_multilabel`)
     weights : None, array-like of shape (n,) or (r, n)
     names : (str, str, str), default ("probs", "soft", "hard")
         Argument names used in error messages (the named functions pass
@@ -364,56 +416,72 @@ def update_many(states: Iterable[MetricState], probs: Any, soft: Any = None, har
     Raises
     ------
     SchemaError
-        Wrong shapes, labels a state needs not given, or a batch whose number
-        of label columns or replicates differs from what a state holds.
+        Wrong shapes, labels a state needs not given, a batch whose number
+        of label columns or replicates differs from what a state holds, single-label
+        and multi-label states mixed, or a binary metric given other than two label columns.
     InvalidValueError
-        Rows off the simplex, labels out of range, negative or non-finite weights.
+        Rows off the simplex, labels out of range, negative or non-finite weights
+        (multi-label: values outside [0, 1], ``hard`` not 0/1).
     """
     states = list(states)
-    other = next((st for st in states if not st.fused), None)
-    if other is not None:  # ordinal, binary, multi-label states among them
-        return other.update_together(states, probs, soft, hard, weights, names=names,
-                                     allow_empty=allow_empty)
-    return _update_fused(states, probs, soft, hard, weights, names=names,
-                         allow_empty=allow_empty)
-
-
-def _update_fused(states: list[MetricState], probs: Any, soft: Any, hard: Any, weights: Any,
-                  *, names: Sequence[str], allow_empty: bool) -> list[MetricState]:
-    """:func:`update_many` for states that the fused kernels fill."""
-    p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names, allow_empty=allow_empty)
+    passes: dict[StatePass, list[MetricState]] = {}
+    for st in states:
+        passes.setdefault(st.filled_by, []).append(st)
+    if len({ps.task for ps in passes}) > 1:
+        raise SchemaError("single-label and multi-label metrics take different inputs; "
+                          "update them separately")
+    prepare = next(iter(passes)).prepare if passes else _sums.prepare
+    p, s, h, w = prepare(probs, soft, hard, weights, names=names, allow_empty=allow_empty)
     given = {"soft": s is not None, "hard": h is not None}
     k, r = p.shape[1], (w.shape[0] if w is not None and w.ndim == 2 else None)
     for st in states:
-        for need in sorted(st.needs):
-            if not given[need]:
-                label = names[1] if need == "soft" else names[2]
-                raise SchemaError(f"{type(st).__name__}{st._options()} needs {need} labels; "
-                                  f"got {label}=None")
-        st._check_shape(k, r, "the batch")
+        check_needs(st, given, names)
+        st._check_batch(given, k, r)
+    # every pass reads (and checks) the batch before any state changes
+    parts = [(group, ps.parts(group, p, s, h, w, names)) for ps, group in passes.items()]
+    for group, got in parts:
+        for st, part in zip(group, got, strict=True):
+            st._absorb(part)
+    for st in states:
+        st._accept(k, r)
+    return states
+
+
+def check_needs(state: MetricState, given: dict[str, bool],
+                names: Sequence[str] = _sums.NAMES) -> None:
+    """SchemaError unless the labels ``state`` needs are ``given`` (``names`` as in messages)."""
+    for need in sorted(state.needs):
+        if not given[need]:
+            label = names[1] if need == "soft" else names[2]
+            raise SchemaError(f"{type(state).__name__}{state._options()} needs {need} labels; "
+                              f"got {label}=None")
+
+
+def _kernel_parts(states: list[MetricState], p: np.ndarray, s: np.ndarray | None,
+                  h: np.ndarray | None, w: np.ndarray | None, names: Sequence[str]) -> list[Any]:
+    """The parts of the states of this module: one :func:`annokit.metrics.kernels.batch_sums`
+    pass (one more per further distinct ``n_bins``), which also checks the values."""
     item_states = [st for st in states if isinstance(st, ItemMeanState)]
     binned: dict[int, list[BinnedState]] = {}
     for st in states:
         if isinstance(st, BinnedState):
             binned.setdefault(st.n_bins, []).append(st)
     quantities = tuple(dict.fromkeys(st.quantity for st in item_states))
-    groups = list(binned.items()) or [(None, [])]
-    first = None
-    for j, (n_bins, group) in enumerate(groups):
-        out = _kernels.batch_sums(p, s, h, w, quantities=quantities if j == 0 else (),
-                               n_bins=n_bins, classwise=any(st.classwise for st in group),
-                               names=names)
-        first = out if j == 0 else first
-        for st in group:
-            st._absorb(out)
-    for st in item_states:
-        st._absorb(first)
-    adaptive = [st for st in states if isinstance(st, AdaptiveBinnedState)]
-    if adaptive:
+    bin_groups = list(binned.items())
+    n_bins, group = bin_groups[0] if bin_groups else (None, [])
+    first = _kernels.batch_sums(p, s, h, w, quantities=quantities, n_bins=n_bins,
+                                classwise=any(st.classwise for st in group), names=names)
+    out: dict[int, Any] = {id(st): first for st in [*item_states, *group]}
+    for n_bins, group in bin_groups[1:]:
+        more = _kernels.batch_sums(p, s, h, w, n_bins=n_bins,
+                                   classwise=any(st.classwise for st in group), names=names)
+        out.update({id(st): more for st in group})
+    if any(isinstance(st, AdaptiveBinnedState) for st in states):
         pred, conf = _binning.top_label(p)
-        hit = (pred == h).astype(np.float64)
-        for st in adaptive:
-            st._absorb_items(conf, hit, w, first.weight)
-    for st in states:
-        st._accept(k, r)
-    return states
+        items = (conf, (pred == h).astype(np.float64), w, first.weight)
+        out.update({id(st): items for st in states if isinstance(st, AdaptiveBinnedState)})
+    return [out[id(st)] for st in states]
+
+
+#: The pass of the states of this module (:mod:`annokit.metrics.kernels`).
+KERNEL_PASS = StatePass("kernels", "single", _sums.prepare, _kernel_parts)

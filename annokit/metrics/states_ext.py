@@ -1,15 +1,15 @@
-"""Mergeable states of the metrics beyond the fused kernels: ordinal, binary and multi-label.
+"""Mergeable states of the metrics beyond :mod:`annokit.metrics.states`: ordinal, binary, multi-label.
 
-The states in :mod:`annokit.metrics.states` are filled from one pass of the
-fused numba kernels (:func:`~annokit.metrics.states.update_many`). The metrics
-added for ordinal scales, binary calibration and multi-label votes are states of
-their own, following the same protocol (``update`` / ``merge`` / ``compute``,
-weights None, ``(n,)`` or ``(r, n)``): an :class:`ExtensionState` absorbs its checked
-batch itself (the order-aware ones from their own fused pass,
-:mod:`annokit.metrics.kernels_ordinal`). There is one update entry point:
-:func:`~annokit.metrics.states.update_many` (and every state's ``update``) takes any
-mix of both kinds and hands it to :func:`update_states`, which checks every input
-before any state changes.
+They follow the same protocol (``update`` / ``merge`` / ``compute``, weights None,
+``(n,)`` or ``(r, n)``) and the one update entry point,
+:func:`~annokit.metrics.states.update_many` (:func:`update_states` is the same
+function): every state names the pass that fills it
+(:attr:`~annokit.metrics.states.MetricState.filled_by`), and all the states of one
+kind are filled from one read of the batch that also checks its values: the
+order-aware states by :mod:`annokit.metrics.kernels_ordinal`, the binary and
+multi-label states by :mod:`annokit.metrics.kernels_bernoulli`. A
+:class:`RowMeanState` without a kernel of its own (a mean of a numpy per-item
+quantity) is filled by :data:`ROWS_PASS`, which checks the values with numpy.
 
 Two input kinds (:attr:`ExtensionState.task`):
 
@@ -25,7 +25,7 @@ Two input kinds (:attr:`ExtensionState.task`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -33,10 +33,14 @@ import numpy as np
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import _binning
 from annokit.metrics import sums as _sums
-from annokit.metrics.states import MetricState, _update_fused
+from annokit.metrics.kernels_bernoulli import binary_bin_sums
+from annokit.metrics.states import MetricState, StatePass, check_needs, update_many
 
-__all__ = ["BinaryBinnedState", "ExtensionState", "RowMeanState", "prepare_multilabel",
-           "update_states", "weighted_sums"]
+__all__ = ["BINARY_PASS", "ROWS_PASS", "BinaryBinnedState", "ExtensionState", "RowMeanState",
+           "check_multilabel", "prepare_multilabel", "update_states", "weighted_sums"]
+
+#: The one update entry point (:func:`annokit.metrics.states.update_many`), under its older name.
+update_states = update_many
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -57,12 +61,16 @@ def weighted_sums(values: np.ndarray, w: np.ndarray | None) -> tuple[Any, Any]:
 
 # --------------------------------------------------------------------------- checks
 
-def _matrix01(x: Any, name: str) -> np.ndarray:
+def _matrix(x: Any, name: str) -> np.ndarray:
     arr = np.asarray(x.to_numpy() if hasattr(x, "to_numpy") else x, dtype=np.float64)
     if arr.ndim != 2:
         raise SchemaError(f"{name} must be 2-D (n_items, n_labels); got shape {arr.shape}")
     if arr.shape[1] == 0:
         raise SchemaError(f"{name} has no label columns")
+    return np.ascontiguousarray(arr)
+
+
+def _check01(arr: np.ndarray, name: str) -> None:
     finite = np.isfinite(arr).all(axis=1)
     if not finite.all():
         raise InvalidValueError(f"{name} has NaN or infinite values in row "
@@ -72,11 +80,34 @@ def _matrix01(x: Any, name: str) -> np.ndarray:
         i, j = np.argwhere(bad)[0]
         raise InvalidValueError(f"{name} must lie in [0, 1] (one probability per label); got "
                                 f"{float(arr[i, j])!r} in row {i}, label column {j}")
-    return np.ascontiguousarray(arr)
+
+
+def check_multilabel(p: np.ndarray, s: np.ndarray | None = None, h: np.ndarray | None = None,
+                     w: np.ndarray | None = None) -> None:
+    """Values of a multi-label batch shaped by :func:`prepare_multilabel`.
+
+    Raises
+    ------
+    InvalidValueError
+        NaN, values outside [0, 1], ``hard`` not 0/1, negative or non-finite weights
+        (the message names the row and label column).
+    """
+    _check01(p, "probs")
+    if s is not None:
+        _check01(s, "soft")
+    if h is not None:
+        _check01(h, "hard")
+        off = (h != 0) & (h != 1)
+        if off.any():
+            i, j = np.argwhere(off)[0]
+            raise InvalidValueError(f"hard must be 0 or 1 per label; got {float(h[i, j])!r} in "
+                                    f"row {i}, label column {j}")
+    if w is not None:
+        _sums.check_values(np.ones((p.shape[0], 1)), weights=w)
 
 
 def prepare_multilabel(probs: Any, soft: Any = None, hard: Any = None, weights: Any = None, *,
-                       allow_empty: bool = True
+                       allow_empty: bool = True, check_values: bool = True
                        ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None,
                                   np.ndarray | None]:
     """Shapes and values of one multi-label batch.
@@ -88,6 +119,10 @@ def prepare_multilabel(probs: Any, soft: Any = None, hard: Any = None, weights: 
     hard : array-like of shape (n, L), optional
         0/1 majority per label.
     weights : None, array-like of shape (n,) or (r, n)
+    allow_empty : bool, default True
+    check_values : bool, default True
+        False checks the shapes only (the kernel passes check the values as they read them:
+        :func:`check_multilabel`).
 
     Raises
     ------
@@ -96,32 +131,37 @@ def prepare_multilabel(probs: Any, soft: Any = None, hard: Any = None, weights: 
     InvalidValueError
         NaN, values outside [0, 1], ``hard`` not 0/1, negative or non-finite weights.
     """
-    p = _matrix01(probs, "probs")
+    p = _matrix(probs, "probs")
     n = p.shape[0]
     if n == 0 and not allow_empty:
         raise SchemaError("probs has no rows")
     s = h = None
     if soft is not None:
-        s = _matrix01(soft, "soft")
+        s = _matrix(soft, "soft")
         if s.shape != p.shape:
             raise SchemaError(f"soft must have the shape of probs {p.shape}; got {s.shape}")
     if hard is not None:
-        h = _matrix01(hard, "hard")
+        h = _matrix(hard, "hard")
         if h.shape != p.shape:
             raise SchemaError(f"hard must have the shape of probs {p.shape}; got {h.shape}")
-        off = (h != 0) & (h != 1)
-        if off.any():
-            i, j = np.argwhere(off)[0]
-            raise InvalidValueError(f"hard must be 0 or 1 per label; got {float(h[i, j])!r} in "
-                                    f"row {i}, label column {j}")
     w = None
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
         if w.ndim not in (1, 2) or w.shape[-1] != n:
             raise SchemaError(f"weights must have shape ({n},) or (n_replicates, {n}); "
                               f"got {w.shape}")
-        _sums.check_values(np.ones((n, 1)), weights=w)
+    if check_values:
+        check_multilabel(p, s, h, w)
     return p, s, h, w
+
+
+def _multilabel_shapes(probs: Any, soft: Any, hard: Any, weights: Any, *,
+                       names: Sequence[str] = _sums.NAMES, allow_empty: bool = True
+                       ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None,
+                                  np.ndarray | None]:
+    """The ``prepare`` of the multi-label passes: shapes only (``names`` are the fixed ones)."""
+    return prepare_multilabel(probs, soft, hard, weights, allow_empty=allow_empty,
+                              check_values=False)
 
 
 def _prepare_single(probs: Any, soft: Any, hard: Any, weights: Any, allow_empty: bool
@@ -135,108 +175,23 @@ def _prepare_single(probs: Any, soft: Any, hard: Any, weights: Any, allow_empty:
 # --------------------------------------------------------------------------- base class
 
 class ExtensionState(MetricState):
-    """A metric state that checks and absorbs its batches itself (numpy, no fused kernel).
+    """A state of :mod:`annokit.metrics.states_ext` and the modules built on it.
 
-    Subclasses set :attr:`task` and :attr:`needs` and implement ``_absorb(p, s, h, w)``
-    (the checked batch), ``_merge``, ``_compute`` and ``_options``. ``min_labels`` /
-    ``exact_labels`` restrict the number of label columns a batch may have.
+    Subclasses set :attr:`task` and :attr:`needs`, name their pass
+    (:attr:`~annokit.metrics.states.MetricState.filled_by`) and implement
+    ``_absorb(part)``, ``_merge``, ``_compute`` and ``_options``. ``exact_labels``
+    restricts the number of label columns a batch may have.
     """
 
     task = "single"
     exact_labels: int | None = None
-    fused = False
-    #: True when the state's own kernel checks the batch's values (``_batch_sums``).
-    checks_values = False
-
-    @staticmethod
-    def update_together(states: list[MetricState], probs: Any, soft: Any, hard: Any,
-                        weights: Any, *, names: Sequence[str], allow_empty: bool
-                        ) -> list[MetricState]:
-        """:func:`annokit.metrics.states.update_many` of a mix holding extension states."""
-        return update_states(states, probs, soft, hard, weights, names=names,
-                             allow_empty=allow_empty)
 
     def _check_batch(self, given: dict[str, bool], k: int, r: int | None) -> None:
-        for need in sorted(self.needs):
-            if not given[need]:
-                raise SchemaError(f"{type(self).__name__}{self._options()} needs {need} labels; "
-                                  f"got {need}=None")
+        check_needs(self, given)
         if self.exact_labels is not None and k != self.exact_labels:
             raise SchemaError(f"{type(self).__name__} applies to {self.exact_labels} labels; "
                               f"the batch has {k} label columns")
         self._check_shape(k, r, "the batch")
-
-    def _absorb(self, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
-                w: np.ndarray | None) -> None:
-        raise NotImplementedError
-
-    def _batch_sums(self, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
-                    w: np.ndarray | None) -> tuple[Any, Any]:
-        """``(sum_i w_i v_i, sum_i w_i)`` of one batch; states with ``checks_values`` only."""
-        raise NotImplementedError
-
-    def _absorb_sums(self, total: Any, weight: Any) -> None:
-        """Add the sums of :meth:`_batch_sums`; states with ``checks_values`` only."""
-        raise NotImplementedError
-
-
-
-def update_states(states: Iterable[MetricState], probs: Any, soft: Any = None, hard: Any = None,
-                  weights: Any = None, *, names: Sequence[str] = _sums.NAMES,
-                  allow_empty: bool = True) -> list[MetricState]:
-    """Update kernel states and extension states from one batch; no state changes on an error.
-
-    Parameters
-    ----------
-    states : iterable of MetricState
-        Any mix of :mod:`annokit.metrics.states` states and :class:`ExtensionState`
-        of one task (single-label and multi-label states take different inputs).
-    probs, soft, hard, weights
-        One batch, as in :func:`annokit.metrics.states.update_many` (multi-label:
-        :func:`prepare_multilabel`).
-    allow_empty : bool, default True
-
-    Returns
-    -------
-    list of MetricState
-
-    Raises
-    ------
-    SchemaError, InvalidValueError
-        As :func:`~annokit.metrics.states.update_many`; also single-label and
-        multi-label states mixed, or a binary metric given other than two label columns.
-    """
-    states = list(states)
-    ext = [st for st in states if isinstance(st, ExtensionState)]
-    core = [st for st in states if not isinstance(st, ExtensionState)]
-    tasks = {st.task for st in ext} | ({"single"} if core else set())
-    if len(tasks) > 1:
-        raise SchemaError("single-label and multi-label metrics take different inputs; "
-                          "update them separately")
-    fused: dict[int, Any] = {}
-    if ext:
-        if "multilabel" in tasks:
-            p, s, h, w = prepare_multilabel(probs, soft, hard, weights, allow_empty=allow_empty)
-        elif all(st.checks_values for st in ext):  # values checked in the kernels' passes
-            p, s, h, w = _sums.prepare(probs, soft, hard, weights, allow_empty=allow_empty)
-        else:
-            p, s, h, w = _prepare_single(probs, soft, hard, weights, allow_empty)
-        given = {"soft": s is not None, "hard": h is not None}
-        r = w.shape[0] if w is not None and w.ndim == 2 else None
-        for st in ext:
-            st._check_batch(given, p.shape[1], r)
-        # the states whose kernels check the batch: their sums first (a check that fails
-        # raises before any state changes)
-        fused = {id(st): st._batch_sums(p, s, h, w) for st in ext if st.checks_values}
-    if core:
-        _update_fused(core, probs, soft, hard, weights, names=names, allow_empty=allow_empty)
-    for st in ext:
-        if id(st) in fused:
-            st._absorb_sums(*fused[id(st)])
-        else:
-            st._absorb(p, s, h, w)
-        st._accept(p.shape[1], r)
-    return states
 
 
 # --------------------------------------------------------------------------- generic states
@@ -249,13 +204,20 @@ class RowMeanState(ExtensionState):
     returns them). Constant memory: two sums (times ``L`` per label, ``r`` with
     replicates); merging adds them.
 
-    Subclasses implement ``_rows(p, s, h) -> ndarray (n,) or (n, L)``.
+    Subclasses implement ``_rows(p, s, h) -> ndarray (n,) or (n, L)``; by default
+    :data:`ROWS_PASS` fills them (the numpy value checks, then ``_batch_sums`` of each
+    state). A kind with a fused kernel names its own pass (ordinal, multi-label), whose
+    parts are ``(total, weight)``.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self._total: Any = None
         self._weight: Any = None
+
+    @property
+    def filled_by(self) -> StatePass:
+        return ROWS_PASS[self.task]
 
     def _rows(self, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError
@@ -269,14 +231,13 @@ class RowMeanState(ExtensionState):
         self._check_batch({"soft": s is not None, "hard": h is not None}, p.shape[1], None)
         return self._rows(p, s, h)
 
-    def _batch_sums(self, p, s, h, w) -> tuple[Any, Any]:
-        """``(sum_i w_i v_i, sum_i w_i)`` of one checked batch."""
+    def _batch_sums(self, p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
+                    w: np.ndarray | None) -> tuple[Any, Any]:
+        """``(sum_i w_i v_i, sum_i w_i)`` of one batch."""
         return weighted_sums(self._rows(p, s, h), w)
 
-    def _absorb(self, p, s, h, w) -> None:
-        self._absorb_sums(*self._batch_sums(p, s, h, w))
-
-    def _absorb_sums(self, total: Any, weight: Any) -> None:
+    def _absorb(self, part: tuple[Any, Any]) -> None:
+        total, weight = part
         self._total = _add(self._total, np.asarray(total, dtype=np.float64))
         self._weight = _add(self._weight, np.asarray(weight, dtype=np.float64))
 
@@ -295,6 +256,21 @@ class RowMeanState(ExtensionState):
         out = self.per_label()
         out = np.mean(out, axis=-1) if np.ndim(out) > np.ndim(self._weight) else out
         return float(out) if np.ndim(out) == 0 else out
+
+
+def _rows_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
+                w: np.ndarray | None, names: Sequence[str]) -> list[Any]:
+    """:data:`ROWS_PASS`: the numpy value checks, then each state's ``_batch_sums``."""
+    if states[0].task == "multilabel":
+        check_multilabel(p, s, h, w)
+    else:
+        _sums.check_values(p, s, h, w, names=names)
+    return [st._batch_sums(p, s, h, w) for st in states]
+
+
+#: The pass of a :class:`RowMeanState` without a kernel pass of its own, per task.
+ROWS_PASS = {"single": StatePass("rows", "single", _sums.prepare, _rows_parts),
+             "multilabel": StatePass("rows", "multilabel", _multilabel_shapes, _rows_parts)}
 
 
 class BinaryBinnedState(ExtensionState):
@@ -324,15 +300,15 @@ class BinaryBinnedState(ExtensionState):
         self.positive, self.reduce = int(positive), reduce
         self._sums: Any = None  # (3, n_bins) or (r, 3, n_bins): weight, p, y
 
+    @property
+    def filled_by(self) -> StatePass:
+        return BINARY_PASS
+
     def _options(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "positive": self.positive, "reduce": self.reduce}
 
-    def _absorb(self, p, s, h, w) -> None:
-        conf = p[:, self.positive]
-        idx = _binning.bin_index(conf, _binning.uniform_edges(self.n_bins))
-        hit = (h == self.positive).astype(np.float64)
-        parts = [_binning.bin_sums(idx, self.n_bins, w, v) for v in (None, conf, hit)]
-        self._sums = _add(self._sums, np.stack(parts, axis=-2))
+    def _absorb(self, part: np.ndarray) -> None:
+        self._sums = _add(self._sums, part)
 
     def _merge(self, other: BinaryBinnedState) -> None:
         self._sums = _add(self._sums, other._sums)
@@ -354,6 +330,20 @@ class BinaryBinnedState(ExtensionState):
     def _compute(self) -> Any:
         weight, ps, ys = np.moveaxis(self._sums, -2, 0)
         return _binning.reduce_bins(weight, ps, ys, weight.sum(axis=-1), reduce=self.reduce)
+
+
+def _binary_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
+                  w: np.ndarray | None, names: Sequence[str]) -> list[Any]:
+    """:data:`BINARY_PASS`: the bin sums of every ``(n_bins, positive)`` asked, in one pass."""
+    configs = list(dict.fromkeys((st.n_bins, st.positive) for st in states))
+    if h is None:  # pragma: no cover - update_many checks the states' needs first
+        raise SchemaError("the binary metrics need hard labels")
+    sums, _ = binary_bin_sums(p, s, h, w, configs, names=names)
+    return [sums[configs.index((st.n_bins, st.positive))] for st in states]
+
+
+#: The pass of the binary states (:mod:`annokit.metrics.kernels_bernoulli`).
+BINARY_PASS = StatePass("binary", "single", _sums.prepare, _binary_parts)
 
 
 def check_values_option(values: Sequence[float] | None, k: int) -> np.ndarray:

@@ -59,15 +59,20 @@ def vote_matrix(votes: Votes) -> sparse.csr_matrix:
     Entry ``[i, j * L + l]`` counts the votes of annotator ``j`` for label ``l`` on item
     ``i`` (1 for ordinary data; more when duplicate votes are kept).
     """
+    annotators, annotator_ids = votes.annotator_codes("vote_matrix")
     n_labels = votes.n_labels
-    n_cols = votes.n_annotators * n_labels
+    n_cols = len(annotator_ids) * n_labels
     idx = np.int32 if max(n_cols, votes.n_items) < 2**31 - 1 else np.int64  # scipy's index type
-    cols = votes.annotator_index.astype(idx) * idx(n_labels) + votes.label_index.astype(idx)
+    cols = annotators.astype(idx) * idx(n_labels) + votes.label_index.astype(idx)
     data = np.ones(votes.n_votes, dtype=np.float64)
-    # duplicate (item, annotator, label) entries, if any, stay separate: products add them
-    return sparse.csr_matrix(
-        (data, (votes.item_index.astype(idx, copy=False), cols)), shape=(votes.n_items, n_cols),
-    )
+    coo = sparse.coo_matrix((data, (votes.item_index.astype(idx, copy=False), cols)),
+                            shape=(votes.n_items, n_cols))
+    # Duplicate (item, annotator, label) entries, if any, may stay separate entries: the
+    # products add them. Marking the temporary COO canonical makes ``tocsr`` skip sorting
+    # each row and merging duplicates (0.06 s of 0.15 s on 5M votes); the CSR it returns
+    # works out its own format flags.
+    coo.has_canonical_format = True
+    return coo.tocsr()
 
 
 def gold_codes(votes: Votes, gold: Any = None, *, what: str) -> np.ndarray:
@@ -95,9 +100,11 @@ def gold_codes(votes: Votes, gold: Any = None, *, what: str) -> np.ndarray:
     return check_gold_codes(gold, votes.n_items, votes.n_labels, what)
 
 
-def normalize_log(log_post: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def normalize_log(log_post: np.ndarray,
+                  out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise softmax of unnormalised log posteriors; returns (posteriors, log normaliser).
 
+    ``out``, optional: an array of the same shape to write the posteriors into.
     Row maxima and sums run over the (few) label columns with ufuncs: numpy's
     reductions along a short last axis are several times slower on 1M rows.
     """
@@ -106,7 +113,7 @@ def normalize_log(log_post: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for k in range(1, n_labels):
         np.maximum(top, log_post[:, k], out=top)
     top[~np.isfinite(top)] = 0.0
-    post = log_post - top[:, None]
+    post = np.subtract(log_post, top[:, None], out=out)
     np.exp(post, out=post)
     norm = post[:, 0].copy()
     for k in range(1, n_labels):

@@ -8,7 +8,9 @@ depends on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -104,7 +106,6 @@ class Aggregation:
     """
 
     method: str
-    table: pd.DataFrame
     n_items: int
     n_gold: int
     accuracy: float | None
@@ -114,6 +115,15 @@ class Aggregation:
     converged: bool
     estimator: Any
     n_gold_unknown: int = 0
+    #: Makes ``table`` on first use: a JSON summary of a million items never builds it.
+    build_table: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """One row per item (see the class docstring), made on first use."""
+        if self.build_table is None:
+            raise AttributeError("this Aggregation was made without a table")
+        return self.build_table()
 
     def gold_note(self) -> str:
         """``"0.9120 on 95 of 100 gold items (5 gold labels not among the votes' labels)"``,
@@ -160,17 +170,22 @@ def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIE
     """
     votes = require_votes(votes, "aggregate")
     est = make_aggregator(method, ties=ties, rng=rng, clamp_gold=clamp_gold).fit(votes)
-    names = np.asarray(votes.labels.names, dtype=object)
-    table = pd.DataFrame({"item": votes.item_ids.astype(str), "label": names[est.labels_codes_]})
     majority_like = method in _MAJORITY
-    if majority_like:
-        table["tied"] = est.is_tied_
-    if soft:
-        for k, name in enumerate(votes.labels.names):
-            table[f"p_{name}"] = est.posteriors_[:, k]
+
+    def build_table() -> pd.DataFrame:
+        names = np.asarray(votes.labels.names, dtype=object)
+        table = pd.DataFrame({"item": votes.item_ids.astype(str),
+                              "label": names[est.labels_codes_]})
+        if majority_like:
+            table["tied"] = est.is_tied_
+        if soft:
+            for k, name in enumerate(votes.labels.names):
+                table[f"p_{name}"] = est.posteriors_[:, k]
+        return table
+
     acc = gold_accuracy(est.labels_codes_, votes.gold)
     return Aggregation(
-        method=method, table=table, n_items=votes.n_items, n_gold=acc.n_items,
+        method=method, build_table=build_table, n_items=votes.n_items, n_gold=acc.n_items,
         accuracy=acc.accuracy, tie_policy=est.ties if majority_like else None,
         n_ties=int(est.n_ties_) if majority_like else None, n_iter=int(est.n_iter_),
         converged=bool(est.converged_), estimator=est, n_gold_unknown=acc.n_unknown,

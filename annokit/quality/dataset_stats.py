@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,9 @@ from annokit.quality.rating_stats import (  # noqa: F401  (BIMODAL, rating_summa
     rating_rows,
     rating_summary,
 )
+
+if TYPE_CHECKING:
+    from annokit.core.multilabel import MultilabelTies
 
 __all__ = ["STATS_SCHEMA_VERSION", "DatasetStats", "dataset_stats", "multilabel_stats", "rating_summary",
            "stats_markdown", "stats_table"]
@@ -75,7 +79,7 @@ class DatasetStats(dict):
 def _label_counts(codes: np.ndarray, names: tuple[str, ...]) -> dict[str, int]:
     tally = np.bincount(codes[codes >= 0], minlength=len(names)) if codes.size else \
         np.zeros(len(names), dtype=np.int64)
-    return {name: int(n) for name, n in zip(names, tally)}
+    return {name: int(n) for name, n in zip(names, tally, strict=True)}
 
 
 def _codes(votes: Votes, column: str) -> np.ndarray | None:
@@ -189,7 +193,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         "scale": votes.labels.scale,
         "votes_per_item": {"min": int(per_item.min()), "median": float(np.median(per_item)),
                            "max": int(per_item.max())},
-        "entropy": {"base": base, "unit": entropy_unit(base), "mean": math.fsum(ent) / ent.size, "median": float(np.median(ent))},
+        "entropy": {"base": base, "unit": entropy_unit(base), "mean": math.fsum(ent) / ent.size,
+                    "median": float(np.median(ent))},
         "agreement": {"mean": math.fsum(counts.max(axis=1) / per_item) / per_item.size,
                       "median": float(np.median(counts.max(axis=1) / per_item))},
         "ties": maj.n_ties,
@@ -219,7 +224,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
     scale = votes.labels.scale
     alpha = functools.partial(krippendorff_alpha, level=scale,
                               values=votes.labels if scale in ("interval", "ratio") else None)
-    coefficients = [("krippendorff_alpha", alpha), ("fleiss_kappa", fleiss_kappa)]
+    coefficients: list[tuple[str, Callable[..., Any]]] = [("krippendorff_alpha", alpha),
+                                                          ("fleiss_kappa", fleiss_kappa)]
     for key, coefficient in coefficients[:1 if scale != "nominal" else 2]:
         # with no item holding two votes there is nothing to agree on: null, not an error
         # items in id order: sums do not depend on the order of the file's rows
@@ -233,7 +239,7 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
 
 
 def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.95,
-                     ties: str = "exclude", rng: np.random.Generator | int | None = 0
+                     ties: MultilabelTies = "exclude", rng: np.random.Generator | int | None = 0
                      ) -> dict[str, Any]:
     """Summary statistics of multi-label votes (an annotator may tick several labels of an item).
 

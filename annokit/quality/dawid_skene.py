@@ -22,7 +22,6 @@ incremental, sparse, and other variants. In *Learning in Graphical Models*,
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import entr
 
 from annokit.core.progress import progress
 from annokit.core.votes import Votes
@@ -32,15 +31,22 @@ from annokit.quality._common import (
     clamp,
     gold_codes,
     label_names,
-    normalize_log,
     require_annotators,
     vote_matrix,
     warn_not_converged,
 )
+from annokit.quality.em_blocks import (
+    BlockSums,
+    block_pass,
+    entropy,
+    expected_log_joint,
+    start_sums,
+    whole_block,
+)
 
-__all__ = ["DawidSkene", "OneCoinDawidSkene", "ds_log_joint", "ds_log_prior", "ds_m_step",
-           "objective_terms", "onecoin_confusions", "onecoin_log_joint", "onecoin_log_prior",
-           "onecoin_m_step"]
+__all__ = ["DawidSkene", "OneCoinDawidSkene", "ds_log_joint", "ds_log_prior", "ds_log_table",
+           "ds_m_step", "objective_terms", "onecoin_confusions", "onecoin_log_joint",
+           "onecoin_log_prior", "onecoin_log_table", "onecoin_m_step"]
 
 
 class _EMBase:
@@ -63,46 +69,56 @@ class _EMBase:
         check_nonneg_float("tol", self.tol)
         check_nonneg_float("smoothing", self.smoothing)
 
-    def _run(self, votes: Votes, m_step, log_joint, log_prior):
+    def _run(self, votes: Votes, m_step, log_table, log_prior):
         """EM from the majority-vote soft labels; returns the parameters re-estimated from the
         final posteriors.
 
-        ``m_step(post) -> params``, ``log_joint(params) -> (n_items, n_labels)`` array of
-        ``log p_k + sum_v log P(vote v | true label k)``, and ``log_prior(params)`` the log
-        density of the smoothing pseudo-counts (0 without smoothing). Initialisation is one
-        M-step from the vote distributions ``q_0``; iteration ``t`` is an E-step
+        ``m_step(mass, post_sum) -> params`` from the expected counts ``mass = X^T q`` (``X``:
+        the items x annotator-label vote matrix) and the posteriors' column sums;
+        ``log_table(params)`` the (n_annotators * n_labels, n_labels) log probabilities of each
+        annotator-label column given the true label, and the log class priors, so that the log
+        joint is ``J_ik = log p_k + sum_v log P(vote v | true label k)``; ``log_prior(params)``
+        the log density of the smoothing pseudo-counts (0 without smoothing). Initialisation is
+        one M-step from the vote distributions ``q_0``; iteration ``t`` is an E-step
         ``q_t = E(theta_{t-1})`` then an M-step ``theta_t = M(q_t)``, followed by the objective
 
-            G_t = (sum_ik q_ik log_joint_ik(theta_t) + H(q_t) + log_prior(theta_t)) / n_votes,
+            G_t = (sum_ik q_ik J_ik(theta_t) + H(q_t) + log_prior(theta_t)) / n_votes,
 
         the evidence lower bound plus the log prior that the smoothed M-step maximises
         (Neal and Hinton 1998, section 2): the E-step maximises it over ``q`` and the M-step
         over ``theta``, so it never decreases, up to rounding. EM stops once
         ``|G_t - G_{t-1}| < tol`` (``G_0`` is evaluated at ``(q_0, theta_0)``). The posteriors
         kept and the parameters returned are always ``(q_t, theta_t)`` of the same iteration,
-        whether EM converged or ran out of ``max_iter``.
+        whether EM converged or ran out of ``max_iter``. One pass over the items per iteration
+        (:func:`annokit.quality.em_blocks.block_pass`) evaluates ``G_t``'s data terms at
+        ``theta_t`` and makes ``q_{t+1}`` with its sums.
         """
         gold = self._gold(votes)
         counts = votes.counts().astype(np.float64)
         post = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
+        following = np.empty_like(post)  # q_{t+1}, made by the pass that evaluates G_t
         n_votes = votes.n_votes
+        block = whole_block(vote_matrix(votes), gold)
 
-        def objective(post, joint, params):
-            expected, ent = objective_terms(post, joint)
-            return (expected + ent + log_prior(params)) / n_votes
+        def step(params, post, following) -> BlockSums:
+            table, log_priors = log_table(params)
+            return block_pass(block, table, log_priors, post, following)
 
-        params = m_step(post)
-        joint = log_joint(params)
-        prev, change, converged = objective(post, joint, params), np.inf, False
+        sums = start_sums(block, post)
+        post_entropy = sums.entropy
+        params = m_step(sums.mass, sums.post_sum)
+        sums = step(params, post, following)
+        prev = (sums.expected + post_entropy + log_prior(params)) / n_votes
+        change, converged = np.inf, False
         n_iter = 0  # iterations run, reported after the loop
         with progress(total=self.max_iter, desc=f"{type(self).__name__} EM", unit="iter") as bar:
             while n_iter < self.max_iter:
                 n_iter += 1
                 bar.update(1)
-                post = clamp(normalize_log(joint)[0], gold)         # E-step
-                params = m_step(post)                               # M-step from the same posteriors
-                joint = log_joint(params)
-                value = objective(post, joint, params)
+                post, following, post_entropy = following, post, sums.entropy  # E-step
+                params = m_step(sums.mass, sums.post_sum)   # M-step from those posteriors
+                sums = step(params, post, following)
+                value = (sums.expected + post_entropy + log_prior(params)) / n_votes
                 change, prev = value - prev, value
                 # |change|: the objective never decreases, so a drop beyond rounding is no sign
                 # of convergence; tol=0 asks for exactly max_iter iterations
@@ -114,7 +130,7 @@ class _EMBase:
         self.labels_ = label_names(votes, self.labels_codes_)
         self.n_iter_ = n_iter
         self.converged_ = converged
-        self.log_likelihood_ = float(normalize_log(joint)[1].sum())
+        self.log_likelihood_ = sums.log_likelihood
         if not converged and self.tol > 0:
             warn_not_converged(type(self).__name__, n_iter, change, self.tol,
                                what="objective")
@@ -226,13 +242,11 @@ class DawidSkene(_EMBase):
         votes = require_annotators(votes, "DawidSkene.fit")
         self._check_params()
         shape = {"n_annotators": votes.n_annotators, "n_labels": votes.n_labels}
-        x = vote_matrix(votes)                       # (items, J*L)
-        xt = x.T                                      # CSC view: fast scatter into (J*L, K)
         a = self.smoothing
         self.priors_, self.confusions_ = self._run(
             votes,
-            lambda post: ds_m_step(xt @ post, post.sum(axis=0), smoothing=a, **shape),
-            lambda params: ds_log_joint(x, params, **shape),
+            lambda mass, post_sum: ds_m_step(mass, post_sum, smoothing=a, **shape),
+            lambda params: ds_log_table(params, **shape),
             lambda params: ds_log_prior(params, a),
         )
         return self
@@ -251,13 +265,20 @@ def ds_m_step(mass, post_sum, *, smoothing, n_annotators, n_labels):
     return priors / priors.sum(), conf
 
 
-def ds_log_joint(x, params, *, n_annotators, n_labels):
-    """``log p_k + sum_{j,l} n^(j)_il log pi^(j)_kl`` for the rows of the vote matrix ``x``."""
+def ds_log_table(params, *, n_annotators, n_labels):
+    """``(T, log p)``: ``T[j * n_labels + l, k] = log pi^(j)_kl``, the log probability of each
+    annotator-label column of the vote matrix given the true label, and the log priors."""
     priors, conf = params
     with np.errstate(divide="ignore"):       # smoothing=0: log 0 = -inf is meant
-        log_conf = np.log(conf).transpose(0, 2, 1).reshape(n_annotators * n_labels, n_labels)
-        joint = np.asarray(x @ log_conf)
-        joint += np.log(priors)  # in place: a fresh (n_items, n_labels) buffer costs page faults
+        return (np.log(conf).transpose(0, 2, 1).reshape(n_annotators * n_labels, n_labels),
+                np.log(priors))
+
+
+def ds_log_joint(x, params, *, n_annotators, n_labels):
+    """``log p_k + sum_{j,l} n^(j)_il log pi^(j)_kl`` for the rows of the vote matrix ``x``."""
+    table, log_priors = ds_log_table(params, n_annotators=n_annotators, n_labels=n_labels)
+    joint = np.asarray(x @ table)
+    joint += log_priors  # in place: a fresh (n_items, n_labels) buffer costs page faults
     return joint
 
 
@@ -279,14 +300,21 @@ def onecoin_m_step(mass, post_sum, n_per_ann, *, smoothing, n_annotators, n_labe
     return priors / priors.sum(), np.clip(skills, 1e-12, 1 - 1e-12)
 
 
-def onecoin_log_joint(x, params, *, n_annotators, n_labels):
-    """``log p_k + sum_v (log s_j if l_v = k else log((1 - s_j) / (K - 1)))``."""
+def onecoin_log_table(params, *, n_annotators, n_labels):
+    """``(T, log p)``: ``T[j * n_labels + l, k]`` is ``log s_j`` for ``l = k`` and
+    ``log((1 - s_j) / (K - 1))`` otherwise; and the log priors."""
     priors, skills = params
     eye = np.eye(n_labels, dtype=bool)
     log_right = np.log(skills)
     log_wrong = np.log((1 - skills) / max(n_labels - 1, 1))
     log_p = np.where(eye[None, :, :], log_right[:, None, None], log_wrong[:, None, None])
-    return np.asarray(x @ log_p.reshape(n_annotators * n_labels, n_labels)) + np.log(priors)
+    return log_p.reshape(n_annotators * n_labels, n_labels), np.log(priors)
+
+
+def onecoin_log_joint(x, params, *, n_annotators, n_labels):
+    """``log p_k + sum_v (log s_j if l_v = k else log((1 - s_j) / (K - 1)))``."""
+    table, log_priors = onecoin_log_table(params, n_annotators=n_annotators, n_labels=n_labels)
+    return np.asarray(x @ table) + log_priors
 
 
 def onecoin_log_prior(params, smoothing):
@@ -305,14 +333,10 @@ def onecoin_confusions(skills, n_labels):
 
 
 def objective_terms(post, joint):
-    """``(sum_ik q_ik joint_ik, sum_ik H(q_i))``: the data part of the EM objective."""
-    # 0 log 0 = 0; and q_ik > 0 beside log_joint_ik = -inf only when q_ik is a denormal
-    # whose confusion cell underflowed to 0 (smoothing=0): the exact term, about
-    # q_ik log q_ik, is 0 in double precision, not -inf.
-    terms = np.isfinite(joint) & (post > 0)
-    buffer = np.multiply(post, joint, out=np.zeros_like(post), where=terms)
-    expected = buffer.sum()
-    return expected, entr(post, out=buffer).sum()  # the buffer reused: one page-faulted array
+    """``(sum_ik q_ik joint_ik, sum_ik H(q_i))``: the data part of the EM objective
+    (:func:`annokit.quality.em_blocks.expected_log_joint` and
+    :func:`~annokit.quality.em_blocks.entropy`)."""
+    return expected_log_joint(post, joint), entropy(post)
 
 
 class OneCoinDawidSkene(_EMBase):
@@ -368,18 +392,17 @@ class OneCoinDawidSkene(_EMBase):
 
     def fit(self, votes: Votes) -> OneCoinDawidSkene:
         votes = require_annotators(votes, "OneCoinDawidSkene.fit")
-        n_ann = len(votes.annotator_codes("OneCoinDawidSkene.fit")[1])
+        annotators, annotator_ids = votes.annotator_codes("OneCoinDawidSkene.fit")
+        n_ann = len(annotator_ids)
         self._check_params()
         shape = {"n_annotators": n_ann, "n_labels": votes.n_labels}
-        x = vote_matrix(votes)                        # (items, J*L)
-        xt = x.T                                      # CSC view
-        n_per_ann = np.asarray(x.sum(axis=0)).reshape(n_ann, votes.n_labels).sum(axis=1)
+        n_per_ann = np.bincount(annotators, minlength=n_ann).astype(np.float64)
         a = self.smoothing
         self.priors_, skills = self._run(
             votes,
-            lambda post: onecoin_m_step(xt @ post, post.sum(axis=0), n_per_ann, smoothing=a,
-                                        **shape),
-            lambda params: onecoin_log_joint(x, params, **shape),
+            lambda mass, post_sum: onecoin_m_step(mass, post_sum, n_per_ann, smoothing=a,
+                                                  **shape),
+            lambda params: onecoin_log_table(params, **shape),
             lambda params: onecoin_log_prior(params, a),
         )
         self.skills_ = skills

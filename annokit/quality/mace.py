@@ -51,7 +51,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import digamma, gammaln
 
 from annokit.core.checks import check_option, check_rng
 from annokit.core.progress import progress
@@ -144,6 +143,8 @@ class MaceModel:
                         + _kl_dirichlet(dir_q, np.full(self.n_labels, _STRATEGY_PRIOR)))
             log_prior = self.fixed_log_prior
             if self.learn:
+                from scipy.special import digamma
+
                 prior_q = c["post_sum"] + _CLASS_PRIOR
                 log_prior = digamma(prior_q) - digamma(prior_q.sum())
                 penalty -= _kl_dirichlet(prior_q, np.full(self.n_labels, _CLASS_PRIOR))
@@ -196,11 +197,15 @@ def mace_e_step(x: Any, log_p: np.ndarray, log_prior: np.ndarray,
 
 def _exp_e_log(q: np.ndarray) -> np.ndarray:
     """``exp(E[log p])`` under Dirichlet(q) (rows): the variational M-step."""
+    from scipy.special import digamma  # imported on use: scipy.special costs 0.15 s
+
     return np.exp(digamma(q) - digamma(q.sum(axis=-1, keepdims=True)))
 
 
 def _kl_dirichlet(q: np.ndarray, p: np.ndarray) -> float:
     """Sum over rows of KL(Dirichlet(q) || Dirichlet(p))."""
+    from scipy.special import digamma, gammaln
+
     q = np.atleast_2d(q)
     p = np.broadcast_to(p, q.shape)
     q0 = q.sum(axis=1)

@@ -56,12 +56,13 @@ def max_consecutive_wrong(votes: Votes, gold: Any = None) -> np.ndarray:
     [1, 2]
     """
     votes = require_annotators(votes, "max_consecutive_wrong")
+    annotators, annotator_ids = votes.annotator_codes("max_consecutive_wrong")
     g = gold_codes(votes, gold, what="max_consecutive_wrong")
     on_gold = np.flatnonzero(g[votes.item_index] >= 0)
-    out = np.zeros(votes.n_annotators, dtype=np.int64)
+    out = np.zeros(len(annotator_ids), dtype=np.int64)
     if on_gold.size == 0:
         return out
-    ann = votes.annotator_index[on_gold]
+    ann = annotators[on_gold]
     order = np.argsort(ann, kind="stable")          # group by annotator, keep vote order
     rows = on_gold[order]
     ann = ann[order]
@@ -112,8 +113,9 @@ def annotator_stats(votes: Votes, *, gold: Any = None, alpha: bool = True) -> pd
     [['x', 0.667], ['y', 0.667], ['z', 0.333]]
     """
     votes = require_annotators(votes, "annotator_stats")
-    n_ann, n_labels = votes.n_annotators, votes.n_labels
-    item, ann, lab = votes.item_index, votes.annotator_index, votes.label_index
+    ann, annotator_ids = votes.annotator_codes("annotator_stats")
+    n_ann, n_labels = len(annotator_ids), votes.n_labels
+    item, lab = votes.item_index, votes.label_index
     counts = votes.counts()
     m = counts.sum(axis=1)
     n_votes = np.bincount(ann, minlength=n_ann)
@@ -150,7 +152,7 @@ def annotator_stats(votes: Votes, *, gold: Any = None, alpha: bool = True) -> pd
     ent = np.where(n_votes > 0, np.maximum(ent, 0.0), np.nan)
 
     table = pd.DataFrame({
-        "annotator": votes.annotator_ids.astype(object),
+        "annotator": annotator_ids.astype(object),
         "n_votes": n_votes,
         "agreement": agreement,
         "loo_majority_agreement": loo_agreement,
@@ -175,12 +177,13 @@ def _alpha_without(votes: Votes, counts: np.ndarray) -> np.ndarray:
     (:func:`~annokit.core.agreement.coincidence_parts`) and add those of its
     counts without ``j``'s votes.
     """
-    n_ann, n_labels = votes.n_annotators, votes.n_labels
+    annotators, annotator_ids = votes.annotator_codes("_alpha_without")
+    n_ann, n_labels = len(annotator_ids), votes.n_labels
     counts = counts.astype(np.float64)
     d_i, marg_i = coincidence_parts(counts)
     d_total, marg_total = d_i.sum(), marg_i.sum(axis=0)
 
-    key = votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
+    key = votes.item_index.astype(np.int64) * n_ann + annotators
     pair_keys, pair_of_vote = np.unique(key, return_inverse=True)
     pair_item = pair_keys // n_ann
     pair_ann = pair_keys % n_ann

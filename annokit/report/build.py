@@ -370,7 +370,9 @@ def build_report(
         warnings.warn(msg, DegenerateInputWarning, stacklevel=2)
         notes.append(msg)
     binning = Binning(
-        method=method, requested_bins=int(bins) if method == "quantile" else n_agree,
+        method=method,
+        # a count of bins is what makes agreement_bins cut at quantiles
+        requested_bins=int(bins) if isinstance(bins, (int, np.integer)) else n_agree,
         entropy_base=ENTROPY_BASE, edges=edges.tolist(), counts=bin_counts.tolist(),
         mean_entropy=[float(h_human[bin_idx == b].mean()) if bin_counts[b] else None
                       for b in range(n_agree)],
@@ -471,7 +473,8 @@ def _annotator_quality(votes: Votes, methods: Sequence[str],
     first = scores[methods[0]]
     order = np.lexsort((np.arange(first.size), np.nan_to_num(first, nan=np.inf)))
     per = votes.votes_per_annotator()
-    rows = [AnnotatorRow(annotator=str(votes.annotator_ids[a]), n_votes=int(per[a]),
+    _, annotator_ids = votes.annotator_codes("annotator quality")
+    rows = [AnnotatorRow(annotator=str(annotator_ids[a]), n_votes=int(per[a]),
                          scores={m: float(scores[m][a]) for m in methods},
                          flagged={m: bool(flagged[m][a]) for m in methods}) for a in order]
     return AnnotatorQuality(methods=list(methods), thresholds=thresholds,
@@ -511,5 +514,6 @@ def _ceiling(votes: Votes, groups: pd.Categorical, votes_per_half: int | None,
                 "(annokit.metrics.ceiling.split_half_ceiling; Baan et al. 2022 use 20 of 100); "
                 "H1's vote shares evaluated like a model against all votes and against H2; "
                 "tied majorities resolved to the first label"),
-        per_bin=[cell(b, r, h) for b, (r, h) in enumerate(zip(ref_groups, half_groups))],
+        per_bin=[cell(b, r, h) for b, (r, h)
+                 in enumerate(zip(ref_groups, half_groups, strict=True))],
         overall=cell(-1, c.vs_reference, c.vs_half))

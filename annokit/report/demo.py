@@ -119,7 +119,8 @@ def demo_report(data: SyntheticDataset, *, seed: int = 0, n_boot: int = 1000) ->
                           title="annokit demo: synthetic dataset, four synthetic models")
     aq = report.annotator_quality
     if aq is not None:
-        known = set(data.votes.annotator_ids[data.spammer].tolist())
+        _, annotator_ids = data.votes.annotator_codes("the demo's spammer check")
+        known = set(annotator_ids[data.spammer].tolist())
         for m in aq.methods:
             hits = sum(r.flagged[m] and r.annotator in known for r in aq.annotators)
             notes.append(f"demo truth: {len(known)} injected spammers; {m} flags "

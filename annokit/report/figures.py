@@ -123,7 +123,8 @@ def _label_distributions(report: Any, fmt: Format) -> Any:
     models = [m for m in report.models if m.label_distribution is not None]
     panels = {f"all items (n={sum(report.binning.counts)})":
               (hd.overall, {m.name: m.label_distribution.overall for m in models})}
-    for b, (lab, n) in enumerate(zip(report.binning.labels, report.binning.counts)):
+    for b, (lab, n) in enumerate(zip(report.binning.labels, report.binning.counts,
+                                     strict=True)):
         panels[f"agreement bin {lab} {ENTROPY_UNIT} (n={n})"] = (
             hd.per_bin[b], {m.name: m.label_distribution.per_bin[b] for m in models})
     return label_distribution_bars(report.labels, panels, fmt=fmt)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 #: Bump the minor part for added optional fields, the major part for anything else.
-SCHEMA_VERSION = "3.1"
+SCHEMA_VERSION: Final = "3.1"
 
 #: Significant digits of every float written to report.json.
 FLOAT_DIGITS = 10

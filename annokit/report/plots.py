@@ -13,7 +13,7 @@ import io
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import matplotlib
 
@@ -28,6 +28,9 @@ from matplotlib.figure import Figure
 from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.atomic import write_bytes_atomic
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 __all__ = [
     "HUMAN_COLOR",
@@ -55,9 +58,9 @@ _LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (
 Format = Literal["svg", "png", "pdf"]
 
 #: Image formats :func:`render` writes.
-IMAGE_FORMATS = ("svg", "png", "pdf")
+IMAGE_FORMATS: tuple[Format, ...] = ("svg", "png", "pdf")
 
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "annokit",
     "svg.fonttype": "none",  # <text> in the local sans-serif font: no font files needed
     "pdf.compression": 6,
@@ -155,7 +158,7 @@ def write_figure(figure: str | bytes, path: str | Path) -> Path:
     return write_bytes_atomic(path, data)
 
 
-def image_format(path: str | Path) -> str:
+def image_format(path: str | Path) -> Format:
     """The image format of a target path from its extension, checked before any work.
 
     Raises
@@ -172,13 +175,14 @@ def image_format(path: str | Path) -> str:
     """
     out = Path(path)
     suffix = out.suffix.lower().lstrip(".") or "png"
-    if suffix not in IMAGE_FORMATS:
+    fmt = next((f for f in IMAGE_FORMATS if f == suffix), None)
+    if fmt is None:
         raise DataFormatError(f"{path}: unsupported image type {suffix!r}; "
                               "use .png, .svg or .pdf")
     directory = out.parent if str(out.parent) else Path(".")
     if not directory.is_dir():
         raise InvalidValueError(f"{path}: directory {directory} does not exist")
-    return suffix
+    return fmt
 
 
 def _adjust(fig: Figure, ncols: int, nrows: int, *, left: float = 0.7, right: float = 0.15,
@@ -269,9 +273,9 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
                       label="gap to confidence")
             ax.hlines(conf[ok], centers[ok] - width[ok] * 0.45, centers[ok] + width[ok] * 0.45,
                       color=HUMAN_COLOR, linewidth=1.4, zorder=4, label="mean confidence")
-            for j, (c, n) in enumerate(zip(centers, count)):
+            for b, (c, n) in enumerate(zip(centers, count, strict=True)):
                 text, col = (("empty", "#888888") if n == 0 else
-                             (f"{int(n)}", OKABE_ITO[3] if tiny[j] else "#333333"))
+                             (f"{int(n)}", OKABE_ITO[3] if tiny[b] else "#333333"))
                 ax.text(c, 1.03, text, ha="center", va="bottom", color=col,
                         fontsize=6 if small or n == 0 else 7,
                         rotation=90 if small or n == 0 else 0)
@@ -317,7 +321,7 @@ def error_histograms(hists: Mapping[str, Mapping[str, Mapping[str, Sequence[floa
     labels = dict(labels or {})
     with matplotlib.rc_context(_RC):
         fig, axes, used, ncols, nrows = _panel_grid(len(keys), 3, width=12.0, height=3.4)
-        for key, ax in zip(keys, used):
+        for key, ax in zip(keys, used, strict=True):
             for i, name in enumerate(hists[key]):
                 _stairs(ax, hists[key][name], i=i, label=name)
             ax.set_xlabel(labels.get(key, key))
@@ -343,7 +347,7 @@ def entropy_histograms(human: Mapping[str, Sequence[float]],
     with matplotlib.rc_context(_RC):
         fig, axes, used, ncols, nrows = _panel_grid(
             len(names), 4, width=lambda c: max(5.0, 2.9 * c), height=2.9)
-        for j, (name, ax) in enumerate(zip(names, used)):
+        for j, (name, ax) in enumerate(zip(names, used, strict=True)):
             ax.stairs(h_counts, h_edges, fill=True, color="#BBBBBB", label="human votes")
             _stairs(ax, models[name], i=j, label="model (panel title)")
             ax.set_xlabel(f"entropy [{ENTROPY_UNIT}]")
@@ -378,7 +382,7 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
     x = np.arange(len(bin_labels))
     with matplotlib.rc_context(_RC):
         fig, axes, used, ncols, nrows = _panel_grid(len(metrics), 3, width=12.0, height=3.6)
-        for metric, ax in zip(metrics, used):
+        for metric, ax in zip(metrics, used, strict=True):
             models = list(values[metric])
             w = 0.8 / max(1, len(models))
             for i, name in enumerate(models):
@@ -399,7 +403,7 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
             ax.set_title(metric_titles.get(metric, metric))
         handles, labels = axes[0, 0].get_legend_handles_labels()
         for ax in axes.ravel()[1:]:
-            for h, lab in zip(*ax.get_legend_handles_labels()):
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
@@ -448,19 +452,19 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
     str or bytes
         As :func:`render`.
     """
-    k = np.asarray(k, dtype=float)
+    x = np.asarray(k, dtype=float)
     ncols = 1 if majority_agreement is None else 2
     band = ("interval over repetitions" if interval is None
             else f"TVD {100 * interval:g}% interval over repetitions")
     with matplotlib.rc_context(_RC):
         fig, axes = _figure(ncols, width=6.0 if ncols == 1 else 10.0, height=3.8)
         ax = axes[0, 0]
-        ax.fill_between(k, np.asarray(low, float), np.asarray(high, float), color=OKABE_ITO[5],
+        ax.fill_between(x, np.asarray(low, float), np.asarray(high, float), color=OKABE_ITO[5],
                         alpha=0.35, label=band)
-        ax.plot(k, np.asarray(mean, float), marker="o", color=OKABE_ITO[0],
+        ax.plot(x, np.asarray(mean, float), marker="o", color=OKABE_ITO[0],
                 label="mean" if jsd is None else "TVD (mean)")
         if jsd is not None:
-            ax.plot(k, np.asarray(jsd, float), marker="s", color=OKABE_ITO[1],
+            ax.plot(x, np.asarray(jsd, float), marker="s", color=OKABE_ITO[1],
                     linestyle="--", label="Jensen-Shannon distance (mean)")
         if epsilon is not None:
             ax.axhline(epsilon, color="grey", linestyle="--",
@@ -469,7 +473,7 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
             ax.axvline(recommended_k, color=HUMAN_COLOR, linestyle=":",
                        label=f"recommended k = {recommended_k}")
             if k_interval is not None and k_interval[0] is not None:
-                hi = k_interval[1] if k_interval[1] is not None else float(k.max())
+                hi = k_interval[1] if k_interval[1] is not None else float(x.max())
                 ax.axvspan(k_interval[0], hi, color=HUMAN_COLOR, alpha=0.08, linewidth=0,
                            label=f"interval of k: {k_interval[0]} to {hi:g}")
         ax.set_ylabel("TVD to all votes [probability]" if jsd is None
@@ -478,15 +482,15 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
         ax.legend(frameon=False)
         if majority_agreement is not None:
             ax2 = axes[0, 1]
-            ax2.plot(k, np.asarray(majority_agreement, float), marker="o", color=OKABE_ITO[2])
+            ax2.plot(x, np.asarray(majority_agreement, float), marker="o", color=OKABE_ITO[2])
             ax2.set_ylabel("k-vote majority = all-vote majority [rate]")
             ax2.set_title("Majority agreement")
         for a in axes[0]:
             a.set_xlabel("votes per item, k [votes]")
             if ncols == 2:  # log k with the k values as ticks
                 a.set_xscale("log")
-                a.set_xticks(k.tolist())
-                a.set_xticklabels([str(int(v)) for v in k])
+                a.set_xticks(x.tolist())
+                a.set_xticklabels([str(int(v)) for v in x])
                 a.minorticks_off()
         _adjust(fig, ncols, 1)
     return render(fig, fmt, standalone=standalone)

@@ -22,7 +22,6 @@ import matplotlib.patches
 import numpy as np
 
 from annokit.report import plots
-from annokit.report.tables import fmt_number
 from annokit.report.plots import (
     _HATCHES,
     _RC,
@@ -36,6 +35,7 @@ from annokit.report.plots import (
     color,
     mpl_text,
 )
+from annokit.report.tables import fmt_number
 
 __all__ = ["annotator_histograms", "binary_reliability_diagrams", "label_distribution_bars"]
 
@@ -130,7 +130,7 @@ def binary_reliability_diagrams(models: Mapping[str, Mapping[str, Sequence[Any]]
                        edgecolor=color(j), linewidth=0.6, hatch="////" if tiny[k] else "")
             ax.hlines(mean_p[ok], centers[ok] - width[ok] * 0.45, centers[ok] + width[ok] * 0.45,
                       color=HUMAN_COLOR, linewidth=1.4, zorder=4, label="mean p(positive)")
-            for c, n, t in zip(centers, count, tiny):
+            for c, n, t in zip(centers, count, tiny, strict=True):
                 ax.text(c, 1.03, "" if n == 0 else f"{int(n)}", ha="center", va="bottom",
                         fontsize=6, color=OKABE_ITO[3] if t else "#333333")
             ax.set_xlim(0, 1)

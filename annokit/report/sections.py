@@ -126,7 +126,7 @@ def perspectivist_section(votes: Votes, predictions: Any, *, scale: str,
             # distances are normalised by s >= the number of labels, so they stay in [0, 1]
             counts, _ = np.histogram(np.clip(vals, 0.0, 1.0), bins=edges)
             hists[col] = Histogram(edges=edges.tolist(), counts=counts.tolist())
-    rows = [PerAnnotatorRow(**{k: (v.item() if isinstance(v, np.generic) else v)
+    rows = [PerAnnotatorRow(**{str(k): (v.item() if isinstance(v, np.generic) else v)
                                for k, v in row.items()})
             for row in table.to_dict(orient="records")]
     return PerspectivistReport(

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from annokit.core.soft_labels import ENTROPY_UNIT
-from annokit.report.model import Interval, MetricInfo, PairwiseDifference, Report
+from annokit.report.model import (
+    Interval,
+    LabelDistribution,
+    MetricInfo,
+    PairwiseDifference,
+    PerspectivistReport,
+    Report,
+)
 
 __all__ = [
     "Table",
@@ -195,7 +202,7 @@ def report_tables(report: Report) -> list[Table]:
         tables.append(Table(
             id=f"table-bins-model-{i}", title=f"Per agreement bin: {m.name}",
             header=["metric", "unit"] + [f"{lab} (n={row.n})" for lab, row
-                                         in zip(report.binning.labels, m.per_bin)],
+                                         in zip(report.binning.labels, m.per_bin, strict=True)],
             rows=_metric_rows(report, lambda k, m=m: [fmt_interval(row.metrics[k])
                                                       for row in m.per_bin]),
             caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}."))
@@ -204,7 +211,7 @@ def report_tables(report: Report) -> list[Table]:
         tables.append(Table(
             id="table-ceiling", title="Human ceiling (split-half)",
             header=["metric", "unit"] + [f"{lab} (n={c.n})" for lab, c
-                                         in zip(report.binning.labels, hc.per_bin)]
+                                         in zip(report.binning.labels, hc.per_bin, strict=True)]
             + [f"all (n={hc.overall.n})", "H1 vs H2, all"],
             rows=_metric_rows(report, lambda k: [fmt_number(c.vs_reference.get(k))
                                                  for c in hc.per_bin]
@@ -245,22 +252,22 @@ def report_tables(report: Report) -> list[Table]:
                                  for m in aq.methods)
                      + ". Scores from annokit.quality.annotator_scores; higher is better.")))
     if report.human_distribution is not None:
-        tables.append(_distribution_table(report))
+        tables.append(_distribution_table(report, report.human_distribution))
     if report.perspectivist is not None:
-        tables += _perspectivist_tables(report)
+        tables += _perspectivist_tables(report.perspectivist)
     if report.subsampling:
         tables += _subsampling_tables(report)
     return tables
 
 
-def _distribution_table(report: Report) -> Table:
-    models = [m for m in report.models if m.label_distribution is not None]
-    hd = report.human_distribution
+def _distribution_table(report: Report, hd: LabelDistribution) -> Table:
+    models = [(m.name, m.label_distribution) for m in report.models
+              if m.label_distribution is not None]
     return Table(
         id="table-label-distributions", title="Label distributions (all items)",
-        header=["label", "human votes"] + [m.name for m in models],
+        header=["label", "human votes"] + [name for name, _ in models],
         rows=[[lab, fmt_number(hd.overall[j])]
-              + [fmt_number(m.label_distribution.overall[j]) for m in models]
+              + [fmt_number(dist.overall[j]) for _, dist in models]
               for j, lab in enumerate(report.labels)],
         caption=(f"Rows in scale order ({report.scale}). Mean over items of the human vote "
                  "distribution and of each model's predicted distribution; per agreement bin: "
@@ -268,8 +275,7 @@ def _distribution_table(report: Report) -> Table:
                  "models[].label_distribution)."))
 
 
-def _perspectivist_tables(report: Report) -> list[Table]:
-    p = report.perspectivist
+def _perspectivist_tables(p: PerspectivistReport) -> list[Table]:
     sc, po, gap = p.scores, p.pooled, p.gap
     rows = [["error rate ↓, per annotator, item-averaged (LeWiDi 2025 ER)",
              fmt_number(sc.get("lewidi_error_rate")), fmt_number(po.get("tvd")),

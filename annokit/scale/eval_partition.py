@@ -307,22 +307,28 @@ def merge(*parts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _stub(names: tuple[str, ...], options: dict[str, dict[str, Any]]) -> _Plan:
+    """A plan over no rows, used only to turn merged states into values."""
+    no_rows = np.empty(0)
+    return _Plan([], no_rows, no_rows, names, options, [], [])
+
+
 def values(merged: dict[str, Any], spec: StateSpec) -> dict[str, Any]:
     """Metric values of merged states: arrays ``[model, group, name(, replicate)]``."""
     out: dict[str, Any] = {}
     for key, names in (("point", spec.names), ("baselines", spec.names)):
         if key in merged:
-            stub = _Plan([], None, None, names, spec.options, [], [])
+            stub = _stub(names, spec.options)
             out[key] = np.array([[stub.values(st, None) for st in row] for row in merged[key]])
     if "boot" in merged:
-        stub = _Plan([], None, None, spec.names_boot, spec.options, [], [])
+        stub = _stub(spec.names_boot, spec.options)
         out["boot"] = [np.array([[stub.values(st, b - a) for st in row] for row in acc])
                        for (a, b), acc in zip(spec.chunks, merged["boot"], strict=True)]
     if "adaptive" in merged:
         if spec.adaptive_chunk is None:  # part_states keeps adaptive states for a range only
             raise ValueError("adaptive states without their replicate range")
         a, b = spec.adaptive_chunk
-        stub = _Plan([], None, None, spec.names_adaptive, spec.options, [], [])
+        stub = _stub(spec.names_adaptive, spec.options)
         out["adaptive"] = np.array([[stub.values(st, b - a) for st in row]
                                     for row in merged["adaptive"]])
     return out

@@ -115,7 +115,7 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "f
     n_ties = sum(t[1] for t in tallies) if method == "mv" else None
     public = table.drop(columns=[c for c in ("_gold", "_code") if c in table.columns])
     written = write_partitioned(public, out, client=votes.client) if out is not None else None
-    return DaskAggregation(method=method, table=public, n_items=votes.n_items,
+    return DaskAggregation(method=method, build_table=lambda: public, n_items=votes.n_items,
                            n_gold=acc.n_items, accuracy=acc.accuracy, tie_policy=policy,
                            n_ties=n_ties, n_iter=int(n_iter), converged=bool(converged),
                            estimator=None, n_gold_unknown=acc.n_unknown, rows_written=written)

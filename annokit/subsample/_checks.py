@@ -49,14 +49,15 @@ def check_ks(ks: Any) -> np.ndarray:
     return np.unique(arr.astype(np.int64))
 
 
-def short_items(n: np.ndarray, k: int, short: str, *, ids: Sequence[Any] | None) -> np.ndarray:
+def short_items(n: np.ndarray, k: int, short: str, *,
+                ids: Sequence[Any] | np.ndarray | None) -> np.ndarray:
     """Mask of items with fewer than ``k`` votes; raise or warn per ``short``."""
     check_option("short", short, ("error", "skip", "keep"))
     mask = n < k
     if not mask.any():
         return mask
     where = np.flatnonzero(mask)
-    names = [str(ids[i]) for i in where] if ids is not None else where.tolist()
+    names = [str(ids[i]) for i in where.tolist()] if ids is not None else where.tolist()
     fewest = int(n[mask].min())
     what = f"{where.size} item(s) have fewer than k={k} votes (fewest: {fewest}), " \
            f"e.g. {first_offenders(names)}"

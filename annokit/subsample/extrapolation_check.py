@@ -67,7 +67,7 @@ def extrapolation_check(data: Any, *, n_fit: int = 5, ks: Any = (1, 2, 5, 10, 20
                                 f"{max(int(ks_arr.max()), n_fit)} votes; the fewest is {int(n.min())}")
     few = subsample_counts(cnt, n_fit, rng=gen).counts[0]
     fit = DirichletMultinomial().fit(few)
-    observed = subsampling_curve(cnt, ks_arr, reps=reps, rng=gen, grid=False)
+    observed = subsampling_curve(cnt, ks_arr.tolist(), reps=reps, rng=gen, grid=False)
     predicted = fit.predict_curve(few, ks_arr, n_full=n, reps=reps, rng=gen)
     population = fit.predict_curve(few, ks_arr, reps=reps, rng=gen)
     obs = observed.values["tvd"].mean(axis=0)

@@ -18,7 +18,6 @@ from annokit.metrics import compute
 from annokit.metrics.perspectivist import evaluate_annotators
 from annokit.metrics.registry import available
 
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 

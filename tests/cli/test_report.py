@@ -78,7 +78,8 @@ def test_report_writes_all_files_and_json_on_request(files, tmp_path):
                  "figures/reliability-3.svg"):
         assert (out / name).is_file(), name
     assert json.loads((out / "report.json").read_text()) == data
-    assert [m["name"] for m in data["metrics"]] == list(available(True, True, n_labels=2))  # the report reads the registry
+    # the report reads the registry
+    assert [m["name"] for m in data["metrics"]] == list(available(True, True, n_labels=2))
     assert {(c["model_a"], c["model_b"]) for c in data["comparisons"]} == {
         ("sharp", "good"), ("sharp T=4", "good"), ("sharp TS", "good")}
     assert str(tmp_path) not in (out / "report.json").read_text()  # no absolute paths

@@ -124,9 +124,8 @@ def test_json_lists_exactly_the_registered_metrics_with_units_and_direction():
     assert doc["units"] == {name: REGISTRY[name].unit for name in ALL}
     assert doc["lower_is_better"] == {name: REGISTRY[name].lower_is_better for name in ALL}
     assert list(doc) == ["n_items", "n_unmatched_predictions", "n_dropped_items",
-                         "dropped_item_ids", "labels", "task", "scale", "positive_label", "n_bins", "tie_policy",
-                         "n_ties", "units",
-                         "lower_is_better", "metrics", "baselines"]
+                         "dropped_item_ids", "labels", "task", "scale", "positive_label", "n_bins",
+                         "tie_policy", "n_ties", "units", "lower_is_better", "metrics", "baselines"]
     for kind in ("chance", "oracle"):
         assert list(doc["baselines"][kind]) == list(ALL)
     json.dumps(doc, allow_nan=False)
@@ -247,7 +246,7 @@ def test_intervals_are_the_same_whole_and_in_batches(n, batch_size, seed):
     whole = _quiet(rec, by=groups, n_boot=30, seed=seed % 1000)
     batched = _quiet(rec, by=groups, n_boot=30, seed=seed % 1000, batch_size=batch_size)
     np.testing.assert_allclose(_bounds(batched), _bounds(whole), rtol=1e-12, atol=1e-15)
-    for gw, gb in zip(whole.groups, batched.groups):
+    for gw, gb in zip(whole.groups, batched.groups, strict=True):
         np.testing.assert_allclose([[r.low, r.high] for r in gb.intervals.values()],
                                    [[r.low, r.high] for r in gw.intervals.values()],
                                    rtol=1e-12, atol=1e-15)
@@ -381,3 +380,19 @@ def test_repr_is_one_line_per_metric():
                         "confidence=0.95)")
     assert len(lines) == 3 and lines[1].split()[:2] == ["kl", f"{res.metrics['kl']:.4f}"]
     assert lines[2].endswith("lower is better")
+
+
+def test_agreement_groups_refuse_multilabel_records():
+    from annokit.core.labels import LabelSet
+    from annokit.metrics.engine import _groups
+    from annokit.metrics.multilabel_records import MultilabelRecords
+
+    m = np.array([[0.2, 0.9], [0.6, 0.1]])
+    rec = MultilabelRecords(item_ids=np.array(["a", "b"], dtype=object), labels=LabelSet(["x", "y"]),
+                            probs=m, soft=m, hard=(m > 0.5).astype(float),
+                            is_tied=np.zeros((2, 2), dtype=bool), tie_policy="exclude",
+                            n_responses=np.array([3, 3]))
+    with pytest.raises(InvalidValueError, match="by='agreement' groups single-label records only"):
+        _groups("agreement", rec)
+    with pytest.raises(InvalidValueError, match="multi-label records take their tie policy"):
+        evaluate(rec, by="agreement")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from annokit.errors import SchemaError
 from annokit.metrics import compute
-from annokit.metrics.multilabel import multilabel_scores
+from annokit.metrics.multilabel import bce_rows, multilabel_scores
 
 
 def _data(seed, n=200, L=4):
@@ -42,7 +43,8 @@ def test_ece_per_label_equals_binary_ece_per_column(n_bins):
 
 def test_brier_and_bce_per_label():
     probs, soft, hard = _data(1)
-    brier = [np.mean([(p - s) ** 2 for p, s in zip(probs[:, j], soft[:, j])]) for j in range(4)]
+    brier = [np.mean([(p - s) ** 2 for p, s in zip(probs[:, j], soft[:, j], strict=True)])
+             for j in range(4)]
     eps = 1e-15
 
     def bce(p, s):
@@ -50,7 +52,8 @@ def test_brier_and_bce_per_label():
         neg = (1 - s) * np.log(max(1 - p, eps)) if s < 1 else 0.0
         return -(pos + neg)
 
-    bces = [np.mean([bce(p, s) for p, s in zip(probs[:, j], soft[:, j])]) for j in range(4)]
+    bces = [np.mean([bce(p, s) for p, s in zip(probs[:, j], soft[:, j], strict=True)])
+            for j in range(4)]
     out = multilabel_scores(probs, soft)
     np.testing.assert_allclose(out["brier"]["per_label"], brier, rtol=1e-12)
     np.testing.assert_allclose(out["bce"]["per_label"], bces, rtol=1e-12)
@@ -73,3 +76,15 @@ def test_perfect_predictions_and_default_majority():
     assert out["ece"]["mean"] == 0.0 and out["brier"]["mean"] == 0.0 and out["bce"]["mean"] == 0.0
     tied = multilabel_scores([[0.5]], [[0.5]])  # majority of a 0.5 tie is 0: |0.5 - 0| = 0.5
     assert tied["ece"]["mean"] == 0.5
+
+
+def test_bce_rows_come_from_the_kernel_and_need_soft_labels():
+    probs, soft, _ = _data(2, n=30)
+    eps = 1e-15
+    want = -(np.where(soft > 0, soft * np.log(np.maximum(probs, eps)), 0.0)
+             + np.where(soft < 1, (1 - soft) * np.log(np.maximum(1 - probs, eps)), 0.0))
+    np.testing.assert_allclose(bce_rows(probs, soft), want, rtol=1e-12)
+    coarse = bce_rows(np.zeros((1, 2)), np.ones((1, 2)), eps=1e-3)  # the clip is eps
+    np.testing.assert_allclose(coarse, -np.log(1e-3), rtol=1e-12)
+    with pytest.raises(SchemaError, match="soft must be given: the fraction of annotators"):
+        bce_rows(probs, None)

@@ -481,7 +481,7 @@ REJECT_MULTILABEL = [
 @pytest.mark.parametrize("name", MULTILABEL_NAMES)
 @pytest.mark.parametrize("where, value, match", REJECT_MULTILABEL)
 def test_invalid_multilabel_values_rejected(name, where, value, match):
-    inputs = dict(zip(("probs", "soft", "hard"), make_inputs(8, n=20, name=name)))
+    inputs = dict(zip(("probs", "soft", "hard"), make_inputs(8, n=20, name=name), strict=True))
     inputs[where] = inputs[where].copy()
     inputs[where][3, 1] = value
     with pytest.raises(InvalidValueError, match=match):

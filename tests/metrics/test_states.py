@@ -120,7 +120,7 @@ def test_update_many_equals_separate_updates():
     specs = [REGISTRY[name] for name in available(True, True)]
     together = [spec.state() for spec in specs]
     update_many(together, p, s, h, w)
-    for spec, state in zip(specs, together):
+    for spec, state in zip(specs, together, strict=True):
         np.testing.assert_array_equal(state.compute(), spec.state().update(p, s, h, w).compute())
 
 

@@ -202,3 +202,4 @@ def test_converged_only_when_the_criterion_was_met(cls):
     again = cls(max_iter=done.n_iter_, tol=0).fit(votes)
     np.testing.assert_array_equal(again.posteriors_, done.posteriors_)
     np.testing.assert_array_equal(again.priors_, done.priors_)
+

@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from _vote_sets import relabel, synthetic, vote_sets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +23,8 @@ from annokit.quality import (
     first_seen_order,
     make_aggregator,
 )
+
+from _vote_sets import relabel, synthetic, vote_sets
 
 # -- majority vote against the published figures -------------------------------------------
 

@@ -72,7 +72,7 @@ def test_overall_and_per_bin_numbers_are_the_engines():
             iv = m.metrics[name]
             assert (iv.estimate, iv.low, iv.high) == (ref.metrics[name], ref.intervals[name].low,
                                                       ref.intervals[name].high), (m.name, name)
-            for b, g in zip(m.per_bin, ref.groups):
+            for b, g in zip(m.per_bin, ref.groups, strict=True):
                 assert b.n == g.n_items and b.metrics[name].estimate == g.metrics[name]
     maj = majority(votes.counts(), ties="first").labels
     assert rep.models[0].per_bin[0].metrics["accuracy"].estimate == pytest.approx(
@@ -214,7 +214,7 @@ def test_ceiling_is_h1_evaluated_by_the_engine_on_the_reports_bins():
     assert hc.overall.vs_reference["accuracy"] == pytest.approx((h1_maj == maj).mean(), abs=1e-15)
     assert hc.overall.vs_reference["dist_ce"] == pytest.approx(tvd(sh.h1, full).mean(), abs=1e-15)
     assert hc.overall.vs_half["dist_ce"] == pytest.approx(tvd(sh.h1, sh.h2).mean(), abs=1e-15)
-    for b, g, h in zip(hc.per_bin, c.vs_reference.groups, c.vs_half.groups):
+    for b, g, h in zip(hc.per_bin, c.vs_reference.groups, c.vs_half.groups, strict=True):
         assert b.n == g.n_items
         assert b.vs_reference == pytest.approx(g.metrics) and b.vs_half == pytest.approx(h.metrics)
     assert list(hc.overall.vs_reference) == list(available(True, True))

@@ -103,8 +103,8 @@ def test_comparisons_are_a_matrix_with_a_significance_mark(hostile_report):
     assert t.header == ["metric", "unit"] + later
     assert len(t.rows) == len(hostile_report.metrics)
     cells = {(c.model_a, c.metric): c for c in hostile_report.comparisons}
-    for info, row in zip(hostile_report.metrics, t.rows):
-        for name, cell in zip(later, row[2:]):
+    for info, row in zip(hostile_report.metrics, t.rows, strict=True):
+        for name, cell in zip(later, row[2:], strict=True):
             d = cells[name, info.name].difference
             assert ("*" in cell) == (d.low > 0 or d.high < 0), (info.name, cell, d)
             if "*" in cell and info.lower_is_better is not None:

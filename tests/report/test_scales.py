@@ -93,7 +93,7 @@ def test_label_distributions_are_the_mean_distributions_in_scale_order(ordinal):
     assert sum(rep.binning.counts) == votes.n_items
     # per bin: the bins' item-count-weighted means give back the overall mean
     weighted = sum(np.asarray(d) * n for d, n in zip(rep.human_distribution.per_bin,
-                                                     rep.binning.counts))
+                                                     rep.binning.counts, strict=True))
     np.testing.assert_allclose(weighted / votes.n_items, human.mean(axis=0))
     table = next(t for t in report_tables(rep) if t.id == "table-label-distributions")
     assert [r[0] for r in table.rows] == ORDINAL

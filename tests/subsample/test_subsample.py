@@ -127,16 +127,19 @@ def test_subsample_votes_is_a_sub_multiset_with_at_most_k_per_item(seed, k, shor
         warnings.simplefilter("ignore", DegenerateInputWarning)
         sub = subsample_votes(votes, k, rng=seed, short=short)
     assert sub.votes_per_item().max() <= k
-    rows = lambda v: Counter(zip(v.item_ids[v.item_index], v.annotator_ids[v.annotator_index],
-                                 np.asarray(v.labels.names)[v.label_index]))
+
+    def rows(v):
+        return Counter(zip(v.item_ids[v.item_index], v.annotator_ids[v.annotator_index],
+                           np.asarray(v.labels.names)[v.label_index], strict=True))
+
     original, drawn = rows(votes), rows(sub)
     assert not drawn - original  # every drawn vote row exists in the original
     n = votes.votes_per_item()
     kept_items = set(sub.item_ids)
     expected_items = set(votes.item_ids[n >= k]) if short == "skip" else set(votes.item_ids)
     assert kept_items == expected_items
-    per_item = dict(zip(sub.item_ids, sub.votes_per_item()))
-    for item, n_i in zip(votes.item_ids, n):
+    per_item = dict(zip(sub.item_ids, sub.votes_per_item(), strict=True))
+    for item, n_i in zip(votes.item_ids, n, strict=True):
         if item in per_item:
             assert per_item[item] == min(k, n_i)
 
@@ -182,7 +185,7 @@ def test_metric_kernels_match_the_reference_functions():
     x = np.stack([rng.multivariate_hypergeometric(row, 9) for row in full])
     ref = eng.Reference(full, kl_smoothing=0.5)
     names, res = eng.count_metrics(x.T[:, None, :].astype(np.int16), np.full(50, 9), ref)
-    got = dict(zip(names, res[:, 0, :]))
+    got = dict(zip(names, res[:, 0, :], strict=True))
     p, q = full / 40, x / 9
     # the one implementation of each divergence (core.divergence_rows): equal to the named
     # functions to 1e-12 (the float32 numpy copy was within 2e-6 to 2e-3)
