@@ -210,7 +210,7 @@ class BinStats:
 
     def merge(self, other: BinStats) -> BinStats:
         """Element-wise sum of two sets of statistics over the same bins (a new object)."""
-        out = {}
+        out: dict[str, Any] = {}
         for f in fields(self):
             a, b = getattr(self, f.name), getattr(other, f.name)
             if (a is None) != (b is None):
@@ -267,7 +267,7 @@ def compute_classwise(stats: BinStats, *, soft: bool = False) -> Any:
     SMECE classwise swaps ``cw_hit`` for ``cw_soft``. NaN when the total weight is 0.
     """
     target = stats.cw_soft if soft else stats.cw_hit
-    if target is None or stats.cw_conf is None:
+    if target is None or stats.cw_conf is None or stats.cw_count is None:
         raise SchemaError("soft targets were not given" if soft else "labels were not given")
     weight = np.asarray(stats.weight, dtype=np.float64)[..., None]
     out = np.mean(reduce_bins(stats.cw_count, stats.cw_conf, target, weight), axis=-1)

@@ -18,7 +18,7 @@ finite, ``>= 0`` and summing to 1 within 1e-6, else
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from annokit.errors import SchemaError
 from annokit.metrics import _binning
 from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
+from annokit.metrics._binning import BinStats
 from annokit.metrics.states import (
     AdaptiveBinnedState,
     BinnedState,
@@ -281,7 +282,8 @@ def soft_calibration_error(probs: Any, targets: Any, *, n_bins: int = 10,
     # the paper's binary form is the class-1 term of classwise SMECE on (1 - p, p)
     s = _kernels.batch_sums(np.column_stack([1 - p, p]), np.column_stack([1 - t, t]), None, None,
                          n_bins=n_bins, classwise=True, names=_NAMES)
-    gap = s.bins.cw_conf[1] - s.bins.cw_soft[1]
+    bins = cast(BinStats, s.bins)  # classwise sums with soft labels: both present
+    gap = cast(np.ndarray, bins.cw_conf)[1] - cast(np.ndarray, bins.cw_soft)[1]
     return float(np.abs(gap).sum() / s.weight)
 
 
@@ -363,7 +365,8 @@ def reliability_diagram(probs: Any, labels: Any, targets: Any = None, *, n_bins:
     p, t, y, _ = _sums.prepare(probs, targets, labels, names=_NAMES, allow_empty=False)
     if strategy == "uniform":  # the per-bin sums of the binned states (ECE, SMECE, MCE)
         edges = _binning.uniform_edges(n_bins)
-        stats = _kernels.batch_sums(p, t, y, None, n_bins=n_bins, names=_NAMES).bins
+        stats = cast(BinStats, _kernels.batch_sums(p, t, y, None, n_bins=n_bins,
+                                                   names=_NAMES).bins)
     else:  # those of AdaptiveBinnedState: equal-mass edges, then sums per bin
         _sums.check_values(p, t, y, names=_NAMES)
         pred, conf = _binning.top_label(p)
@@ -373,5 +376,6 @@ def reliability_diagram(probs: Any, labels: Any, targets: Any = None, *, n_bins:
             stats.soft = _binning.bin_sums(_binning.bin_index(conf, edges), n_bins,
                                            values=t[np.arange(len(p)), pred])
     count = stats.count
-    return ReliabilityDiagram(edges, count.astype(np.int64), _means(stats.conf, count),
-                              _means(stats.hit, count), _means(stats.soft, count))
+    means = [_means(x, count) for x in (stats.conf, stats.hit)]  # labels are required
+    return ReliabilityDiagram(edges, count.astype(np.int64), cast(np.ndarray, means[0]),
+                              cast(np.ndarray, means[1]), _means(stats.soft, count))

@@ -235,7 +235,7 @@ def _summary(values: np.ndarray, quantiles: tuple[float, ...]) -> dict[str, floa
         return {}
     out = {"mean": float(v.mean()), "median": float(np.median(v)), "min": float(v.min()),
            "max": float(v.max())}
-    out.update({f"q{q:g}": float(x) for q, x in zip(quantiles, np.quantile(v, quantiles))})
+    out.update({f"q{q:g}": float(x) for q, x in zip(quantiles, np.quantile(v, quantiles), strict=True)})
     return out
 
 
@@ -289,7 +289,7 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
     """
     if scale not in _SCALES:
         raise InvalidValueError(f"scale must be one of {list(_SCALES)}; got {scale!r}")
-    if votes.annotator_index is None:
+    if votes.annotator_index is None or votes.annotator_ids is None:
         raise SchemaError("perspectivist evaluation needs annotator ids; these votes have none")
     if isinstance(n_worst, bool) or not isinstance(n_worst, (int, np.integer)) or n_worst < 0:
         raise InvalidValueError(f"n_worst must be an integer >= 0; got {n_worst!r}")
@@ -372,7 +372,8 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
         order = table.sort_values([c, "annotator"], ascending=[c == "accuracy", True],
                                   kind="stable").head(n_worst)
         worst[c] = [{"annotator": str(a), "value": float(x), "n_pairs": int(n)}
-                    for a, x, n in zip(order["annotator"], order[c], order["n_pairs"])]
+                    for a, x, n in zip(order["annotator"], order[c], order["n_pairs"],
+                                           strict=True)]
     n_votes_covered = int(np.unique(vote_pos).size)
     return AnnotatorEvaluation(
         scale=scale, labels=names, normalizer=s if ordered else None, n_pairs=int(matched.sum()),

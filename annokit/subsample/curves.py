@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -147,7 +147,7 @@ class SubsampleCurve:
         frame = self.to_frame()
         out = []
         for row in frame.itertuples(index=False):
-            rec = {"k": int(row.k)}
+            rec: dict[str, Any] = {"k": int(cast(int, row.k))}
             for key in CURVE_KEYS[1:] + (("wasserstein_mean",) if "wasserstein" in self.values
                                          else ()):
                 rec[key] = finite_or_none(getattr(row, key))
@@ -346,7 +346,7 @@ def subsampling_curve(
 
     scale = votes.labels.scale if votes is not None else "nominal"
     category_values = None
-    if scale != "nominal":
+    if votes is not None and scale != "nominal":
         values_ = votes.labels.values if scale in ("interval", "ratio") else None
         category_values = np.arange(n_labels) if values_ is None else np.asarray(values_, float)
     ref = _eng.Reference(s_counts, kl_smoothing=kl_smoothing, values=category_values)
@@ -371,7 +371,7 @@ def subsampling_curve(
         if method == "counts":
             stream = _eng.nested_count_draws(s_counts, k_max, b - a, child, stops)
         else:
-            stream = _votes_stream(votes, inverse, b - a, child, stops)
+            stream = _votes_stream(cast(Votes, votes), inverse, b - a, child, stops)
         item_sum = np.zeros((n_items, len(ks_arr)))
         prev = 0
         for k, X in stream:

@@ -130,7 +130,7 @@ def nested_count_draws(counts: np.ndarray, k_max: int, reps: int, gen: np.random
     bits = 16 if n.max() <= BITS16_MAX_VOTES else 32
     cum = np.ascontiguousarray(np.cumsum(counts, axis=1)[:, : n_labels - 1].T, dtype=np.int32)
     X = np.zeros((n_labels - 1, reps, n_items), dtype=np.int32)
-    stops = {int(s) for s in stops}
+    stop_set = {int(s) for s in stops}
     tmp = np.empty((reps, n_items), dtype=np.int32)
     hit = np.empty((reps, n_items), dtype=bool)
     for t in range(1, k_max + 1):
@@ -140,7 +140,7 @@ def nested_count_draws(counts: np.ndarray, k_max: int, reps: int, gen: np.random
             np.subtract(cum[j], X[j], out=tmp)
             np.less(v, tmp, out=hit)
             np.add(X[j], hit, out=X[j])
-        if t in stops:
+        if t in stop_set:
             yield t, X
 
 
@@ -371,12 +371,11 @@ def count_metrics(x: np.ndarray, kk: np.ndarray, ref: Reference,
     """
     if which is None:  # every metric the reference allows
         which = [m for m in METRICS if m != "wasserstein" or ref.values is not None]
-    which = set(which)
     if "wasserstein" in which and ref.values is None:
         raise InvalidValueError("wasserstein needs the label distances of an ordered scale")
     names = [m for m in METRICS if m in which]
     res = _values(x, kk, ref, names)
-    if "entropy_bias" in which and ENTROPY_BASE != math.e:
+    if "entropy_bias" in names and ENTROPY_BASE != math.e:
         res[names.index("entropy_bias")] /= np.log(ENTROPY_BASE)
     return names, res
 

@@ -48,9 +48,9 @@ def loop_ece(probs, labels, edges, *, soft=None, reduce="ece"):
         conf = sum(max(probs[i]) for i in members) / len(members)
         preds = [int(np.argmax(probs[i])) for i in members]
         if soft is None:
-            acc = sum(1.0 for i, p in zip(members, preds) if p == labels[i]) / len(members)
+            acc = sum(1.0 for i, p in zip(members, preds, strict=True) if p == labels[i]) / len(members)
         else:
-            acc = sum(soft[i][p] for i, p in zip(members, preds)) / len(members)
+            acc = sum(soft[i][p] for i, p in zip(members, preds, strict=True)) / len(members)
         total += len(members) / n * abs(acc - conf)
         worst = max(worst, abs(acc - conf))
     return total if reduce == "ece" else worst
@@ -300,13 +300,16 @@ def test_shape_errors():
 
 
 @pytest.mark.parametrize("probs, targets, match", [
-    (np.full((4, 3), 1 / 3), np.full(4, 0.5), r"mode='binary' needs probs of shape \(n_items,\) or \(n_items, 2\); got \(4, 3\)"),
-    (np.full((2, 2, 2), 0.5), np.full(2, 0.5), r"mode='binary' needs probs of shape .*got \(2, 2, 2\)"),
+    (np.full((4, 3), 1 / 3), np.full(4, 0.5),
+     r"mode='binary' needs probs of shape \(n_items,\) or \(n_items, 2\); got \(4, 3\)"),
+    (np.full((2, 2, 2), 0.5), np.full(2, 0.5),
+     r"mode='binary' needs probs of shape .*got \(2, 2, 2\)"),
     (np.zeros(0), np.zeros(0), "probs has no rows"),
     (np.array([0.5, np.nan]), np.array([0.5, 0.5]), "probs has NaN or infinite values in row 1"),
     (np.array([0.5, 1.5]), np.array([0.5, 0.5]), r"probs must lie in \[0, 1\]; got 1.5 in row 1"),
     (np.array([0.5, 0.5]), np.array([0.5, -0.1]), r"targets must lie in \[0, 1\]; got -0.1 in row 1"),
-    (np.array([0.5, 0.5]), np.array([0.5]), "probs and targets must have the same number of rows; got 2 and 1"),
+    (np.array([0.5, 0.5]), np.array([0.5]),
+     "probs and targets must have the same number of rows; got 2 and 1"),
 ])
 def test_binary_errors(probs, targets, match):
     with pytest.raises(VoteSchemaError, match=match):  # SchemaError or InvalidValueError
@@ -314,7 +317,8 @@ def test_binary_errors(probs, targets, match):
 
 
 def test_mode_error():
-    with pytest.raises(InvalidValueError, match=r"mode must be one of \['top_label', 'classwise', 'binary'\]"):
+    with pytest.raises(InvalidValueError,
+                       match=r"mode must be one of \['top_label', 'classwise', 'binary'\]"):
         soft_calibration_error(PAVLOVIC_PROBS, PAVLOVIC_PROBS, mode="multi")
 
 

@@ -27,7 +27,7 @@ def test_wasserstein_equals_scipy(values):
     p, q, _ = _rows(0)
     v = np.arange(6.0) if values is None else np.asarray(values, float)
     expected = np.mean([wasserstein_distance(v, v, u_weights=qi, v_weights=pi)
-                        for pi, qi in zip(p, q)])
+                        for pi, qi in zip(p, q, strict=True)])
     got = compute("wasserstein", p, q, **({} if values is None else {"values": values}))
     assert got == pytest.approx(expected, rel=1e-12)
 
@@ -43,8 +43,8 @@ def test_wasserstein_is_lewidi_2025_transport_cost_with_unit_spacing():
 def _lewidi_average_md(targets, predictions):
     """The LeWiDi 2025 notebook's average_MD, written out: per item sum |p - t| rounded to 5
     decimals, then the mean rounded to 5 decimals (the official score is rounded)."""
-    per_item = [round(sum(abs(a - b) for a, b in zip(pi, ti)), 5)
-                for ti, pi in zip(targets, predictions)]
+    per_item = [round(sum(abs(a - b) for a, b in zip(pi, ti, strict=True)), 5)
+                for ti, pi in zip(targets, predictions, strict=True)]
     return round(sum(per_item) / len(per_item), 5)
 
 

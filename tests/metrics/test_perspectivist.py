@@ -26,15 +26,15 @@ def _long(seed, n_items=30, n_ann=5, labels=("0", "1"), p_keep=1.0):
 def _lewidi_error_rate(targets, predictions):
     """LeWiDi 2025 notebook's error_rate, written out: per item 1 - (a - sum|t - p|) / a,
     rounded to 5 decimals, then the mean over items."""
-    scores = [round(1 - (len(t) - sum(abs(x - y) for x, y in zip(t, p))) / len(t), 5)
-              for t, p in zip(targets, predictions)]
+    scores = [round(1 - (len(t) - sum(abs(x - y) for x, y in zip(t, p, strict=True))) / len(t), 5)
+              for t, p in zip(targets, predictions, strict=True)]
     return float(np.mean(scores))
 
 
 def _lewidi_absolute_distance(targets, predictions, scale_values):
     """LeWiDi 2025 notebook's mean_absolute_distance (ANAD without x 100), written out."""
-    return float(np.mean([sum(abs(x - y) for x, y in zip(t, p)) / len(t) / scale_values
-                          for t, p in zip(targets, predictions)]))
+    return float(np.mean([sum(abs(x - y) for x, y in zip(t, p, strict=True)) / len(t) / scale_values
+                          for t, p in zip(targets, predictions, strict=True)]))
 
 
 def _vectors(df, pred, cast):

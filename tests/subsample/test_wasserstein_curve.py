@@ -12,8 +12,8 @@ from scipy.stats import wasserstein_distance
 from annokit.cli import main
 from annokit.core.labels import LabelSet
 from annokit.core.votes import Votes
-from annokit.subsample import subsampling_curve
 from annokit.subsample import engine as eng
+from annokit.subsample import subsampling_curve
 
 
 @pytest.mark.parametrize("values", [[0, 1, 2, 3], [1, 2, 4, 8]])
