@@ -29,9 +29,10 @@ passed as any finite number: it is multiplied by its zero weight.
 * Wasserstein-1 on ordered category values ``v``: :func:`wasserstein_term` (summed
   over the gaps between values by :func:`wasserstein_row` or a caller's own loop).
 
-They branch on no value (selects only), so that the loops calling them vectorise;
-numba compiles each once per argument types (float32 inputs are computed in
-float64) and LLVM inlines them into the caller's loop.
+They branch on no value (selects only), so that the loops calling them vectorise.
+Each is a few operations, inlined into its caller by numba (``inline="always"``: the
+callers are themselves compiled once each, so no kernel links a library per term;
+float32 inputs are computed in float64).
 
 References
 ----------
@@ -49,7 +50,7 @@ import numpy as np
 __all__ = ["divergence_rows", "entropy_gap", "js_distance", "js_term", "kl_term", "plogp_term",
            "tv_distance", "tv_term", "wasserstein_row", "wasserstein_term"]
 
-_row = numba.njit(nogil=True, error_model="numpy")
+_row = numba.njit(nogil=True, error_model="numpy", inline="always")
 
 #: Below this ``|d| = |p - q| / (p + q)`` the Jensen-Shannon term is its series.
 JS_SERIES_BELOW = 0.015625
