@@ -161,9 +161,9 @@ def _row_values(hit, s, rank):  # pragma: no cover - compiled
     finite, so ``0 log 0 = 0`` with no branch. Jensen-Shannon as scipy on
     renormalised rows ``pn = p / sum p``: ``0.5 sum_j pn_j log(pn_j / m_j) +
     tn_j log(tn_j / m_j)`` with ``log pn_j = log p_j - log sum p`` (the row sum
-    is within 1e-6 of 1, where ``log(1 + d) = d - d^2/2 + d^3/3`` to 1e-24), or
-    the series of _class_terms where ``pn_j`` and ``tn_j`` are close: accurate to
-    a few ulps of the distance where scipy's direct form loses digits (rows that
+    is within 1e-6 of 1, where ``log(1 + d) = d - d^2/2 + d^3/3`` to 1e-24), or the
+    series of ``core.divergence_rows.js_term`` where ``pn_j`` and ``tn_j`` are close:
+    accurate to a few ulps of the distance where scipy's direct form loses digits (rows that
     nearly coincide; equal rows give exactly 0 in both). RankCS without
     sorting: a stable ascending argsort puts class a before c > a iff ``v_a <=
     v_c``, so two stable argsorts agree iff every pair is ordered alike, and
