@@ -25,6 +25,7 @@ from annokit.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from annokit.core.soft_labels import TiePolicy
     from annokit.io import Format
 
 
@@ -164,7 +165,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
              id_field: str | None, model: str | None, on_missing: str, renormalize: bool,
              metric_names: tuple[str, ...] | str | None, n_bins: int, temperature: float | None,
              fit_paths: tuple[str, ...],
-             oracle_temperature: bool, temperature_objective: str | None, ties: str, n_boot: int,
+             oracle_temperature: bool, temperature_objective: str | None, ties: TiePolicy, n_boot: int,
              seed: int, by: str | None, fmt: Format, per_item_path: str | None,
              as_json: bool, engine: str, scheduler: str | None) -> None:
     """Evaluate a model's probabilities against the human label distributions.

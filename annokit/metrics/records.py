@@ -31,6 +31,7 @@ from annokit.core.soft_labels import (
     ENTROPY_BASE,
     ENTROPY_UNIT,
     Majority,
+    TiePolicy,
     distributions,
     entropy,
     majority,
@@ -144,7 +145,7 @@ class AlignedRecords(ItemRows):
 
     @classmethod
     def from_arrays(cls, probs: Any, counts: Any, *, labels: LabelSet | Sequence[str] | None = None,
-                    item_ids: Any = None, logits: Any = None, ties: str = DEFAULT_TIES,
+                    item_ids: Any = None, logits: Any = None, ties: TiePolicy = DEFAULT_TIES,
                     rng: np.random.Generator | int | None = None) -> AlignedRecords:
         """Records from a probability matrix and a count matrix already in one label order.
 
@@ -311,7 +312,7 @@ def _untied(votes: Votes, has: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path], *,
           pred_labels: Sequence[Any] | None = None, on_missing: str = "error",
-          ties: str = DEFAULT_TIES, rng: np.random.Generator | int | None = None,
+          ties: TiePolicy = DEFAULT_TIES, rng: np.random.Generator | int | None = None,
           id_field: str | None = None) -> AlignedRecords:
     """Join predictions to votes by item id and label name.
 
@@ -588,10 +589,11 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5, *,
         edges = unique
         method = "quantile"
     else:
-        edges = np.asarray(list(bins), dtype=np.float64)
+        given = list(bins) if np.iterable(bins) else [bins]
+        edges = np.asarray(given, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)):
             raise InvalidValueError(f"bin edges must be at least two finite numbers; got "
-                                    f"{list(bins)}")
+                                    f"{given}")
         if np.any(np.diff(edges) <= 0):
             raise InvalidValueError(f"bin edges must be strictly increasing; got {edges.tolist()}")
         outside = (h < edges[0]) | (h > edges[-1])

@@ -36,7 +36,14 @@ import pandas as pd
 import annokit
 from annokit.core.checks import check_int, check_open_unit
 from annokit.core.jsonable import finite_or_none
-from annokit.core.soft_labels import ENTROPY_BASE, ENTROPY_UNIT, distributions, entropy, majority
+from annokit.core.soft_labels import (
+    ENTROPY_BASE,
+    ENTROPY_UNIT,
+    TiePolicy,
+    distributions,
+    entropy,
+    majority,
+)
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError, SchemaError
 from annokit.metrics.ceiling import default_votes_per_half, split_half_ceiling
@@ -73,7 +80,7 @@ from annokit.report.sections import (
 __all__ = ["build_report", "histogram_edges"]
 
 _HIST_BINS = 20
-_TIES = "first"
+_TIES: TiePolicy = "first"
 
 
 @contextmanager

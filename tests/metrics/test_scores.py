@@ -65,7 +65,8 @@ def test_means_are_the_registry_metrics():
 
 @pytest.mark.parametrize("call, match", [
     (lambda: negative_log_likelihood([[0.5, 0.5]], [0], eps=0), r"eps must be in \(0, 1\); got 0"),
-    (lambda: brier_score([[0.5, 0.5]], [0], reduction="sum"), r"reduction must be one of \['mean', 'none'\]; got 'sum'"),
+    (lambda: brier_score([[0.5, 0.5]], [0], reduction="sum"),
+     r"reduction must be one of \['mean', 'none'\]; got 'sum'"),
     (lambda: brier_score([[0.5, 0.5]], [[0.5, 0.4]]), r"targets rows must sum to 1"),
     (lambda: accuracy([[0.5, 0.5]], [2]), r"labels must lie in \[0, 2\)"),
     (lambda: accuracy([[0.6, 0.6]], [0]), "probs rows must sum to 1"),
