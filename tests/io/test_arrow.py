@@ -299,6 +299,30 @@ def test_column_coder_equals_first_seen_coding(chunks, collide):
             assert (codes.tolist(), dictionary.to_pylist()) == _coded_reference(chunks)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.one_of(_TEXT, st.integers(-3, 3)), min_size=1, max_size=15),
+                min_size=1, max_size=3), st.booleans())
+def test_column_coder_of_encoded_columns_equals_first_seen_coding(columns, ints):
+    """Columns added as their own dictionary encoding (the CSV path, ``encoded=True``): one
+    is kept as coded (no re-coding, no map); several are merged like any dictionaries."""
+    columns = [[v if isinstance(v, int) == ints else (len(v) if ints else str(v)) for v in c]
+               for c in columns]
+    encoded = [arrow._dictionary_encode(pa.chunked_array([c[:1], c[1:]],
+                                                         pa.int64() if ints else pa.string()))
+               for c in columns]
+    rows = [str(v) for c in columns for v in c]
+    reference, values = pd.factorize(pd.Series(rows, dtype=object))  # first-seen order
+    for mostly_distinct in (True, False):
+        coder = arrow._ColumnCoder(sum(len(c) for c in columns), mostly_distinct=mostly_distinct)
+        for e in encoded:
+            coder.add(e, encoded=True)
+        dictionary, lookup, blank = coder.dictionary()
+        codes = coder.map(lookup)
+        assert (codes.tolist(), dictionary.to_pylist()) == (reference.tolist(), list(values))
+        assert blank == (-1 if ints else _blank_reference(pa.array(dictionary.to_pylist(),
+                                                                    pa.string())))
+
+
 def test_a_file_not_grouped_by_item_reads_the_same(tmp_path, monkeypatch):
     # items in every row group: fingerprint ties are common and Arrow's hash takes over
     df = _votes_frame(n_items=400).sample(frac=1.0, random_state=3)
