@@ -15,7 +15,8 @@ import pandas as pd
 
 from annokit.core.labels import as_str_values
 
-__all__ = ["canonical_ints", "has_repeats", "id_positions", "ids_as_arrow", "int_positions"]
+__all__ = ["canonical_ints", "has_repeats", "id_positions", "ids_as_arrow", "int_positions",
+           "string_buffers"]
 
 
 def canonical_ints(ids: Any) -> Any:
@@ -36,12 +37,45 @@ def canonical_ints(ids: Any) -> Any:
         return None
     if ints.null_count or ids.null_count:
         return None
-    # Arrow also reads "07", "-0" and "0x1F": canonical text starts with "0" only as "0" itself
-    zero_led = pc.sum(pc.starts_with(ids, "0")).as_py() or 0
-    if zero_led != (pc.sum(pc.equal(ids, "0")).as_py() or 0) or pc.any(
-            pc.starts_with(ids, "-0")).as_py():
+    # Arrow also reads "07", "-0" and "0x1F" (never " 7" or "+7"): canonical text starts with
+    # "0" only as "0" itself, never with "-0"
+    chunks = ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]
+    if not all(_canonical_spelling(*string_buffers(c)) for c in chunks if len(c)):
         return None
     return ints
+
+
+def _canonical_spelling(offsets: np.ndarray, data: np.ndarray) -> bool:
+    """Whether none of the strings (non-empty, each read by Arrow as an integer) starts with
+    ``"0"`` but is longer, or starts with ``"-0"``: from the first bytes (a gather), the few
+    strings starting with ``"0"`` or ``"-"`` (below ``"1"``) looked at further."""
+    first = data[offsets[:-1]]
+    maybe = np.flatnonzero(first <= ord("0"))
+    if not maybe.size:
+        return True
+    start = offsets[maybe]
+    zero_led = (first[maybe] == ord("0")) & (offsets[maybe + 1] - start > 1)
+    minus_zero = (first[maybe] == ord("-")) & (data[np.minimum(start + 1, len(data) - 1)]
+                                                  == ord("0"))
+    return not (zero_led.any() or minus_zero.any())
+
+
+def string_buffers(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (``n + 1`` of them, from 0) and UTF-8 bytes of a pyarrow string array,
+    zero-copy."""
+    import pyarrow as pa
+
+    large = pa.types.is_large_string(values.type)
+    buffers = values.buffers()
+    width = 8 if large else 4
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if large else np.int32,
+                            count=len(values) + 1, offset=values.offset * width)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    if hi == lo or buffers[2] is None:
+        data = np.zeros(0, dtype=np.uint8)
+    else:
+        data = np.frombuffer(buffers[2], dtype=np.uint8, count=hi - lo, offset=lo)
+    return (offsets - offsets[0] if lo else offsets), data
 
 
 def ids_as_arrow(ids: Any, *, what: str = "item id", where: str = "ids") -> Any:

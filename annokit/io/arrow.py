@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.ids import string_buffers
 from annokit.core.labels import MISSING_STRINGS, LabelSet, as_str_values
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import AlignmentError, InputError, SchemaError
@@ -217,7 +218,7 @@ class _ColumnCoder:
                 elif self.fingerprints is not None and _is_string(dictionary) \
                         and not dictionary.null_count \
                         and len(self.fingerprints) == len(self.dictionaries) - 1:
-                    self.fingerprints.append(_fingerprints(*_string_buffers(dictionary)))
+                    self.fingerprints.append(_fingerprints(*string_buffers(dictionary)))
                     self.sorted_fingerprints.append(np.sort(self.fingerprints[-1]))
                 else:
                     self.fingerprints = None
@@ -375,7 +376,7 @@ def _first_seen_codes(
             and (pa.types.is_string(values.type) or pa.types.is_large_string(values.type))):
         if fingerprints is None:
             fingerprints = np.concatenate(
-                [_fingerprints(*_string_buffers(c)) for c in values.chunks] or [np.zeros(0, np.uint32)])
+                [_fingerprints(*string_buffers(c)) for c in values.chunks] or [np.zeros(0, np.uint32)])
         fp = fingerprints
         ordered = np.sort(fp) if ordered is None else ordered
         tied = ordered[1:][ordered[1:] == ordered[:-1]]
@@ -417,23 +418,6 @@ def _keep_entries(values: pa.ChunkedArray, keep: np.ndarray) -> pa.ChunkedArray:
     bounds = np.concatenate([[-1], dropped, [len(values)]])
     pieces = [values.slice(int(a) + 1, int(b - a) - 1) for a, b in pairwise(bounds) if b - a > 1]
     return pa.chunked_array([c for piece in pieces for c in piece.chunks if len(c)], values.type)
-
-
-def _string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets (``n + 1`` of them, from 0) and UTF-8 bytes of a string array, zero-copy."""
-    import pyarrow as pa
-
-    large = pa.types.is_large_string(values.type)
-    buffers = values.buffers()
-    width = 8 if large else 4
-    offsets = np.frombuffer(buffers[1], dtype=np.int64 if large else np.int32,
-                            count=len(values) + 1, offset=values.offset * width)
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    if hi == lo or buffers[2] is None:
-        data = np.zeros(0, dtype=np.uint8)
-    else:
-        data = np.frombuffer(buffers[2], dtype=np.uint8, count=hi - lo, offset=lo)
-    return (offsets - offsets[0] if lo else offsets), data
 
 
 def _fingerprints(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
@@ -499,7 +483,7 @@ def _blank_entries(dictionary: pa.Array) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    offsets, data = _string_buffers(dictionary)
+    offsets, data = string_buffers(dictionary)
     maybe = np.diff(offsets) <= max(len(w) for w in MISSING_STRINGS)
     if data.size:  # first and last bytes (of a neighbour for empty entries, which are "maybe")
         for ends in (np.minimum(offsets[:-1], data.size - 1), np.maximum(offsets[1:] - 1, 0)):

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annokit import LabelSet, Votes, VoteSchemaError
+from annokit.core.ids import string_buffers
 from annokit.core.labels import MISSING_STRINGS
 from annokit.io import arrow, read_votes, votes_from_arrow
 
@@ -79,7 +80,7 @@ def test_fingerprints_do_not_depend_on_position_or_block():
     for block in (1, 3, 1 << 13):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(arrow, "_FP_BLOCK", block)
-            fp = arrow._fingerprints(*arrow._string_buffers(arr))
+            fp = arrow._fingerprints(*string_buffers(arr))
         assert fp[0] == fp[3] and fp[1] == fp[5] and fp[2] == fp[7]
         assert len({fp[0], fp[1], fp[2], fp[4], fp[6]}) == 5
 

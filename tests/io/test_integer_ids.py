@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from annokit.core.ids import has_repeats, id_positions, int_positions
+from annokit.core.ids import canonical_ints, has_repeats, id_positions, int_positions
 from annokit.errors import DataFormatError, DegenerateInputWarning
 from annokit.io import read_votes, tabular
 
@@ -116,3 +116,19 @@ def test_integer_arrays_are_looked_up_as_their_text():
     assert id_positions(np.array(["07", "7"], dtype=object), np.array([7])).tolist() == [1]
     assert id_positions(np.array(["07"], dtype=object), pa.array([7])).tolist() == [-1]
     assert id_positions(table, np.array([2**63 + 7], dtype=np.uint64)).tolist() == [-1]
+
+
+SPELLINGS = ["07", "-0", "00", "-07", "0x7", "0X1f", "+7", " 7", "7 ", "\t7", "7.0", "1e1", "", "x"]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("at", [0, 1, 5], ids=["first", "second", "last"])
+def test_canonical_ints_refuse_every_other_spelling(spelling, at):
+    ids = ["12", "0", "-3", "4", "10", "9"]
+    ids[at] = spelling
+    for arr in (pa.array(ids), pa.array(ids, pa.large_string()),
+                pa.chunked_array([ids[:2], ids[2:]]), pa.array(["5", *ids]).slice(1)):
+        assert canonical_ints(arr) is None
+    assert canonical_ints(pa.array(["12", "0", "-3", "4", "10", "9"])).to_pylist() == [
+        12, 0, -3, 4, 10, 9]
+    assert canonical_ints(pa.array(["5", "07", "0"]).slice(2)).to_pylist() == [0]
