@@ -11,6 +11,7 @@ them); :mod:`annokit.io.layout` decides long or wide from the names and the firs
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -352,7 +353,8 @@ def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path | Input, 
         labels.encode(values, where="")
     except InputError as exc:
         msg = str(exc)
-        row = int(msg.split(" at row ")[1].split(";")[0]) if " at row " in msg else 0
+        found = re.search(r" at row (\d+)", msg)  # "... at row 3; ..." or "... at row 0 (got '')"
+        row = int(found.group(1)) if found else 0
         detail = msg.split(": ", 1)[1].split(" at row ")[0] if ": " in msg else msg
         raise DataFormatError(f"{cell_where(path, df, row, column)}: {detail}; expected one of "
                               f"{list(labels.names)}") from None
