@@ -13,6 +13,8 @@ import pytest
 from annokit.core.ids import canonical_ints, has_repeats, id_positions, int_positions
 from annokit.errors import DataFormatError, DegenerateInputWarning
 from annokit.io import read_votes, tabular
+from annokit.io.fast_csv import read_csv_arrow
+from annokit.io.source import Input
 
 VOTES = "item,annotator,label\n7,1,cat\n7,2,dog\n0,1,dog\n12,2,cat\n3,1,cat\n"
 
@@ -132,3 +134,25 @@ def test_canonical_ints_refuse_every_other_spelling(spelling, at):
     assert canonical_ints(pa.array(["12", "0", "-3", "4", "10", "9"])).to_pylist() == [
         12, 0, -3, 4, 10, 9]
     assert canonical_ints(pa.array(["5", "07", "0"]).slice(2)).to_pylist() == [0]
+
+
+@pytest.mark.parametrize("spelling", ["07", "-0", "00", "-07", "0x7", "0X7", "+7", " 7", "7 "])
+@pytest.mark.parametrize("role", ["item", "annotator"])
+@pytest.mark.parametrize("row", [0, 3])
+@pytest.mark.parametrize("kind, newline", [("csv", "\n"), ("csv", "\r\n"), ("tsv", "\n"),
+                                           ("tsv", "\r\n")])
+def test_ids_spelled_otherwise_stay_apart_from_the_integer(tmp_path, spelling, role, row, kind,
+                                                           newline):
+    # the Arrow path (integer ids coded as integers) reads what the general reader reads
+    rows = [["7", "7", "cat"], ["7", "8", "dog"], ["0", "7", "dog"], ["12", "0", "cat"],
+            ["3", "8", "cat"]]
+    rows[row][0 if role == "item" else 1] = spelling
+    sep = "," if kind == "csv" else "\t"
+    f = tmp_path / f"v.{kind}"
+    f.write_text(newline.join(sep.join(r) for r in [["item", "annotator", "label"], *rows])
+                 + newline, newline="")
+    assert read_csv_arrow(Input(f, what="votes"), kind) is not None  # the Arrow path reads it
+    fast, general = read_votes(f), read_votes(f, sep=sep)
+    assert fast == general
+    ids = (fast.item_ids if role == "item" else fast.annotator_ids).tolist()
+    assert spelling in ids and "7" in ids
