@@ -3,7 +3,9 @@
 Item and annotator ids are text (:func:`~annokit.core.labels.scalar_to_str`: ``1``, ``1.0``
 and ``"1"`` are the same id). :func:`id_positions` finds a batch of ids in a table of unique
 ids with one hash join (Arrow's ``index_in``); integer ids are converted to text by Arrow,
-never one Python call per id.
+never one Python call per id. When every id of the table is an integer written canonically
+(:func:`canonical_ints`: ``"7"``, never ``"07"``), ids are found as integers instead
+(:func:`int_positions`: an array over their range, or a hash table of integers).
 """
 
 from __future__ import annotations
