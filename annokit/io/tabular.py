@@ -458,12 +458,13 @@ def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = No
 class _GoldTable:
     """A gold file's item ids (pyarrow strings) and gold values (index into ``distinct``,
     -1 for a blank cell), one entry per row; ``ints``: the ids as int64 (numpy) when every id
-    is an integer written canonically (:func:`~annokit.core.ids.canonical_ints`), else None."""
+    is an integer written canonically (:func:`~annokit.core.ids.canonical_ints`), else None;
+    ``distinct_ids``: no id is on two rows (checked: a gold file's repeated items are refused)."""
 
     def __init__(self, ids: Any, codes: np.ndarray, distinct: np.ndarray, name: str,
-                 ints: np.ndarray | None = None):
+                 ints: np.ndarray | None = None, *, distinct_ids: bool = False):
         self.ids, self.codes, self.distinct, self.name = ids, codes, distinct, name
-        self.ints = ints
+        self.ints, self.distinct_ids = ints, distinct_ids
 
 
 def _gold_table(path: str | os.PathLike, columns: Mapping[str, str] | None,
@@ -499,7 +500,7 @@ def _gold_table(path: str | os.PathLike, columns: Mapping[str, str] | None,
         raise DataFormatError(f"{name}: item {dup[dup.duplicated()].iloc[0]!r} has more than one "
                               "gold row")
     value_index, distinct = factorize_gold(values)
-    return _GoldTable(ids, value_index, distinct, name, ints)
+    return _GoldTable(ids, value_index, distinct, name, ints, distinct_ids=True)
 
 
 def _gold_roles(names: list[str], columns: Mapping[str, str] | None, name: str) -> dict[str, Any]:
@@ -542,7 +543,8 @@ def _attach(votes: Votes, table: _GoldTable) -> Votes:
     codes, unknown = item_gold(gold_value_codes(table.distinct, votes.labels), table.codes[rows],
                                table.distinct,
                                pos[pos >= 0], votes.n_items, votes.labels,
-                               where=f"{table.name}, gold column")
+                               where=f"{table.name}, gold column",
+                               distinct_items=table.distinct_ids)
     if unknown is not None:
         warnings.warn(unknown.message(table.name), DegenerateInputWarning, stacklevel=3)
     voteless = has_gold[pos < 0]
