@@ -144,6 +144,8 @@ def id_positions(table: Any, ids: Any) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if not hasattr(ids, "__len__"):
+        ids = list(ids)  # an iterable (Votes.item_positions takes one)
     if len(ids) == 0:
         return np.zeros(0, dtype=np.int64)
     haystack = ids_as_arrow(table, what="id", where="id table")

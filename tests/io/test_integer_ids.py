@@ -118,6 +118,7 @@ def test_integer_arrays_are_looked_up_as_their_text():
     assert id_positions(np.array(["07", "7"], dtype=object), np.array([7])).tolist() == [1]
     assert id_positions(np.array(["07"], dtype=object), pa.array([7])).tolist() == [-1]
     assert id_positions(table, np.array([2**63 + 7], dtype=np.uint64)).tolist() == [-1]
+    assert id_positions(table, (i for i in (7, "10"))).tolist() == [1, 0]  # any iterable
 
 
 SPELLINGS = ["07", "-0", "00", "-07", "0x7", "0X1f", "+7", " 7", "7 ", "\t7", "7.0", "1e1", "", "x"]
