@@ -234,7 +234,8 @@ class UnknownGold:
 
 def item_gold(value_codes: np.ndarray, value_index: np.ndarray, distinct: np.ndarray,
               item_codes: np.ndarray, n_items: int, labels: LabelSet, *, where: str,
-              item_ids: Any = None) -> tuple[np.ndarray, UnknownGold | None]:
+              item_ids: Any = None,
+              distinct_items: bool = False) -> tuple[np.ndarray, UnknownGold | None]:
     """One gold code per item from the cells of a gold column.
 
     A blank cell carries no gold; the non-blank cells of an item must give the same value
@@ -254,6 +255,9 @@ def item_gold(value_codes: np.ndarray, value_index: np.ndarray, distinct: np.nda
         File and column, for messages.
     item_ids : array-like, optional
         Item ids, to name an item in messages.
+    distinct_items : bool, default=False
+        The cells name distinct items (a gold file, whose repeated items are refused): each
+        item's gold is its one cell's, with nothing to compare.
 
     Returns
     -------
@@ -272,6 +276,10 @@ def item_gold(value_codes: np.ndarray, value_index: np.ndarray, distinct: np.nda
         return out, None
     vals = value_index[rows]
     items = np.asarray(item_codes)[rows]
+    if distinct_items:
+        codes = value_codes[vals]
+        out[items] = codes
+        return out, unknown_gold(vals[codes == GOLD_UNKNOWN], distinct, labels)
     first = np.full(n_items, -1, dtype=np.int64)
     first[items[::-1]] = vals[::-1]  # each item's first gold cell
     # values naming the same label (a name and its alias) agree; unknown values by their text

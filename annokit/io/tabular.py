@@ -11,6 +11,7 @@ them); :mod:`annokit.io.layout` decides long or wide from the names and the firs
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import pandas as pd
 from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, detect_columns, name_key
 from annokit.core.frames import _gold_codes
 from annokit.core.gold import factorize_gold, gold_value_codes, item_gold
-from annokit.core.ids import canonical_ints, ids_as_arrow
+from annokit.core.ids import canonical_ints, has_repeats, ids_as_arrow
 from annokit.core.labels import LabelSet
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, InputError, InvalidValueError, SchemaError
@@ -352,7 +353,8 @@ def _encode_with_lines(labels: LabelSet, values: pd.Series, path: Path | Input, 
         labels.encode(values, where="")
     except InputError as exc:
         msg = str(exc)
-        row = int(msg.split(" at row ")[1].split(";")[0]) if " at row " in msg else 0
+        found = re.search(r" at row (\d+)", msg)  # "... at row 3; ..." or "... at row 0 (got '')"
+        row = int(found.group(1)) if found else 0
         detail = msg.split(": ", 1)[1].split(" at row ")[0] if ": " in msg else msg
         raise DataFormatError(f"{cell_where(path, df, row, column)}: {detail}; expected one of "
                               f"{list(labels.names)}") from None
@@ -455,10 +457,14 @@ def read_gold(path: str | os.PathLike, *, columns: Mapping[str, str] | None = No
 
 class _GoldTable:
     """A gold file's item ids (pyarrow strings) and gold values (index into ``distinct``,
-    -1 for a blank cell), one entry per row."""
+    -1 for a blank cell), one entry per row; ``ints``: the ids as int64 (numpy) when every id
+    is an integer written canonically (:func:`~annokit.core.ids.canonical_ints`), else None;
+    ``distinct_ids``: no id is on two rows (checked: a gold file's repeated items are refused)."""
 
-    def __init__(self, ids: Any, codes: np.ndarray, distinct: np.ndarray, name: str):
+    def __init__(self, ids: Any, codes: np.ndarray, distinct: np.ndarray, name: str,
+                 ints: np.ndarray | None = None, *, distinct_ids: bool = False):
         self.ids, self.codes, self.distinct, self.name = ids, codes, distinct, name
+        self.ints, self.distinct_ids = ints, distinct_ids
 
 
 def _gold_table(path: str | os.PathLike, columns: Mapping[str, str] | None,
@@ -471,10 +477,12 @@ def _gold_table(path: str | os.PathLike, columns: Mapping[str, str] | None,
     name = source.name
     table = (read_csv_arrow(source, table_kind(source))
              if not missing and table_kind(source) in ("csv", "tsv") else None)
+    ints = None
     if table is not None:
         roles = _gold_roles(table.column_names, columns, name)
         ids = table.column(roles["item"])
-        if pc.any(pc.equal(pc.utf8_trim_whitespace(ids), "")).as_py():
+        ints = canonical_ints(ids)  # integers: never blank, repeats found without hashing text
+        if ints is None and pc.any(pc.equal(pc.utf8_trim_whitespace(ids), "")).as_py():
             table = None  # an empty item id: the general path names its line
     if table is not None:
         values = table.column(roles["gold"])
@@ -485,12 +493,14 @@ def _gold_table(path: str | os.PathLike, columns: Mapping[str, str] | None,
         check_present(df, source, [roles["item"]], ["item id"])
         ids = ids_as_arrow(df[roles["item"]], what="item id", where=name)
         values = df[roles["gold"]]
-    if len(pc.unique(ids)) != len(ids):
+    if ints is not None:
+        ints = np.asarray(ints.to_numpy(zero_copy_only=False), dtype=np.int64)
+    if has_repeats(ints) if ints is not None else len(pc.unique(ids)) != len(ids):
         dup = pd.Series(ids.to_numpy(zero_copy_only=False))
         raise DataFormatError(f"{name}: item {dup[dup.duplicated()].iloc[0]!r} has more than one "
                               "gold row")
     value_index, distinct = factorize_gold(values)
-    return _GoldTable(ids, value_index, distinct, name)
+    return _GoldTable(ids, value_index, distinct, name, ints, distinct_ids=True)
 
 
 def _gold_roles(names: list[str], columns: Mapping[str, str] | None, name: str) -> dict[str, Any]:
@@ -527,13 +537,14 @@ def _attach(votes: Votes, table: _GoldTable) -> Votes:
     from annokit.errors import DegenerateInputWarning
 
     has_gold = np.flatnonzero(table.codes >= 0)
-    pos = votes.item_positions(table.ids.take(has_gold) if len(has_gold) < len(table.ids)
-                               else table.ids)
+    ids = table.ids if table.ints is None else table.ints  # integers: found as integers
+    pos = votes.item_positions(ids.take(has_gold) if len(has_gold) < len(ids) else ids)
     rows = has_gold[pos >= 0]
     codes, unknown = item_gold(gold_value_codes(table.distinct, votes.labels), table.codes[rows],
                                table.distinct,
                                pos[pos >= 0], votes.n_items, votes.labels,
-                               where=f"{table.name}, gold column")
+                               where=f"{table.name}, gold column",
+                               distinct_items=table.distinct_ids)
     if unknown is not None:
         warnings.warn(unknown.message(table.name), DegenerateInputWarning, stacklevel=3)
     voteless = has_gold[pos < 0]

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annokit import LabelSet, Votes, VoteSchemaError
+from annokit.core.ids import string_buffers
 from annokit.core.labels import MISSING_STRINGS
 from annokit.io import arrow, read_votes, votes_from_arrow
 
@@ -79,7 +80,7 @@ def test_fingerprints_do_not_depend_on_position_or_block():
     for block in (1, 3, 1 << 13):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(arrow, "_FP_BLOCK", block)
-            fp = arrow._fingerprints(*arrow._string_buffers(arr))
+            fp = arrow._fingerprints(*string_buffers(arr))
         assert fp[0] == fp[3] and fp[1] == fp[5] and fp[2] == fp[7]
         assert len({fp[0], fp[1], fp[2], fp[4], fp[6]}) == 5
 
@@ -297,6 +298,30 @@ def test_column_coder_equals_first_seen_coding(chunks, collide):
             dictionary, lookup, _ = coder.dictionary()
             codes = coder.map(lookup)
             assert (codes.tolist(), dictionary.to_pylist()) == _coded_reference(chunks)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.one_of(_TEXT, st.integers(-3, 3)), min_size=1, max_size=15),
+                min_size=1, max_size=3), st.booleans())
+def test_column_coder_of_encoded_columns_equals_first_seen_coding(columns, ints):
+    """Columns added as their own dictionary encoding (the CSV path, ``encoded=True``): one
+    is kept as coded (no re-coding, no map); several are merged like any dictionaries."""
+    columns = [[v if isinstance(v, int) == ints else (len(v) if ints else str(v)) for v in c]
+               for c in columns]
+    encoded = [arrow._dictionary_encode(pa.chunked_array([c[:1], c[1:]],
+                                                         pa.int64() if ints else pa.string()))
+               for c in columns]
+    rows = [str(v) for c in columns for v in c]
+    reference, values = pd.factorize(pd.Series(rows, dtype=object))  # first-seen order
+    for mostly_distinct in (True, False):
+        coder = arrow._ColumnCoder(sum(len(c) for c in columns), mostly_distinct=mostly_distinct)
+        for e in encoded:
+            coder.add(e, encoded=True)
+        dictionary, lookup, blank = coder.dictionary()
+        codes = coder.map(lookup)
+        assert (codes.tolist(), dictionary.to_pylist()) == (reference.tolist(), list(values))
+        assert blank == (-1 if ints else _blank_reference(pa.array(dictionary.to_pylist(),
+                                                                    pa.string())))
 
 
 def test_a_file_not_grouped_by_item_reads_the_same(tmp_path, monkeypatch):

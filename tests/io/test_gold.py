@@ -143,6 +143,31 @@ def test_item_gold_counts_unknown_values_per_item():
     assert unknown.values == (("zz", 2),)
 
 
+def test_item_gold_of_distinct_items_equals_the_general_computation():
+    # a gold file (items distinct: repeats are refused) skips the same-gold-per-item comparison
+    rng = np.random.default_rng(1)
+    index, distinct = factorize_gold(rng.choice(["x", "y", "", "zz", "w"], 300))
+    labels = LabelSet(["x", "y"])
+    items = rng.permutation(400)[:300]
+    general = item_gold(gold_value_codes(distinct, labels), index, distinct, items, 400, labels,
+                        where="w")
+    fast = item_gold(gold_value_codes(distinct, labels), index, distinct, items, 400, labels,
+                     where="w", distinct_items=True)
+    assert fast[0].tolist() == general[0].tolist() and fast[1] == general[1]
+    assert fast[1].values == general[1].values and len(fast[1].values) == 2
+
+
+def test_a_gold_series_naming_an_item_twice_is_still_compared():
+    from annokit.io import attach_gold
+
+    votes = Votes.from_long(pd.DataFrame({"item": [7, 8], "annotator": ["a", "a"],
+                                          "label": ["cat", "dog"]}))
+    twice = pd.Index([7, "7"], dtype=object)  # one item id, spelled two ways
+    assert attach_gold(votes, pd.Series(["cat", "cat"], index=twice)).gold.tolist() == [0, -1]
+    with pytest.raises(SchemaError, match="gold must be the same on every row of an item"):
+        attach_gold(votes, pd.Series(["cat", "dog"], index=twice))
+
+
 def test_gold_accuracy_counts_unknown_gold_beside_the_denominator():
     acc = gold_accuracy(np.array([0, 1, 1, 0, 1]), np.array([0, 0, -2, -1, 1]))
     assert (acc.n_right, acc.n_items, acc.n_unknown, acc.accuracy) == (2, 3, 1, 2 / 3)

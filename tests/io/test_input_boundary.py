@@ -202,6 +202,20 @@ def test_encoding_error_names_line_and_byte(tmp_path):
         read_votes(f)
 
 
+@pytest.mark.parametrize("label", ["cafe", "caf\u00e9"], ids=["ascii", "utf8"])
+def test_the_arrow_csv_path_checks_utf8_unless_the_file_is_ascii(tmp_path, label):
+    from annokit.io.fast_csv import read_csv_arrow
+    from annokit.io.source import Input
+
+    f = tmp_path / "v.csv"
+    f.write_text(f"item,annotator,label\n1,a,x\n1,b,{label}\n", encoding="utf-8")
+    table = read_csv_arrow(Input(f, what="votes"), "csv")
+    assert table.column("label").to_pylist() == ["x", label]
+    assert read_votes(f).labels.names == tuple(sorted(["x", label]))
+    f.write_bytes(f"item,annotator,label\n1,a,x\n1,b,{label}\n".encode("latin-1"))
+    assert (read_csv_arrow(Input(f, what="votes"), "csv") is None) == (label != "cafe")
+
+
 def test_bom_is_accepted_for_votes(tmp_path):
     f = tmp_path / "v.csv"
     f.write_bytes(b"\xef\xbb\xbfitem,annotator,label\n1,a,x\n")

@@ -369,3 +369,10 @@ def test_io_errors_have_their_specific_type(tmp_path):
     with pytest.raises(DataFormatError, match=r"x.xlsx: cannot write '.xlsx'; use .csv, .tsv or "
                                               r"\.parquet"):
         check_table_path(tmp_path / "x.xlsx", jsonl=False)
+
+
+def test_an_empty_categorical_label_in_parquet_is_named_with_its_row(tmp_path):
+    # the general path's label check says "empty at row 0 (got '')": its row is still found
+    pd.DataFrame({"label": pd.Categorical([""]), "item": [False]}).to_parquet(tmp_path / "s.parquet")
+    with pytest.raises(DataFormatError, match=r"^row 0 of s.parquet, column 'label': label is empty"):
+        read_votes(tmp_path / "s.parquet", missing=["NA"])
