@@ -42,3 +42,21 @@ def test_import_and_help_import_no_heavy_module():
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+def test_reading_and_aggregating_import_neither_numba_nor_scipy_special(tmp_path):
+    """`annokit aggregate --method ds` on a CSV needs neither numba nor scipy.special: their
+    imports (about 0.2 s and 0.15 s, numba's first call 0.4 s more) would be a tenth of the
+    5M-vote benchmark against crowd-kit (benchmarks/bench_aggregate_cli.py)."""
+    import subprocess
+    import sys
+
+    votes = tmp_path / "votes.csv"
+    votes.write_text("item,annotator,label\n1,a,x\n1,b,y\n2,a,x\n2,b,x\n")
+    code = ("import sys\n"
+            "from annokit.cli import main\n"
+            f"main(['--quiet', 'aggregate', {str(votes)!r}, '--method', 'ds', '--json'], "
+            "standalone_mode=False)\n"
+            "print(sorted(m for m in ('numba', 'scipy.special') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
