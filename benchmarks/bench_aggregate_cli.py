@@ -1,7 +1,7 @@
 """`annokit aggregate --method ds` end to end against crowd-kit's DawidSkene, same data, same run.
 
     python benchmarks/bench_aggregate_cli.py [--case parquet|csv-int] [--repeat 3]
-        [--peer-repeat 1] [--crowdkit-python /work/.venv-ck/bin/python]
+        [--peer-repeat 1] [--warmup 1] [--crowdkit-python /work/.venv-ck/bin/python]
 
 Data (made once under benchmarks/_out/aggregate/): 5M votes, 1M items x 5 votes, 10k
 annotators, 3 classes, 15% uniform spammers (``bench_quality.synthetic``), written as
@@ -18,7 +18,9 @@ annotators, 3 classes, 15% uniform spammers (``bench_quality.synthetic``), writt
   .fit_predict`` on the task/worker/label frame and scores the labels against gold, also
   process start to exit.
 
-Prints the medians, the ratio and both accuracies. The machine is shared: quote medians and
+Each side first runs ``--warmup`` times untimed (as hyperfine's ``--warmup``: the files in the
+page cache, the interpreter's own files read once), then ``--repeat`` / ``--peer-repeat`` timed
+runs. Prints the medians, the ratio and both accuracies. The machine is shared: quote medians and
 the load (``os.getloadavg`` is printed before and after).
 """
 
@@ -93,6 +95,7 @@ def main() -> None:
     p.add_argument("--case", choices=["parquet", "csv-int"], default="parquet")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--peer-repeat", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=1, help="untimed runs of each side first")
     p.add_argument("--crowdkit-python", default="/work/.venv-ck/bin/python")
     a = p.parse_args()
     paths = make_data(a.case)
@@ -101,6 +104,8 @@ def main() -> None:
     annokit = [sys.executable, "-m", "annokit.cli", "--quiet", "aggregate", str(paths[0]),
                *(["--gold", str(paths[1])] if len(paths) > 1 else []), "--method", "ds", "--json"]
     runs, acc = [], None
+    for _ in range(a.warmup):
+        timed(annokit)
     for _ in range(a.repeat):
         seconds, out = timed(annokit)
         runs.append(seconds)
@@ -112,14 +117,17 @@ def main() -> None:
         print(f"crowd-kit: no interpreter at {a.crowdkit_python} (see bench_quality.py); skipped")
         return
     peer_runs = []
+    peer = [a.crowdkit_python, "-c", CROWDKIT, *map(str, paths)]
+    for _ in range(a.warmup):
+        timed(peer)
     for _ in range(a.peer_repeat):
-        seconds, out = timed([a.crowdkit_python, "-c", CROWDKIT, *map(str, paths)])
+        seconds, out = timed(peer)
         peer_runs.append(seconds)
-    peer = statistics.median(peer_runs)
+    peer_median = statistics.median(peer_runs)
     peer_acc = json.loads(out.strip().splitlines()[-1])["accuracy"]
-    print(f"crowd-kit DawidSkene(n_iter=100): median {peer:.2f} s of {a.peer_repeat} "
+    print(f"crowd-kit DawidSkene(n_iter=100): median {peer_median:.2f} s of {a.peer_repeat} "
           f"({', '.join(f'{r:.2f}' for r in peer_runs)}), accuracy {peer_acc:.4f}")
-    print(f"ratio: annokit is {peer / ours:.1f}x faster end to end; accuracy difference "
+    print(f"ratio: annokit is {peer_median / ours:.1f}x faster end to end; accuracy difference "
           f"{acc - peer_acc:+.4f}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
