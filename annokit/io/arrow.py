@@ -243,20 +243,12 @@ class _ColumnCoder:
         """The distinct values some row uses, as str (first-seen order of the dictionaries),
         the lookup from stored codes to their positions, and the first blank position (-1)."""
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         if self.encoded and len(self.dictionaries) == 1:  # coded already
             dictionary = self.dictionaries[0]
             self.dictionaries, self.fingerprints, self.sorted_fingerprints, self.used = \
                 [], None, [], []
-            if not _is_string(dictionary):
-                dictionary = pc.cast(dictionary, pa.string())
-            if self.blank is None:
-                entry = _first_blank(dictionary)
-            else:
-                blank = np.concatenate([np.zeros(0, dtype=np.int64), *self.blank])
-                entry = int(blank.min()) if blank.size else -1
-            self.blank = []
+            dictionary, entry = self._text_and_blank(dictionary, lambda blank: blank)
             return pa.chunked_array([dictionary]), np.arange(len(dictionary)), entry
         values = pa.chunked_array(self.dictionaries)  # not concatenated: no copy of the strings
         fingerprints = ordered = None
@@ -275,16 +267,26 @@ class _ColumnCoder:
         if not used.all():  # a dictionary can hold entries no row uses
             table = (np.cumsum(used) - 1)[table]
             dictionary = dictionary.filter(pa.array(used))
+        # only the blank entries some row uses, at their final positions
+        dictionary, entry = self._text_and_blank(dictionary, lambda blank: table[blank[seen[blank]]])
+        return dictionary, table, entry
+
+    def _text_and_blank(self, dictionary: Any, final: Any) -> tuple[Any, int]:
+        """The distinct values as text, and the first blank one's position (-1 for none):
+        the blank entries found as dictionaries arrived, mapped to their final positions by
+        ``final``, or looked for in the values."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         if not _is_string(dictionary):
             dictionary = pc.cast(dictionary, pa.string())
         if self.blank is None:
             entry = _first_blank(dictionary)
         else:
-            blank = np.concatenate([np.zeros(0, dtype=np.int64), *self.blank])
-            blank = table[blank[seen[blank]]]  # only entries some row uses
+            blank = final(np.concatenate([np.zeros(0, dtype=np.int64), *self.blank]))
             entry = int(blank.min()) if blank.size else -1
         self.blank = []
-        return dictionary, table, entry
+        return dictionary, entry
 
     def first_row(self, lookup: np.ndarray, entry: int) -> int:
         """The first row whose stored code ``lookup`` maps to ``entry``."""
