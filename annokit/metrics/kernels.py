@@ -23,8 +23,9 @@ functions (:mod:`annokit.metrics._rows`) are inlined by LLVM. Logs are
 When a check fails, :func:`~annokit.metrics.sums.check_values` runs and raises the
 message naming the row.
 
-Each kind of call (3, 2 or any number of classes; which quantities; for ECE-like
-calls which bins and whether soft labels are given) is its own small kernel
+Each kind of call (3, 2 or any number of classes; which groups of quantities
+(:data:`_GROUPS`: a metric alone computes its group, not every quantity); whether
+soft labels are given; for ECE-like calls which bins) is its own small kernel
 (:func:`_kernel`), compiled on first use with ``cache=True`` (once per
 environment; about 2 s, with a notice on stderr past 2 s) and then loaded from
 numba's cache: a command compiles only what it runs.
@@ -66,7 +67,6 @@ from annokit.metrics._rows import (
     _row_values,
 )
 from annokit.metrics._simd import add4 as _add4
-from annokit.metrics._simd import wide as _wide
 from annokit.metrics.sums import ITEM_QUANTITIES, NAMES, BatchSums
 
 __all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "MAX_THREADS", "PARALLEL_MIN_ROWS", "batch_sums",
@@ -89,6 +89,16 @@ _HARD = tuple(q for q in ITEM_QUANTITIES if _sums.quantity_needs(q) == "hard")
 _PLAIN = _sums.NO_LOG_QUANTITIES
 #: The value columns of each ``vmode`` (1 hard labels only, 2 every quantity, 3 no log).
 _COLUMNS = {1: _HARD, 2: ITEM_QUANTITIES, 3: _PLAIN}
+#: The columns of each vmode computed together (a call computes the groups holding what it
+#: asks for, so that one metric alone skips the logs of the others, while the number of
+#: compiled kernels stays small: one per set of groups).
+_GROUPS = {1: (_HARD,),
+           2: (("nll_majority", "nll"), ("ent_ce", "ent_ce_signed", "kl"), ("jsd",), _PLAIN),
+           3: (_PLAIN[:4], _PLAIN[4:])}
+#: The quantities (bits of a vmode-2 mask) that need log p, and log soft.
+_LOG_P = sum(1 << ITEM_QUANTITIES.index(q) for q in
+             ("ent_ce", "ent_ce_signed", "jsd", "kl", "nll_majority", "nll"))
+_LOG_T = sum(1 << ITEM_QUANTITIES.index(q) for q in ("ent_ce", "ent_ce_signed", "jsd", "kl"))
 _LOG_EPS = float(np.log(KL_EPS))
 _INF = np.inf
 
@@ -108,31 +118,61 @@ def _check_impl(p, t, y, m, k, atol, has_t):  # pragma: no cover - compiled
 
 
 @_inline
-def _values_hard(p, y, m, k, log_eps, vals):  # pragma: no cover - compiled
-    for i in range(m):
-        vals[i], vals[_B + i], vals[2 * _B + i] = _row_hard(p, y, i, k, log_eps)
+def _put(vals, i, q, mask, x):  # pragma: no cover - compiled
+    """``vals[c B + i] = x`` if column ``q`` is asked for (bit ``q`` of ``mask``), ``c`` the
+    number of asked columns before it. ``mask`` and ``q`` are constants: LLVM folds the
+    test and the offset, and drops the work of the columns not asked for (their logs)."""
+    if (mask >> q) & 1:
+        below = mask & ((1 << q) - 1)
+        c = 0
+        for b in range(q):
+            c += (below >> b) & 1
+        vals[c * _B + i] = x
 
 
 @_inline
-def _values_plain(p, t, y, m, k, vals):  # pragma: no cover - compiled
+def _values_hard(p, y, m, k, log_eps, vals, mask):  # pragma: no cover - compiled
+    for i in range(m):
+        acc, brier, nll = _row_hard(p, y, i, k, log_eps)
+        _put(vals, i, 0, mask, acc)
+        _put(vals, i, 1, mask, brier)
+        _put(vals, i, 2, mask, nll)
+
+
+@_inline
+def _values_plain(p, t, y, m, k, vals, mask):  # pragma: no cover - compiled
     """The quantities of _PLAIN (no log: DistCE, Brier, RankCS alone cost a fraction of
     the full row) for the rows of a block."""
     for i in range(m):
-        vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = _row_plain(p, t, y, i, k)
-        vals[4 * _B + i], vals[5 * _B + i] = _row_rank(p, t, i, k)
+        acc, dist, brier, bsoft = _row_plain(p, t, y, i, k)
+        rank, rank_ties = _row_rank(p, t, i, k)
+        _put(vals, i, 0, mask, acc)
+        _put(vals, i, 1, mask, dist)
+        _put(vals, i, 2, mask, brier)
+        _put(vals, i, 3, mask, bsoft)
+        _put(vals, i, 4, mask, rank)
+        _put(vals, i, 5, mask, rank_ties)
 
 
 @_inline
-def _store_values(vals, i, v):  # pragma: no cover - compiled
-    """``vals[q B + i] = v[q]`` for the 12 quantities of row i."""
-    vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = v[0], v[1], v[2], v[3]
-    vals[4 * _B + i], vals[5 * _B + i], vals[6 * _B + i] = v[4], v[5], v[6]
-    vals[7 * _B + i], vals[8 * _B + i], vals[9 * _B + i] = v[7], v[8], v[9]
-    vals[10 * _B + i], vals[11 * _B + i] = v[10], v[11]
+def _store_values(vals, i, v, mask):  # pragma: no cover - compiled
+    """The asked-for quantities of row i among the 12 of ITEM_QUANTITIES (see _put)."""
+    _put(vals, i, 0, mask, v[0])
+    _put(vals, i, 1, mask, v[1])
+    _put(vals, i, 2, mask, v[2])
+    _put(vals, i, 3, mask, v[3])
+    _put(vals, i, 4, mask, v[4])
+    _put(vals, i, 5, mask, v[5])
+    _put(vals, i, 6, mask, v[6])
+    _put(vals, i, 7, mask, v[7])
+    _put(vals, i, 8, mask, v[8])
+    _put(vals, i, 9, mask, v[9])
+    _put(vals, i, 10, mask, v[10])
+    _put(vals, i, 11, mask, v[11])
 
 
 @_inline
-def _values3(p, t, y, m, atol, log_eps, vals, has_t):  # pragma: no cover - compiled
+def _values3(p, t, y, m, atol, log_eps, vals, has_t, mask):  # pragma: no cover - compiled
     """Every quantity of the rows of a block of 3 classes, and the failed checks.
 
     The class terms are written out (a class loop with three inlined logs is over
@@ -150,18 +190,20 @@ def _values3(p, t, y, m, atol, log_eps, vals, has_t):  # pragma: no cover - comp
             _class_terms(p0, t0, _log(p0), _log(t0), isp, ist, lsp, lst, lab == 0, log_eps),
             _class_terms(p1, t1, _log(p1), _log(t1), isp, ist, lsp, lst, lab == 1, log_eps)),
             _class_terms(p2, t2, _log(p2), _log(t2), isp, ist, lsp, lst, lab == 2, log_eps))
-        _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, 3)))
+        _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, 3)),
+                      mask)
     return bad
 
 
 @_inline
-def _values_any(p, t, y, m, k, atol, log_eps, vals, has_t):  # pragma: no cover - compiled
+def _values_any(p, t, y, m, k, atol, log_eps, vals, has_t, mask):  # pragma: no cover - compiled
     """:func:`_values3` for any ``k`` (2: the class loop has one iteration left and
     vectorises; more than 3: the logs of every probability first, in SIMD loops, into
     ``vals[12 B:]``)."""
-    if k > 3:
+    if k > 3 and mask & _LOG_P:
         for x in range(k * m):
             vals[12 * _B + x] = _log(p[x])
+    if k > 3 and mask & _LOG_T:
         for x in range(k * m):
             vals[(12 + k) * _B + x] = _log(t[x])
     bad = 0
@@ -175,7 +217,8 @@ def _values_any(p, t, y, m, k, atol, log_eps, vals, has_t):  # pragma: no cover 
             lp = vals[12 * _B + o + j] if k > 3 else _log(pj)
             lt = vals[(12 + k) * _B + o + j] if k > 3 else _log(tj)
             s = _add9(s, _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, lab == j, log_eps))
-        _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, k)))
+        _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, k)),
+                      mask)
     return bad
 
 
@@ -325,26 +368,31 @@ def _pad_labels(y, n, buf):  # pragma: no cover - compiled
 
 
 @functools.cache
-def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
+def _kernel(k_const: int, vmode: int, mask: int, bins: int, has_t: bool) -> Any:
     """The fused pass for one kind of call, compiled (or loaded from the cache) when first asked.
 
     Compile-time constants (closure variables: numba keys a closure's cache entry on
     their values, and compiles only the branches that the constants leave):
     ``k_const`` 3 or 2 (the class loops unroll and the row loops run SIMD) or 0 (any
     ``k``, read at run time); ``vmode`` 0 no per-item quantity, 1 those of _HARD, 2
-    all, 3 those of _PLAIN. With per-item quantities, the bins and whether soft labels
-    are given are read at run time (the values dominate the time); without, the kernel
-    only checks and bins the rows, ``bins`` (0 none, 1 top-label, 2 top-label and classwise) and ``has_t``
-    (soft labels given; else ``t`` is ``p``, not checked twice) are constants (ECE
-    alone: the checks, argmax and bin in one SIMD loop). Weights, hard labels and
-    the per-item output are run-time flags everywhere. So a command compiles one or
-    two kernels of about 2 s each (issue 22: the first call took 21-40x a compiled
-    one when every variant was compiled into one function).
+    all, 3 those of _PLAIN; ``mask`` the columns of ``_COLUMNS[vmode]`` computed (bit
+    ``q`` for column ``q``; whole groups of _GROUPS: LLVM drops the logs of the others,
+    e.g. KL alone takes 6 logs per row of 3 classes, not 9, and no division);
+    ``has_t`` soft labels given (else ``t`` is ``p``, not checked twice; a constant,
+    so that the check loops vectorise: read at run time, the check loop of a
+    vmode-3 call ran scalar, 9 of its 12 ns per row). With per-item quantities, the
+    bins are read at run time (the values dominate the time); without, the kernel
+    only checks and bins the rows, and ``bins`` (0 none, 1 top-label, 2 top-label
+    and classwise) is a constant (ECE alone: the checks, argmax and bin in one SIMD
+    loop). Weights, hard labels and the per-item output are run-time flags
+    everywhere. So a command compiles one or two kernels of about 2 s each (issue 22:
+    the first call took 21-40x a compiled one when every variant was compiled into
+    one function).
     """
     values = vmode > 0
 
     @_jit
-    def part(p, t, y, has_y, w, weighted, a0, a1, k, has_t_rt, n_bins, classwise_rt,
+    def part(p, t, y, has_y, w, weighted, a0, a1, k, n_bins, classwise_rt,
              atol, log_eps, items, wtot, top, cw, src, out):  # pragma: no cover - compiled
         """Rows a0..a1 into the accumulators; returns the failed checks (rows, weights).
 
@@ -354,9 +402,8 @@ def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
         are allocated here: LLVM then knows they alias no input, and vectorises the loops
         that write them (passed in, the values took 4x longer).
         """
-        _wide()
         kk = k_const if k_const else k
-        ht = has_t_rt if values else has_t
+        ht = has_t
         nbins = n_bins > 0 if values else bins > 0
         classwise = classwise_rt if values else bins == 2
         r, nq = items.shape
@@ -379,14 +426,14 @@ def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
                 yb = _pad_labels(y[a:b], m if has_y else 0, ybuf)
                 tb = _pad(t[kk * a:kk * b], pad_t, kk) if ht else pb
             if vmode == 2 and k_const == 3:  # the checks in the same loop
-                bad += _values3(pb, tb, yb, _B, atol, log_eps, vals, ht)
+                bad += _values3(pb, tb, yb, _B, atol, log_eps, vals, ht, mask)
             elif vmode == 2:
-                bad += _values_any(pb, tb, yb, _B, kk, atol, log_eps, vals, ht)
+                bad += _values_any(pb, tb, yb, _B, kk, atol, log_eps, vals, ht, mask)
             elif vmode == 3:
-                _values_plain(pb, tb, yb, _B, kk, vals)
+                _values_plain(pb, tb, yb, _B, kk, vals, mask)
                 bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
             elif vmode == 1:
-                _values_hard(pb, yb, _B, kk, log_eps, vals)
+                _values_hard(pb, yb, _B, kk, log_eps, vals, mask)
                 bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
             elif bins == 1 and k_const == 3:  # the checks in the top-label loop below
                 pass
@@ -467,23 +514,26 @@ def _run(part, n: int, p, s, h, w, names) -> list:
 
 
 def _inputs(probs, soft, hard, weights, quantities, names):
-    """Prepared arrays, flat C-contiguous rows (``soft`` is ``probs`` when absent), and
-    which value columns hold the quantities (_COLUMNS of the vmode)."""
+    """Prepared arrays, flat C-contiguous rows (``soft`` is ``probs`` when absent), the
+    vmode, the columns of _COLUMNS[vmode] computed (bit mask) and which of the computed
+    columns holds each quantity."""
     p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names)
     quantities = _sums.check_quantities(quantities, s, h)
     vmode = (1 if all(q in _HARD for q in quantities)
              else 3 if all(q in _PLAIN for q in quantities) else 2) if quantities else 0
-    cols = _COLUMNS.get(vmode, ())
+    asked = [g for g in _GROUPS.get(vmode, ()) if set(g) & set(quantities)]
+    cols = tuple(q for q in _COLUMNS.get(vmode, ()) if any(q in g for g in asked))
+    mask = sum(1 << _COLUMNS[vmode].index(q) for q in cols)
     flat = (np.ascontiguousarray(p).reshape(-1),
             p.reshape(-1) if s is None else np.ascontiguousarray(s).reshape(-1),
             np.zeros(1, dtype=np.int64) if h is None else np.ascontiguousarray(h))
-    return p, s, h, w, quantities, flat, vmode, [cols.index(q) for q in quantities]
+    return p, s, h, w, quantities, flat, (vmode, mask), [cols.index(q) for q in quantities]
 
 
 _NO_OUT, _NO_SRC = np.empty((0, 0)), np.empty(0, dtype=np.int64)
 
 
-def _compiled(k: int, vmode: int, bins: int, has_t: bool, args: tuple) -> Any:
+def _compiled(k: int, vmode: tuple[int, int], bins: int, has_t: bool, args: tuple) -> Any:
     """The kernel of :func:`_kernel` for this call, ready to run.
 
     ``args``: the call's arguments for no rows (``a0 = a1 = 0``). The first use in a
@@ -492,8 +542,7 @@ def _compiled(k: int, vmode: int, bins: int, has_t: bool, args: tuple) -> Any:
     stderr says so (under the progress bars' rules), so that a first command does not
     look hung; and the input's own run time is never taken for compiling.
     """
-    kernel = _kernel(k if k in (2, 3) else 0, vmode, -1 if vmode else bins,
-                     True if vmode else has_t)
+    kernel = _kernel(k if k in (2, 3) else 0, *vmode, -1 if vmode[0] else bins, has_t)
     if not kernel.signatures:
         with notice_if_slow("annokit: compiling the metric kernels (once per environment; "
                             "later runs load them from the cache) ..."):
@@ -527,7 +576,7 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
     one = w is None or w.ndim == 1
     r = 1 if one else w.shape[0]
     w2 = np.zeros((1, 1)) if w is None else np.ascontiguousarray(w.reshape(r, n))
-    nq = len(_COLUMNS.get(vmode, ()))
+    nq = vmode[1].bit_count()
     lanes = _LANES if r * k * nb <= 1 << 16 else 1
     shapes = ((r, nq), (r,), (r, lanes, max(nb, 1), 4),
               (r, lanes, k if classwise and nb else 1, max(nb, 1), 4))
@@ -535,8 +584,8 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
     cw = bool(classwise) and nb > 0
 
     def args(a: int, b: int, atol: float, acc: list) -> tuple:
-        return (pf, sf, hf, h is not None, w2, w is not None, a, b, k, s is not None,
-                nb, cw, atol, _LOG_EPS, *acc, _NO_SRC, _NO_OUT)
+        return (pf, sf, hf, h is not None, w2, w is not None, a, b, k, nb, cw, atol,
+                _LOG_EPS, *acc, _NO_SRC, _NO_OUT)
 
     kernel = _compiled(k, vmode, (2 if cw else 1) if nb else 0, s is not None,
                        args(0, 0, SIMPLEX_ATOL, [np.zeros(shape) for shape in shapes]))
@@ -587,8 +636,8 @@ def item_values(probs: Any, soft: Any, hard: Any, quantities: Any = ITEM_QUANTIT
     src = np.array(src, dtype=np.int64)
 
     def args(a: int, b: int, atol: float) -> tuple:
-        return (pf, sf, hf, h is not None, _NO_OUT, False, a, b, k, s is not None, 0,
-                False, atol, log_eps, *acc, src, out)
+        return (pf, sf, hf, h is not None, _NO_OUT, False, a, b, k, 0, False, atol,
+                log_eps, *acc, src, out)
 
     kernel = _compiled(k, vmode, 0, s is not None, args(0, 0, SIMPLEX_ATOL))
 
