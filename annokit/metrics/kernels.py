@@ -118,57 +118,67 @@ def _check_impl(p, t, y, m, k, atol, has_t):  # pragma: no cover - compiled
 
 
 @_inline
-def _put(vals, i, q, mask, x):  # pragma: no cover - compiled
-    """``vals[c B + i] = x`` if column ``q`` is asked for (bit ``q`` of ``mask``), ``c`` the
-    number of asked columns before it. ``mask`` and ``q`` are constants: LLVM folds the
-    test and the offset, and drops the work of the columns not asked for (their logs)."""
-    if (mask >> q) & 1:
-        below = mask & ((1 << q) - 1)
-        c = 0
-        for b in range(q):
-            c += (below >> b) & 1
-        vals[c * _B + i] = x
-
-
-@_inline
 def _values_hard(p, y, m, k, log_eps, vals, mask):  # pragma: no cover - compiled
+    """The quantities of _HARD (column ``q`` at ``vals[q B:]``, if bit ``q`` of ``mask``)."""
     for i in range(m):
         acc, brier, nll = _row_hard(p, y, i, k, log_eps)
-        _put(vals, i, 0, mask, acc)
-        _put(vals, i, 1, mask, brier)
-        _put(vals, i, 2, mask, nll)
+        if mask & 1:
+            vals[i] = acc
+        if mask & 2:
+            vals[_B + i] = brier
+        if mask & 4:
+            vals[2 * _B + i] = nll
 
 
 @_inline
 def _values_plain(p, t, y, m, k, vals, mask):  # pragma: no cover - compiled
     """The quantities of _PLAIN (no log: DistCE, Brier, RankCS alone cost a fraction of
-    the full row) for the rows of a block."""
+    the full row) for the rows of a block (as _values_hard)."""
     for i in range(m):
         acc, dist, brier, bsoft = _row_plain(p, t, y, i, k)
         rank, rank_ties = _row_rank(p, t, i, k)
-        _put(vals, i, 0, mask, acc)
-        _put(vals, i, 1, mask, dist)
-        _put(vals, i, 2, mask, brier)
-        _put(vals, i, 3, mask, bsoft)
-        _put(vals, i, 4, mask, rank)
-        _put(vals, i, 5, mask, rank_ties)
+        if mask & 1:
+            vals[i] = acc
+        if mask & 2:
+            vals[_B + i] = dist
+        if mask & 4:
+            vals[2 * _B + i] = brier
+        if mask & 8:
+            vals[3 * _B + i] = bsoft
+        if mask & 16:
+            vals[4 * _B + i] = rank
+        if mask & 32:
+            vals[5 * _B + i] = rank_ties
 
 
 @_inline
 def _store_values(vals, i, v, mask):  # pragma: no cover - compiled
-    """The asked-for quantities of row i among the 12 of ITEM_QUANTITIES (see _put)."""
-    _put(vals, i, 0, mask, v[0])
-    _put(vals, i, 1, mask, v[1])
-    _put(vals, i, 2, mask, v[2])
-    _put(vals, i, 3, mask, v[3])
-    _put(vals, i, 4, mask, v[4])
-    _put(vals, i, 5, mask, v[5])
-    _put(vals, i, 6, mask, v[6])
-    _put(vals, i, 7, mask, v[7])
-    _put(vals, i, 8, mask, v[8])
-    _put(vals, i, 9, mask, v[9])
-    _put(vals, i, 10, mask, v[10])
-    _put(vals, i, 11, mask, v[11])
+    """``vals[q B + i] = v[q]`` for the quantities of ITEM_QUANTITIES asked for (bit ``q`` of
+    ``mask``, a constant: LLVM drops the tests, and the work of the others, their logs)."""
+    if mask & 1:
+        vals[i] = v[0]
+    if mask & 2:
+        vals[_B + i] = v[1]
+    if mask & 4:
+        vals[2 * _B + i] = v[2]
+    if mask & 8:
+        vals[3 * _B + i] = v[3]
+    if mask & 16:
+        vals[4 * _B + i] = v[4]
+    if mask & 32:
+        vals[5 * _B + i] = v[5]
+    if mask & 64:
+        vals[6 * _B + i] = v[6]
+    if mask & 128:
+        vals[7 * _B + i] = v[7]
+    if mask & 256:
+        vals[8 * _B + i] = v[8]
+    if mask & 512:
+        vals[9 * _B + i] = v[9]
+    if mask & 1024:
+        vals[10 * _B + i] = v[10]
+    if mask & 2048:
+        vals[11 * _B + i] = v[11]
 
 
 @_inline
@@ -311,13 +321,16 @@ def _scatter_impl(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw, t
 
 
 @_reassoc
-def _wsum(vals, nq, m, w, weighted, rr, a, items):  # pragma: no cover - compiled
-    """``items[rr, q] += sum_i w[rr, a + i] vals[q B + i]`` (or the plain sum).
+def _wsum(vals, mask, m, w, weighted, rr, a, items):  # pragma: no cover - compiled
+    """``items[rr, q] += sum_i w[rr, a + i] vals[q B + i]`` (or the plain sum), for the
+    columns ``q`` asked for (bit ``q`` of ``mask``).
 
     ``reassoc`` (the only fast-math flag) lets LLVM keep SIMD partial sums; it
     changes the summation order only.
     """
-    for q in range(nq):
+    for q in range(items.shape[1]):
+        if not (mask >> q) & 1:
+            continue
         s = 0.0
         if weighted:
             for i in range(m):
@@ -457,7 +470,7 @@ def _kernel(k_const: int, vmode: int, mask: int, bins: int, has_t: bool) -> Any:
                     wtot[rr] += s
                     wbad += nbad
                 if nq:
-                    _wsum(vals, nq, m, w, weighted, rr, a, items)
+                    _wsum(vals, mask, m, w, weighted, rr, a, items)
                 if nbins:
                     _scatter_impl(pb, tb, yb, m, kk, binned, w, weighted, rr, a, classwise,
                                   top[rr], cw[rr], topc, topt, toph, topb)
@@ -515,15 +528,15 @@ def _run(part, n: int, p, s, h, w, names) -> list:
 
 def _inputs(probs, soft, hard, weights, quantities, names):
     """Prepared arrays, flat C-contiguous rows (``soft`` is ``probs`` when absent), the
-    vmode, the columns of _COLUMNS[vmode] computed (bit mask) and which of the computed
-    columns holds each quantity."""
+    vmode, the columns of _COLUMNS[vmode] computed (bit mask: the groups of _GROUPS
+    holding a quantity asked for) and which column holds each quantity."""
     p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names)
     quantities = _sums.check_quantities(quantities, s, h)
     vmode = (1 if all(q in _HARD for q in quantities)
              else 3 if all(q in _PLAIN for q in quantities) else 2) if quantities else 0
+    cols = _COLUMNS.get(vmode, ())
     asked = [g for g in _GROUPS.get(vmode, ()) if set(g) & set(quantities)]
-    cols = tuple(q for q in _COLUMNS.get(vmode, ()) if any(q in g for g in asked))
-    mask = sum(1 << _COLUMNS[vmode].index(q) for q in cols)
+    mask = sum(1 << c for c, q in enumerate(cols) if any(q in g for g in asked))
     flat = (np.ascontiguousarray(p).reshape(-1),
             p.reshape(-1) if s is None else np.ascontiguousarray(s).reshape(-1),
             np.zeros(1, dtype=np.int64) if h is None else np.ascontiguousarray(h))
@@ -576,7 +589,7 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
     one = w is None or w.ndim == 1
     r = 1 if one else w.shape[0]
     w2 = np.zeros((1, 1)) if w is None else np.ascontiguousarray(w.reshape(r, n))
-    nq = vmode[1].bit_count()
+    nq = len(_COLUMNS.get(vmode[0], ()))
     lanes = _LANES if r * k * nb <= 1 << 16 else 1
     shapes = ((r, nq), (r,), (r, lanes, max(nb, 1), 4),
               (r, lanes, k if classwise and nb else 1, max(nb, 1), 4))
