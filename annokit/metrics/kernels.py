@@ -194,12 +194,12 @@ def _values3(p, t, y, m, atol, log_eps, vals, has_t, mask):  # pragma: no cover 
     for i in range(m):
         bad += 0 if _row_ok(p, t, y, i, 3, atol, has_t) else 1
         o, lab = 3 * i, y[i]
-        isp, ist, lsp, lst, pred = _row_head(p, t, i, 3)
+        isp, ist, pred = _row_head(p, t, i, 3)
         p0, p1, p2, t0, t1, t2 = p[o], p[o + 1], p[o + 2], t[o], t[o + 1], t[o + 2]
         s = _add9(_add9(
-            _class_terms(p0, t0, _log(p0), _log(t0), isp, ist, lsp, lst, lab == 0, log_eps),
-            _class_terms(p1, t1, _log(p1), _log(t1), isp, ist, lsp, lst, lab == 1, log_eps)),
-            _class_terms(p2, t2, _log(p2), _log(t2), isp, ist, lsp, lst, lab == 2, log_eps))
+            _class_terms(p0, t0, _log(p0), _log(t0), isp, ist, lab == 0, log_eps),
+            _class_terms(p1, t1, _log(p1), _log(t1), isp, ist, lab == 1, log_eps)),
+            _class_terms(p2, t2, _log(p2), _log(t2), isp, ist, lab == 2, log_eps))
         _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, 3)),
                       mask)
     return bad
@@ -220,13 +220,13 @@ def _values_any(p, t, y, m, k, atol, log_eps, vals, has_t, mask):  # pragma: no 
     for i in range(m):
         bad += 0 if _row_ok(p, t, y, i, k, atol, has_t) else 1
         o, lab = k * i, y[i]
-        isp, ist, lsp, lst, pred = _row_head(p, t, i, k)
+        isp, ist, pred = _row_head(p, t, i, k)
         s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         for j in range(k):
             pj, tj = p[o + j], t[o + j]
             lp = vals[12 * _B + o + j] if k > 3 else _log(pj)
             lt = vals[(12 + k) * _B + o + j] if k > 3 else _log(tj)
-            s = _add9(s, _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, lab == j, log_eps))
+            s = _add9(s, _class_terms(pj, tj, lp, lt, isp, ist, lab == j, log_eps))
         _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, k)),
                       mask)
     return bad
