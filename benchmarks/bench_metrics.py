@@ -153,8 +153,12 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
     calls = [
         ("checks only (probs, soft, hard)", {"soft": soft}),
         ("hard-label values (accuracy, brier, nll_majority)", {"quantities": hard_q}),
-        ("checks + every per-item value (k=3: SIMD, 9 logs/row)",
+        ("checks + every per-item value (k=3: SIMD, 12 logs/row)",
          {"soft": soft, "quantities": ITEM_QUANTITIES}),
+        ("NLL alone (its group: 3 logs/row)", {"soft": soft, "quantities": ("nll",)}),
+        ("KL alone (its group, with the entropies: 6 logs/row)",
+         {"soft": soft, "quantities": ("kl",)}),
+        ("JSD alone (6 logs/row)", {"soft": soft, "quantities": ("jsd",)}),
         ("every value + top-label and classwise bins",
          {"soft": soft, "quantities": ITEM_QUANTITIES, "n_bins": nb, "classwise": True}),
         ("ECE alone: checks, argmax, bin in one loop + scatter", {"n_bins": nb}),
