@@ -1,6 +1,7 @@
 """Benchmark the metric suite on large inputs (prints figures; not a test).
 
     python benchmarks/bench_metrics.py [--n 10000000] [--k 3] [--repeat 5] [--replicates 0]
+        [--sections suite,alone,breakdown] [--metrics jsd,kl]
 
 Measured in one run on the same arrays (probs, soft float64 (n, k); hard int64):
 
@@ -17,6 +18,10 @@ Measured in one run on the same arrays (probs, soft float64 (n, k); hard int64):
 - torchmetrics ``MulticlassCalibrationError`` (run in ``--peer-python``, default
   /work/.venv-tm, on the same arrays saved as .npy, when torch does not import
   here) and netcal ``ECE`` when importable; ratios of the peers to annokit's ECE;
+- each registered single-label metric alone (its state's update and compute) against the
+  floor over probs + soft, measured once before the section (``x floor``) and timed in
+  alternation with the metric (``x near``: the same ratio under the same load), and
+  adaptive ECE against one ``numpy.sort`` of the confidences;
 - a single-thread breakdown of the kernels (ns per row);
 - the binary (two labels) and multi-label metrics, each alone and all of a kind together
   (one fused pass per kind), without and with (4, n) weights, on up to 2e6 rows
@@ -151,8 +156,12 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
     calls = [
         ("checks only (probs, soft, hard)", {"soft": soft}),
         ("hard-label values (accuracy, brier, nll_majority)", {"quantities": hard_q}),
-        ("checks + every per-item value (k=3: SIMD, 9 logs/row)",
+        ("checks + every per-item value (k=3: SIMD, 12 logs/row)",
          {"soft": soft, "quantities": ITEM_QUANTITIES}),
+        ("NLL alone (its group: 3 logs/row)", {"soft": soft, "quantities": ("nll",)}),
+        ("KL alone (its group, with the entropies: 6 logs/row)",
+         {"soft": soft, "quantities": ("kl",)}),
+        ("JSD alone (6 logs/row)", {"soft": soft, "quantities": ("jsd",)}),
         ("every value + top-label and classwise bins",
          {"soft": soft, "quantities": ITEM_QUANTITIES, "n_bins": nb, "classwise": True}),
         ("ECE alone: checks, argmax, bin in one loop + scatter", {"n_bins": nb}),
@@ -173,20 +182,42 @@ def _breakdown(probs, soft, hard, nb: int, repeat: int) -> list[tuple[str, float
         kernels.MAX_THREADS = threads
 
 
-def _each_alone(probs, soft, hard, nb: int, repeat: int, floor, strict) -> None:
+def _interleaved(fn, floor_fn, repeat: int) -> tuple[float, float]:
+    """Median wall time of ``fn()`` and of ``floor_fn()``, run in alternation after one
+    warm-up each, so that both see the same load of a shared machine."""
+    fn()
+    floor_fn()
+    wall, floor = [], []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        floor_fn()
+        t1 = time.perf_counter()
+        fn()
+        wall.append(time.perf_counter() - t1)
+        floor.append(t1 - t0)
+    return statistics.median(wall), statistics.median(floor)
+
+
+def _each_alone(probs, soft, hard, nb: int, repeat: int, strict, only: list[str]) -> None:
     """Each registered single-label metric alone (its state's update, input checks included,
-    and compute) against the floors; adaptive ECE against one numpy.sort of the
-    confidences (issue 22: within 10x the floor over probs + soft, adaptive ECE within 2x
-    the sort)."""
+    and compute) against the floor over probs + soft; adaptive ECE against one numpy.sort
+    of the confidences (issue 22: within 10x the floor, adaptive ECE within 2x the sort).
+
+    ``x floor``: against the floor measured once before the section; ``x near``: against
+    the floor timed in alternation with the metric (:func:`_interleaved`), the same
+    ratio under the same load when other processes share the CPUs.
+    """
     from annokit.metrics.registry import REGISTRY, available
 
-    names = list(dict.fromkeys(available(True, True) + available(True, True, scale="ordinal")))
+    names = only or list(dict.fromkeys(available(True, True)
+                                       + available(True, True, scale="ordinal")))
     conf = probs.max(axis=1)
     sort_t = _median_time(lambda: np.sort(conf), repeat)
     print()
     print(f"each registered metric alone (update + compute; floor over probs + soft "
           f"{strict[0]:.4f} s; one numpy.sort of the confidences {sort_t[0]:.4f} s):")
-    print(f"  {'metric':22s} {'wall s':>8s} {'x floor':>8s} {'x sort':>8s}")
+    print(f"  {'metric':22s} {'wall s':>8s} {'x floor':>8s} {'x near':>8s} {'x sort':>8s}  load")
     worst = ("", 0.0)
     for name in names:
         spec = REGISTRY[name]
@@ -198,89 +229,25 @@ def _each_alone(probs, soft, hard, nb: int, repeat: int, floor, strict) -> None:
                       hard if "hard" in st.needs else None)
             return st.compute()
 
-        run()
-        wall = _median_time(run, repeat)[0]
+        wall, near = _interleaved(run, lambda: (np.sum(probs), np.sum(soft)), repeat)
         ratio = wall / strict[0]
         if name != "ece_adaptive":
             worst = max(worst, (name, ratio), key=lambda x: x[1])
-        print(f"  {name:22s} {wall:8.4f} {ratio:8.2f} {wall / sort_t[0]:8.2f}")
+        print(f"  {name:22s} {wall:8.4f} {ratio:8.2f} {wall / near:8.2f} {wall / sort_t[0]:8.2f}"
+              f"  {os.getloadavg()[0]:.2f}")
     print(f"  slowest (adaptive ECE aside): {worst[0]} at {worst[1]:.2f} x the floor over "
           f"probs + soft (target <= 10); load average {os.getloadavg()[0]:.2f}")
 
 
-def _binary_multilabel(n: int, nb: int, repeat: int, labels: int = 5) -> None:
-    """The binary (two labels) and multi-label metrics: each alone and all of one kind
-    together through ``update_many`` (one fused pass per kind, issue 22 item 2), without
-    and with (4, n) bootstrap weights, against one ``numpy.sum`` pass over their inputs."""
-    from annokit.metrics.registry import REGISTRY
-    from annokit.metrics.states import update_many
-
-    rng = np.random.default_rng(2)
-    p1 = rng.random(n)
-    two, y2 = np.column_stack([1 - p1, p1]), (rng.random(n) < p1).astype(np.int64)
-    ml_p = rng.random((n, labels))
-    ml_s = rng.binomial(6, ml_p) / 6.0
-    ml_h = (ml_s > 0.5).astype(np.float64)
-    w = rng.poisson(1.0, size=(4, n)).astype(np.float64)
-    kinds = {"binary": ((two, None, y2), ("ece_binary", "mce_binary")),
-             "multilabel": ((ml_p, ml_s, ml_h),
-                            ("ece_multilabel", "brier_multilabel", "bce_multilabel"))}
-    print()
-    print(f"binary (n={n:,} x 2) and multi-label (n={n:,} x {labels}) metrics, update_many + "
-          f"compute; load average {os.getloadavg()[0]:.2f}:")
-    print(f"  {'metrics':58s} {'weights':>8s} {'wall s':>8s} {'x floor':>8s}")
-    for kind, (inputs, names) in kinds.items():
-        floor = _median_time(lambda x=inputs: [np.sum(a) for a in x if a is not None], repeat)[0]
-        for group in [*[(name,) for name in names], names]:
-            for weights, label in ((None, "none"), (w, "(4, n)")):
-                def run(group=group, inputs=inputs, weights=weights):
-                    states = [REGISTRY[name].state(**({"n_bins": nb} if "n_bins" in
-                                                      REGISTRY[name].options else {}))
-                              for name in group]
-                    update_many(states, *inputs, weights)
-                    return [st.compute() for st in states]
-
-                wall = _median_time(run, repeat)[0]
-                print(f"  {' + '.join(group):58s} {label:>8s} {wall:8.4f} {wall / floor:8.2f}")
-        print(f"  ({kind} floor: numpy.sum over the inputs {floor:.4f} s)")
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=10_000_000)
-    ap.add_argument("--peer-python", default="/work/.venv-tm/bin/python",
-                    help="An interpreter with torch and torchmetrics, used when they do not "
-                         "import here (torch is never an annokit dependency).")
-    ap.add_argument("--k", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--n-bins", type=int, default=10)
-    ap.add_argument("--replicates", type=int, default=0,
-                    help="also time the suite with (R, n) bootstrap weights")
-    ap.add_argument("--only-binary-multilabel", action="store_true",
-                    help="time only the binary and multi-label metrics (each alone, each kind "
-                         "together) and exit")
-    args = ap.parse_args(argv)
-    if args.only_binary_multilabel:
-        print(f"annokit binary/multi-label benchmark: cpus={os.cpu_count()} load average "
-              f"before={os.getloadavg()[0]:.2f}")
-        _binary_multilabel(args.n, args.n_bins, args.repeat)
-        return 0
-
+def _suite(probs, soft, hard, args, input_bytes: int, strict) -> None:
+    """The suite through update_many, the kernel pass alone, ECE alone and the peers' ECE,
+    against the floor over probs, soft and hard."""
     from annokit.metrics import kernels
     from annokit.metrics.registry import REGISTRY, available
     from annokit.metrics.states import AdaptiveBinnedState, update_many
     from annokit.metrics.sums import ITEM_QUANTITIES
 
-    n, k, nb = args.n, args.k, args.n_bins
-    print(f"annokit metrics benchmark: n={n:,} k={k} n_bins={nb} repeat={args.repeat} "
-          f"cpus={os.cpu_count()} kernel threads={kernels._threads(1 << 30)} "
-          f"load average before={os.getloadavg()[0]:.2f}")
-    print(f"annokit from {os.path.dirname(kernels.__file__)}")
-    probs, soft, hard = _make(n, k)
-    input_bytes = probs.nbytes + soft.nbytes + hard.nbytes
-    print(f"input bytes: {input_bytes / 1e6:.1f} MB (probs {probs.nbytes / 1e6:.0f}, "
-          f"soft {soft.nbytes / 1e6:.0f}, hard {hard.nbytes / 1e6:.0f})")
-
+    n, k, nb = probs.shape[0], probs.shape[1], args.n_bins
     # the metrics of single-label, nominal data (the ordinal, binary and multi-label ones have
     # their own states and inputs)
     names = [name for name in available(has_soft=True, has_hard=True)
@@ -300,7 +267,6 @@ def main(argv: list[str] | None = None) -> int:
     rows = [("floor: numpy.sum over probs + soft + hard", _median_time(
         lambda: (np.sum(probs), np.sum(soft), np.sum(hard)), args.repeat))]
     floor = rows[0][1]
-    strict = _median_time(lambda: (np.sum(probs), np.sum(soft)), args.repeat)
     suite()  # load the compiled kernels first (their code is not the suite's memory)
     gc.collect()
     reset = _reset_peak()
@@ -378,14 +344,99 @@ def main(argv: list[str] | None = None) -> int:
         print(f"suite peak memory: not measured (no /proc/self/clear_refs); process peak RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB")
 
-    _each_alone(probs, soft, hard, nb, args.repeat, floor, strict)
-    _binary_multilabel(min(n, 2_000_000), nb, args.repeat)
 
-    print(f"single-thread breakdown (ns per row; large inputs run in chunks of "
-          f"{kernels.CHUNK_ROWS:,} rows on threads):")
-    sub = min(n, 2_000_000)
-    for name, ns in _breakdown(probs[:sub], soft[:sub], hard[:sub], nb, args.repeat):
-        print(f"  {name:60s} {ns:7.1f}")
+
+def _binary_multilabel(n: int, nb: int, repeat: int, labels: int = 5) -> None:
+    """The binary (two labels) and multi-label metrics: each alone and all of one kind
+    together through ``update_many`` (one fused pass per kind, issue 22 item 2), without
+    and with (4, n) bootstrap weights, against one ``numpy.sum`` pass over their inputs."""
+    from annokit.metrics.registry import REGISTRY
+    from annokit.metrics.states import update_many
+
+    rng = np.random.default_rng(2)
+    p1 = rng.random(n)
+    two, y2 = np.column_stack([1 - p1, p1]), (rng.random(n) < p1).astype(np.int64)
+    ml_p = rng.random((n, labels))
+    ml_s = rng.binomial(6, ml_p) / 6.0
+    ml_h = (ml_s > 0.5).astype(np.float64)
+    w = rng.poisson(1.0, size=(4, n)).astype(np.float64)
+    kinds = {"binary": ((two, None, y2), ("ece_binary", "mce_binary")),
+             "multilabel": ((ml_p, ml_s, ml_h),
+                            ("ece_multilabel", "brier_multilabel", "bce_multilabel"))}
+    print()
+    print(f"binary (n={n:,} x 2) and multi-label (n={n:,} x {labels}) metrics, update_many + "
+          f"compute; load average {os.getloadavg()[0]:.2f}:")
+    print(f"  {'metrics':58s} {'weights':>8s} {'wall s':>8s} {'x floor':>8s}")
+    for kind, (inputs, names) in kinds.items():
+        floor = _median_time(lambda x=inputs: [np.sum(a) for a in x if a is not None], repeat)[0]
+        for group in [*[(name,) for name in names], names]:
+            for weights, label in ((None, "none"), (w, "(4, n)")):
+                def run(group=group, inputs=inputs, weights=weights):
+                    states = [REGISTRY[name].state(**({"n_bins": nb} if "n_bins" in
+                                                      REGISTRY[name].options else {}))
+                              for name in group]
+                    update_many(states, *inputs, weights)
+                    return [st.compute() for st in states]
+
+                wall = _median_time(run, repeat)[0]
+                print(f"  {' + '.join(group):58s} {label:>8s} {wall:8.4f} {wall / floor:8.2f}")
+        print(f"  ({kind} floor: numpy.sum over the inputs {floor:.4f} s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=10_000_000)
+    ap.add_argument("--peer-python", default="/work/.venv-tm/bin/python",
+                    help="An interpreter with torch and torchmetrics, used when they do not "
+                         "import here (torch is never an annokit dependency).")
+    ap.add_argument("--k", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--n-bins", type=int, default=10)
+    ap.add_argument("--replicates", type=int, default=0,
+                    help="also time the suite with (R, n) bootstrap weights")
+    ap.add_argument("--sections", default="suite,alone,breakdown,binml",
+                    help="comma-separated sections to run: suite (the suite, ECE and the "
+                         "peers), alone (each registered metric alone), breakdown (ns per row), "
+                         "binml (binary and multi-label metrics, on up to 2e6 rows)")
+    ap.add_argument("--only-binary-multilabel", action="store_true",
+                    help="the same as --sections binml")
+    ap.add_argument("--metrics", default="",
+                    help="comma-separated metrics for the 'alone' section (default: every "
+                         "registered single-label metric)")
+    args = ap.parse_args(argv)
+    sections = {"binml"} if args.only_binary_multilabel else set(args.sections.split(","))
+    if sections == {"binml"}:
+        print(f"annokit binary/multi-label benchmark: cpus={os.cpu_count()} load average "
+              f"before={os.getloadavg()[0]:.2f}")
+        _binary_multilabel(args.n, args.n_bins, args.repeat)
+        return 0
+
+    from annokit.metrics import kernels
+
+    n, k, nb = args.n, args.k, args.n_bins
+    print(f"annokit metrics benchmark: n={n:,} k={k} n_bins={nb} repeat={args.repeat} "
+          f"cpus={os.cpu_count()} kernel threads={kernels._threads(1 << 30)} "
+          f"load average before={os.getloadavg()[0]:.2f}")
+    print(f"annokit from {os.path.dirname(kernels.__file__)}")
+    probs, soft, hard = _make(n, k)
+    input_bytes = probs.nbytes + soft.nbytes + hard.nbytes
+    print(f"input bytes: {input_bytes / 1e6:.1f} MB (probs {probs.nbytes / 1e6:.0f}, "
+          f"soft {soft.nbytes / 1e6:.0f}, hard {hard.nbytes / 1e6:.0f})")
+
+    strict = _median_time(lambda: (np.sum(probs), np.sum(soft)), args.repeat)
+    if "suite" in sections:
+        _suite(probs, soft, hard, args, input_bytes, strict)
+    if "alone" in sections:
+        _each_alone(probs, soft, hard, nb, args.repeat, strict,
+                    [m for m in args.metrics.split(",") if m])
+    if "breakdown" in sections:
+        print(f"single-thread breakdown (ns per row; large inputs run in chunks of "
+              f"{kernels.CHUNK_ROWS:,} rows on threads):")
+        sub = min(n, 2_000_000)
+        for name, ns in _breakdown(probs[:sub], soft[:sub], hard[:sub], nb, args.repeat):
+            print(f"  {name:60s} {ns:7.1f}")
+    if "binml" in sections:
+        _binary_multilabel(min(n, 2_000_000), nb, args.repeat)
     return 0
 
 

@@ -21,7 +21,8 @@ passed as any finite number: it is multiplied by its zero weight.
 * total variation ``TVD(p, q) = 1/2 sum_j |p_j - q_j|``: :func:`tv_term`, :func:`tv_distance`;
 * Jensen-Shannon distance (natural log, ``scipy.spatial.distance.jensenshannon``)
   ``sqrt(1/2 sum_j p_j log(p_j / m_j) + q_j log(q_j / m_j))``, ``m = (p + q) / 2``
-  (Lin 1991, Eq. 4.1 with equal weights): :func:`js_term`, :func:`js_distance`;
+  (Lin 1991, Eq. 4.1 with equal weights): :func:`js_term` (:func:`js_term_logs`),
+  :func:`js_distance`;
 * Kullback-Leibler ``KL(t || q) = sum_j t_j (log t_j - log q_j)`` (Kullback and
   Leibler 1951; the model's log floored by the caller): :func:`kl_term`;
 * the entropy gap ``H(p) - H(q)``, ``H(x) = -sum_j x_j log x_j``: :func:`plogp_term`,
@@ -47,7 +48,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["divergence_rows", "entropy_gap", "js_distance", "js_term", "kl_term", "plogp_term",
+__all__ = ["divergence_rows", "entropy_gap", "js_distance", "js_term", "js_term_logs", "kl_term",
+           "plogp_term",
            "tv_distance", "tv_term", "wasserstein_row", "wasserstein_term"]
 
 _row = numba.njit(nogil=True, error_model="numpy", inline="always")
@@ -69,22 +71,32 @@ def tv_distance(s):  # pragma: no cover - compiled
 
 
 @_row
-def js_term(p, q, lp, lq, lm):  # pragma: no cover - compiled
+def js_term(p, q, lrp, lrq, inv_sum):  # pragma: no cover - compiled
     """What label j adds to ``2 JSD``: ``p log(p / m) + q log(q / m)``, ``m = (p + q) / 2``.
 
-    ``lp, lq, lm`` are ``log p``, ``log q``, ``log m``. With ``d = (p - q) / (p + q)``
-    the term is ``m g(d)``, ``g(d) = (1 + d) log(1 + d) + (1 - d) log(1 - d) = sum_n
-    d^2n / (n (2n - 1))``: four terms for ``|d| < 1/64`` (to 1e-16) keep the digits
-    that the direct form cancels when ``p`` and ``q`` nearly coincide (there it loses
-    up to ~6 bits); both are computed and one selected (no branch). ``p = q = 0``
-    gives ``d = NaN``: the direct form, 0.
+    ``lrp, lrq`` are ``log(p / m)`` and ``log(q / m)``, ``inv_sum`` is ``1 / (p + q)``: the
+    metric kernels take the logs of ``2 p inv_sum`` and ``2 q inv_sum`` (two logs per label,
+    not three, and one division; JSD alone 17 -> 12.6 ns per row of 3 labels), the others
+    pass differences of logs (:func:`js_term_logs`). With ``d = (p - q) / (p + q)`` the term
+    is ``m g(d)``, ``g(d) = (1 + d) log(1 + d) + (1 - d) log(1 - d) = sum_n d^2n / (n (2n -
+    1))``: four terms for ``|d| < 1/64`` (to 1e-16) keep the digits that the direct form
+    cancels when ``p`` and ``q`` nearly coincide (there it loses up to ~6 bits); both are
+    computed and one selected (no branch). ``p = q = 0`` gives ``d = NaN``: the direct
+    form, 0.
     """
     sm = p + q
-    d = (p - q) / sm
+    d = (p - q) * inv_sum if sm > 0.0 else np.nan
     d2 = d * d
     near = 0.5 * sm * d2 * (1.0 + d2 * (1 / 6 + d2 * (1 / 15 + d2 / 28)))
-    direct = p * (lp - lm) + q * (lq - lm)
+    direct = p * lrp + q * lrq
     return near if abs(d) < JS_SERIES_BELOW else direct
+
+
+@_row
+def js_term_logs(p, q, lp, lq, lm):  # pragma: no cover - compiled
+    """:func:`js_term` from ``log p``, ``log q`` and ``log m``."""
+    sm = p + q
+    return js_term(p, q, lp - lm, lq - lm, 1.0 / sm if sm > 0.0 else 0.0)
 
 
 @_row
@@ -151,7 +163,7 @@ def divergence_rows(p, q, which, log_eps, out):  # pragma: no cover - compiled
             if which == 0:
                 s += tv_term(pj, qj)
             elif which == 1:
-                s += js_term(pj, qj, _log0(pj), _log0(qj), _log0(0.5 * (pj + qj)))
+                s += js_term_logs(pj, qj, _log0(pj), _log0(qj), _log0(0.5 * (pj + qj)))
             else:
                 s += kl_term(pj, _log0(pj), max(log_eps, np.log(qj)))  # log(0) = -inf: log_eps
         out[i] = tv_distance(s) if which == 0 else (js_distance(s) if which == 1 else s)

@@ -99,7 +99,7 @@ def _row_plain(p, t, y, i, k):  # pragma: no cover - compiled
 
 @_inline
 def _row_head(p, t, i, k):  # pragma: no cover - compiled
-    """Row i: 1 / row sums, log row sums, prediction (first maximum); see _row_values."""
+    """Row i: 1 / row sums, prediction (first maximum); see _row_values."""
     _always_inline()
     o, pred, sp, st = k * i, 0, 0.0, 0.0
     conf = p[o]
@@ -110,20 +110,21 @@ def _row_head(p, t, i, k):  # pragma: no cover - compiled
         better = pj > conf
         conf = pj if better else conf
         pred = j if better else pred
-    dp, dt = sp - 1.0, st - 1.0  # log(1 + d) = d - d^2/2 + d^3/3 to 1e-24 for |d| <= 1e-6
-    return (1.0 / sp, 1.0 / st, dp - 0.5 * dp * dp + dp * dp * dp / 3.0,
-            dt - 0.5 * dt * dt + dt * dt * dt / 3.0, pred)
+    return 1.0 / sp, 1.0 / st, pred
 
 
 @_inline
-def _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, hit, log_eps):  # pragma: no cover
+def _class_terms(pj, tj, lp, lt, isp, ist, hit, log_eps):  # pragma: no cover
     """What class j adds to: sum p log p, sum t log t, sum |p - t|, KL, 2 JS, Brier hard
     and soft, NLL of the majority, NLL of soft (see _row_values)."""
     _always_inline()
     pn, tn = pj * isp, tj * ist
     sm = pn + tn
-    lm, lc = _log(0.5 * sm), max(log_eps, lp)
-    js = js_term(pn, tn, lp - lsp, lt - lst, lm)  # annokit.core.divergence_rows
+    lc = max(log_eps, lp)
+    # Jensen-Shannon (annokit.core.divergence_rows.js_term) from the logs of pn / m = 2 pn / sm
+    # and tn / m: two logs per class, not three (log p, log t, log m), and one division
+    inv = 1.0 / sm if sm > 0.0 else 0.0
+    js = js_term(pn, tn, _log(2.0 * pn * inv), _log(2.0 * tn * inv), inv)
     d, e = pj - (1.0 if hit else 0.0), pj - tj
     return (plogp_term(pj, lp), plogp_term(tj, lt), tv_term(pj, tj), kl_term(tj, lt, lc), js,
             d * d, e * e,
@@ -160,9 +161,8 @@ def _row_values(hit, s, rank):  # pragma: no cover - compiled
     p, log eps)``; every log term has its weight as a factor and ``_log(0)`` is
     finite, so ``0 log 0 = 0`` with no branch. Jensen-Shannon as scipy on
     renormalised rows ``pn = p / sum p``: ``0.5 sum_j pn_j log(pn_j / m_j) +
-    tn_j log(tn_j / m_j)`` with ``log pn_j = log p_j - log sum p`` (the row sum
-    is within 1e-6 of 1, where ``log(1 + d) = d - d^2/2 + d^3/3`` to 1e-24), or the
-    series of ``core.divergence_rows.js_term`` where ``pn_j`` and ``tn_j`` are close:
+    tn_j log(tn_j / m_j)``, ``m_j = (pn_j + tn_j) / 2`` (Lin 1991), or the series of
+    ``core.divergence_rows.js_term`` where ``pn_j`` and ``tn_j`` are close:
     accurate to a few ulps of the distance where scipy's direct form loses digits (rows that
     nearly coincide; equal rows give exactly 0 in both). RankCS without
     sorting: a stable ascending argsort puts class a before c > a iff ``v_a <=

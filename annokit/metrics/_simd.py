@@ -1,4 +1,4 @@
-"""SIMD helpers for the numba kernels (:mod:`annokit.metrics.kernels`): a four-wide add, wide vectors.
+"""SIMD helpers for the numba kernels (:mod:`annokit.metrics.kernels`): a 4-wide add, inlining.
 
 ``add4(a, x, v0, v1, v2, v3)`` adds ``(v0, v1, v2, v3)`` to ``a[x:x + 4]`` as
 one ``<4 x double>`` load, add and store. Each element gets the same IEEE
@@ -6,6 +6,14 @@ addition as four scalar ``a[x + j] += v_j`` (the results are bit-identical);
 one vector read-modify-write replaces four, which is what the per-bin scatter
 spends its time on. No bounds check: the caller guarantees ``x + 4 <= a.size``
 and a C-contiguous ``a``.
+
+No vector-width attribute: the kernels once set LLVM's ``"prefer-vector-width"="512"``
+on their functions. On the benchmark machine (AMD EPYC, Zen 4, AVX-512; LLVM target
+``znver4``) LLVM already vectorises with 512-bit registers, and the attribute gave the
+same machine code (3356 zmm operands in the KL kernel with and without it) and the same
+times (single-thread CPU ns per row of ``kernels.batch_sums`` on the rows of
+``benchmarks/bench_metrics.py``, with / without: KL 9.2 / 9.1, JSD 17.6 / 17.7, ECE
+4.6 / 4.7, every value and bin 33.2 / 32.7), so it was removed (issue 22, item 5).
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from llvmlite import ir as _ir
 from numba import types as _types
 from numba.extending import intrinsic as _intrinsic
 
-__all__ = ["add4", "wide"]
+__all__ = ["add4", "always_inline"]
 
 
 @_intrinsic
@@ -37,28 +45,6 @@ def add4(typingctx, a, x, v0, v1, v2, v3):  # pragma: no cover - compiled
         return context.get_dummy_value()
 
     return sig, codegen
-
-
-@_intrinsic
-def wide(typingctx):  # pragma: no cover - compiled
-    """Let LLVM vectorise the calling function with the widest vectors the CPU has.
-
-    Called first in a kernel, it gives the function LLVM's ``"prefer-vector-width"="512"``
-    attribute. On CPUs with AVX-512, LLVM otherwise keeps to 256-bit vectors; the
-    kernels' row loops run about 1.4x faster at 512 bits. A function attribute, not a
-    process-wide CPU setting: other numba code is untouched; on CPUs without 512-bit
-    vectors it changes nothing. Only loops that compute each row alone take it (every
-    lane does the same IEEE operations, so the results are the same bits at any vector
-    width); the ``reassoc`` sums do not, so that their partial sums, and the results,
-    stay those of 256-bit vectors.
-    """
-    def codegen(context, builder, sig, args):
-        # llvmlite checks function attributes against a list of flags; this one is a
-        # "key"="value" attribute, written into the IR as it stands
-        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
-        return context.get_dummy_value()
-
-    return _types.void(), codegen
 
 
 @_intrinsic

@@ -9,22 +9,23 @@ with a plain numpy oracle (``tests/metrics/oracle.py``) to 1e-12.
 A batch is read in blocks of :data:`BLOCK_ROWS` rows (the last one padded to
 that size with valid rows that are never summed: every row loop has a constant
 trip count, which LLVM compiles about 15% faster), each block by a few loops
-while it is in cache: the value checks of
-:func:`~annokit.metrics.sums.check_values` and every per-item quantity into a
-block buffer (:func:`_values3`, :func:`_values_any`; only the three hard-label
-ones, with no logs, when nothing else is asked: :func:`_values_hard`), the bin of
-every probability (:func:`_bin_impl`, classwise bins only), argmax and the
-top-label bin (:func:`_top3`, :func:`_top_impl`; for ECE alone with the checks in
-the same loop), then per replicate :func:`_wtotal` (weight sums and checks),
-:func:`_wsum` (weighted sums of the values) and :func:`_scatter_impl` (the per-bin
-sums). Rows are never branched on, so LLVM vectorises the loops over rows; the row
-functions (:mod:`annokit.metrics._rows`) are inlined by LLVM. Logs are
+(:mod:`annokit.metrics._block`) while it is in cache: the value checks of
+:func:`~annokit.metrics.sums.check_values` and the per-item quantities asked for
+into a block buffer (``_values3``, ``_values_any``; those without a log, or only
+the three hard-label ones, by lighter loops: ``_values_plain``, ``_values_hard``),
+the bin of every probability (``_bin_impl``, classwise bins only), argmax and the
+top-label bin (``_top3``, ``_top_impl``; for ECE alone with the checks in the same
+loop), then per replicate ``_wtotal`` (weight sums and checks), ``_wsum`` (weighted
+sums of the values) and ``_scatter_impl`` (the per-bin sums). Rows are never
+branched on, so LLVM vectorises the loops over rows; the row functions
+(:mod:`annokit.metrics._rows`) are inlined by LLVM. Logs are
 :func:`annokit.metrics._fastlog.log` (fdlibm's algorithm, < 1 ulp, vectorisable).
 When a check fails, :func:`~annokit.metrics.sums.check_values` runs and raises the
 message naming the row.
 
-Each kind of call (3, 2 or any number of classes; which quantities; for ECE-like
-calls which bins and whether soft labels are given) is its own small kernel
+Each kind of call (3, 2 or any number of classes; which groups of quantities
+(:data:`_GROUPS`: a metric alone computes its group, not every quantity); whether
+soft labels are given; for ECE-like calls which bins) is its own small kernel
 (:func:`_kernel`), compiled on first use with ``cache=True`` (once per
 environment; about 2 s, with a notice on stderr past 2 s) and then loaded from
 numba's cache: a command compiles only what it runs.
@@ -53,27 +54,26 @@ from annokit.core.progress import notice_if_slow
 from annokit.metrics import _binning
 from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
-from annokit.metrics._fastlog import log as _log
-from annokit.metrics._rows import (
-    _add9,
-    _bin,
-    _class_terms,
-    _row_hard,
-    _row_head,
-    _row_ok,
-    _row_plain,
-    _row_rank,
-    _row_values,
+from annokit.metrics._block import (
+    BLOCK_ROWS,
+    _bin_impl,
+    _check_impl,
+    _scatter_impl,
+    _top3,
+    _top_impl,
+    _values3,
+    _values_any,
+    _values_hard,
+    _values_plain,
+    _wsum,
+    _wtotal,
 )
-from annokit.metrics._simd import add4 as _add4
-from annokit.metrics._simd import wide as _wide
 from annokit.metrics.sums import ITEM_QUANTITIES, NAMES, BatchSums
 
 __all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "MAX_THREADS", "PARALLEL_MIN_ROWS", "batch_sums",
            "item_values"]
 
-#: Rows per block: the loops of one block read it from cache.
-BLOCK_ROWS = _B = 1024
+_B = BLOCK_ROWS
 #: Rows per chunk: an input is cut into chunks of this many rows (fixed: the sums do not
 #: depend on the CPUs), run on threads and merged in chunk order.
 CHUNK_ROWS = 1 << 17
@@ -89,212 +89,16 @@ _HARD = tuple(q for q in ITEM_QUANTITIES if _sums.quantity_needs(q) == "hard")
 _PLAIN = _sums.NO_LOG_QUANTITIES
 #: The value columns of each ``vmode`` (1 hard labels only, 2 every quantity, 3 no log).
 _COLUMNS = {1: _HARD, 2: ITEM_QUANTITIES, 3: _PLAIN}
+#: The columns of each vmode computed together (a call computes the groups holding what it
+#: asks for, so that one metric alone skips the logs of the others, while the number of
+#: compiled kernels stays small: one per set of groups).
+_GROUPS = {1: (_HARD,),
+           2: (("nll_majority", "nll"), ("ent_ce", "ent_ce_signed", "kl"), ("jsd",), _PLAIN),
+           3: (_PLAIN[:4], _PLAIN[4:])}
 _LOG_EPS = float(np.log(KL_EPS))
-_INF = np.inf
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 _inline = numba.njit(nogil=True, error_model="numpy", inline="always")
-_reassoc = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
-
-# --------------------------------------------------------------------------- loops over a block
-# Each loop is written for any k; _kernel passes the constant 3 or 2 (unrolled, SIMD) or k.
-
-@_inline
-def _check_impl(p, t, y, m, k, atol, has_t):  # pragma: no cover - compiled
-    bad = 0
-    for i in range(m):
-        bad += 0 if _row_ok(p, t, y, i, k, atol, has_t) else 1
-    return bad
-
-
-@_inline
-def _values_hard(p, y, m, k, log_eps, vals):  # pragma: no cover - compiled
-    for i in range(m):
-        vals[i], vals[_B + i], vals[2 * _B + i] = _row_hard(p, y, i, k, log_eps)
-
-
-@_inline
-def _values_plain(p, t, y, m, k, vals):  # pragma: no cover - compiled
-    """The quantities of _PLAIN (no log: DistCE, Brier, RankCS alone cost a fraction of
-    the full row) for the rows of a block."""
-    for i in range(m):
-        vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = _row_plain(p, t, y, i, k)
-        vals[4 * _B + i], vals[5 * _B + i] = _row_rank(p, t, i, k)
-
-
-@_inline
-def _store_values(vals, i, v):  # pragma: no cover - compiled
-    """``vals[q B + i] = v[q]`` for the 12 quantities of row i."""
-    vals[i], vals[_B + i], vals[2 * _B + i], vals[3 * _B + i] = v[0], v[1], v[2], v[3]
-    vals[4 * _B + i], vals[5 * _B + i], vals[6 * _B + i] = v[4], v[5], v[6]
-    vals[7 * _B + i], vals[8 * _B + i], vals[9 * _B + i] = v[7], v[8], v[9]
-    vals[10 * _B + i], vals[11 * _B + i] = v[10], v[11]
-
-
-@_inline
-def _values3(p, t, y, m, atol, log_eps, vals, has_t):  # pragma: no cover - compiled
-    """Every quantity of the rows of a block of 3 classes, and the failed checks.
-
-    The class terms are written out (a class loop with three inlined logs is over
-    LLVM's full-unroll threshold), so the row loop has no inner loop left and LLVM
-    vectorises it; the terms are added in the class loop's order (:func:`_values_any`),
-    so the results are the same.
-    """
-    bad = 0
-    for i in range(m):
-        bad += 0 if _row_ok(p, t, y, i, 3, atol, has_t) else 1
-        o, lab = 3 * i, y[i]
-        isp, ist, lsp, lst, pred = _row_head(p, t, i, 3)
-        p0, p1, p2, t0, t1, t2 = p[o], p[o + 1], p[o + 2], t[o], t[o + 1], t[o + 2]
-        s = _add9(_add9(
-            _class_terms(p0, t0, _log(p0), _log(t0), isp, ist, lsp, lst, lab == 0, log_eps),
-            _class_terms(p1, t1, _log(p1), _log(t1), isp, ist, lsp, lst, lab == 1, log_eps)),
-            _class_terms(p2, t2, _log(p2), _log(t2), isp, ist, lsp, lst, lab == 2, log_eps))
-        _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, 3)))
-    return bad
-
-
-@_inline
-def _values_any(p, t, y, m, k, atol, log_eps, vals, has_t):  # pragma: no cover - compiled
-    """:func:`_values3` for any ``k`` (2: the class loop has one iteration left and
-    vectorises; more than 3: the logs of every probability first, in SIMD loops, into
-    ``vals[12 B:]``)."""
-    if k > 3:
-        for x in range(k * m):
-            vals[12 * _B + x] = _log(p[x])
-        for x in range(k * m):
-            vals[(12 + k) * _B + x] = _log(t[x])
-    bad = 0
-    for i in range(m):
-        bad += 0 if _row_ok(p, t, y, i, k, atol, has_t) else 1
-        o, lab = k * i, y[i]
-        isp, ist, lsp, lst, pred = _row_head(p, t, i, k)
-        s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        for j in range(k):
-            pj, tj = p[o + j], t[o + j]
-            lp = vals[12 * _B + o + j] if k > 3 else _log(pj)
-            lt = vals[(12 + k) * _B + o + j] if k > 3 else _log(tj)
-            s = _add9(s, _class_terms(pj, tj, lp, lt, isp, ist, lsp, lst, lab == j, log_eps))
-        _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, k)))
-    return bad
-
-
-@_inline
-def _bin_impl(p, count, n_bins, bins):  # pragma: no cover - compiled
-    step, fnb, last = 1.0 / n_bins, float(n_bins), np.int32(n_bins - 1)
-    for x in range(count):
-        bins[x] = _bin(p[x], step, fnb, last)
-
-
-@_inline
-def _top_impl(p, t, y, m, k, bins, classwise, nb, topc, topt, toph, topb, check, atol,
-              has_t):  # pragma: no cover - compiled
-    """Per row of a block: top-label probability, the soft label of that class, whether it
-    is the hard label, and its bin (a loop without stores to shared cells: SIMD); with
-    ``check`` also the checks of :func:`_check` in the same loop, returning the failures."""
-    step, fnb, last = 1.0 / nb, float(nb), np.int32(nb - 1)
-    bad = 0
-    for i in range(m):
-        if check:
-            bad += 0 if _row_ok(p, t, y, i, k, atol, has_t) else 1
-        o, pred = k * i, 0
-        c, ts = p[o], t[o]
-        for j in range(1, k):
-            pj, tj = p[o + j], t[o + j]
-            better = pj > c
-            c = pj if better else c
-            ts = tj if better else ts
-            pred = j if better else pred
-        # bins are monotone: bin(max_j p_j) = max_j bin(p_j); without classwise bins only
-        # the top-label probability is binned (one bin per row, not k)
-        if classwise:
-            b = bins[o]
-            for j in range(1, k):
-                b = max(b, bins[o + j])
-        else:
-            b = _bin(c, step, fnb, last)
-        topc[i], topt[i] = c, ts
-        toph[i] = 1.0 if pred == y[i] else 0.0
-        topb[i] = b
-    return bad
-
-
-@_inline
-def _top3(p, t, y, m, nb, bins, classwise, topc, topt, toph, topb, check, atol,
-          has_t):  # pragma: no cover - compiled
-    """:func:`_top_impl` for k = 3, the classes written out and every value loaded before
-    the selects (the generic loop does not vectorise: 13.6 against 3.6 ns per row)."""
-    step, fnb, last = 1.0 / nb, float(nb), np.int32(nb - 1)
-    bad = 0
-    for i in range(m):
-        if check:
-            bad += 0 if _row_ok(p, t, y, i, 3, atol, has_t) else 1
-        o = 3 * i
-        p0, p1, p2 = p[o], p[o + 1], p[o + 2]
-        t0, t1, t2 = t[o], t[o + 1], t[o + 2]  # loaded before the selects: SIMD
-        better = p1 > p0
-        c = p1 if better else p0
-        ts = t1 if better else t0
-        pred = 1.0 if better else 0.0
-        better = p2 > c
-        c = p2 if better else c
-        ts = t2 if better else ts
-        pred = 2.0 if better else pred
-        topc[i], topt[i] = c, ts
-        toph[i] = 1.0 if pred == float(y[i]) else 0.0
-        if classwise:  # bins are monotone: bin(max_j p_j) = max_j bin(p_j)
-            topb[i] = max(bins[o], max(bins[o + 1], bins[o + 2]))
-        else:
-            topb[i] = _bin(c, step, fnb, last)
-    return bad
-
-
-@_inline
-def _scatter_impl(p, t, y, m, k, bins, w, weighted, rr, a, classwise, top, cw, topc, topt,
-                  toph, topb):  # pragma: no cover - compiled
-    # flat views; the four sums of a bin are adjacent: one 4-wide add per bin (_simd.add4,
-    # the same IEEE additions as four scalar ones: 17 -> 6 ns per row for k = 3)
-    lanes, nb, tf, cf = top.shape[0] - 1, top.shape[1], top.reshape(-1), cw.reshape(-1)
-    for i in range(m):
-        wi = w[rr, a + i] if weighted else 1.0
-        r, o = i & lanes, k * i
-        _add4(tf, np.uint64(4 * (r * nb + topb[i])), wi, wi * topc[i], wi * toph[i],
-              wi * topt[i])
-        if classwise:
-            lab = y[i]
-            for j in range(k):
-                _add4(cf, np.uint64(4 * ((r * k + j) * nb + bins[o + j])), wi, wi * p[o + j],
-                      wi if lab == j else 0.0, wi * t[o + j])
-
-
-@_reassoc
-def _wsum(vals, nq, m, w, weighted, rr, a, items):  # pragma: no cover - compiled
-    """``items[rr, q] += sum_i w[rr, a + i] vals[q B + i]`` (or the plain sum).
-
-    ``reassoc`` (the only fast-math flag) lets LLVM keep SIMD partial sums; it
-    changes the summation order only.
-    """
-    for q in range(nq):
-        s = 0.0
-        if weighted:
-            for i in range(m):
-                s += w[rr, a + i] * vals[q * _B + i]
-        else:
-            for i in range(m):
-                s += vals[q * _B + i]
-        items[rr, q] += s
-
-
-@_reassoc
-def _wtotal(w, rr, a, m):  # pragma: no cover - compiled
-    """Sum of ``w[rr, a:a + m]`` and how many of them are not finite and ``>= 0``."""
-    s, bad = 0.0, 0
-    for i in range(m):
-        v = w[rr, a + i]
-        s += v
-        bad += 0 if (v >= 0.0) & (v < _INF) else 1
-    return s, bad
-
 
 # --------------------------------------------------------------------------- driver
 
@@ -325,26 +129,31 @@ def _pad_labels(y, n, buf):  # pragma: no cover - compiled
 
 
 @functools.cache
-def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
+def _kernel(k_const: int, vmode: int, mask: int, bins: int, has_t: bool) -> Any:
     """The fused pass for one kind of call, compiled (or loaded from the cache) when first asked.
 
     Compile-time constants (closure variables: numba keys a closure's cache entry on
     their values, and compiles only the branches that the constants leave):
     ``k_const`` 3 or 2 (the class loops unroll and the row loops run SIMD) or 0 (any
     ``k``, read at run time); ``vmode`` 0 no per-item quantity, 1 those of _HARD, 2
-    all, 3 those of _PLAIN. With per-item quantities, the bins and whether soft labels
-    are given are read at run time (the values dominate the time); without, the kernel
-    only checks and bins the rows, ``bins`` (0 none, 1 top-label, 2 top-label and classwise) and ``has_t``
-    (soft labels given; else ``t`` is ``p``, not checked twice) are constants (ECE
-    alone: the checks, argmax and bin in one SIMD loop). Weights, hard labels and
-    the per-item output are run-time flags everywhere. So a command compiles one or
-    two kernels of about 2 s each (issue 22: the first call took 21-40x a compiled
-    one when every variant was compiled into one function).
+    all, 3 those of _PLAIN; ``mask`` the columns of ``_COLUMNS[vmode]`` computed (bit
+    ``q`` for column ``q``; whole groups of _GROUPS: LLVM drops the logs of the others,
+    e.g. KL alone takes 6 logs per row of 3 classes, not 9, and no division);
+    ``has_t`` soft labels given (else ``t`` is ``p``, not checked twice; a constant,
+    so that the check loops vectorise: read at run time, the check loop of a
+    vmode-3 call ran scalar, 9 of its 12 ns per row). With per-item quantities, the
+    bins are read at run time (the values dominate the time); without, the kernel
+    only checks and bins the rows, and ``bins`` (0 none, 1 top-label, 2 top-label
+    and classwise) is a constant (ECE alone: the checks, argmax and bin in one SIMD
+    loop). Weights, hard labels and the per-item output are run-time flags
+    everywhere. So a command compiles one or two kernels of about 2 s each (issue 22:
+    the first call took 21-40x a compiled one when every variant was compiled into
+    one function).
     """
     values = vmode > 0
 
     @_jit
-    def part(p, t, y, has_y, w, weighted, a0, a1, k, has_t_rt, n_bins, classwise_rt,
+    def part(p, t, y, has_y, w, weighted, a0, a1, k, n_bins, classwise_rt,
              atol, log_eps, items, wtot, top, cw, src, out):  # pragma: no cover - compiled
         """Rows a0..a1 into the accumulators; returns the failed checks (rows, weights).
 
@@ -354,9 +163,8 @@ def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
         are allocated here: LLVM then knows they alias no input, and vectorises the loops
         that write them (passed in, the values took 4x longer).
         """
-        _wide()
         kk = k_const if k_const else k
-        ht = has_t_rt if values else has_t
+        ht = has_t
         nbins = n_bins > 0 if values else bins > 0
         classwise = classwise_rt if values else bins == 2
         r, nq = items.shape
@@ -379,14 +187,14 @@ def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
                 yb = _pad_labels(y[a:b], m if has_y else 0, ybuf)
                 tb = _pad(t[kk * a:kk * b], pad_t, kk) if ht else pb
             if vmode == 2 and k_const == 3:  # the checks in the same loop
-                bad += _values3(pb, tb, yb, _B, atol, log_eps, vals, ht)
+                bad += _values3(pb, tb, yb, _B, atol, log_eps, vals, ht, mask)
             elif vmode == 2:
-                bad += _values_any(pb, tb, yb, _B, kk, atol, log_eps, vals, ht)
+                bad += _values_any(pb, tb, yb, _B, kk, atol, log_eps, vals, ht, mask)
             elif vmode == 3:
-                _values_plain(pb, tb, yb, _B, kk, vals)
+                _values_plain(pb, tb, yb, _B, kk, vals, mask)
                 bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
             elif vmode == 1:
-                _values_hard(pb, yb, _B, kk, log_eps, vals)
+                _values_hard(pb, yb, _B, kk, log_eps, vals, mask)
                 bad += _check_impl(pb, tb, yb, _B, kk, atol, ht)
             elif bins == 1 and k_const == 3:  # the checks in the top-label loop below
                 pass
@@ -410,7 +218,7 @@ def _kernel(k_const: int, vmode: int, bins: int, has_t: bool) -> Any:
                     wtot[rr] += s
                     wbad += nbad
                 if nq:
-                    _wsum(vals, nq, m, w, weighted, rr, a, items)
+                    _wsum(vals, mask, m, w, weighted, rr, a, items)
                 if nbins:
                     _scatter_impl(pb, tb, yb, m, kk, binned, w, weighted, rr, a, classwise,
                                   top[rr], cw[rr], topc, topt, toph, topb)
@@ -467,23 +275,26 @@ def _run(part, n: int, p, s, h, w, names) -> list:
 
 
 def _inputs(probs, soft, hard, weights, quantities, names):
-    """Prepared arrays, flat C-contiguous rows (``soft`` is ``probs`` when absent), and
-    which value columns hold the quantities (_COLUMNS of the vmode)."""
+    """Prepared arrays, flat C-contiguous rows (``soft`` is ``probs`` when absent), the
+    vmode, the columns of _COLUMNS[vmode] computed (bit mask: the groups of _GROUPS
+    holding a quantity asked for) and which column holds each quantity."""
     p, s, h, w = _sums.prepare(probs, soft, hard, weights, names=names)
     quantities = _sums.check_quantities(quantities, s, h)
     vmode = (1 if all(q in _HARD for q in quantities)
              else 3 if all(q in _PLAIN for q in quantities) else 2) if quantities else 0
     cols = _COLUMNS.get(vmode, ())
+    asked = [g for g in _GROUPS.get(vmode, ()) if set(g) & set(quantities)]
+    mask = sum(1 << c for c, q in enumerate(cols) if any(q in g for g in asked))
     flat = (np.ascontiguousarray(p).reshape(-1),
             p.reshape(-1) if s is None else np.ascontiguousarray(s).reshape(-1),
             np.zeros(1, dtype=np.int64) if h is None else np.ascontiguousarray(h))
-    return p, s, h, w, quantities, flat, vmode, [cols.index(q) for q in quantities]
+    return p, s, h, w, quantities, flat, (vmode, mask), [cols.index(q) for q in quantities]
 
 
 _NO_OUT, _NO_SRC = np.empty((0, 0)), np.empty(0, dtype=np.int64)
 
 
-def _compiled(k: int, vmode: int, bins: int, has_t: bool, args: tuple) -> Any:
+def _compiled(k: int, vmode: tuple[int, int], bins: int, has_t: bool, args: tuple) -> Any:
     """The kernel of :func:`_kernel` for this call, ready to run.
 
     ``args``: the call's arguments for no rows (``a0 = a1 = 0``). The first use in a
@@ -492,8 +303,7 @@ def _compiled(k: int, vmode: int, bins: int, has_t: bool, args: tuple) -> Any:
     stderr says so (under the progress bars' rules), so that a first command does not
     look hung; and the input's own run time is never taken for compiling.
     """
-    kernel = _kernel(k if k in (2, 3) else 0, vmode, -1 if vmode else bins,
-                     True if vmode else has_t)
+    kernel = _kernel(k if k in (2, 3) else 0, *vmode, -1 if vmode[0] else bins, has_t)
     if not kernel.signatures:
         with notice_if_slow("annokit: compiling the metric kernels (once per environment; "
                             "later runs load them from the cache) ..."):
@@ -527,7 +337,7 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
     one = w is None or w.ndim == 1
     r = 1 if one else w.shape[0]
     w2 = np.zeros((1, 1)) if w is None else np.ascontiguousarray(w.reshape(r, n))
-    nq = len(_COLUMNS.get(vmode, ()))
+    nq = len(_COLUMNS.get(vmode[0], ()))
     lanes = _LANES if r * k * nb <= 1 << 16 else 1
     shapes = ((r, nq), (r,), (r, lanes, max(nb, 1), 4),
               (r, lanes, k if classwise and nb else 1, max(nb, 1), 4))
@@ -535,8 +345,8 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
     cw = bool(classwise) and nb > 0
 
     def args(a: int, b: int, atol: float, acc: list) -> tuple:
-        return (pf, sf, hf, h is not None, w2, w is not None, a, b, k, s is not None,
-                nb, cw, atol, _LOG_EPS, *acc, _NO_SRC, _NO_OUT)
+        return (pf, sf, hf, h is not None, w2, w is not None, a, b, k, nb, cw, atol,
+                _LOG_EPS, *acc, _NO_SRC, _NO_OUT)
 
     kernel = _compiled(k, vmode, (2 if cw else 1) if nb else 0, s is not None,
                        args(0, 0, SIMPLEX_ATOL, [np.zeros(shape) for shape in shapes]))
@@ -587,8 +397,8 @@ def item_values(probs: Any, soft: Any, hard: Any, quantities: Any = ITEM_QUANTIT
     src = np.array(src, dtype=np.int64)
 
     def args(a: int, b: int, atol: float) -> tuple:
-        return (pf, sf, hf, h is not None, _NO_OUT, False, a, b, k, s is not None, 0,
-                False, atol, log_eps, *acc, src, out)
+        return (pf, sf, hf, h is not None, _NO_OUT, False, a, b, k, 0, False, atol,
+                log_eps, *acc, src, out)
 
     kernel = _compiled(k, vmode, 0, s is not None, args(0, 0, SIMPLEX_ATOL))
 

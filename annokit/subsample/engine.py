@@ -280,7 +280,7 @@ def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_
             if do_js:
                 lmj = log_m[j, r]
                 for i in range(n_items):
-                    js[i] += div.js_term(pj[i], q[i], lpj[i], lq[i], lmj[i])
+                    js[i] += div.js_term_logs(pj[i], q[i], lpj[i], lq[i], lmj[i])
             if do_kl:  # KL(p || q_alpha), log q_alpha = log(x + alpha) - log(kk + L alpha)
                 for i in range(n_items):
                     kl[i] += div.kl_term(pj[i], lpj[i], log_x_alpha[xr[i]] - log_den[i])

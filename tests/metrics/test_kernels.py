@@ -15,6 +15,7 @@ from metrics import oracle  # tests/metrics/oracle.py (pythonpath = tests)
 
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import kernels
+from annokit.metrics._fastlog import log as fastlog
 from annokit.metrics.sums import ITEM_QUANTITIES, quantity_needs
 
 HARD = tuple(q for q in ITEM_QUANTITIES if quantity_needs(q) == "hard")
@@ -262,13 +263,13 @@ def test_empty_batch():
 @numba.njit(error_model="numpy")
 def log_strict(x, out):
     for i in range(x.shape[0]):
-        out[i] = kernels._log(x[i])
+        out[i] = fastlog(x[i])
 
 
 @numba.njit(error_model="numpy", fastmath=True)
 def log_in_fastmath(x, out):
     for i in range(x.shape[0]):
-        out[i] = kernels._log(x[i])
+        out[i] = fastlog(x[i])
 
 
 def log_inputs(seed):
@@ -425,3 +426,33 @@ def test_quantities_without_logs_equal_the_full_row(quantities):
         np.testing.assert_array_equal(kernels.item_values(p, s, h, quantities), full)
         np.testing.assert_allclose(kernels.item_values(p, s, h, quantities),
                                    oracle.item_values(p, s, h, quantities), rtol=1e-12)
+
+
+@pytest.mark.parametrize("quantities", [("kl",), ("jsd",), ("ent_ce_signed", "nll"),
+                                        ("nll_majority", "accuracy"), ("dist_ce", "kl")])
+def test_a_metric_alone_equals_the_full_row(quantities):
+    # a call computes only the groups of what it asks for (kernels._GROUPS: KL alone takes
+    # no log of the JSD mixture): the values are those of every quantity at once, bit for bit
+    rng = np.random.default_rng(6)
+    for k in (2, 3, 6):
+        p, s = rng.dirichlet(np.ones(k), 300), rng.dirichlet(np.ones(k), 300)
+        s[::7] = p[::7]
+        p[::5, 0], s[::3, -1] = 0.0, 0.0  # zeros: 0 log 0 = 0 in every kernel
+        p, s = p / p.sum(axis=1, keepdims=True), s / s.sum(axis=1, keepdims=True)
+        h = rng.integers(0, k, 300)
+        full = kernels.item_values(p, s, h, ITEM_QUANTITIES)
+        cols = [ITEM_QUANTITIES.index(q) for q in quantities]
+        np.testing.assert_array_equal(kernels.item_values(p, s, h, quantities), full[:, cols])
+        sums = kernels.batch_sums(p, s, h, None, quantities=quantities)
+        np.testing.assert_allclose(sums.items, full[:, cols].sum(axis=0), rtol=1e-12)
+
+
+def test_hard_label_values_with_or_without_soft_labels():
+    # whether soft labels are given is a constant of the kernel (its checks vectorise); the
+    # hard-label values do not depend on it
+    rng = np.random.default_rng(7)
+    p, s = rng.dirichlet(np.ones(4), 200), rng.dirichlet(np.ones(4), 200)
+    h = rng.integers(0, 4, 200)
+    hard_q = ("accuracy", "brier", "nll_majority")
+    np.testing.assert_array_equal(kernels.item_values(p, s, h, hard_q),
+                                  kernels.item_values(p, None, h, hard_q))
