@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import annokit
 from annokit.core.votes import LabelSet, Votes
 from annokit.errors import InvalidValueError
-from annokit.subsample.plan_alloc import allocate
+from annokit.subsample.plan_alloc import GOALS, allocate
 from annokit.subsample.plan_posterior import p_leading_beta, posterior_values
 
 
@@ -222,3 +222,33 @@ def test_replay_chaosnli_snli_subset_beats_uniform_at_the_same_total(shared_data
     votes = votes.select_items(np.arange(400))
     table = annokit.plan.replay(votes, seeds=(0,), compare=(), n_draws=1000).to_frame()
     assert table.loc[0, "mean"] >= table.loc[1, "mean"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 15), st.integers(0, 60), st.sampled_from(GOALS),
+       st.one_of(st.none(), st.integers(1, 8)), st.integers(0, 2**31 - 1))
+def test_plan_never_exceeds_the_budget_or_max_per_item(n_labels, n_items, budget, goal, cap, seed):
+    """Any counts, any goal: the plan stays within the budget and --max-per-item, and items at
+    the cap get nothing."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 5, size=(n_items, n_labels))
+    counts[counts.sum(1) == 0, 0] = 1  # Votes holds items with at least one vote
+    votes = _votes(counts, names=tuple("abcd"[:n_labels]))
+    table = annokit.plan(votes, budget=budget, goal=goal, max_per_item=cap, n_draws=200,
+                         seed=seed).to_frame()
+    assert table["extra_votes"].sum() <= budget
+    assert (table["extra_votes"] >= 0).all()
+    if cap is not None:
+        assert ((table["n_votes"] + table["extra_votes"] <= cap)
+                | (table["extra_votes"] == 0)).all()
+        assert (table.loc[table["at_max_per_item"], "extra_votes"] == 0).all()
+
+
+def test_posterior_values_take_items_without_votes():
+    """A row without votes (possible from plan_counts) is valued under the prior alone, its soft
+    label uniform. Closed forms: E TVD(uniform, Dirichlet(1,1,1)) = 3/2 E|Beta(1,2) - 1/3| =
+    24/81; E TVD((1,0,0), Dirichlet(5,1,1)) = E[1 - theta_1] = 2/7."""
+    pv = posterior_values(np.array([[0, 0, 0], [4, 0, 0]]), goal="distribution", horizon=2,
+                          n_draws=40_000)
+    assert pv.values.shape == (2, 3) and np.isfinite(pv.values).all()
+    np.testing.assert_allclose(pv.now, [24 / 81, 2 / 7], atol=0.004)
