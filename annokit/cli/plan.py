@@ -97,7 +97,8 @@ def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float
     for line in summary_lines(info, read_as=getattr(votes, "read_info", None)):
         echo(line)
     if out_path is not None:
-        echo(f"wrote {out_path} ({info['n_items_planned']} rows)")
+        echo(f"wrote {out_path} ({info['n_items_planned']} row"
+             f"{'' if info['n_items_planned'] == 1 else 's'})")
 
 
 def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
@@ -110,15 +111,15 @@ def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
     lines = [f"read as: {read_as}"] if read_as else []
     lines += [
         f"{info['n_items']} items, {info['n_votes']} votes; goal {info['goal']} (settled: {rule})",
-        f"settled now: {info['n_settled']} items; unsettled: {info['n_unsettled']}",
+        f"settled now: {_items(info['n_settled'])}; unsettled: {info['n_unsettled']}",
         f"planned {info['votes_planned']} of {info['budget']} votes for "
-        f"{info['n_items_planned']} items"
+        f"{_items(info['n_items_planned'])}"
         + (f" ({info['budget_unspent']} left unplanned: no item that is unsettled and below "
            "--max-per-item gains from more)"
            if info["budget_unspent"] and info["budget"] else ""),
     ]
     if info["n_at_max_per_item"]:
-        lines.append(f"{info['n_at_max_per_item']} items already have --max-per-item "
+        lines.append(f"{_items(info['n_at_max_per_item'])} already have --max-per-item "
                      f"{info['max_per_item']} votes or more: no votes planned for them")
     if info["expected_now"] is not None:
         lines.append(f"{what}: {info['expected_now']:.4f} now, {info['expected_after']:.4f} "
@@ -126,3 +127,7 @@ def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
     lines.append(f"unsettled items still short of the goal after this round: "
                  f"{info['n_cannot_settle']}")
     return lines
+
+
+def _items(n: int) -> str:
+    return f"{n} item{'' if n == 1 else 's'}"
