@@ -55,6 +55,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "Remove low-quality annotators, writing the votes and an audit."),
     "aggregate": ("annokit.cli.quality", "aggregate",
                   "Aggregate votes per item: majority, weighted majority, Dawid-Skene, MACE."),
+    "plan": ("annokit.cli.plan", "plan",
+             "Where to spend the next votes: extra votes per item for a goal, in rounds."),
     "report": ("annokit.cli.report", "report",
                "The agreement-binned analysis report (HTML, Markdown, JSON)."),
 }

@@ -180,8 +180,16 @@ def _n_groups(bin_spec: int | list[float]) -> int:
               help="Repetitions of the subsampling curve.")
 @EPSILON_OPTION
 @TARGET_OPTION
+@click.option("--plan-budget", "plan_budget", type=click.IntRange(min=0), default=None,
+              metavar="N",
+              help="Add 'Where the next votes would go': where N more votes would go (as "
+                   "annokit plan --budget N, with its defaults and --seed; 0: only where the "
+                   "dataset stands).")
+@click.option("--plan-goal", "plan_goal", type=click.Choice(["majority", "distribution"]),
+              default=None, help="Goal of --plan-budget (as annokit plan --goal) [default: "
+                                 "majority].")
 @click.option("--seed", type=SEED, default=0, show_default=True,
-              help="Seed of the bootstrap and the ceiling split.")
+              help="Seed of the bootstrap, the ceiling split and --plan-budget.")
 @click.option("--positive", default=None, metavar="LABEL",
               help="Two labels: the positive class of ece_binary, mce_binary and the "
                    "positive-class reliability diagram (default: the second label).")
@@ -198,7 +206,8 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, temperatures,
            fit_temperature_on, n_boot, metric_names, n_bins, no_ceiling, subsample_ks, subsample_reps,
-           epsilon, target, seed, positive, annotator_predictions, title, png, out, as_json, quiet):
+           epsilon, target, plan_budget, plan_goal, seed, positive, annotator_predictions, title,
+           png, out, as_json, quiet):
     """Write the agreement-binned analysis report of one or more models to --out:
     report.html (self-contained page), report.md, report.json (versioned schema)
     and figures/.
@@ -250,6 +259,8 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
         for option, value, default in (("--epsilon", epsilon, EPSILON), ("--target", target, TARGET)):
             if value != default:
                 raise click.UsageError(f"{option} applies to the recommended k: add --subsample")
+    if plan_goal is not None and plan_budget is None:
+        raise click.UsageError("--plan-goal applies to the plan section: add --plan-budget N")
     from annokit.io.atomic import check_outputs
 
     check_outputs({"--out": out}, {"--votes": votes_path,
@@ -283,6 +294,11 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
                            title=title or f"annokit report: {Path(votes_path).name}",
                            progress=progress)
         rep.notes = loaded.notes + notes + rep.notes
+        if plan_budget is not None:
+            from annokit.report.inputs import plan_section
+
+            rep.plan = plan_section(votes, budget=plan_budget, goal=plan_goal or "majority",
+                                    seed=seed)
         path = write_report(rep, out, png=png)
         progress("written")
     if as_json:

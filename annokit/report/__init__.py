@@ -16,6 +16,7 @@ from annokit.report.inputs import (
     ModelPredictions,
     load_annotator_predictions,
     load_models,
+    plan_section,
     subsampling_rows,
 )
 from annokit.report.model import SCHEMA_VERSION, Report, dump_json, export_schema, report_schema
@@ -31,6 +32,7 @@ __all__ = [
     "load_annotator_predictions",
     "load_models",
     "report_schema",
+    "plan_section",
     "subsampling_rows",
     "write_report",
 ]

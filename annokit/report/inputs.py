@@ -25,7 +25,7 @@ from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError
 from annokit.subsample.defaults import EPSILON, REPS, TARGET
 
 __all__ = ["LoadedModels", "ModelPredictions", "SubsamplingRows", "load_annotator_predictions",
-           "load_models", "subsampling_rows"]
+           "load_models", "plan_section", "subsampling_rows"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -280,3 +280,25 @@ def load_annotator_predictions(path: PathLike, votes: Votes, kept: Votes | None 
                              "left out of the report (no model prediction) are not scored")
     frame.attrs["source"] = name
     return frame
+
+
+#: Items listed in the report's plan table (most votes first).
+PLAN_ITEMS_SHOWN = 20
+
+
+def plan_section(votes: Votes, *, budget: int, goal: str = "majority", seed: int = 0) -> Any:
+    """The report's "Where the next votes would go" (:func:`annokit.subsample.plan.plan` with
+    its defaults): the plan's summary and the items that get the most votes."""
+    from annokit.report.model import PlanItem, PlanSection
+    from annokit.subsample.plan import plan
+
+    result = plan(votes, budget=budget, goal=goal, seed=seed)  # type: ignore[arg-type]
+    table = result.to_frame()
+    state = "p_leading" if goal == "majority" else "expected_tvd"
+    top = table[table["extra_votes"] > 0].sort_values("extra_votes", ascending=False,
+                                                      kind="stable").head(PLAN_ITEMS_SHOWN)
+    items = [PlanItem(item=str(row.item), n_votes=int(row.n_votes),
+                      leading_label=None if row.leading_label is None else str(row.leading_label),
+                      state=float(getattr(row, state)), extra_votes=int(row.extra_votes))
+             for row in top.itertuples()]
+    return PlanSection(summary=result.summary(), items=items)

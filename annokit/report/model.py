@@ -34,6 +34,8 @@ __all__ = [
     "Histogram",
     "HumanCeiling",
     "Interval",
+    "PlanItem",
+    "PlanSection",
     "LabelDistribution",
     "MetricInfo",
     "ModelReport",
@@ -322,6 +324,27 @@ class Settings(_Model):
     tie_policy: str
 
 
+class PlanItem(_Model):
+    """One item of the plan's list: where the next votes would go."""
+
+    item: str
+    n_votes: int = Field(description="votes so far")
+    leading_label: str | None = Field(description="first in label order when tied")
+    state: float = Field(description="goal majority: P(leading label is the population "
+                                     "majority); goal distribution: expected TVD of the soft "
+                                     "label to the population distribution")
+    extra_votes: int = Field(description="votes to collect now")
+
+
+class PlanSection(_Model):
+    """Where the next votes would go (``report --plan-budget``; :func:`annokit.plan`)."""
+
+    summary: dict[str, Any] = Field(description="the summary of annokit.plan (the keys of "
+                                                "`annokit plan --json`)")
+    items: list[PlanItem] = Field(description="the items that get the most votes (at most 20), "
+                                              "most votes first")
+
+
 class Report(_Model):
     """The agreement-binned analysis report (``report.json``)."""
 
@@ -348,6 +371,8 @@ class Report(_Model):
     human_ceiling: HumanCeiling | None = None
     subsampling: list[SubsamplingPoint] | None = None
     subsampling_recommendation: SubsamplingRecommendation | None = None
+    plan: PlanSection | None = Field(default=None, description="where the next votes would go "
+                                                               "(report --plan-budget)")
     annotator_quality: AnnotatorQuality | None = None
     human_distribution: LabelDistribution | None = Field(
         default=None, description="mean human vote distribution (ordered scales only)")

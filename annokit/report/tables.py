@@ -257,6 +257,8 @@ def report_tables(report: Report) -> list[Table]:
         tables += _perspectivist_tables(report.perspectivist)
     if report.subsampling:
         tables += _subsampling_tables(report)
+    if report.plan is not None:
+        tables += _plan_tables(report)
     return tables
 
 
@@ -358,6 +360,39 @@ def _subsampling_tables(report: Report) -> list[Table]:
     return out
 
 
+def _plan_tables(report: Report) -> list[Table]:
+    plan = report.plan
+    assert plan is not None
+    info = plan.summary
+    majority = info["goal"] == "majority"
+    state = ("P(leading label is the population majority)" if majority
+             else "expected TVD to the population distribution")
+    rule = (f"{state} >= {info['confidence']:g}" if majority else f"{state} <= {info['epsilon']:g}")
+    expected = ("expected share of items whose leading label is the population majority"
+                if majority else "expected mean TVD of the soft labels")
+    rows = [["goal", str(info["goal"])], ["settled when", rule],
+            ["items settled now", f"{info['n_settled']} of {info['n_items']}"],
+            ["budget (votes)", str(info["budget"])],
+            ["votes planned", f"{info['votes_planned']} for {info['n_items_planned']} items"],
+            [f"{expected}, now", fmt_number(info["expected_now"], 4)],
+            [f"{expected}, after the planned votes", fmt_number(info["expected_after"], 4)],
+            ["unsettled items still short of the goal after them", str(info["n_cannot_settle"])]]
+    out = [Table(id="table-plan", title="Where the next votes would go", header=["quantity", "value"],
+                 rows=rows,
+                 caption=("annokit.plan: a Dirichlet(counts + 1) posterior of each item's "
+                          "population label distribution; the budget goes to the unsettled "
+                          "items where more votes raise the goal's expected value most (the "
+                          "same plan as annokit plan --budget with the same options)."))]
+    if plan.items:
+        out.append(Table(
+            id="table-plan-items", title="Items that get the most votes",
+            header=["item", "votes so far", "leading label", state, "extra votes"],
+            rows=[[p.item, str(p.n_votes), p.leading_label or "-", fmt_number(p.state, 3),
+                   str(p.extra_votes)] for p in plan.items],
+            caption="At most 20 items, most votes first (ties: item order)."))
+    return out
+
+
 def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
     """The page's sections in reading order, shared by the HTML and Markdown pages: (anchor,
     heading, tables), sections without tables left out; ``figures`` (no tables) always listed.
@@ -370,6 +405,7 @@ def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
                                                if t.id.startswith("table-bins-model-")]),
                 ("subsampling", "How many annotations are enough",
                  ["table-recommendation", "table-subsampling"]),
+                ("plan", "Where the next votes would go", ["table-plan", "table-plan-items"]),
                 ("labels", "Label distributions", ["table-label-distributions"]),
                 ("perspectivist", "Per-annotator evaluation",
                  ["table-perspectivist", "table-annotator-quantiles", "table-worst-annotators"]),

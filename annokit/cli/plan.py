@@ -1,0 +1,133 @@
+"""``annokit plan``: where to spend the next annotations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from annokit.cli._common import (
+    FORMAT_OPTION,
+    SEED,
+    column_options,
+    echo,
+    echo_json,
+    finite,
+    read_options,
+    single_label,
+    votes_input,
+    with_duplicates,
+)
+
+if TYPE_CHECKING:
+    from annokit.io import Format
+
+_JSON_KEYS = (
+    "goal, budget, votes_planned, budget_unspent, n_items, n_votes, n_settled, n_unsettled, "
+    "n_items_planned, n_cannot_settle, n_at_max_per_item, expected_now, expected_after, "
+    "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, read_as, out")
+
+
+@click.command(name="plan", epilog=f"--json keys: {_JSON_KEYS}.")
+@votes_input()
+@FORMAT_OPTION
+@column_options
+@click.option("--budget", type=click.IntRange(min=0), required=True,
+              help="Extra votes to place in this round (0: only report where the dataset "
+                   "stands).")
+@click.option("--goal", type=click.Choice(["majority", "distribution"]), default="majority",
+              show_default=True,
+              help="majority: the leading label should be the population majority; "
+                   "distribution: the soft label should be close (TVD) to the population "
+                   "distribution.")
+@click.option("--confidence", type=finite(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True,
+              help="--goal majority: an item is settled when P(its leading label is the "
+                   "population majority) reaches this.")
+@click.option("--epsilon", type=finite(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True,
+              help="--goal distribution: an item is settled when the expected TVD of its soft "
+                   "label to the population distribution is at most this.")
+@click.option("--max-per-item", "max_per_item", type=click.IntRange(min=1), default=None,
+              help="Most votes an item may have in total after this round; items already there "
+                   "get none (their number is stated).")
+@click.option("--seed", type=SEED, default=0, show_default=True,
+              help="Seed of the Monte Carlo draws: the same seed and votes give the same file.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the plan here (.csv, .tsv or .parquet), atomically: columns "
+                   "item,extra_votes, one row per item that gets votes. Required unless "
+                   "--budget 0.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary as one JSON object (keys below).")
+def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float,
+         epsilon: float, max_per_item: int | None, seed: int, out_path: str | None,
+         as_json: bool) -> None:
+    """Where to spend the next votes: per item, how many more votes to collect now for the
+    goal, under a Dirichlet posterior of each item's population label distribution (uniform
+    prior). The budget goes to the unsettled items where more votes raise the expected share
+    of correct majorities (--goal majority) or lower the expected TVD of the soft labels
+    (--goal distribution) most; the sum of extra_votes never exceeds --budget.
+
+    Meant to run in rounds: collect the planned votes, append them to the votes file, plan
+    again. See the guide "Where to spend the next annotations".
+    """
+    from annokit.core.progress import progress
+    from annokit.io import read_votes
+    from annokit.io.atomic import check_outputs, check_table_path, write_table
+    from annokit.subsample.plan import plan as run_plan
+
+    if out_path is None and budget > 0:
+        raise click.UsageError("give --out FILE for the planned votes (or --budget 0 to only "
+                               "report where the dataset stands)")
+    if out_path is not None:
+        check_table_path(out_path, jsonl=False)
+        check_outputs({"--out": out_path}, {"--votes": votes_path})
+    votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "plan")
+    with progress(desc="plan", unit="count vectors") as bar:
+        result = run_plan(votes, budget=budget, goal=goal,  # type: ignore[arg-type]
+                          confidence=confidence, epsilon=epsilon, max_per_item=max_per_item,
+                          seed=seed, bar=bar)
+    if out_path is not None:
+        write_table(result.next_votes(), out_path, jsonl=False)
+    info = result.summary()
+    if as_json:
+        echo_json(with_duplicates({**info, "read_as": getattr(votes, "read_info", None),
+                                   "out": out_path}, votes))
+        return
+    for line in summary_lines(info, read_as=getattr(votes, "read_info", None)):
+        echo(line)
+    if out_path is not None:
+        echo(f"wrote {out_path} ({info['n_items_planned']} row"
+             f"{'' if info['n_items_planned'] == 1 else 's'})")
+
+
+def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
+    """The plain-text summary of a plan (``annokit plan`` without --json)."""
+    majority = info["goal"] == "majority"
+    rule = (f"P(leading label is the population majority) >= {info['confidence']:g}" if majority
+            else f"expected TVD to the population distribution <= {info['epsilon']:g}")
+    what = ("expected share of items whose leading label is the population majority"
+            if majority else "expected mean TVD of the soft labels to the population")
+    lines = [f"read as: {read_as}"] if read_as else []
+    lines += [
+        f"{info['n_items']} items, {info['n_votes']} votes; goal {info['goal']} (settled: {rule})",
+        f"settled now: {_items(info['n_settled'])}; unsettled: {info['n_unsettled']}",
+        f"planned {info['votes_planned']} of {info['budget']} votes for "
+        f"{_items(info['n_items_planned'])}"
+        + (f" ({info['budget_unspent']} left unplanned: no item that is unsettled and below "
+           "--max-per-item gains from more)"
+           if info["budget_unspent"] and info["budget"] else ""),
+    ]
+    if info["n_at_max_per_item"]:
+        lines.append(f"{_items(info['n_at_max_per_item'])} already have --max-per-item "
+                     f"{info['max_per_item']} votes or more: no votes planned for them")
+    if info["expected_now"] is not None:
+        lines.append(f"{what}: {info['expected_now']:.4f} now, {info['expected_after']:.4f} "
+                     "after this round")
+    lines.append(f"unsettled items still short of the goal after this round: "
+                 f"{info['n_cannot_settle']}")
+    return lines
+
+
+def _items(n: int) -> str:
+    return f"{n} item{'' if n == 1 else 's'}"

@@ -1,0 +1,103 @@
+"""The allocation behind :func:`annokit.subsample.plan.plan`: the budget to the largest
+expected gains (the rule is described in :mod:`annokit.subsample.plan`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+__all__ = ["GOALS", "HORIZON", "Goal", "allocate", "plan_counts"]
+
+Goal = Literal["majority", "distribution"]
+GOALS = ("majority", "distribution")
+
+#: Largest number of extra votes one item may get in one round (the values are estimated up to it).
+HORIZON = 16
+
+
+def _envelope_gains(values: np.ndarray, caps: np.ndarray) -> np.ndarray:
+    """Marginal gains ``(n_items, horizon)`` of the upper concave envelope of each row of
+    ``values`` over ``0..caps[i]`` (``-inf`` past the cap); non-increasing along each row.
+
+    Vectorised over items; the loop runs over at most ``horizon`` envelope segments."""
+    n_items, width = values.shape
+    horizon = width - 1
+    gains = np.full((n_items, horizon), -np.inf)
+    pos = np.zeros(n_items, dtype=np.int64)
+    steps = np.arange(1, horizon + 1)
+    rows = np.arange(n_items)
+    while True:
+        active = pos < caps
+        if not active.any():
+            return gains
+        ahead = pos[:, None] + steps                                      # (n, H)
+        ok = ahead <= caps[:, None]
+        later = values[rows[:, None], np.minimum(ahead, horizon)]
+        rate = np.where(ok, (later - values[rows, pos][:, None]) / steps, -np.inf)
+        best = rate.argmax(1)                                             # first of the best
+        size = np.where(active, best + 1, 0)
+        cols = np.arange(horizon)
+        fill = (cols >= pos[:, None]) & (cols < (pos + size)[:, None])
+        gains = np.where(fill, rate[rows, best][:, None], gains)
+        pos = pos + size
+
+
+def allocate(values: np.ndarray, caps: np.ndarray, budget: int, *,
+             eligible: np.ndarray | None = None) -> np.ndarray:
+    """Extra votes per item: the ``budget`` largest positive envelope gains (module docstring).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_items, horizon + 1)
+        ``V_i(n)``, larger is better.
+    caps : ndarray of int, shape (n_items,)
+        Most extra votes each item may get (clipped to ``horizon``).
+    budget : int
+    eligible : ndarray of bool, optional
+        Items that may get votes (default all).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_items,); its sum is at most ``budget``.
+    """
+    n_items, width = values.shape
+    caps = np.clip(np.asarray(caps, dtype=np.int64), 0, width - 1)
+    if eligible is not None:
+        caps = np.where(eligible, caps, 0)
+    if budget == 0 or width == 1 or n_items == 0:
+        return np.zeros(n_items, dtype=np.int64)
+    gains = _envelope_gains(values, caps)
+    item, step = np.nonzero(gains > 0)
+    flat = gains[item, step]
+    order = np.lexsort((step, item, -flat))[:budget]
+    return np.bincount(item[order], minlength=n_items).astype(np.int64)
+
+
+def plan_counts(counts: np.ndarray, *, budget: int, goal: Goal = "majority",
+                confidence: float = 0.95, epsilon: float = 0.05,
+                caps: np.ndarray | None = None, alpha: float = 1.0, n_draws: int = 2000,
+                seed: int = 0, bar: object | None = None) -> dict[str, np.ndarray]:
+    """The arrays behind :func:`plan` for a count matrix (parameters checked by the caller).
+
+    Returns ``now``, ``settled``, ``extra`` (votes per item), ``after`` (the goal's expected
+    value per item after them, in the ``now`` scale) and ``horizon``.
+    """
+    from annokit.subsample.plan_posterior import posterior_values
+
+    counts = np.asarray(counts, dtype=np.int64)
+    n_items = counts.shape[0]
+    caps = (np.full(n_items, HORIZON, dtype=np.int64) if caps is None
+            else np.clip(np.asarray(caps, dtype=np.int64), 0, None))
+    horizon = int(min(HORIZON, budget, caps.max(initial=0)))
+    post = posterior_values(counts, goal=goal, horizon=horizon, n_draws=n_draws, alpha=alpha,
+                            seed=seed, bar=bar)
+    settled = post.now >= confidence if goal == "majority" else post.now <= epsilon
+    extra = allocate(post.values, caps, budget, eligible=~settled)
+    after_value = post.values[np.arange(n_items), extra]
+    after = after_value if goal == "majority" else -after_value
+    return {"now": post.now, "settled": settled, "extra": extra, "after": after,
+            "expected_now": post.values[:, 0] if goal == "majority" else post.now,
+            "horizon": np.asarray(horizon)}
+
+
