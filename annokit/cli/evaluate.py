@@ -268,7 +268,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         preds = read_predictions(list(pred_paths), id_field=id_field, renormalize=renormalize,
-                                 model=model)
+                                 model=model, row_ids=bool(getattr(votes, "row_ids", False)))
         records = align(votes, preds, pred_labels=labels, on_missing=on_missing, ties=ties,
                         rng=seed)
         info = None

@@ -125,7 +125,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         memory), ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
         ``scale`` (the label set's level of measurement),
         ``votes_per_item`` {min, median, max}, ``entropy`` {base, mean, median},
-        ``agreement`` {mean, median} (share of the top label), ``ties`` (items
+        ``agreement`` {mean, median, n_unanimous, unanimous_share} (share of the top label;
+        items whose votes all carry one label), ``ties`` (items
         whose top label is tied), ``tie_policy`` (the majority's tie policy),
         ``majority_change`` {rate, n_changed,
         n_compared, n_tied} or None, ``label_counts`` (votes per label),
@@ -196,7 +197,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         "entropy": {"base": base, "unit": entropy_unit(base), "mean": math.fsum(ent) / ent.size,
                     "median": float(np.median(ent))},
         "agreement": {"mean": math.fsum(counts.max(axis=1) / per_item) / per_item.size,
-                      "median": float(np.median(counts.max(axis=1) / per_item))},
+                      "median": float(np.median(counts.max(axis=1) / per_item)),
+                      **unanimous(counts.max(axis=1) == per_item)},
         "ties": maj.n_ties,
         "tie_policy": maj.policy,
         "majority_change": None,
@@ -302,6 +304,16 @@ def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.
     })
 
 
+def unanimous(same: Any, weights: Any = None) -> dict[str, Any]:
+    """``n_unanimous`` and ``unanimous_share``: items whose votes all carry one label (``same``
+    per item, or per distinct count vector with ``weights`` items each)."""
+    same = np.asarray(same, dtype=bool)
+    w = np.ones(same.size, dtype=np.int64) if weights is None else np.asarray(weights)
+    n = int(w[same].sum())
+    total = int(w.sum())
+    return {"n_unanimous": n, "unanimous_share": n / total if total else math.nan}
+
+
 def _fmt(x: Any, digits: int = 4) -> str:
     if x is None:
         return "n/a"
@@ -347,6 +359,10 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
                      f"{_fmt(ent['mean'])} / {_fmt(ent['median'])}"))
     if stats.get("agreement") is not None:
         rows.append(("agreement, top-label share (mean)", _fmt(stats["agreement"]["mean"])))
+        if "n_unanimous" in stats["agreement"]:
+            a = stats["agreement"]
+            rows.append(("unanimous items", f"{a['n_unanimous']:,} "
+                                            f"({100 * a['unanimous_share']:.2f}%)"))
     if stats.get("ties") is not None:
         rows += [("items with a tied top label", _fmt(stats["ties"])),
                  ("majority tie policy",
