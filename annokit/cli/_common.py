@@ -364,9 +364,14 @@ def with_duplicates(doc: Any, votes: Any) -> Any:
 
 
 def single_label(votes: Any, command: str) -> Any:
-    """``votes``, refused when an annotator ticked several labels of an item (multi-label)."""
+    """``votes``, refused when an annotator ticked several labels of an item (multi-label), or
+    when they are soft labels without votes (what ``command`` does needs votes)."""
     from annokit.core.multilabel import is_multilabel
+    from annokit.core.soft_votes import is_soft_only, soft_only_message
+    from annokit.errors import InputError
 
+    if is_soft_only(votes):  # distributions without votes: nothing to subsample or score
+        raise InputError(soft_only_message(votes.source, command))
     if is_multilabel(votes):
         raise click.UsageError(f"{command} takes single-label votes; these are multi-label (an "
                                "annotator gave several labels to an item): use stats or "

@@ -252,8 +252,9 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
             echo(_annotator_table(view))
         return
     from annokit.core.multilabel import is_multilabel
+    from annokit.core.soft_votes import is_soft_only
 
-    if multilabel or is_multilabel(votes):
+    if multilabel or (not is_soft_only(votes) and is_multilabel(votes)):
         if n_temp or by or ties != "first" or positive or annotator_path or model or renormalize:
             raise click.UsageError("multi-label votes take --predictions, --pred-labels, "
                                    "--id-field, --on-missing, --n-bins, --n-boot, --seed and "

@@ -23,7 +23,8 @@ column ``n_annotators`` (or ``n_votes``).
 Counts are whole numbers >= 0 (integer dtype, or floats that are whole); probabilities are
 rows of numbers >= 0 summing to 1 within :data:`SOFT_ATOL`. With the number of annotators,
 soft labels whose ``n * p`` are whole numbers (within :data:`WHOLE_ATOL`) become counts;
-otherwise they are refused with the reason (distributions without votes are not a vote set).
+otherwise the distributions are kept as :class:`~annokit.core.soft_votes.SoftLabels` (stated in
+``read_info``): what needs only distributions works, what needs votes is refused in one line.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import pandas as pd
 from annokit.core.checks import first_offenders
 from annokit.core.columns import detect_columns
 from annokit.core.labels import LabelSet
+from annokit.core.soft_votes import SoftLabels
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, InvalidValueError, SchemaError
 from annokit.io.source import Input, read_text
@@ -203,32 +205,33 @@ def _check_ids(values: Sequence[str], n_rows: int, where: str, name: str) -> np.
 
 def _votes(values: np.ndarray, *, soft: bool, n: np.ndarray | None, labels: LabelSet,
            ids: np.ndarray, name: str, where: Any, row_where: Any) -> tuple[Votes, str]:
-    """Votes from checked counts, or from soft labels whose counts can be reconstructed."""
+    """Votes from checked counts or soft labels (:class:`SoftLabels` when no counts can be
+    reconstructed), and what was decided for ``read_info`` ("" for counts)."""
     if not soft:
         counts = check_count_values(values, where)
         empty = np.flatnonzero(counts.sum(axis=1) == 0)
         if empty.size:
             raise DataFormatError(f"{row_where(int(empty[0]))}: no votes (all counts 0; "
                                   f"{empty.size} such row(s)); every item needs a vote")
-        return Votes.from_counts(counts, labels=labels, item_ids=ids, source=name), "counts"
+        return Votes.from_counts(counts, labels=labels, item_ids=ids, source=name), ""
     probs = check_soft_values(values, where, row_where)
     if n is None:
-        raise DataFormatError(
-            f"{name} has soft labels only (no votes): the number of annotators per item is not "
-            "given, so no counts can be reconstructed; give the per-annotator votes or counts "
-            "(--format counts), or an 'n_annotators' column or .npz array")
-    expected = n.astype(np.float64)[:, None] * probs
-    whole = np.round(expected)
-    off = np.abs(expected - whole) > WHOLE_ATOL
-    if off.any():
+        why = "the number of annotators is not given"
+    else:
+        expected = n.astype(np.float64)[:, None] * probs
+        whole = np.round(expected)
+        off = np.abs(expected - whole) > WHOLE_ATOL
+        if not off.any():
+            votes = Votes.from_counts(whole.astype(np.int64), labels=labels, item_ids=ids,
+                                      source=name)
+            return votes, (f"; counts reconstructed as n_annotators x p (whole numbers within "
+                           f"{WHOLE_ATOL:g}; rows sum to 1 within {SOFT_ATOL:g})")
         r, c = np.argwhere(off)[0]
-        raise DataFormatError(
-            f"{name} has soft labels only (no votes): at {where(r, c)}, n_annotators x p = "
-            f"{_show(expected[r, c])} is not a whole number, so no counts can be reconstructed; give "
-            "the per-annotator votes or counts (--format counts)")
-    votes = Votes.from_counts(whole.astype(np.int64), labels=labels, item_ids=ids, source=name)
-    return votes, (f"soft labels; counts reconstructed as n_annotators x p (whole numbers within "
-                   f"{WHOLE_ATOL:g}; rows sum to 1 within {SOFT_ATOL:g})")
+        why = (f"n_annotators x p is not a whole number at {where(r, c)} "
+               f"({_show(expected[r, c])})")
+    kept = SoftLabels(probs, labels=labels, item_ids=ids, source=name, n_annotators_per_item=n)
+    return kept, (f"; soft labels only (no votes): distributions kept ({why}; rows sum to 1 "
+                  f"within {SOFT_ATOL:g}), what needs votes is refused")
 
 
 def _n_annotators(values: Any, n_rows: int, where: str) -> np.ndarray:
@@ -306,8 +309,8 @@ def read_count_array(path: str | os.PathLike | Input, *, soft: bool = False,
 
     votes, what = _votes(arr, soft=soft, n=n, labels=labelset, ids=ids, name=name,
                          where=where, row_where=row_where)
-    votes.read_info = (f"{name}: {what if soft else 'counts'} array ({n_rows} items x {n_cols} "
-                       f"labels); {id_note}; {label_note}")
+    votes.read_info = (f"{name}: {'soft labels' if soft else 'counts'} array ({n_rows} items x "
+                       f"{n_cols} labels){what}; {id_note}; {label_note}")
     votes.input_kind = "soft labels" if soft else "counts"
     votes.row_ids = "item_ids" not in extra and item_ids is None
     return votes
@@ -385,8 +388,8 @@ def read_count_table(path: str | os.PathLike | Input, *, soft: bool = False,
     votes, what = _votes(values, soft=soft, n=n, labels=labelset, ids=ids, name=name,
                          where=where, row_where=row_where)
     kind = df.attrs.get("annokit_read_as") or source.suffix.lstrip(".")
-    votes.read_info = (f"{name}: {what if soft else 'counts'} table ({kind}); item={item!r}, one "
-                       f"column per label; {label_note}")
+    votes.read_info = (f"{name}: {'soft labels' if soft else 'counts'} table ({kind}){what}; "
+                       f"item={item!r}, one column per label; {label_note}")
     votes.input_kind = "soft labels" if soft else "counts"
     votes.row_ids = False
     return votes

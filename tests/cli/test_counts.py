@@ -138,3 +138,43 @@ def test_item_ids_option(tmp_path):
     out = json.loads(run("stats", tmp_path / "c.npy", "--item-ids", tmp_path / "ids.txt",
                          "--n-boot", "0", "--json").output)
     assert "item ids from ids.txt" in out["read_as"]
+
+
+def test_soft_labels_give_the_same_distributions(cifar):
+    root, counts = cifar
+    args = ("--labels", LABEL_OPTION, "--n-boot", "0", "--json")
+    by_counts = json.loads(run("stats", root / "counts.npy", *args).output)
+    result = run("stats", root / "probs.npy", "--format", "soft", *args)
+    assert result.exit_code == 0, result.output
+    soft = json.loads(result.output)
+    assert soft["soft_only"] is True and soft["n_votes"] is None and soft["n_items"] == 10_000
+    assert soft["entropy"]["mean"] == pytest.approx(by_counts["entropy"]["mean"], rel=1e-12)
+    assert soft["agreement"]["n_unanimous"] == by_counts["agreement"]["n_unanimous"]
+    assert soft["majority_counts"] == by_counts["majority_counts"]
+    assert soft["ties"] == by_counts["ties"]
+    assert soft["krippendorff_alpha"] is None
+
+
+def test_evaluate_soft_labels_equals_counts(cifar):
+    root, _ = cifar
+    common = ("--labels", LABEL_OPTION, "--predictions", root / "preds.npy", "--pred-labels",
+              LABEL_OPTION, "--metrics", "all", "--json")
+    a = json.loads(run("evaluate", "--votes", root / "counts.npy", *common).stdout)
+    b = run("evaluate", "--votes", root / "probs.npy", "--format", "soft", *common)
+    assert b.exit_code == 0, b.output
+    b = json.loads(b.stdout)
+    for name, value in a["metrics"].items():
+        assert value == pytest.approx(b["metrics"][name], rel=1e-12, abs=1e-12), name
+
+
+@pytest.mark.parametrize("command", [["subsample"], ["annotators"], ["aggregate"],
+                                     ["filter", "--method", "agreement", "--out", "kept.csv",
+                                      "--audit", "audit.csv"]])
+def test_what_needs_votes_is_refused_on_soft_labels(tmp_path, command):
+    np.save(tmp_path / "p.npy", np.array([[0.25, 0.75], [1.0, 0.0]]))
+    command = [c if not c.endswith(".csv") else tmp_path / c for c in command]
+    result = run(*command, tmp_path / "p.npy", "--format", "soft")
+    assert result.exit_code == 1
+    assert result.output.strip() == (f"Error: p.npy has soft labels only (no votes): "
+                                     f"{command[0]} needs votes; give the per-annotator votes "
+                                     "or counts")

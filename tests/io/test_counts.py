@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from annokit.core.soft_votes import SoftLabels
 from annokit.core.votes import Votes
-from annokit.errors import DataFormatError, InvalidValueError, SchemaError
+from annokit.errors import DataFormatError, InputError, InvalidValueError, SchemaError
 from annokit.io import read_votes
 from annokit.io.counts import is_count_table
 
@@ -213,22 +214,39 @@ def test_soft_with_annotator_numbers_reconstructs_counts(tmp_path):
     votes = read_votes(tmp_path / "p.npz", format="soft")
     assert np.array_equal(votes.counts(), counts)
     assert votes.input_kind == "soft labels"
-    assert ("soft labels; counts reconstructed as n_annotators x p (whole numbers within 1e-09; "
-            "rows sum to 1 within 1e-06)") in votes.read_info
+    assert votes.read_info.startswith(
+        "p.npz: soft labels array (500 items x 10 labels); counts reconstructed as n_annotators "
+        "x p (whole numbers within 1e-09; rows sum to 1 within 1e-06)")
+
+
+def test_soft_without_whole_counts_keeps_distributions(tmp_path):
+    probs = np.array([[0.5, 0.5], [0.3, 0.7]])
+    np.savez(tmp_path / "p.npz", probs=probs, n_annotators=np.array([2, 3]))
+    soft = read_votes(tmp_path / "p.npz", format="soft")
+    assert isinstance(soft, SoftLabels) and soft.input_kind == "soft labels"
+    assert np.array_equal(soft.distributions(), probs)
+    assert ("soft labels only (no votes): distributions kept (n_annotators x p is not a whole "
+            "number at p.npz, row 1, column 0 (0.8999999999999999); rows sum to 1 within "
+            "1e-06), what needs votes is refused") in soft.read_info
+    np.save(tmp_path / "q.npy", probs)
+    assert "(the number of annotators is not given;" in read_votes(
+        tmp_path / "q.npy", format="soft").read_info
+    with pytest.raises(InputError, match=re.escape(
+            "q.npy has soft labels only (no votes): vote counts needs votes; give the "
+            "per-annotator votes or counts")):
+        read_votes(tmp_path / "q.npy", format="soft").counts()
 
 
 def test_soft_refusals(tmp_path):
-    np.savez(tmp_path / "p.npz", probs=np.array([[0.5, 0.5], [0.3, 0.7]]),
-             n_annotators=np.array([2, 3]))
-    with pytest.raises(DataFormatError, match=re.escape(
-            "p.npz has soft labels only (no votes): at p.npz, row 1, column 0, n_annotators x p "
-            "= 0.8999999999999999 is not a whole number")):
-        read_votes(tmp_path / "p.npz", format="soft")
     np.save(tmp_path / "q.npy", np.array([[0.5, 0.6]]))
     with pytest.raises(DataFormatError, match=re.escape(
             "q.npy, row 0: the probabilities sum to 1.1, not 1 (tolerance 1e-06); counts are "
             "read with --format counts")):
         read_votes(tmp_path / "q.npy", format="soft")
+    np.save(tmp_path / "r.npy", np.array([[1.5, -0.5]]))
+    with pytest.raises(DataFormatError, match=re.escape(
+            "r.npy, row 0, column 0: 1.5 is not a probability (0 to 1)")):
+        read_votes(tmp_path / "r.npy", format="soft")
 
 
 def test_soft_table_with_annotator_column(tmp_path):
