@@ -178,3 +178,33 @@ def test_what_needs_votes_is_refused_on_soft_labels(tmp_path, command):
     assert result.output.strip() == (f"Error: p.npy has soft labels only (no votes): "
                                      f"{command[0]} needs votes; give the per-annotator votes "
                                      "or counts")
+
+
+def test_report_on_soft_labels_has_the_agreement_bins_of_the_counts(cifar, tmp_path):
+    root, _ = cifar
+    np.save(tmp_path / "c.npy", np.load(root / "counts.npy")[:400])
+    probs = np.load(root / "probs.npy")[:400]
+    np.save(tmp_path / "s.npy", probs)
+    np.save(tmp_path / "p.npy", np.load(root / "preds.npy")[:400])
+    docs = {}
+    for name, extra in (("c", ()), ("s", ("--format", "soft"))):
+        result = run("report", "--votes", tmp_path / f"{name}.npy", *extra, "--labels",
+                     LABEL_OPTION, "--model", f"m={tmp_path / 'p.npy'}", "--pred-labels",
+                     LABEL_OPTION, "--out", tmp_path / name, "--n-boot", "0", "--quiet")
+        assert result.exit_code == 0, result.output
+        docs[name] = json.loads((tmp_path / name / "report.json").read_text())
+    c, s = docs["c"], docs["s"]
+    assert s["binning"] == c["binning"]
+    assert s["models"][0]["metrics"] == c["models"][0]["metrics"]  # as printed (rounded)
+    assert s["models"][0]["per_bin"] == c["models"][0]["per_bin"]
+    assert s["human_ceiling"] is None
+    assert "no human ceiling: soft labels only (no votes to split into halves)" in s["notes"]
+    assert any(n.startswith("The votes came as soft labels (annotator ids unknown): s.npy: soft "
+                            "labels array (400 items") for n in s["notes"])
+    refused = run("report", "--votes", tmp_path / "s.npy", "--format", "soft", "--labels",
+                  LABEL_OPTION, "--model", f"m={tmp_path / 'p.npy'}", "--pred-labels",
+                  LABEL_OPTION, "--out", tmp_path / "x", "--subsample", "default", "--quiet")
+    assert refused.exit_code == 1
+    assert refused.output.strip() == ("Error: s.npy has soft labels only (no votes): report "
+                                      "--subsample needs votes; give the per-annotator votes or "
+                                      "counts")
