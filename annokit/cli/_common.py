@@ -26,12 +26,15 @@ MEMORY_LIMIT = 2 * 1024**3
 FORMAT_OPTION = click.option(
     "--format", "fmt",
     type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi",
-                       "lists"]),
+                       "lists", "counts", "soft"]),
     default="auto", show_default=True,
     help="Input format of the votes file (auto sniffs the file): ChaosNLI JSON Lines, long or "
          "wide tables, Mechanical Turk batch results, a Label Studio JSON export, a "
          "Learning-With-Disagreements (LeWiDi 2023/2025) JSON split, JSON Lines with one row "
-         "per item and a list of its labels or ratings (annotators unknown).",
+         "per item and a list of its labels or ratings (annotators unknown); counts: a count "
+         "matrix (.npy/.npz of shape items x labels, read as such without --format) or a table "
+         "with an item column and one count column per label; soft: the same holding "
+         "probabilities (annotators unknown).",
 )
 
 #: Seeds are non-negative integers on every command.
@@ -244,7 +247,7 @@ _TABLE_KEY = "annokit.table_options"
 
 
 def _store_table(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """Keep ``--sep``, ``--flags`` and ``--labels`` for :func:`read_options`."""
+    """Keep ``--sep``, ``--flags``, ``--labels`` and ``--item-ids`` for :func:`read_options`."""
     if value is not None:
         if param.name == "labels":
             value = [name.strip() for name in value.split(",")]
@@ -271,7 +274,8 @@ def _no_read_options() -> dict[str, Any]:
 def column_options(command: Any) -> Any:
     """The options that say how a votes file is laid out, shared by every command reading votes:
     ``--item-col``, ``--annotator-col``, ``--label-col``, ``--gold-col``, ``--no-header``,
-    ``--missing``, ``--scale``, ``--duplicates``, ``--sep``, ``--labels`` and ``--flags``. The
+    ``--missing``, ``--scale``, ``--duplicates``, ``--sep``, ``--labels``, ``--flags`` and
+    ``--item-ids``. The
     command gets them from :func:`read_options`, passed on to :func:`annokit.io.read_votes`."""
     options = [
         click.option("--item-col", "item_col", metavar="NAME", expose_value=False, callback=_store,
@@ -321,6 +325,11 @@ def column_options(command: Any) -> Any:
                      help="Mechanical Turk batches with a checkbox beside the answer (e.g. "
                           "'cannot judge'): drop the votes whose box is ticked (the default) or "
                           "keep them; either way they are counted in the read-as line."),
+        click.option("--item-ids", "item_ids", metavar="FILE", expose_value=False,
+                     callback=_store_table,
+                     help="Item ids of a count or probability array (.npy/.npz), one per row: "
+                          "a text file with one id per line, or a 1-D .npy array (default: the "
+                          "row positions 0, 1, ..., stated in the read-as line)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -355,9 +364,14 @@ def with_duplicates(doc: Any, votes: Any) -> Any:
 
 
 def single_label(votes: Any, command: str) -> Any:
-    """``votes``, refused when an annotator ticked several labels of an item (multi-label)."""
+    """``votes``, refused when an annotator ticked several labels of an item (multi-label), or
+    when they are soft labels without votes (what ``command`` does needs votes)."""
     from annokit.core.multilabel import is_multilabel
+    from annokit.core.soft_votes import is_soft_only, soft_only_message
+    from annokit.errors import InputError
 
+    if is_soft_only(votes):  # distributions without votes: nothing to subsample or score
+        raise InputError(soft_only_message(votes.source, command))
     if is_multilabel(votes):
         raise click.UsageError(f"{command} takes single-label votes; these are multi-label (an "
                                "annotator gave several labels to an item): use stats or "
@@ -390,6 +404,7 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
                                   "--missing": bool(options["missing"]),
                                   "--sep": "sep" in options,
                                   "--flags": "flags" in options,
+                                  "--item-ids": "item_ids" in options,
                                   "--labels": "labels" in options}.items() if on]
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "

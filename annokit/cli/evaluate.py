@@ -252,8 +252,9 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
             echo(_annotator_table(view))
         return
     from annokit.core.multilabel import is_multilabel
+    from annokit.core.soft_votes import is_soft_only
 
-    if multilabel or is_multilabel(votes):
+    if multilabel or (not is_soft_only(votes) and is_multilabel(votes)):
         if n_temp or by or ties != "first" or positive or annotator_path or model or renormalize:
             raise click.UsageError("multi-label votes take --predictions, --pred-labels, "
                                    "--id-field, --on-missing, --n-bins, --n-boot, --seed and "
@@ -268,7 +269,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         preds = read_predictions(list(pred_paths), id_field=id_field, renormalize=renormalize,
-                                 model=model)
+                                 model=model, row_ids=bool(getattr(votes, "row_ids", False)))
         records = align(votes, preds, pred_labels=labels, on_missing=on_missing, ties=ties,
                         rng=seed)
         info = None

@@ -223,6 +223,8 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     order; with two labels the positive-class calibration (--positive); with
     --annotator-predictions the per-annotator evaluation.
     """
+    from annokit.core.soft_votes import is_soft_only, soft_only_message
+    from annokit.errors import InputError
     from annokit.io import read_votes
     from annokit.report import (
         build_report,
@@ -271,7 +273,14 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     notes: list[str] = []
     # stages: votes, each model read, build_report's five, written
     with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
-        votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "report")
+        votes = read_votes(votes_path, format=fmt, **read_options())
+        if is_soft_only(votes):  # the distributions make the report; no ceiling, no draws
+            for option, on in (("report --subsample", subsample_ks is not None),
+                               ("--annotator-predictions", annotator_predictions is not None)):
+                if on:
+                    raise InputError(soft_only_message(votes.source, option))
+        else:
+            votes = single_label(votes, "report")
         check_positive(positive, tuple(votes.labels.names), option="--positive")
         bin_spec = _check_bins_for(bins, bin_spec, votes.n_items)
         metrics = select_metrics(metric_names, scale=votes.labels.scale, n_labels=votes.n_labels)

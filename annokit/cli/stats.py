@@ -90,9 +90,18 @@ def stats(votes_path: str, fmt: Format, gold: str | None, n_boot: int, ties: Tie
         result = dataset_stats_dask(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     else:
         from annokit.core.multilabel import is_multilabel
+        from annokit.core.soft_votes import is_soft_only
 
         votes = read_votes(votes_path, format=fmt, gold=gold, **read_options(multilabel=multilabel))
-        if multilabel or is_multilabel(votes):
+        if is_soft_only(votes):
+            from annokit.core.soft_votes import soft_only_message
+            from annokit.errors import InputError
+            from annokit.quality.dataset_stats import soft_stats
+
+            if multilabel:
+                raise InputError(soft_only_message(votes.source, "--multilabel"))
+            result = soft_stats(votes, base=base, ties=ties, rng=seed)
+        elif multilabel or is_multilabel(votes):
             if gold is not None or (votes.gold is not None and (votes.gold != -1).any()):
                 raise click.UsageError("gold labels (--gold, a gold column) apply to "
                                        "single-label votes, not to multi-label ones")

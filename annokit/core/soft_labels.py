@@ -294,7 +294,26 @@ def majority(counts: Any, *, ties: TiePolicy = DEFAULT_TIES,
     ([0, 2], [True, False], 1, 'first')
     """
     check_option("ties", ties, TIE_POLICIES)
-    arr = check_counts(counts)
+    return _top_labels(check_counts(counts), ties=ties, rng=rng, first_seen=first_seen)
+
+
+def distribution_majority(probs: Any, *, ties: TiePolicy = DEFAULT_TIES,
+                          rng: np.random.Generator | int | None = None) -> Majority:
+    """:func:`majority` of soft labels published without their votes
+    (:class:`annokit.core.soft_votes.SoftLabels`): the labels of highest probability, tied when
+    several are exactly equal.
+
+    Examples
+    --------
+    >>> m = distribution_majority([[0.2, 0.8], [0.5, 0.5]])
+    >>> m.labels.tolist(), m.is_tied.tolist()
+    ([1, 0], [False, True])
+    """
+    check_option("ties", ties, TIE_POLICIES)
+    return _top_labels(np.asarray(probs, dtype=np.float64), ties=ties, rng=rng, first_seen=None)
+
+
+def _top_labels(arr: np.ndarray, *, ties: TiePolicy, rng: Any, first_seen: Any) -> Majority:
     top = arr == arr.max(axis=1, keepdims=True)
     labels = break_ties(top, ties=ties, rng=rng, first_seen=first_seen)
     return Majority(labels=labels, is_tied=top.sum(axis=1) > 1, tied=top, policy=ties)

@@ -102,6 +102,10 @@ class Votes(VoteViews):
     labelstudio_info: dict[str, Any] | None = None
     mturk_info: dict[str, Any] | None = None
     lewidi_info: dict[str, Any] | None = None
+    #: "counts" or "soft labels" when the input was published already counted
+    #: (:mod:`annokit.io.counts`); ``row_ids``: its item ids are the array's row positions.
+    input_kind: str | None = None
+    row_ids: bool = False
     annotator_metadata: pd.DataFrame | None = None
     #: Gold rows of a separate gold file naming items without votes (warned about, not used).
     n_gold_without_votes: int | None = None

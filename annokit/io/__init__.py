@@ -28,6 +28,7 @@ from annokit.errors import (
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
+from annokit.io.counts import is_array, read_count_array, read_count_table
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
 from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
@@ -66,6 +67,8 @@ __all__ = [
     "load_dataset",
     "read_chaosnli",
     "read_columns",
+    "read_count_array",
+    "read_count_table",
     "read_label_lists",
     "read_labelstudio",
     "read_lewidi",
@@ -82,8 +85,10 @@ __all__ = [
     "write_votes",
 ]
 
-Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists"]
-FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists")
+Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists",
+                 "counts", "soft"]
+FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists", "counts",
+           "soft")
 
 
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
@@ -113,7 +118,8 @@ def sniff_format(path: str | os.PathLike | Input, *,
 
 
 def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header: bool,
-           sep: str | None) -> tuple[str, Mapping[str, str | None] | None, str | None]:
+           sep: str | None, labels: Any = None
+           ) -> tuple[str, Mapping[str, str | None] | None, str | None]:
     """The format, the column roles to read a table with and what was inferred (see
     :func:`annokit.io.layout.table_layout`)."""
     if no_header:
@@ -130,7 +136,7 @@ def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header
     names = read_columns(source, sep=sep)
     if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
         return "mturk", columns, None
-    return table_layout(source, columns=columns, sep=sep)
+    return table_layout(source, columns=columns, sep=sep, labels=labels)
 
 
 def read_votes(
@@ -147,6 +153,7 @@ def read_votes(
     scale: str | None = None,
     sep: str | None = None,
     flags: Literal["drop", "keep"] | None = None,
+    item_ids: str | os.PathLike | None = None,
 ) -> Votes:
     """Read votes from a file in any supported format.
 
@@ -175,7 +182,10 @@ def read_votes(
         "lists" reads JSON Lines with one row per item and a list of its labels, such as
         graded ratings released without annotator ids
         (:func:`annokit.io.lists.read_label_lists`: ``columns`` may name ``item`` and
-        ``label``, the list field).
+        ``label``, the list field). "counts" reads a count matrix (``.npy``/``.npz`` of shape
+        (items, labels), read without ``format`` too) or a table with an item column and one
+        count column per label (detected when those columns are the declared ``labels``);
+        "soft" the same layouts holding probabilities (:mod:`annokit.io.counts`).
     columns : mapping, optional
         Column roles (``item``, ``annotator``, ``label``, ``gold``) for long tables, and
         ``item`` and ``gold`` for wide tables (see :func:`annokit.io.read_long`). Columns not
@@ -210,6 +220,9 @@ def read_votes(
         Mechanical Turk batches with flag fields (a "cannot judge" checkbox beside the answer,
         :func:`annokit.io.mturk.read_mturk`): drop (the default) or keep the flagged votes;
         either way they are counted in ``read_info``.
+    item_ids : path-like, optional
+        The item ids of a count or probability array (CLI ``--item-ids``): one per line, or a
+        1-D ``.npy`` array; by default the row positions ``"0"``, ``"1"``, ... (stated).
 
     Raises
     ------
@@ -236,6 +249,11 @@ def read_votes(
     q2      0    1
     """
     check_option("format", format, FORMATS)
+    if item_ids is not None and not (format in ("counts", "soft") or (
+            not isinstance(path, pd.DataFrame) and is_array(path))):
+        raise InvalidValueError(f"{path if not isinstance(path, pd.DataFrame) else 'DataFrame'}: "
+                                "--item-ids names the rows of a count or probability array "
+                                "(.npy/.npz); this input has its own item column")
     if scale is not None:
         if labels is not None and not isinstance(labels, LabelSet):
             labels = LabelSet(labels, scale=scale)  # declared numbers match any spelling
@@ -245,7 +263,7 @@ def read_votes(
         votes = read_votes(path, format=format, columns=columns, labels=labels,
                            gold=None if later else gold, duplicates=duplicates,
                            no_header=no_header, missing=missing, max_count_bytes=max_count_bytes,
-                           sep=sep, flags=flags)
+                           sep=sep, flags=flags, item_ids=item_ids)
         votes = apply_scale(votes, scale, declared=labels is not None)
         if later and gold is not None:
             votes = attach_gold(votes, read_gold(gold, missing=missing))
@@ -265,16 +283,28 @@ def read_votes(
         return _read_lewidi(path, labels=labels, columns=columns, gold=gold, no_header=no_header,
                             missing=missing, duplicates=duplicates, max_count_bytes=max_count_bytes)
     source = Input(path, what="votes")
+    if is_array(path) or format in ("counts", "soft"):
+        return _read_counts(source, format=format, columns=columns, labels=labels, gold=gold,
+                            duplicates=duplicates, no_header=no_header, missing=missing,
+                            max_count_bytes=max_count_bytes, sep=sep, flags=flags,
+                            item_ids=item_ids)
     if flags is not None:
         check_option("flags", flags, ("drop", "keep"))
     note = None
     if format == "auto":
-        fmt, columns, note = _sniff(source, columns=columns, no_header=no_header, sep=sep)
+        fmt, columns, note = _sniff(source, columns=columns, no_header=no_header, sep=sep,
+                                    labels=labels)
+        if fmt == "counts":
+            return _read_counts(source, format=fmt, columns=columns, labels=labels, gold=gold,
+                                duplicates=duplicates, no_header=no_header, missing=missing,
+                                max_count_bytes=max_count_bytes, sep=sep, flags=flags,
+                                item_ids=item_ids, note=note)
     else:
         fmt = format
         if fmt in ("long", "wide") and not no_header and not (
                 table_kind(source) == "jsonl" and looks_like_chaosnli(source)):
-            fmt, columns, note = table_layout(source, fmt=fmt, columns=columns, sep=sep)
+            fmt, columns, note = table_layout(source, fmt=fmt, columns=columns, sep=sep,
+                                              labels=labels)
     if flags is not None and fmt != "mturk":
         raise InvalidValueError(f"{source.name}: --flags applies to Mechanical Turk batch "
                                 f"results (flag fields beside the answer); this is read as {fmt}")
@@ -352,6 +382,45 @@ def read_votes(
     return votes
 
 
+def _read_counts(source: Input, *, format: str, columns: Mapping[str, str | None] | None,
+                 labels: Any, gold: Any, duplicates: str, no_header: bool, missing: Sequence[str],
+                 max_count_bytes: int, sep: str | None, flags: Any, item_ids: Any,
+                 note: str | None = None) -> Votes:
+    """``read_votes`` of counts or soft labels: an array, or a table of one column per label."""
+    name = source.name
+    array = is_array(source.name)
+    fmt = format if format in ("counts", "soft") else "counts"
+    if format not in ("auto", "counts", "soft"):
+        raise DataFormatError(f"{name} is a NumPy array: read it with --format counts (vote "
+                              f"counts) or --format soft (probabilities), not {format}")
+    roles = sorted(f"--{k}-col" for k, v in (columns or {}).items() if v and k != "item")
+    used = [opt for opt, on in (("--no-header", no_header), ("--gold", gold is not None),
+                                ("--duplicates", duplicates != "error"),
+                                ("--flags", flags is not None)) if on] + roles
+    if array:
+        used += [opt for opt, on in (("--item-col", bool((columns or {}).get("item"))),
+                                     ("--sep", sep is not None),
+                                     ("--missing", bool(missing))) if on]
+    if used:
+        what = "a NumPy array of" if array else "a table of"
+        raise InvalidValueError(f"{name} is {what} {'probabilities' if fmt == 'soft' else 'counts'}"
+                                f" (--format {fmt}; annotators unknown): {', '.join(used)} "
+                                "do(es) not apply to it")
+    if array:
+        votes = read_count_array(source, soft=fmt == "soft", labels=labels, item_ids=item_ids)
+    else:
+        if item_ids is not None:
+            raise InvalidValueError(f"{name}: --item-ids names the rows of an array; a table "
+                                    "has its item column (--item-col)")
+        votes = read_count_table(source, soft=fmt == "soft", labels=labels, columns=columns,
+                                 missing=missing, sep=sep)
+    check_count_size(votes.n_items, votes.n_labels, name, limit=max_count_bytes)
+    if note:
+        votes.read_info = f"{votes.read_info} ({note})"
+    votes.duplicates_info = None
+    return votes
+
+
 def _fixed_labels(name: str, fmt: str) -> str:
     """The message for ``--labels`` on a format whose labels the file fixes."""
     return (f"{name}: --labels applies to tables and tool exports (long, wide, mturk, "
@@ -383,6 +452,8 @@ def _gold_file_applies(path: str | os.PathLike | pd.DataFrame, format: str,
         return False  # standard input is read once; registered datasets take no gold file
     if format == "lewidi" and Path(path).is_dir():
         return False
+    if format in ("counts", "soft") or is_array(path):
+        return False  # refused by the counts reader, which names the option
     fmt = (sniff_format(Input(path, what="votes"), columns=columns, no_header=no_header, sep=sep)
            if format == "auto" else format)
     return fmt in ("long", "wide")

@@ -16,6 +16,9 @@ The rules (:func:`table_layout`), in order:
    wide table whose other columns are annotators; with a single other column, a long table
    without annotator ids (the votes are the same either way; no annotator is invented).
 5. No item column: an error naming the column options.
+6. Declared labels (``--labels``): an item column whose other columns are exactly the labels is
+   a table of counts, one column per label (``"counts"``, :mod:`annokit.io.counts`), never a
+   wide table whose annotators bear the labels' names; ``--format wide`` on it is refused.
 
 A column whose name means item, annotator or label is never an annotator of a wide table
 (:func:`annokit.io.tabular.read_wide` refuses it). Nothing here guesses between two
@@ -30,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from annokit.errors import DataFormatError, SchemaError
+from annokit.io.counts import is_count_table
 from annokit.io.source import Input
 from annokit.io.tables import sample_table
 from annokit.io.tabular import COLUMN_OPTIONS, detect_columns
@@ -48,21 +52,23 @@ Layout = tuple[str, Mapping[str, str | None] | None, str | None]
 
 
 def table_layout(source: Input, *, fmt: str = "auto", columns: Mapping[str, str | None] | None = None,
-                 sep: str | None = None) -> Layout:
+                 sep: str | None = None, labels: Any = None) -> Layout:
     """The layout of a table file (``"long"`` or ``"wide"``), the column roles to read it with
     and a note saying what was inferred (None when the names said it all), from its header and
     first rows (:func:`annokit.io.tables.sample_table`); see :func:`frame_layout`."""
-    return frame_layout(sample_table(source, sep=sep), source.name, fmt=fmt, columns=columns)
+    return frame_layout(sample_table(source, sep=sep), source.name, fmt=fmt, columns=columns,
+                        labels=labels)
 
 
 def frame_layout(sample: pd.DataFrame, name: str, *, fmt: str = "auto",
-                 columns: Mapping[str, str | None] | None = None) -> Layout:
+                 columns: Mapping[str, str | None] | None = None, labels: Any = None) -> Layout:
     """The layout of a table whose header and first rows are ``sample`` (a file's, or a
     DataFrame's): ``"long"`` or ``"wide"``, the column roles to read it with and a note saying
     what was inferred (None when the names said it all).
 
     ``fmt`` is ``"auto"``, or ``"long"``/``"wide"`` when the user said so (only the roles
-    are then completed).
+    are then completed). ``labels`` are the declared labels (``--labels``): a table whose
+    columns besides the item column are exactly these is ``"counts"`` (rule 6).
 
     Raises
     ------
@@ -71,6 +77,15 @@ def frame_layout(sample: pd.DataFrame, name: str, *, fmt: str = "auto",
     """
     names = [str(c) for c in sample.columns]
     given = dict(columns or {})
+    if labels is not None and fmt in ("auto", "wide") and set(given) <= {"item"}:
+        item = detect_columns(names, ("item",), given=given, source=name)["item"]
+        if is_count_table(names, labels, item=item):
+            if fmt == "wide":
+                raise SchemaError(f"{name}: the columns besides {item!r} are the labels given "
+                                  "with --labels: a table of counts per label, not of annotators; "
+                                  "read it with --format counts")
+            return ("counts", columns,
+                    "one count column per label: the columns besides the item are the --labels")
     if fmt == "wide" or "label" in given:  # read_wide and read_long check what was named
         return fmt if fmt != "auto" else "long", columns, None
     roles = detect_columns(names, given=given, source=name)

@@ -247,7 +247,8 @@ def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
                        atol=atol)
 
 
-def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: float) -> Predictions:
+def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
+              row_ids: bool = False) -> Predictions:
     source = str(path)
     check_regular(path, what="predictions")
     try:
@@ -274,6 +275,11 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
         raise DataFormatError(f"{source}: expected a structured array or a 2-D probability "
                               f"array; got shape {arr.shape}")
     sidecar = path.with_name(path.name[: -len(".npy")] + ".ids.txt")
+    if row_ids and not sidecar.exists():  # joined by row position, as the votes' array
+        locs = locations_of("row", arr.shape[0])
+        return _build(np.arange(arr.shape[0]).astype(str).astype(object), arr, None,
+                      label_names=None, source=source, locations=locs, renormalize=renormalize,
+                      atol=atol)
     if not sidecar.exists():
         raise DataFormatError(f"{source}: a plain 2-D array needs its item ids in {sidecar} "
                               "(one per line)")
@@ -289,7 +295,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
 
 
 def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
-              model: str | None, sep: str | None = None) -> Predictions:
+              model: str | None, sep: str | None = None, row_ids: bool = False) -> Predictions:
     if not path.exists():
         raise DataFormatError(f"prediction file not found: {path}")
     check_regular(path, what="predictions")
@@ -303,14 +309,16 @@ def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
     if name.endswith((".parquet", ".pq")):
         return _read_parquet(path, id_field=id_field, renormalize=renormalize, atol=atol)
     if name.endswith(".npy"):
-        return _read_npy(path, id_field=id_field, renormalize=renormalize, atol=atol)
+        return _read_npy(path, id_field=id_field, renormalize=renormalize, atol=atol,
+                         row_ids=row_ids)
     raise DataFormatError(f"{path}: unknown prediction file type; expected .json, .jsonl, .csv, "
                           ".tsv, .parquet or .npy")
 
 
 def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str | None = None,
                      renormalize: bool = False, atol: float = 1e-4,
-                     model: str | None = None, sep: str | None = None) -> Predictions:
+                     model: str | None = None, sep: str | None = None,
+                     row_ids: bool = False) -> Predictions:
     """Read one model's predictions from one or more files.
 
     Parameters
@@ -331,6 +339,11 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
     sep : str, optional
         The CSV/TSV separator; default: sniffed (:mod:`annokit.io.delimited`, which also says
         when decimal commas are read).
+    row_ids : bool, default=False
+        A plain 2-D ``.npy`` array without its ``<name>.ids.txt`` takes the row positions
+        ``"0"``, ``"1"``, ... as item ids, as a count or probability array of votes does
+        (:mod:`annokit.io.counts`; the CLI sets it when the votes' ids are their row
+        positions, and only for one file). Otherwise such an array is refused.
 
     Returns
     -------
@@ -364,7 +377,7 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
     if not files:
         raise InvalidValueError("read_predictions needs at least one path")
     parts = [_read_one(p, id_field=id_field, renormalize=renormalize, atol=atol, model=model,
-                       sep=sep) for p in files]
+                       sep=sep, row_ids=row_ids and len(files) == 1) for p in files]
     if len(parts) == 1:
         return parts[0]
     widths = {p.n_labels for p in parts}

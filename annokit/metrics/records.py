@@ -37,6 +37,7 @@ from annokit.core.soft_labels import (
     majority,
     softmax,
 )
+from annokit.core.soft_votes import human_majority, human_rows
 from annokit.core.votes import LabelSet, Votes
 from annokit.errors import (
     AlignmentError,
@@ -305,7 +306,7 @@ def _order_text(order: Sequence[str], labels: LabelSet) -> str:
 
 def _untied(votes: Votes, has: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows (among the matched items) with a strict human majority, and that majority."""
-    maj = majority(votes.counts()[has], ties=DEFAULT_TIES)
+    maj = human_majority(votes, human_rows(votes, has)[0], ties=DEFAULT_TIES)
     keep = ~maj.is_tied
     return keep, maj.labels[keep]
 
@@ -363,14 +364,14 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
                                          on_missing=on_missing, id_field=id_field)
     has, rows, perm, pred_labels = join.has, join.rows, join.perm, join.pred_labels
     n_missing, dropped = join.n_missing, join.dropped
-    counts = votes.counts()[has]
+    counts, human = human_rows(votes, has)
     _warn_below_chance(votes, predictions.probs[rows], has, pred_labels, perm)
     probs = predictions.probs[rows][:, perm]
     logits = None if predictions.logits is None else predictions.logits[rows][:, perm]
     return AlignedRecords(
         item_ids=np.asarray(votes.item_ids[has], dtype=object), labels=votes.labels,
-        probs=probs, counts=counts, human=distributions(counts),
-        majority=majority(counts, ties=ties, rng=rng), logits=logits,
+        probs=probs, counts=counts, human=human,
+        majority=human_majority(votes, counts, ties=ties, rng=rng), logits=logits,
         n_unmatched_predictions=int(predictions.n_rows - rows.size),
         n_dropped_items=n_missing, dropped_item_ids=dropped)
 

@@ -22,6 +22,7 @@ from annokit.core.soft_labels import (
     ENTROPY_BASE,
     TiePolicy,
     describe_ties,
+    distribution_majority,
     distributions,
     entropy,
     entropy_unit,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from annokit.core.multilabel import MultilabelTies
 
 __all__ = ["STATS_SCHEMA_VERSION", "DatasetStats", "dataset_stats", "multilabel_stats", "rating_summary",
-           "stats_markdown", "stats_table"]
+                  "soft_stats", "stats_markdown", "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
 
@@ -125,7 +126,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         memory), ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
         ``scale`` (the label set's level of measurement),
         ``votes_per_item`` {min, median, max}, ``entropy`` {base, mean, median},
-        ``agreement`` {mean, median} (share of the top label), ``ties`` (items
+        ``agreement`` {mean, median, n_unanimous, unanimous_share} (share of the top label;
+        items whose votes all carry one label), ``ties`` (items
         whose top label is tied), ``tie_policy`` (the majority's tie policy),
         ``majority_change`` {rate, n_changed,
         n_compared, n_tied} or None, ``label_counts`` (votes per label),
@@ -196,7 +198,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         "entropy": {"base": base, "unit": entropy_unit(base), "mean": math.fsum(ent) / ent.size,
                     "median": float(np.median(ent))},
         "agreement": {"mean": math.fsum(counts.max(axis=1) / per_item) / per_item.size,
-                      "median": float(np.median(counts.max(axis=1) / per_item))},
+                      "median": float(np.median(counts.max(axis=1) / per_item)),
+                      **unanimous(counts.max(axis=1) == per_item)},
         "ties": maj.n_ties,
         "tie_policy": maj.policy,
         "majority_change": None,
@@ -302,6 +305,60 @@ def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.
     })
 
 
+def unanimous(same: Any, weights: Any = None) -> dict[str, Any]:
+    """``n_unanimous`` and ``unanimous_share``: items whose votes all carry one label (``same``
+    per item, or per distinct count vector with ``weights`` items each)."""
+    same = np.asarray(same, dtype=bool)
+    w = np.ones(same.size, dtype=np.int64) if weights is None else np.asarray(weights)
+    n = int(w[same].sum())
+    total = int(w.sum())
+    return {"n_unanimous": n, "unanimous_share": n / total if total else math.nan}
+
+
+def soft_stats(soft: Votes, *, base: float = ENTROPY_BASE, ties: TiePolicy = DEFAULT_TIES,
+               rng: np.random.Generator | int | None = 0) -> dict[str, Any]:
+    """:func:`dataset_stats` of soft labels published without votes
+    (:class:`~annokit.core.soft_votes.SoftLabels`): the figures of distributions only.
+
+    The keys are those of :func:`dataset_stats`; what needs votes is None (``n_votes``,
+    ``label_counts``, the agreement coefficients; ``votes_per_item`` unless the number of
+    annotators per item was published) and ``soft_only`` is True. ``agreement`` is the mean
+    top-label probability and ``n_unanimous`` the items with a probability of 1.
+
+    Examples
+    --------
+    >>> from annokit.core.labels import LabelSet
+    >>> from annokit.core.soft_votes import SoftLabels
+    >>> s = soft_stats(SoftLabels([[0.5, 0.5], [1.0, 0.0]], labels=LabelSet(["a", "b"]),
+    ...                           item_ids=["q", "r"]))
+    >>> s["ties"], s["agreement"]["n_unanimous"], s["n_votes"]
+    (1, 1, None)
+    """
+    probs = soft.distributions()
+    ent = entropy(probs, base=base)
+    gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    maj = distribution_majority(probs, ties=ties, rng=gen)
+    top = probs.max(axis=1)
+    n = getattr(soft, "n_annotators_per_item", None)
+    result: dict[str, Any] = {
+        "schema_version": STATS_SCHEMA_VERSION, "source": soft.source,
+        "read_as": getattr(soft, "read_info", None), "soft_only": True,
+        "n_items": soft.n_items, "n_votes": None, "n_annotators": None,
+        "labels": list(soft.labels.names), "scale": soft.labels.scale,
+        "votes_per_item": None if n is None else {"min": int(n.min()),
+                                                  "median": float(np.median(n)),
+                                                  "max": int(n.max())},
+        "entropy": {"base": base, "unit": entropy_unit(base), "mean": math.fsum(ent) / ent.size,
+                    "median": float(np.median(ent))},
+        "agreement": {"mean": math.fsum(top) / top.size, "median": float(np.median(top)),
+                      **unanimous(top == 1.0)},
+        "ties": maj.n_ties, "tie_policy": maj.policy, "majority_change": None,
+        "label_counts": None, "majority_counts": _label_counts(maj.labels, soft.labels.names),
+        "gold": None, "ratings": None, "krippendorff_alpha": None, "fleiss_kappa": None,
+    }
+    return DatasetStats(by_scale(result))
+
+
 def _fmt(x: Any, digits: int = 4) -> str:
     if x is None:
         return "n/a"
@@ -333,25 +390,33 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     vpi = stats["votes_per_item"]
     ent = stats["entropy"]
     many = (stats.get("ratings") or {}).get("votes") and len(stats["labels"]) > LIST_LEVELS
+    soft_only = bool(stats.get("soft_only"))
     rows = [
         *([("read as", stats["read_as"])] if stats.get("read_as") else []),
         ("items", _fmt(stats["n_items"])),
-        ("votes", _fmt(stats["n_votes"])),
+        ("votes", _fmt(stats["n_votes"]) if not soft_only else "unknown (soft labels only)"),
         ("annotators", _fmt(stats["n_annotators"]) if stats["n_annotators"] is not None
-         else "unknown (counts only)"),
+         else "unknown (soft labels only)" if soft_only else "unknown (counts only)"),
         ("labels", _labels(stats)),
-        ("votes per item (min / median / max)", f"{vpi['min']} / {vpi['median']:g} / {vpi['max']}"),
     ]
+    if vpi is not None:
+        rows.append(("votes per item (min / median / max)" if not soft_only else
+                     "annotators per item (min / median / max)",
+                     f"{vpi['min']} / {vpi['median']:g} / {vpi['max']}"))
     if ent is not None:
         rows.append((f"entropy, {entropy_unit(ent['base'])} (mean / median)",
                      f"{_fmt(ent['mean'])} / {_fmt(ent['median'])}"))
     if stats.get("agreement") is not None:
         rows.append(("agreement, top-label share (mean)", _fmt(stats["agreement"]["mean"])))
+        if "n_unanimous" in stats["agreement"]:
+            a = stats["agreement"]
+            rows.append(("unanimous items", f"{a['n_unanimous']:,} "
+                                            f"({100 * a['unanimous_share']:.2f}%)"))
     if stats.get("ties") is not None:
         rows += [("items with a tied top label", _fmt(stats["ties"])),
                  ("majority tie policy",
                   f"{stats['tie_policy']} ({describe_ties(stats['tie_policy'])})")]
-    if not many:
+    if not many and stats["label_counts"] is not None:
         rows.append(("votes per label", _counts(stats["label_counts"])))
     if stats.get("majority_counts") is not None:
         rows.append(("majority label counts", _counts(stats["majority_counts"])))
@@ -378,7 +443,8 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     for key, title in coefficients:
         a = stats[key]
         if a is None:
-            rows.append((title, "n/a (no item has two votes)"))
+            rows.append((title, "n/a (soft labels only: it needs votes)" if soft_only
+                         else "n/a (no item has two votes)"))
             continue
         dropped = (f"; {a['n_invalid']} left out: undefined where all resampled votes carry "
                    "the same label") if a.get("n_invalid") else ""

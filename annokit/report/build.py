@@ -44,6 +44,7 @@ from annokit.core.soft_labels import (
     entropy,
     majority,
 )
+from annokit.core.soft_votes import human_majority, human_rows, is_soft_only
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError, SchemaError
 from annokit.metrics.ceiling import default_votes_per_half, split_half_ceiling
@@ -122,8 +123,14 @@ def _records(models: Sequence[ModelPredictions], votes: Votes, counts: np.ndarra
             raise SchemaError(
                 f"predictions of model {m.name!r} have shape {probs.shape}; the votes need "
                 f"{counts.shape} (items x labels, in the votes' order)")
-        out[m.name] = AlignedRecords.from_arrays(probs, counts, labels=votes.labels,
-                                                 item_ids=votes.item_ids, ties=_TIES)
+        if is_soft_only(votes):  # distributions without votes: they stand in for the counts
+            out[m.name] = AlignedRecords(
+                item_ids=np.asarray(votes.item_ids, dtype=object), labels=votes.labels,
+                probs=probs, counts=counts, human=counts,
+                majority=human_majority(votes, counts, ties=_TIES))
+        else:
+            out[m.name] = AlignedRecords.from_arrays(probs, counts, labels=votes.labels,
+                                                     item_ids=votes.item_ids, ties=_TIES)
     return out
 
 
@@ -224,8 +231,10 @@ def _comparisons(result: EvaluationResult) -> list[PairwiseDifference]:
 def _dataset_summary(votes: Votes, *, n_boot: int, seed: int,
                      notes: list[str]) -> dict[str, Any]:
     """``annokit stats --json`` of the votes; a smaller summary where that cannot be computed."""
-    from annokit.quality.dataset_stats import dataset_stats
+    from annokit.quality.dataset_stats import dataset_stats, soft_stats
 
+    if is_soft_only(votes):
+        return soft_stats(votes, rng=seed)
     try:
         return dataset_stats(votes, n_boot=n_boot, rng=seed)
     except InputError as exc:
@@ -362,9 +371,9 @@ def build_report(
     _check_options(n_boot, confidence, seed)
     check_positive(positive, tuple(votes.labels.names))
 
-    counts = votes.counts()
+    counts, human = human_rows(votes, slice(None))  # soft labels only: their distributions
     n_labels = counts.shape[1]
-    h_human = agreement_entropy(distributions(counts))
+    h_human = agreement_entropy(human)
     edges, bin_idx, method, notes = agreement_bins(h_human, bins)  # warns and notes merged bins
     n_agree = edges.size - 1
     bin_counts = np.bincount(bin_idx, minlength=n_agree)
@@ -399,7 +408,7 @@ def build_report(
     reports = _model_reports(models, result, records, n_bins, entropy_edges)
     human_distribution = None
     if result.scale in ORDERED_SCALES:
-        human_distribution = label_distribution(distributions(counts), bin_idx, n_agree)
+        human_distribution = label_distribution(human, bin_idx, n_agree)
         for rep in reports:
             rep.label_distribution = label_distribution(records[rep.name].probs, bin_idx,
                                                         n_agree)
@@ -495,6 +504,9 @@ def _ceiling(votes: Votes, groups: pd.Categorical, votes_per_half: int | None,
     """The split-half ceiling of :func:`annokit.metrics.ceiling.split_half_ceiling` on the report's bins."""
     if votes_per_half is not None and (isinstance(votes_per_half, bool) or votes_per_half < 1):
         raise InvalidValueError(f"votes_per_half must be >= 1; got {votes_per_half}")
+    if is_soft_only(votes):
+        notes.append("no human ceiling: soft labels only (no votes to split into halves)")
+        return None
     per_item = votes.votes_per_item()
     k = default_votes_per_half(per_item) if votes_per_half is None else int(votes_per_half)
     if k < 1 or not (per_item >= 2 * k).any():

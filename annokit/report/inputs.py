@@ -141,10 +141,16 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
             raise InputError(f"{what} names model(s) {unknown} that are not among the models "
                              f"{names}")
     notes: list[str] = []
+    kind = getattr(votes, "input_kind", None)
+    if kind is not None:  # one sentence: the votes were published already counted
+        notes.append(f"The votes came as {kind} (annotator ids unknown): "
+                     f"{getattr(votes, 'read_info', None) or votes.source}.")
+    row_ids = bool(getattr(votes, "row_ids", False))  # array rows meet array rows
     preds = {}
     for name, value in models.items():
         paths = _as_paths(value)
-        preds[name] = (read_predictions(paths, id_field=id_field), [p.name for p in paths])
+        preds[name] = (read_predictions(paths, id_field=id_field, row_ids=row_ids),
+                       [p.name for p in paths])
         step(f"read {name}")
     all_votes = votes  # dev files for a fitted temperature are joined to every vote item
     if on_missing == "drop":

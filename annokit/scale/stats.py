@@ -46,7 +46,12 @@ from annokit.core.soft_labels import (
     majority,
 )
 from annokit.errors import DegenerateInputWarning, InvalidValueError
-from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, DatasetStats, rating_summary
+from annokit.quality.dataset_stats import (
+    STATS_SCHEMA_VERSION,
+    DatasetStats,
+    rating_summary,
+    unanimous,
+)
 from annokit.quality.rating_stats import by_scale
 from annokit.scale.votes import DaskVotes
 
@@ -245,7 +250,8 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
                            "max": int(per_item.max())},
         "entropy": {"base": base, "unit": entropy_unit(base), "mean": _exact_mean(ent, mult),
                     "median": _median(ent, mult)},
-        "agreement": {"mean": _exact_mean(share, mult), "median": _median(share, mult)},
+        "agreement": {"mean": _exact_mean(share, mult), "median": _median(share, mult),
+                      **unanimous(share == 1, mult)},
         "ties": int(mult[maj.is_tied].sum()),
         "tie_policy": ties,
         "majority_change": None,
