@@ -99,7 +99,7 @@ def _commands(folder: Path, engine: str) -> dict[str, list[str]]:
     votes, preds = str(folder / "votes"), str(folder / "predictions")
     out = folder / "out"
     out.mkdir(exist_ok=True)
-    target = out / ("aggregate" if engine == "dask" else "aggregate.parquet")
+    target = out / ("aggregate_dask.parquet" if engine == "dask" else "aggregate.parquet")
     return {
         "stats": ["stats", votes, "--json"],
         "aggregate": ["aggregate", votes, "--method", "ds", "--json", "--out", str(target)],

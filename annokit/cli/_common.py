@@ -393,9 +393,13 @@ def engine_options(f: Callable) -> Callable:
 
 
 def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
-               not_on_dask: dict[str, bool] | None = None) -> Any:
-    """Votes for ``--engine dask``: refuses options the Dask reader does not take."""
-    from annokit.scale.votes import read_votes_dask
+               not_on_dask: dict[str, bool] | None = None, gold: str | None = None) -> Any:
+    """Votes for ``--engine dask``: refuses options the Dask reader does not take.
+
+    ``gold``: a separate gold file (``--gold``), read once here and joined by item id on
+    the workers (:func:`annokit.scale.votes.attach_gold_dask`).
+    """
+    from annokit.scale.votes import attach_gold_dask, read_votes_dask
 
     options = read_options()
     used = [name for name, on in {**(not_on_dask or {}),
@@ -422,6 +426,10 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
     votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler,
                             scale=options["scale"])
     click.get_current_context().call_on_close(lambda: shutdown(votes.client))
+    if gold is not None:
+        from annokit.io import read_gold
+
+        votes = attach_gold_dask(votes, read_gold(gold))
     return votes
 
 

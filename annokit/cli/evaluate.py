@@ -157,7 +157,9 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @FORMAT_OPTION
 @column_options
 @click.option("--per-item", "per_item_path", type=click.Path(writable=True),
-              help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file.")
+              help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file "
+                   "(with --engine dask: .csv/.tsv/.jsonl one file, .parquet a directory of "
+                   "Parquet parts).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options
 def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str | None,
@@ -210,9 +212,12 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                    "options, --model and --ties random run in memory only")
         from annokit.io.atomic import check_outputs
         from annokit.scale.evaluate import evaluate_dask
+        from annokit.scale.write import output_kind
 
-        check_outputs({"--per-item": per_item_path}, {"--votes": votes_path},
-                      directories=["--per-item"])
+        kind = None if per_item_path is None else output_kind(per_item_path)
+        check_outputs({"--per-item": per_item_path},
+                      {"--votes": votes_path, "--predictions": pred_paths},
+                      directories=["--per-item"] if kind == "dataset" else [])
         votes = dask_votes(votes_path, scheduler, fmt=fmt)
         metrics = select_metrics(metric_names, scale=votes.labels.scale,
                                  n_labels=len(votes.labels.names))

@@ -82,8 +82,10 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
     if engine == "dask":
         from annokit.scale.quality import flag_annotators_dask
 
-        votes = dask_votes(votes_path, scheduler, fmt=fmt,
-                           not_on_dask={"--gold": gold_path is not None})
+        if method == "gold":  # refused before the votes are read
+            raise click.UsageError("--method gold (ChaosNLI's rule, with runs of consecutive "
+                                   "wrong answers in vote order) runs in memory only")
+        votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold_path)
         flags = flag_annotators_dask(votes, method, threshold=threshold, rng=seed)
     else:
         from annokit.quality import flag_annotators
@@ -121,7 +123,8 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
               help="Items left with fewer votes are listed in the audit.")
 @click.option("--out", "out_path", required=True, type=click.Path(),
               help="Filtered votes (.csv, .tsv, .jsonl or .parquet), written atomically; with "
-                   "--engine dask a directory of Parquet partitions.")
+                   "--engine dask .csv/.tsv/.jsonl one file, .parquet a directory of Parquet "
+                   "parts (a dataset).")
 @click.option("--audit", "audit_path", required=True, type=click.Path(dir_okay=False),
               help="Audit JSON: removed annotators with scores, affected items, TVD moved.")
 @_SEED
@@ -146,16 +149,20 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: Format, method: str,
         raise click.UsageError("--threshold and --top-fraction conflict: give one of them")
     check_engine(engine, scheduler)
     audit: Audit  # a DaskAudit on dask (whole-data item totals in its summary)
+    kind = "file"
     if engine == "dask":
         from annokit.scale.filter import filter_annotators_dask
 
         if method == "gold":
             raise click.UsageError("--method gold (ChaosNLI's rule, with runs of consecutive "
                                    "wrong answers in vote order) runs in memory only")
-        check_outputs({"--out": out_path, "--audit": audit_path}, {"--votes": votes_path},
-                      directories=["--out"])
-        votes = dask_votes(votes_path, scheduler, fmt=fmt,
-                           not_on_dask={"--gold": gold_path is not None})
+        from annokit.scale.write import output_kind
+
+        kind = output_kind(out_path)
+        check_outputs({"--out": out_path, "--audit": audit_path},
+                      _inputs(votes_path, gold_path),
+                      directories=["--out"] if kind == "dataset" else [])
+        votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold_path)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AnnokitWarning)
             _, audit = filter_annotators_dask(votes, method=method, threshold=threshold,
@@ -185,7 +192,9 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: Format, method: str,
             f"{summary['n_items_too_few_votes']} with fewer than {min_votes} votes; "
             f"mean TVD moved {_fmt(summary['tvd_mean'])}, max {_fmt(summary['tvd_max'])}"
         )
-        echo(f"wrote {out_path} and {audit_path}")
+        wrote = (f"{out_path}/ (a Parquet dataset, one file per partition)"
+                 if kind == "dataset" else out_path)
+        echo(f"wrote {wrote} and {audit_path}")
     for w in caught:
         echo_warning(w.message)
 
@@ -208,7 +217,8 @@ def _fmt(x) -> str:
                    "or random (--seed).")
 @click.option("--out", "out_path", type=click.Path(),
               help="Write one row per item (.csv, .tsv or .parquet), atomically; default stdout. "
-                   "With --engine dask a directory of Parquet partitions (replaced atomically).")
+                   "With --engine dask: .csv/.tsv one file (required: no stdout), .parquet a "
+                   "directory of Parquet parts (a dataset), each replaced atomically.")
 @click.option("--soft", is_flag=True, help="Add the posterior of every label (p_<label> columns).")
 @click.option("--clamp-gold", is_flag=True,
               help="Fix gold items to their gold label while fitting (ds, onecoin, mace).")
@@ -270,25 +280,36 @@ def _fit_text(result: Any) -> str:
 def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: Format, method: str,
                     ties: TiePolicy, out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
                     as_json: bool, scheduler: str | None) -> None:
-    """``aggregate --engine dask``: the table goes to a Parquet directory, never to stdout."""
+    """``aggregate --engine dask``: the table goes to one CSV/TSV file or a Parquet dataset
+    (``--out DIR.parquet``), never to stdout."""
     from annokit.scale.quality import aggregate_dask
+    from annokit.scale.write import output_kind
 
     if method in ("wmv", "glad", "wawa", "zbs"):
         raise click.UsageError(f"--method {method} runs in memory only: drop --engine dask")
     if out_path is None:
-        raise click.UsageError("--engine dask writes the per-item table to a directory of "
-                               "Parquet partitions: give --out DIR")
-    check_outputs({"--out": out_path}, {"--votes": votes_path}, directories=["--out"])
-    votes = dask_votes(votes_path, scheduler, fmt=fmt, not_on_dask={
-        "--gold": gold_path is not None, f"--ties {ties}": ties not in ("first", "report")})
+        raise click.UsageError("--engine dask writes the per-item table to a file, not to "
+                               "stdout: give --out FILE.csv (or .tsv), or --out DIR.parquet for "
+                               "a Parquet dataset")
+    kind = output_kind(out_path, jsonl=False)
+    check_outputs({"--out": out_path}, _inputs(votes_path, gold_path),
+                  directories=["--out"] if kind == "dataset" else [])
+    votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold_path, not_on_dask={
+        f"--ties {ties}": ties not in ("first", "report")})
     result = aggregate_dask(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed,
                             out=out_path)
     if as_json:
         echo_json(result.summary())
         return
-    acc = ("n/a (no gold)" if result.accuracy is None
-           else f"{result.accuracy:.4f} on {result.n_gold} gold items")
+    acc = result.gold_note()
     if result.tie_policy is not None:
         acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
     echo(f"{method}: {result.n_items} items, accuracy {acc}{_fit_text(result)}; "
-         f"wrote {result.rows_written} rows to {out_path}/")
+         f"wrote {_written(out_path, kind, result.rows_written)}")
+
+
+def _written(out_path: str, kind: str, rows: int | None) -> str:
+    """What a Dask command wrote: one file, or a Parquet dataset (a directory of parts)."""
+    if kind == "dataset":
+        return f"{rows} rows to {out_path}/ (a Parquet dataset, one file per partition)"
+    return f"{rows} rows to {out_path}"

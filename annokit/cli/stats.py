@@ -85,8 +85,8 @@ def stats(votes_path: str, fmt: Format, gold: str | None, n_boot: int, ties: Tie
     if engine == "dask":
         from annokit.scale.stats import dataset_stats_dask
 
-        votes = dask_votes(votes_path, scheduler, fmt=fmt, not_on_dask={
-            "--gold": gold is not None, f"--ties {ties}": ties not in ("first", "report")})
+        votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold, not_on_dask={
+            f"--ties {ties}": ties not in ("first", "report")})
         result = dataset_stats_dask(votes, base=base, n_boot=n_boot, ties=ties, rng=seed)
     else:
         from annokit.core.multilabel import is_multilabel

@@ -116,11 +116,17 @@ def check_option(name: str, value: Any, allowed: Sequence[Any]) -> Any:
     return value
 
 
-def first_offenders(values: Sequence[Any] | np.ndarray, n: int = 5) -> str:
-    """Format the first ``n`` offending values for an error message."""
+def first_offenders(values: Sequence[Any] | np.ndarray, n: int = 5, *,
+                    total: int | None = None) -> str:
+    """Format the first ``n`` offending values for an error message.
+
+    ``total``: how many offenders there are when ``values`` holds only the first
+    ones (the Dask engine knows a list by its head and size).
+    """
     values = list(values)
+    total = len(values) if total is None else int(total)
     shown = ", ".join(repr(v) for v in values[:n])
-    more = f" and {len(values) - n} more" if len(values) > n else ""
+    more = f" and {total - n} more" if total > n else ""
     return f"[{shown}{more}]"
 
 

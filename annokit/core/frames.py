@@ -76,7 +76,7 @@ def long_parts(df: pd.DataFrame, *, item: str, label: str, annotator: str | None
     if gold is not None:
         if first_rows is None:  # needs_rows holds with a gold column
             raise ValueError(f"{source}: gold codes need each item's first row")
-        gold_codes = _gold_codes(df[gold], item_codes, first_rows, labelset, item_ids,
+        gold_codes = gold_column_codes(df[gold], item_codes, first_rows, labelset, item_ids,
                                  f"{source}, column {gold!r}")
     elif "gold" in attrs:
         gold_codes = np.asarray(attrs["gold"], dtype=np.int64)
@@ -123,7 +123,7 @@ def wide_parts(df: pd.DataFrame, *, item: str, annotator_columns: Sequence[str] 
     meta = df[list(item_columns)].reset_index(drop=True) if item_columns else None
     gold_codes = None
     if gold is not None:
-        gold_codes = _gold_codes(df[gold], np.arange(len(df)), np.arange(len(df)), labelset,
+        gold_codes = gold_column_codes(df[gold], np.arange(len(df)), np.arange(len(df)), labelset,
                                  item_ids, f"{source}, column {gold!r}")
     return {"item_index": item_codes_row[rows], "label_index": label_codes,
             "item_ids": item_ids, "labels": labelset, "annotator_index": cols,
@@ -167,8 +167,8 @@ def _item_fields(df: pd.DataFrame, item_codes: np.ndarray, first_rows: np.ndarra
     return meta
 
 
-def _gold_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarray,
-                labels: LabelSet, item_ids: np.ndarray, where: str) -> np.ndarray:
+def gold_column_codes(column: pd.Series, item_codes: np.ndarray, first_rows: np.ndarray,
+                      labels: LabelSet, item_ids: np.ndarray, where: str) -> np.ndarray:
     """Gold code per item (-1: no gold, -2: a gold label not among ``labels``). Blank cells
     carry no gold; the cells of an item that do must agree (gold may be given on one row of
     each item only). Gold values that are not labels are counted in one warning

@@ -308,6 +308,12 @@ def unknown_gold(value_of_item: np.ndarray, distinct: np.ndarray,
     return UnknownGold(tuple((str(distinct[j]), int(counts[j])) for j in order), labels)
 
 
+def voteless_gold_message(source: str, n_rows: int, examples: Any) -> str:
+    """The warning about gold rows naming items without votes (not used); both engines."""
+    return (f"{source}: {n_rows} gold row(s) name items without votes and were not used "
+            f"(e.g. {', '.join(map(repr, list(examples)[:3]))})")
+
+
 @dataclass(frozen=True)
 class GoldAccuracy:
     """Accuracy of one label per item against gold, as counts (mergeable with ``+``).

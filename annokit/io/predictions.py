@@ -30,6 +30,7 @@ column headers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,8 @@ _LOGIT_PREFIXES = ("logits_", "logit_")
 # readers
 
 
-def _pick_id_field(fields: Sequence[str], id_field: str | None, where: str) -> str:
+def pick_id_field(fields: Sequence[str], id_field: str | None, where: str) -> str:
+    """The item id field: ``id_field`` when given (it must exist), else the first of :data:`ID_FIELDS`."""
     if id_field is not None:
         if id_field not in fields:
             raise DataFormatError(f"{where}: id field {id_field!r} not found; got fields {list(fields)}")
@@ -89,7 +91,7 @@ def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_
     if keys is not None and id_field is None and not any(f in fields for f in ID_FIELDS):
         raw_ids: list[Any] = list(keys)  # {uid: {...}} without an id inside the records
     else:
-        idf = _pick_id_field(fields, id_field, f"{locations[0]} of {source}")
+        idf = pick_id_field(fields, id_field, f"{locations[0]} of {source}")
         raw_ids = []
         for i, r in enumerate(records):
             if idf not in r:
@@ -173,17 +175,65 @@ def _parse_cell(v: Any) -> Any:
     return v
 
 
-def _from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: str, id_field: str | None,
-                renormalize: bool, atol: float) -> Predictions:
+@dataclass(frozen=True)
+class PredictionColumns:
+    """Which columns of a prediction table hold what (:func:`prediction_columns`).
+
+    ``prob_field`` / ``logit_field``: the list column(s) holding a row per cell (then
+    ``class_columns`` is empty and ``label_names`` None); else ``class_columns`` holds
+    one column per class of kind ``kind`` ("probs" or "logits") and ``label_names``
+    the classes they name.
+    """
+
+    id_field: str
+    prob_field: str | None
+    logit_field: str | None
+    class_columns: tuple[str, ...]
+    kind: str
+    label_names: tuple[str, ...] | None
+
+
+def prediction_columns(columns: Sequence[Any], id_field: str | None, where: str
+                       ) -> PredictionColumns:
+    """The id column and the probability/logit columns of a table with ``columns``.
+
+    Both engines read prediction tables through this (the Dask engine partition by
+    partition). Raises :class:`DataFormatError` without an id column.
+    """
+    cols = [str(c) for c in columns]
+    idf = pick_id_field(cols, id_field, where)
+    rest = [c for c in cols if c != idf]
+    pf = next((f for f in _PROB_FIELDS if f in rest), None)
+    lf = next((f for f in _LOGIT_FIELDS if f in rest), None)
+    if pf or lf:
+        return PredictionColumns(idf, pf, lf, (), "probs" if pf else "logits", None)
+    pcols = [c for c in rest if c.startswith(_PROB_PREFIXES)]
+    lcols = [c for c in rest if c.startswith(_LOGIT_PREFIXES)]
+    if lcols and not pcols:
+        chosen, kind = lcols, "logits"
+        names = [_strip_prefix(c, _LOGIT_PREFIXES) for c in lcols]
+    elif pcols:
+        chosen, kind = pcols, "probs"
+        names = [_strip_prefix(c, _PROB_PREFIXES) for c in pcols]
+    else:
+        chosen, kind, names = rest, "probs", rest
+    return PredictionColumns(idf, None, None, tuple(chosen), kind, tuple(names))
+
+
+def predictions_from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: str,
+                           id_field: str | None, renormalize: bool, atol: float) -> Predictions:
+    """:class:`Predictions` from a table (CSV, Parquet or one Dask partition of them).
+
+    ``locations`` names each row in messages (``"line 3"``); ``df``'s column names
+    become strings.
+    """
     if len(df) == 0:
         raise DataFormatError(f"{source}: no prediction rows")
     cols = [str(c) for c in df.columns]
     df.columns = cols
-    idf = _pick_id_field(cols, id_field, source)
+    layout = prediction_columns(cols, id_field, source)
+    idf, pf, lf = layout.id_field, layout.prob_field, layout.logit_field
     ids = _ids_to_str(df[idf].to_numpy(dtype=object), source=source, locations=locations)
-    rest = [c for c in cols if c != idf]
-    pf = next((f for f in _PROB_FIELDS if f in rest), None)
-    lf = next((f for f in _LOGIT_FIELDS if f in rest), None)
     label_names = None
     probs: list[Any] | np.ndarray | None
     logits: list[Any] | np.ndarray | None
@@ -191,16 +241,8 @@ def _from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: str, id_fiel
         probs = None if pf is None else [_parse_cell(v) for v in df[pf].to_numpy(dtype=object)]
         logits = None if lf is None else [_parse_cell(v) for v in df[lf].to_numpy(dtype=object)]
     else:
-        pcols = [c for c in rest if c.startswith(_PROB_PREFIXES)]
-        lcols = [c for c in rest if c.startswith(_LOGIT_PREFIXES)]
-        if lcols and not pcols:
-            chosen, kind = lcols, "logits"
-            label_names = [_strip_prefix(c, _LOGIT_PREFIXES) for c in lcols]
-        elif pcols:
-            chosen, kind = pcols, "probs"
-            label_names = [_strip_prefix(c, _PROB_PREFIXES) for c in pcols]
-        else:
-            chosen, kind, label_names = rest, "probs", rest
+        chosen, kind = list(layout.class_columns), layout.kind
+        label_names = list(layout.label_names or ())
         mat = np.empty((len(df), len(chosen)), dtype=np.float64)
         semicolon = df.attrs.get("annokit_sep") == ";"
         for j, c in enumerate(chosen):
@@ -232,8 +274,8 @@ def _read_csv(path: Path, *, sep: str | None, id_field: str | None, renormalize:
     first = df.attrs.get("annokit_line_offset", 2)  # file lines, past empty rows and a sep= line
     lines = df.attrs.get("annokit_lines") or range(first, first + len(df))
     locs = np.strings.add("line ", np.asarray(lines, dtype=np.int64).astype(str)).astype(object)
-    return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
-                       atol=atol)
+    return predictions_from_frame(df, locs, source=str(path), id_field=id_field,
+                                  renormalize=renormalize, atol=atol)
 
 
 def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
@@ -243,8 +285,8 @@ def _read_parquet(path: Path, *, id_field: str | None, renormalize: bool,
     except DataFormatError as exc:
         raise DataFormatError(f"{path}: not a readable Parquet file ({exc})") from None
     locs = locations_of("row", len(df))
-    return _from_frame(df, locs, source=str(path), id_field=id_field, renormalize=renormalize,
-                       atol=atol)
+    return predictions_from_frame(df, locs, source=str(path), id_field=id_field,
+                                  renormalize=renormalize, atol=atol)
 
 
 def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
@@ -261,7 +303,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
     if arr.dtype.names:
         names = list(arr.dtype.names)
         locs = locations_of("row", arr.shape[0])
-        idf = _pick_id_field(names, id_field, source)
+        idf = pick_id_field(names, id_field, source)
         ids = _ids_to_str(arr[idf].tolist(), source=source, locations=locs)
         pf = next((f for f in _PROB_FIELDS if f in names), None)
         lf = next((f for f in _LOGIT_FIELDS if f in names), None)

@@ -20,8 +20,13 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, detect_columns, name_key
-from annokit.core.frames import _gold_codes
-from annokit.core.gold import factorize_gold, gold_value_codes, item_gold
+from annokit.core.frames import gold_column_codes
+from annokit.core.gold import (
+    factorize_gold,
+    gold_value_codes,
+    item_gold,
+    voteless_gold_message,
+)
 from annokit.core.ids import canonical_ints, has_repeats, ids_as_arrow
 from annokit.core.labels import LabelSet
 from annokit.core.votes import DuplicatePolicy, Votes
@@ -240,7 +245,7 @@ def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
         if in_file_gold is not None:
             # one vote per row (no duplicate was dropped): the gold cells line up with the votes
             column = parquet.read(columns=[in_file_gold]).column(0).to_pandas()
-            votes = votes.with_gold(_gold_codes(
+            votes = votes.with_gold(gold_column_codes(
                 column, votes.item_index, np.empty(votes.n_items), votes.labels,
                 getattr(votes, "_item_ids", votes.item_ids), f"{path.name}, column {in_file_gold!r}"))
     out = _attach(votes, gold_table) if gold_table is not None else votes
@@ -296,7 +301,7 @@ def _read_long_csv(source: Input, columns: Mapping[str, str | None] | None,
     except InputError:
         return None
     if in_file_gold is not None:
-        votes = votes.with_gold(_gold_codes(
+        votes = votes.with_gold(gold_column_codes(
             table.column(in_file_gold).to_pandas(), votes.item_index, np.empty(votes.n_items),
             votes.labels, getattr(votes, "_item_ids", votes.item_ids),
             f"{source.name}, column {in_file_gold!r}"))
@@ -550,8 +555,7 @@ def _attach(votes: Votes, table: _GoldTable) -> Votes:
     voteless = has_gold[pos < 0]
     if voteless.size:
         shown = table.ids.take(voteless[:3]).to_pylist()
-        warnings.warn(f"{table.name}: {voteless.size} gold row(s) name items without votes and "
-                      f"were not used (e.g. {', '.join(map(repr, shown))})",
+        warnings.warn(voteless_gold_message(table.name, voteless.size, shown),
                       DegenerateInputWarning, stacklevel=3)
     out = votes.with_gold(codes)
     out.n_gold_without_votes = int(voteless.size)

@@ -53,7 +53,12 @@ from annokit.core.soft_labels import Majority, TiePolicy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels
 from annokit.metrics.multilabel_records import MultilabelRecords
-from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
+from annokit.metrics.records import (
+    AlignedRecords,
+    agreement_bins,
+    agreement_entropy,
+    agreement_groups,
+)
 from annokit.metrics.registry import REGISTRY, available, check_applicable
 from annokit.metrics.results import (
     Difference,
@@ -151,8 +156,9 @@ def _same_items(first: AlignedRecords, rec: AlignedRecords, name: str) -> Aligne
     return rec
 
 
-def _check_metrics(metrics: Any, *, scale: str = "nominal", n_labels: int | None = None,
+def check_metrics(metrics: Any, *, scale: str = "nominal", n_labels: int | None = None,
                    multilabel: bool = False) -> tuple[str, ...]:
+    """The metric names to evaluate, in registry order (both engines' check of ``metrics``)."""
     if metrics is None:  # soft and hard labels; the binary metrics with two labels
         return available(True, True, scale=scale, n_labels=n_labels, multilabel=multilabel)
     wanted = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -178,9 +184,8 @@ def _groups(by: Any, records: AlignedRecords | MultilabelRecords
         edges, index, _, _ = agreement_bins(agreement_entropy(records.human),
                                             AGREEMENT_BINS)
         nb = edges.size - 1
-        info = [{"group": f"{edges[b]:.2f}-{edges[b + 1]:.2f}", "entropy_low": float(edges[b]),
-                 "entropy_high": float(edges[b + 1])} for b in range(nb)]
-        return "agreement", [np.flatnonzero(index == b) for b in range(nb)], info
+        return "agreement", [np.flatnonzero(index == b) for b in range(nb)], \
+            agreement_groups(edges)
     if isinstance(by, pd.Categorical):
         codes, cats = by.codes, list(by.categories)
     else:
@@ -205,7 +210,7 @@ def _groups(by: Any, records: AlignedRecords | MultilabelRecords
 
 
 @dataclass(frozen=True)
-class _Plan:
+class EvalPlan:
     """What one pass evaluates: models' probabilities, human labels, metrics, groups, row batches.
 
     ``groups`` holds sorted row positions per group (None: every row).
@@ -283,8 +288,9 @@ def _poisson_rows(keys: np.ndarray, seed: int, start: int, stop: int, lo: int, h
     return poisson_weights(keys[lo:hi], seed, start, stop)
 
 
-def _per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str],
+def per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str],
                     options: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The per-item values of ``names`` (``EvaluationResult.per_item``), both engines."""
     cols = [name for name in names if REGISTRY[name].per_item is not None]
     values = kernels.item_values(rec.probs, rec.human, maj.labels,
                               tuple(REGISTRY[name].per_item for name in cols))
@@ -393,7 +399,7 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
         models = dict(_check_models(records))
     first = next(iter(models.values()))
     scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
-    names = _check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
+    names = check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
     n_boot = check_int("n_boot", n_boot)
     seed = check_int("seed", seed)
     n_bins = check_int("n_bins", n_bins, low=1)
@@ -425,7 +431,7 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     by_kind, groups, info = _groups(by, first)
     n = first.n_items
     step = max(n, 1) if batch_size is None else batch_size
-    plan = _Plan([rec.probs for rec in models.values()], soft, hard, names, options,
+    plan = EvalPlan([rec.probs for rec in models.values()], soft, hard, names, options,
                  [None, *groups] if by_kind is not None else groups,
                  [(lo, min(lo + step, n)) for lo in range(0, n, step)])
     est = plan.estimates()
@@ -448,7 +454,7 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     if isinstance(first, MultilabelRecords):
         frames[None] = functools.partial(_multilabel_frame, first, names, options)
     elif maj is not None:
-        frames.update({model: functools.partial(_per_item_frame, rec, maj, names, options)
+        frames.update({model: functools.partial(per_item_frame, rec, maj, names, options)
                        for model, rec in models.items() if isinstance(rec, AlignedRecords)})
     result = results_from_values(
         heads, names, est, reps, baselines=base, by=by_kind, groups=info,
@@ -462,7 +468,7 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     return result
 
 
-def _per_label(plan: _Plan, labels: Sequence[str]) -> dict[str, dict[str, float]]:
+def _per_label(plan: EvalPlan, labels: Sequence[str]) -> dict[str, dict[str, float]]:
     """Each multi-label metric per label (its states' ``per_label``), from one more pass."""
     states = plan.fill(lambda lo, hi: None)[0][0]
     if states is None:

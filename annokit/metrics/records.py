@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.checks import check_counts, check_option, first_offenders
+from annokit.core.checks import check_counts, check_option
 from annokit.core.soft_labels import (
     DEFAULT_TIES,
     ENTROPY_BASE,
@@ -44,9 +44,18 @@ from annokit.errors import (
     DegenerateInputWarning,
     InvalidValueError,
     SchemaError,
-    VoteSchemaError,
 )
 from annokit.io.predictions import Predictions, read_predictions
+from annokit.metrics.alignment import (
+    best_order_from_confusion,
+    chance_accuracy,
+    label_confusion,
+    label_permutation,
+    no_match_error,
+    report_missing,
+    unknown_order_message,
+    warn_below_chance,
+)
 
 __all__ = [
     "AlignedRecords",
@@ -215,35 +224,6 @@ class AlignedRecords(ItemRows):
         return pd.DataFrame(cols)
 
 
-def _resolve_pred_labels(labels: LabelSet, pred_labels: Sequence[Any], n_columns: int) -> np.ndarray:
-    """Permutation ``p`` with ``file_matrix[:, p]`` in the votes' label order."""
-    given = list(pred_labels)
-    shown = labels._known()
-    if len(given) != n_columns:
-        raise AlignmentError(f"pred_labels names {len(given)} classes {given} but the predictions "
-                              f"have {n_columns} columns")
-    idx, unknown = [], []
-    for name in given:
-        try:
-            idx.append(labels.index_of(name))
-        except VoteSchemaError:
-            unknown.append(name)
-    missing = [labels.names[j] for j in range(len(labels)) if j not in idx]
-    repeated = sorted({labels.names[j] for j in idx if idx.count(j) > 1})
-    if unknown or missing or repeated or len(given) != len(labels):
-        parts = []
-        if unknown:
-            parts.append(f"unknown {unknown}")
-        if repeated:
-            parts.append(f"named twice {repeated}")
-        if missing:
-            parts.append(f"missing {missing}")
-        raise AlignmentError(f"prediction labels {given} do not match the votes' labels "
-                              f"{list(labels.names)} (names or aliases {shown}): "
-                              + "; ".join(parts))
-    return np.argsort(np.asarray(idx))
-
-
 def best_label_order(probs: Any, majority_labels: Any, labels: Sequence[str]
                      ) -> tuple[list[str], float, int]:
     """The class of each prediction column that agrees best with the human majority.
@@ -280,28 +260,9 @@ def best_label_order(probs: Any, majority_labels: Any, labels: Sequence[str]
     >>> best_label_order([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]], [0, 1, 0], ["a", "b"])
     (['b', 'a'], 1.0, 3)
     """
-    from scipy.optimize import linear_sum_assignment
-
     p = np.asarray(probs, dtype=np.float64)
     m = np.asarray(majority_labels, dtype=np.int64)
-    k = len(labels)
-    confusion = np.zeros((p.shape[1], k), dtype=np.int64)
-    if m.size:
-        np.add.at(confusion, (p.argmax(axis=1), m), 1)
-    rows, cols = linear_sum_assignment(-confusion)
-    order = [str(labels[j]) for j in cols[np.argsort(rows)]]
-    acc = float(confusion[rows, cols].sum() / m.size) if m.size else float("nan")
-    return order, acc, int(m.size)
-
-
-def _order_text(order: Sequence[str], labels: LabelSet) -> str:
-    """A label order as the user would type it: the shortest alias of each label."""
-    known = labels._known()
-    short = {}
-    for name in labels.names:
-        aliases = [a for a in known if a != name and labels.index_of(a) == labels.index_of(name)]
-        short[name] = min([name, *aliases], key=len)
-    return ",".join(short.get(n, n) for n in order)
+    return best_order_from_confusion(label_confusion(p, m, len(labels)), labels)
 
 
 def _untied(votes: Votes, has: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -400,75 +361,32 @@ def join_predictions(votes: Votes, predictions: Predictions | str | Path | Seque
         predictions = read_predictions(predictions, id_field=id_field)
     pos = pd.Index(predictions.item_ids).get_indexer(pd.Index(votes.item_ids))
     has = pos >= 0
-    if pred_labels is None:
-        if predictions.label_names is None:
-            raise AlignmentError(_unknown_order_message(votes, predictions, pos, has))
-        pred_labels = predictions.label_names
+    perm = label_permutation(votes.labels, pred_labels, predictions.n_labels,
+                             predictions.label_names)
+    if perm is None:
+        raise AlignmentError(_unknown_order_message(votes, predictions, pos, has))
     if isinstance(pred_labels, str):
         pred_labels = [s.strip() for s in pred_labels.split(",")]
-    perm = _resolve_pred_labels(votes.labels, pred_labels, predictions.n_labels)
-    if predictions.label_names is not None and list(pred_labels) != list(predictions.label_names):
-        named = _resolve_pred_labels(votes.labels, predictions.label_names, predictions.n_labels)
-        if not np.array_equal(perm, named):
-            raise AlignmentError(
-                f"pred_labels {list(pred_labels)} contradict the class names the predictions "
-                f"carry {list(predictions.label_names)} (e.g. prob_<label> columns); give the "
-                "file's own order or leave pred_labels (CLI: --pred-labels) out")
-
+    given = list(predictions.label_names or ()) if pred_labels is None else list(pred_labels)
     n_missing = int((~has).sum())
     if not has.any():
-        raise AlignmentError(
-            f"none of the {votes.n_items} vote items has a prediction (vote item ids e.g. "
-            f"{first_offenders(votes.item_ids, 3)}; prediction ids e.g. "
-            f"{first_offenders(predictions.item_ids, 3)}); check the id field (CLI: --id-field)")
+        raise no_match_error(votes.n_items, votes.item_ids, predictions.n_rows,
+                             predictions.item_ids)
     dropped = np.asarray(votes.item_ids[~has], dtype=object)
-    if n_missing:
-        msg = (f"{n_missing} of {votes.n_items} vote items have no prediction, e.g. "
-               f"{first_offenders(dropped)}")
-        if on_missing == "error":
-            raise AlignmentError(msg + "; pass --on-missing drop to evaluate only the items with "
-                                  "predictions (Python: on_missing='drop')")
-        warnings.warn(msg + f"; they are dropped and {int(has.sum())} items are kept",
-                      DegenerateInputWarning, stacklevel=3)
+    report_missing(n_missing, votes.n_items, dropped, int(has.sum()), on_missing, stacklevel=3)
     rows = pos[has]
-    return predictions, Join(has=has, rows=rows, perm=perm, pred_labels=list(pred_labels),
+    return predictions, Join(has=has, rows=rows, perm=perm, pred_labels=given,
                              n_missing=n_missing, dropped=dropped)
 
 
 def _unknown_order_message(votes: Votes, predictions: Predictions, pos: np.ndarray,
                            has: np.ndarray) -> str:
     """The error when the predictions do not say their class order, with the best-fitting order."""
-    k = predictions.n_labels
-    msg = (f"the class order of the {k} prediction columns is not known: give pred_labels (CLI: "
-           f"--pred-labels), the class of each column in the file's column order, by label name "
-           f"or alias ({', '.join(votes.labels._known())})")
-    if k == len(votes.labels) and has.any():
+    confusion = None
+    if predictions.n_labels == len(votes.labels) and has.any():
         keep, maj = _untied(votes, has)
-        if maj.size:
-            order, acc, n = best_label_order(predictions.probs[pos[has]][keep], maj,
-                                             votes.labels.names)
-            msg += (f"; the order that agrees best with the human majority is "
-                    f"{_order_text(order, votes.labels)} (accuracy {acc:.3f} on {n} items "
-                    "without a tied majority)")
-    return msg
-
-
-def chance_accuracy(n_labels: int) -> float:
-    """Accuracy of the chance baseline against the human majority: ``1 / n_labels``.
-
-    The chance predictor is the uniform distribution; its argmax is a tie of every
-    label, which a random pick breaks uniformly, so it hits any majority label with
-    probability ``1 / n_labels`` (the "first label on ties" rule of the accuracy
-    metric would instead make it the share of items whose majority is the first
-    label). The evaluation's chance row and the below-chance warning of
-    :func:`align` both use this value.
-
-    Examples
-    --------
-    >>> chance_accuracy(3)
-    0.3333333333333333
-    """
-    return 1.0 / int(n_labels)
+        confusion = label_confusion(predictions.probs[pos[has]][keep], maj, len(votes.labels))
+    return unknown_order_message(votes.labels, predictions.n_labels, confusion)
 
 
 def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
@@ -480,24 +398,14 @@ def _warn_below_chance(votes: Votes, file_probs: np.ndarray, has: np.ndarray,
     every order is not a swapped order.
     """
     keep, maj = _untied(votes, has)
-    k = len(votes.labels)
-    if maj.size < 2 * k:  # too few items to tell a swapped order from a weak model
-        return
-    # column c of the file is label given_idx[c] in the votes' order
-    given_idx = np.argsort(perm)
-    chance = chance_accuracy(k)
-    acc = float(np.mean(given_idx[file_probs[keep].argmax(axis=1)] == maj))
-    if acc >= chance:
-        return
-    order, best, n = best_label_order(file_probs[keep], maj, votes.labels.names)
-    if best < chance + 3 * np.sqrt(chance * (1 - chance) / n):
-        return
-    given = _order_text([votes.labels.names[j] for j in given_idx], votes.labels)
-    warnings.warn(f"under the label order {given} the model's accuracy against the human majority "
-                  f"is {acc:.3f}, below chance ({chance:.3f}) on {n} items without a tied "
-                  f"majority; the order {_order_text(order, votes.labels)} would score "
-                  f"{best:.3f}: check pred_labels (CLI: --pred-labels)",
-                  DegenerateInputWarning, stacklevel=3)
+    warn_below_chance(label_confusion(file_probs[keep], maj, len(votes.labels)), perm,
+                      votes.labels, stacklevel=3)
+
+
+def agreement_groups(edges: np.ndarray) -> list[dict[str, Any]]:
+    """The description of each agreement bin (:func:`agreement_bins` edges), both engines."""
+    return [{"group": f"{edges[b]:.2f}-{edges[b + 1]:.2f}", "entropy_low": float(edges[b]),
+             "entropy_high": float(edges[b + 1])} for b in range(edges.size - 1)]
 
 
 def agreement_entropy(probs: Any) -> np.ndarray:

@@ -38,7 +38,8 @@ from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
 
 __all__ = ["KERNEL_PASS", "AdaptiveBinnedState", "BinnedState", "ItemMeanState", "MetricState",
-           "StatePass", "check_needs", "edge_bin_stats", "update_many"]
+           "StatePass", "check_needs", "edge_bin_stats", "top_label_ece", "top_label_hit",
+           "update_many"]
 
 #: ``prepare(probs, soft, hard, weights, *, names, allow_empty) -> (p, s, h, w)``: shapes only.
 Prepare = Callable[..., tuple[np.ndarray, np.ndarray | None, np.ndarray | None,
@@ -356,6 +357,24 @@ class AdaptiveBinnedState(MetricState):
                                                    None if unit else w, self._total))
 
 
+def top_label_hit(probs: np.ndarray, hard: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's top-label confidence and whether its top label is ``hard`` (1.0 or 0.0)."""
+    pred, conf = _binning.top_label(probs)
+    return conf, (pred == hard).astype(np.float64)
+
+
+def top_label_ece(count: np.ndarray, conf: np.ndarray, hit: np.ndarray) -> float:
+    """The top-label ECE from per-bin sums of weight, confidence and hit (nan without weight).
+
+    The adaptive ECE of the Dask engine, whose bin edges are found without gathering
+    the items (:mod:`annokit.scale.eval_adaptive`); :class:`AdaptiveBinnedState` in memory.
+    """
+    total = count.sum()
+    if not total > 0:
+        return float("nan")
+    return float(_binning.compute_top(BinStats(total, count, conf, hit=hit)))
+
+
 def edge_bin_stats(conf: np.ndarray, hit: np.ndarray, edges: np.ndarray, n_bins: int,
                    weights: np.ndarray | None = None, total: Any = None) -> BinStats:
     """Top-label bin sums of ``conf`` and ``hit`` with given edges (one set, or one per replicate).
@@ -477,8 +496,7 @@ def _kernel_parts(states: list[MetricState], p: np.ndarray, s: np.ndarray | None
                                    classwise=any(st.classwise for st in group), names=names)
         out.update({id(st): more for st in group})
     if any(isinstance(st, AdaptiveBinnedState) for st in states):
-        pred, conf = _binning.top_label(p)
-        items = (conf, (pred == h).astype(np.float64), w, first.weight)
+        items = (*top_label_hit(p, h), w, first.weight)
         out.update({id(st): items for st in states if isinstance(st, AdaptiveBinnedState)})
     return [out[id(st)] for st in states]
 

@@ -20,7 +20,7 @@ from annokit.core.checks import check_option
 from annokit.core.gold import describe_accuracy, gold_accuracy
 from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy
 from annokit.core.votes import Votes
-from annokit.quality._common import require_votes
+from annokit.quality.common import require_votes
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.glad import GLAD
 from annokit.quality.mace import MACE

@@ -26,7 +26,7 @@ import numpy as np
 
 from annokit.core.progress import progress
 from annokit.core.votes import Votes
-from annokit.quality._common import (
+from annokit.quality.common import (
     check_nonneg_float,
     check_positive_int,
     clamp,

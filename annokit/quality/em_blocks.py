@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit.quality._common import clamp, normalize_log
+from annokit.quality.common import clamp, normalize_log
 
 __all__ = ["Block", "BlockSums", "block_pass", "entropy", "expected_log_joint", "start_sums",
            "whole_block"]

@@ -35,7 +35,7 @@ from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io import votes_table
 from annokit.io.atomic import atomic_paths, check_table_path, dump_table, write_text_atomic
-from annokit.quality._common import check_positive_int, gold_codes, require_annotators
+from annokit.quality.common import check_positive_int, gold_codes, require_annotators
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.mace import MACE
 from annokit.quality.spammer import spammer_score
@@ -73,7 +73,8 @@ DEFAULT_THRESHOLDS = {"ds": 0.15, "onecoin": 0.25, "mace": 0.3, "agreement": 0.1
                       "gold": CHAOSNLI_MIN_GOLD_ACCURACY, "entropy": 0.1}
 
 
-def _chance_rescale(x: np.ndarray, n_labels: int) -> np.ndarray:
+def chance_rescale(x: np.ndarray, n_labels: int) -> np.ndarray:
+    """Scores rescaled so that chance agreement (``1 / n_labels``) is 0 and perfect is 1."""
     chance = 1.0 / n_labels
     return (x - chance) / (1.0 - chance)
 
@@ -110,13 +111,13 @@ def annotator_scores(votes: Votes, method: str, *, gold: Any = None,
     if method == "ds":
         scores = spammer_score(DawidSkene().fit(votes).confusions_)
     elif method == "onecoin":
-        scores = _chance_rescale(OneCoinDawidSkene().fit(votes).skills_, votes.n_labels)
+        scores = chance_rescale(OneCoinDawidSkene().fit(votes).skills_, votes.n_labels)
     elif method == "mace":
         scores = MACE(rng=rng).fit(votes).competence_
     else:
         stats = annotator_stats(votes, gold=gold, alpha=False)
         if method == "agreement":
-            scores = _chance_rescale(stats["agreement"].to_numpy(), votes.n_labels)
+            scores = chance_rescale(stats["agreement"].to_numpy(), votes.n_labels)
         elif method == "entropy":
             scores = stats["label_entropy"].to_numpy()
         else:

@@ -50,7 +50,7 @@ from annokit.core.checks import check_option
 from annokit.core.progress import progress
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError
-from annokit.quality._common import (
+from annokit.quality.common import (
     check_nonneg_float,
     check_positive_int,
     label_names,

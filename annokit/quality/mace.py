@@ -56,7 +56,7 @@ from annokit.core.checks import check_option, check_rng
 from annokit.core.progress import progress
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError
-from annokit.quality._common import (
+from annokit.quality.common import (
     check_nonneg_float,
     check_positive_int,
     clamp,

@@ -27,7 +27,7 @@ from annokit.core.soft_labels import (
 )
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
-from annokit.quality._common import label_names, require_annotators, require_votes
+from annokit.quality.common import label_names, require_annotators, require_votes
 
 __all__ = ["TIE_POLICIES", "MajorityVote", "WeightedMajorityVote", "first_seen_order"]
 

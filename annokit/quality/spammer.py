@@ -24,7 +24,7 @@ import numpy as np
 
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
-from annokit.quality._common import require_annotators
+from annokit.quality.common import require_annotators
 from annokit.quality.dawid_skene import DawidSkene
 
 __all__ = ["SpammerScore", "spammer_score"]

@@ -16,7 +16,7 @@ import pandas as pd
 
 from annokit.core.agreement import coincidence_parts, nominal_alpha
 from annokit.core.votes import Votes
-from annokit.quality._common import gold_codes, require_annotators, require_votes
+from annokit.quality.common import gold_codes, require_annotators, require_votes
 
 __all__ = ["annotator_stats", "krippendorff_alpha_nominal", "max_consecutive_wrong"]
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy
 from annokit.core.votes import Votes
-from annokit.quality._common import check_nonneg_float, check_positive_int, require_annotators
+from annokit.quality.common import check_nonneg_float, check_positive_int, require_annotators
 from annokit.quality.majority import WeightedMajorityVote
 
 __all__ = ["ZeroBasedSkill"]

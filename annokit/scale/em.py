@@ -28,7 +28,7 @@ from annokit.core.checks import check_option, check_rng
 from annokit.core.progress import progress
 from annokit.quality import dawid_skene as dsm
 from annokit.quality import mace as macem
-from annokit.quality._common import (
+from annokit.quality.common import (
     check_positive_int,
     clamp,
     normalize_log,

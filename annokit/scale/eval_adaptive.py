@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit.metrics import _binning
-from annokit.metrics.states import edge_bin_stats
+from annokit.metrics.states import edge_bin_stats, top_label_ece, top_label_hit
 from annokit.scale import quantiles as _q
 from annokit.scale.eval_partition import (
     Joined,
@@ -48,8 +47,7 @@ def _sets(joined: Joined, spec: StateSpec, baselines: bool) -> list[tuple[np.nda
     out = []
     for plan in sources:
         for p in plan.probs:
-            pred, conf = _binning.top_label(p)
-            hit = (pred == plan.hard).astype(np.float64)
+            conf, hit = top_label_hit(p, plan.hard)
             out += [(conf, hit) if rows is None else (conf[rows], hit[rows])
                     for rows in plan.groups]
     return out
@@ -127,7 +125,4 @@ def adaptive_point_values(joined: list[Any], spec: StateSpec, names: Sequence[st
 
 def _ece(sums: np.ndarray) -> float:
     count, conf, hit = sums
-    total = count.sum()
-    if not total > 0:
-        return float("nan")
-    return float(_binning.compute_top(_binning.BinStats(total, count, conf, hit=hit)))
+    return top_label_ece(count, conf, hit)

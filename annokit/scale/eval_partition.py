@@ -14,7 +14,7 @@ left in it: possibly no item, one item, or items of one label only.
   and unmatched items, duplicates, ties, human-entropy values, the confusion of
   file columns with the majority for the label-order checks).
 * :func:`part_states` fills the metric states of the engine
-  (:class:`annokit.metrics.engine._Plan`) for the point estimates and for
+  (:class:`annokit.metrics.engine.EvalPlan`) for the point estimates and for
   chunks of bootstrap replicates; :func:`merge` adds two such results.
 """
 
@@ -39,7 +39,7 @@ from annokit.core.soft_labels import (
 )
 from annokit.errors import SchemaError
 from annokit.io.atomic import output_error
-from annokit.metrics.engine import _per_item_frame, _Plan
+from annokit.metrics.engine import EvalPlan, per_item_frame
 from annokit.metrics.records import AlignedRecords, agreement_entropy
 
 #: Ids of missing items kept per partition when they are not all needed (messages show 5).
@@ -61,6 +61,8 @@ def counts_part(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> pd.DataFram
     out = pd.DataFrame({"item": codes, "item_id": ids, "_key": item_keys(ids)})
     for j in range(k):
         out[f"c{j}"] = counts[:, j]
+    # the first-seen order of the in-memory reader (DaskVotes.items["first"]; else the codes)
+    out["_first"] = items["first"].to_numpy(dtype=np.int64) if "first" in items else codes
     return out
 
 
@@ -72,7 +74,8 @@ class Joined:
     first model predicts); ``probs[m]`` are model ``m``'s rows of them in the
     votes' label order (None when the label order is not known yet);
     ``file_probs[m]`` model ``m``'s matched rows in file column order, with
-    ``file_has[m]`` the mask of all vote items it predicts.
+    ``file_has[m]`` the mask of all vote items it predicts. ``first``: the kept items'
+    first-seen positions (the in-memory item order).
     """
 
     codes: np.ndarray
@@ -81,6 +84,7 @@ class Joined:
     counts: np.ndarray
     probs: list[np.ndarray | None]
     stats: dict[str, Any]
+    first: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -145,9 +149,10 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
         perm = perms[m]
         ok = perm is not None and models[m]["n_not_in_first"] == 0 and not models[m]["n_dup"]
         probs.append(pm[pos[keep]][:, perm] if ok else None)
+    first = counts["_first"].to_numpy(dtype=np.int64) if "_first" in counts else codes
     return Joined(codes[keep], ids[keep], keys[keep], cmat[keep], probs,
                   {"models": models, "n_vote_items": int(codes.size),
-                   "vote_codes": _missing(codes, ids, False)})
+                   "vote_codes": _missing(codes, ids, False)}, first[keep])
 
 
 def part_stats(joined: Joined, ties: TiePolicy) -> dict[str, Any]:
@@ -220,7 +225,7 @@ class StateSpec:
 
 
 def partition_plan(joined: Joined, spec: StateSpec, names: tuple[str, ...],
-                   probs: list[np.ndarray], grouped: bool) -> _Plan:
+                   probs: list[np.ndarray], grouped: bool) -> EvalPlan:
     """The engine's plan for the partition's rows: human labels, groups (``grouped``: all items,
     then the agreement bins of ``spec.edges``) and one batch."""
     soft = distributions(joined.counts)
@@ -232,7 +237,7 @@ def partition_plan(joined: Joined, spec: StateSpec, names: tuple[str, ...],
         index = np.clip(np.searchsorted(spec.edges, h, side="right") - 1, 0, nb - 1)
         groups += [np.flatnonzero(index == b) for b in range(nb)]
     n = joined.n
-    return _Plan(probs, soft, hard, names, spec.options, groups, [(0, n)] if n else [])
+    return EvalPlan(probs, soft, hard, names, spec.options, groups, [(0, n)] if n else [])
 
 
 def model_probs(joined: Joined) -> list[np.ndarray] | None:
@@ -307,10 +312,10 @@ def merge(*parts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _stub(names: tuple[str, ...], options: dict[str, dict[str, Any]]) -> _Plan:
+def _stub(names: tuple[str, ...], options: dict[str, dict[str, Any]]) -> EvalPlan:
     """A plan over no rows, used only to turn merged states into values."""
     no_rows = np.empty(0)
-    return _Plan([], no_rows, no_rows, names, options, [], [])
+    return EvalPlan([], no_rows, no_rows, names, options, [], [])
 
 
 def values(merged: dict[str, Any], spec: StateSpec) -> dict[str, Any]:
@@ -336,8 +341,10 @@ def values(merged: dict[str, Any], spec: StateSpec) -> dict[str, Any]:
 
 def write_per_item(joined: Joined, directory: str, part: int, *, labels: LabelSet,
                    names: tuple[str, ...], options: dict[str, dict[str, Any]], ties: TiePolicy,
-                   models: list[str | None]) -> int:
+                   models: list[str | None], order: bool = False) -> int:
     """Write the partition's per-item rows (the columns of ``EvaluationResult.per_item``).
+
+    ``order``: add the items' first-seen positions as ``_first``.
 
     One Parquet file per partition (``part.<i>.parquet``), in ``<directory>/<model>/``
     with several models. Returns the rows written.
@@ -353,7 +360,9 @@ def write_per_item(joined: Joined, directory: str, part: int, *, labels: LabelSe
         rec = AlignedRecords(item_ids=joined.ids, labels=labels, probs=probs,
                              counts=counts, human=distributions(counts) if joined.n else
                              np.zeros((0, len(labels))), majority=maj)
-        frame = _per_item_frame(rec, maj, names, options)
+        frame = per_item_frame(rec, maj, names, options)
+        if order:  # the items' first-seen positions, to sort one output file by
+            frame["_first"] = joined.first if joined.first is not None else joined.codes
         path = folder / f"part.{part:05d}.parquet"
         try:
             frame.to_parquet(path, index=False)

@@ -6,6 +6,9 @@ with an item id column (``item``, ``id``, ``uid`` or ``id_field``) and either
 one column per class (``prob_<label>`` / ``logit_<label>``, or every other
 column) or a ``probs`` / ``logits`` list column; also a dask or pandas
 DataFrame of that shape, or an in-memory :class:`~annokit.io.predictions.Predictions`.
+Every other format the in-memory reader takes (JSON, JSON Lines, ``.npy``) is read once
+on the client with :func:`annokit.io.predictions.read_predictions` (one row per item:
+far smaller than the votes) and joined with the votes' partitions by item id, as tables are.
 
 Each partition is validated by the in-memory reader's own code (finite,
 non-negative rows summing to 1 within ``atol``, ``renormalize``, logits through
@@ -29,14 +32,10 @@ import pandas as pd
 from annokit.core.resample import item_keys
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.predictions import (
-    _LOGIT_FIELDS,
-    _LOGIT_PREFIXES,
-    _PROB_FIELDS,
-    _PROB_PREFIXES,
     Predictions,
-    _from_frame,
-    _pick_id_field,
-    _strip_prefix,
+    prediction_columns,
+    predictions_from_frame,
+    read_predictions,
 )
 
 __all__ = ["DaskPredictions", "read_predictions_dask"]
@@ -69,20 +68,19 @@ class DaskPredictions:
 def _columns(columns: Sequence[str], id_field: str | None, source: str
              ) -> tuple[str, tuple[str, ...] | None, int | None]:
     """The id column, the class names (None when unnamed) and the width (None: list column)."""
-    cols = [str(c) for c in columns]
-    idf = _pick_id_field(cols, id_field, source)
-    rest = [c for c in cols if c != idf]
-    if any(f in rest for f in (*_PROB_FIELDS, *_LOGIT_FIELDS)):
-        return idf, None, None
-    pcols = [c for c in rest if c.startswith(_PROB_PREFIXES)]
-    lcols = [c for c in rest if c.startswith(_LOGIT_PREFIXES)]
-    if lcols and not pcols:
-        names = [_strip_prefix(c, _LOGIT_PREFIXES) for c in lcols]
-    elif pcols:
-        names = [_strip_prefix(c, _PROB_PREFIXES) for c in pcols]
-    else:
-        names = rest
-    return idf, tuple(names), len(names)
+    layout = prediction_columns(columns, id_field, source)
+    if layout.label_names is None:
+        return layout.id_field, None, None
+    return layout.id_field, layout.label_names, len(layout.label_names)
+
+
+def _side_file(paths: Any) -> bool:
+    """Whether ``paths`` name files only the in-memory reader reads (JSON, JSON Lines, .npy):
+    they are read whole on the client (predictions are one row per item, far fewer than
+    the votes) and joined with the votes' partitions by item id."""
+    listed = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    return any(not Path(p).is_dir() and not any(ch in str(p) for ch in "*?[")
+               and not str(p).lower().endswith(_PARQUET + _CSV) for p in listed)
 
 
 def _files(paths: Any) -> list[str]:
@@ -110,11 +108,6 @@ def _files(paths: Any) -> list[str]:
     if not out:
         raise InvalidValueError("read_predictions_dask needs at least one path")
     kinds = {Path(f).suffix.lower() in _PARQUET for f in out}
-    bad = [f for f in out if not f.lower().endswith(_PARQUET + _CSV)]
-    if bad:
-        raise DataFormatError(f"{bad[0]}: the Dask engine reads Parquet or CSV/TSV prediction "
-                              "files; read .json/.jsonl/.npy with annokit.io.read_predictions "
-                              "and pass the Predictions")
     if len(kinds) > 1:
         raise DataFormatError(f"prediction files mix Parquet and CSV: {out[:4]}")
     return out
@@ -131,8 +124,9 @@ def _part(df: pd.DataFrame, idf: str, width: int, source: str, id_field: str | N
         return out
     part = 0 if partition_info is None else partition_info["number"]
     locs = np.array([f"row {i} of partition {part}" for i in range(len(df))], dtype=object)
-    pred = _from_frame(df.copy(), locs, source=source, id_field=idf if id_field is None
-                       else id_field, renormalize=renormalize, atol=atol)
+    pred = predictions_from_frame(df.copy(), locs, source=source,
+                                  id_field=idf if id_field is None else id_field,
+                                  renormalize=renormalize, atol=atol)
     if pred.n_labels != width:
         raise DataFormatError(f"partition {part} of {source}: {pred.n_labels} class columns; "
                               f"other partitions have {width}")
@@ -150,8 +144,9 @@ def _list_width(frame: Any, idf: str, source: str, id_field: str | None, renorma
         df = d.compute()
         if len(df):
             locs = np.array([f"row {i}" for i in range(len(df))], dtype=object)
-            return _from_frame(df, locs, source=source, id_field=idf if id_field is None
-                               else id_field, renormalize=renormalize, atol=atol).n_labels
+            return predictions_from_frame(df, locs, source=source,
+                                          id_field=idf if id_field is None else id_field,
+                                          renormalize=renormalize, atol=atol).n_labels
     raise DataFormatError(f"{source}: no prediction rows")
 
 
@@ -208,6 +203,9 @@ def read_predictions_dask(predictions: Any, *, id_field: str | None = None,
     elif hasattr(predictions, "map_partitions"):
         source, frame = "predictions DataFrame", predictions
     else:
+        if _side_file(predictions):  # one row per item: read once here, joined by item id
+            return read_predictions_dask(read_predictions(predictions, id_field=id_field,
+                                                          renormalize=renormalize, atol=atol))
         files = _files(predictions)
         source = files[0] if len(files) == 1 else f"{files[0]} (and {len(files) - 1} more)"
         if files[0].lower().endswith(_PARQUET):

@@ -12,7 +12,7 @@ in Parquet/CSV files or a Dask DataFrame:
    items without predictions, duplicates: the same errors and counted warnings);
 2. per partition: soft labels, the majority under the tie policy, and the
    registry's states filled by the engine's own pass
-   (:class:`annokit.metrics.engine._Plan`, :func:`annokit.metrics.states_ext.update_states`:
+   (:class:`annokit.metrics.engine.EvalPlan`, :func:`annokit.metrics.states_ext.update_states`:
    the fused kernels' states and the binary and order-aware ones) with the
    engine's options (:func:`annokit.metrics.engine.resolve_options`; the scale is
    the votes' label set's), for the point estimates and, with ``n_boot``, for chunks of Poisson
@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shutil
+import tempfile
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -61,20 +63,28 @@ from annokit.errors import (
     SchemaError,
 )
 from annokit.io.atomic import atomic_directory, check_outputs
+from annokit.metrics.alignment import (
+    label_permutation,
+    no_match_error,
+    report_missing,
+    unknown_order_message,
+    warn_below_chance,
+)
 from annokit.metrics.engine import (
     AGREEMENT_BINS,
     EvaluationResult,
-    _check_metrics,
+    check_metrics,
     resolve_options,
     results_from_values,
 )
-from annokit.metrics.records import _order_text, _resolve_pred_labels, agreement_bins
+from annokit.metrics.records import agreement_bins, agreement_groups
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states import AdaptiveBinnedState
 from annokit.scale import eval_partition as ep
 from annokit.scale.eval_adaptive import adaptive_point_values
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
 from annokit.scale.progress import compute, persist
+from annokit.scale.write import ONE_FILE, write_table_dask
 
 __all__ = ["evaluate_dask"]
 
@@ -123,23 +133,6 @@ def _tree(items: list[Any], combine: Any, **kwargs: Any) -> Any:
     return items[0]
 
 
-def _offenders(values: Any, n_total: int, n: int = 5) -> str:
-    """:func:`annokit.core.checks.first_offenders` of a list known by its first values and size."""
-    shown = ", ".join(repr(str(v)) for v in list(values)[:n])
-    more = f" and {n_total - n} more" if n_total > n else ""
-    return f"[{shown}{more}]"
-
-
-def _best_order(conf: np.ndarray, names: tuple[str, ...]) -> tuple[list[str], float, int]:
-    """:func:`annokit.metrics.records.best_label_order` from its confusion matrix."""
-    from scipy.optimize import linear_sum_assignment
-
-    n = int(conf.sum())
-    rows, cols = linear_sum_assignment(-conf)
-    order = [str(names[j]) for j in cols[np.argsort(rows)]]
-    return order, float(conf[rows, cols].sum() / n) if n else float("nan"), n
-
-
 def _check_model(name: str | None, st: dict[str, Any], pred: DaskPredictions,
                  perm: np.ndarray | None, labels: Any, stats: dict[str, Any],
                  on_missing: str) -> None:
@@ -150,72 +143,27 @@ def _check_model(name: str | None, st: dict[str, Any], pred: DaskPredictions,
     n_items = stats["n_vote_items"]
     conf = st["confusion"]
     if perm is None:
-        msg = (f"the class order of the {pred.n_labels} prediction columns is not known: give "
-               f"pred_labels (CLI: --pred-labels), the class of each column in the file's column "
-               f"order, by label name or alias ({', '.join(labels._known())})")
-        if pred.n_labels == len(labels) and st["n_matched"] and conf.sum():
-            order, acc, n = _best_order(conf, labels.names)
-            msg += (f"; the order that agrees best with the human majority is "
-                    f"{_order_text(order, labels)} (accuracy {acc:.3f} on {n} items without a "
-                    "tied majority)")
-        raise AlignmentError(msg)
+        matched = pred.n_labels == len(labels) and st["n_matched"]
+        raise AlignmentError(unknown_order_message(labels, pred.n_labels,
+                                                   conf if matched else None))
     if not st["n_matched"]:
         first = pred.frame["item_id"].head(3, npartitions=-1, compute=True).tolist()
-        raise AlignmentError(
-            f"none of the {n_items} vote items has a prediction (vote item ids e.g. "
-            f"{_offenders(stats['vote_codes'][1], n_items, 3)}; prediction ids e.g. "
-            f"{_offenders(first, st['n_rows'], 3)}); check the id field (CLI: --id-field)")
-    if st["n_missing"]:
-        msg = (f"{st['n_missing']} of {n_items} vote items have no prediction, e.g. "
-               f"{_offenders(st['missing_ids'], st['n_missing'])}")
-        if on_missing == "error":
-            raise AlignmentError(msg + "; pass --on-missing drop to evaluate only the items with "
-                                  "predictions (Python: on_missing='drop')")
-        warnings.warn(msg + f"; they are dropped and {st['n_matched']} items are kept",
-                      DegenerateInputWarning, stacklevel=3)
-    k = len(labels)
-    n = int(conf.sum())
-    if n < 2 * k:
-        return
-    given_idx = np.argsort(perm)
-    chance = 1.0 / k
-    acc = float(conf[np.arange(conf.shape[0]), given_idx].sum() / n)
-    if acc >= chance:
-        return
-    order, best, n = _best_order(conf, labels.names)
-    if best < chance + 3 * np.sqrt(chance * (1 - chance) / n):
-        return
-    given = _order_text([labels.names[j] for j in given_idx], labels)
-    warnings.warn(f"under the label order {given} the model's accuracy against the human majority "
-                  f"is {acc:.3f}, below chance ({chance:.3f}) on {n} items without a tied "
-                  f"majority; the order {_order_text(order, labels)} would score "
-                  f"{best:.3f}: check pred_labels (CLI: --pred-labels)",
-                  DegenerateInputWarning, stacklevel=3)
+        raise no_match_error(n_items, [str(v) for v in list(stats["vote_codes"][1])[:3]],
+                             st["n_rows"], [str(v) for v in first])
+    report_missing(st["n_missing"], n_items, [str(v) for v in list(st["missing_ids"])[:5]],
+                   st["n_matched"], on_missing, stacklevel=3)
+    warn_below_chance(conf, perm, labels, stacklevel=3)
 
 
 def _perm(pred: DaskPredictions, pred_labels: Any, labels: Any) -> np.ndarray | None:
     """The column permutation of ``align`` (None: the order is not known; checked later)."""
-    if pred_labels is None:
-        if pred.label_names is None:
-            return None
-        pred_labels = pred.label_names
-    if isinstance(pred_labels, str):
-        pred_labels = [s.strip() for s in pred_labels.split(",")]
-    perm = _resolve_pred_labels(labels, pred_labels, pred.n_labels)
-    if pred.label_names is not None and list(pred_labels) != list(pred.label_names):
-        named = _resolve_pred_labels(labels, pred.label_names, pred.n_labels)
-        if not np.array_equal(perm, named):
-            raise AlignmentError(
-                f"pred_labels {list(pred_labels)} contradict the class names the predictions "
-                f"carry {list(pred.label_names)} (e.g. prob_<label> columns); give the "
-                "file's own order or leave pred_labels (CLI: --pred-labels) out")
-    return perm
+    return label_permutation(labels, pred_labels, pred.n_labels, pred.label_names)
 
 
 def _options(metrics: Any, n_boot: Any, seed: Any, n_bins: Any, confidence: Any, ties: Any,
              by: Any, on_missing: str, scale: str, n_labels: int
              ) -> tuple[tuple[str, ...], int, int, int, TiePolicy]:
-    names = _check_metrics(metrics, scale=scale, n_labels=n_labels)
+    names = check_metrics(metrics, scale=scale, n_labels=n_labels)
     n_boot = check_int("n_boot", n_boot)
     seed = check_int("seed", seed)
     n_bins = check_int("n_bins", n_bins, low=1)
@@ -265,7 +213,9 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     by : None or "agreement"
         Also evaluate the human-entropy quantile bins.
     per_item_out : path, optional
-        A directory that receives the per-item values (the columns of
+        A ``.csv``, ``.tsv`` or ``.jsonl`` path: one file, as the in-memory CLI writes it (the
+        rows in the items' first-seen order); any other path: a directory that receives
+        the per-item values (the columns of
         ``EvaluationResult.per_item``) as one Parquet file per partition, written
         by the workers (a subdirectory per model with several models), swapped
         in atomically; ``result.per_item`` reads it back.
@@ -282,7 +232,8 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     Returns
     -------
     EvaluationResult
-        As in memory; ``per_item`` only with ``per_item_out``, in partition order.
+        As in memory; ``per_item`` only with ``per_item_out`` (from a directory: in
+        partition order).
 
     Raises
     ------
@@ -325,8 +276,13 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
         inputs: dict[str | None, Any] = {str(k): v for k, v in predictions.items()}
     else:
         inputs = {None: predictions}
+    one_file = per_item_out is not None and Path(per_item_out).suffix.lower() in ONE_FILE
+    if one_file and len(inputs) > 1:
+        raise InvalidValueError("per_item_out as one file takes one model; give a directory "
+                                "(one folder of Parquet parts per model) for several")
     if per_item_out is not None:
-        check_outputs({"per_item_out": per_item_out}, directories=["per_item_out"])
+        check_outputs({"per_item_out": per_item_out},
+                      directories=[] if one_file else ["per_item_out"])
     cl = _client(client)
     preds = {m: p if isinstance(p, DaskPredictions) else
              read_predictions_dask(p, id_field=id_field, renormalize=renormalize, atol=atol)
@@ -375,14 +331,18 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
                                          ep.merge), s) for s in specs]
 
     with contextlib.ExitStack() as stack:
-        tmp_dir = None if per_item_out is None else \
-            str(stack.enter_context(atomic_directory(per_item_out)))
+        tmp_dir = None
+        if one_file:  # parts in a scratch folder, then one file in the items' first-seen order
+            tmp_dir = tempfile.mkdtemp(prefix=".per-item-", dir=Path(str(per_item_out)).parent)
+            stack.callback(shutil.rmtree, tmp_dir, True)
+        elif per_item_out is not None:
+            tmp_dir = str(stack.enter_context(atomic_directory(per_item_out)))
         if two_pass:
             stats = _compute(cl, [stats_node])[0]
             edges = _check(preds, perms, stats, labels, on_missing, by)
             specs = spec_for(edges, stats["n_kept"], stats["max_part"])
             vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, options, policy,
-                           list(preds))
+                           list(preds), order=one_file)
             if adaptive:
                 vals[0]["adaptive_point"] = adaptive_point_values(
                     joined, specs[0], adaptive, options, n_models=len(preds),
@@ -394,8 +354,14 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1
             specs = spec_for(None, votes.n_items, bound)
             stats, vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, options,
-                                  policy, list(preds), stats_node)
+                                  policy, list(preds), stats_node, order=one_file)
             _check(preds, perms, stats, labels, on_missing, by)
+        if one_file and tmp_dir is not None and per_item_out is not None:
+            import dask.dataframe as dd
+
+            parts = sorted(str(f) for f in Path(tmp_dir).glob("part.*.parquet"))
+            write_table_dask(dd.read_parquet(parts), per_item_out, client=cl, for_people=True,
+                             order="_first")
     return _result(preds, stats, specs, vals, names, constant, adaptive, n_boot, policy, n_bins,
                    confidence, seed, by, baselines, labels, per_item_out, on_missing, scale,
                    positive_label)
@@ -408,13 +374,14 @@ def _compute(cl: Any, nodes: list[Any]) -> list[Any]:
 
 def _run(cl: Any, value_nodes: list[Any], joined: list[Any], tmp_dir: str | None, labels: Any,
          names: tuple[str, ...], options: Mapping[str, dict[str, Any]], policy: str,
-         models: list[Any], stats_node: Any = None) -> Any:
+         models: list[Any], stats_node: Any = None, order: bool = False) -> Any:
     from dask import delayed
 
     writes = []
     if tmp_dir is not None:
         writes = [delayed(ep.write_per_item)(j, tmp_dir, i, labels=labels, names=names,
-                                             options=options, ties=policy, models=models)
+                                             options=options, ties=policy, models=models,
+                                             order=order)
                   for i, j in enumerate(joined)]
     head = [] if stats_node is None else [stats_node]
     out = _compute(cl, head + value_nodes + writes)
@@ -481,8 +448,7 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
         if edges is None:  # spec_for gives the first spec the agreement bins' edges
             raise ValueError("agreement groups without their bin edges")
         nb = edges.size - 1
-        info = [{"group": f"{edges[b]:.2f}-{edges[b + 1]:.2f}", "entropy_low": float(edges[b]),
-                 "entropy_high": float(edges[b + 1])} for b in range(nb)]
+        info = agreement_groups(edges)
         index = np.clip(np.searchsorted(edges, stats["entropy_values"], side="right") - 1, 0,
                         nb - 1)
         sizes = np.bincount(index, weights=stats["entropy_counts"], minlength=nb).astype(int)
@@ -493,7 +459,9 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
                         st["n_matched"], "n_dropped_items": st["n_missing"],
                         "dropped_item_ids": dropped, "labels": tuple(labels.names),
                         "temperature": None}
-        if per_item_out is not None:
+        if per_item_out is not None and Path(per_item_out).suffix.lower() in ONE_FILE:
+            sources[model] = (lambda path=Path(per_item_out): _read_back_file(path))
+        elif per_item_out is not None:
             folder = Path(per_item_out) if model is None else Path(per_item_out) / str(model)
             sources[model] = (lambda folder=folder: _read_back(folder))
     return results_from_values(heads, names, est, reps, baselines=base,
@@ -520,3 +488,14 @@ def _read_back(folder: Path) -> Any:
 
     files = sorted(folder.glob("part.*.parquet"))
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def _read_back_file(path: Path) -> Any:
+    """The per-item table of one CSV/TSV/JSON Lines file (item ids as text)."""
+    import pandas as pd
+
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return pd.read_json(path, lines=True, dtype={"item": str})
+    sep = "," if path.suffix.lower() == ".csv" else "\t"
+    return pd.read_csv(path, sep=sep, dtype={"item": str, "majority": str},
+                       keep_default_na=False, na_values=[""])

@@ -22,6 +22,7 @@ import pandas as pd
 
 from annokit.core.checks import check_open_unit, check_option
 from annokit.core.divergence import tvd
+from annokit.core.gold import GOLD_UNKNOWN, warn_unknown_gold_dropped
 from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import break_ties
 from annokit.errors import DegenerateInputWarning, InvalidValueError
@@ -30,7 +31,7 @@ from annokit.quality.filter import DEFAULT_THRESHOLDS, Audit, audit_rows, warn_u
 from annokit.scale.quality import annotator_scores_dask
 from annokit.scale.stats import _part_counts
 from annokit.scale.votes import DaskVotes
-from annokit.scale.write import write_partitioned
+from annokit.scale.write import write_table_dask
 
 __all__ = ["DaskAudit", "filter_annotators_dask"]
 
@@ -100,12 +101,20 @@ def _subset(votes: DaskVotes, removed: np.ndarray) -> DaskVotes:
 
 
 def _long_part(frame: pd.DataFrame, items: pd.DataFrame, names: np.ndarray,
-               annotators: np.ndarray) -> pd.DataFrame:
-    ids = items.set_index("item")["item_id"]
-    return pd.DataFrame({"item": ids.loc[frame["item"]].to_numpy(dtype=object) if len(frame)
-                         else np.zeros(0, dtype=object),
-                         "annotator": annotators[frame["annotator"].to_numpy()],
-                         "label": names[frame["label"].to_numpy()]})
+               annotators: np.ndarray, gold: bool = False) -> pd.DataFrame:
+    """The votes of one partition as :func:`annokit.io.votes_table` writes them: ``item``,
+    ``annotator``, ``label`` and, for votes with gold, ``gold`` (blank for none)."""
+    ids = items.set_index("item")
+    rows = ids.loc[frame["item"]] if len(frame) else None
+    out = pd.DataFrame({"item": rows["item_id"].to_numpy(dtype=object) if rows is not None
+                        else np.zeros(0, dtype=object),
+                        "annotator": annotators[frame["annotator"].to_numpy()],
+                        "label": names[frame["label"].to_numpy()]})
+    if gold:
+        codes = rows["gold"].to_numpy().astype(np.int64) if rows is not None else \
+            np.zeros(0, np.int64)
+        out["gold"] = np.asarray([*names, ""], dtype=object)[np.maximum(codes, -1)]
+    return out
 
 
 def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | None = None,
@@ -114,7 +123,12 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
                            out: str | os.PathLike | None = None,
                            audit_path: str | os.PathLike | None = None
                            ) -> tuple[DaskVotes, DaskAudit]:
-    """Filter annotators on Dask; write the kept votes (Parquet directory) and the audit.
+    """Filter annotators on Dask; write the kept votes and the audit.
+
+    ``out``: one ``.csv`` / ``.tsv`` / ``.jsonl`` file with the columns the in-memory
+    ``write_filtered`` writes (the votes grouped by item, items in hash order: the votes'
+    own order is not kept across partitions), or a ``.parquet`` directory of Parquet parts
+    (:func:`annokit.scale.write.write_table_dask`).
 
     ``method="gold"`` (ChaosNLI's rule, which includes runs of consecutive wrong answers in
     vote order) runs in memory only.
@@ -196,10 +210,15 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
         names = np.asarray(votes.labels.names, dtype=object)
         ann = np.asarray(votes.annotator_ids, dtype=object)
         pairs = zip(current.frame.to_delayed(), current.items.to_delayed(), strict=True)
-        long = [dask.delayed(_long_part)(f, i, names, ann) for f, i in pairs]
-        meta = _long_part(votes.frame._meta, votes.items._meta, names, ann)
-        write_partitioned(dd.from_delayed(long, meta=meta, verify_meta=False), out,
-                          client=votes.client)
+        long = [dask.delayed(_long_part)(f, i, names, ann, votes.has_gold) for f, i in pairs]
+        meta = _long_part(votes.frame._meta, votes.items._meta, names, ann, votes.has_gold)
+        if votes.has_gold:  # as the in-memory writer: unknown gold is written blank, counted
+            unknown = votes.compute(*[dask.delayed(lambda i: int((i["gold"] == GOLD_UNKNOWN)
+                                                                 .sum()))(i)
+                                      for i in current.items.to_delayed()])
+            warn_unknown_gold_dropped(np.full(sum(unknown), GOLD_UNKNOWN), votes.source)
+        write_table_dask(dd.from_delayed(long, meta=meta, verify_meta=False), out,
+                         client=votes.client)
     if audit_path is not None:
         write_text_atomic(audit_path, audit.to_json())
     return current, audit

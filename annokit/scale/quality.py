@@ -21,12 +21,12 @@ from annokit.core.gold import GoldAccuracy, gold_accuracy
 from annokit.core.soft_labels import TiePolicy, majority
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.quality.aggregate import Aggregation
-from annokit.quality.filter import DEFAULT_THRESHOLDS, _chance_rescale
+from annokit.quality.filter import DEFAULT_THRESHOLDS, chance_rescale
 from annokit.quality.spammer import spammer_score
 from annokit.scale.em import fit_dask
 from annokit.scale.stats import _part_counts
 from annokit.scale.votes import DaskVotes
-from annokit.scale.write import write_partitioned
+from annokit.scale.write import write_table_dask
 
 __all__ = ["DaskAggregation", "aggregate_dask", "annotator_scores_dask", "flag_annotators_dask"]
 
@@ -57,6 +57,7 @@ def _mv_part(frame: pd.DataFrame, items: pd.DataFrame, names: list[str], ties: T
             table[f"p_{name}"] = p[:, k]
     table["_gold"] = items["gold"].to_numpy().astype(np.int64)
     table["_code"] = codes
+    table["_first"] = items["first"].to_numpy().astype(np.int64)
     return table
 
 
@@ -69,8 +70,10 @@ def _gold_tally(table: pd.DataFrame, names: list[str]) -> tuple[GoldAccuracy, in
 
 def _with_gold(post: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     post = post.copy()
-    post["_gold"] = items.set_index("item_id").loc[post["item"], "gold"].to_numpy() \
-        if len(post) else np.zeros(0, np.int64)
+    rows = items.set_index("item_id").loc[post["item"]] if len(post) else None
+    for col, side in (("_gold", "gold"), ("_first", "first")):
+        post[col] = rows[side].to_numpy().astype(np.int64) if rows is not None else \
+            np.zeros(0, np.int64)
     return post
 
 
@@ -78,7 +81,11 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "f
                    soft: bool = False, clamp_gold: bool = False,
                    rng: np.random.Generator | int | None = 0,
                    out: str | os.PathLike | None = None) -> DaskAggregation:
-    """One label per item on Dask; the table written partitioned to ``out`` when given.
+    """One label per item on Dask; the table written to ``out`` when given.
+
+    ``out``: one ``.csv`` / ``.tsv`` file, as the in-memory ``write_table`` writes it (the
+    rows in the items' first-seen order), or a ``.parquet`` directory of Parquet parts
+    (:func:`annokit.scale.write.write_table_dask`).
 
     Methods ``mv`` (ties ``first`` or ``report``: ``first_seen`` and ``random`` depend on
     the order of rows, which partitions do not keep), ``ds``, ``onecoin`` and ``mace``.
@@ -106,15 +113,17 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "f
         if not soft:
             table = table.drop(columns=[f"p_{n}" for n in names])
         else:  # the in-memory column order: item, label, p_<label>...
-            table = table[["item", "label"] + [f"p_{n}" for n in names] + ["_gold"]]
+            table = table[["item", "label"] + [f"p_{n}" for n in names] + ["_gold", "_first"]]
         n_iter, converged, policy = fit.n_iter_, fit.converged_, None
     if votes.client is not None:
         table = votes.client.persist(table)
     tallies = votes.compute(*[dask.delayed(_gold_tally)(t, names) for t in table.to_delayed()])
     acc = sum((t[0] for t in tallies), GoldAccuracy(0, 0, 0))
     n_ties = sum(t[1] for t in tallies) if method == "mv" else None
-    public = table.drop(columns=[c for c in ("_gold", "_code") if c in table.columns])
-    written = write_partitioned(public, out, client=votes.client) if out is not None else None
+    ordered = table.drop(columns=[c for c in ("_gold", "_code") if c in table.columns])
+    public = ordered.drop(columns=["_first"])
+    written = None if out is None else write_table_dask(
+        ordered, out, client=votes.client, for_people=True, order="_first", jsonl=False)
     return DaskAggregation(method=method, build_table=lambda: public, n_items=votes.n_items,
                            n_gold=acc.n_items, accuracy=acc.accuracy, tie_policy=policy,
                            n_ties=n_ties, n_iter=int(n_iter), converged=bool(converged),
@@ -169,12 +178,12 @@ def annotator_scores_dask(votes: DaskVotes, method: str, *,
         if method == "ds":
             scores = spammer_score(fit_dask(votes, "ds").confusions_)
         elif method == "onecoin":
-            scores = _chance_rescale(fit_dask(votes, "onecoin").skills_, n_labels)
+            scores = chance_rescale(fit_dask(votes, "onecoin").skills_, n_labels)
         elif method == "mace":
             scores = fit_dask(votes, "mace", rng=rng).competence_
         elif method == "agreement":
             den = total["agree_den"]
-            scores = _chance_rescale(np.where(den > 0, total["agree_num"] / den, np.nan),
+            scores = chance_rescale(np.where(den > 0, total["agree_num"] / den, np.nan),
                                      n_labels)
         elif method == "gold":
             if not total["gold_den"].any():

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,10 @@ from annokit.core.gold import (
     GOLD_NONE,
     GOLD_UNKNOWN,
     UnknownGold,
+    factorize_gold,
     gold_value_codes,
+    unknown_gold,
+    voteless_gold_message,
     warn_unknown_gold_dropped,
 )
 from annokit.core.labels import MISSING_STRINGS, LabelSet, scalar_to_str
@@ -51,7 +54,10 @@ from annokit.io.tabular import detect_columns
 from annokit.scale.client import engine_client, require_dask, shuffle_method
 from annokit.scale.progress import compute, persist
 
-__all__ = ["DaskVotes", "from_votes", "read_votes_dask", "to_votes"]
+__all__ = ["DaskVotes", "attach_gold_dask", "from_votes", "read_votes_dask", "to_votes"]
+
+#: Bits of the row number in an item's first-seen position (``items["first"]``).
+_ROW_BITS = 40
 
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
 
@@ -66,8 +72,10 @@ class DaskVotes:
         ``item`` (int64 key), ``annotator`` (int32 code, -1 when unknown), ``label`` (int16
         code); every item's votes in one partition, sorted by item; partitions may be empty.
     items : dask.dataframe.DataFrame
-        ``item`` (int64 key), ``item_id`` (str), ``gold`` (int16 code, -1 for none); partition
-        ``i`` holds exactly the items of ``frame`` partition ``i``.
+        ``item`` (int64 key), ``item_id`` (str), ``gold`` (int16 code, -1 for none), ``first``
+        (int64: the item's first row as ``(input partition << 40) + row``, the first-seen
+        order of the in-memory reader); partition ``i`` holds exactly the items of ``frame``
+        partition ``i``.
     labels : LabelSet
     annotator_ids : ndarray of str or None
         Annotator code -> id.
@@ -76,6 +84,8 @@ class DaskVotes:
     source : str
     client : distributed.Client or None
         The client the partitions are persisted on (None: the local scheduler).
+    has_gold : bool
+        Whether gold was read (a gold column or a gold file), as ``Votes.gold`` is not None.
     """
 
     frame: Any
@@ -87,6 +97,7 @@ class DaskVotes:
     n_annotators: int | None
     source: str
     client: Any = None
+    has_gold: bool = False
 
     def compute(self, *collections: Any, desc: str = "Dask") -> tuple:
         """Compute Dask collections on the client these votes live on (a progress bar
@@ -228,16 +239,20 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
         np.full(len(df), -1), np.zeros(0, dtype=object))
     frame = pd.DataFrame({"item": item_key[item_codes], "annotator": ann_codes.astype(np.int32),
                           "label": lab_codes.astype(np.int16)})
+    # each item's first row, as (partition << 40) + row: the first-seen order of memory
+    first = np.zeros(len(item_u), dtype=np.int64)
+    first[item_codes[::-1]] = np.arange(len(df), dtype=np.int64)[::-1]
+    first += np.int64(part) << _ROW_BITS
     gold_uniques = np.zeros(0, dtype=object)
     if gold_c:  # the distinct (item, gold) pairs; conflicts are refused after the shuffle
         gold_codes, gold_uniques = _factorize(df[gold_c], missing_ok=True)
         pair = np.unique(item_codes * (len(gold_uniques) + 1) + (gold_codes + 1))
         it, g = pair // (len(gold_uniques) + 1), pair % (len(gold_uniques) + 1) - 1
         items = pd.DataFrame({"item": item_key[it], "item_id": item_u[it],
-                              "gold": g.astype(np.int16)})
+                              "gold": g.astype(np.int16), "first": first[it]})
     else:
         items = pd.DataFrame({"item": item_key, "item_id": item_u,
-                              "gold": np.full(len(item_u), -1, np.int16)})
+                              "gold": np.full(len(item_u), -1, np.int16), "first": first})
     return frame, items, np.asarray(lab_uniques, dtype=object), \
         np.asarray(ann_uniques, dtype=object), np.asarray(gold_uniques, dtype=object)
 
@@ -286,6 +301,8 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
     """After the shuffle: sort by item, refuse duplicate votes (naming the item and the
     annotator by their ids) and conflicting gold."""
     frame = frame.sort_values("item", kind="stable").reset_index(drop=True)
+    if len(items):  # an item read in several partitions: its first row in the first of them
+        items = items.assign(first=items.groupby("item")["first"].transform("min"))
     items = items.drop_duplicates(["item", "item_id", "gold"])
     known = items[items["gold"] != GOLD_NONE]  # a label, or -2: not among the labels
     clash = known["item"].duplicated(keep=False)
@@ -419,7 +436,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     meta_f = pd.DataFrame({"item": np.zeros(0, np.int64), "annotator": np.zeros(0, np.int32),
                            "label": np.zeros(0, np.int16)})
     meta_i = pd.DataFrame({"item": np.zeros(0, np.int64), "item_id": np.zeros(0, object),
-                           "gold": np.zeros(0, np.int16)})
+                           "gold": np.zeros(0, np.int16), "first": np.zeros(0, np.int64)})
     getter = dask.delayed(lambda t, i: t[i])
     frame = dd.from_delayed([getter(r, 0) for r in remapped], meta=meta_f, verify_meta=False)
     items = dd.from_delayed([getter(r, 1) for r in remapped], meta=meta_i, verify_meta=False)
@@ -446,7 +463,60 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     return DaskVotes(frame=frame, items=items, labels=labelset, annotator_ids=annotator_ids,
                      n_items=n_items, n_votes=n_votes,
                      n_annotators=None if annotator_ids is None else len(annotator_ids),
-                     source=name, client=cl)
+                     source=name, client=cl, has_gold=roles["gold"] is not None)
+
+
+# -- a separate gold file ----------------------------------------------------------------
+
+
+def _gold_part(items: pd.DataFrame, ids: pd.Index, codes: np.ndarray
+               ) -> tuple[pd.DataFrame, np.ndarray]:
+    """One partition's items with the gold file's codes (GOLD_NONE where it has no row), and
+    the gold rows it matched."""
+    pos = ids.get_indexer(pd.Index(items["item_id"].to_numpy(dtype=object))) if len(items) else \
+        np.zeros(0, np.int64)
+    found = pos >= 0
+    gold = np.full(len(items), GOLD_NONE, dtype=np.int16)
+    gold[found] = codes[pos[found]]
+    return items.assign(gold=gold), pos[found]
+
+
+def attach_gold_dask(votes: DaskVotes, gold: pd.Series) -> DaskVotes:
+    """``votes`` with the gold labels of a separate gold file, joined by item id on the workers.
+
+    ``gold`` is :func:`annokit.io.read_gold`'s Series (label strings indexed by item id):
+    read once on the client, it is far smaller than the votes. As
+    :func:`annokit.io.attach_gold` in memory, it replaces any gold the votes carried; gold
+    values that are not labels are coded unknown (left out of accuracy) and counted in one
+    warning; gold rows naming items without votes are counted in another.
+    """
+    import dask
+    import dask.dataframe as dd
+
+    source = str(gold.attrs.get("source", "gold"))
+    value_index, distinct = factorize_gold(gold)
+    value_codes = gold_value_codes(distinct, votes.labels)
+    codes = np.where(value_index >= 0, value_codes[np.maximum(value_index, 0)], GOLD_NONE)
+    ids = dask.delayed(pd.Index(np.asarray(gold.index, dtype=object)), pure=True)
+    codes_d = dask.delayed(codes, pure=True)
+    done = [dask.delayed(_gold_part, nout=2)(i, ids, codes_d) for i in votes.items.to_delayed()]
+    done = persist(votes.client, done, desc="joining gold")
+    items = dd.from_delayed([d[0] for d in done], meta=votes.items._meta, verify_meta=False)
+    if votes.client is not None:
+        items = votes.client.persist(items)
+    matched = np.zeros(len(gold), dtype=bool)
+    for rows in compute(votes.client, [d[1] for d in done], desc="joining gold"):
+        matched[rows] = True
+    rows = np.flatnonzero(matched & (value_index >= 0))
+    unknown = unknown_gold(value_index[rows][codes[rows] == GOLD_UNKNOWN], distinct, votes.labels)
+    if unknown is not None:
+        warnings.warn(unknown.message(source), DegenerateInputWarning, stacklevel=2)
+    voteless = np.flatnonzero(~matched & (value_index >= 0))
+    if voteless.size:
+        warnings.warn(voteless_gold_message(source, voteless.size,
+                                            np.asarray(gold.index, dtype=object)[voteless[:3]]),
+                      DegenerateInputWarning, stacklevel=2)
+    return replace(votes, items=items, has_gold=True)
 
 
 # -- round trips (tests and small data) --------------------------------------------------

@@ -1,38 +1,86 @@
-"""Per-item results written partitioned from the workers, swapped in atomically.
+"""Tables written from the workers: one CSV/TSV/JSON Lines file, or a Parquet dataset.
 
-Each partition is written by the worker that holds it, as ``part.<i>.parquet`` in a
-new directory beside the target (a local or shared file system both workers and client
-see); the directory replaces the target in one step when every partition is written
-(:func:`annokit.io.atomic.atomic_directory`), so a failed run leaves the old results.
-Nothing is collected on the client.
+The path says which (:func:`output_kind`): ``.csv``, ``.tsv`` (``.tab``), ``.jsonl``
+(``.ndjson``) give **one file**, written as :func:`annokit.io.atomic.write_table` writes
+it in memory (the same columns, cells and header); ``.parquet`` (``.pq``) gives a
+**Parquet dataset**, a directory of ``part.<i>.parquet`` files, one per partition.
+
+Each partition is written by the worker that holds it into a scratch directory beside
+the target (a local or shared file system both workers and client see). For one file the
+client then joins the parts, byte for byte and in partition order (each part's header
+line dropped but the first), into a temporary file renamed over the target in one step
+(:func:`annokit.io.atomic.atomic_path`); a dataset directory replaces the target in one
+step (:func:`annokit.io.atomic.atomic_directory`). A failed run leaves the old output.
+No table is collected on the client.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from annokit.io.atomic import atomic_directory
+from annokit.errors import DataFormatError
+from annokit.io.atomic import atomic_directory, atomic_path, dump_table
 from annokit.scale.progress import compute
 
-__all__ = ["write_partitioned"]
+__all__ = ["output_kind", "write_partitioned", "write_table_dask"]
+
+#: Extensions written as one file (the others: a Parquet dataset, or refused).
+ONE_FILE = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson")
+_ONE_FILE = ONE_FILE
+_DATASET = (".parquet", ".pq")
 
 
-def _write_part(df: pd.DataFrame, folder: str, part: int) -> int:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def output_kind(path: str | os.PathLike, *, jsonl: bool = True) -> str:
+    """``"file"`` (one CSV/TSV/JSON Lines file) or ``"dataset"`` (a Parquet directory).
 
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False),
-                   os.path.join(folder, f"part.{part:05d}.parquet"))
+    Raises
+    ------
+    DataFormatError
+        Another extension (the CLI's ``--out``).
+
+    Examples
+    --------
+    >>> output_kind("labels.csv"), output_kind("labels.parquet")
+    ('file', 'dataset')
+    """
+    suffix = Path(path).suffix.lower()
+    files = _ONE_FILE if jsonl else _ONE_FILE[:3]
+    if suffix in files:
+        return "file"
+    if suffix in _DATASET:
+        return "dataset"
+    choices = ".csv, .tsv or .jsonl" if jsonl else ".csv or .tsv"
+    raise DataFormatError(f"{Path(path).name}: cannot write {suffix!r} with --engine dask; use "
+                          f"{choices} (one file) or .parquet (a directory of Parquet parts, one "
+                          "per partition)")
+
+
+def _write_part(df: pd.DataFrame, folder: str, part: int, suffix: str, for_people: bool,
+                drop: tuple[str, ...]) -> int:
+    df = df.drop(columns=[c for c in drop if c in df.columns])
+    name = os.path.join(folder, f"part.{part:05d}{suffix}")
+    if suffix in _DATASET:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), name)
+    else:
+        dump_table(df, name, for_people=for_people)
     return len(df)
 
 
-def write_partitioned(frame: Any, out: str | os.PathLike, *, client: Any = None) -> int:
+def write_partitioned(frame: Any, out: str | os.PathLike, *, client: Any = None,
+                      drop: tuple[str, ...] = ()) -> int:
     """Write a dask DataFrame to the directory ``out`` (one Parquet file per partition).
 
-    Returns the number of rows written.
+    ``drop``: columns left out. Returns the number of rows written.
 
     Examples
     --------
@@ -48,7 +96,121 @@ def write_partitioned(frame: Any, out: str | os.PathLike, *, client: Any = None)
     import dask
 
     with atomic_directory(out) as tmp:
-        tasks = [dask.delayed(_write_part)(p, str(tmp), i)
+        tasks = [dask.delayed(_write_part)(p, str(tmp), i, ".parquet", False, drop)
                  for i, p in enumerate(frame.to_delayed())]
         sizes = compute(client, tasks, desc=f"writing {os.path.basename(os.fspath(out))}")
+    return int(sum(sizes))
+
+
+def _sample(df: pd.DataFrame, column: str, n: int = 64) -> np.ndarray:
+    """``n`` evenly spaced values of a partition's sorted column (its minimum and maximum)."""
+    values = np.sort(df[column].to_numpy(dtype=np.int64))
+    if values.size <= n:
+        return values
+    return values[np.linspace(0, values.size - 1, n).astype(np.int64)]
+
+
+def _sorted(frame: Any, column: str, client: Any) -> Any:
+    """``frame`` in the order of ``column`` (distinct integers), which becomes its index.
+
+    The partition boundaries come from a few sorted values of each partition, computed
+    on ``client`` (dask's own ``sort_values`` would compute its quantiles on the default
+    client); one shuffle then puts every row in its range.
+    """
+    import dask
+
+    from annokit.scale.client import shuffle_method
+
+    samples = compute(client, [dask.delayed(_sample)(p, column) for p in frame.to_delayed()],
+                      desc="ordering rows")
+    values = np.unique(np.concatenate([np.zeros(0, np.int64), *samples]))
+    if values.size == 0:  # no rows: nothing to order
+        return frame.map_partitions(lambda df: df.set_index(column),
+                                    meta=frame._meta.set_index(column))
+    n = max(1, min(frame.npartitions, values.size - 1))
+    cuts = values[np.linspace(0, values.size - 1, n + 1).astype(np.int64)]
+    divisions = list(np.unique(cuts)) if cuts.size > 1 else [int(values[0]), int(values[0])]
+    with dask.config.set({"dataframe.shuffle.method": shuffle_method(client)}):
+        return frame.set_index(column, divisions=[int(d) for d in divisions])
+
+
+def _header(meta: pd.DataFrame, suffix: str, for_people: bool, folder: str) -> bytes:
+    """What ``dump_table`` writes for no rows (the header line; nothing for JSON Lines)."""
+    if suffix in (".jsonl", ".ndjson"):
+        return b""
+    name = os.path.join(folder, f"header{suffix}")
+    dump_table(meta, name, for_people=for_people)
+    with open(name, "rb") as f:
+        return f.read()
+
+
+def write_table_dask(frame: Any, out: str | os.PathLike, *, client: Any = None,
+                     for_people: bool = False, order: str | None = None,
+                     jsonl: bool = True) -> int:
+    """Write a dask DataFrame to ``out``: one file, or a Parquet dataset.
+
+    A ``.csv``, ``.tsv`` or ``.jsonl`` path is one file; any other (``.parquet``, a
+    directory) a Parquet dataset. The CLI accepts the paths of :func:`output_kind`.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+    out : path
+    client : distributed.Client, optional
+    for_people : bool, default False
+        As :func:`annokit.io.atomic.write_table`: CSV/TSV text cells that a spreadsheet
+        would read as a formula get a leading ``'``.
+    order : str, optional
+        A column of distinct integers to put the rows in (e.g. the items' first-seen
+        positions), left out of the output; default: partition order.
+    jsonl : bool, default True
+        Whether JSON Lines is accepted.
+
+    Returns
+    -------
+    int
+        The number of rows written.
+
+    Examples
+    --------
+    >>> import dask, dask.dataframe as dd, pandas as pd, tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "labels.csv"
+    >>> ddf = dd.from_pandas(pd.DataFrame({"item": ["a", "b", "c"], "n": [2, 0, 1]}),
+    ...                      npartitions=2)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     write_table_dask(ddf, out, order="n")
+    3
+    >>> out.read_text().split()
+    ['item', 'b', 'c', 'a']
+    """
+    import dask
+
+    suffix = Path(out).suffix.lower()
+    if suffix in ONE_FILE:
+        kind = output_kind(out, jsonl=jsonl)  # refuses JSON Lines when not wanted
+    else:  # .parquet, or any other path (the CLI asks for .parquet: output_kind)
+        kind = "dataset"
+    drop: tuple[str, ...] = ()
+    if order is not None:
+        frame = _sorted(frame, order, client)
+    if kind == "dataset":
+        return write_partitioned(frame, out, client=client, drop=drop)
+    path = Path(out)
+    desc = f"writing {path.name}"
+    with atomic_path(path) as tmp:
+        folder = tempfile.mkdtemp(prefix=f".{path.name}.parts-", dir=path.parent)
+        try:
+            tasks = [dask.delayed(_write_part)(p, folder, i, suffix, for_people, drop)
+                     for i, p in enumerate(frame.to_delayed())]
+            sizes = compute(client, tasks, desc=desc)
+            meta = frame._meta.drop(columns=list(drop))
+            header = _header(meta, suffix, for_people, folder)
+            with open(tmp, "wb") as dst:
+                dst.write(header)
+                for i in range(len(tasks)):
+                    with open(os.path.join(folder, f"part.{i:05d}{suffix}"), "rb") as src:
+                        src.seek(len(header))
+                        shutil.copyfileobj(src, dst, 1 << 20)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     return int(sum(sizes))

@@ -438,3 +438,25 @@ def test_adaptive_ece_point_values_without_gathering_equal_in_memory(monkeypatch
                      metrics=["ece_adaptive", "ece"], by=by)
     _close(ref.to_dict(), got.to_dict())
     assert not built  # the point values came from eval_adaptive's bin sums
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "npy"])
+def test_prediction_files_only_memory_reads_are_read_once_and_joined(tmp_path, kind):
+    """JSON Lines and .npy (+ ids file) predictions: read on the client with the in-memory
+    reader, joined with the votes' partitions by item id; the in-memory result."""
+    votes = _votes(50, seed=4)
+    probs = _probs(50, 3, 4)
+    ids = np.asarray(votes.item_ids, dtype=object)[::-1]  # another order than the votes'
+    if kind == "jsonl":
+        path = tmp_path / "p.jsonl"
+        path.write_text("".join(json.dumps({"id": i, "probs": p.tolist()}) + "\n"
+                                for i, p in zip(ids, probs, strict=True)))
+    else:
+        path = tmp_path / "p.npy"
+        np.save(path, probs)
+        (tmp_path / "p.ids.txt").write_text("\n".join(ids) + "\n")
+    ref = _quiet(evaluate, _quiet(align, votes, path, pred_labels=list(NLI.names)))
+    with dask.config.set(scheduler="synchronous"):
+        got = _quiet(evaluate_dask, _HandVotes(votes, np.arange(50) % 3, 3), path,
+                     pred_labels=list(NLI.names))
+    _close(ref.to_dict(), got.to_dict())

@@ -40,3 +40,36 @@ def test_unknown_gold_on_dask_as_in_memory(tmp_path):
     agg = aggregate_dask(dv, "mv")
     assert (agg.n_gold, agg.n_gold_unknown, agg.accuracy) == (2, 2, 1.0)
     assert agg.summary() == {**aggregate(mem).summary(), "iterations": agg.n_iter}
+
+
+def _messages(caught):
+    return [str(w.message) for w in caught if issubclass(w.category, DegenerateInputWarning)]
+
+
+def test_a_gold_file_joined_on_dask_as_in_memory(tmp_path):
+    """A separate gold file: read once, joined by item id across partitions; the same gold
+    codes, the same two warnings (a value that is no label, a row without votes)."""
+    from annokit.io import read_gold
+    from annokit.scale.votes import attach_gold_dask, to_votes
+
+    (tmp_path / "v.csv").write_text("item,annotator,label\nq1,a,cat\nq1,b,dog\nq2,a,dog\n"
+                                    "q2,b,dog\nq3,a,cat\nq3,b,cat\nq4,a,dog\nq4,b,dog\n")
+    (tmp_path / "g.csv").write_text("item,gold\nq1,cat\nq2,Dog\nq4,dog\nq9,cat\n")
+    with warnings.catch_warnings(record=True) as mem_caught:
+        warnings.simplefilter("always", DegenerateInputWarning)
+        mem = read_votes(tmp_path / "v.csv", gold=tmp_path / "g.csv")
+    dv = read_votes_dask(str(tmp_path / "v.csv"), npartitions=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateInputWarning)
+        dv = attach_gold_dask(dv, read_gold(tmp_path / "g.csv"))
+    assert dv.has_gold
+    assert _messages(caught) == _messages(mem_caught) == [
+        "g.csv: 1 item(s) have a gold label that is not among the votes' labels ['cat', 'dog']: "
+        "'Dog' (1 item); their gold is left out of accuracy; gold 'Dog' matches label 'dog' but "
+        "for case (correct their spelling in the gold to match)",
+        "g.csv: 1 gold row(s) name items without votes and were not used (e.g. 'q9')"]
+    back = to_votes(dv)
+    got = dict(zip(back.item_ids, back.gold.tolist(), strict=True))
+    assert got == dict(zip(mem.item_ids, mem.gold.tolist(), strict=True))
+    agg = aggregate_dask(dv, "mv")
+    assert agg.summary() == {**aggregate(mem).summary(), "iterations": agg.n_iter}

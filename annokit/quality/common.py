@@ -1,4 +1,4 @@
-"""Shared helpers of the annotator-quality estimators (private).
+"""Shared helpers of the annotator-quality estimators (also used by the Dask engine, annokit.scale.em).
 
 Everything here works on the integer-coded vote arrays of :class:`~annokit.core.votes.Votes`
 and is vectorised: sparse matrices, ``np.bincount`` and index arithmetic, never a
