@@ -172,7 +172,7 @@ def _kernel(k_const: int) -> Any:
                     s, nbad = _wtotal(w, rr, a, m)
                     wtot[rr] += s
                     wbad += nbad
-                _wsum(vals, nq, m, w, weighted, rr, a, items)
+                _wsum(vals, (1 << nq) - 1, m, w, weighted, rr, a, items)  # columns 0..nq-1
             if bad or wbad:
                 break
         return bad, wbad
