@@ -111,7 +111,7 @@ def test_item_values_subsets_and_missing_labels(quantities, soft, hard):
 def test_exact_values_on_edge_rows():
     p = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
     s = np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.2, 0.3, 0.5]])
-    v = dict(zip(ITEM_QUANTITIES, kernels.item_values(p, s, [0, 1, 2]).T))
+    v = dict(zip(ITEM_QUANTITIES, kernels.item_values(p, s, [0, 1, 2]).T, strict=True))
     assert v["jsd"][0] == 0.0 and v["jsd"][2] == 0.0          # identical rows: exactly 0
     assert v["kl"][0] == 0.0 and v["dist_ce"][2] == 0.0
     assert list(v["accuracy"]) == [1.0, 0.0, 1.0]             # first maximum on ties
@@ -135,12 +135,12 @@ def test_jsd_keeps_its_digits_when_the_rows_nearly_coincide(human):
         a, b = [Decimal(float(x)) for x in s_row], [Decimal(float(x)) for x in p_row]
         a, b = [x / sum(a) for x in a], [x / sum(b) for x in b]
         js = sum((x * (2 * x / (x + y)).ln() if x else 0) + (y * (2 * y / (x + y)).ln() if y else 0)
-                 for x, y in zip(a, b))
+                 for x, y in zip(a, b, strict=True))
         return float((js / 2).sqrt())
 
     s = np.tile(human, (4, 1))
     p = s + np.array([0.0, 1e-9, 3e-6, 1e-3])[:, None] * np.r_[1.0, -1.0, np.zeros(len(human) - 2)]
-    want = [exact(a, b) for a, b in zip(s, p)]
+    want = [exact(a, b) for a, b in zip(s, p, strict=True)]
     assert want[0] == 0.0
     for impl in (kernels, oracle):
         got = impl.item_values(p, s, None, ("jsd",))[:, 0]

@@ -30,7 +30,7 @@ def test_item_values_match_the_named_functions(batch):
     p, s, h = batch
     values = kernels.item_values(p, s, h)
     assert values.shape == (50, len(sums.ITEM_QUANTITIES))
-    col = dict(zip(sums.ITEM_QUANTITIES, values.T))
+    col = dict(zip(sums.ITEM_QUANTITIES, values.T, strict=True))
     signed = entropy_calibration_error(p, s)
     expected = {
         "accuracy": accuracy(p, h, reduction="none"), "ent_ce": np.abs(signed),
