@@ -30,7 +30,8 @@ from annokit.errors import InputError, SchemaError
 
 __all__ = ["GOLD_NONE", "GOLD_UNKNOWN", "GoldAccuracy", "UnknownGold", "check_gold_codes",
            "describe_accuracy", "describe_gold_items", "encode_gold", "factorize_gold",
-           "gold_accuracy", "gold_value_codes", "item_gold", "unknown_gold",
+           "gold_accuracy", "gold_value_codes", "gold_clash_error", "item_gold", "merge_gold",
+           "unknown_gold",
            "warn_unknown_gold_dropped"]
 
 #: Gold code of an item without gold.
@@ -438,3 +439,42 @@ def warn_unknown_gold_dropped(gold: np.ndarray | None, where: str) -> None:
         warnings.warn(f"{where}: {n} item(s) have a gold label that is not among the votes' "
                       "labels; it is written as missing (no gold)", DegenerateInputWarning,
                       stacklevel=3)
+
+
+
+def merge_gold(column: np.ndarray, file: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gold from a separate gold file over the gold a votes file's own column carried.
+
+    The file's gold fills the items the column left blank; where both give gold they must
+    agree: one of the two sources is wrong where they differ, and which one is not guessed
+    (:func:`gold_clash_error`).
+
+    Parameters
+    ----------
+    column, file : ndarray of int, shape (n_items,)
+        Gold codes per item (:data:`GOLD_NONE` for none, :data:`GOLD_UNKNOWN` for a value
+        not among the labels) from the votes' gold column and from the gold file.
+
+    Returns
+    -------
+    gold : ndarray of int64, shape (n_items,)
+    clashes : ndarray of int64
+        Positions of the items whose two gold codes differ.
+    """
+    column = np.asarray(column, dtype=np.int64)
+    file = np.asarray(file, dtype=np.int64)
+    clashes = np.flatnonzero((column != GOLD_NONE) & (file != GOLD_NONE) & (column != file))
+    return np.where(file != GOLD_NONE, file, column), clashes
+
+
+def gold_clash_error(labels: LabelSet, item_id: Any, file_code: int, column_code: int,
+                     n_clashes: int, *, file_name: str, votes_name: str) -> InputError:
+    """The one-line error for items whose gold file and gold column differ
+    (:func:`merge_gold`), naming the first such item and both values."""
+    def shown(code: int) -> str:
+        return repr(labels.names[code]) if code >= 0 else "a value that is not a label"
+
+    return InputError(
+        f"{file_name}: item {scalar_to_str(item_id)!r} has gold {shown(int(file_code))}, but the "
+        f"gold column of {votes_name} gives {shown(int(column_code))} ({n_clashes} item(s) "
+        "differ); keep one gold source: drop --gold, or correct one of the two files")

@@ -23,8 +23,10 @@ from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, detect_columns,
 from annokit.core.frames import gold_column_codes
 from annokit.core.gold import (
     factorize_gold,
+    gold_clash_error,
     gold_value_codes,
     item_gold,
+    merge_gold,
     voteless_gold_message,
 )
 from annokit.core.ids import canonical_ints, has_repeats, ids_as_arrow
@@ -528,7 +530,9 @@ def attach_gold(votes: Votes, gold: pd.Series) -> Votes:
     among them are counted in one warning (with a hint when they differ from a label only by
     case or surrounding spaces) and coded -2 (:data:`annokit.core.gold.GOLD_UNKNOWN`), left
     out of every accuracy. Gold rows for items without votes are counted in
-    ``votes.n_gold_without_votes`` and warned about, never silently dropped.
+    ``votes.n_gold_without_votes`` and warned about, never silently dropped. Gold the votes
+    already carried (a gold column) is kept where the file gives none; an item where the two
+    differ is refused (:func:`annokit.core.gold.merge_gold`).
     """
     value_index, distinct = factorize_gold(gold)
     table = _GoldTable(ids_as_arrow(gold.index, what="item id", where="gold"), value_index,
@@ -557,6 +561,13 @@ def _attach(votes: Votes, table: _GoldTable) -> Votes:
         shown = table.ids.take(voteless[:3]).to_pylist()
         warnings.warn(voteless_gold_message(table.name, voteless.size, shown),
                       DegenerateInputWarning, stacklevel=3)
+    if votes.gold is not None:
+        codes, clashes = merge_gold(votes.gold, codes)
+        if clashes.size:
+            i = clashes[0]
+            raise gold_clash_error(votes.labels, votes.item_ids[i], codes[i], votes.gold[i],
+                                   clashes.size, file_name=table.name,
+                                   votes_name=votes.source or "the votes")
     out = votes.with_gold(codes)
     out.n_gold_without_votes = int(voteless.size)
     return out

@@ -40,7 +40,9 @@ from annokit.core.gold import (
     GOLD_UNKNOWN,
     UnknownGold,
     factorize_gold,
+    gold_clash_error,
     gold_value_codes,
+    merge_gold,
     unknown_gold,
     voteless_gold_message,
     warn_unknown_gold_dropped,
@@ -470,15 +472,23 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
 
 
 def _gold_part(items: pd.DataFrame, ids: pd.Index, codes: np.ndarray
-               ) -> tuple[pd.DataFrame, np.ndarray]:
-    """One partition's items with the gold file's codes (GOLD_NONE where it has no row), and
-    the gold rows it matched."""
+               ) -> tuple[pd.DataFrame, np.ndarray, tuple]:
+    """One partition's items with the gold file's codes over the gold column's (GOLD_NONE
+    where neither has gold; :func:`~annokit.core.gold.merge_gold`), the gold rows it matched,
+    and its items whose two gold codes differ (count, then the first-seen one's ``first`` key,
+    item id and both codes)."""
     pos = ids.get_indexer(pd.Index(items["item_id"].to_numpy(dtype=object))) if len(items) else \
         np.zeros(0, np.int64)
     found = pos >= 0
-    gold = np.full(len(items), GOLD_NONE, dtype=np.int16)
+    gold = np.full(len(items), GOLD_NONE, dtype=np.int64)
     gold[found] = codes[pos[found]]
-    return items.assign(gold=gold), pos[found]
+    column = items["gold"].to_numpy()
+    gold, clashes = merge_gold(column, gold)
+    if not clashes.size:
+        return items.assign(gold=gold.astype(np.int16)), pos[found], (0,)
+    c = clashes[np.argmin(items["first"].to_numpy()[clashes])]
+    clash = (clashes.size, items["first"].iloc[c], items["item_id"].iloc[c], gold[c], column[c])
+    return items.assign(gold=gold.astype(np.int16)), pos[found], clash
 
 
 def attach_gold_dask(votes: DaskVotes, gold: pd.Series) -> DaskVotes:
@@ -486,7 +496,8 @@ def attach_gold_dask(votes: DaskVotes, gold: pd.Series) -> DaskVotes:
 
     ``gold`` is :func:`annokit.io.read_gold`'s Series (label strings indexed by item id):
     read once on the client, it is far smaller than the votes. As
-    :func:`annokit.io.attach_gold` in memory, it replaces any gold the votes carried; gold
+    :func:`annokit.io.attach_gold` in memory, it fills the gold the votes' column left blank
+    and refuses an item where the two differ (:func:`~annokit.core.gold.merge_gold`); gold
     values that are not labels are coded unknown (left out of accuracy) and counted in one
     warning; gold rows naming items without votes are counted in another.
     """
@@ -499,14 +510,20 @@ def attach_gold_dask(votes: DaskVotes, gold: pd.Series) -> DaskVotes:
     codes = np.where(value_index >= 0, value_codes[np.maximum(value_index, 0)], GOLD_NONE)
     ids = dask.delayed(pd.Index(np.asarray(gold.index, dtype=object)), pure=True)
     codes_d = dask.delayed(codes, pure=True)
-    done = [dask.delayed(_gold_part, nout=2)(i, ids, codes_d) for i in votes.items.to_delayed()]
+    done = [dask.delayed(_gold_part, nout=3)(i, ids, codes_d) for i in votes.items.to_delayed()]
     done = persist(votes.client, done, desc="joining gold")
     items = dd.from_delayed([d[0] for d in done], meta=votes.items._meta, verify_meta=False)
     if votes.client is not None:
         items = votes.client.persist(items)
     matched = np.zeros(len(gold), dtype=bool)
-    for rows in compute(votes.client, [d[1] for d in done], desc="joining gold"):
+    found = compute(votes.client, [(d[1], d[2]) for d in done], desc="joining gold")
+    for rows, _ in found:
         matched[rows] = True
+    clashes = [c for _, c in found if c[0]]
+    if clashes:
+        first = min(clashes, key=lambda c: c[1])  # the first-seen item, as in memory
+        raise gold_clash_error(votes.labels, *first[2:], sum(c[0] for c in clashes),
+                               file_name=source, votes_name=votes.source)
     rows = np.flatnonzero(matched & (value_index >= 0))
     unknown = unknown_gold(value_index[rows][codes[rows] == GOLD_UNKNOWN], distinct, votes.labels)
     if unknown is not None:

@@ -21,7 +21,7 @@ from annokit.core.gold import (
 from annokit.core.ids import id_positions
 from annokit.core.labels import LabelSet
 from annokit.core.votes import Votes
-from annokit.errors import DegenerateInputWarning, SchemaError
+from annokit.errors import DegenerateInputWarning, InputError, SchemaError
 from annokit.io import read_gold, read_votes, votes_table
 
 VOTES = "item,annotator,label\r\nq1,a,cat\r\nq1,b,dog\r\nq2,a,dog\r\nq2,b,dog\r\nq3,a,cat\r\nq3,b,cat\r\n"
@@ -228,3 +228,16 @@ def test_a_dataframe_with_gold_in_another_case_keeps_the_votes_labels():
                       r"\(1 item\)"):
         votes = read_votes(df)
     assert votes.labels.names == ("cat", "dog") and votes.gold.tolist() == [-2, 1]
+
+
+def test_a_gold_file_fills_the_gold_column_and_a_clash_is_refused(tmp_path):
+    (tmp_path / "v.csv").write_text("item,annotator,label,gold\n0,a,x,x\n0,b,y,x\n1,a,x,\n"
+                                    "2,a,y,y\n")
+    (tmp_path / "fill.csv").write_text("item,gold\n1,y\n2,y\n")
+    votes = read_votes(tmp_path / "v.csv", gold=tmp_path / "fill.csv")
+    assert votes.gold.tolist() == [0, 1, 1]
+    (tmp_path / "clash.csv").write_text("item,gold\n0,y\n2,x\n")
+    with pytest.raises(InputError, match=r"^clash\.csv: item '0' has gold 'y', but the gold column "
+                       r"of .*v\.csv gives 'x' \(2 item\(s\) differ\); keep one gold source: drop "
+                       r"--gold, or correct one of the two files$"):
+        read_votes(tmp_path / "v.csv", gold=tmp_path / "clash.csv")

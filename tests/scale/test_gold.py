@@ -73,3 +73,26 @@ def test_a_gold_file_joined_on_dask_as_in_memory(tmp_path):
     assert got == dict(zip(mem.item_ids, mem.gold.tolist(), strict=True))
     agg = aggregate_dask(dv, "mv")
     assert agg.summary() == {**aggregate(mem).summary(), "iterations": agg.n_iter}
+
+
+def test_a_gold_file_that_contradicts_the_gold_column_is_refused_as_in_memory(tmp_path):
+    from annokit.errors import InputError
+    from annokit.io import read_gold
+    from annokit.scale.votes import attach_gold_dask
+
+    (tmp_path / "v.csv").write_text("item,annotator,label,gold\n0,a,x,x\n0,b,y,x\n1,a,x,\n"
+                                    "2,a,y,y\n")
+    (tmp_path / "fill.csv").write_text("item,gold\n1,y\n2,y\n")
+    dv = attach_gold_dask(read_votes_dask(str(tmp_path / "v.csv"), npartitions=2, client=False),
+                          read_gold(tmp_path / "fill.csv"))
+    mem = read_votes(tmp_path / "v.csv", gold=tmp_path / "fill.csv")
+    assert dataset_stats_dask(dv, n_boot=0)["gold"] == dataset_stats(mem, n_boot=0)["gold"]
+    (tmp_path / "clash.csv").write_text("item,gold\n0,y\n2,x\n")
+    with pytest.raises(InputError, match=r"clash\.csv: item '0' has gold 'y', but the gold "
+                       r"column of .*v\.csv gives 'x' \(2 item\(s\) differ\)"):
+        attach_gold_dask(read_votes_dask(str(tmp_path / "v.csv"), npartitions=2, client=False),
+                         read_gold(tmp_path / "clash.csv"))
+    for n in (1, 3):  # the first-seen clashing item is named whatever the partitioning
+        with pytest.raises(InputError, match=r"clash\.csv: item '0' .* \(2 item\(s\) differ\)"):
+            attach_gold_dask(read_votes_dask(str(tmp_path / "v.csv"), npartitions=n,
+                                             client=False), read_gold(tmp_path / "clash.csv"))
