@@ -522,7 +522,8 @@ def attach_gold_dask(votes: DaskVotes, gold: pd.Series) -> DaskVotes:
     clashes = [c for _, c in found if c[0]]
     if clashes:
         first = min(clashes, key=lambda c: c[1])  # the first-seen item, as in memory
-        raise gold_clash_error(votes.labels, *first[2:], sum(c[0] for c in clashes),
+        raise gold_clash_error(votes.labels, first[2], first[3], first[4],
+                               sum(c[0] for c in clashes),
                                file_name=source, votes_name=votes.source)
     rows = np.flatnonzero(matched & (value_index >= 0))
     unknown = unknown_gold(value_index[rows][codes[rows] == GOLD_UNKNOWN], distinct, votes.labels)
