@@ -154,12 +154,13 @@ def test_worker_killed_during_dawid_skene_same_result_as_memory(cluster, data):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), start_new_session=True)
     procs.append(run)  # killed by the fixture if anything below fails
     seen: set[str] = set()
-    while True:  # wait until the EM has run two iterations' E-steps
-        assert run.poll() is None, ("the command ended before its EM was seen on the "
-                                    f"scheduler: {run.communicate()}")
+    while True:  # wait until the EM has run two iterations' E-steps (one per partition each)
+        assert run.poll() is None, (f"the command ended before its EM ({EM_TASK} tasks) was "
+                                    f"seen on the scheduler: {run.communicate()}")
         steps, state = _em_tasks(client)
         seen.update(*steps.values())
-        if len(seen) >= 2 * N_PARTS and any(state.values()):
+        n_parts = len(set().union(*state.values()))
+        if n_parts and len(seen) >= 2 * n_parts:
             break
         time.sleep(0.01)
     victim = max(state, key=lambda w: len(state[w]))
