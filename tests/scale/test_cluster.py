@@ -147,16 +147,18 @@ def test_worker_killed_during_dawid_skene_same_result_as_memory(cluster, data):
     labels.csv equal to the memory engine's."""
     client, workers, procs = cluster
     out = data / "labels.csv"
-    run = subprocess.Popen(
-        [sys.executable, "-m", "annokit.cli", "aggregate", str(data / "votes"), "--engine", "dask",
-         "--scheduler", client.scheduler.address, "--method", "ds", "--gold",
-         str(data / "gold.csv"), "--soft", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), start_new_session=True)
+    stdout, stderr = data / "stdout.txt", data / "stderr.txt"
+    with open(stdout, "wb") as so, open(stderr, "wb") as se:  # files: no pipe to fill
+        run = subprocess.Popen(
+            [sys.executable, "-m", "annokit.cli", "aggregate", str(data / "votes"), "--engine",
+             "dask", "--scheduler", client.scheduler.address, "--method", "ds", "--gold",
+             str(data / "gold.csv"), "--soft", "--out", str(out)],
+            stdout=so, stderr=se, env=_env(), start_new_session=True)
     procs.append(run)  # killed by the fixture if anything below fails
     seen: set[str] = set()
     while True:  # wait until the EM has run two iterations' E-steps (one per partition each)
         assert run.poll() is None, (f"the command ended before its EM ({EM_TASK} tasks) was "
-                                    f"seen on the scheduler: {run.communicate()}")
+                                    f"seen on the scheduler: {stderr.read_text()}")
         steps, state = _em_tasks(client)
         seen.update(*steps.values())
         n_parts = len(set().union(*state.values()))
@@ -168,14 +170,15 @@ def test_worker_killed_during_dawid_skene_same_result_as_memory(cluster, data):
     lost_state = len(state[victim])
     os.killpg(workers[name].pid, signal.SIGKILL)
     running_at_kill = run.poll() is None
-    stdout, stderr = run.communicate(timeout=RUN_TIMEOUT)
+    run.wait(timeout=RUN_TIMEOUT)
+    stdout, stderr = stdout.read_text(), stderr.read_text()
     assert running_at_kill, "the worker was killed after the command had ended"
     assert lost_state > 0
     assert workers[name].wait(timeout=30) == -signal.SIGKILL
     assert [w["name"] for w in client.scheduler_info()["workers"].values()] == \
         [n for n in workers if n != name]
-    assert run.returncode == 0, stderr.decode()
-    assert "Traceback" not in stderr.decode()
+    assert run.returncode == 0, stderr
+    assert "Traceback" not in stderr
 
     mem = CliRunner().invoke(main, ["aggregate", str(data / "votes.parquet"), "--method", "ds",
                                     "--gold", str(data / "gold.csv"), "--soft", "--out",
@@ -183,7 +186,7 @@ def test_worker_killed_during_dawid_skene_same_result_as_memory(cluster, data):
     assert mem.exit_code == 0, mem.output
     # the same summary (iterations, convergence, accuracy on gold); Dask counts the rows
     summary = mem.output.strip().split("; wrote")[0]
-    assert stdout.decode().strip() == f"{summary}; wrote 10000 rows to {out}"
+    assert stdout.strip() == f"{summary}; wrote 10000 rows to {out}"
     got = pd.read_csv(out, dtype={"item": str})
     want = pd.read_csv(data / "memory.csv", dtype={"item": str})
     assert list(got.columns) == list(want.columns) == ["item", "label", "p_neg", "p_neu",
