@@ -145,7 +145,11 @@ class _Exec:
         back through every iteration, each of which needs its parameters. Scattered data
         has no recipe: once released it is forgotten, and with it every task that depends
         on it (the run failed with "FutureCancelledError: ... already forgotten")."""
-        return value if self.client is None else self.client.submit(_same, value, pure=False)
+        if self.client is None:
+            return value
+        with warnings.catch_warnings():  # the parameters travel once per iteration either way
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            return self.client.submit(_same, value, pure=False)
 
     def reduce(self, handles: list[Any]) -> Any:
         """Elementwise sum of dicts of arrays, as a tree."""

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -195,3 +196,30 @@ def test_worker_killed_during_dawid_skene_same_result_as_memory(cluster, data):
     assert got["label"].tolist() == want["label"].tolist()
     np.testing.assert_allclose(got.iloc[:, 2:].to_numpy(), want.iloc[:, 2:].to_numpy(), rtol=0,
                                atol=1e-9)
+
+
+def test_em_parameters_sent_as_tasks_without_a_large_graph_warning(dask_client):
+    """Each iteration's parameters are a task's result (recomputable when a worker is lost):
+    Dask's "Sending large graph" warning, which a large confusion array would raise at every
+    iteration, does not reach the user."""
+    import dask
+
+    from annokit.core.votes import Votes
+    from annokit.scale.em import fit_dask
+    from annokit.scale.votes import from_votes
+
+    rng = np.random.default_rng(4)
+    n_items, n_annotators = 1500, 3000  # confusions: 3000 x 3 x 3 floats, 216 kB a copy
+    votes = pd.DataFrame({"item": np.repeat([f"q{i}" for i in range(n_items)], 3),
+                          "annotator": [f"w{a}" for a in rng.permutation(3 * n_items)
+                                        % n_annotators],
+                          "label": LABELS[rng.integers(0, 3, 3 * n_items)]})
+    votes = Votes.from_long(votes.drop_duplicates(["item", "annotator"]))
+    dv = from_votes(votes, npartitions=3, client=dask_client)
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "50kB"}), \
+            warnings.catch_warnings():
+        warnings.filterwarnings("error", message="Sending large graph")
+        fit = fit_dask(dv, "ds", max_iter=3, tol=0)
+    assert fit.n_iter_ == 3
+    assert fit.confusions_.shape == (n_annotators, 3, 3)
+    assert len(dask_client.compute(fit.posteriors).result()) == n_items
