@@ -86,8 +86,11 @@ def get_client(client: Any = None, *, scheduler: str | None = None) -> Any:
     import logging
 
     cores, memory = _machine()
+    # no dashboard; the scheduler's own HTTP server (health, metrics) on a free local port,
+    # not on 8787 (which another cluster may hold: "Port 8787 is already in use")
     cluster = distributed.LocalCluster(n_workers=cores, threads_per_worker=1, processes=True,
                                        memory_limit=memory // cores, dashboard_address=None,
+                                       scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                                        silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     _STARTED[id(client)] = cluster

@@ -111,6 +111,10 @@ def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return {k: a[k] + b[k] for k in a}
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 def _frame(prep: dict[str, Any], post: np.ndarray, names: list[str]) -> pd.DataFrame:
     df = pd.DataFrame({"item": prep["item_id"]})
     for j, name in enumerate(names):
@@ -136,7 +140,16 @@ class _Exec:
                 for args in zip(*lists, strict=True)]
 
     def scatter(self, value: Any) -> Any:
-        return value if self.client is None else self.client.scatter(value, broadcast=True)
+        """``value`` on the cluster as the result of a task, not as scattered data: when a
+        worker is lost, the scheduler recomputes its partitions' posteriors from the graph,
+        back through every iteration, each of which needs its parameters. Scattered data
+        has no recipe: once released it is forgotten, and with it every task that depends
+        on it (the run failed with "FutureCancelledError: ... already forgotten")."""
+        if self.client is None:
+            return value
+        with warnings.catch_warnings():  # the parameters travel once per iteration either way
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            return self.client.submit(_same, value, pure=False)
 
     def reduce(self, handles: list[Any]) -> Any:
         """Elementwise sum of dicts of arrays, as a tree."""

@@ -170,38 +170,126 @@ def side_files(tmp_path_factory):
     return root
 
 
-def test_gold_file_jsonl_predictions_and_one_csv_as_in_memory(side_files, tmp_path):
-    """Issue 25, acceptance 1: the same command lines with a separate gold file, JSON Lines
-    predictions and --out labels.csv give one CSV file; counts and statistics identical, EM
-    posteriors within 1e-9, metrics within 1e-12."""
+@pytest.fixture(scope="module")
+def scheduler():
+    """One cluster for the acceptance runs, reached with --scheduler as an external one is:
+    two single-threaded in-process workers on tcp://127.0.0.1 (a LocalCluster per command
+    would cost seconds each; ``tests/scale/test_cluster.py`` runs worker processes)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       protocol="tcp", host="127.0.0.1", memory_limit=0,
+                                       dashboard_address=None,
+                                       scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+#: The chance-corrected agreement coefficients: sums of per-item terms added in another
+#: order on Dask (with their bootstrap intervals), so equal as metrics are, to 1e-12.
+COEFFICIENTS = ("krippendorff_alpha", "fleiss_kappa")
+
+
+def _assert_close(got, want, *, rel, where="doc"):
+    """The same JSON document: the same keys, lists, strings, counts and flags; floats
+    within ``rel`` (relative; 1e-15 absolute near 0)."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and set(got) == set(want), where
+        for key, value in want.items():
+            _assert_close(got[key], value, rel=rel, where=f"{where}.{key}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _assert_close(g, w, rel=rel, where=f"{where}[{i}]")
+    elif isinstance(want, float) and not isinstance(got, bool):
+        assert got == pytest.approx(want, rel=rel, abs=1e-15, nan_ok=True), where
+    else:
+        assert got == want and type(got) is type(want), where
+
+
+def _partitions(votes_csv, folder, sizes, ext):
+    """The votes file's rows cut into consecutive files of ``sizes`` rows (an item's votes
+    fall in several of them)."""
+    votes = pd.read_csv(votes_csv, dtype=str)
+    assert sum(sizes) == len(votes)
+    folder.mkdir()
+    for j, rows in enumerate(np.split(np.arange(len(votes)), np.cumsum(sizes)[:-1])):
+        part = votes.iloc[rows]
+        name = folder / f"part-{j:03d}.{ext}"
+        part.to_parquet(name, index=False) if ext == "parquet" else part.to_csv(name, index=False)
+    return folder
+
+
+@pytest.mark.parametrize("sizes, ext", [
+    ((360,), "csv"),
+    ((120, 120, 120), "csv"),
+    ((1, 2, 7, 50, 100, 200), "parquet"),
+], ids=["1-csv-part", "3-csv-parts", "6-uneven-parquet-parts"])
+def test_acceptance_1_cli_gold_jsonl_predictions_labels_csv(side_files, tmp_path, scheduler,
+                                                            sizes, ext):
+    """Issue 25, acceptance 1: memory (one CSV file) and Dask (the same votes in partitions)
+    through the CLI, with a separate gold file, JSON Lines predictions and --out labels.csv
+    (one CSV file): counts and statistics identical, EM posteriors within 1e-9, metrics
+    within 1e-12."""
+    votes, gold, preds = (side_files / n for n in ("votes.csv", "gold.csv", "preds.jsonl"))
+    parts = _partitions(votes, tmp_path / "votes", sizes, ext)
+    dask = ["--engine", "dask", "--scheduler", scheduler]
+    warned = [f"Warning: {gold.name}: 1 item(s) have a gold label that is not among the votes' "
+              "labels ['neg', 'neu', 'pos']: 'Positive' (1 item); their gold is left out of "
+              "accuracy",
+              f"Warning: {gold.name}: 1 gold row(s) name items without votes and were not used "
+              "(e.g. 'q999')"]
+
+    # stats --json: every count and statistic identical, the coefficients within 1e-12
+    mem, got = (_run("stats", v, "--gold", gold, "--json", "--n-boot", "30", *extra)
+                for v, extra in ((votes, []), (parts, dask)))
+    assert mem.exit_code == got.exit_code == 0, (mem.output, got.output)
+    assert got.stderr.splitlines() == mem.stderr.splitlines() == warned
+    mem_doc, got_doc = json.loads(mem.stdout), json.loads(got.stdout)
+    assert got_doc.pop("read_as") == f"{parts}: Dask engine, {len(sizes)} partitions"
+    assert got_doc.pop("source") == str(parts)
+    del mem_doc["read_as"], mem_doc["source"]
+    for key in COEFFICIENTS:
+        _assert_close(got_doc.pop(key), mem_doc.pop(key), rel=1e-12, where=key)
+    assert got_doc == mem_doc
+    assert (mem_doc["n_items"], mem_doc["n_votes"], mem_doc["gold"]["n_items"]) == (90, 360, 44)
+
+    # aggregate --method ds --gold --soft --out labels.csv: one CSV file, posteriors 1e-9
+    mem, got = (_run("aggregate", v, "--gold", gold, "--method", "ds", "--soft", "--out",
+                     tmp_path / name, *extra)
+                for v, name, extra in ((votes, "memory.csv", []), (parts, "labels.csv", dask)))
+    assert mem.exit_code == got.exit_code == 0, (mem.output, got.output)
+    assert got.stderr.splitlines() == mem.stderr.splitlines() == warned
+    summary = mem.stdout.strip().split("; wrote")[0]
+    assert summary.startswith("ds: 90 items, accuracy ")
+    assert got.stdout.strip() == f"{summary}; wrote 90 rows to {tmp_path / 'labels.csv'}"
+    assert (tmp_path / "labels.csv").is_file()
+    want = pd.read_csv(tmp_path / "memory.csv", dtype={"item": str})
+    labels = pd.read_csv(tmp_path / "labels.csv", dtype={"item": str})
+    assert list(labels.columns) == list(want.columns) == ["item", "label", "p_neg", "p_neu",
+                                                          "p_pos"]
+    assert labels["item"].tolist() == want["item"].tolist()  # the items' first-seen order
+    assert labels["label"].tolist() == want["label"].tolist()
+    np.testing.assert_allclose(labels.iloc[:, 2:].to_numpy(), want.iloc[:, 2:].to_numpy(),
+                               rtol=0, atol=1e-9)
+
+    # evaluate --predictions preds.jsonl --json: every metric, interval and baseline, 1e-12
+    mem, got = (_run("evaluate", "--votes", v, "--predictions", preds, "--pred-labels",
+                     "neg,neu,pos", "--json", "--n-boot", "20", *extra)
+                for v, extra in ((votes, []), (parts, dask)))
+    assert mem.exit_code == got.exit_code == 0, (mem.output, got.output)
+    assert got.stderr == mem.stderr
+    mem_doc, got_doc = json.loads(mem.stdout), json.loads(got.stdout)
+    assert len(mem_doc["metrics"]) > 10
+    _assert_close(got_doc, mem_doc, rel=1e-12)
+
+
+def test_gold_file_other_commands_as_in_memory(side_files, tmp_path):
+    """aggregate --method mv and annotators --method ds with a separate gold file, on the
+    default LocalCluster: the in-memory summaries (Dawid-Skene scores within 1e-9)."""
     votes, gold = side_files / "votes.csv", side_files / "gold.csv"
     dask = ["--engine", "dask"]
-    out = {}
-    for engine, extra in (("memory", []), ("dask", dask)):
-        res = _run("aggregate", votes, "--gold", gold, "--method", "ds", "--soft", "--out",
-                   tmp_path / f"{engine}.csv", *extra)
-        assert res.exit_code == 0, res.output
-        out[engine] = res.output
-    # (a LocalCluster may warn about a busy dashboard port: other lines are compared)
-    mem_lines, dask_lines = ([x for x in out[e].splitlines() if "Port " not in x]
-                             for e in ("memory", "dask"))
-    assert dask_lines[:2] == mem_lines[:2] == [
-        f"Warning: {gold.name}: 1 item(s) have a gold label that is not among the votes' labels "
-        "['neg', 'neu', 'pos']: 'Positive' (1 item); their gold is left out of accuracy",
-        f"Warning: {gold.name}: 1 gold row(s) name items without votes and were not used (e.g. "
-        "'q999')"]
-    assert dask_lines[2].startswith(mem_lines[2].split("; wrote")[0] + "; wrote 90 rows to ")
-    assert (tmp_path / "dask.csv").is_file()
-    mem = pd.read_csv(tmp_path / "memory.csv", dtype={"item": str})
-    got = pd.read_csv(tmp_path / "dask.csv", dtype={"item": str})
-    assert list(got.columns) == list(mem.columns) == ["item", "label", "p_neg", "p_neu", "p_pos"]
-    assert got["item"].tolist() == mem["item"].tolist()  # the items' first-seen order
-    assert got["label"].tolist() == mem["label"].tolist()
-    np.testing.assert_allclose(got.iloc[:, 2:].to_numpy(), mem.iloc[:, 2:].to_numpy(), rtol=0,
-                               atol=1e-9)
     for args in (["aggregate", votes, "--gold", gold, "--method", "mv", "--json"],
-                 ["annotators", votes, "--gold", gold, "--method", "ds", "--json"],
-                 ["stats", votes, "--gold", gold, "--json"]):
+                 ["annotators", votes, "--gold", gold, "--method", "ds", "--json"]):
         mem_doc = _json(*args, *(["--out", tmp_path / "m.csv"] if args[0] == "aggregate" else []))
         got_doc = _json(*args, *dask, *(["--out", tmp_path / "d.csv"] if args[0] == "aggregate"
                                          else []))
@@ -211,22 +299,7 @@ def test_gold_file_jsonl_predictions_and_one_csv_as_in_memory(side_files, tmp_pa
                 assert row == {**by_id.pop(row["annotator"]),
                                "score": pytest.approx(row["score"], abs=1e-9)}
             assert not by_id
-        if args[0] == "stats":
-            for key in ("krippendorff_alpha", "fleiss_kappa"):
-                assert got_doc[key]["value"] == pytest.approx(mem_doc[key]["value"], rel=1e-12)
-            keys = ("n_items", "n_votes", "n_annotators", "labels", "entropy", "agreement",
-                    "ties", "label_counts", "majority_counts", "gold")
-            got_doc, mem_doc = ({k: d[k] for k in keys} for d in (got_doc, mem_doc))
-            assert mem_doc["gold"]["n_items"] == 44  # 45 gold rows, one for an item without votes
         assert got_doc == mem_doc, args[0]
-    preds = side_files / "preds.jsonl"
-    mem_doc = _json("evaluate", "--votes", votes, "--predictions", preds, "--pred-labels",
-                    "neg,neu,pos", "--json", "--n-boot", "20")
-    got_doc = _json("evaluate", "--votes", votes, "--predictions", preds, "--pred-labels",
-                    "neg,neu,pos", "--json", "--n-boot", "20", *dask)
-    assert set(got_doc["metrics"]) == set(mem_doc["metrics"])
-    for name, value in mem_doc["metrics"].items():
-        assert got_doc["metrics"][name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
 
 
 def test_per_item_is_one_csv_file_in_the_memory_order(side_files, tmp_path):
