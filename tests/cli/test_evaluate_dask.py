@@ -67,6 +67,7 @@ def _same(mem, got):
 def test_same_numbers_as_memory(data, args):
     args = [a.format(dev=data / "dev.jsonl") for a in args]
     common = ["evaluate", "--predictions", data / "test.json", "--pred-labels", "pos,neg,neu",
+              "--on-missing", "drop",
               "--json", *args]
     mem = _json(*common, "--votes", data / "votes.csv")
     got = _json(*common, "--votes", data / "parts", "--engine", "dask")
@@ -80,6 +81,7 @@ def test_table_states_the_temperature(data):
     """The human table is the in-memory one: the temperature line and every metric row (the
     values agree to 1e-12, so to the four printed decimals)."""
     common = ["evaluate", "--predictions", data / "test.json", "--pred-labels", "pos,neg,neu",
+              "--on-missing", "drop",
               "--model", "roberta", "--fit-temperature-on", data / "dev.jsonl"]
     out = {}
     for engine, votes in (("memory", data / "votes.csv"), ("dask", data / "parts")):
