@@ -8,6 +8,12 @@ counts, in the votes' first-seen order) and joins them with
 :func:`annokit.metrics.workflow.dev_records`, as memory does: the objective is minimised on the
 same rows in the same order, so the temperature is the in-memory one.
 
+The workers scale the probabilities each prediction partition holds (the Dask reader keeps
+probabilities, not logits): ``log(softmax(z)) = z - logsumexp(z)`` differs from the logits ``z``
+by a constant per row, which the softmax removes, so the result is memory's up to rounding
+(tested to 1e-12 with logit files), except where a probability read from logits has underflowed
+to 0 (logit gaps over about 745), which stays 0 at every temperature.
+
 The oracle temperature (fitted on the evaluated items themselves) is not here: its search reads
 every evaluated item at each step (:func:`annokit.scale.evaluate.dask_refusal`).
 """

@@ -120,22 +120,31 @@ def evaluate_files(votes: Any, predictions: Any, *, options: EvaluateOptions | N
 
         votes = read_votes_dask(votes, columns=read.get("columns"), scheduler=scheduler,
                                 scale=read.get("scale"))
-    return _dask_route(votes, predictions, options, client=client)
+    return _dask_route(votes, predictions, options, client=client,
+                       annotator_predictions=annotator_predictions, multilabel=multilabel)
 
 
-def _dask_route(votes: Any, predictions: Any, options: EvaluateOptions, *, client: Any
-                ) -> EvaluateRun:
-    """The Dask engine's evaluation of one model's predictions.
+def _dask_route(votes: Any, predictions: Any, options: EvaluateOptions, *, client: Any,
+                annotator_predictions: Any = None, multilabel: bool = False) -> EvaluateRun:
+    """The Dask engine's evaluation: the routing of :func:`evaluate_memory`, on partitions.
 
-    The hook for the routes still missing on Dask: annotator predictions (perspectivist
-    evaluation) and multi-label votes plug in here, each a function of a ``scale`` module
-    taking ``(votes, <its input>, options)``, once :func:`dask_refusals` stops refusing them.
+    The hook for the routes still missing on Dask (refused by :func:`dask_refusals` until
+    they exist): multi-label votes and annotator predictions (perspectivist evaluation) plug
+    in at the two marked places, each a function of its own ``scale`` module taking
+    ``(votes, <its input>, options, client=...)`` and returning what the in-memory route
+    returns (an ``EvaluationResult`` of multi-label records; an ``AnnotatorEvaluation``).
     """
     from annokit.scale.evaluate import evaluate_dask
 
+    client = client if client is not None else getattr(votes, "client", None)
     if isinstance(predictions, (list, tuple)):
         predictions = predictions[0] if len(predictions) == 1 else list(predictions)
-    result = evaluate_dask(votes, predictions, options,
-                           client=client if client is not None else getattr(votes, "client",
-                                                                             None))
-    return EvaluateRun(result, None, votes)
+    if multilabel:  # hook: multi-label votes on Dask (memory: metrics.workflow._multilabel)
+        raise OptionConflictError(dask_refusals(options, multilabel=True) or "")
+    view = None
+    if annotator_predictions is not None:  # hook: per-annotator view (memory: annotator_view)
+        raise OptionConflictError(dask_refusals(options, annotator_predictions=True) or "")
+    if not has_paths(predictions):  # annotator predictions only
+        return EvaluateRun(None, view, votes)
+    result = evaluate_dask(votes, predictions, options, client=client)
+    return EvaluateRun(result, view, votes)
