@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from annokit.core.ids import id_positions
 from annokit.core.resample import replicate_chunks
 from annokit.core.scales import check_scale
 from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy, majority
@@ -405,7 +406,9 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
 
 
 def _overlap(j: ep.Joined, ids: Any) -> int:
-    return int(np.isin(j.ids, ids).sum())
+    """How many of the partition's evaluated items the temperature was fitted on (as
+    :func:`annokit.metrics.temperature.temperature_scale` counts them, by one hash join)."""
+    return int((id_positions(ids, j.ids) >= 0).sum()) if j.n else 0
 
 
 def _add(*counts: int) -> int:
