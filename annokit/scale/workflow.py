@@ -66,7 +66,8 @@ def evaluate_files(votes: Any, predictions: Any, *, options: EvaluateOptions | N
     scheduler : str, optional
         Dask scheduler address (``engine="dask"`` reading a path).
     client : distributed.Client, optional
-        For ``engine="dask"``; default the votes' client.
+        For ``engine="dask"``: the client to read the votes with and run on; default the
+        votes' client (a path: :func:`annokit.scale.client.get_client`).
     read_options : mapping, optional
         Keyword arguments of the votes reader.
     annotator_predictions : path or DataFrame, optional
@@ -107,6 +108,8 @@ def evaluate_files(votes: Any, predictions: Any, *, options: EvaluateOptions | N
         if isinstance(votes, (str, Path)):
             from annokit.io import read_votes
 
+            if multilabel:  # every label an annotator ticked is a vote
+                read.setdefault("duplicates", "keep")
             votes = read_votes(votes, **read)
         return evaluate_memory(votes, predictions, options,
                                annotator_predictions=annotator_predictions,
@@ -119,7 +122,7 @@ def evaluate_files(votes: Any, predictions: Any, *, options: EvaluateOptions | N
         from annokit.scale.votes import read_votes_dask
 
         votes = read_votes_dask(votes, columns=read.get("columns"), scheduler=scheduler,
-                                scale=read.get("scale"))
+                                scale=read.get("scale"), client=client)
     return _dask_route(votes, predictions, options, client=client,
                        annotator_predictions=annotator_predictions, multilabel=multilabel)
 

@@ -189,3 +189,22 @@ def test_refused_in_one_line(files):
     assert dask_refusals(EvaluateOptions(), multilabel=True) is not None
     with pytest.raises(InvalidValueError, match="engine must be one of"):
         evaluate_files(votes, [test], engine="spark")
+
+
+def test_paths_read_by_either_engine(files, tmp_path, dask_client):
+    """Votes given as a path: one CSV file in memory, a directory of Parquet partitions on
+    Dask (read with the given client), the same numbers."""
+    votes, test, dev = files
+    frame = votes.to_long()
+    frame.to_csv(tmp_path / "votes.csv", index=False)
+    (tmp_path / "parts").mkdir()
+    for j, idx in enumerate(np.array_split(np.arange(len(frame)), 3)):
+        frame.iloc[idx].to_parquet(tmp_path / "parts" / f"p{j}.parquet", index=False)
+    options = EvaluateOptions(model="sharp", on_missing="drop", pred_labels=LABELS,
+                              temperature=1.3, n_boot=10)
+    mem = _quiet(evaluate_files, tmp_path / "votes.csv", [test], options=options,
+                 read_options={"format": "long"})[0]
+    got = _quiet(evaluate_files, tmp_path / "parts", [test], options=options, engine="dask",
+                 client=dask_client)[0]
+    assert got.votes.n_votes == mem.votes.n_votes == len(frame)
+    _close(_doc(mem.result), _doc(got.result))
