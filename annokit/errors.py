@@ -31,6 +31,7 @@ __all__ = [
     "DegenerateInputWarning",
     "InputError",
     "InvalidValueError",
+    "OptionConflictError",
     "OutputError",
     "SchemaError",
     "VoteSchemaError",
@@ -63,6 +64,12 @@ class AlignmentError(InputError):
 
 class InvalidValueError(InputError):
     """A value is outside its domain: a probability off the simplex, an option out of range."""
+
+
+class OptionConflictError(InvalidValueError):
+    """Options that do not go together, or an option the input does not allow (an engine
+    that cannot honour it, a flag the votes' kind does not take): the command line reports it
+    as a usage error (exit status 2)."""
 
 
 class DatasetNotFoundError(AnnokitError, LookupError):

@@ -74,6 +74,7 @@ def main() -> None:
     a = p.parse_args()
     from distributed import Client, LocalCluster
 
+    from annokit.metrics.workflow import EvaluateOptions
     from annokit.scale.evaluate import evaluate_dask
 
     warnings.simplefilter("ignore")
@@ -83,8 +84,8 @@ def main() -> None:
     with LocalCluster(n_workers=a.workers, threads_per_worker=1, memory_limit=a.memory_limit,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         t = time.perf_counter()
-        res = evaluate_dask(_votes_dask(folder), str(folder / "predictions"), n_boot=a.n_boot,
-                            client=client)
+        res = evaluate_dask(_votes_dask(folder), str(folder / "predictions"),
+                            EvaluateOptions(n_boot=a.n_boot), client=client)
         t_dask = time.perf_counter() - t
         print(f"dask   {a.votes:.0e} votes {res.n_items} items n_boot={a.n_boot}: "
               f"{t_dask:.1f} s", flush=True)

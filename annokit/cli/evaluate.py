@@ -63,21 +63,11 @@ def _metric_names(ctx: click.Context, param: click.Parameter, value: str | None
 
 def select_metrics(wanted: tuple[str, ...] | str | None, *, scale: str, n_labels: int | None,
                    multilabel: bool = False) -> tuple[str, ...] | None:
-    """The metrics ``--metrics`` asks for on this data: None (the default set), every metric that
-    applies (``all``), or the names given, each checked against the data's scale and labels."""
-    from annokit.errors import InputError, InvalidValueError
-    from annokit.metrics.registry import available, check_applicable
+    """The metrics ``--metrics`` asks for on this data
+    (:func:`annokit.metrics.workflow.resolve_metrics`, imported when called)."""
+    from annokit.metrics.workflow import resolve_metrics
 
-    if wanted is None:
-        return None
-    if wanted == "all":
-        return available(True, True, scale=scale, n_labels=n_labels, multilabel=multilabel,
-                         listing=False)
-    try:
-        return check_applicable(wanted, scale=scale, n_labels=n_labels, multilabel=multilabel)
-    except InvalidValueError as exc:
-        raise InputError(f"--metrics: {exc} (leave it out of --metrics, or declare the labels' "
-                         "scale with --scale)") from None
+    return resolve_metrics(wanted, scale=scale, n_labels=n_labels, multilabel=multilabel)
 
 
 #: ``--metrics`` of ``evaluate`` and ``report``.
@@ -185,157 +175,81 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     perspectivist view: each (item, annotator) prediction against that
     annotator's vote.
     """
-    from annokit.io import read_votes
-    from annokit.io.predictions import read_predictions
-    from annokit.metrics.engine import evaluate as run_engine
-    from annokit.metrics.records import align
-    from annokit.metrics.temperature import temperature_scale
+    from annokit.errors import OptionConflictError
+    from annokit.io.atomic import check_outputs
+    from annokit.metrics.workflow import EvaluateOptions, option_conflict
+    from annokit.scale.workflow import dask_refusals, evaluate_files
 
     if not pred_paths and annotator_path is None:
         raise click.UsageError("Missing option '--predictions' (or --annotator-predictions).")
-    n_temp = (temperature is not None) + bool(fit_paths) + bool(oracle_temperature)
-    if n_temp > 1:
-        raise click.UsageError("use only one of --temperature, --fit-temperature-on and "
-                               "--oracle-temperature")
-    if temperature_objective is not None and not (fit_paths or oracle_temperature):
-        raise click.UsageError("--temperature-objective needs --fit-temperature-on or "
-                               "--oracle-temperature (a fixed --temperature is not fitted)")
+    conflict = option_conflict(temperature=temperature, fit_temperature_on=fit_paths,
+                               oracle_temperature=oracle_temperature,
+                               temperature_objective=temperature_objective)
+    if conflict is not None:
+        raise click.UsageError(conflict)
     check_bootstrap(n_boot, n_bins, n_groups=6 if by else 1)
-    labels = _labels(pred_labels)
+    options = EvaluateOptions(
+        metrics=metric_names, n_boot=n_boot, seed=seed, n_bins=n_bins, ties=ties, by=by,
+        on_missing=on_missing, renormalize=renormalize, id_field=id_field, model=model,
+        pred_labels=_labels(pred_labels), temperature=temperature, fit_temperature_on=fit_paths,
+        oracle_temperature=oracle_temperature, temperature_objective=temperature_objective,
+        positive=positive, per_item=per_item_path)
     check_engine(engine, scheduler)
+    inputs = {"--votes": votes_path, "--predictions": pred_paths,
+              "--fit-temperature-on": fit_paths, "--annotator-predictions": annotator_path}
     if engine == "dask":
-        if annotator_path is not None or not pred_paths or multilabel:
-            raise click.UsageError("--annotator-predictions and --multilabel run in memory only "
-                                   "(--engine memory)")
-        if n_temp or model is not None or ties != "first":
-            raise click.UsageError("--engine dask evaluates probabilities as given: temperature "
-                                   "options, --model and --ties random run in memory only")
-        from annokit.io.atomic import check_outputs
-        from annokit.scale.evaluate import evaluate_dask
+        reason = dask_refusals(options, annotator_predictions=annotator_path is not None,
+                               multilabel=multilabel, predictions=bool(pred_paths))
+        if reason is not None:
+            raise click.UsageError(reason)
         from annokit.scale.write import output_kind
 
         kind = None if per_item_path is None else output_kind(per_item_path)
-        check_outputs({"--per-item": per_item_path},
-                      {"--votes": votes_path, "--predictions": pred_paths},
+        check_outputs({"--per-item": per_item_path}, inputs,
                       directories=["--per-item"] if kind == "dataset" else [])
-        votes = dask_votes(votes_path, scheduler, fmt=fmt)
-        metrics = select_metrics(metric_names, scale=votes.labels.scale,
-                                 n_labels=len(votes.labels.names))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = evaluate_dask(votes, pred_paths[0] if len(pred_paths) == 1
-                                   else list(pred_paths), metrics, pred_labels=labels,
-                                   on_missing=on_missing, id_field=id_field,
-                                   renormalize=renormalize, n_boot=n_boot, seed=seed,
-                                   n_bins=n_bins, by=by, per_item_out=per_item_path,
-                                   client=votes.client, metric_options=None if positive is None
-                                   else {"positive": _positive(positive, votes)})
-        for w in caught:
-            echo_warning(w.message)
-        echo_json({**result.to_dict(), **_selection(metric_names, result)}) if as_json \
-            else echo(_table(result))
-        return
-    from annokit.io.atomic import check_outputs, write_table
-
-    check_outputs({"--per-item": per_item_path},
-                  {"--votes": votes_path, "--predictions": pred_paths,
-                   "--fit-temperature-on": fit_paths,
-                   "--annotator-predictions": annotator_path})
-    if not pred_paths and (n_temp or per_item_path or by or n_boot or positive is not None
-                           or metric_names is not None):
-        raise click.UsageError("--per-item, --by, --n-boot, --positive, --metrics and the "
-                               "temperature options need --predictions")
+    else:
+        check_outputs({"--per-item": per_item_path}, inputs)
+        if not pred_paths and (options.temperature_mode or per_item_path or by or n_boot
+                               or positive is not None or metric_names is not None):
+            raise click.UsageError("--per-item, --by, --n-boot, --positive, --metrics and the "
+                                   "temperature options need --predictions")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        votes = read_votes(votes_path, format=fmt, **read_options(multilabel=multilabel))
-    for w in caught:
-        echo_warning(w.message)
-    if not pred_paths:
-        assert annotator_path is not None  # refused above when both are missing
-        view = _annotators(votes, annotator_path)
-        echo_json(with_duplicates({"annotators": view.to_dict()}, votes)) if as_json else \
+        try:
+            if engine == "dask":
+                votes, read = dask_votes(votes_path, scheduler, fmt=fmt), None
+            else:
+                votes, read = votes_path, {"format": fmt, **read_options(multilabel=multilabel)}
+            run = evaluate_files(votes, list(pred_paths), options=options, engine=engine,
+                                 read_options=read, annotator_predictions=annotator_path,
+                                 multilabel=multilabel)
+        except OptionConflictError as exc:
+            raise click.UsageError(str(exc)) from None
+        finally:
+            for w in caught:
+                echo_warning(w.message)
+    result, view = run.result, run.annotators
+    if result is None:  # annotator predictions only
+        echo_json(with_duplicates({"annotators": view.to_dict()}, run.votes)) if as_json else \
             echo(_annotator_table(view))
         return
-    from annokit.core.multilabel import is_multilabel
-    from annokit.core.soft_votes import is_soft_only
-
-    if multilabel or (not is_soft_only(votes) and is_multilabel(votes)):
-        if n_temp or by or ties != "first" or positive or annotator_path or model or renormalize:
-            raise click.UsageError("multi-label votes take --predictions, --pred-labels, "
-                                   "--id-field, --on-missing, --n-bins, --n-boot, --seed and "
-                                   "--per-item; not temperatures, --by, --ties, --positive, "
-                                   "--annotator-predictions, --model or --renormalize")
-        metrics = select_metrics(metric_names, scale=votes.labels.scale,
-                                 n_labels=votes.n_labels, multilabel=True)
-        _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins, n_boot,
-                             seed, per_item_path, as_json, metrics, metric_names)
-        return
-    metrics = select_metrics(metric_names, scale=votes.labels.scale, n_labels=votes.n_labels)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        preds = read_predictions(list(pred_paths), id_field=id_field, renormalize=renormalize,
-                                 model=model, row_ids=bool(getattr(votes, "row_ids", False)))
-        records = align(votes, preds, pred_labels=labels, on_missing=on_missing, ties=ties,
-                        rng=seed)
-        info = None
-        if n_temp:
-            fit_on = None
-            if fit_paths:
-                dev = read_predictions(list(fit_paths), id_field=id_field,
-                                       renormalize=renormalize, model=model)
-                with warnings.catch_warnings():  # dev files cover other items: expected
-                    warnings.simplefilter("ignore")
-                    fit_on = align(votes, dev, pred_labels=labels, on_missing="drop", ties=ties,
-                                   rng=seed)
-            objective = {} if temperature_objective is None else {
-                "objective": temperature_objective}
-            records, info = temperature_scale(records, temperature=temperature, fit_on=fit_on,
-                                              oracle=oracle_temperature,
-                                              n_bins=n_bins, **objective)
-            if info["mode"] == "fit" and info["n_overlap_items"]:
-                warnings.warn(f"{info['n_overlap_items']} items used to fit the temperature are "
-                              "also evaluated", stacklevel=1)
-        options = None if positive is None else {"positive": _positive(positive, votes)}
-        result = run_engine(records, metrics, by=by, n_boot=n_boot, seed=seed, n_bins=n_bins,
-                            metric_options=options)
-        result.temperature = info
-        view = None if annotator_path is None else _annotators(votes, annotator_path)
-    for w in caught:
-        echo_warning(w.message)
-    if per_item_path:
-        write_table(result.per_item, per_item_path, for_people=True, default=".csv")
     if as_json:
         doc = {**result.to_dict(), **_selection(metric_names, result)}
         if view is not None:
             doc["annotators"] = view.to_dict()
-        echo_json(with_duplicates(doc, votes))
+        echo_json(with_duplicates(doc, run.votes))
+    elif result.task == "multilabel":
+        echo(_multilabel_table(result))
     else:
         echo(_table(result) + ("" if view is None else "\n\n" + _annotator_table(view)))
 
 
-def _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins, n_boot, seed,
-                         per_item_path, as_json, metrics=None, wanted=None) -> None:
-    from annokit.io.atomic import write_table
-    from annokit.metrics.engine import evaluate as run_engine
-    from annokit.metrics.multilabel_records import align_multilabel, read_multilabel_predictions
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        preds = read_multilabel_predictions(list(pred_paths), id_field=id_field)
-        records = align_multilabel(votes, preds, pred_labels=labels, on_missing=on_missing)
-        result = run_engine(records, metrics, n_boot=n_boot, seed=seed, n_bins=n_bins)
-    for w in caught:
-        echo_warning(w.message)
-    if per_item_path:
-        write_table(result.per_item, per_item_path, for_people=True, default=".csv")
-    if as_json:
-        echo_json(with_duplicates({**result.to_dict(), **_selection(wanted, result)}, votes))
-        return
+def _multilabel_table(result: Any) -> str:
     head = f"{'metric':<20}" + "".join(f"{name!s:>12}" for name in result.labels)
     lines = [_table(result), "", "per label:", head, "-" * len(head)]
     for name, values in result.per_label.items():
         lines.append(f"{name:<20}" + "".join(f"{values[label]:>12.4f}" for label in result.labels))
-    echo("\n".join(lines))
+    return "\n".join(lines)
 
 
 def _selection(wanted: Any, result: Any) -> dict[str, Any]:
@@ -343,28 +257,6 @@ def _selection(wanted: Any, result: Any) -> dict[str, Any]:
     computed, in output order (the keys of ``metrics``)."""
     kind = "default" if wanted is None else "all" if wanted == "all" else "names"
     return {"metric_selection": kind, "metric_names": list(result.names)}
-
-
-def _positive(label: str, votes) -> str:
-    """The --positive label, checked against the votes' labels (two of them)."""
-    names = list(votes.labels.names)
-    if len(names) != 2:
-        raise click.BadParameter(f"applies to two labels; the votes have {len(names)} "
-                                 f"({', '.join(names)})", param_hint="'--positive'")
-    from annokit.errors import InvalidValueError
-
-    try:
-        return names[votes.labels.index_of(label)]  # a name or an alias
-    except InvalidValueError:
-        raise click.BadParameter(f"{label!r} is not one of the labels {names}",
-                                 param_hint="'--positive'") from None
-
-
-def _annotators(votes, path: str):
-    from annokit.metrics.perspectivist import evaluate_annotators, read_annotator_predictions
-
-    return evaluate_annotators(votes, read_annotator_predictions(path),
-                               scale=votes.labels.scale)
 
 
 def _num(value: float) -> str:

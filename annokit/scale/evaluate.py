@@ -50,16 +50,17 @@ from typing import Any
 
 import numpy as np
 
-from annokit.core.checks import check_int, check_open_unit, check_option
+from annokit.core.ids import id_positions
 from annokit.core.resample import replicate_chunks
 from annokit.core.scales import check_scale
-from annokit.core.soft_labels import DEFAULT_TIES, TIE_POLICIES, TiePolicy, majority
+from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy, majority
 from annokit.errors import (
     AlignmentError,
     AnnokitError,
     DataFormatError,
     DegenerateInputWarning,
     InvalidValueError,
+    OptionConflictError,
     SchemaError,
 )
 from annokit.io.atomic import atomic_directory, check_outputs
@@ -80,13 +81,21 @@ from annokit.metrics.engine import (
 from annokit.metrics.records import agreement_bins, agreement_groups
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states import AdaptiveBinnedState
+from annokit.metrics.workflow import (
+    EvaluateOptions,
+    read_model_predictions,
+    resolve_metrics,
+    resolve_positive,
+    warn_overlap,
+)
 from annokit.scale import eval_partition as ep
 from annokit.scale.eval_adaptive import adaptive_point_values
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
+from annokit.scale.eval_temperature import temper_part, temperature_for
 from annokit.scale.progress import compute, persist
 from annokit.scale.write import ONE_FILE, write_table_dask
 
-__all__ = ["evaluate_dask"]
+__all__ = ["dask_refusal", "evaluate_dask"]
 
 _FAN_IN = 8
 _LOCAL_SCHEDULERS = ("sync", "synchronous", "single-threaded", "threads", "threading",
@@ -160,35 +169,37 @@ def _perm(pred: DaskPredictions, pred_labels: Any, labels: Any) -> np.ndarray | 
     return label_permutation(labels, pred_labels, pred.n_labels, pred.label_names)
 
 
-def _options(metrics: Any, n_boot: Any, seed: Any, n_bins: Any, confidence: Any, ties: Any,
-             by: Any, on_missing: str, scale: str, n_labels: int
-             ) -> tuple[tuple[str, ...], int, int, int, TiePolicy]:
-    names = check_metrics(metrics, scale=scale, n_labels=n_labels)
-    n_boot = check_int("n_boot", n_boot)
-    seed = check_int("seed", seed)
-    n_bins = check_int("n_bins", n_bins, low=1)
-    check_open_unit("confidence", confidence)
-    check_option("on_missing", on_missing, ("error", "drop"))
-    policy = DEFAULT_TIES if ties is None else ties
-    check_option("ties", policy, TIE_POLICIES)
-    if policy == "random":
-        raise InvalidValueError("ties='random' is not available on the Dask engine (the "
-                                "in-memory draw follows the item order); use ties='first'")
+def dask_refusal(options: EvaluateOptions) -> str | None:
+    """Why the Dask engine cannot honour ``options``, in one line naming the option and the
+    way out; None when it can. The command line refuses these up front (exit status 2)."""
+    if options.ties == "random":
+        return ("--ties random runs in memory only: the in-memory draw follows each item's "
+                "rank in the whole item order (one random stream), which no partition knows; "
+                "use --ties first, or --engine memory")
+    if options.oracle_temperature:
+        return ("--oracle-temperature runs in memory only: its fit reads every evaluated item "
+                "at each step of the search; fit on dev files with --fit-temperature-on, or "
+                "use --engine memory")
+    return None
+
+
+def _options(options: EvaluateOptions, scale: str, n_labels: int
+             ) -> tuple[tuple[str, ...], TiePolicy]:
+    reason = dask_refusal(options)
+    if reason is not None:
+        raise OptionConflictError(reason)
+    names = check_metrics(resolve_metrics(options.metrics, scale=scale, n_labels=n_labels),
+                          scale=scale, n_labels=n_labels)
+    policy = DEFAULT_TIES if options.ties is None else options.ties
     majority(np.ones((1, 2), dtype=np.int64), ties=policy)  # the in-memory error of first_seen
-    if by is not None and by != "agreement":
-        raise InvalidValueError(f"by must be None or 'agreement' on the Dask engine; got {by!r}")
-    return names, n_boot, seed, n_bins, policy
+    return names, policy
 
 
-def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
-                  pred_labels: Any = None, on_missing: str = "error",
-                  id_field: str | None = None, renormalize: bool = False, atol: float = 1e-4,
-                  n_boot: int = 0, seed: int = 0, confidence: float = 0.95, n_bins: int = 10,
-                  ties: TiePolicy | None = None, by: str | None = None, baselines: bool = True,
-                  per_item_out: str | Path | None = None, client: Any = None,
-                  budget: int = 4_000_000, scale: str | None = None,
+def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None = None, *,
+                  client: Any = None, budget: int = 4_000_000, scale: str | None = None,
                   metric_options: Mapping[str, Any] | None = None) -> EvaluationResult:
-    """Evaluate registered metrics on Dask: the result of ``evaluate(align(votes, predictions))``.
+    """Evaluate registered metrics on Dask: the result of the in-memory workflow
+    (:func:`annokit.metrics.workflow.evaluate_memory`) with the same options.
 
     Parameters
     ----------
@@ -198,47 +209,45 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
         One model (see :func:`annokit.scale.eval_predictions.read_predictions_dask`),
         or ``{model name: predictions}`` to evaluate several on the same items
         with paired differences (``result.comparisons``).
-    metrics : str or sequence of str, optional
-        Registry names; default every registered metric the labels allow
-        (``available(True, True, scale=scale, n_labels=k)``, as in memory).
-    pred_labels, on_missing, id_field, renormalize, atol
-        As in :func:`annokit.metrics.records.align` and
-        :func:`annokit.io.predictions.read_predictions`.
-    n_boot, seed, confidence, n_bins, baselines
-        As in :func:`annokit.metrics.engine.evaluate`; the intervals equal the
-        in-memory ones for the same seed, whatever the partitioning.
-    ties : {"first", "report"}, optional
-        Tie policy of the human majority (default ``"first"``, align's default).
-        ``"random"`` is refused: its in-memory draw depends on the item order.
-    by : None or "agreement"
-        Also evaluate the human-entropy quantile bins.
-    per_item_out : path, optional
-        A ``.csv``, ``.tsv`` or ``.jsonl`` path: one file, as the in-memory CLI writes it (the
-        rows in the items' first-seen order); any other path: a directory that receives
-        the per-item values (the columns of
-        ``EvaluationResult.per_item``) as one Parquet file per partition, written
-        by the workers (a subdirectory per model with several models), swapped
-        in atomically; ``result.per_item`` reads it back.
+    options : EvaluateOptions, optional
+        The options of the in-memory workflow (:class:`annokit.metrics.workflow.EvaluateOptions`):
+        the metrics (default: the labels' scale's default set), ``n_boot``, ``seed``,
+        ``confidence``, ``n_bins``, ``by`` (the intervals equal the in-memory ones for the
+        same seed, whatever the partitioning), the reading and joining of the predictions
+        (``pred_labels``, ``on_missing``, ``id_field``, ``renormalize``, ``atol``; ``model``
+        reads the files in memory and picks that model's predictions), ``positive``, a fixed
+        ``temperature`` or one fitted on ``fit_temperature_on`` (dev files, read in memory,
+        joined to the dev items' votes gathered from the partitions; the fit runs on the
+        client and the workers apply it to the prediction rows), ``ties`` (``"first"``;
+        ``"random"`` is refused, see :func:`dask_refusal`, as is ``oracle_temperature``) and
+        ``per_item``: a ``.csv``, ``.tsv`` or ``.jsonl`` path is one file, as the in-memory
+        CLI writes it (the rows in the items' first-seen order); any other path a directory
+        that receives the per-item values (the columns of ``EvaluationResult.per_item``) as
+        one Parquet file per partition, written by the workers (a subdirectory per model with
+        several models), swapped in atomically; ``result.per_item`` reads it back.
     client : distributed.Client, optional
         Default: :func:`annokit.scale.client.get_client`.
     budget : int, default 4_000_000
         Bootstrap weights held at once per task (float64).
     scale, metric_options
         As in :func:`annokit.metrics.engine.evaluate`: the scale defaults to the
-        votes' label set's (``votes.labels.scale``); the options (the binary
-        metrics' ``positive``, the order-aware metrics' ``values``) are resolved
-        by :func:`annokit.metrics.engine.resolve_options`.
+        votes' label set's (``votes.labels.scale``); the options (the order-aware metrics'
+        ``values``; ``positive`` comes from ``options``) are resolved by
+        :func:`annokit.metrics.engine.resolve_options`.
 
     Returns
     -------
     EvaluationResult
-        As in memory; ``per_item`` only with ``per_item_out`` (from a directory: in
-        partition order).
+        As in memory (``temperature`` included); ``per_item`` only with ``options.per_item``
+        (from a directory: in partition order).
 
     Raises
     ------
     AnnokitError
         Dask is not installed.
+    OptionConflictError
+        Options the Dask engine cannot honour (:func:`dask_refusal`), temperatures with
+        several models.
     AlignmentError, DataFormatError, InvalidValueError, SchemaError
         The errors of ``align`` and ``evaluate`` (label names, items without
         predictions, duplicated ids, bad options).
@@ -254,7 +263,8 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     ...                       "prob_b": [0.2, 0.9, 0.5]})
     >>> import dask
     >>> with dask.config.set(scheduler="synchronous"):
-    ...     res = evaluate_dask(from_votes(votes, npartitions=2), preds, "accuracy")
+    ...     res = evaluate_dask(from_votes(votes, npartitions=2), preds,
+    ...                         EvaluateOptions(metrics=["accuracy"]))
     >>> res.metrics, res.n_ties
     ({'accuracy': 1.0}, 1)
     """
@@ -262,12 +272,18 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     import dask
     from dask import delayed
 
+    o = EvaluateOptions() if options is None else options
+    pred_labels, on_missing, n_boot, seed, n_bins = (o.pred_labels, o.on_missing, o.n_boot,
+                                                      o.seed, o.n_bins)
+    confidence, by, baselines, per_item_out = o.confidence, o.by, o.baselines, o.per_item
     labels = votes.labels
     k = len(labels)
     scale = check_scale(getattr(labels, "scale", "nominal") if scale is None else scale)
-    names, n_boot, seed, n_bins, policy = _options(metrics, n_boot, seed, n_bins, confidence,
-                                                   ties, by, on_missing, scale, k)
-    options, positive_label = resolve_options(names, labels, scale, n_bins=n_bins,
+    names, policy = _options(o, scale, k)
+    positive = resolve_positive(o.positive, labels)
+    if positive is not None:
+        metric_options = {**(metric_options or {}), "positive": positive}
+    state_options, positive_label = resolve_options(names, labels, scale, n_bins=n_bins,
                                               metric_options=metric_options)
     if isinstance(predictions, Mapping):
         if not predictions:
@@ -283,10 +299,22 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     if per_item_out is not None:
         check_outputs({"per_item_out": per_item_out},
                       directories=[] if one_file else ["per_item_out"])
+    if o.temperature_mode is not None and len(inputs) > 1:
+        raise OptionConflictError("a temperature applies to one model's predictions; evaluate "
+                                  "the models one at a time")
     cl = _client(client)
+    if o.model is not None:  # the in-memory reader picks the model out of its file
+        inputs = {m: p if isinstance(p, DaskPredictions) else read_model_predictions(p, o)
+                  for m, p in inputs.items()}
     preds = {m: p if isinstance(p, DaskPredictions) else
-             read_predictions_dask(p, id_field=id_field, renormalize=renormalize, atol=atol)
+             read_predictions_dask(p, id_field=o.id_field, renormalize=o.renormalize,
+                                   atol=o.atol)
              for m, p in inputs.items()}
+    temperature, info, fit_ids = temperature_for(votes, o, cl)
+    if temperature is not None:
+        for p in preds.values():
+            p.frame = p.frame.map_partitions(temper_part, temperature, p.n_labels,
+                                             meta=p.frame._meta)
     perms = [_perm(p, pred_labels, labels) for p in preds.values()]
 
     # one row of counts per item, shuffled with the predictions by the id's key
@@ -314,15 +342,20 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
         joined = persist(cl, joined, desc="joining predictions")
     stats_node = _tree([delayed(ep.part_stats)(j, policy) for j in joined], ep.merge_stats,
                        keep_dropped=keep_dropped)
+    if fit_ids is not None:  # how many items the temperature was fitted on are evaluated
+        ids_node = delayed(fit_ids, pure=True)
+        stats_node = delayed(_with_overlap)(stats_node, _tree(
+            [delayed(_overlap)(j, ids_node) for j in joined], _add))
 
     def spec_for(edges: np.ndarray | None, n_kept: int, max_part: int) -> list[ep.StateSpec]:
         chunks = tuple(replicate_chunks(n_boot, max(max_part, 1), budget=budget))
         # point values of the adaptive metrics: eval_adaptive (exact edges, no gathering)
-        main = ep.StateSpec(constant, options, policy, edges, baselines, seed, constant, chunks)
+        main = ep.StateSpec(constant, state_options, policy, edges, baselines, seed, constant,
+                            chunks)
         specs = [main]
         if n_boot and adaptive:
-            specs += [ep.StateSpec(names, options, policy, edges, False, seed, (), (), adaptive,
-                                   c, point=False)
+            specs += [ep.StateSpec(names, state_options, policy, edges, False, seed, (), (),
+                                   adaptive, c, point=False)
                       for c in replicate_chunks(n_boot, max(n_kept, 1), budget=budget)]
         return specs
 
@@ -341,11 +374,11 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
             stats = _compute(cl, [stats_node])[0]
             edges = _check(preds, perms, stats, labels, on_missing, by)
             specs = spec_for(edges, stats["n_kept"], stats["max_part"])
-            vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, options, policy,
-                           list(preds), order=one_file)
+            vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, state_options,
+                           policy, list(preds), order=one_file)
             if adaptive:
                 vals[0]["adaptive_point"] = adaptive_point_values(
-                    joined, specs[0], adaptive, options, n_models=len(preds),
+                    joined, specs[0], adaptive, state_options, n_models=len(preds),
                     n_groups=1 if edges is None else edges.size, baselines=baselines,
                     compute=lambda nodes: _compute(cl, nodes),
                     persist=lambda nodes: persist(cl, nodes, desc="adaptive ECE"), tree=_tree)
@@ -353,7 +386,7 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
             # partition sizes are not known yet: replicate chunks for a bound on them
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1
             specs = spec_for(None, votes.n_items, bound)
-            stats, vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, options,
+            stats, vals, _ = _run(cl, trees(specs), joined, tmp_dir, labels, names, state_options,
                                   policy, list(preds), stats_node, order=one_file)
             _check(preds, perms, stats, labels, on_missing, by)
         if one_file and tmp_dir is not None and per_item_out is not None:
@@ -362,9 +395,28 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
             parts = sorted(str(f) for f in Path(tmp_dir).glob("part.*.parquet"))
             write_table_dask(dd.read_parquet(parts), per_item_out, client=cl, for_people=True,
                              order="_first")
-    return _result(preds, stats, specs, vals, names, constant, adaptive, n_boot, policy, n_bins,
-                   confidence, seed, by, baselines, labels, per_item_out, on_missing, scale,
-                   positive_label)
+    if info is not None and fit_ids is not None:
+        info = {**info, "n_overlap_items": int(stats["n_overlap"])}
+    result = _result(preds, stats, specs, vals, names, constant, adaptive, n_boot, policy,
+                     n_bins, confidence, seed, by, baselines, labels, per_item_out, on_missing,
+                     scale, positive_label, temperature)
+    result.temperature = info
+    warn_overlap(info)
+    return result
+
+
+def _overlap(j: ep.Joined, ids: Any) -> int:
+    """How many of the partition's evaluated items the temperature was fitted on (as
+    :func:`annokit.metrics.temperature.temperature_scale` counts them, by one hash join)."""
+    return int((id_positions(ids, j.ids) >= 0).sum()) if j.n else 0
+
+
+def _add(*counts: int) -> int:
+    return sum(counts)
+
+
+def _with_overlap(stats: dict[str, Any], n_overlap: int) -> dict[str, Any]:
+    return {**stats, "n_overlap": n_overlap}
 
 
 def _compute(cl: Any, nodes: list[Any]) -> list[Any]:
@@ -414,8 +466,8 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
             specs: list[ep.StateSpec], vals: list[dict[str, Any]], names: tuple[str, ...],
             constant: tuple[str, ...], adaptive: tuple[str, ...], n_boot: int, policy: str,
             n_bins: int, confidence: float, seed: int, by: Any, baselines: bool, labels: Any,
-            per_item_out: Any, on_missing: str, scale: str, positive_label: str | None
-            ) -> EvaluationResult:
+            per_item_out: Any, on_missing: str, scale: str, positive_label: str | None,
+            temperature: float | None = None) -> EvaluationResult:
     n_ties, n_kept = stats["n_ties"], stats["n_kept"]
     if n_ties:
         warnings.warn(f"{n_ties} of {n_kept} items have a tied human majority; "
@@ -458,7 +510,7 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
         heads[model] = {"n_items": n_kept, "n_unmatched_predictions": st["n_rows"] -
                         st["n_matched"], "n_dropped_items": st["n_missing"],
                         "dropped_item_ids": dropped, "labels": tuple(labels.names),
-                        "temperature": None}
+                        "temperature": temperature}
         if per_item_out is not None and Path(per_item_out).suffix.lower() in ONE_FILE:
             sources[model] = (lambda path=Path(per_item_out): _read_back_file(path))
         elif per_item_out is not None:

@@ -130,7 +130,13 @@ def test_filter(data, tmp_path):
      "(ChaosNLI's rule, with runs of consecutive wrong answers in vote order) runs in memory "
      "only"),
     (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--engine", "dask",
-      "--temperature", "2"], 2, "in memory only"),
+      "--oracle-temperature"], 2, "Error: --oracle-temperature runs in memory only: its fit "
+     "reads every evaluated item at each step of the search; fit on dev files with "
+     "--fit-temperature-on, or use --engine memory"),
+    (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--engine", "dask",
+      "--ties", "random"], 2, "Error: --ties random runs in memory only: the in-memory draw "
+     "follows each item's rank in the whole item order (one random stream), which no partition "
+     "knows; use --ties first, or --engine memory"),
 ])
 def test_engine_usage_errors(data, args, code, text):
     args = [a.format(parts=data / "parts", preds=data / "preds.parquet") for a in args]

@@ -28,14 +28,25 @@ from annokit.errors import (  # noqa: E402
     DataFormatError,
     DegenerateInputWarning,
     InvalidValueError,
+    OptionConflictError,
 )
 from annokit.io.predictions import Predictions  # noqa: E402
 from annokit.metrics.engine import evaluate  # noqa: E402
 from annokit.metrics.records import agreement_bins, align  # noqa: E402
 from annokit.metrics.registry import available  # noqa: E402
-from annokit.scale.evaluate import evaluate_dask  # noqa: E402
+from annokit.metrics.workflow import EvaluateOptions  # noqa: E402
+from annokit.scale.evaluate import evaluate_dask as _evaluate_dask  # noqa: E402
 
 NLI = CHAOSNLI_NLI_LABELS
+
+
+def evaluate_dask(votes, predictions, metrics=None, *, client=None, budget=4_000_000,
+                  per_item_out=None, scale=None, metric_options=None, **options):
+    """``evaluate_dask`` with the in-memory ``evaluate``'s keywords gathered into its options."""
+    return _evaluate_dask(votes, predictions,
+                          EvaluateOptions(metrics=metrics, per_item=per_item_out, **options),
+                          client=client, budget=budget, scale=scale,
+                          metric_options=metric_options)
 
 
 @pytest.fixture(scope="module")
@@ -349,11 +360,12 @@ def test_other_errors():
         with pytest.raises(DataFormatError, match=r"predictions DataFrame: item id 'it4' appears "
                                                   r"more than once; 1 duplicated id\(s\) in all"):
             evaluate_dask(dv, two)
-        with pytest.raises(InvalidValueError, match="ties='random' is not available"):
+        with pytest.raises(OptionConflictError, match="--ties random runs in memory only: the "
+                                                      "in-memory draw follows each item's rank"):
             evaluate_dask(dv, frame, ties="random")
         with pytest.raises(InvalidValueError, match="by must be None or 'agreement'"):
             evaluate_dask(dv, frame, by="gold")
-        with pytest.raises(InvalidValueError, match=re.escape("unknown metric(s) ['nope']")):
+        with pytest.raises(InvalidValueError, match=re.escape("--metrics: unknown metric 'nope'")):
             evaluate_dask(dv, frame, "nope")
         with pytest.raises(AlignmentError, match="model 'b' has 28 items, 2 of the first"):
             _quiet(evaluate_dask, dv, {"a": frame, "b": frame.iloc[2:]}, on_missing="drop")

@@ -17,6 +17,7 @@ pytest.importorskip("distributed")
 import annokit.core.progress as core_progress  # noqa: E402
 from annokit.core.progress import set_progress  # noqa: E402
 from annokit.core.votes import Votes  # noqa: E402
+from annokit.metrics.workflow import EvaluateOptions  # noqa: E402
 from annokit.scale import progress as scale_progress  # noqa: E402
 from annokit.scale.evaluate import evaluate_dask  # noqa: E402
 from annokit.scale.progress import compute, persist  # noqa: E402
@@ -65,7 +66,7 @@ def _evaluate(client):
     p = np.random.default_rng(1).random(30)
     preds = pd.DataFrame({"item": votes.item_ids, "prob_no": 1 - p, "prob_yes": p})
     return evaluate_dask(from_votes(votes, npartitions=3, client=client or False), preds,
-                         n_boot=10, client=client)
+                         EvaluateOptions(n_boot=10), client=client)
 
 
 class _Recorder:
