@@ -36,6 +36,7 @@ from annokit.io.layout import frame_layout, table_layout
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
 from annokit.io.lists import looks_like_label_lists, read_label_lists
 from annokit.io.mturk import looks_like_mturk, read_mturk
+from annokit.io.partitions import is_partitioned, partition_files, read_partitions
 from annokit.io.ratings import apply_scale, read_ratings
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
@@ -79,6 +80,7 @@ __all__ = [
     "read_table",
     "read_votes",
     "read_wide",
+    "partition_files",
     "to_hf",
     "votes_from_arrow",
     "votes_table",
@@ -140,7 +142,7 @@ def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header
 
 
 def read_votes(
-    path: str | os.PathLike | pd.DataFrame,
+    path: str | os.PathLike | pd.DataFrame | Sequence[str | os.PathLike],
     *,
     format: Format = "auto",
     columns: Mapping[str, str | None] | None = None,
@@ -159,7 +161,8 @@ def read_votes(
 
     Every input goes through one boundary (:mod:`annokit.io.source`): a regular file or
     ``-`` for standard input (FIFOs, devices and directories are refused), UTF-8 with or
-    without a byte-order mark, strict JSON, unique column names. The layout chosen is stated
+    without a byte-order mark, strict JSON, unique column names (a directory is read as
+    partitions, below). The layout chosen is stated
     in ``votes.read_info`` (e.g. ``"votes.csv: long table (csv); item='item', ..."``).
 
     Parameters
@@ -167,7 +170,10 @@ def read_votes(
     path : path-like or pandas DataFrame
         A ChaosNLI ``.jsonl`` file, or a CSV / TSV / JSON Lines / Parquet table,
         ``-`` for standard input, or the name of a registered dataset (``"chaosnli-snli"``),
-        which is then loaded from the cache. A DataFrame is a long or wide table already
+        which is then loaded from the cache. A directory, a glob (``"votes/part-*.csv"``) or
+        a list of Parquet/CSV/TSV partitions is read as the long table of the files
+        concatenated in order (:mod:`annokit.io.partitions`: the same header in every file;
+        errors name the partition and its line or row). A DataFrame is a long or wide table already
         read: its columns are detected exactly as a file's (``format`` "auto", "long" or
         "wide"; ``columns``, ``labels``, ``gold`` (a gold file), ``duplicates``, ``missing``
         and ``scale`` apply as to a file).
@@ -282,6 +288,11 @@ def read_votes(
                                     "folder holds JSON splits")
         return _read_lewidi(path, labels=labels, columns=columns, gold=gold, no_header=no_header,
                             missing=missing, duplicates=duplicates, max_count_bytes=max_count_bytes)
+    if is_partitioned(path):  # a directory, glob or list of partitions: their concatenation
+        return read_partitions(path, read_votes, format=format, columns=columns, labels=labels,
+                               gold=gold, duplicates=duplicates, no_header=no_header,
+                               missing=missing, sep=sep, max_count_bytes=max_count_bytes,
+                               flags=flags, item_ids=item_ids)
     source = Input(path, what="votes")
     if is_array(path) or format in ("counts", "soft"):
         return _read_counts(source, format=format, columns=columns, labels=labels, gold=gold,
@@ -446,7 +457,7 @@ def _gold_file_applies(path: str | os.PathLike | pd.DataFrame, format: str,
                        columns: Mapping[str, str | None] | None, no_header: bool,
                        sep: str | None = None) -> bool:
     """Whether ``read_votes`` takes a separate gold file for this input (long and wide tables)."""
-    if isinstance(path, pd.DataFrame):
+    if isinstance(path, pd.DataFrame) or is_partitioned(path):
         return True
     if str(path) == "-" or (str(path) in REGISTRY and not Path(path).exists()):
         return False  # standard input is read once; registered datasets take no gold file

@@ -308,8 +308,8 @@ def check_regular(path: str | os.PathLike, *, what: str = "input") -> None:
         kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
                 else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
                 else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-        hint = (" (a directory of Parquet/CSV partitions is read by the Dask engine: "
-                "--engine dask, or annokit.scale.read_votes_dask)" if stat.S_ISDIR(mode) else "")
+        hint = (" (votes are read from a directory of Parquet/CSV/TSV partitions too: --votes "
+                "DIR, annokit.io.read_votes)" if stat.S_ISDIR(mode) else "")
         raise DataFormatError(f"{what} {path} is {kind}; give a regular file, or '-' to read "
                               f"standard input{hint}")
 
@@ -340,6 +340,15 @@ class Input:
         self.suffix = "" if self.path is None else self.path.suffix.lower()
         self._data = read_bytes(path, what=what) if self.path is None else None
         self._what = what
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, name: str, suffix: str) -> Input:
+        """An input held in memory (no file): read as a file named ``name`` whose extension is
+        ``suffix`` would be, the way standard input is (used for the concatenation of a
+        directory of partitions, :mod:`annokit.io.partitions`)."""
+        source = cls.__new__(cls)
+        source.name, source.path, source._data, source.suffix = name, None, data, suffix.lower()
+        return source
 
     @property
     def data(self) -> bytes:
