@@ -130,6 +130,24 @@ def _flat(value: Any) -> list[Path]:
     return [p for v in value for p in _flat(v)]
 
 
+def _input_files(value: Any) -> list[tuple[Path, bool]]:
+    """The paths of an input and the files of each directory or glob of partitions, each
+    with whether it is a directory of partitions."""
+    from annokit.io.partitions import is_partitioned, partition_files
+
+    out: list[tuple[Path, bool]] = []
+    for path in _flat(value):
+        files: list[str] = []
+        if is_partitioned(path):
+            try:
+                files = [f for f in partition_files(path) if "://" not in f]
+            except DataFormatError:
+                pass  # the reader says what is wrong with the input
+        out.append((path, bool(files) and path.is_dir()))
+        out.extend((Path(f), False) for f in files)
+    return out
+
+
 def _same_file(a: Path, b: Path) -> bool:
     if os.path.realpath(a) == os.path.realpath(b):
         return True
@@ -180,8 +198,10 @@ def check_outputs(outputs: Mapping[str, PathArg | None],
     """
     dirs = set(directories)
     seen: list[tuple[str, Path]] = []
-    sources = [(name, p) for name, v in (inputs or {}).items() for p in _flat(v)
-               if str(p) != "-" and os.path.exists(p)]
+    named = [(name, p, parts) for name, v in (inputs or {}).items()
+             for p, parts in _input_files(v)]
+    sources = [(name, p) for name, p, _ in named if str(p) != "-" and os.path.exists(p)]
+    folders = [(name, p) for name, p, parts in named if parts]
     for label, value in outputs.items():
         if value is None:
             continue
@@ -193,6 +213,11 @@ def check_outputs(outputs: Mapping[str, PathArg | None],
                 raise OutputError(f"{label} {path} {where} the input {name}"
                                   f"{'' if where == 'is' else f' ({source})'}; refusing to "
                                   "overwrite an input (choose another path)")
+        for name, folder in folders:
+            if (_inside(path, folder) and path.suffix.lower() in (".parquet", ".pq", ".csv", ".tsv")):
+                raise OutputError(f"{label} {path} is inside the input {name} {folder}/, a "
+                                  "directory of partitions: it would be read as one of them; "
+                                  "choose a path outside it")
         for other, prev in seen:
             if _same_file(path, prev):
                 raise OutputError(f"{label} {path} and {other} {prev} are the same file; "

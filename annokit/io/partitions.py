@@ -384,7 +384,7 @@ def read_partitions(source: Any, read: Callable[..., Any], *, format: str, colum
             limit = options.get("max_count_bytes")
             if limit is not None:
                 check_count_size(fast.n_items, fast.n_labels, name, limit=limit)
-            fast.read_info = f"{fast.read_info}; {note}" + duplicates_note(fast, duplicates)
+            fast.read_info = f"{fast.read_info}{duplicates_note(fast, duplicates)}; {note}"
             return fast
     if kind == "parquet":
         combined, locator = _concatenate_parquet(files, name)
