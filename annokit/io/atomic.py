@@ -34,9 +34,10 @@ from typing import Any
 from annokit.errors import DataFormatError, OutputError
 from annokit.io.escape import neutralise_formulas
 
-__all__ = ["atomic_directory", "atomic_path", "atomic_paths", "check_outputs",
-           "check_table_path", "dump_table", "file_mode", "output_error", "write_bytes_atomic",
-           "write_table", "write_text_atomic"]
+__all__ = ["TABLE_FORMATS", "atomic_directory", "atomic_path", "atomic_paths", "check_outputs",
+           "check_table_path", "describe_output", "dump_table", "file_mode", "output_error",
+           "output_info", "table_format", "write_bytes_atomic", "write_table",
+           "write_text_atomic"]
 
 PathArg = str | os.PathLike
 
@@ -46,6 +47,7 @@ _TABLE_WRITERS: dict[str, Callable[[Any, Path], Any]] = {
     ".tsv": lambda df, tmp: df.to_csv(tmp, sep="\t", index=False),
     ".tab": lambda df, tmp: df.to_csv(tmp, sep="\t", index=False),
     ".parquet": lambda df, tmp: df.to_parquet(tmp, index=False),
+    ".pq": lambda df, tmp: df.to_parquet(tmp, index=False),
     ".jsonl": lambda df, tmp: df.to_json(tmp, orient="records", lines=True),
     ".ndjson": lambda df, tmp: df.to_json(tmp, orient="records", lines=True),
 }
@@ -391,8 +393,83 @@ def write_bytes_atomic(path: PathArg, data: bytes) -> Path:
     return Path(path)
 
 
-def check_table_path(path: PathArg, *, jsonl: bool = True) -> Path:
-    """Raise unless ``path`` ends in a table extension :func:`write_table` can write.
+#: Table formats (the CLI's ``--out-format``) and the extensions that name each one.
+TABLE_FORMATS: dict[str, tuple[str, ...]] = {
+    "csv": (".csv",), "tsv": (".tsv", ".tab"), "jsonl": (".jsonl", ".ndjson"),
+    "parquet": (".parquet", ".pq"),
+}
+_FORMAT_NAMES = {"csv": "CSV", "tsv": "TSV", "jsonl": "JSON Lines", "parquet": "Parquet"}
+
+
+def table_format(path: PathArg, format: str | None = None, *, jsonl: bool = True) -> str:
+    """The format a table is written in at ``path``: ``format`` (the CLI's ``--out-format``)
+    or, without it, the one the extension names.
+
+    Raises
+    ------
+    DataFormatError
+        No ``format`` and an extension that names none (the message names ``--out-format``),
+        a ``format`` the extension contradicts (``labels.csv`` as Parquet), or JSON Lines
+        where ``jsonl`` is False.
+
+    Examples
+    --------
+    >>> table_format("labels.tsv"), table_format("labels", "parquet"), table_format("x.dat", "csv")
+    ('tsv', 'parquet', 'csv')
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    named = next((f for f, exts in TABLE_FORMATS.items() if suffix in exts), None)
+    allowed = [f for f in TABLE_FORMATS if jsonl or f != "jsonl"]
+    if format is None:
+        if named in allowed:
+            return str(named)
+        choices = ", ".join(TABLE_FORMATS[f][0] for f in allowed[:-1]) + f" or .{allowed[-1]}"
+        raise DataFormatError(f"{path.name}: cannot write {suffix!r}; use {choices}, or name the "
+                              f"format with --out-format ({'|'.join(allowed)})")
+    if format not in allowed:
+        raise DataFormatError(f"{path.name}: --out-format {format} is not written here; use "
+                              f"{', '.join(allowed)}")
+    if named is not None and named != format:
+        raise DataFormatError(f"{path.name}: its extension {suffix} names {named}, --out-format "
+                              f"{format}; give a path ending in {TABLE_FORMATS[format][0]} (or "
+                              "with no table extension)")
+    return format
+
+
+def output_info(path: PathArg, format: str, n_rows: int | None, *,
+                n_files: int | None = None) -> dict[str, Any]:
+    """What a command wrote, for its ``--json`` output (key ``output``) and its ``wrote``
+    line (:func:`describe_output`): ``path``, ``format`` (csv, tsv, jsonl or parquet),
+    ``layout`` ("file", or "dataset": a directory of ``n_files`` Parquet files), ``n_files``
+    and ``n_rows``.
+
+    Examples
+    --------
+    >>> describe_output(output_info("labels", "parquet", 10_000_000, n_files=100))
+    'labels/ (Parquet dataset, 100 files, 10,000,000 rows)'
+    >>> describe_output(output_info("labels.csv", "csv", 90))
+    'labels.csv (CSV, 90 rows)'
+    """
+    return {"path": os.fspath(path), "format": format,
+            "layout": "file" if n_files is None else "dataset",
+            "n_files": 1 if n_files is None else int(n_files),
+            "n_rows": None if n_rows is None else int(n_rows)}
+
+
+def describe_output(info: Mapping[str, Any]) -> str:
+    """The ``wrote ...`` text of :func:`output_info`."""
+    rows = "" if info["n_rows"] is None else f", {info['n_rows']:,} rows"
+    name = _FORMAT_NAMES[info["format"]]
+    if info["layout"] == "dataset":
+        files = f"{info['n_files']:,} file{'s' if info['n_files'] != 1 else ''}"
+        return f"{str(info['path']).rstrip('/')}/ ({name} dataset, {files}{rows})"
+    return f"{info['path']} ({name}{rows})"
+
+
+def check_table_path(path: PathArg, *, jsonl: bool = True, format: str | None = None) -> Path:
+    """Raise unless ``path`` ends in a table extension :func:`write_table` can write (or,
+    with ``format``, unless :func:`table_format` accepts the two together).
 
     Raises
     ------
@@ -405,6 +482,9 @@ def check_table_path(path: PathArg, *, jsonl: bool = True) -> Path:
     'labels.tsv'
     """
     path = Path(path)
+    if format is not None:
+        table_format(path, format, jsonl=jsonl)
+        return path
     suffix = path.suffix.lower()
     if suffix not in _TABLE_WRITERS or (not jsonl and suffix in (".jsonl", ".ndjson")):
         choices = ".csv, .tsv, .jsonl or .parquet" if jsonl else ".csv, .tsv or .parquet"
@@ -413,14 +493,15 @@ def check_table_path(path: PathArg, *, jsonl: bool = True) -> Path:
 
 
 def dump_table(df: Any, path: PathArg, *, for_people: bool = False,
-               default: str | None = None) -> None:
+               default: str | None = None, format: str | None = None) -> None:
     """Write a DataFrame to ``path`` (no atomicity: use inside :func:`atomic_path`).
 
-    The format comes from the extension (see :func:`write_table`), or ``default``
-    (e.g. ``".csv"``) for another one. ``for_people`` neutralises spreadsheet
-    formulas in CSV/TSV text cells (:func:`annokit.io.escape.neutralise_formulas`).
+    The format is ``format`` (csv, tsv, jsonl or parquet) or comes from the extension
+    (see :func:`write_table`), or ``default`` (e.g. ``".csv"``) for another one.
+    ``for_people`` neutralises spreadsheet formulas in CSV/TSV text cells
+    (:func:`annokit.io.escape.neutralise_formulas`).
     """
-    suffix = Path(path).suffix.lower()
+    suffix = TABLE_FORMATS[format][0] if format is not None else Path(path).suffix.lower()
     if suffix not in _TABLE_WRITERS and default is not None:
         suffix = default
     if for_people and suffix in (".csv", ".tsv", ".tab"):
@@ -429,7 +510,7 @@ def dump_table(df: Any, path: PathArg, *, for_people: bool = False,
 
 
 def write_table(df: Any, path: PathArg, *, jsonl: bool = True, for_people: bool = False,
-                default: str | None = None) -> Path:
+                default: str | None = None, format: str | None = None) -> Path:
     """Write a DataFrame as CSV, TSV, JSON Lines or Parquet by extension, atomically.
 
     Parameters
@@ -448,6 +529,9 @@ def write_table(df: Any, path: PathArg, *, jsonl: bool = True, for_people: bool 
     default : str, optional
         Extension to write when ``path`` has none of the above (e.g. ``".csv"``);
         without it such a path is an error.
+    format : {"csv", "tsv", "jsonl", "parquet"}, optional
+        The format, whatever the extension (the CLI's ``--out-format``; an extension that
+        names another format is refused, :func:`table_format`). Parquet is one file.
 
     Raises
     ------
@@ -457,10 +541,10 @@ def write_table(df: Any, path: PathArg, *, jsonl: bool = True, for_people: bool 
         The file cannot be written (missing or read-only directory, full disk).
     """
     path = Path(path)
-    if default is None:
-        check_table_path(path, jsonl=jsonl)
+    if default is None or format is not None:
+        check_table_path(path, jsonl=jsonl, format=format)
     with atomic_path(path) as tmp:
-        dump_table(df, tmp, for_people=for_people, default=default)
+        dump_table(df, tmp, for_people=for_people, default=default, format=format)
     return path
 
 

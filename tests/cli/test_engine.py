@@ -60,6 +60,8 @@ def test_aggregate_annotators_evaluate(data, tmp_path):
     mem = _json("aggregate", data / "votes.parquet", "--method", "ds", "--json")
     got = _json("aggregate", data / "parts", "--method", "ds", "--engine", "dask", "--json",
                 "--out", tmp_path / "labels.parquet")
+    assert got.pop("output") == {"path": str(tmp_path / "labels.parquet"), "format": "parquet",
+                                 "layout": "dataset", "n_files": 3, "n_rows": 60}
     assert got == mem
     assert len(pd.read_parquet(tmp_path / "labels.parquet")) == 60
     mem = _json("annotators", data / "votes.parquet", "--json")
@@ -118,7 +120,6 @@ def test_filter(data, tmp_path):
 @pytest.mark.parametrize("args, code, text", [
     (["stats", "{parts}", "--scheduler", "tcp://127.0.0.1:1"], 2, "--scheduler applies to "
                                                                   "--engine dask"),
-    (["stats", "{parts}"], 1, "--engine dask"),
     (["aggregate", "{parts}", "--engine", "dask"], 2, "Error: --engine dask writes the per-item "
      "table to a file, not to stdout: give --out FILE.csv (or .tsv), or --out DIR.parquet for a "
      "Parquet dataset"),
@@ -190,7 +191,7 @@ def test_gold_file_jsonl_predictions_and_one_csv_as_in_memory(side_files, tmp_pa
         "['neg', 'neu', 'pos']: 'Positive' (1 item); their gold is left out of accuracy",
         f"Warning: {gold.name}: 1 gold row(s) name items without votes and were not used (e.g. "
         "'q999')"]
-    assert dask_lines[2].startswith(mem_lines[2].split("; wrote")[0] + "; wrote 90 rows to ")
+    assert dask_lines[2] == mem_lines[2].replace("memory.csv", "dask.csv")  # (CSV, 90 rows)
     assert (tmp_path / "dask.csv").is_file()
     mem = pd.read_csv(tmp_path / "memory.csv", dtype={"item": str})
     got = pd.read_csv(tmp_path / "dask.csv", dtype={"item": str})
@@ -205,6 +206,10 @@ def test_gold_file_jsonl_predictions_and_one_csv_as_in_memory(side_files, tmp_pa
         mem_doc = _json(*args, *(["--out", tmp_path / "m.csv"] if args[0] == "aggregate" else []))
         got_doc = _json(*args, *dask, *(["--out", tmp_path / "d.csv"] if args[0] == "aggregate"
                                          else []))
+        if args[0] == "aggregate":  # what was written: the same but for the path
+            assert ({**got_doc.pop("output"), "path": "-"} == {**mem_doc.pop("output"), "path": "-"}
+                    == {"path": "-", "format": "csv", "layout": "file", "n_files": 1,
+                        "n_rows": 90})
         if args[0] == "annotators":
             by_id = {r["annotator"]: r for r in mem_doc.pop("annotators")}
             for row in got_doc.pop("annotators"):  # Dawid-Skene scores: EM, within 1e-9
@@ -248,8 +253,9 @@ def test_filter_with_gold_writes_one_csv_file(side_files, tmp_path):
                    "0.25", "--out", tmp_path / f"{engine}.csv", "--audit",
                    tmp_path / f"{engine}.json", "--engine", engine)
         assert res.exit_code == 0, res.output
-        assert (f"wrote {tmp_path / f'{engine}.csv'} and {tmp_path / f'{engine}.json'}"
-                in res.output.splitlines())
+        rows = len(pd.read_csv(tmp_path / f"{engine}.csv"))
+        assert (f"wrote {tmp_path / f'{engine}.csv'} (CSV, {rows} rows) and "
+                f"{tmp_path / f'{engine}.json'}") in res.output.splitlines()
     mem = pd.read_csv(tmp_path / "memory.csv", dtype=str)
     got = pd.read_csv(tmp_path / "dask.csv", dtype=str)
     assert list(got.columns) == list(mem.columns)
