@@ -459,7 +459,8 @@ def output_info(path: PathArg, format: str, n_rows: int | None, *,
 
 def describe_output(info: Mapping[str, Any]) -> str:
     """The ``wrote ...`` text of :func:`output_info`."""
-    rows = "" if info["n_rows"] is None else f", {info['n_rows']:,} rows"
+    n = info["n_rows"]
+    rows = "" if n is None else f", {n:,} row{'' if n == 1 else 's'}"
     name = _FORMAT_NAMES[info["format"]]
     if info["layout"] == "dataset":
         files = f"{info['n_files']:,} file{'s' if info['n_files'] != 1 else ''}"

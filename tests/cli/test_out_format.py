@@ -115,3 +115,17 @@ def test_dask_parquet_is_a_dataset_and_csv_one_file(votes, tmp_path):
 def _csv_of(parquet) -> str:
     """The CSV text the in-memory engine writes for the same table."""
     return pd.read_parquet(parquet).to_csv(index=False)
+
+
+def test_plan_parquet(votes, tmp_path):
+    out = tmp_path / "next"
+    res = _run("plan", votes / "votes.csv", "--budget", "20", "--out", out, "--out-format",
+               "parquet", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    table = pd.read_parquet(out)
+    assert list(table.columns) == ["item", "extra_votes"]
+    assert doc["output"] == {"path": str(out), "format": "parquet", "layout": "file",
+                             "n_files": 1, "n_rows": len(table)} and doc["out"] == str(out)
+    res = _run("plan", votes / "votes.csv", "--budget", "0", "--out-format", "csv")
+    assert res.exit_code == 2 and "Error: --out-format applies to --out" in res.output
