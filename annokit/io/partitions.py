@@ -46,6 +46,7 @@ __all__ = ["PARTITION_SUFFIXES", "is_partitioned", "partition_files", "read_part
 #: File types a partitioned input may hold, by extension.
 PARTITION_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
 _GLOB_CHARS = ("*", "?", "[")
+_BOM = b"\xef\xbb\xbf"
 _TYPES = ".parquet, .csv or .tsv"
 
 
@@ -261,34 +262,44 @@ def _check_headers(files: Sequence[str], kind: str, sep: str | None, no_header: 
                 "partition needs the same header (the same column names, in the same order)")
 
 
-def _text_part(text: str, first: bool, no_header: bool) -> tuple[str, int]:
-    """A partition's text as it goes into the concatenation, and its file line that text
-    starts on (the header line and an Excel ``sep=`` line are kept from the first only)."""
+def _text_part(data: bytes, first: bool, no_header: bool) -> tuple[bytes, int]:
+    """A partition's bytes as they go into the concatenation, and the file line they start on
+    (the header line, an Excel ``sep=`` line and blank lines before the header are kept from
+    the first partition only)."""
     if first or no_header:
-        return text, 1
-    named, rest = sep_line(text)
-    skipped = text[:len(text) - len(rest)].count("\n") if named is not None else 0
-    lines = rest.split("\n", 1)
-    while len(lines) == 2 and not lines[0].strip():  # blank lines before the header
+        return data, 1
+    skipped = 0
+    head, nl, rest = data.partition(b"\n")
+    if sep_line(head.decode("utf-8", "replace") + "\n")[0] is not None:
+        skipped, (head, nl, rest) = 1, rest.partition(b"\n")
+    while nl and not head.strip():  # blank lines before the header
         skipped += 1
-        lines = lines[1].split("\n", 1)
-    return (lines[1] if len(lines) == 2 else ""), skipped + 2
+        head, nl, rest = rest.partition(b"\n")
+    return (rest if nl else b""), skipped + 2
 
 
 def _concatenate_text(files: Sequence[str], name: str, kind: str,
                       no_header: bool) -> tuple[Input, _Locator]:
+    """The partitions as one UTF-8 text held in memory, read as a file would be."""
     locator = _Locator(name, kind)
-    pieces: list[str] = []
+    pieces: list[bytes] = []
     for i, f in enumerate(files):
-        text = decode_text(read_bytes(f, what="votes"), os.path.basename(f))
+        data = read_bytes(f, what="votes")
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 (Excel's Unicode Text)
+            data = decode_text(data, os.path.basename(f)).encode("utf-8")
+        else:
+            data = data.removeprefix(_BOM)
+            if not data.isascii():  # checked here, so that an error names the partition
+                decode_text(data, os.path.basename(f))
         if i == 0:
-            locator.header_lines = (0 if no_header else 1) + (sep_line(text)[0] is not None)
-        body, local_first = _text_part(text, i == 0, no_header)
-        if body and not body.endswith("\n"):
-            body += "\n"
-        locator.add(f, body.count("\n"), local_first)
+            first_line = data.split(b"\n", 1)[0].decode("utf-8", "replace") + "\n"
+            locator.header_lines = (0 if no_header else 1) + (sep_line(first_line)[0] is not None)
+        body, local_first = _text_part(data, i == 0, no_header)
+        if body and not body.endswith(b"\n"):
+            body += b"\n"
+        locator.add(f, body.count(b"\n"), local_first)
         pieces.append(body)
-    return Input.from_bytes("".join(pieces).encode("utf-8"), name=name, suffix=f".{kind}"), locator
+    return Input.from_bytes(b"".join(pieces), name=name, suffix=f".{kind}"), locator
 
 
 def _concatenate_parquet(files: Sequence[str], name: str) -> tuple[Input, _Locator]:

@@ -329,10 +329,14 @@ class Input:
     suffix: str
     _data: bytes | None
     _what: str = "input"
+    #: Bytes made in memory as a file's (:meth:`from_bytes`), not read from standard input:
+    #: the fast table readers take them as they take a file.
+    held: bool = False
 
     def __init__(self, path: str | os.PathLike | Input, *, what: str = "input"):
         if isinstance(path, Input):
             self.name, self.path, self._data, self.suffix = path.name, path.path, path._data, path.suffix
+            self.held = path.held
             return
         check_regular(path, what=what)
         self.name = display_name(path)
@@ -348,6 +352,7 @@ class Input:
         directory of partitions, :mod:`annokit.io.partitions`)."""
         source = cls.__new__(cls)
         source.name, source.path, source._data, source.suffix = name, None, data, suffix.lower()
+        source.held = True
         return source
 
     @property

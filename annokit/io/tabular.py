@@ -140,7 +140,8 @@ def read_long(
         fast = _read_long_parquet(source.path, columns, labels, gold, duplicates)
         if fast is not None:
             return fast
-    if (source.path is not None and table_kind(source) in ("csv", "tsv") and not item_columns
+    if ((source.path is not None or source.held) and table_kind(source) in ("csv", "tsv")
+            and not item_columns
             and not missing and not no_header and sep is None):
         fast = _read_long_csv(source, columns, labels, gold, duplicates)
         if fast is not None:

@@ -243,3 +243,17 @@ def test_hundred_parquet_parts_read_like_one_file(tmp_path):
         part.to_parquet(tmp_path / "h" / f"part-{i:03d}.parquet", index=False)
     df.to_parquet(tmp_path / "one.parquet", index=False)
     _same(read_votes(tmp_path / "h"), read_votes(tmp_path / "one.parquet"))
+
+
+def test_spreadsheet_quirks_of_later_parts(tmp_path):
+    """A later part with an Excel sep= line, blank lines before its header, UTF-16 text (Excel's
+    Unicode Text) or a quoted cell reads as its rows; text that is not UTF-8 names its part."""
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "p0.csv").write_text("item,annotator,label\na,w1,x\n")
+    (tmp_path / "q" / "p1.csv").write_text("sep=,\n\nitem,annotator,label\nb,w1,y\n")
+    (tmp_path / "q" / "p2.csv").write_bytes("item,annotator,label\r\nc,w1,\"x\"\r\n".encode("utf-16"))
+    (tmp_path / "one.csv").write_text("item,annotator,label\na,w1,x\nb,w1,y\nc,w1,\"x\"\n")
+    _same(read_votes(tmp_path / "q"), read_votes(tmp_path / "one.csv"))
+    (tmp_path / "q" / "p1.csv").write_bytes(b"item,annotator,label\nb,w1,caf\xe9\n")
+    with pytest.raises(DataFormatError, match=r"^p1\.csv: not UTF-8 text: byte 29 \(line 2\)"):
+        read_votes(tmp_path / "q")
