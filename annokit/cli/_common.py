@@ -213,7 +213,11 @@ def votes_input(help: str = "Votes file (ChaosNLI .jsonl, long or wide CSV/TSV/J
             return f(*args, votes_path=votes_path or votes_arg, **kwargs)
 
         wrapper = click.option("--votes", "votes_path", type=click.Path(),
-                               default=None, help=help + " A positional VOTES path is the same.",
+                               default=None,
+                               help=help + " A directory or a quoted glob ('votes/part-*.csv') "
+                                           "of Parquet/CSV/TSV partitions is read as one long "
+                                           "table, the files concatenated (with either "
+                                           "--engine). A positional VOTES path is the same.",
                                )(wrapper)
         return click.argument("votes_arg", required=False, metavar="[VOTES]",
                               type=click.Path())(wrapper)

@@ -142,7 +142,7 @@ def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header
 
 
 def read_votes(
-    path: str | os.PathLike | pd.DataFrame | Sequence[str | os.PathLike],
+    path: str | os.PathLike | pd.DataFrame | list[str | os.PathLike] | tuple[str | os.PathLike, ...],
     *,
     format: Format = "auto",
     columns: Mapping[str, str | None] | None = None,
@@ -256,7 +256,7 @@ def read_votes(
     """
     check_option("format", format, FORMATS)
     if item_ids is not None and not (format in ("counts", "soft") or (
-            not isinstance(path, pd.DataFrame) and is_array(path))):
+            not isinstance(path, (pd.DataFrame, list, tuple)) and is_array(path))):
         raise InvalidValueError(f"{path if not isinstance(path, pd.DataFrame) else 'DataFrame'}: "
                                 "--item-ids names the rows of a count or probability array "
                                 "(.npy/.npz); this input has its own item column")
@@ -280,19 +280,19 @@ def read_votes(
         check_count_size(votes.n_items, votes.n_labels, "DataFrame", limit=max_count_bytes)
         votes.read_info = (votes.read_info or "DataFrame") + duplicates_note(votes, duplicates)
         return votes
-    if str(path) in REGISTRY and not Path(path).exists():
-        return load_dataset(str(path))
-    if format == "lewidi" and Path(path).is_dir():  # a LeWiDi folder (read_lewidi(folder, split=...))
-        if sep is not None or flags is not None:
+    if format == "lewidi" and not isinstance(path, (list, tuple)) and Path(path).is_dir():
+        if sep is not None or flags is not None:  # a LeWiDi folder (read_lewidi(folder, split=))
             raise InvalidValueError(f"{path}: --sep and --flags apply to CSV/TSV tables; a LeWiDi "
                                     "folder holds JSON splits")
         return _read_lewidi(path, labels=labels, columns=columns, gold=gold, no_header=no_header,
                             missing=missing, duplicates=duplicates, max_count_bytes=max_count_bytes)
-    if is_partitioned(path):  # a directory, glob or list of partitions: their concatenation
+    if isinstance(path, (list, tuple)) or is_partitioned(path):  # partitions: concatenated
         return read_partitions(path, read_votes, format=format, columns=columns, labels=labels,
                                gold=gold, duplicates=duplicates, no_header=no_header,
                                missing=missing, sep=sep, max_count_bytes=max_count_bytes,
                                flags=flags, item_ids=item_ids)
+    if str(path) in REGISTRY and not Path(path).exists():
+        return load_dataset(str(path))
     source = Input(path, what="votes")
     if is_array(path) or format in ("counts", "soft"):
         return _read_counts(source, format=format, columns=columns, labels=labels, gold=gold,
@@ -453,7 +453,7 @@ def _read_lewidi(source: Input | str | os.PathLike, *, labels: Any, columns: Any
                         duplicates=duplicates)
     check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
     return votes
-def _gold_file_applies(path: str | os.PathLike | pd.DataFrame, format: str,
+def _gold_file_applies(path: Any, format: str,
                        columns: Mapping[str, str | None] | None, no_header: bool,
                        sep: str | None = None) -> bool:
     """Whether ``read_votes`` takes a separate gold file for this input (long and wide tables)."""

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from annokit.core.votes import DuplicatePolicy
 from annokit.errors import AnnokitError, DataFormatError, InvalidValueError, SchemaError
 from annokit.io.delimited import SAMPLE_CHARS, sep_line
 from annokit.io.source import Input, decode_text, read_bytes
@@ -310,7 +311,7 @@ def _concatenate_parquet(files: Sequence[str], name: str) -> tuple[Input, _Locat
     import pyarrow.parquet as pq
 
     locator = _Locator(name, "parquet")
-    tables = []
+    tables: list[Any] = []
     for f in files:
         try:
             table = pq.read_table(f)
@@ -336,7 +337,7 @@ def _concatenate_parquet(files: Sequence[str], name: str) -> tuple[Input, _Locat
 
 
 def read_partitions(source: Any, read: Callable[..., Any], *, format: str, columns: Any,
-                    labels: Any, gold: Any, duplicates: str, no_header: bool,
+                    labels: Any, gold: Any, duplicates: DuplicatePolicy, no_header: bool,
                     missing: Sequence[str], sep: str | None, **options: Any) -> Any:
     """Votes of a directory, glob or list of partitions, read as their concatenation.
 
