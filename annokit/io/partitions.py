@@ -361,8 +361,9 @@ def read_partitions(source: Any, read: Callable[..., Any], *, format: str, colum
     kwargs = dict(columns=columns, labels=labels, gold=gold, duplicates=duplicates,
                   no_header=no_header, missing=missing, sep=sep, **options)
     kind = PARTITION_SUFFIXES[os.path.splitext(files[0])[1].lower()]
+    last = f" ... {os.path.basename(files[-1])}" if len(files) > 1 else ""
     note = (f"{len(files)} {kind} partition{'s' if len(files) > 1 else ''} "
-            f"({os.path.basename(files[0])}{f' ... {os.path.basename(files[-1])}' if len(files) > 1 else ''})"
+            f"({os.path.basename(files[0])}{last})"
             + (f"; {len(skipped)} file(s) of other types skipped" if skipped else ""))
     if len(files) == 1:  # one file: read as it is, whatever its layout
         votes = read(files[0], format=format, **kwargs)
@@ -382,10 +383,8 @@ def read_partitions(source: Any, read: Callable[..., Any], *, format: str, colum
                 "are read as one long table (one row per vote: item, annotator, label); give "
                 "one file, or --format long with the column options")
     fast = None
-    if kind == "parquet" and not missing and sep is None and not no_header and options.get(
-            "scale") is None:
-        locator = _Locator(name, "parquet")
-        try:
+    if kind == "parquet" and not missing and sep is None and not no_header:
+        try:  # the Arrow path of one Parquet file, over the partitions' row groups in turn
             fast = _read_long_parquet([Path(f) for f in files], columns, labels, gold,
                                       duplicates, name=name)
         except AnnokitError:

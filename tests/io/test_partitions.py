@@ -145,7 +145,10 @@ def test_first_seen_order_is_file_order_then_row_order(tmp_path):
         tmp_path / "p" / "p0.csv", index=False)
     pd.DataFrame({"item": ["a", "z"], "annotator": ["c", "a"], "label": ["3", "1"]}).to_csv(
         tmp_path / "p" / "p1.csv", index=False)
+    (tmp_path / "p" / "README.md").write_text("# votes\n")
     votes = read_votes(tmp_path / "p")
+    assert votes.read_info.endswith("; 2 csv partitions (p0.csv ... p1.csv); 1 file(s) of other "
+                                    "types skipped")
     assert list(votes.item_ids) == ["z", "y", "a"]
     assert list(votes.annotator_ids) == ["b", "a", "c"]
 
