@@ -129,3 +129,13 @@ def test_plan_parquet(votes, tmp_path):
                              "n_files": 1, "n_rows": len(table)} and doc["out"] == str(out)
     res = _run("plan", votes / "votes.csv", "--budget", "0", "--out-format", "csv")
     assert res.exit_code == 2 and "Error: --out-format applies to --out" in res.output
+
+
+def test_dask_dataset_never_over_the_input(votes):
+    pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
+    res = _run("aggregate", votes / "parts", "--engine", "dask", "--out", votes / "parts",
+               "--out-format", "parquet")
+    assert res.exit_code == 1
+    assert res.output == (f"Error: --out {votes / 'parts'} is the input --votes; refusing to "
+                          "overwrite an input (choose another path)\n")
+    assert len(list((votes / "parts").iterdir())) == 3
