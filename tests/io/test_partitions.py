@@ -260,3 +260,16 @@ def test_spreadsheet_quirks_of_later_parts(tmp_path):
     (tmp_path / "q" / "p1.csv").write_bytes(b"item,annotator,label\nb,w1,caf\xe9\n")
     with pytest.raises(DataFormatError, match=r"^p1\.csv: not UTF-8 text: byte 29 \(line 2\)"):
         read_votes(tmp_path / "q")
+
+
+def test_paths_with_a_protocol_are_expanded_by_fsspec():
+    fsspec = pytest.importorskip("fsspec", reason="fsspec comes with annokit[dask]")
+    fs = fsspec.filesystem("memory")
+    for name in ("b.csv", "a.csv", "_SUCCESS", "_tmp/c.csv", "notes.md"):
+        fs.pipe(f"/annokit-parts/{name}", b"item,annotator,label\n")
+    assert partition_files("memory://annokit-parts") == [
+        "memory:///annokit-parts/a.csv", "memory:///annokit-parts/b.csv"]
+    with pytest.raises(DataFormatError, match=r"^memory://nowhere: no such file, directory or "
+                                              r"matching files$"):
+        partition_files("memory://nowhere")
+    fs.rm("/annokit-parts", recursive=True)
