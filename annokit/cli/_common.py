@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -212,7 +213,11 @@ def votes_input(help: str = "Votes file (ChaosNLI .jsonl, long or wide CSV/TSV/J
             return f(*args, votes_path=votes_path or votes_arg, **kwargs)
 
         wrapper = click.option("--votes", "votes_path", type=click.Path(),
-                               default=None, help=help + " A positional VOTES path is the same.",
+                               default=None,
+                               help=help + " A directory or a quoted glob ('votes/part-*.csv') "
+                                           "of Parquet/CSV/TSV partitions is read as one long "
+                                           "table, the files concatenated (with either "
+                                           "--engine). A positional VOTES path is the same.",
                                )(wrapper)
         return click.argument("votes_arg", required=False, metavar="[VOTES]",
                               type=click.Path())(wrapper)
@@ -378,6 +383,40 @@ def single_label(votes: Any, command: str) -> Any:
                                "evaluate --multilabel, or keep one vote of each with "
                                "--duplicates first|last")
     return votes
+
+
+def out_format_option(*, jsonl: bool = True, option: str = "--out") -> Callable:
+    """``--out-format csv|tsv|jsonl|parquet``: the format of the table written to ``option``
+    (default: its extension names it; :func:`annokit.io.atomic.table_format`)."""
+    choices = ["csv", "tsv", "jsonl", "parquet"] if jsonl else ["csv", "tsv", "parquet"]
+    return click.option(
+        "--out-format", "out_format", type=click.Choice(choices), default=None,
+        help=f"Format of the table written to {option} (default: from its extension). "
+             "parquet: one Parquet file in memory; with --engine dask a Parquet dataset (a "
+             "directory of part files, one per partition). What was written is stated (the "
+             "wrote line; --json: key output).")
+
+
+def written(path: str, out_format: str | None, n_rows: int | None, *, engine: str = "memory",
+            jsonl: bool = True) -> dict[str, Any]:
+    """:func:`annokit.io.atomic.output_info` of a table a command wrote to ``path`` (a
+    Parquet dataset's files counted in its directory)."""
+    from annokit.io.atomic import output_info, table_format
+
+    fmt = table_format(path, out_format, jsonl=jsonl) if out_format or engine == "memory" \
+        else _dask_format(path)
+    n_files = None
+    if engine == "dask" and fmt == "parquet":
+        n_files = sum(1 for name in os.listdir(path) if name.endswith(".parquet"))
+    return output_info(path, fmt, n_rows, n_files=n_files)
+
+
+def _dask_format(path: str) -> str:
+    """The format ``--engine dask`` writes ``path`` in without ``--out-format``."""
+    from annokit.io.atomic import TABLE_FORMATS
+
+    suffix = os.path.splitext(path)[1].lower()
+    return next((f for f, exts in TABLE_FORMATS.items() if suffix in exts), "parquet")
 
 
 def engine_options(f: Callable) -> Callable:

@@ -13,10 +13,12 @@ from annokit.cli._common import (
     echo,
     echo_json,
     finite,
+    out_format_option,
     read_options,
     single_label,
     votes_input,
     with_duplicates,
+    written,
 )
 
 if TYPE_CHECKING:
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 _JSON_KEYS = (
     "goal, budget, votes_planned, budget_unspent, n_items, n_votes, n_settled, n_unsettled, "
     "n_items_planned, n_cannot_settle, n_at_max_per_item, expected_now, expected_after, "
-    "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, read_as, out")
+    "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, read_as, out, "
+    "output (with --out: what was written)")
 
 
 @click.command(name="plan", epilog=f"--json keys: {_JSON_KEYS}.")
@@ -57,11 +60,12 @@ _JSON_KEYS = (
               help="Write the plan here (.csv, .tsv or .parquet), atomically: columns "
                    "item,extra_votes, one row per item that gets votes. Required unless "
                    "--budget 0.")
+@out_format_option(jsonl=False)
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as one JSON object (keys below).")
 def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float,
          epsilon: float, max_per_item: int | None, seed: int, out_path: str | None,
-         as_json: bool) -> None:
+         out_format: str | None, as_json: bool) -> None:
     """Where to spend the next votes: per item, how many more votes to collect now for the
     goal, under a Dirichlet posterior of each item's population label distribution (uniform
     prior). The budget goes to the unsettled items where more votes raise the expected share
@@ -73,32 +77,36 @@ def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float
     """
     from annokit.core.progress import progress
     from annokit.io import read_votes
-    from annokit.io.atomic import check_outputs, check_table_path, write_table
+    from annokit.io.atomic import check_outputs, check_table_path, describe_output, write_table
     from annokit.subsample.plan import plan as run_plan
 
     if out_path is None and budget > 0:
         raise click.UsageError("give --out FILE for the planned votes (or --budget 0 to only "
                                "report where the dataset stands)")
+    if out_format is not None and out_path is None:
+        raise click.UsageError("--out-format applies to --out")
     if out_path is not None:
-        check_table_path(out_path, jsonl=False)
+        check_table_path(out_path, jsonl=False, format=out_format)
         check_outputs({"--out": out_path}, {"--votes": votes_path})
     votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "plan")
     with progress(desc="plan", unit="count vectors") as bar:
         result = run_plan(votes, budget=budget, goal=goal,  # type: ignore[arg-type]
                           confidence=confidence, epsilon=epsilon, max_per_item=max_per_item,
                           seed=seed, bar=bar)
-    if out_path is not None:
-        write_table(result.next_votes(), out_path, jsonl=False)
     info = result.summary()
+    output = None
+    if out_path is not None:
+        write_table(result.next_votes(), out_path, jsonl=False, format=out_format)
+        output = written(out_path, out_format, info["n_items_planned"], jsonl=False)
     if as_json:
         echo_json(with_duplicates({**info, "read_as": getattr(votes, "read_info", None),
-                                   "out": out_path}, votes))
+                                   "out": out_path, **({"output": output} if output else {})},
+                                  votes))
         return
     for line in summary_lines(info, read_as=getattr(votes, "read_info", None)):
         echo(line)
-    if out_path is not None:
-        echo(f"wrote {out_path} ({info['n_items_planned']} row"
-             f"{'' if info['n_items_planned'] == 1 else 's'})")
+    if output is not None:
+        echo(f"wrote {describe_output(output)}")
 
 
 def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:

@@ -18,14 +18,16 @@ from annokit.cli._common import (
     echo_warning,
     engine_options,
     finite,
+    out_format_option,
     read_options,
     single_label,
     votes_input,
     with_duplicates,
+    written,
 )
 from annokit.core.gold import describe_gold_items
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
-from annokit.io.atomic import check_outputs, check_table_path
+from annokit.io.atomic import check_outputs, check_table_path, describe_output
 
 if TYPE_CHECKING:
     from annokit.core.soft_labels import TiePolicy
@@ -125,6 +127,7 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
               help="Filtered votes (.csv, .tsv, .jsonl or .parquet), written atomically; with "
                    "--engine dask .csv/.tsv/.jsonl one file, .parquet a directory of Parquet "
                    "parts (a dataset).")
+@out_format_option()
 @click.option("--audit", "audit_path", required=True, type=click.Path(dir_okay=False),
               help="Audit JSON: removed annotators with scores, affected items, TVD moved.")
 @_SEED
@@ -132,8 +135,8 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
 @engine_options
 def filter_cmd(votes_path: str, gold_path: str | None, fmt: Format, method: str,
                threshold: float | None, top_fraction: float | None, min_votes: int,
-               out_path: str, audit_path: str, seed: int, as_json: bool, engine: str,
-               scheduler: str | None) -> None:
+               out_path: str, out_format: str | None, audit_path: str, seed: int,
+               as_json: bool, engine: str, scheduler: str | None) -> None:
     """Remove low-quality annotators, writing the kept votes and an audit.
 
     Threshold rules repeat until no remaining annotator is flagged, so filtering
@@ -158,7 +161,7 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: Format, method: str,
                                    "wrong answers in vote order) runs in memory only")
         from annokit.scale.write import output_kind
 
-        kind = output_kind(out_path)
+        kind = output_kind(out_path, format=out_format)
         check_outputs({"--out": out_path, "--audit": audit_path},
                       _inputs(votes_path, gold_path),
                       directories=["--out"] if kind == "dataset" else [])
@@ -167,9 +170,10 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: Format, method: str,
             warnings.simplefilter("always", AnnokitWarning)
             _, audit = filter_annotators_dask(votes, method=method, threshold=threshold,
                                               top_fraction=top_fraction, min_votes=min_votes,
-                                              rng=seed, out=out_path, audit_path=audit_path)
+                                              rng=seed, out=out_path, audit_path=audit_path,
+                                              out_format=out_format)
     else:
-        check_table_path(out_path)
+        check_table_path(out_path, format=out_format)
         check_outputs({"--out": out_path, "--audit": audit_path}, _inputs(votes_path, gold_path))
         votes = _read(votes_path, fmt, gold_path, "filter")
         with warnings.catch_warnings(record=True) as caught:
@@ -177,10 +181,11 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: Format, method: str,
             kept, audit = filter_annotators(votes, method=method, threshold=threshold,
                                             top_fraction=top_fraction, min_votes=min_votes,
                                             rng=seed)
-        write_filtered(kept, audit, out_path, audit_path)
+        write_filtered(kept, audit, out_path, audit_path, format=out_format)
     summary = audit.summary()
+    output = written(out_path, out_format, summary["n_votes_after"], engine=engine)
     if as_json:
-        echo_json(with_duplicates(summary, votes))
+        echo_json(with_duplicates({**summary, "output": output}, votes))
     else:
         echo(
             f"removed {summary['n_annotators_removed']} of {summary['n_annotators_before']} "
@@ -192,9 +197,7 @@ def filter_cmd(votes_path: str, gold_path: str | None, fmt: Format, method: str,
             f"{summary['n_items_too_few_votes']} with fewer than {min_votes} votes; "
             f"mean TVD moved {_fmt(summary['tvd_mean'])}, max {_fmt(summary['tvd_max'])}"
         )
-        wrote = (f"{out_path}/ (a Parquet dataset, one file per partition)"
-                 if kind == "dataset" else out_path)
-        echo(f"wrote {wrote} and {audit_path}")
+        echo(f"wrote {describe_output(output)} and {audit_path}")
     for w in caught:
         echo_warning(w.message)
 
@@ -219,6 +222,7 @@ def _fmt(x) -> str:
               help="Write one row per item (.csv, .tsv or .parquet), atomically; default stdout. "
                    "With --engine dask: .csv/.tsv one file (required: no stdout), .parquet a "
                    "directory of Parquet parts (a dataset), each replaced atomically.")
+@out_format_option(jsonl=False)
 @click.option("--soft", is_flag=True, help="Add the posterior of every label (p_<label> columns).")
 @click.option("--clamp-gold", is_flag=True,
               help="Fix gold items to their gold label while fitting (ds, onecoin, mace).")
@@ -228,8 +232,8 @@ def _fmt(x) -> str:
               help="Print a JSON summary instead of the labels (accuracy against gold).")
 @engine_options
 def aggregate(votes_path: str, gold_path: str | None, fmt: Format, method: str, ties: TiePolicy,
-              out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
-              as_json: bool, engine: str, scheduler: str | None) -> None:
+              out_path: str | None, out_format: str | None, soft: bool, clamp_gold: bool,
+              seed: int, as_json: bool, engine: str, scheduler: str | None) -> None:
     """One label (or, with --soft, a posterior) per item from the votes."""
     from annokit.io.atomic import write_table
     from annokit.io.escape import neutralise_formulas
@@ -244,19 +248,24 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: Format, method: str, 
         raise click.UsageError(f"--ties applies to mv, wmv, wawa and zbs, not --method {method} "
                                "(its label is the most probable one in label order)")
     check_engine(engine, scheduler)
+    if out_format is not None and out_path is None:
+        raise click.UsageError("--out-format applies to --out (the table on stdout is CSV)")
     if engine == "dask":
-        _aggregate_dask(votes_path, gold_path, fmt, method, ties, out_path, soft, clamp_gold,
-                        seed, as_json, scheduler)
+        _aggregate_dask(votes_path, gold_path, fmt, method, ties, out_path, out_format, soft,
+                        clamp_gold, seed, as_json, scheduler)
         return
     if out_path is not None:
-        check_table_path(out_path, jsonl=False)
+        check_table_path(out_path, jsonl=False, format=out_format)
         check_outputs({"--out": out_path}, _inputs(votes_path, gold_path))
     votes = _read(votes_path, fmt, gold_path, "aggregate")
     result = run_aggregate(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed)
+    output = None
     if out_path is not None:
-        write_table(result.table, out_path, jsonl=False, for_people=True)
+        write_table(result.table, out_path, jsonl=False, for_people=True, format=out_format)
+        output = written(out_path, out_format, result.n_items, jsonl=False)
     if as_json:
-        echo_json(with_duplicates(result.summary(), votes))
+        summary = result.summary() if output is None else {**result.summary(), "output": output}
+        echo_json(with_duplicates(summary, votes))
     elif out_path is None:
         text = neutralise_formulas(result.table).to_csv(index=False)
         # data on a pipe stays exact; on a terminal control characters are escaped
@@ -266,7 +275,7 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: Format, method: str, 
         if result.tie_policy is not None:
             acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
         echo(f"{method}: {result.n_items} items, accuracy {acc}{_fit_text(result)}; "
-             f"wrote {out_path}")
+             f"wrote {describe_output(output or {})}")
 
 
 def _fit_text(result: Any) -> str:
@@ -278,8 +287,8 @@ def _fit_text(result: Any) -> str:
 
 
 def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: Format, method: str,
-                    ties: TiePolicy, out_path: str | None, soft: bool, clamp_gold: bool, seed: int,
-                    as_json: bool, scheduler: str | None) -> None:
+                    ties: TiePolicy, out_path: str | None, out_format: str | None, soft: bool,
+                    clamp_gold: bool, seed: int, as_json: bool, scheduler: str | None) -> None:
     """``aggregate --engine dask``: the table goes to one CSV/TSV file or a Parquet dataset
     (``--out DIR.parquet``), never to stdout."""
     from annokit.scale.quality import aggregate_dask
@@ -291,25 +300,19 @@ def _aggregate_dask(votes_path: str, gold_path: str | None, fmt: Format, method:
         raise click.UsageError("--engine dask writes the per-item table to a file, not to "
                                "stdout: give --out FILE.csv (or .tsv), or --out DIR.parquet for "
                                "a Parquet dataset")
-    kind = output_kind(out_path, jsonl=False)
+    kind = output_kind(out_path, jsonl=False, format=out_format)
     check_outputs({"--out": out_path}, _inputs(votes_path, gold_path),
                   directories=["--out"] if kind == "dataset" else [])
     votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold_path, not_on_dask={
         f"--ties {ties}": ties not in ("first", "report")})
     result = aggregate_dask(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed,
-                            out=out_path)
+                            out=out_path, out_format=out_format)
+    output = written(out_path, out_format, result.rows_written, engine="dask", jsonl=False)
     if as_json:
-        echo_json(result.summary())
+        echo_json({**result.summary(), "output": output})
         return
     acc = result.gold_note()
     if result.tie_policy is not None:
         acc += f", ties: {result.tie_policy} ({describe_ties(result.tie_policy)})"
     echo(f"{method}: {result.n_items} items, accuracy {acc}{_fit_text(result)}; "
-         f"wrote {_written(out_path, kind, result.rows_written)}")
-
-
-def _written(out_path: str, kind: str, rows: int | None) -> str:
-    """What a Dask command wrote: one file, or a Parquet dataset (a directory of parts)."""
-    if kind == "dataset":
-        return f"{rows} rows to {out_path}/ (a Parquet dataset, one file per partition)"
-    return f"{rows} rows to {out_path}"
+         f"wrote {describe_output(output)}")

@@ -66,7 +66,8 @@ def stats(votes_path: str, fmt: Format, gold: str | None, n_boot: int, ties: Tie
     bootstrap intervals.
 
     VOTES is a ChaosNLI .jsonl file, a long or wide CSV/TSV/JSONL/Parquet table,
-    or a registered dataset name such as chaosnli-snli.
+    a directory or quoted glob of Parquet/CSV/TSV partitions of a long table, or a
+    registered dataset name such as chaosnli-snli.
     """
     from annokit.io import read_votes
     from annokit.quality.dataset_stats import (

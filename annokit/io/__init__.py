@@ -36,6 +36,7 @@ from annokit.io.layout import frame_layout, table_layout
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
 from annokit.io.lists import looks_like_label_lists, read_label_lists
 from annokit.io.mturk import looks_like_mturk, read_mturk
+from annokit.io.partitions import is_partitioned, partition_files, read_partitions
 from annokit.io.ratings import apply_scale, read_ratings
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
@@ -79,6 +80,7 @@ __all__ = [
     "read_table",
     "read_votes",
     "read_wide",
+    "partition_files",
     "to_hf",
     "votes_from_arrow",
     "votes_table",
@@ -140,7 +142,7 @@ def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header
 
 
 def read_votes(
-    path: str | os.PathLike | pd.DataFrame,
+    path: str | os.PathLike | pd.DataFrame | list[str | os.PathLike] | tuple[str | os.PathLike, ...],
     *,
     format: Format = "auto",
     columns: Mapping[str, str | None] | None = None,
@@ -159,7 +161,8 @@ def read_votes(
 
     Every input goes through one boundary (:mod:`annokit.io.source`): a regular file or
     ``-`` for standard input (FIFOs, devices and directories are refused), UTF-8 with or
-    without a byte-order mark, strict JSON, unique column names. The layout chosen is stated
+    without a byte-order mark, strict JSON, unique column names (a directory is read as
+    partitions, below). The layout chosen is stated
     in ``votes.read_info`` (e.g. ``"votes.csv: long table (csv); item='item', ..."``).
 
     Parameters
@@ -167,7 +170,10 @@ def read_votes(
     path : path-like or pandas DataFrame
         A ChaosNLI ``.jsonl`` file, or a CSV / TSV / JSON Lines / Parquet table,
         ``-`` for standard input, or the name of a registered dataset (``"chaosnli-snli"``),
-        which is then loaded from the cache. A DataFrame is a long or wide table already
+        which is then loaded from the cache. A directory, a glob (``"votes/part-*.csv"``) or
+        a list of Parquet/CSV/TSV partitions is read as the long table of the files
+        concatenated in order (:mod:`annokit.io.partitions`: the same header in every file;
+        errors name the partition and its line or row). A DataFrame is a long or wide table already
         read: its columns are detected exactly as a file's (``format`` "auto", "long" or
         "wide"; ``columns``, ``labels``, ``gold`` (a gold file), ``duplicates``, ``missing``
         and ``scale`` apply as to a file).
@@ -250,7 +256,7 @@ def read_votes(
     """
     check_option("format", format, FORMATS)
     if item_ids is not None and not (format in ("counts", "soft") or (
-            not isinstance(path, pd.DataFrame) and is_array(path))):
+            not isinstance(path, (pd.DataFrame, list, tuple)) and is_array(path))):
         raise InvalidValueError(f"{path if not isinstance(path, pd.DataFrame) else 'DataFrame'}: "
                                 "--item-ids names the rows of a count or probability array "
                                 "(.npy/.npz); this input has its own item column")
@@ -274,14 +280,19 @@ def read_votes(
         check_count_size(votes.n_items, votes.n_labels, "DataFrame", limit=max_count_bytes)
         votes.read_info = (votes.read_info or "DataFrame") + duplicates_note(votes, duplicates)
         return votes
-    if str(path) in REGISTRY and not Path(path).exists():
-        return load_dataset(str(path))
-    if format == "lewidi" and Path(path).is_dir():  # a LeWiDi folder (read_lewidi(folder, split=...))
-        if sep is not None or flags is not None:
+    if format == "lewidi" and not isinstance(path, (list, tuple)) and Path(path).is_dir():
+        if sep is not None or flags is not None:  # a LeWiDi folder (read_lewidi(folder, split=))
             raise InvalidValueError(f"{path}: --sep and --flags apply to CSV/TSV tables; a LeWiDi "
                                     "folder holds JSON splits")
         return _read_lewidi(path, labels=labels, columns=columns, gold=gold, no_header=no_header,
                             missing=missing, duplicates=duplicates, max_count_bytes=max_count_bytes)
+    if isinstance(path, (list, tuple)) or is_partitioned(path):  # partitions: concatenated
+        return read_partitions(path, read_votes, format=format, columns=columns, labels=labels,
+                               gold=gold, duplicates=duplicates, no_header=no_header,
+                               missing=missing, sep=sep, max_count_bytes=max_count_bytes,
+                               flags=flags, item_ids=item_ids)
+    if str(path) in REGISTRY and not Path(path).exists():
+        return load_dataset(str(path))
     source = Input(path, what="votes")
     if is_array(path) or format in ("counts", "soft"):
         return _read_counts(source, format=format, columns=columns, labels=labels, gold=gold,
@@ -442,11 +453,11 @@ def _read_lewidi(source: Input | str | os.PathLike, *, labels: Any, columns: Any
                         duplicates=duplicates)
     check_count_size(votes.n_items, votes.n_labels, votes.source, limit=max_count_bytes)
     return votes
-def _gold_file_applies(path: str | os.PathLike | pd.DataFrame, format: str,
+def _gold_file_applies(path: Any, format: str,
                        columns: Mapping[str, str | None] | None, no_header: bool,
                        sep: str | None = None) -> bool:
     """Whether ``read_votes`` takes a separate gold file for this input (long and wide tables)."""
-    if isinstance(path, pd.DataFrame):
+    if isinstance(path, pd.DataFrame) or is_partitioned(path):
         return True
     if str(path) == "-" or (str(path) in REGISTRY and not Path(path).exists()):
         return False  # standard input is read once; registered datasets take no gold file

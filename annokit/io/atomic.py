@@ -33,10 +33,12 @@ from typing import Any
 
 from annokit.errors import DataFormatError, OutputError
 from annokit.io.escape import neutralise_formulas
+from annokit.io.table_formats import TABLE_FORMATS, describe_output, output_info, table_format
 
-__all__ = ["atomic_directory", "atomic_path", "atomic_paths", "check_outputs",
-           "check_table_path", "dump_table", "file_mode", "output_error", "write_bytes_atomic",
-           "write_table", "write_text_atomic"]
+__all__ = ["TABLE_FORMATS", "atomic_directory", "atomic_path", "atomic_paths", "check_outputs",
+           "check_table_path", "describe_output", "dump_table", "file_mode", "output_error",
+           "output_info", "table_format", "write_bytes_atomic", "write_table",
+           "write_text_atomic"]
 
 PathArg = str | os.PathLike
 
@@ -46,6 +48,7 @@ _TABLE_WRITERS: dict[str, Callable[[Any, Path], Any]] = {
     ".tsv": lambda df, tmp: df.to_csv(tmp, sep="\t", index=False),
     ".tab": lambda df, tmp: df.to_csv(tmp, sep="\t", index=False),
     ".parquet": lambda df, tmp: df.to_parquet(tmp, index=False),
+    ".pq": lambda df, tmp: df.to_parquet(tmp, index=False),
     ".jsonl": lambda df, tmp: df.to_json(tmp, orient="records", lines=True),
     ".ndjson": lambda df, tmp: df.to_json(tmp, orient="records", lines=True),
 }
@@ -130,6 +133,24 @@ def _flat(value: Any) -> list[Path]:
     return [p for v in value for p in _flat(v)]
 
 
+def _input_files(value: Any) -> list[tuple[Path, bool]]:
+    """The paths of an input and the files of each directory or glob of partitions, each
+    with whether it is a directory of partitions."""
+    from annokit.io.partitions import is_partitioned, partition_files
+
+    out: list[tuple[Path, bool]] = []
+    for path in _flat(value):
+        files: list[str] = []
+        if is_partitioned(path):
+            try:
+                files = [f for f in partition_files(path) if "://" not in f]
+            except DataFormatError:
+                pass  # the reader says what is wrong with the input
+        out.append((path, bool(files) and path.is_dir()))
+        out.extend((Path(f), False) for f in files)
+    return out
+
+
 def _same_file(a: Path, b: Path) -> bool:
     if os.path.realpath(a) == os.path.realpath(b):
         return True
@@ -180,8 +201,10 @@ def check_outputs(outputs: Mapping[str, PathArg | None],
     """
     dirs = set(directories)
     seen: list[tuple[str, Path]] = []
-    sources = [(name, p) for name, v in (inputs or {}).items() for p in _flat(v)
-               if str(p) != "-" and os.path.exists(p)]
+    named = [(name, p, parts) for name, v in (inputs or {}).items()
+             for p, parts in _input_files(v)]
+    sources = [(name, p) for name, p, _ in named if str(p) != "-" and os.path.exists(p)]
+    folders = [(name, p) for name, p, parts in named if parts]
     for label, value in outputs.items():
         if value is None:
             continue
@@ -193,6 +216,11 @@ def check_outputs(outputs: Mapping[str, PathArg | None],
                 raise OutputError(f"{label} {path} {where} the input {name}"
                                   f"{'' if where == 'is' else f' ({source})'}; refusing to "
                                   "overwrite an input (choose another path)")
+        for name, folder in folders:
+            if (_inside(path, folder) and path.suffix.lower() in (".parquet", ".pq", ".csv", ".tsv")):
+                raise OutputError(f"{label} {path} is inside the input {name} {folder}/, a "
+                                  "directory of partitions: it would be read as one of them; "
+                                  "choose a path outside it")
         for other, prev in seen:
             if _same_file(path, prev):
                 raise OutputError(f"{label} {path} and {other} {prev} are the same file; "
@@ -366,8 +394,9 @@ def write_bytes_atomic(path: PathArg, data: bytes) -> Path:
     return Path(path)
 
 
-def check_table_path(path: PathArg, *, jsonl: bool = True) -> Path:
-    """Raise unless ``path`` ends in a table extension :func:`write_table` can write.
+def check_table_path(path: PathArg, *, jsonl: bool = True, format: str | None = None) -> Path:
+    """Raise unless ``path`` ends in a table extension :func:`write_table` can write (or,
+    with ``format``, unless :func:`table_format` accepts the two together).
 
     Raises
     ------
@@ -380,6 +409,9 @@ def check_table_path(path: PathArg, *, jsonl: bool = True) -> Path:
     'labels.tsv'
     """
     path = Path(path)
+    if format is not None:
+        table_format(path, format, jsonl=jsonl)
+        return path
     suffix = path.suffix.lower()
     if suffix not in _TABLE_WRITERS or (not jsonl and suffix in (".jsonl", ".ndjson")):
         choices = ".csv, .tsv, .jsonl or .parquet" if jsonl else ".csv, .tsv or .parquet"
@@ -388,14 +420,15 @@ def check_table_path(path: PathArg, *, jsonl: bool = True) -> Path:
 
 
 def dump_table(df: Any, path: PathArg, *, for_people: bool = False,
-               default: str | None = None) -> None:
+               default: str | None = None, format: str | None = None) -> None:
     """Write a DataFrame to ``path`` (no atomicity: use inside :func:`atomic_path`).
 
-    The format comes from the extension (see :func:`write_table`), or ``default``
-    (e.g. ``".csv"``) for another one. ``for_people`` neutralises spreadsheet
-    formulas in CSV/TSV text cells (:func:`annokit.io.escape.neutralise_formulas`).
+    The format is ``format`` (csv, tsv, jsonl or parquet) or comes from the extension
+    (see :func:`write_table`), or ``default`` (e.g. ``".csv"``) for another one.
+    ``for_people`` neutralises spreadsheet formulas in CSV/TSV text cells
+    (:func:`annokit.io.escape.neutralise_formulas`).
     """
-    suffix = Path(path).suffix.lower()
+    suffix = TABLE_FORMATS[format][0] if format is not None else Path(path).suffix.lower()
     if suffix not in _TABLE_WRITERS and default is not None:
         suffix = default
     if for_people and suffix in (".csv", ".tsv", ".tab"):
@@ -404,7 +437,7 @@ def dump_table(df: Any, path: PathArg, *, for_people: bool = False,
 
 
 def write_table(df: Any, path: PathArg, *, jsonl: bool = True, for_people: bool = False,
-                default: str | None = None) -> Path:
+                default: str | None = None, format: str | None = None) -> Path:
     """Write a DataFrame as CSV, TSV, JSON Lines or Parquet by extension, atomically.
 
     Parameters
@@ -423,6 +456,9 @@ def write_table(df: Any, path: PathArg, *, jsonl: bool = True, for_people: bool 
     default : str, optional
         Extension to write when ``path`` has none of the above (e.g. ``".csv"``);
         without it such a path is an error.
+    format : {"csv", "tsv", "jsonl", "parquet"}, optional
+        The format, whatever the extension (the CLI's ``--out-format``; an extension that
+        names another format is refused, :func:`table_format`). Parquet is one file.
 
     Raises
     ------
@@ -432,10 +468,10 @@ def write_table(df: Any, path: PathArg, *, jsonl: bool = True, for_people: bool 
         The file cannot be written (missing or read-only directory, full disk).
     """
     path = Path(path)
-    if default is None:
-        check_table_path(path, jsonl=jsonl)
+    if default is None or format is not None:
+        check_table_path(path, jsonl=jsonl, format=format)
     with atomic_path(path) as tmp:
-        dump_table(df, tmp, for_people=for_people, default=default)
+        dump_table(df, tmp, for_people=for_people, default=default, format=format)
     return path
 
 

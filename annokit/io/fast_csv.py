@@ -40,7 +40,8 @@ def read_csv_arrow(source: Input, kind: str) -> Any:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    if source.path is None or kind not in ("csv", "tsv") or not _plain_dialect(source, kind):
+    if ((source.path is None and not source.held) or kind not in ("csv", "tsv")
+            or not _plain_dialect(source, kind)):
         return None
     try:
         first = source.first_line()

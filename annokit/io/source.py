@@ -308,8 +308,8 @@ def check_regular(path: str | os.PathLike, *, what: str = "input") -> None:
         kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
                 else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
                 else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-        hint = (" (a directory of Parquet/CSV partitions is read by the Dask engine: "
-                "--engine dask, or annokit.scale.read_votes_dask)" if stat.S_ISDIR(mode) else "")
+        hint = (" (votes are read from a directory of Parquet/CSV/TSV partitions too: --votes "
+                "DIR, annokit.io.read_votes)" if stat.S_ISDIR(mode) else "")
         raise DataFormatError(f"{what} {path} is {kind}; give a regular file, or '-' to read "
                               f"standard input{hint}")
 
@@ -329,10 +329,14 @@ class Input:
     suffix: str
     _data: bytes | None
     _what: str = "input"
+    #: Bytes made in memory as a file's (:meth:`from_bytes`), not read from standard input:
+    #: the fast table readers take them as they take a file.
+    held: bool = False
 
     def __init__(self, path: str | os.PathLike | Input, *, what: str = "input"):
         if isinstance(path, Input):
             self.name, self.path, self._data, self.suffix = path.name, path.path, path._data, path.suffix
+            self.held = path.held
             return
         check_regular(path, what=what)
         self.name = display_name(path)
@@ -340,6 +344,16 @@ class Input:
         self.suffix = "" if self.path is None else self.path.suffix.lower()
         self._data = read_bytes(path, what=what) if self.path is None else None
         self._what = what
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, name: str, suffix: str) -> Input:
+        """An input held in memory (no file): read as a file named ``name`` whose extension is
+        ``suffix`` would be, the way standard input is (used for the concatenation of a
+        directory of partitions, :mod:`annokit.io.partitions`)."""
+        source = cls.__new__(cls)
+        source.name, source.path, source._data, source.suffix = name, None, data, suffix.lower()
+        source.held = True
+        return source
 
     @property
     def data(self) -> bytes:

@@ -142,7 +142,8 @@ def read_long(
         fast = _read_long_parquet(source.path, columns, labels, gold, duplicates)
         if fast is not None:
             return fast
-    if (source.path is not None and table_kind(source) in ("csv", "tsv") and not item_columns
+    if ((source.path is not None or source.held) and table_kind(source) in ("csv", "tsv")
+            and not item_columns
             and not missing and not no_header and sep is None):
         fast = _read_long_csv(source, columns, labels, gold, duplicates)
         if fast is not None:
@@ -202,57 +203,77 @@ def _arrow_id_type(t: Any) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
 
 
-def _read_long_parquet(path: Path, columns: Mapping[str, str | None] | None,
+def _read_long_parquet(paths: Path | Sequence[Path], columns: Mapping[str, str | None] | None,
                        labels: LabelSet | Sequence[Any] | None, gold: str | os.PathLike | None,
-                       duplicates: DuplicatePolicy) -> Votes | None:
-    """Arrow path for Parquet votes without a gold column: no pandas round trip.
+                       duplicates: DuplicatePolicy, *, name: str | None = None) -> Votes | None:
+    """Arrow path for Parquet votes: no pandas round trip.
 
-    Returns None when the file needs the general path (a gold column in the file, or id and
-    label columns that are not text or integers).
+    ``paths``: one file, or the partitions of one table (the same columns, in order;
+    :mod:`annokit.io.partitions` checks their headers), read one row group after another as
+    the row groups of one file; ``name`` names the votes in messages (default: the file's).
+
+    Returns None when the votes need the general path (id and label columns that are not text
+    or integers, or whose type differs between partitions; a gold column beside a separate
+    gold file or a policy that drops duplicates).
     """
+    import contextlib
+    from itertools import chain
+
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
-        schema = pq.read_schema(path)
-    except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
-        raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
-    names = check_header(schema.names, path.name)
-    if names != list(schema.names):  # padded names: the general path reads them stripped
+    paths = [paths] if isinstance(paths, Path) else [Path(p) for p in paths]
+    name = name or paths[0].name
+    schemas = []
+    for path in paths:
+        try:
+            schemas.append(pq.read_schema(path))
+        except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+            raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
+    names = check_header(schemas[0].names, paths[0].name)
+    if names != list(schemas[0].names):  # padded names: the general path reads them stripped
         return None
-    roles = detect_columns(names, given=columns, source=path.name)
+    roles = detect_columns(names, given=columns, source=name)
     if roles["item"] is None or roles["label"] is None:
         return None
     in_file_gold = roles["gold"]
     if in_file_gold is not None and (gold is not None or duplicates not in ("error", "keep")):
         return None  # a dropped duplicate would shift rows against the gold column
     wanted = [c for c in (roles["item"], roles["annotator"], roles["label"]) if c]
-    if not all(_arrow_id_type(schema.field(c).type) for c in wanted + (
-            [in_file_gold] if in_file_gold else [])):
+    typed = wanted + ([in_file_gold] if in_file_gold else [])
+    if not all(_arrow_id_type(schemas[0].field(c).type) for c in typed):
         return None
+    if any(schema.field(c).type != schemas[0].field(c).type for schema in schemas[1:]
+           for c in typed):
+        return None  # the general path says which partition differs
     gold_table = _gold_table(gold, None, ()) if gold is not None else None
     # Row group by row group: each is coded and released before the next is read, so the file
     # is never held whole (peak memory about half of pq.read_table's; on large files, faulting
     # in fresh pages is a good part of what a read costs).
-    try:
-        parquet = pq.ParquetFile(path, read_dictionary=wanted + ([in_file_gold] if in_file_gold
-                                                                  else []))
-    except (OSError, ValueError) as exc:
-        raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
-    with parquet:
+    with contextlib.ExitStack() as stack:
+        files = []
+        for path in paths:
+            try:
+                files.append(stack.enter_context(pq.ParquetFile(path, read_dictionary=typed)))
+            except (OSError, ValueError) as exc:
+                raise DataFormatError(f"{path.name}: cannot parse as parquet: {exc}") from None
+        n_rows = sum(f.metadata.num_rows for f in files)
         votes = votes_from_tables(
-            _row_groups(parquet, wanted, path), parquet.metadata.num_rows, item=roles["item"],
-            label=roles["label"], annotator=roles["annotator"], labels=labels,
-            duplicates=duplicates, source=path.name,
+            chain.from_iterable(_row_groups(f, wanted, p) for f, p in zip(files, paths, strict=True)),
+            n_rows, item=roles["item"], label=roles["label"], annotator=roles["annotator"],
+            labels=labels, duplicates=duplicates, source=name,
         )
         if in_file_gold is not None:
             # one vote per row (no duplicate was dropped): the gold cells line up with the votes
-            column = parquet.read(columns=[in_file_gold]).column(0).to_pandas()
+            parts = [f.read(columns=[in_file_gold]).column(0) for f in files]
+            column = pa.chunked_array([c for part in parts for c in part.chunks],
+                                      type=parts[0].type).to_pandas()
             votes = votes.with_gold(gold_column_codes(
                 column, votes.item_index, np.empty(votes.n_items), votes.labels,
-                getattr(votes, "_item_ids", votes.item_ids), f"{path.name}, column {in_file_gold!r}"))
+                getattr(votes, "_item_ids", votes.item_ids), f"{name}, column {in_file_gold!r}"))
     out = _attach(votes, gold_table) if gold_table is not None else votes
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
-    out.read_info = f"{path.name}: long table (parquet); columns {chosen}"
+    out.read_info = f"{name}: long table (parquet); columns {chosen}"
     return out
 
 

@@ -339,8 +339,12 @@ class Audit:
 
 
 def write_filtered(votes: Votes, audit: Audit, out: str | os.PathLike,
-                   audit_path: str | os.PathLike) -> tuple[Path, Path]:
+                   audit_path: str | os.PathLike, *, format: str | None = None
+                   ) -> tuple[Path, Path]:
     """Write filtered votes and their audit together: both files or neither.
+
+    ``format`` (csv, tsv, jsonl or parquet; the CLI's ``--out-format``): the votes' format
+    whatever ``out``'s extension (default: the one it names).
 
     Both are rendered first and renamed into place last (see
     :func:`annokit.io.atomic.atomic_paths`), so a failure (an unwritable audit
@@ -353,11 +357,11 @@ def write_filtered(votes: Votes, audit: Audit, out: str | os.PathLike,
     OutputError
         Either file cannot be written.
     """
-    out, audit_path = check_table_path(out), Path(audit_path)
+    out, audit_path = check_table_path(out, format=format), Path(audit_path)
     text = audit.to_json()
     table = votes_table(votes)
     with atomic_paths([out, audit_path]) as (tmp_votes, tmp_audit):
-        dump_table(table, tmp_votes)
+        dump_table(table, tmp_votes, format=format)
         tmp_audit.write_text(text, encoding="utf-8")
     return out, audit_path
 

@@ -121,9 +121,10 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
                            top_fraction: float | None = None, min_votes: int = 2,
                            max_rounds: int = 20, rng: np.random.Generator | int | None = 0,
                            out: str | os.PathLike | None = None,
-                           audit_path: str | os.PathLike | None = None
-                           ) -> tuple[DaskVotes, DaskAudit]:
-    """Filter annotators on Dask; write the kept votes and the audit.
+                           audit_path: str | os.PathLike | None = None,
+                           out_format: str | None = None) -> tuple[DaskVotes, DaskAudit]:
+    """Filter annotators on Dask; write the kept votes (in ``out_format``, the CLI's
+    ``--out-format``, when given: ``parquet`` a dataset) and the audit.
 
     ``out``: one ``.csv`` / ``.tsv`` / ``.jsonl`` file with the columns the in-memory
     ``write_filtered`` writes (the votes grouped by item, items in hash order: the votes'
@@ -218,7 +219,7 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
                                       for i in current.items.to_delayed()])
             warn_unknown_gold_dropped(np.full(sum(unknown), GOLD_UNKNOWN), votes.source)
         write_table_dask(dd.from_delayed(long, meta=meta, verify_meta=False), out,
-                         client=votes.client)
+                         client=votes.client, format=out_format)
     if audit_path is not None:
         write_text_atomic(audit_path, audit.to_json())
     return current, audit

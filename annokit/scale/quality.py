@@ -80,8 +80,10 @@ def _with_gold(post: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
 def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "first",
                    soft: bool = False, clamp_gold: bool = False,
                    rng: np.random.Generator | int | None = 0,
-                   out: str | os.PathLike | None = None) -> DaskAggregation:
-    """One label per item on Dask; the table written to ``out`` when given.
+                   out: str | os.PathLike | None = None,
+                   out_format: str | None = None) -> DaskAggregation:
+    """One label per item on Dask; the table written to ``out`` when given (in
+    ``out_format``, the CLI's ``--out-format``, when given: ``parquet`` a dataset).
 
     ``out``: one ``.csv`` / ``.tsv`` file, as the in-memory ``write_table`` writes it (the
     rows in the items' first-seen order), or a ``.parquet`` directory of Parquet parts
@@ -123,7 +125,8 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "f
     ordered = table.drop(columns=[c for c in ("_gold", "_code") if c in table.columns])
     public = ordered.drop(columns=["_first"])
     written = None if out is None else write_table_dask(
-        ordered, out, client=votes.client, for_people=True, order="_first", jsonl=False)
+        ordered, out, client=votes.client, for_people=True, order="_first", jsonl=False,
+        format=out_format)
     return DaskAggregation(method=method, build_table=lambda: public, n_items=votes.n_items,
                            n_gold=acc.n_items, accuracy=acc.accuracy, tie_policy=policy,
                            n_ties=n_ties, n_iter=int(n_iter), converged=bool(converged),

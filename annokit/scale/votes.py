@@ -51,6 +51,7 @@ from annokit.core.labels import MISSING_STRINGS, LabelSet, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError, SchemaError
+from annokit.io.partitions import partition_files
 from annokit.io.ratings import scaled_labels
 from annokit.io.tabular import detect_columns
 from annokit.scale.client import engine_client, require_dask, shuffle_method
@@ -128,37 +129,6 @@ class DaskVotes:
 
 
 # -- reading -----------------------------------------------------------------------------
-
-
-def _expand(source: Any) -> list[str]:
-    """The files of a directory, glob, path or list of them (fsspec paths allowed)."""
-    import fsspec
-
-    paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-    files: list[str] = []
-    for path in map(str, paths):
-        fs, _, found = fsspec.get_fs_token_paths(path)
-        if not found:
-            raise DataFormatError(f"{path}: no such file, directory or matching files")
-        for f in found:
-            if not fs.exists(f):
-                raise DataFormatError(f"{path}: no such file, directory or matching files")
-            if fs.isdir(f):
-                inner = sorted(p for p in fs.find(f) if os.path.splitext(p)[1].lower() in _SUFFIXES
-                               and not os.path.basename(p).startswith(("_", ".")))
-                if not inner:
-                    raise DataFormatError(f"{path}: a directory with no .parquet, .csv or .tsv "
-                                          "files")
-                files.extend(fs.unstrip_protocol(p) if "://" in path else p for p in inner)
-            else:
-                files.append(fs.unstrip_protocol(f) if "://" in path else f)
-    kinds = {_SUFFIXES.get(os.path.splitext(f)[1].lower()) for f in files}
-    if None in kinds:
-        bad = next(f for f in files if os.path.splitext(f)[1].lower() not in _SUFFIXES)
-        raise DataFormatError(f"{bad}: unknown file type; expected .parquet, .csv or .tsv")
-    if len(kinds) > 1:
-        raise DataFormatError(f"{paths[0]}: mixes {sorted(map(str, kinds))} files; give one kind")
-    return files
 
 
 def _read_file(path: str, columns: list[str] | None) -> pd.DataFrame:
@@ -397,7 +367,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         raw_parts = source.to_delayed()
         name = "votes"
     else:
-        files = _expand(source)
+        files = partition_files(source)
         names = _header(files[0])
         roles = detect_columns(names, given=columns, source=os.path.basename(files[0]))
         wanted = [c for c in (roles["item"], roles["annotator"], roles["label"], roles["gold"])

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.errors import DataFormatError
-from annokit.io.atomic import atomic_directory, atomic_path, dump_table
+from annokit.io.atomic import TABLE_FORMATS, atomic_directory, atomic_path, dump_table, table_format
 from annokit.scale.progress import compute
 
 __all__ = ["output_kind", "write_partitioned", "write_table_dask"]
@@ -37,8 +37,11 @@ _ONE_FILE = ONE_FILE
 _DATASET = (".parquet", ".pq")
 
 
-def output_kind(path: str | os.PathLike, *, jsonl: bool = True) -> str:
+def output_kind(path: str | os.PathLike, *, jsonl: bool = True, format: str | None = None) -> str:
     """``"file"`` (one CSV/TSV/JSON Lines file) or ``"dataset"`` (a Parquet directory).
+
+    ``format`` (the CLI's ``--out-format``) decides instead of the extension: ``parquet``
+    is a dataset (checked against the extension by :func:`annokit.io.atomic.table_format`).
 
     Raises
     ------
@@ -50,6 +53,8 @@ def output_kind(path: str | os.PathLike, *, jsonl: bool = True) -> str:
     >>> output_kind("labels.csv"), output_kind("labels.parquet")
     ('file', 'dataset')
     """
+    if format is not None:
+        return "dataset" if table_format(path, format, jsonl=jsonl) == "parquet" else "file"
     suffix = Path(path).suffix.lower()
     files = _ONE_FILE if jsonl else _ONE_FILE[:3]
     if suffix in files:
@@ -146,7 +151,7 @@ def _header(meta: pd.DataFrame, suffix: str, for_people: bool, folder: str) -> b
 
 def write_table_dask(frame: Any, out: str | os.PathLike, *, client: Any = None,
                      for_people: bool = False, order: str | None = None,
-                     jsonl: bool = True) -> int:
+                     jsonl: bool = True, format: str | None = None) -> int:
     """Write a dask DataFrame to ``out``: one file, or a Parquet dataset.
 
     A ``.csv``, ``.tsv`` or ``.jsonl`` path is one file; any other (``.parquet``, a
@@ -165,6 +170,9 @@ def write_table_dask(frame: Any, out: str | os.PathLike, *, client: Any = None,
         positions), left out of the output; default: partition order.
     jsonl : bool, default True
         Whether JSON Lines is accepted.
+    format : {"csv", "tsv", "jsonl", "parquet"}, optional
+        The format whatever the extension (the CLI's ``--out-format``): ``parquet`` is a
+        Parquet dataset, the others one file.
 
     Returns
     -------
@@ -186,7 +194,10 @@ def write_table_dask(frame: Any, out: str | os.PathLike, *, client: Any = None,
     import dask
 
     suffix = Path(out).suffix.lower()
-    if suffix in ONE_FILE:
+    if format is not None:
+        kind = output_kind(out, jsonl=jsonl, format=format)
+        suffix = TABLE_FORMATS[format][0]
+    elif suffix in ONE_FILE:
         kind = output_kind(out, jsonl=jsonl)  # refuses JSON Lines when not wanted
     else:  # .parquet, or any other path (the CLI asks for .parquet: output_kind)
         kind = "dataset"

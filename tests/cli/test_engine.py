@@ -60,6 +60,8 @@ def test_aggregate_annotators_evaluate(data, tmp_path):
     mem = _json("aggregate", data / "votes.parquet", "--method", "ds", "--json")
     got = _json("aggregate", data / "parts", "--method", "ds", "--engine", "dask", "--json",
                 "--out", tmp_path / "labels.parquet")
+    assert got.pop("output") == {"path": str(tmp_path / "labels.parquet"), "format": "parquet",
+                                 "layout": "dataset", "n_files": 3, "n_rows": 60}
     assert got == mem
     assert len(pd.read_parquet(tmp_path / "labels.parquet")) == 60
     mem = _json("annotators", data / "votes.parquet", "--json")
@@ -108,6 +110,7 @@ def test_filter(data, tmp_path):
     got = _json("filter", data / "parts", "--method", "agreement", "--top-fraction", "0.25",
                 "--engine", "dask", "--out", tmp_path / "kept.parquet", "--audit",
                 tmp_path / "b.json", "--json")
+    assert (mem.pop("output")["layout"], got.pop("output")["layout"]) == ("file", "dataset")
     for key, value in mem.items():
         assert got[key] == (pytest.approx(value, rel=1e-12) if isinstance(value, float)
                             else value), key
@@ -118,7 +121,6 @@ def test_filter(data, tmp_path):
 @pytest.mark.parametrize("args, code, text", [
     (["stats", "{parts}", "--scheduler", "tcp://127.0.0.1:1"], 2, "--scheduler applies to "
                                                                   "--engine dask"),
-    (["stats", "{parts}"], 1, "--engine dask"),
     (["aggregate", "{parts}", "--engine", "dask"], 2, "Error: --engine dask writes the per-item "
      "table to a file, not to stdout: give --out FILE.csv (or .tsv), or --out DIR.parquet for a "
      "Parquet dataset"),
@@ -267,7 +269,7 @@ def test_acceptance_1_cli_gold_jsonl_predictions_labels_csv(side_files, tmp_path
     assert got.stderr.splitlines() == mem.stderr.splitlines() == warned
     summary = mem.stdout.strip().split("; wrote")[0]
     assert summary.startswith("ds: 90 items, accuracy ")
-    assert got.stdout.strip() == f"{summary}; wrote 90 rows to {tmp_path / 'labels.csv'}"
+    assert got.stdout.strip() == f"{summary}; wrote {tmp_path / 'labels.csv'} (CSV, 90 rows)"
     assert (tmp_path / "labels.csv").is_file()
     want = pd.read_csv(tmp_path / "memory.csv", dtype={"item": str})
     labels = pd.read_csv(tmp_path / "labels.csv", dtype={"item": str})
@@ -299,6 +301,10 @@ def test_gold_file_other_commands_as_in_memory(side_files, tmp_path):
         mem_doc = _json(*args, *(["--out", tmp_path / "m.csv"] if args[0] == "aggregate" else []))
         got_doc = _json(*args, *dask, *(["--out", tmp_path / "d.csv"] if args[0] == "aggregate"
                                          else []))
+        if args[0] == "aggregate":  # what was written: the same but for the path
+            assert ({**got_doc.pop("output"), "path": "-"} == {**mem_doc.pop("output"), "path": "-"}
+                    == {"path": "-", "format": "csv", "layout": "file", "n_files": 1,
+                        "n_rows": 90})
         if args[0] == "annotators":
             by_id = {r["annotator"]: r for r in mem_doc.pop("annotators")}
             for row in got_doc.pop("annotators"):  # Dawid-Skene scores: EM, within 1e-9
@@ -327,8 +333,9 @@ def test_filter_with_gold_writes_one_csv_file(side_files, tmp_path):
                    "0.25", "--out", tmp_path / f"{engine}.csv", "--audit",
                    tmp_path / f"{engine}.json", "--engine", engine)
         assert res.exit_code == 0, res.output
-        assert (f"wrote {tmp_path / f'{engine}.csv'} and {tmp_path / f'{engine}.json'}"
-                in res.output.splitlines())
+        rows = len(pd.read_csv(tmp_path / f"{engine}.csv"))
+        assert (f"wrote {tmp_path / f'{engine}.csv'} (CSV, {rows} rows) and "
+                f"{tmp_path / f'{engine}.json'}") in res.output.splitlines()
     mem = pd.read_csv(tmp_path / "memory.csv", dtype=str)
     got = pd.read_csv(tmp_path / "dask.csv", dtype=str)
     assert list(got.columns) == list(mem.columns)

@@ -42,7 +42,7 @@ def test_plan_writes_item_extra_votes_within_the_budget(tmp_path):
                         "annotator='annotator', label='label'")
     assert lines[1].startswith("30 items, 90 votes; goal majority (settled: P(leading label is "
                                "the population majority) >= 0.95)")
-    assert lines[-1] == f"wrote {out} ({len(plan)} rows)"
+    assert lines[-1] == f"wrote {out} (CSV, {len(plan)} rows)"
 
 
 def test_same_seed_same_bytes(tmp_path):

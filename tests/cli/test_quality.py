@@ -191,7 +191,7 @@ def test_aggregate_states_the_gold_items_left_out(runner, cased_gold, tmp_path):
                                str(tmp_path / "o.csv")])
     assert res.stdout == (f"mv: 3 items, accuracy 1.0000 on 1 of 3 gold items (2 gold labels not "
                           "among the votes' labels), ties: first (first tied label in label "
-                          f"order); wrote {tmp_path / 'o.csv'}\n")
+                          f"order); wrote {tmp_path / 'o.csv'} (CSV, 3 rows)\n")
 
 
 def test_annotators_gold_states_the_gold_items_scored(runner, cased_gold):

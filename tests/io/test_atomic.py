@@ -23,8 +23,11 @@ from annokit.io.atomic import (
     atomic_path,
     atomic_paths,
     check_outputs,
+    describe_output,
     file_mode,
     output_error,
+    output_info,
+    table_format,
     write_bytes_atomic,
     write_table,
     write_text_atomic,
@@ -388,3 +391,48 @@ def test_a_failure_inside_a_group_names_the_file_being_written(tmp_path):
             atomic_paths([a, b]) as (_ta, tb):
         raise OSError(errno.ENOSPC, "No space left on device", str(tb))
     assert _names(tmp_path) == []
+
+
+# -- --out-format ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "fmt", "jsonl", "message"), [
+    ("labels.txt", None, True, r"^labels\.txt: cannot write '\.txt'; use \.csv, \.tsv, \.jsonl or "
+                               r"\.parquet, or name the format with --out-format "
+                               r"\(csv\|tsv\|jsonl\|parquet\)$"),
+    ("labels", "jsonl", False, r"^labels: --out-format jsonl is not written here; use csv, tsv, "
+                               r"parquet$"),
+    ("labels.tsv", "parquet", True, r"^labels\.tsv: its extension \.tsv names tsv, --out-format "
+                                    r"parquet; give a path ending in \.parquet \(or with no table "
+                                    r"extension\)$"),
+], ids=["unknown-extension", "jsonl-not-here", "contradiction"])
+def test_table_format_refusals(path, fmt, jsonl, message):
+    with pytest.raises(DataFormatError, match=message):
+        table_format(path, fmt, jsonl=jsonl)
+
+
+def test_table_format_and_what_was_written(tmp_path):
+    assert [table_format(p) for p in ("a.csv", "a.TAB", "a.ndjson", "a.pq")] == [
+        "csv", "tsv", "jsonl", "parquet"]
+    assert table_format("a.dat", "tsv") == "tsv" and table_format("a.parquet", "parquet")
+    df = pd.DataFrame({"item": ["a", "b"], "label": ["=x", "y"]})
+    write_table(df, tmp_path / "t.out", format="tsv", for_people=True)
+    assert (tmp_path / "t.out").read_text() == "item\tlabel\na\t'=x\nb\ty\n"
+    write_table(df, tmp_path / "t.bin", format="parquet")
+    assert pd.read_parquet(tmp_path / "t.bin")["label"].tolist() == ["=x", "y"]
+    info = output_info(tmp_path / "t.bin", "parquet", 2)
+    assert describe_output(info) == f"{tmp_path / 't.bin'} (Parquet, 2 rows)"
+    assert describe_output(output_info("out/", "parquet", 1234, n_files=1)) == (
+        "out/ (Parquet dataset, 1 file, 1,234 rows)")
+
+
+def test_outputs_inside_an_input_directory_of_partitions_are_refused(tmp_path):
+    (tmp_path / "votes").mkdir()
+    (tmp_path / "votes" / "part-0.csv").write_text("item,annotator,label\nq,w,x\n")
+    with pytest.raises(OutputError, match=r"^--out .*votes/labels\.csv is inside the input "
+                                          r"--votes .*votes/, a directory of partitions: it would "
+                                          r"be read as one of them; choose a path outside it$"):
+        check_outputs({"--out": tmp_path / "votes" / "labels.csv"}, {"--votes": tmp_path / "votes"})
+    with pytest.raises(OutputError, match=r"part-0\.csv is the input --votes; refusing"):
+        check_outputs({"--out": tmp_path / "votes" / "part-0.csv"},
+                      {"--votes": str(tmp_path / "votes" / "part-*.csv")})
+    check_outputs({"--audit": tmp_path / "votes" / "audit.json"}, {"--votes": tmp_path / "votes"})

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError, SchemaError
-from annokit.io import read_gold, read_long, read_votes
+from annokit.io import read_chaosnli, read_gold, read_long, read_votes
 from annokit.io.predictions import read_predictions
 from annokit.io.source import MAX_JSON_DEPTH, decode_text, loads_json, loads_json_lenient
 
@@ -243,7 +243,10 @@ def test_deeply_nested_json_is_refused_without_recursion_error(tmp_path):
 
 def test_directories_and_fifos_are_refused(tmp_path):
     with pytest.raises(DataFormatError, match="is a directory; give a regular file, or '-'"):
-        read_votes(tmp_path)
+        read_chaosnli(tmp_path)
+    with pytest.raises(DataFormatError, match=r": a directory with no \.parquet, \.csv or "
+                                              r"\.tsv files$"):
+        read_votes(tmp_path)  # a directory of votes is read as partitions (test_partitions.py)
     fifo = tmp_path / "fifo.csv"
     os.mkfifo(fifo)
     with pytest.raises(DataFormatError, match=r"is a FIFO \(named pipe\)"):
