@@ -204,21 +204,37 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     labels = _labels(pred_labels)
     check_engine(engine, scheduler)
     if engine == "dask":
-        if annotator_path is not None or not pred_paths or multilabel:
-            raise click.UsageError("--annotator-predictions and --multilabel run in memory only "
-                                   "(--engine memory)")
+        if multilabel:
+            raise click.UsageError("--multilabel runs in memory only (--engine memory)")
         if n_temp or model is not None or ties != "first":
             raise click.UsageError("--engine dask evaluates probabilities as given: temperature "
                                    "options, --model and --ties random run in memory only")
+        if not pred_paths and (per_item_path or by or n_boot or positive is not None
+                               or metric_names is not None):
+            raise click.UsageError("--per-item, --by, --n-boot, --positive, --metrics and the "
+                                   "temperature options need --predictions")
         from annokit.io.atomic import check_outputs
         from annokit.scale.evaluate import evaluate_dask
         from annokit.scale.write import output_kind
 
         kind = None if per_item_path is None else output_kind(per_item_path)
         check_outputs({"--per-item": per_item_path},
-                      {"--votes": votes_path, "--predictions": pred_paths},
+                      {"--votes": votes_path, "--predictions": pred_paths,
+                       "--annotator-predictions": annotator_path},
                       directories=["--per-item"] if kind == "dataset" else [])
         votes = dask_votes(votes_path, scheduler, fmt=fmt)
+        from annokit.scale.eval_annotators import evaluate_annotators_dask
+
+        if not pred_paths:
+            assert annotator_path is not None  # refused above when both are missing
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                view = evaluate_annotators_dask(votes, annotator_path)
+            for w in caught:
+                echo_warning(w.message)
+            echo_json({"annotators": view.to_dict()}) if as_json else \
+                echo(_annotator_table(view))
+            return
         metrics = select_metrics(metric_names, scale=votes.labels.scale,
                                  n_labels=len(votes.labels.names))
         with warnings.catch_warnings(record=True) as caught:
@@ -230,10 +246,15 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                    n_bins=n_bins, by=by, per_item_out=per_item_path,
                                    client=votes.client, metric_options=None if positive is None
                                    else {"positive": _positive(positive, votes)})
+            view = None if annotator_path is None else \
+                evaluate_annotators_dask(votes, annotator_path)
         for w in caught:
             echo_warning(w.message)
-        echo_json({**result.to_dict(), **_selection(metric_names, result)}) if as_json \
-            else echo(_table(result))
+        doc = {**result.to_dict(), **_selection(metric_names, result)}
+        if view is not None:
+            doc["annotators"] = view.to_dict()
+        echo_json(doc) if as_json else echo(
+            _table(result) + ("" if view is None else "\n\n" + _annotator_table(view)))
         return
     from annokit.io.atomic import check_outputs, write_table
 
