@@ -393,11 +393,14 @@ def engine_options(f: Callable) -> Callable:
 
 
 def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
-               not_on_dask: dict[str, bool] | None = None, gold: str | None = None) -> Any:
+               not_on_dask: dict[str, bool] | None = None, gold: str | None = None,
+               duplicates: str = "error") -> Any:
     """Votes for ``--engine dask``: refuses options the Dask reader does not take.
 
     ``gold``: a separate gold file (``--gold``), read once here and joined by item id on
-    the workers (:func:`annokit.scale.votes.attach_gold_dask`).
+    the workers (:func:`annokit.scale.votes.attach_gold_dask`). ``duplicates="keep"``: a
+    command's ``--multilabel`` (every label an annotator ticked; ``--duplicates keep`` may
+    then be given too).
     """
     from annokit.scale.votes import attach_gold_dask, read_votes_dask
 
@@ -413,7 +416,7 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
                                "Parquet/CSV/TSV tables)")
-    if options["duplicates"] not in ("error", None):
+    if options["duplicates"] not in ("error", None, duplicates):
         raise click.UsageError(
             f"--duplicates {options['duplicates']} does not apply with --engine dask: repeated "
             "(item, annotator) votes are refused there (which vote comes first is not defined "
@@ -424,7 +427,7 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
 
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
     votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler,
-                            scale=options["scale"])
+                            scale=options["scale"], duplicates=duplicates)
     click.get_current_context().call_on_close(lambda: shutdown(votes.client))
     if gold is not None:
         from annokit.io import read_gold

@@ -204,8 +204,14 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     labels = _labels(pred_labels)
     check_engine(engine, scheduler)
     if engine == "dask":
-        if multilabel:
-            raise click.UsageError("--multilabel runs in memory only (--engine memory)")
+        if multilabel and pred_paths and (n_temp or by or ties != "first" or positive
+                                          or annotator_path or model or renormalize
+                                          or per_item_path):
+            raise click.UsageError("multi-label votes on --engine dask take --predictions, "
+                                   "--pred-labels, --id-field, --on-missing, --n-bins, --n-boot "
+                                   "and --seed; not temperatures, --by, --ties, --positive, "
+                                   "--annotator-predictions, --model, --renormalize or "
+                                   "--per-item (a per-item table runs in memory only)")
         if n_temp or model is not None or ties != "first":
             raise click.UsageError("--engine dask evaluates probabilities as given: temperature "
                                    "options, --model and --ties random run in memory only")
@@ -222,7 +228,9 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                       {"--votes": votes_path, "--predictions": pred_paths,
                        "--annotator-predictions": annotator_path},
                       directories=["--per-item"] if kind == "dataset" else [])
-        votes = dask_votes(votes_path, scheduler, fmt=fmt)
+        read_options(multilabel=multilabel)  # --duplicates other than keep conflicts with it
+        votes = dask_votes(votes_path, scheduler, fmt=fmt,
+                           duplicates="keep" if multilabel else "error")
         from annokit.scale.eval_annotators import evaluate_annotators_dask
 
         if not pred_paths:
@@ -234,6 +242,20 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                 echo_warning(w.message)
             echo_json({"annotators": view.to_dict()}) if as_json else \
                 echo(_annotator_table(view))
+            return
+        if multilabel:
+            from annokit.scale.eval_multilabel import evaluate_multilabel_dask
+
+            metrics = select_metrics(metric_names, scale=votes.labels.scale,
+                                     n_labels=len(votes.labels.names), multilabel=True)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = evaluate_multilabel_dask(
+                    votes, list(pred_paths), metrics, pred_labels=labels, on_missing=on_missing,
+                    id_field=id_field, n_boot=n_boot, seed=seed, n_bins=n_bins)
+            for w in caught:
+                echo_warning(w.message)
+            _multilabel_output(result, as_json, metric_names, votes)
             return
         metrics = select_metrics(metric_names, scale=votes.labels.scale,
                                  n_labels=len(votes.labels.names))
@@ -349,6 +371,11 @@ def _evaluate_multilabel(votes, pred_paths, labels, id_field, on_missing, n_bins
         echo_warning(w.message)
     if per_item_path:
         write_table(result.per_item, per_item_path, for_people=True, default=".csv")
+    _multilabel_output(result, as_json, wanted, votes)
+
+
+def _multilabel_output(result, as_json, wanted, votes) -> None:
+    """Print a multi-label result (both engines): JSON, or the table and the per-label one."""
     if as_json:
         echo_json(with_duplicates({**result.to_dict(), **_selection(wanted, result)}, votes))
         return

@@ -129,9 +129,55 @@ def test_evaluate_every_scale(ratings, scale):
     _same(got, mem)
 
 
+@pytest.fixture(scope="module")
+def ticks(tmp_path_factory):
+    """Seeded multi-label votes (one row per ticked label) as one CSV file and 2 Parquet parts,
+    per-label predictions as a CSV file (2 items without one, 1 unknown id)."""
+    root = tmp_path_factory.mktemp("ticks")
+    rng = np.random.default_rng(7)
+    labels = ["joy", "anger", "fear"]
+    rows = [(f"t{i}", f"r{a}", lab) for i in range(30)
+            for a in rng.choice(6, size=int(rng.integers(2, 5)), replace=False)
+            for lab in rng.choice(labels, size=int(rng.integers(1, 3)), replace=False)]
+    votes = pd.DataFrame(rows, columns=["item", "annotator", "label"])
+    votes.to_csv(root / "votes.csv", index=False)
+    _parts(votes, root / "parts", 2)
+    preds = pd.DataFrame({"item": [f"t{i}" for i in range(2, 30)] + ["t99"]})
+    for name in labels:
+        preds[f"prob_{name}"] = rng.uniform(size=len(preds))
+    preds.to_csv(root / "preds.csv", index=False)
+    return root
+
+
+def test_multilabel_evaluate(ticks):
+    args = ["evaluate", "--predictions", ticks / "preds.csv", "--multilabel", "--on-missing",
+            "drop", "--n-boot", "30", "--json"]
+    mem = _run(*args, "--votes", ticks / "votes.csv")
+    got = _run(*args, "--votes", ticks / "parts", *DASK)
+    assert mem.exit_code == got.exit_code == 0, got.output
+    mem_doc, got_doc = json.loads(mem.stdout), json.loads(got.stdout)
+    assert mem_doc["task"] == "multilabel" and mem_doc["n_dropped_items"] == 2
+    mem_doc.pop("duplicates", None)  # memory's --duplicates keep report (implied by --multilabel)
+    _same(got_doc, mem_doc)
+    assert [x for x in got.stderr.splitlines() if "Port " not in x] == \
+        mem.stderr.splitlines() == [
+        "Warning: 2 of 30 vote items have no prediction, e.g. ['t0', 't1']; they are dropped "
+        "and 28 items are kept", f"Warning: {mem_doc['n_ties']} (item, label) cells are ticked "
+        "by exactly half of the annotators; tie policy 'exclude'"]
+    text = [_run(*args[:-1], "--votes", v, *e).stdout
+            for v, e in ((ticks / "votes.csv", []), (ticks / "parts", DASK))]
+    assert "per label:" in text[0] and text[1] == text[0]
+
+
 @pytest.mark.parametrize("args, code, text", [
-    (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--multilabel", *DASK], 2,
-     "Error: --multilabel runs in memory only (--engine memory)"),
+    (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--multilabel", "--per-item",
+      "x.csv", *DASK], 2, "Error: multi-label votes on --engine dask take --predictions, "
+     "--pred-labels, --id-field, --on-missing, --n-bins, --n-boot and --seed; not temperatures, "
+     "--by, --ties, --positive, --annotator-predictions, --model, --renormalize or --per-item "
+     "(a per-item table runs in memory only)"),
+    (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--multilabel",
+      "--duplicates", "first", *DASK], 2, "Error: --multilabel keeps every label an annotator "
+     "gave an item; --duplicates first conflicts with it"),
     (["evaluate", "--votes", "{parts}", "--annotator-predictions", "{ann}", "--n-boot", "5",
       *DASK], 2, "Error: --per-item, --by, --n-boot, --positive, --metrics and the temperature "
                  "options need --predictions"),
