@@ -40,12 +40,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_int, check_open_unit, check_option
-from annokit.core.multilabel import (
-    DEFAULT_MULTILABEL_TIES,
-    majority_of_counts,
-    repeated_ticks_error,
-    response_pairs,
-)
+from annokit.core.multilabel import DEFAULT_MULTILABEL_TIES, majority_of_counts
 from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
 from annokit.core.scales import check_scale
 from annokit.errors import AlignmentError, DegenerateInputWarning
@@ -65,11 +60,11 @@ from annokit.metrics.engine import (
 )
 from annokit.metrics.multilabel_records import MultilabelRecords, read_multilabel_predictions
 from annokit.scale.progress import compute
+from annokit.scale.votes_multilabel import check_responses, merge_repeated, responses_part
 
 __all__ = ["evaluate_multilabel_dask"]
 
 _FAN_IN = 8
-_SHOWN = 5  # ids named in a message
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,36 +86,18 @@ def _keys(items: pd.DataFrame) -> np.ndarray:
     return items["item"].to_numpy(dtype=np.int64)
 
 
-def _ids_of(items: pd.DataFrame, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Item ids and first-seen positions of item keys (all among the partition's items)."""
-    pos = pd.Index(items["item"].to_numpy(dtype=np.int64)).get_indexer(keys)
-    return (items["item_id"].to_numpy(dtype=object)[pos],
-            items["first"].to_numpy(dtype=np.int64)[pos])
-
-
 def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray], spec: _Spec,
           annotator_ids: np.ndarray) -> dict[str, Any]:
     """One partition: its responses checked, its items' ticks joined to their predictions,
     and the states filled (see the module docstring)."""
-    k, n_ann = spec.k, spec.n_annotators
-    keys = frame["item"].to_numpy(dtype=np.int64)
-    distinct, local = np.unique(keys, return_inverse=True)
-    local = local.reshape(-1).astype(np.int64)
-    label = frame["label"].to_numpy().astype(np.int64)
-    _, _, rep = response_pairs(local * n_ann + frame["annotator"].to_numpy(), label, k)
-    ids, first = _ids_of(items, distinct)
-    out: dict[str, Any] = {"n_repeated": int(rep.size), "shown_repeated": []}
-    if rep.size:
-        pair, lab = rep // k, rep % k
-        out["shown_repeated"] = [(ids[p // n_ann], annotator_ids[p % n_ann],
-                                  spec.labels.names[j])
-                                 for p, j in zip(pair[:_SHOWN], lab[:_SHOWN], strict=True)]
+    r = responses_part(frame, items, k=spec.k, n_annotators=spec.n_annotators,
+                       labels=spec.labels, annotator_ids=annotator_ids)
+    out: dict[str, Any] = {"repeated": [(r.n_repeated, r.shown_repeated)]}
+    if r.n_repeated:
         return out
-    m = len(distinct)
-    counts = np.bincount(local * k + label, minlength=m * k).reshape(m, k)
-    pairs = np.unique(local * n_ann + frame["annotator"].to_numpy())
-    n_resp = np.bincount(pairs // n_ann, minlength=m)
-    code = np.searchsorted(distinct, rows["item"]).astype(np.int64)  # rows of these items only
+    ids, first, counts, n_resp = r.item_ids, r.first, r.counts, r.n_responses
+    m = len(r.keys)
+    code = np.searchsorted(r.keys, rows["item"]).astype(np.int64)  # rows of these items only
     order = np.argsort(code, kind="stable")
     code = code[order]
     has = np.zeros(m, dtype=bool)
@@ -146,7 +123,7 @@ def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray],
         base = dataclasses.replace(plan, probs=[baseline_probs(rec, kind)
                                                 for kind in ("chance", "oracle")])
         out["base"] = [row[0] for row in base.fill(lambda lo, hi: None)]
-    ukeys = distinct[code].view(np.uint64)  # item_keys of the ids, as in memory
+    ukeys = r.keys[code].view(np.uint64)  # item_keys of the ids, as in memory
     out["boot"] = [plan.fill(lambda lo, hi, a=a, b=b: poisson_weights(ukeys[lo:hi], spec.seed,
                                                                       a, b))[0][0]
                    for a, b in spec.chunks]
@@ -165,9 +142,9 @@ def _merge_states(a: list[Any] | None, b: list[Any] | None) -> list[Any] | None:
 def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
     out = dict(parts[0])
     for p in parts[1:]:
-        out["n_repeated"] += p["n_repeated"]
-        out["shown_repeated"] = (out["shown_repeated"] + p["shown_repeated"])[:_SHOWN]
-        if out["n_repeated"]:
+        out["repeated"] = out["repeated"] + p["repeated"]
+        if "n_items" not in out or "n_items" not in p:
+            out.pop("n_items", None)  # some partition repeats a tick: only the error counts
             continue
         for key in ("n_items", "n_matched", "n_ties"):
             out[key] += p[key]
@@ -293,8 +270,7 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
     parts = [delayed(_part)(f, i, r, spec_d, ids_d)
              for f, i, r in zip(votes.frame.to_delayed(), item_parts, pieces, strict=True)]
     res = compute(cl, [_tree(parts)], desc="multi-label evaluate")[0]
-    if res["n_repeated"]:
-        raise repeated_ticks_error(votes.source, res["n_repeated"], res["shown_repeated"])
+    check_responses(votes.source, *merge_repeated(res["repeated"]))
     if perm is None:  # no order suggested: the majority of multi-label votes is per label
         raise AlignmentError(unknown_order_message(labels, preds.n_labels, None))
     n_items, n_matched = res["n_items"], res["n_matched"]
