@@ -169,7 +169,28 @@ def test_multilabel_evaluate(ticks):
     assert "per label:" in text[0] and text[1] == text[0]
 
 
+def test_multilabel_stats(ticks):
+    args = ["stats", "--multilabel", "--n-boot", "40", "--seed", "3"]
+    mem = _run(*args, ticks / "votes.csv", "--json")
+    got = _run(*args, ticks / "parts", "--json", *DASK)
+    assert mem.exit_code == got.exit_code == 0, got.output
+    mem_doc, got_doc = json.loads(mem.stdout), json.loads(got.stdout)
+    for doc in (mem_doc, got_doc):
+        for key in ("source", "read_as", "duplicates"):
+            doc.pop(key, None)
+    assert mem_doc["task"] == "multilabel"
+    _same(got_doc, mem_doc)
+    assert [x for x in got.stderr.splitlines() if "Port " not in x] == mem.stderr.splitlines()
+    table = [_run(*args, v, *e).stdout.splitlines() for v, e in ((ticks / "votes.csv", []),
+                                                                  (ticks / "parts", DASK))]
+    assert [x for x in table[1] if "read as" not in x and "source" not in x] == \
+        [x for x in table[0] if "read as" not in x and "source" not in x]
+
+
 @pytest.mark.parametrize("args, code, text", [
+    (["stats", "{parts}", "--multilabel", "--ties", "random", *DASK], 2, "Error: --ties applies "
+     "to single-label votes (a multi-label tie is a label ticked by exactly half: reported, left "
+     "out)"),
     (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--multilabel", "--per-item",
       "x.csv", *DASK], 2, "Error: multi-label votes on --engine dask take --predictions, "
      "--pred-labels, --id-field, --on-missing, --n-bins, --n-boot and --seed; not temperatures, "
