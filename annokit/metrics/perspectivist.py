@@ -343,8 +343,8 @@ def pair_sums(pred: np.ndarray, probs: np.ndarray | None, actual: np.ndarray, it
     if probs is not None:
         per_pair["nll"] = (item_values(probs, None, actual, ("nll_majority",), eps=_NLL_EPS)[:, 0]
                            if len(pred) else np.zeros(0))
-    items, it = np.unique(np.asarray(item), return_inverse=True)
-    it = it.reshape(-1)
+    it, items = pd.factorize(np.asarray(item))  # items in first-seen order
+    it = np.asarray(it, dtype=np.int64)
     m = len(items)
     per_item_n = np.bincount(it, minlength=m).astype(np.float64)
     item_sums = {"lewidi_error_rate": float((np.bincount(it, err, minlength=m)
@@ -499,7 +499,7 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
     sums = pair_sums(pred_all[matched], None if probs_all is None else probs_all[matched],
                      votes.label_index[vote_pos], votes.item_index[vote_pos],
                      votes.annotator_index[vote_pos], k=k, n_annotators=n_ann, scale=scale,
-                     values=v, normalizer=s, n_votes_covered=int(np.unique(vote_pos).size))
+                     values=v, normalizer=s, n_votes_covered=vote_pos.size)  # distinct pairs
     return annotator_evaluation(sums, votes.annotator_ids, labels=names,
                                 n_unmatched_predictions=int((~matched).sum()),
                                 n_votes=votes.n_votes, quantiles=quantiles, n_worst=n_worst)

@@ -45,6 +45,7 @@ from annokit.metrics.perspectivist import (
 )
 from annokit.metrics.states_ext import check_values_option
 from annokit.scale.progress import compute
+from annokit.scale.votes_multilabel import item_codes
 
 __all__ = ["evaluate_annotators_dask"]
 
@@ -61,8 +62,8 @@ def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray],
     """One partition: its prediction rows joined to its votes by (item, annotator); the sums
     of the matched pairs (None when only counting matches) and how many matched."""
     keys = frame["item"].to_numpy(dtype=np.int64)
-    distinct, local = np.unique(keys, return_inverse=True)
-    vote_key = local.reshape(-1).astype(np.int64) * n_annotators + frame["annotator"].to_numpy()
+    distinct, local = item_codes(keys)
+    vote_key = local * n_annotators + frame["annotator"].to_numpy()
     # the client sent only rows of this partition's items: every key is among ``distinct``
     code = np.searchsorted(distinct, rows["item"]).astype(np.int64)
     key = code * n_annotators + rows["annotator"]
@@ -84,10 +85,10 @@ def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray],
         return None, n
     probs = rows.get("probs")
     sums = pair_sums(rows["pred"][matched], None if probs is None else probs[matched],
-                     frame["label"].to_numpy()[vote_pos], local.reshape(-1)[vote_pos],
+                     frame["label"].to_numpy()[vote_pos], local[vote_pos],
                      frame["annotator"].to_numpy()[vote_pos], k=k, n_annotators=n_annotators,
                      scale=scale, values=values, normalizer=normalizer,
-                     n_votes_covered=int(np.unique(vote_pos).size))
+                     n_votes_covered=n)  # distinct pairs: distinct first votes
     return sums, n
 
 

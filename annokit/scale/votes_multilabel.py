@@ -20,7 +20,7 @@ import pandas as pd
 
 from annokit.core.multilabel import repeated_ticks_error, response_pairs
 
-__all__ = ["PartResponses", "check_responses", "merge_repeated", "responses_part"]
+__all__ = ["PartResponses", "check_responses", "item_codes", "merge_repeated", "responses_part"]
 
 #: Repeated votes named in the error.
 SHOWN = 5
@@ -59,13 +59,23 @@ class PartResponses:
     shown_repeated: list[tuple]
 
 
+def item_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct item keys of a partition's votes (ascending) and each vote's code among
+    them: one pass when the votes are sorted by item (as a ``DaskVotes`` partition is),
+    else a sort."""
+    keys = np.asarray(keys, dtype=np.int64)
+    if keys.size and not (keys[1:] >= keys[:-1]).all():
+        distinct, local = np.unique(keys, return_inverse=True)
+        return distinct, local.reshape(-1).astype(np.int64)
+    start = np.r_[True, keys[1:] != keys[:-1]] if keys.size else np.zeros(0, bool)
+    return keys[start], np.cumsum(start, dtype=np.int64) - 1
+
+
 def responses_part(frame: pd.DataFrame, items: pd.DataFrame, *, k: int, n_annotators: int,
                    labels: Any, annotator_ids: np.ndarray) -> PartResponses:
     """The :class:`PartResponses` of one partition (``frame`` and ``items`` of a
     :class:`~annokit.scale.votes.DaskVotes`, annotator codes ``0 .. n_annotators - 1``)."""
-    keys = frame["item"].to_numpy(dtype=np.int64)
-    distinct, local = np.unique(keys, return_inverse=True)
-    local = local.reshape(-1).astype(np.int64)
+    distinct, local = item_codes(frame["item"].to_numpy(dtype=np.int64))
     label = frame["label"].to_numpy().astype(np.int64)
     pairs, sizes, rep = response_pairs(local * n_annotators + frame["annotator"].to_numpy(),
                                        label, k)
