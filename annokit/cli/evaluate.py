@@ -205,13 +205,11 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     check_engine(engine, scheduler)
     if engine == "dask":
         if multilabel and pred_paths and (n_temp or by or ties != "first" or positive
-                                          or annotator_path or model or renormalize
-                                          or per_item_path):
-            raise click.UsageError("multi-label votes on --engine dask take --predictions, "
-                                   "--pred-labels, --id-field, --on-missing, --n-bins, --n-boot "
-                                   "and --seed; not temperatures, --by, --ties, --positive, "
-                                   "--annotator-predictions, --model, --renormalize or "
-                                   "--per-item (a per-item table runs in memory only)")
+                                          or annotator_path or model or renormalize):
+            raise click.UsageError("multi-label votes take --predictions, --pred-labels, "
+                                   "--id-field, --on-missing, --n-bins, --n-boot, --seed and "
+                                   "--per-item; not temperatures, --by, --ties, --positive, "
+                                   "--annotator-predictions, --model or --renormalize")
         if n_temp or model is not None or ties != "first":
             raise click.UsageError("--engine dask evaluates probabilities as given: temperature "
                                    "options, --model and --ties random run in memory only")
@@ -252,9 +250,14 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                 warnings.simplefilter("always")
                 result = evaluate_multilabel_dask(
                     votes, list(pred_paths), metrics, pred_labels=labels, on_missing=on_missing,
-                    id_field=id_field, n_boot=n_boot, seed=seed, n_bins=n_bins)
+                    id_field=id_field, n_boot=n_boot, seed=seed, n_bins=n_bins,
+                    per_item=per_item_path is not None)
             for w in caught:
                 echo_warning(w.message)
+            if per_item_path:  # one file, gathered on the client, as in memory
+                from annokit.io.atomic import write_table
+
+                write_table(result.per_item, per_item_path, for_people=True, default=".csv")
             _multilabel_output(result, as_json, metric_names, votes)
             return
         metrics = select_metrics(metric_names, scale=votes.labels.scale,

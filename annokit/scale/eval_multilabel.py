@@ -26,7 +26,8 @@ responses, per-label soft labels and majority sets
 3. the states are merged by a tree reduction (``MetricState.merge``) and the result built
    by :func:`annokit.metrics.engine.results_from_values`, with the per-label values.
 
-Not on Dask (refused when asked): the per-item table (``--per-item``) and ``ties="error"``.
+Not on Dask (refused when asked): ``ties="error"``. The per-item table (``per_item=True``) is
+gathered on the client: one row per item.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from annokit.metrics.engine import (
     EvaluationResult,
     baseline_probs,
     check_metrics,
+    multilabel_item_frame,
     resolve_options,
     results_from_values,
 )
@@ -80,6 +82,7 @@ class _Spec:
     seed: int
     chunks: tuple[tuple[int, int], ...]
     baselines: bool
+    per_item: bool = False
 
 
 def _keys(items: pd.DataFrame) -> np.ndarray:
@@ -110,6 +113,7 @@ def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray],
     out["n_ties"] = int(tied.sum())
     out["point"] = out["base"] = None
     out["boot"] = [None] * len(spec.chunks)
+    out["frames"] = []
     if not code.size:
         return out
     rec = MultilabelRecords(item_ids=ids[code], labels=spec.labels, probs=rows["probs"][order],
@@ -119,6 +123,9 @@ def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray],
     plan = EvalPlan([rec.probs], rec.soft, rec.hard, spec.names, spec.options, [None],
                     [(0, code.size)])
     out["point"] = plan.fill(lambda lo, hi: None)[0][0]
+    if spec.per_item:
+        out["frames"] = [multilabel_item_frame(rec, spec.names, spec.options)
+                         .assign(_first=first[code])]
     if spec.baselines:
         base = dataclasses.replace(plan, probs=[baseline_probs(rec, kind)
                                                 for kind in ("chance", "oracle")])
@@ -150,6 +157,7 @@ def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
             out[key] += p[key]
         out["first_ids"] = sorted(out["first_ids"] + p["first_ids"])[:3]
         out["missing"] = out["missing"] + p["missing"]
+        out["frames"] = out["frames"] + p["frames"]
         out["point"] = _merge_states(out["point"], p["point"])
         if out["base"] is None:
             out["base"] = p["base"]
@@ -173,8 +181,8 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
                              on_missing: str = "error", id_field: str | None = None,
                              ties: str = DEFAULT_MULTILABEL_TIES, n_boot: int = 0,
                              seed: int = 0, confidence: float = 0.95, n_bins: int = 10,
-                             baselines: bool = True, budget: int = 4_000_000
-                             ) -> EvaluationResult:
+                             baselines: bool = True, per_item: bool = False,
+                             budget: int = 4_000_000) -> EvaluationResult:
     """Evaluate per-label predictions against multi-label votes on Dask.
 
     Parameters
@@ -193,13 +201,17 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
     n_boot, seed, confidence, n_bins, baselines
         As in :func:`annokit.metrics.engine.evaluate`; the intervals equal the in-memory
         ones for the same seed, whatever the partitioning.
+    per_item : bool, default False
+        Also collect the per-item table (``result.per_item``, the in-memory columns and
+        item order): one row per item, gathered on the client.
     budget : int, default 4_000_000
         Bootstrap weights held at once per partition task (float64).
 
     Returns
     -------
     EvaluationResult
-        ``task == "multilabel"`` with ``per_label``, as in memory (no ``per_item``).
+        ``task == "multilabel"`` with ``per_label``, as in memory (``per_item`` with
+        ``per_item=True``).
 
     Raises
     ------
@@ -263,7 +275,8 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
               for r in (rows_of[order[bounds[p]:bounds[p + 1]]] for p in range(len(sizes)))]
     chunks = tuple(replicate_chunks(n_boot, max(int(sizes.max(initial=0)), 1), budget=budget))
     spec = _Spec(k=k, n_annotators=len(annotator_ids), labels=labels, ties=ties, names=names,
-                 options=options, seed=seed, chunks=chunks, baselines=baselines)
+                 options=options, seed=seed, chunks=chunks, baselines=baselines,
+                 per_item=bool(per_item))
     if cl is not None:
         pieces = cl.scatter(pieces)
     spec_d, ids_d = delayed(spec, pure=True), delayed(annotator_ids, pure=True)
@@ -298,10 +311,16 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
                     "n_dropped_items": len(dropped),
                     "dropped_item_ids": [str(i) for i in dropped],
                     "labels": tuple(labels.names), "temperature": None}}
+    sources = {}
+    if per_item:
+        frame = (pd.concat(res["frames"], ignore_index=True).sort_values("_first")
+                 .drop(columns="_first").reset_index(drop=True))
+        sources[None] = lambda: frame
     result = results_from_values(heads, names, est, reps, baselines=base, by=None, groups=[],
                                  group_sizes=[], tie_policy=ties, n_ties=n_ties, n_bins=n_bins,
                                  n_boot=n_boot, confidence=confidence, seed=seed,
-                                 frame_sources={}, scale=scale, positive_label=positive_label)
+                                 frame_sources=sources, scale=scale,
+                                 positive_label=positive_label)
     result.task = "multilabel"
     result.per_label = {
         name: dict(zip(labels.names, map(float, np.asarray(st.per_label(), dtype=np.float64)),

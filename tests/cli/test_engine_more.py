@@ -149,7 +149,7 @@ def ticks(tmp_path_factory):
     return root
 
 
-def test_multilabel_evaluate(ticks):
+def test_multilabel_evaluate(ticks, tmp_path):
     args = ["evaluate", "--predictions", ticks / "preds.csv", "--multilabel", "--on-missing",
             "drop", "--n-boot", "30", "--json"]
     mem = _run(*args, "--votes", ticks / "votes.csv")
@@ -164,9 +164,11 @@ def test_multilabel_evaluate(ticks):
         "Warning: 2 of 30 vote items have no prediction, e.g. ['t0', 't1']; they are dropped "
         "and 28 items are kept", f"Warning: {mem_doc['n_ties']} (item, label) cells are ticked "
         "by exactly half of the annotators; tie policy 'exclude'"]
-    text = [_run(*args[:-1], "--votes", v, *e).stdout
-            for v, e in ((ticks / "votes.csv", []), (ticks / "parts", DASK))]
+    text = [_run(*args[:-1], "--votes", v, "--per-item", out, *e).stdout
+            for v, out, e in ((ticks / "votes.csv", tmp_path / "mem.csv", []),
+                              (ticks / "parts", tmp_path / "dask.csv", DASK))]
     assert "per label:" in text[0] and text[1] == text[0]
+    assert (tmp_path / "dask.csv").read_text() == (tmp_path / "mem.csv").read_text()
 
 
 def test_multilabel_stats(ticks):
@@ -191,11 +193,10 @@ def test_multilabel_stats(ticks):
     (["stats", "{parts}", "--multilabel", "--ties", "random", *DASK], 2, "Error: --ties applies "
      "to single-label votes (a multi-label tie is a label ticked by exactly half: reported, left "
      "out)"),
-    (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--multilabel", "--per-item",
-      "x.csv", *DASK], 2, "Error: multi-label votes on --engine dask take --predictions, "
-     "--pred-labels, --id-field, --on-missing, --n-bins, --n-boot and --seed; not temperatures, "
-     "--by, --ties, --positive, --annotator-predictions, --model, --renormalize or --per-item "
-     "(a per-item table runs in memory only)"),
+    (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--multilabel", "--by",
+      "agreement", *DASK], 2, "Error: multi-label votes take --predictions, --pred-labels, "
+     "--id-field, --on-missing, --n-bins, --n-boot, --seed and --per-item; not temperatures, "
+     "--by, --ties, --positive, --annotator-predictions, --model or --renormalize"),
     (["evaluate", "--votes", "{parts}", "--predictions", "{preds}", "--multilabel",
       "--duplicates", "first", *DASK], 2, "Error: --multilabel keeps every label an annotator "
      "gave an item; --duplicates first conflicts with it"),

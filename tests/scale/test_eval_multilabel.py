@@ -81,7 +81,7 @@ def test_equals_memory(npartitions):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             dsk = evaluate_multilabel_dask(dv, preds, names, on_missing="drop", n_boot=40,
-                                           seed=3)
+                                           seed=3, per_item=True)
     said = [str(w.message) for w in caught]
     assert said[0].startswith("3 of 40 vote items have no prediction, e.g. ['it0', 'it1', "
                               "'it2']; they are dropped and 37 items are kept")
@@ -91,6 +91,8 @@ def test_equals_memory(npartitions):
     assert dsk.n_unmatched_predictions == 2 and dsk.n_dropped_items == 3
     assert dsk.per_label.keys() == mem.per_label.keys() and dsk.intervals
     _same(mem, dsk)
+    pd.testing.assert_frame_equal(dsk.per_item, mem.per_item, check_exact=False, rtol=1e-12,
+                                  atol=1e-12)
 
 
 def test_equals_memory_on_a_cluster(dask_client, tmp_path):
