@@ -119,6 +119,34 @@ def test_stats_every_scale(ratings, scale):
           {k: v for k, v in mem.items() if k not in ("source", "read_as")})
 
 
+@pytest.mark.parametrize("labels, scale", [(["low", "mid", "high", "top"], "ordinal"),
+                                           (["-2", "-0.5", "1", "3"], "interval")],
+                         ids=["ordinal_words", "interval_negative"])
+def test_other_label_sets(tmp_path, labels, scale):
+    """Ordinal words (kept in the order they are declared in: first seen) and negative
+    interval values: stats and evaluate as in memory."""
+    rng = np.random.default_rng(3)
+    votes = pd.DataFrame([(f"q{i}", f"w{a}", labels[int(rng.integers(0, 4))])
+                          for i in range(40) for a in rng.choice(6, size=3, replace=False)],
+                         columns=["item", "annotator", "label"])
+    votes.to_csv(tmp_path / "votes.csv", index=False)
+    _parts(votes, tmp_path / "parts", 3)
+    preds = pd.DataFrame({"item": [f"q{i}" for i in range(40)]})
+    for name, p in zip(labels, rng.dirichlet(np.ones(4), size=40).T, strict=True):
+        preds[f"prob_{name}"] = p
+    preds.to_csv(tmp_path / "preds.csv", index=False)
+    for args in (["stats", "--n-boot", "20"],
+                 ["evaluate", "--predictions", tmp_path / "preds.csv", "--metrics", "all",
+                  "--votes"]):
+        mem = _json(*args, tmp_path / "votes.csv", "--scale", scale, "--json")
+        got = _json(*args, tmp_path / "parts", "--scale", scale, "--json", *DASK)
+        for doc in (mem, got):
+            doc.pop("source", None)
+            doc.pop("read_as", None)
+        assert mem["scale"] == scale
+        _same(got, mem)
+
+
 @pytest.mark.parametrize("scale", ["nominal", "ordinal", "interval", "ratio"])
 def test_evaluate_every_scale(ratings, scale):
     args = ["evaluate", "--predictions", ratings / "preds.parquet", "--scale", scale, "--json",
