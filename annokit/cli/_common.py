@@ -420,7 +420,8 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
         raise click.UsageError(
             f"--duplicates {options['duplicates']} does not apply with --engine dask: repeated "
             "(item, annotator) votes are refused there (which vote comes first is not defined "
-            "across files, and multi-label votes run in memory); use --engine memory")
+            "across files); use --engine memory, or --multilabel (stats, evaluate) to keep "
+            "every label of multi-label votes")
     import logging
 
     from annokit.scale.client import shutdown
