@@ -411,8 +411,7 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
                                   "--missing": bool(options["missing"]),
                                   "--sep": "sep" in options,
                                   "--flags": "flags" in options,
-                                  "--item-ids": "item_ids" in options,
-                                  "--labels": "labels" in options}.items() if on]
+                                  "--item-ids": "item_ids" in options}.items() if on]
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
                                "Parquet/CSV/TSV tables)")
@@ -428,7 +427,8 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
 
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
     votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler,
-                            scale=options["scale"], duplicates=duplicates)
+                            scale=options["scale"], duplicates=duplicates,
+                            labels=options.get("labels"))  # --labels: the order of ordinal words
     click.get_current_context().call_on_close(lambda: shutdown(votes.client))
     if gold is not None:
         from annokit.io import read_gold
