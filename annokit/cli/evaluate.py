@@ -225,7 +225,8 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
         check_outputs({"--per-item": per_item_path},
                       {"--votes": votes_path, "--predictions": pred_paths,
                        "--annotator-predictions": annotator_path},
-                      directories=["--per-item"] if kind == "dataset" else [])
+                      directories=["--per-item"] if kind == "dataset" and not multilabel
+                      else [])  # a multi-label per-item table is one file, as in memory
         read_options(multilabel=multilabel)  # --duplicates other than keep conflicts with it
         votes = dask_votes(votes_path, scheduler, fmt=fmt,
                            duplicates="keep" if multilabel else "error")
