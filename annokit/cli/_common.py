@@ -432,11 +432,14 @@ def engine_options(f: Callable) -> Callable:
 
 
 def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
-               not_on_dask: dict[str, bool] | None = None, gold: str | None = None) -> Any:
+               not_on_dask: dict[str, bool] | None = None, gold: str | None = None,
+               duplicates: str = "error") -> Any:
     """Votes for ``--engine dask``: refuses options the Dask reader does not take.
 
     ``gold``: a separate gold file (``--gold``), read once here and joined by item id on
-    the workers (:func:`annokit.scale.votes.attach_gold_dask`).
+    the workers (:func:`annokit.scale.votes.attach_gold_dask`). ``duplicates="keep"``: a
+    command's ``--multilabel`` (every label an annotator ticked; ``--duplicates keep`` may
+    then be given too).
     """
     from annokit.scale.votes import attach_gold_dask, read_votes_dask
 
@@ -447,23 +450,24 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
                                   "--missing": bool(options["missing"]),
                                   "--sep": "sep" in options,
                                   "--flags": "flags" in options,
-                                  "--item-ids": "item_ids" in options,
-                                  "--labels": "labels" in options}.items() if on]
+                                  "--item-ids": "item_ids" in options}.items() if on]
     if used:
         raise click.UsageError(f"{', '.join(used)} do(es) not apply with --engine dask (long "
                                "Parquet/CSV/TSV tables)")
-    if options["duplicates"] not in ("error", None):
+    if options["duplicates"] not in ("error", None, duplicates):
         raise click.UsageError(
             f"--duplicates {options['duplicates']} does not apply with --engine dask: repeated "
             "(item, annotator) votes are refused there (which vote comes first is not defined "
-            "across files, and multi-label votes run in memory); use --engine memory")
+            "across files); use --engine memory, or --multilabel (stats, evaluate) to keep "
+            "every label of multi-label votes")
     import logging
 
     from annokit.scale.client import shutdown
 
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
     votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler,
-                            scale=options["scale"])
+                            scale=options["scale"], duplicates=duplicates,
+                            labels=options.get("labels"))  # --labels: the order of ordinal words
     click.get_current_context().call_on_close(lambda: shutdown(votes.client))
     if gold is not None:
         from annokit.io import read_gold

@@ -195,6 +195,10 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
         oracle_temperature=oracle_temperature, temperature_objective=temperature_objective,
         positive=positive, per_item=per_item_path)
     check_engine(engine, scheduler)
+    if not pred_paths and (options.temperature_mode or per_item_path or by or n_boot
+                           or positive is not None or metric_names is not None):
+        raise click.UsageError("--per-item, --by, --n-boot, --positive, --metrics and the "
+                               "temperature options need --predictions")
     inputs = {"--votes": votes_path, "--predictions": pred_paths,
               "--fit-temperature-on": fit_paths, "--annotator-predictions": annotator_path}
     if engine == "dask":
@@ -205,19 +209,17 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
         from annokit.scale.write import output_kind
 
         kind = None if per_item_path is None else output_kind(per_item_path)
-        check_outputs({"--per-item": per_item_path}, inputs,
-                      directories=["--per-item"] if kind == "dataset" else [])
+        check_outputs({"--per-item": per_item_path}, inputs,  # multi-label: one file
+                      directories=["--per-item"] if kind == "dataset" and not multilabel else [])
     else:
         check_outputs({"--per-item": per_item_path}, inputs)
-        if not pred_paths and (options.temperature_mode or per_item_path or by or n_boot
-                               or positive is not None or metric_names is not None):
-            raise click.UsageError("--per-item, --by, --n-boot, --positive, --metrics and the "
-                                   "temperature options need --predictions")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             if engine == "dask":
-                votes, read = dask_votes(votes_path, scheduler, fmt=fmt), None
+                read_options(multilabel=multilabel)  # --duplicates other than keep conflicts
+                votes, read = dask_votes(votes_path, scheduler, fmt=fmt, duplicates="keep"
+                                         if multilabel else "error"), None
             else:
                 votes, read = votes_path, {"format": fmt, **read_options(multilabel=multilabel)}
             run = evaluate_files(votes, list(pred_paths), options=options, engine=engine,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -81,9 +81,23 @@ def stats(votes_path: str, fmt: Format, gold: str | None, n_boot: int, ties: Tie
         raise click.UsageError("--json and --card conflict: give one of them")
     check_memory("--n-boot", n_boot, n_boot * BYTES_PER_REPLICATE, what="bootstrap replicates")
     check_engine(engine, scheduler)
+    result: Any
     if engine == "dask" and multilabel:
-        raise click.UsageError("--multilabel runs in memory only (--engine memory)")
-    if engine == "dask":
+        from annokit.scale.stats_multilabel import multilabel_stats_dask
+
+        if gold is not None:
+            raise click.UsageError("gold labels (--gold, a gold column) apply to single-label "
+                                   "votes, not to multi-label ones")
+        if ties not in ("first", DEFAULT_TIES):
+            raise click.UsageError("--ties applies to single-label votes (a multi-label tie is a "
+                                   "label ticked by exactly half: reported, left out)")
+        read_options(multilabel=True)  # --duplicates other than keep conflicts with it
+        votes = dask_votes(votes_path, scheduler, fmt=fmt, duplicates="keep")
+        if votes.has_gold:
+            raise click.UsageError("gold labels (--gold, a gold column) apply to single-label "
+                                   "votes, not to multi-label ones")
+        result = multilabel_stats_dask(votes, n_boot=n_boot, rng=seed)
+    elif engine == "dask":
         from annokit.scale.stats import dataset_stats_dask
 
         votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold, not_on_dask={

@@ -28,10 +28,13 @@ __all__ = [
     "MultilabelMajority",
     "check_multilabel",
     "is_multilabel",
+    "majority_of_counts",
     "multilabel_counts",
     "multilabel_majority",
     "multilabel_soft_labels",
     "n_responses",
+    "repeated_ticks_error",
+    "response_pairs",
     "response_sizes",
 ]
 
@@ -54,19 +57,48 @@ def _responses(votes: Votes) -> tuple[np.ndarray, np.ndarray]:
     from one sort of the votes, after the checks of :func:`check_multilabel`."""
     ann_ids = _annotator_ids(votes)
     k = votes.n_labels
-    key = np.sort(votes.pair_keys() * k + votes.label_index)
-    repeated = key[1:] == key[:-1]
-    if repeated.any():
-        rep = np.unique(key[1:][repeated])
+    pairs, sizes, rep = response_pairs(votes.pair_keys(), votes.label_index, k)
+    if rep.size:
         pair, label = rep // k, rep % k
         n_ann = max(len(ann_ids), 1)
         shown = [(votes.item_ids[p // n_ann], ann_ids[p % n_ann], votes.labels.names[lab])
                  for p, lab in zip(pair[:5], label[:5], strict=True)]
-        raise SchemaError(f"{votes.source}: {rep.size} (item, annotator, label) vote(s) repeated, "
-                          f"e.g. {first_offenders(shown)}; a response ticks each label at most once")
+        raise repeated_ticks_error(votes.source, rep.size, shown)
+    return pairs, sizes
+
+
+def response_pairs(pair_keys: np.ndarray, label_index: np.ndarray, k: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The answering pairs' keys (ascending), the labels ticked in each, and the repeated
+    ``pair * k + label`` keys (distinct, ascending), from one sort of the votes.
+
+    ``pair_keys`` codes each vote's (item, annotator) pair (``item * n_annotators +
+    annotator``), ``label_index`` its label among ``k``.
+    """
+    key = np.sort(np.asarray(pair_keys, dtype=np.int64) * k + label_index)
+    repeated = key[1:] == key[:-1]
+    rep = np.unique(key[1:][repeated]) if repeated.any() else np.zeros(0, np.int64)
     pairs = key // k
     starts = np.flatnonzero(np.r_[True, pairs[1:] != pairs[:-1]]) if pairs.size else pairs
-    return pairs[starts], np.diff(np.r_[starts, pairs.size])
+    return pairs[starts], np.diff(np.r_[starts, pairs.size]), rep
+
+
+def repeated_ticks_error(source: str, n_repeated: int, shown: list[tuple]) -> SchemaError:
+    """The error for (item, annotator, label) votes given more than once (``shown``: the first
+    ones, as (item id, annotator id, label name))."""
+    return SchemaError(f"{source}: {n_repeated} (item, annotator, label) vote(s) repeated, "
+                       f"e.g. {first_offenders(shown)}; a response ticks each label at most once")
+
+
+def majority_of_counts(counts: np.ndarray, n_responses: np.ndarray, ties: str
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The majority sets and the tied cells of per-item tick counts, shape (n_items, n_labels)
+    each: a label is in the set when ``2 * ticks > responses``; a tie (``2 * ticks ==
+    responses``) is in it only with ``ties="include"`` (:func:`multilabel_majority`)."""
+    n = np.asarray(n_responses)[:, None]
+    twice = 2 * np.asarray(counts)
+    tied = twice == n
+    return (twice > n) | (tied & (ties == "include")), tied
 
 
 def check_multilabel(votes: Votes) -> None:
@@ -240,10 +272,8 @@ def multilabel_majority(votes: Votes, *, ties: MultilabelTies = DEFAULT_MULTILAB
     [[True, True, False]]
     """
     check_option("ties", ties, MULTILABEL_TIE_POLICIES)
-    n = n_responses(votes)[:, None]  # checks the votes
-    counts = votes.counts()
-    twice = 2 * counts
-    tied = twice == n
+    n = n_responses(votes)  # checks the votes
+    labels, tied = majority_of_counts(votes.counts(), n, ties)
     if ties == "error" and tied.any():
         rows, cols = np.nonzero(tied)
         shown = [(votes.item_ids[r], votes.labels.names[c])
@@ -251,5 +281,4 @@ def multilabel_majority(votes: Votes, *, ties: MultilabelTies = DEFAULT_MULTILAB
         raise SchemaError(f"{votes.source}: {int(tied.sum())} (item, label) cell(s) ticked by "
                           f"exactly half of the annotators, e.g. {first_offenders(shown)}; pass "
                           "ties='exclude' or 'include'")
-    labels = (twice > n) | (tied & (ties == "include"))
     return MultilabelMajority(labels=labels, is_tied=tied, policy=ties)

@@ -452,7 +452,7 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
              for model, rec in models.items()}
     frames: dict[str | None, Callable[[], pd.DataFrame] | None] = {}
     if isinstance(first, MultilabelRecords):
-        frames[None] = functools.partial(_multilabel_frame, first, names, options)
+        frames[None] = functools.partial(multilabel_item_frame, first, names, options)
     elif maj is not None:
         frames.update({model: functools.partial(per_item_frame, rec, maj, names, options)
                        for model, rec in models.items() if isinstance(rec, AlignedRecords)})
@@ -478,9 +478,10 @@ def _per_label(plan: EvalPlan, labels: Sequence[str]) -> dict[str, dict[str, flo
             for name, st in zip(plan.names, states, strict=True) if hasattr(st, "per_label")}
 
 
-def _multilabel_frame(rec: MultilabelRecords, names: Sequence[str],
-                      options: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """Per item: responses, tied labels, and each per-label mean metric averaged over labels."""
+def multilabel_item_frame(rec: MultilabelRecords, names: Sequence[str],
+                          options: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Per item: responses, tied labels, and each per-label mean metric averaged over labels
+    (``EvaluationResult.per_item`` of multi-label records, both engines)."""
     frame = pd.DataFrame({"item": rec.item_ids, "n_responses": rec.n_responses,
                           "n_tied_labels": rec.is_tied.sum(axis=1)})
     for name in names:

@@ -53,7 +53,9 @@ from annokit.metrics.kernels import item_values
 from annokit.metrics.kernels_ordinal import ordinal_values
 from annokit.metrics.states_ext import check_values_option
 
-__all__ = ["AnnotatorEvaluation", "evaluate_annotators", "read_annotator_predictions"]
+__all__ = ["AnnotatorEvaluation", "PairSums", "annotator_evaluation", "check_repeated_pairs",
+           "evaluate_annotators", "first_vote_of", "no_pair_match", "pair_predictions",
+           "pair_sums", "read_annotator_predictions"]
 
 _SCALES = ("nominal", "ordinal", "interval", "ratio")
 _NLL_EPS = 1e-15
@@ -207,9 +209,18 @@ def _codes(values: np.ndarray, ids: Any) -> np.ndarray:
     return pd.Index(np.asarray(ids, dtype=object).astype(str)).get_indexer(values)
 
 
-def _pair_predictions(frame: pd.DataFrame, names: tuple[str, ...]
-                      ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Predicted label codes and (optionally) distributions in label order."""
+def pair_predictions(frame: pd.DataFrame, names: tuple[str, ...]
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Predicted label codes and (optionally) distributions in label order, from
+    :func:`read_annotator_predictions`'s frame (the argmax of a distribution, first on ties).
+
+    Raises
+    ------
+    InvalidValueError
+        An unknown predicted label; distributions off the simplex.
+    SchemaError
+        ``prob_`` columns that do not match ``names``.
+    """
     src = frame.attrs.get("annokit_source", "predictions")
     if "label" in frame.columns:
         pred = pd.Index(names).get_indexer(frame["label"].to_numpy())
@@ -237,6 +248,178 @@ def _summary(values: np.ndarray, quantiles: tuple[float, ...]) -> dict[str, floa
            "max": float(v.max())}
     out.update({f"q{q:g}": float(x) for q, x in zip(quantiles, np.quantile(v, quantiles), strict=True)})
     return out
+
+
+@dataclass
+class PairSums:
+    """Mergeable sums of :func:`evaluate_annotators` over a set of matched pairs.
+
+    Every pair of an item must be in one set (the per-item means and the pooled view are
+    complete per item); sets of disjoint items merge by adding (:meth:`merge`), so a
+    partitioned engine fills one per partition and :func:`annotator_evaluation` finishes
+    the merged sums as in memory.
+
+    Attributes
+    ----------
+    scale : str
+    normalizer : float
+        ``s`` of the distances.
+    has_probs : bool
+        Whether distributions were given (``nll`` and the pooled ``manhattan``).
+    n_pairs, n_items, n_votes_covered : int
+        Matched pairs, their items, and the distinct votes they cover.
+    pair : dict of str to float
+        Sums over pairs of ``error_rate``, ``mean_distance`` (ordered scales), ``nll``.
+    item : dict of str to float
+        Sums over items of the per-item mean error (``lewidi_error_rate``) and distance
+        (``lewidi_absolute_distance``), and of the pooled ``tvd``, ``wasserstein`` (divided
+        by ``s``) and ``manhattan``.
+    annotator_n : ndarray of int64, shape (n_annotators,)
+        Pairs per annotator code.
+    annotator : dict of str to ndarray of shape (n_annotators,)
+        Sums per annotator code of the per-pair values (as ``pair``).
+    """
+
+    scale: str
+    normalizer: float
+    has_probs: bool
+    n_pairs: int
+    n_items: int
+    n_votes_covered: int
+    pair: dict[str, float]
+    item: dict[str, float]
+    annotator_n: np.ndarray
+    annotator: dict[str, np.ndarray]
+
+    def merge(self, other: PairSums) -> PairSums:
+        """The sums of both sets (of disjoint items)."""
+        if (other.scale, other.has_probs, other.annotator_n.shape) != (
+                self.scale, self.has_probs, self.annotator_n.shape):
+            raise ValueError("cannot merge PairSums of different scales, prediction kinds or "
+                             "annotator sets")
+        return PairSums(
+            scale=self.scale, normalizer=self.normalizer, has_probs=self.has_probs,
+            n_pairs=self.n_pairs + other.n_pairs, n_items=self.n_items + other.n_items,
+            n_votes_covered=self.n_votes_covered + other.n_votes_covered,
+            pair={k: v + other.pair[k] for k, v in self.pair.items()},
+            item={k: v + other.item[k] for k, v in self.item.items()},
+            annotator_n=self.annotator_n + other.annotator_n,
+            annotator={k: v + other.annotator[k] for k, v in self.annotator.items()})
+
+
+def pair_sums(pred: np.ndarray, probs: np.ndarray | None, actual: np.ndarray, item: np.ndarray,
+              annotator: np.ndarray, *, k: int, n_annotators: int, scale: str,
+              values: np.ndarray, normalizer: float, n_votes_covered: int) -> PairSums:
+    """The :class:`PairSums` of matched pairs.
+
+    Parameters
+    ----------
+    pred, actual : ndarray of int, shape (n_pairs,)
+        Predicted and voted label codes.
+    probs : ndarray of shape (n_pairs, k) or None
+        Predicted distributions.
+    item, annotator : ndarray of int, shape (n_pairs,)
+        The pairs' item codes (any integers) and annotator codes (``0 .. n_annotators-1``).
+    k, n_annotators, scale, values, normalizer, n_votes_covered
+        Labels, annotators, the scale, the category values ``v`` and ``s``; distinct votes
+        the pairs cover.
+
+    Notes
+    -----
+    Per pair ``e = [pred != actual]``, ``d = |v_pred - v_actual| / s`` and
+    ``-log max(p_actual, 1e-15)``; per item the means of ``e`` and ``d`` over its pairs and
+    ``TVD(pbar_i, q_i)``, ``W1(pbar_i, q_i) / s`` between the pooled predicted labels
+    ``pbar_i`` and the pooled votes ``q_i``, and ``L1`` between the mean predicted
+    distribution and ``q_i`` (module docstring).
+    """
+    pred = np.asarray(pred, dtype=np.int64)
+    actual = np.asarray(actual, dtype=np.int64)
+    ordered = scale != "nominal"
+    s = float(normalizer)
+    err = (pred != actual).astype(np.float64)
+    per_pair = {"error_rate": err}
+    if ordered:
+        per_pair["mean_distance"] = np.abs(values[pred] - values[actual]) / s
+    if probs is not None:
+        per_pair["nll"] = (item_values(probs, None, actual, ("nll_majority",), eps=_NLL_EPS)[:, 0]
+                           if len(pred) else np.zeros(0))
+    it, items = pd.factorize(np.asarray(item))  # items in first-seen order
+    it = np.asarray(it, dtype=np.int64)
+    m = len(items)
+    per_item_n = np.bincount(it, minlength=m).astype(np.float64)
+    item_sums = {"lewidi_error_rate": float((np.bincount(it, err, minlength=m)
+                                             / per_item_n).sum())}
+    if ordered:
+        item_sums["lewidi_absolute_distance"] = float(
+            (np.bincount(it, per_pair["mean_distance"], minlength=m) / per_item_n).sum())
+    pooled_pred = (np.bincount(it * k + pred, minlength=m * k).reshape(m, k)
+                   / per_item_n[:, None])
+    pooled_true = (np.bincount(it * k + actual, minlength=m * k).reshape(m, k)
+                   / per_item_n[:, None])
+    item_sums["tvd"] = float(tvd(pooled_pred, pooled_true).sum()) if m else 0.0
+    if ordered:
+        item_sums["wasserstein"] = (float(ordinal_values("emd", pooled_pred, pooled_true, None,
+                                                         values).sum() / s) if m else 0.0)
+    if probs is not None:
+        mean_probs = np.stack([np.bincount(it, probs[:, j], minlength=m)
+                               for j in range(k)], axis=1) / per_item_n[:, None]
+        item_sums["manhattan"] = (float(ordinal_values("l1", mean_probs, pooled_true,
+                                                       None).sum()) if m else 0.0)
+    an = np.asarray(annotator, dtype=np.int64)
+    return PairSums(scale=scale, normalizer=s, has_probs=probs is not None, n_pairs=len(pred),
+                    n_items=m, n_votes_covered=int(n_votes_covered),
+                    pair={name: float(x.sum()) for name, x in per_pair.items()}, item=item_sums,
+                    annotator_n=np.bincount(an, minlength=n_annotators).astype(np.int64),
+                    annotator={name: np.bincount(an, x, minlength=n_annotators)
+                               for name, x in per_pair.items()})
+
+
+def annotator_evaluation(sums: PairSums, annotator_ids: np.ndarray, *, labels: tuple[str, ...],
+                         n_unmatched_predictions: int, n_votes: int,
+                         quantiles: tuple[float, ...] = (0.1, 0.25, 0.75, 0.9),
+                         n_worst: int = 5) -> AnnotatorEvaluation:
+    """The :class:`AnnotatorEvaluation` of (merged) :class:`PairSums`: the scores, the pooled
+    view and the gap, the per-annotator table and its distribution over annotators."""
+    n, m = sums.n_pairs, sums.n_items
+    ordered = sums.scale != "nominal"
+    err = sums.pair["error_rate"] / n
+    scores = {"accuracy": float(1 - err), "error_rate": float(err),
+              "lewidi_error_rate": sums.item["lewidi_error_rate"] / m}
+    if ordered:
+        scores["mean_distance"] = sums.pair["mean_distance"] / n
+        scores["lewidi_absolute_distance"] = sums.item["lewidi_absolute_distance"] / m
+    if sums.has_probs:
+        scores["nll"] = sums.pair["nll"] / n
+    pooled = {"tvd": sums.item["tvd"] / m}
+    gap = {"error_rate": scores["lewidi_error_rate"] - pooled["tvd"]}
+    if ordered:
+        pooled["wasserstein"] = sums.item["wasserstein"] / m
+        gap["absolute_distance"] = scores["lewidi_absolute_distance"] - pooled["wasserstein"]
+    if sums.has_probs:
+        pooled["manhattan"] = sums.item["manhattan"] / m
+
+    anns = np.flatnonzero(sums.annotator_n)
+    n_pairs = sums.annotator_n[anns]
+    table = pd.DataFrame({"annotator": np.asarray(annotator_ids, dtype=object)[anns].astype(str),
+                          "n_pairs": n_pairs})
+    table["accuracy"] = 1 - sums.annotator["error_rate"][anns] / n_pairs
+    for name, vals in sums.annotator.items():
+        table[name] = vals[anns] / n_pairs
+    metrics = [c for c in table.columns if c not in ("annotator", "n_pairs")]
+    over = {c: _summary(table[c].to_numpy(dtype=np.float64), tuple(quantiles)) for c in metrics}
+    worst = {}
+    for c in metrics:
+        order = table.sort_values([c, "annotator"], ascending=[c == "accuracy", True],
+                                  kind="stable").head(n_worst)
+        worst[c] = [{"annotator": str(a), "value": float(x), "n_pairs": int(n)}
+                    for a, x, n in zip(order["annotator"], order[c], order["n_pairs"],
+                                       strict=True)]
+    return AnnotatorEvaluation(
+        scale=sums.scale, labels=tuple(labels), normalizer=sums.normalizer if ordered else None,
+        n_pairs=int(n), n_items=int(m), n_annotators=len(anns),
+        n_unmatched_predictions=int(n_unmatched_predictions),
+        n_votes_without_prediction=int(n_votes - sums.n_votes_covered), scores=scores,
+        pooled=pooled, gap=gap, over_annotators=over, worst=worst, per_annotator=table)
 
 
 def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal",
@@ -304,79 +487,65 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
 
     item = _codes(frame["item"].to_numpy(), votes.item_ids)
     ann = _codes(frame["annotator"].to_numpy(), votes.annotator_ids)
-    known = (item >= 0) & (ann >= 0)
-    key = np.where(known, item.astype(np.int64) * n_ann + ann, -1)
-    dup = pd.Index(key[known]).duplicated()
+    check_repeated_pairs(frame, item, ann, n_ann)
+    vote_key = votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
+    key = np.where((item >= 0) & (ann >= 0), item.astype(np.int64) * n_ann + ann, -1)
+    pos = first_vote_of(vote_key, key)
+    matched = pos >= 0
+    if not matched.any():
+        raise no_pair_match(len(frame), votes.n_votes)
+    pred_all, probs_all = pair_predictions(frame, names)
+    vote_pos = pos[matched]
+    sums = pair_sums(pred_all[matched], None if probs_all is None else probs_all[matched],
+                     votes.label_index[vote_pos], votes.item_index[vote_pos],
+                     votes.annotator_index[vote_pos], k=k, n_annotators=n_ann, scale=scale,
+                     values=v, normalizer=s, n_votes_covered=vote_pos.size)  # distinct pairs
+    return annotator_evaluation(sums, votes.annotator_ids, labels=names,
+                                n_unmatched_predictions=int((~matched).sum()),
+                                n_votes=votes.n_votes, quantiles=quantiles, n_worst=n_worst)
+
+
+def check_repeated_pairs(frame: pd.DataFrame, item: np.ndarray, annotator: np.ndarray,
+                         n_annotators: int) -> None:
+    """Refuse predictions that repeat an (item, annotator) pair of the votes.
+
+    ``item`` and ``annotator`` are the rows' codes among the votes' items and annotators
+    (``-1``: unknown, such rows are unmatched, not repeated).
+
+    Raises
+    ------
+    AlignmentError
+        Naming the first repeated pairs by their ids.
+    """
+    known = (item >= 0) & (annotator >= 0)
+    key = item[known].astype(np.int64) * n_annotators + annotator[known]
+    dup = pd.Index(key).duplicated()
     if dup.any():
         bad = frame.loc[np.flatnonzero(known)[dup], ["item", "annotator"]].astype(str)
         raise AlignmentError(f"{frame.attrs.get('annokit_source', 'predictions')} repeats "
                              "(item, annotator) pair(s) "
                              f"{first_offenders(list(map(tuple, bad.to_numpy())))}")
-    vote_key = votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
-    pos = pd.Index(vote_key).get_indexer(key) if not pd.Index(vote_key).has_duplicates else \
-        pd.Index(vote_key).drop_duplicates().get_indexer(key)
-    matched = known & (pos >= 0)
-    if not matched.any():
-        raise AlignmentError(f"no prediction matches a vote: {len(frame)} predicted pairs, "
-                             f"{votes.n_votes} votes")
-    pred_all, probs_all = _pair_predictions(frame, names)
-    vote_pos = pos[matched]
-    pred = pred_all[matched]
-    probs = None if probs_all is None else probs_all[matched]
-    actual = votes.label_index[vote_pos].astype(np.int64)
-    it, an = votes.item_index[vote_pos].astype(np.int64), votes.annotator_index[vote_pos]
 
-    err = (pred != actual).astype(np.float64)
-    per_pair = {"error_rate": err}
-    if ordered:
-        per_pair["mean_distance"] = np.abs(v[pred] - v[actual]) / s
-    if probs is not None:
-        per_pair["nll"] = item_values(probs, None, actual, ("nll_majority",), eps=_NLL_EPS)[:, 0]
 
-    # per item (LeWiDi: mean over the item's annotators, then over items)
-    items, it_code = np.unique(it, return_inverse=True)
-    per_item_n = np.bincount(it_code).astype(np.float64)
-    scores = {"accuracy": float(1 - err.mean()), "error_rate": float(err.mean()),
-              "lewidi_error_rate": float((np.bincount(it_code, err) / per_item_n).mean())}
-    if ordered:
-        d = per_pair["mean_distance"]
-        scores["mean_distance"] = float(d.mean())
-        scores["lewidi_absolute_distance"] = float((np.bincount(it_code, d) / per_item_n).mean())
-    if probs is not None:
-        scores["nll"] = float(per_pair["nll"].mean())
-    m = len(items)
-    pooled_pred = np.bincount(it_code * k + pred, minlength=m * k).reshape(m, k) / per_item_n[:, None]
-    pooled_true = np.bincount(it_code * k + actual, minlength=m * k).reshape(m, k) / per_item_n[:, None]
-    pooled = {"tvd": float(tvd(pooled_pred, pooled_true).mean())}
-    gap = {"error_rate": scores["lewidi_error_rate"] - pooled["tvd"]}
-    if ordered:
-        pooled["wasserstein"] = float(ordinal_values("emd", pooled_pred, pooled_true, None,
-                                                     v).mean() / s)
-        gap["absolute_distance"] = scores["lewidi_absolute_distance"] - pooled["wasserstein"]
-    if probs is not None:
-        mean_probs = np.stack([np.bincount(it_code, probs[:, j], minlength=m)
-                               for j in range(k)], axis=1) / per_item_n[:, None]
-        pooled["manhattan"] = float(ordinal_values("l1", mean_probs, pooled_true, None).mean())
+def first_vote_of(vote_key: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Position in the votes of the first vote with each ``key`` (an (item, annotator) pair's
+    code), -1 for none (``key`` -1: an unknown item or annotator).
 
-    # per annotator
-    anns, an_code = np.unique(an, return_inverse=True)
-    n_pairs = np.bincount(an_code)
-    table = pd.DataFrame({"annotator": votes.annotator_ids[anns].astype(str), "n_pairs": n_pairs})
-    table["accuracy"] = 1 - np.bincount(an_code, err) / n_pairs
-    for name, vals in per_pair.items():
-        table[name] = np.bincount(an_code, vals) / n_pairs
-    metrics = [c for c in table.columns if c not in ("annotator", "n_pairs")]
-    over = {c: _summary(table[c].to_numpy(dtype=np.float64), tuple(quantiles)) for c in metrics}
-    worst = {}
-    for c in metrics:
-        order = table.sort_values([c, "annotator"], ascending=[c == "accuracy", True],
-                                  kind="stable").head(n_worst)
-        worst[c] = [{"annotator": str(a), "value": float(x), "n_pairs": int(n)}
-                    for a, x, n in zip(order["annotator"], order[c], order["n_pairs"],
-                                           strict=True)]
-    n_votes_covered = int(np.unique(vote_pos).size)
-    return AnnotatorEvaluation(
-        scale=scale, labels=names, normalizer=s if ordered else None, n_pairs=int(matched.sum()),
-        n_items=m, n_annotators=len(anns), n_unmatched_predictions=int((~matched).sum()),
-        n_votes_without_prediction=int(votes.n_votes - n_votes_covered), scores=scores,
-        pooled=pooled, gap=gap, over_annotators=over, worst=worst, per_annotator=table)
+    Several votes of one pair (read with ``duplicates="keep"``): the first in vote order
+    is scored.
+    """
+    key = np.asarray(key, dtype=np.int64)
+    index = pd.Index(vote_key)
+    if not index.has_duplicates:
+        pos = index.get_indexer(key)
+    else:
+        distinct, first = np.unique(vote_key, return_index=True)
+        pos = pd.Index(distinct).get_indexer(key)
+        pos = np.where(pos >= 0, first[np.maximum(pos, 0)], -1)
+    return np.where(key >= 0, pos, -1)
+
+
+def no_pair_match(n_predictions: int, n_votes: int) -> AlignmentError:
+    """The error when no predicted (item, annotator) pair has a vote."""
+    return AlignmentError(f"no prediction matches a vote: {n_predictions} predicted pairs, "
+                          f"{n_votes} votes")

@@ -35,12 +35,14 @@ __all__ = [
     "dev_records",
     "evaluate_memory",
     "has_paths",
+    "multilabel_conflict",
     "objective_of",
     "option_conflict",
     "read_model_predictions",
     "resolve_metrics",
     "resolve_positive",
     "warn_overlap",
+    "write_per_item",
 ]
 
 #: Temperature objectives (``annokit.metrics.temperature.OBJECTIVES``; repeated here so that
@@ -312,17 +314,26 @@ def evaluate_memory(votes: Any, predictions: Any, options: EvaluateOptions | Non
                                       "--annotator-predictions).")
         return EvaluateRun(None, annotator_view(votes, annotator_predictions), votes)
     if multilabel or (not is_soft_only(votes) and is_multilabel(votes)):
-        o = options
-        if (o.temperature_mode or o.by or o.ties not in ("first", "report") or o.positive
-                or annotator_predictions is not None or o.model or o.renormalize):
-            raise OptionConflictError(
-                "multi-label votes take --predictions, --pred-labels, --id-field, --on-missing, "
-                "--n-bins, --n-boot, --seed and --per-item; not temperatures, --by, --ties, "
-                "--positive, --annotator-predictions, --model or --renormalize")
+        reason = multilabel_conflict(options, annotator_predictions=annotator_predictions)
+        if reason is not None:
+            raise OptionConflictError(reason)
         return EvaluateRun(_multilabel(votes, predictions, options), None, votes)
     return EvaluateRun(_single_label(votes, predictions, options),
                        None if annotator_predictions is None
                        else annotator_view(votes, annotator_predictions), votes)
+
+
+def multilabel_conflict(options: EvaluateOptions, *, annotator_predictions: Any = None
+                        ) -> str | None:
+    """Why ``options`` do not apply to multi-label votes, in one line (None: they do); both
+    engines ask."""
+    o = options
+    if (o.temperature_mode or o.by or o.ties not in ("first", "report") or o.positive
+            or annotator_predictions is not None or o.model or o.renormalize):
+        return ("multi-label votes take --predictions, --pred-labels, --id-field, --on-missing, "
+                "--n-bins, --n-boot, --seed and --per-item; not temperatures, --by, --ties, "
+                "--positive, --annotator-predictions, --model or --renormalize")
+    return None
 
 
 def read_model_predictions(paths: Any, options: EvaluateOptions, *, row_ids: bool = False
@@ -387,7 +398,7 @@ def _single_label(votes: Any, predictions: Any, options: EvaluateOptions) -> Any
                         confidence=o.confidence, n_bins=o.n_bins, baselines=o.baselines,
                         metric_options=None if positive is None else {"positive": positive})
     result.temperature = info
-    _write_per_item(result, o)
+    write_per_item(result, o)
     return result
 
 
@@ -402,11 +413,13 @@ def _multilabel(votes: Any, predictions: Any, options: EvaluateOptions) -> Any:
     records = align_multilabel(votes, preds, pred_labels=o.pred_labels, on_missing=o.on_missing)
     result = run_engine(records, metrics, n_boot=o.n_boot, seed=o.seed, confidence=o.confidence,
                         n_bins=o.n_bins, baselines=o.baselines)
-    _write_per_item(result, o)
+    write_per_item(result, o)
     return result
 
 
-def _write_per_item(result: Any, options: EvaluateOptions) -> None:
+def write_per_item(result: Any, options: EvaluateOptions) -> None:
+    """Write ``result.per_item`` to ``options.per_item`` when it names a file (one file, both
+    engines' multi-label tables and the in-memory single-label one)."""
     if options.per_item:
         from annokit.io.atomic import write_table
 

@@ -22,6 +22,9 @@ from annokit.metrics.workflow import (
     EvaluateRun,
     evaluate_memory,
     has_paths,
+    multilabel_conflict,
+    resolve_metrics,
+    write_per_item,
 )
 
 __all__ = ["ENGINES", "dask_refusals", "evaluate_files"]
@@ -32,14 +35,14 @@ ENGINES = ("memory", "dask")
 
 def dask_refusals(options: EvaluateOptions, *, annotator_predictions: bool = False,
                   multilabel: bool = False, predictions: bool = True) -> str | None:
-    """Why the Dask engine cannot run this evaluation, in one line (None: it can).
-
-    Annotator predictions and multi-label votes are the routes still missing on Dask (the hook:
-    :func:`_dask_route`); the rest is what :func:`annokit.scale.evaluate.dask_refusal` says
-    about the options (``ties="random"``, the oracle temperature).
-    """
-    if annotator_predictions or not predictions or multilabel:
-        return "--annotator-predictions and --multilabel run in memory only (--engine memory)"
+    """Why the Dask engine cannot run this evaluation, in one line (None: it can): what
+    :func:`annokit.scale.evaluate.dask_refusal` says about the options (``ties="random"``,
+    the oracle temperature), and for multi-label votes what memory refuses too
+    (:func:`~annokit.metrics.workflow.multilabel_conflict`)."""
+    if multilabel:
+        return multilabel_conflict(options, annotator_predictions=annotator_predictions or None)
+    if not predictions:
+        return None
     from annokit.scale.evaluate import dask_refusal
 
     return dask_refusal(options)
@@ -71,9 +74,9 @@ def evaluate_files(votes: Any, predictions: Any, *, options: EvaluateOptions | N
     read_options : mapping, optional
         Keyword arguments of the votes reader.
     annotator_predictions : path or DataFrame, optional
-        Predictions per (item, annotator): the perspectivist view (memory).
+        Predictions per (item, annotator): the perspectivist view.
     multilabel : bool
-        Multi-label votes (memory).
+        Multi-label votes (on Dask, read with ``duplicates="keep"``).
 
     Returns
     -------
@@ -121,33 +124,43 @@ def evaluate_files(votes: Any, predictions: Any, *, options: EvaluateOptions | N
     if isinstance(votes, (str, Path)) or isinstance(votes, (list, tuple)):
         from annokit.scale.votes import read_votes_dask
 
-        votes = read_votes_dask(votes, columns=read.get("columns"), scheduler=scheduler,
-                                scale=read.get("scale"), client=client)
+        votes = read_votes_dask(votes, columns=read.get("columns"), labels=read.get("labels"),
+                                duplicates="keep" if multilabel else "error",
+                                scheduler=scheduler, scale=read.get("scale"), client=client)
     return _dask_route(votes, predictions, options, client=client,
                        annotator_predictions=annotator_predictions, multilabel=multilabel)
 
 
 def _dask_route(votes: Any, predictions: Any, options: EvaluateOptions, *, client: Any,
                 annotator_predictions: Any = None, multilabel: bool = False) -> EvaluateRun:
-    """The Dask engine's evaluation: the routing of :func:`evaluate_memory`, on partitions.
-
-    The hook for the routes still missing on Dask (refused by :func:`dask_refusals` until
-    they exist): multi-label votes and annotator predictions (perspectivist evaluation) plug
-    in at the two marked places, each a function of its own ``scale`` module taking
-    ``(votes, <its input>, options, client=...)`` and returning what the in-memory route
-    returns (an ``EvaluationResult`` of multi-label records; an ``AnnotatorEvaluation``).
-    """
-    from annokit.scale.evaluate import evaluate_dask
-
+    """The Dask engine's evaluation: the routing of :func:`evaluate_memory`, on partitions
+    (single-label :func:`annokit.scale.evaluate.evaluate_dask`, multi-label
+    :func:`annokit.scale.eval_multilabel.evaluate_multilabel_dask`, annotator predictions
+    :func:`annokit.scale.eval_annotators.evaluate_annotators_dask`)."""
     client = client if client is not None else getattr(votes, "client", None)
     if isinstance(predictions, (list, tuple)):
         predictions = predictions[0] if len(predictions) == 1 else list(predictions)
-    if multilabel:  # hook: multi-label votes on Dask (memory: metrics.workflow._multilabel)
-        raise OptionConflictError(dask_refusals(options, multilabel=True) or "")
+    if multilabel:
+        from annokit.scale.eval_multilabel import evaluate_multilabel_dask
+
+        o = options
+        metrics = resolve_metrics(o.metrics, scale=votes.labels.scale,
+                                  n_labels=len(votes.labels.names), multilabel=True)
+        result = evaluate_multilabel_dask(
+            votes, predictions if isinstance(predictions, list) else [predictions], metrics,
+            pred_labels=o.pred_labels, on_missing=o.on_missing, id_field=o.id_field,
+            n_boot=o.n_boot, seed=o.seed, confidence=o.confidence, n_bins=o.n_bins,
+            baselines=o.baselines, per_item=o.per_item is not None)
+        write_per_item(result, o)  # one file, gathered on the client, as in memory
+        return EvaluateRun(result, None, votes)
     view = None
-    if annotator_predictions is not None:  # hook: per-annotator view (memory: annotator_view)
-        raise OptionConflictError(dask_refusals(options, annotator_predictions=True) or "")
+    if annotator_predictions is not None:
+        from annokit.scale.eval_annotators import evaluate_annotators_dask
+
+        view = evaluate_annotators_dask(votes, annotator_predictions)
     if not has_paths(predictions):  # annotator predictions only
         return EvaluateRun(None, view, votes)
+    from annokit.scale.evaluate import evaluate_dask
+
     result = evaluate_dask(votes, predictions, options, client=client)
     return EvaluateRun(result, view, votes)

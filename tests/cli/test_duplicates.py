@@ -128,7 +128,8 @@ def test_dask_engine_refuses_the_option_in_one_line(files, policy):
     assert result.output.splitlines()[-1] == (
         f"Error: --duplicates {policy} does not apply with --engine dask: repeated (item, "
         "annotator) votes are refused there (which vote comes first is not defined across "
-        "files, and multi-label votes run in memory); use --engine memory")
+        "files); use --engine memory, or --multilabel (stats, evaluate) to keep every label "
+        "of multi-label votes")
 
 
 def test_annotators_unknown(tmp_path):

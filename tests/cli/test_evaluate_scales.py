@@ -136,8 +136,8 @@ def test_annotator_predictions_add_the_perspectivist_view(tmp_path):
 @pytest.mark.parametrize("args, message", [
     ([], "Missing option '--predictions' (or --annotator-predictions)."),
     (["--annotator-predictions", "PAIRS", "--n-boot", "10"], "need --predictions"),
-    (["--annotator-predictions", "PAIRS", "--predictions", "PREDS", "--engine", "dask"],
-     "--annotator-predictions and --multilabel run in memory only"),
+    (["--annotator-predictions", "PAIRS", "--n-boot", "10", "--engine", "dask"],
+     "need --predictions"),  # Dask evaluates annotator predictions too, with the same checks
 ])
 def test_annotator_prediction_options_refused_where_they_do_not_apply(tmp_path, args, message):
     votes_path, preds, _ = _rated(tmp_path, ["a", "b"])

@@ -138,3 +138,15 @@ def test_reader_and_errors(tmp_path):
     no_ann = Votes.from_long(df.drop(columns="annotator"))
     with pytest.raises(SchemaError, match="needs annotator ids"):
         evaluate_annotators(no_ann, pred)
+
+
+def test_repeated_votes_score_the_pairs_first_vote():
+    """With duplicates="keep", the pair's first vote is scored (positions into the votes, not
+    into the de-duplicated pair keys: r's vote is x, not q's second vote y)."""
+    df = pd.DataFrame({"item": ["q", "q", "r"], "annotator": ["a", "a", "a"],
+                       "label": ["x", "y", "x"]})
+    votes = Votes.from_long(df, duplicates="keep")
+    pred = pd.DataFrame({"item": ["q", "r"], "annotator": ["a", "a"], "label": ["y", "x"]})
+    res = evaluate_annotators(votes, pred)
+    assert res.scores["error_rate"] == 0.5
+    assert res.n_votes_without_prediction == 1

@@ -173,9 +173,10 @@ def test_refused_in_one_line(files):
                                                                model="flat"), engine="dask")
         with pytest.raises(OptionConflictError, match=r"^--ties random runs in memory only"):
             evaluate_dask(dv, test, EvaluateOptions(ties="random", model="flat"))
-        with pytest.raises(OptionConflictError, match=r"^--annotator-predictions and "
-                                                      r"--multilabel run in memory only"):
-            evaluate_files(dv, [test], engine="dask", annotator_predictions=test)
+        with pytest.raises(OptionConflictError, match=r"^multi-label votes take --predictions, "
+                                                      r".*not temperatures"):
+            evaluate_files(dv, [test], engine="dask", multilabel=True,
+                           options=EvaluateOptions(temperature=2.0))
         with pytest.raises(OptionConflictError, match="a temperature applies to one model's "
                                                       "predictions; evaluate the models one at"):
             evaluate_dask(dv, {"a": test, "b": test}, EvaluateOptions(temperature=2.0))
@@ -186,7 +187,9 @@ def test_refused_in_one_line(files):
             evaluate_dask(dv, test, EvaluateOptions(model="flat", on_missing="drop",
                                                     fit_temperature_on=[far]))
     assert dask_refusals(EvaluateOptions()) is None
-    assert dask_refusals(EvaluateOptions(), multilabel=True) is not None
+    assert dask_refusals(EvaluateOptions(), multilabel=True) is None
+    assert dask_refusals(EvaluateOptions(), annotator_predictions=True) is None
+    assert dask_refusals(EvaluateOptions(by="agreement"), multilabel=True) is not None
     with pytest.raises(InvalidValueError, match="engine must be one of"):
         evaluate_files(votes, [test], engine="spark")
 

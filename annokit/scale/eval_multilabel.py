@@ -1,0 +1,341 @@
+"""Multi-label votes on Dask: an annotator may tick several labels of one item.
+
+Multi-label votes are read as in memory (``annokit evaluate --multilabel``): a long table
+with one row per ticked label, an (item, annotator) pair repeated once per label
+(:func:`annokit.scale.votes.read_votes_dask` with ``duplicates="keep"``). Every item's
+votes share a partition, so each partition checks its responses
+(:func:`annokit.core.multilabel.response_pairs`: annotator ids needed, a label ticked twice
+in one response refused with the in-memory message) and finds its items' tick counts,
+responses, per-label soft labels and majority sets
+(:func:`annokit.core.multilabel.majority_of_counts`) itself.
+
+:func:`evaluate_multilabel_dask` returns what
+``evaluate(align_multilabel(votes, predictions))`` returns in memory:
+
+1. the per-label predictions are read once on the client by the in-memory reader
+   (:func:`annokit.metrics.multilabel_records.read_multilabel_predictions`: every format it
+   takes, logits through the logistic function, the same checks), their columns put in the
+   votes' label order (:func:`annokit.metrics.alignment.label_permutation`), and each row
+   sent to the partition holding its item (joined by item id);
+2. each partition fills the engine's multi-label states
+   (:class:`annokit.metrics.engine.EvalPlan` on a
+   :class:`~annokit.metrics.multilabel_records.MultilabelRecords` of its items): the model,
+   the chance and oracle baselines (:func:`annokit.metrics.engine.baseline_probs`) and,
+   with ``n_boot``, chunks of Poisson bootstrap replicates keyed by item id (the
+   replicates drawn in memory);
+3. the states are merged by a tree reduction (``MetricState.merge``) and the result built
+   by :func:`annokit.metrics.engine.results_from_values`, with the per-label values.
+
+Not on Dask (refused when asked): ``ties="error"``. The per-item table (``per_item=True``) is
+gathered on the client: one row per item.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annokit.core.checks import check_int, check_open_unit, check_option
+from annokit.core.multilabel import DEFAULT_MULTILABEL_TIES, majority_of_counts
+from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
+from annokit.core.scales import check_scale
+from annokit.errors import AlignmentError, DegenerateInputWarning
+from annokit.metrics.alignment import (
+    label_permutation,
+    no_match_error,
+    report_missing,
+    unknown_order_message,
+)
+from annokit.metrics.engine import (
+    EvalPlan,
+    EvaluationResult,
+    baseline_probs,
+    check_metrics,
+    multilabel_item_frame,
+    resolve_options,
+    results_from_values,
+)
+from annokit.metrics.multilabel_records import MultilabelRecords, read_multilabel_predictions
+from annokit.scale.progress import compute
+from annokit.scale.votes_multilabel import check_responses, merge_repeated, responses_part
+
+__all__ = ["evaluate_multilabel_dask"]
+
+_FAN_IN = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class _Spec:
+    """What every partition evaluates."""
+
+    k: int
+    n_annotators: int
+    labels: Any
+    ties: str
+    names: tuple[str, ...]
+    options: dict[str, dict[str, Any]]
+    seed: int
+    chunks: tuple[tuple[int, int], ...]
+    baselines: bool
+    per_item: bool = False
+
+
+def _keys(items: pd.DataFrame) -> np.ndarray:
+    return items["item"].to_numpy(dtype=np.int64)
+
+
+def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray], spec: _Spec,
+          annotator_ids: np.ndarray) -> dict[str, Any]:
+    """One partition: its responses checked, its items' ticks joined to their predictions,
+    and the states filled (see the module docstring)."""
+    r = responses_part(frame, items, k=spec.k, n_annotators=spec.n_annotators,
+                       labels=spec.labels, annotator_ids=annotator_ids)
+    out: dict[str, Any] = {"repeated": [(r.n_repeated, r.shown_repeated)]}
+    if r.n_repeated:
+        return out
+    ids, first, counts, n_resp = r.item_ids, r.first, r.counts, r.n_responses
+    m = len(r.keys)
+    code = np.searchsorted(r.keys, rows["item"]).astype(np.int64)  # rows of these items only
+    order = np.argsort(code, kind="stable")
+    code = code[order]
+    has = np.zeros(m, dtype=bool)
+    has[code] = True
+    head = np.argsort(first)[:3]
+    out.update(n_items=m, n_matched=int(code.size),
+               first_ids=list(zip(first[head].tolist(), ids[head].tolist(), strict=True)),
+               missing=list(zip(first[~has].tolist(), ids[~has].tolist(), strict=True)))
+    hard, tied = majority_of_counts(counts[code], n_resp[code], spec.ties)
+    out["n_ties"] = int(tied.sum())
+    out["point"] = out["base"] = None
+    out["boot"] = [None] * len(spec.chunks)
+    out["frames"] = []
+    if not code.size:
+        return out
+    rec = MultilabelRecords(item_ids=ids[code], labels=spec.labels, probs=rows["probs"][order],
+                            soft=counts[code] / n_resp[code][:, None],
+                            hard=hard.astype(np.float64), is_tied=tied, tie_policy=spec.ties,
+                            n_responses=n_resp[code])
+    plan = EvalPlan([rec.probs], rec.soft, rec.hard, spec.names, spec.options, [None],
+                    [(0, code.size)])
+    out["point"] = plan.fill(lambda lo, hi: None)[0][0]
+    if spec.per_item:
+        out["frames"] = [multilabel_item_frame(rec, spec.names, spec.options)
+                         .assign(_first=first[code])]
+    if spec.baselines:
+        base = dataclasses.replace(plan, probs=[baseline_probs(rec, kind)
+                                                for kind in ("chance", "oracle")])
+        out["base"] = [row[0] for row in base.fill(_no_weights)]
+    ukeys = r.keys[code].view(np.uint64)  # item_keys of the ids, as in memory
+    out["boot"] = [plan.fill(functools.partial(_weights, ukeys, spec.seed, a, b))[0][0]
+                   for a, b in spec.chunks]
+    return out
+
+
+def _weights(keys: np.ndarray, seed: int, a: int, b: int, lo: int, hi: int) -> np.ndarray:
+    """Bootstrap replicates ``a:b``' Poisson weights of rows ``lo:hi``, keyed by item."""
+    return poisson_weights(keys[lo:hi], seed, a, b)
+
+
+def _no_weights(lo: int, hi: int) -> None:
+    """No bootstrap weights (the baselines' fill)."""
+    return None
+
+
+def _merge_states(a: list[Any] | None, b: list[Any] | None) -> list[Any] | None:
+    if a is None:
+        return b
+    if b is not None:
+        for x, y in zip(a, b, strict=True):
+            x.merge(y)
+    return a
+
+
+def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
+    out = dict(parts[0])
+    for p in parts[1:]:
+        out["repeated"] = out["repeated"] + p["repeated"]
+        if "n_items" not in out or "n_items" not in p:
+            out.pop("n_items", None)  # some partition repeats a tick: only the error counts
+            continue
+        for key in ("n_items", "n_matched", "n_ties"):
+            out[key] += p[key]
+        out["first_ids"] = sorted(out["first_ids"] + p["first_ids"])[:3]
+        out["missing"] = out["missing"] + p["missing"]
+        out["frames"] = out["frames"] + p["frames"]
+        out["point"] = _merge_states(out["point"], p["point"])
+        if out["base"] is None:
+            out["base"] = p["base"]
+        elif p["base"] is not None:
+            out["base"] = [_merge_states(x, y) for x, y in zip(out["base"], p["base"],
+                                                                strict=True)]
+        out["boot"] = [_merge_states(x, y) for x, y in zip(out["boot"], p["boot"], strict=True)]
+    return out
+
+
+def _tree(nodes: list[Any]) -> Any:
+    from dask import delayed
+
+    while len(nodes) > 1:
+        nodes = [delayed(_merge)(*nodes[i:i + _FAN_IN]) for i in range(0, len(nodes), _FAN_IN)]
+    return nodes[0]
+
+
+def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, *,
+                             pred_labels: Sequence[Any] | str | None = None,
+                             on_missing: str = "error", id_field: str | None = None,
+                             ties: str = DEFAULT_MULTILABEL_TIES, n_boot: int = 0,
+                             seed: int = 0, confidence: float = 0.95, n_bins: int = 10,
+                             baselines: bool = True, per_item: bool = False,
+                             budget: int = 4_000_000) -> EvaluationResult:
+    """Evaluate per-label predictions against multi-label votes on Dask.
+
+    Parameters
+    ----------
+    votes : DaskVotes
+        Read with ``duplicates="keep"`` (one row per ticked label), with annotator ids.
+    predictions : path(s) or Predictions
+        As :func:`annokit.metrics.multilabel_records.align_multilabel` takes them, read once
+        on the client.
+    metrics : str or sequence of str, optional
+        Registry names; default every multi-label metric (as in memory).
+    pred_labels, on_missing, id_field
+        As in :func:`~annokit.metrics.multilabel_records.align_multilabel`.
+    ties : {"exclude", "include"}, default "exclude"
+        A label ticked by exactly half of the annotators (:func:`multilabel_majority`).
+    n_boot, seed, confidence, n_bins, baselines
+        As in :func:`annokit.metrics.engine.evaluate`; the intervals equal the in-memory
+        ones for the same seed, whatever the partitioning.
+    per_item : bool, default False
+        Also collect the per-item table (``result.per_item``, the in-memory columns and
+        item order): one row per item, gathered on the client.
+    budget : int, default 4_000_000
+        Bootstrap weights held at once per partition task (float64).
+
+    Returns
+    -------
+    EvaluationResult
+        ``task == "multilabel"`` with ``per_label``, as in memory (``per_item`` with
+        ``per_item=True``).
+
+    Raises
+    ------
+    SchemaError
+        Votes without annotator ids; a label ticked twice in one response.
+    AlignmentError, DataFormatError, InvalidValueError
+        As in memory (label names, items without predictions, bad files or options).
+
+    Examples
+    --------
+    >>> import dask
+    >>> from annokit.core.votes import Votes
+    >>> from annokit.io.predictions import Predictions
+    >>> from annokit.scale.votes import from_votes
+    >>> df = pd.DataFrame({"item": ["q", "q", "q", "r"], "annotator": ["a", "a", "b", "a"],
+    ...                    "label": ["x", "y", "y", "x"]})
+    >>> votes = Votes.from_long(df, duplicates="keep")
+    >>> preds = Predictions.from_arrays(["q", "r"], probs=[[0.4, 0.9], [0.8, 0.3]],
+    ...                                 label_names=["x", "y"], atol=np.inf)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     res = evaluate_multilabel_dask(from_votes(votes, npartitions=2, client=False),
+    ...                                    preds, "brier_multilabel")
+    >>> round(res.metrics["brier_multilabel"], 4), res.n_ties
+    (0.0375, 1)
+    """
+    from dask import delayed
+
+    from annokit.io.predictions import Predictions
+
+    labels = votes.labels
+    k = len(labels)
+    scale = check_scale(getattr(labels, "scale", "nominal"))
+    names = check_metrics(metrics, scale=scale, n_labels=k, multilabel=True)
+    n_boot = check_int("n_boot", n_boot)
+    seed = check_int("seed", seed)
+    n_bins = check_int("n_bins", n_bins, low=1)
+    check_open_unit("confidence", confidence)
+    check_option("on_missing", on_missing, ("error", "drop"))
+    check_option("ties", ties, ("exclude", "include"))
+    options, positive_label = resolve_options(names, labels, scale, n_bins=n_bins)
+    annotator_ids = np.asarray(votes.require_annotators("multi-label votes (a response is the "
+                                                        "set of labels one annotator gave one "
+                                                        "item)"), dtype=object)
+    preds = predictions if isinstance(predictions, Predictions) else \
+        read_multilabel_predictions(predictions, id_field=id_field)
+
+    cl = votes.client
+    item_parts = votes.items.to_delayed()
+    per_part = compute(cl, [delayed(_keys)(p) for p in item_parts], desc="multi-label votes")
+    sizes = np.array([len(p) for p in per_part], dtype=np.int64)
+    all_keys = np.concatenate(per_part) if per_part else np.zeros(0, np.int64)
+    pred_key = item_keys(np.asarray(preds.item_ids, dtype=object)).view(np.int64)
+    pos = pd.Index(all_keys).get_indexer(pd.Index(pred_key))
+    perm = label_permutation(labels, pred_labels, preds.n_labels, preds.label_names)
+    probs = preds.probs if perm is None else preds.probs[:, perm]
+    rows_of = np.flatnonzero(pos >= 0)
+    part_of = np.searchsorted(np.cumsum(sizes), pos[rows_of], side="right")
+    order = np.argsort(part_of, kind="stable")
+    bounds = np.searchsorted(part_of[order], np.arange(len(sizes) + 1))
+    pieces = [{"item": pred_key[r], "probs": np.ascontiguousarray(probs[r])}
+              for r in (rows_of[order[bounds[p]:bounds[p + 1]]] for p in range(len(sizes)))]
+    chunks = tuple(replicate_chunks(n_boot, max(int(sizes.max(initial=0)), 1), budget=budget))
+    spec = _Spec(k=k, n_annotators=len(annotator_ids), labels=labels, ties=ties, names=names,
+                 options=options, seed=seed, chunks=chunks, baselines=baselines,
+                 per_item=bool(per_item))
+    if cl is not None:
+        pieces = cl.scatter(pieces)
+    spec_d, ids_d = delayed(spec, pure=True), delayed(annotator_ids, pure=True)
+    parts = [delayed(_part)(f, i, r, spec_d, ids_d)
+             for f, i, r in zip(votes.frame.to_delayed(), item_parts, pieces, strict=True)]
+    res = compute(cl, [_tree(parts)], desc="multi-label evaluate")[0]
+    check_responses(votes.source, *merge_repeated(res["repeated"]))
+    if perm is None:  # no order suggested: the majority of multi-label votes is per label
+        raise AlignmentError(unknown_order_message(labels, preds.n_labels, None))
+    n_items, n_matched = res["n_items"], res["n_matched"]
+    if not n_matched:
+        raise no_match_error(n_items, [i for _, i in res["first_ids"]], preds.n_rows,
+                             preds.item_ids)
+    dropped = np.asarray([i for _, i in sorted(res["missing"])], dtype=object)
+    report_missing(len(dropped), n_items, dropped, n_matched, on_missing, stacklevel=2)
+    n_ties = res["n_ties"]
+    if n_ties:
+        warnings.warn(f"{n_ties} (item, label) cells are ticked by exactly half of the "
+                      f"annotators; tie policy {ties!r}", DegenerateInputWarning, stacklevel=2)
+    values = EvalPlan([], np.zeros((0, k)), np.zeros((0, k)), names, options, [None], []).values
+    est = values(res["point"], None)[None, None, :]
+    reps = None
+    if n_boot:
+        reps = np.empty((1, 1, len(names), n_boot))
+        for (a, b), states in zip(chunks, res["boot"], strict=True):
+            reps[0, 0, :, a:b] = values(states, b - a)
+    base = {}
+    if baselines and res["base"] is not None:
+        base = {kind: dict(zip(names, map(float, values(states, None)), strict=True))
+                for kind, states in zip(("chance", "oracle"), res["base"], strict=True)}
+    heads: dict[str | None, dict[str, Any]] = {None: {
+                    "n_items": n_matched, "n_unmatched_predictions": preds.n_rows - n_matched,
+                    "n_dropped_items": len(dropped),
+                    "dropped_item_ids": [str(i) for i in dropped],
+                    "labels": tuple(labels.names), "temperature": None}}
+    sources: dict[str | None, Any] = {}
+    if per_item:
+        frame = (pd.concat(res["frames"], ignore_index=True).sort_values("_first")
+                 .drop(columns="_first").reset_index(drop=True))
+        sources[None] = lambda: frame
+    result = results_from_values(heads, names, est, reps, baselines=base, by=None, groups=[],
+                                 group_sizes=[], tie_policy=ties, n_ties=n_ties, n_bins=n_bins,
+                                 n_boot=n_boot, confidence=confidence, seed=seed,
+                                 frame_sources=sources, scale=scale,
+                                 positive_label=positive_label)
+    result.task = "multilabel"
+    result.per_label = {
+        name: dict(zip(labels.names, map(float, np.asarray(st.per_label(), dtype=np.float64)),
+                       strict=True))
+        for name, st in zip(names, res["point"], strict=True) if hasattr(st, "per_label")}
+    return result
+
