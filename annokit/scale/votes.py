@@ -6,7 +6,11 @@ over the data: each partition is coded locally (item ids to 64-bit keys, labels 
 annotators factorised) and the small per-partition dictionaries are merged on the client
 into the label set (the same names and order as :func:`annokit.io.read_votes` gives in
 memory) and the annotator dictionary (first-seen order); the codes are then remapped in
-place, and the votes shuffled once by item so that every item's votes share a partition.
+place. When the partitions read are already item-disjoint (the common case: data written in
+item order), they are kept as they are; otherwise the votes are shuffled once by item so that
+every item's votes share a partition. Disjointness is decided exactly, from each partition's
+distinct item keys (the same id gives the same key, so no shared key means no shared item; a
+key shared by two ids only costs the shuffle, after which such ids are refused).
 
 An item's code is its 64-bit key (:func:`annokit.core.resample.item_keys`, SipHash of the
 id string): global without a dictionary, and the same key the bootstrap weights use.
@@ -26,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -208,7 +213,7 @@ def _where(df: pd.DataFrame, row: int, column: str, part: int) -> str:
 
 def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> tuple:
     """Local coding of one partition: (numeric frame, items frame, label uniques,
-    annotator uniques)."""
+    annotator uniques, gold uniques, sorted distinct item keys)."""
     item_c, label_c, annot_c, gold_c = (roles["item"], roles["label"], roles["annotator"],
                                         roles["gold"])
     if item_c is None or label_c is None:  # read_votes_dask refuses such roles before coding
@@ -224,9 +229,8 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
     named = [(c, what) for c, what in ((item_c, "item id"), (label_c, "label"),
                                        (annot_c, "annotator id")) if c]
     for col, what in named:
-        codes, uniques = _factorize(df[col])
-        blank = np.flatnonzero(pd.Series(uniques, dtype=object).str.strip().str.lower()
-                               .isin(MISSING_STRINGS).to_numpy())
+        codes, uniques, arrow = _factorize(df[col])
+        blank = _blank(uniques, arrow)
         if blank.size:
             row = int(np.argmax(codes == blank[0]))
             raise SchemaError(f"{_where(df, row, col, part)}: {what} is empty "
@@ -245,7 +249,7 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
     first += np.int64(part) << _ROW_BITS
     gold_uniques = np.zeros(0, dtype=object)
     if gold_c:  # the distinct (item, gold) pairs; conflicts are refused after the shuffle
-        gold_codes, gold_uniques = _factorize(df[gold_c], missing_ok=True)
+        gold_codes, gold_uniques, _ = _factorize(df[gold_c], missing_ok=True)
         pair = np.unique(item_codes * (len(gold_uniques) + 1) + (gold_codes + 1))
         it, g = pair // (len(gold_uniques) + 1), pair % (len(gold_uniques) + 1) - 1
         items = pd.DataFrame({"item": item_key[it], "item_id": item_u[it],
@@ -254,21 +258,74 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
         items = pd.DataFrame({"item": item_key, "item_id": item_u,
                               "gold": np.full(len(item_u), -1, np.int16), "first": first})
     return frame, items, np.asarray(lab_uniques, dtype=object), \
-        np.asarray(ann_uniques, dtype=object), np.asarray(gold_uniques, dtype=object)
+        np.asarray(ann_uniques, dtype=object), np.asarray(gold_uniques, dtype=object), \
+        np.sort(item_key)
 
 
-def _factorize(column: pd.Series, *, missing_ok: bool = False) -> tuple[np.ndarray, np.ndarray]:
+@functools.cache
+def _spaces() -> Any:
+    """Every character ``str.strip`` removes, as an Arrow array."""
+    import pyarrow as pa
+
+    return pa.array([c for c in map(chr, range(0x110000)) if c.isspace()], pa.string())
+
+
+def _blank(uniques: np.ndarray, arrow: Any = None) -> np.ndarray:
+    """Positions of the distinct texts that read as missing (``s.strip().lower()`` in
+    :data:`MISSING_STRINGS`). Only short texts and texts starting or ending with white space
+    can (``lower`` never shortens a text); those few are checked in Python. ``arrow``: the
+    same texts as an Arrow array, when at hand."""
+    if not len(uniques):
+        return np.zeros(0, np.int64)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(uniques, pa.string()) if arrow is None else arrow
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    short = pc.less_equal(pc.utf8_length(arr), max(map(len, MISSING_STRINGS)))
+    edge = pc.or_(pc.is_in(pc.utf8_slice_codeunits(arr, 0, 1), value_set=_spaces()),
+                  pc.is_in(pc.utf8_slice_codeunits(arr, -1), value_set=_spaces()))
+    cand = np.flatnonzero(pc.or_(short, edge).to_numpy(zero_copy_only=False))
+    return cand[np.fromiter((str(uniques[i]).strip().lower() in MISSING_STRINGS for i in cand),
+                            dtype=bool, count=cand.size)]
+
+
+def _factorize(column: pd.Series, *, missing_ok: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Codes and distinct values (as str, as in memory) of one column, with no per-row Python:
-    distinct raw values that read as the same text (``1`` and ``"1"``) share a code."""
+    distinct raw values that read as the same text (``1`` and ``"1"``) share a code. Third:
+    the distinct values as an Arrow array when the column holds Arrow strings, else None."""
     codes, found = pd.factorize(column, use_na_sentinel=True)
     uniques = np.asarray(found, dtype=object)
+    if _is_text(column.dtype):  # str(v) is v: distinct values are distinct texts
+        if not missing_ok and len(codes) and (codes < 0).any():  # pragma: no cover - checked before
+            raise SchemaError("missing value")
+        values = getattr(found, "array", found)  # an Index of an ArrowExtensionArray
+        arrow = getattr(values, "_pa_array", None) if isinstance(column.dtype, pd.ArrowDtype) \
+            else None
+        return np.asarray(codes, dtype=np.int64), uniques, arrow
     text = np.fromiter((scalar_to_str(v) for v in uniques), dtype=object, count=len(uniques))
     merged, distinct = pd.factorize(text) if len(text) else (np.zeros(0, np.int64), text)
     if len(distinct) != len(text):
         codes = np.where(codes >= 0, merged[np.maximum(codes, 0)], -1)
     if not missing_ok and len(codes) and (codes < 0).any():  # pragma: no cover - checked before
         raise SchemaError("missing value")
-    return np.asarray(codes, dtype=np.int64), np.asarray(distinct, dtype=object)
+    return np.asarray(codes, dtype=np.int64), np.asarray(distinct, dtype=object), None
+
+
+def _is_text(dtype: Any) -> bool:
+    """Whether a column holds strings only (Arrow string types, pandas' string dtype)."""
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        t = dtype.pyarrow_dtype
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+    return isinstance(dtype, pd.StringDtype)
 
 
 def _warn_unknown_gold(gold_u: np.ndarray, labels: LabelSet, where: str) -> None:
@@ -298,10 +355,14 @@ def _remap(parts: tuple, label_map: np.ndarray, annot_map: np.ndarray,
 def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_duplicates: bool,
                  source: str, annotator_ids: np.ndarray | None = None
                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """After the shuffle: sort by item, refuse duplicate votes (naming the item and the
+    """After the shuffle (if any): sort by item, refuse duplicate votes (naming the item and the
     annotator by their ids) and conflicting gold."""
-    frame = frame.sort_values("item", kind="stable").reset_index(drop=True)
-    if len(items):  # an item read in several partitions: its first row in the first of them
+    key = frame["item"].to_numpy()
+    order = np.argsort(key, kind="stable")
+    frame = pd.DataFrame({c: frame[c].to_numpy()[order] for c in frame.columns})
+    if len(items) and items["item"].duplicated().any():
+        # an item read in several partitions (or with several gold values): its first row in
+        # the first of them
         items = items.assign(first=items.groupby("item")["first"].transform("min"))
     items = items.drop_duplicates(["item", "item_id", "gold"])
     known = items[items["gold"] != GOLD_NONE]  # a label, or -2: not among the labels
@@ -317,7 +378,7 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
         raise SchemaError(f"{source}: item ids {ids[0]!r} and {ids[1]!r} share a 64-bit key; "
                           "rename one")
     items = items.reset_index(drop=True)
-    if check_duplicates and len(frame):
+    if check_duplicates and len(frame) and _may_repeat(frame):
         pair = frame.duplicated(["item", "annotator"])
         if pair.any():
             first = frame[pair].iloc[0]
@@ -330,6 +391,22 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
                               "with --engine memory and --duplicates first|last|keep (Python: "
                               "read_votes_dask(duplicates='keep') keeps them)")
     return frame, items
+
+
+def _may_repeat(frame: pd.DataFrame) -> bool:
+    """False when no (item, annotator) pair occurs twice, from one 64-bit mix of the pair
+    (equal pairs mix equally; True may be a collision, which the exact check settles)."""
+    mixed = frame["item"].to_numpy().view(np.uint64) ^ (
+        frame["annotator"].to_numpy().astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    return bool(pd.Series(mixed, copy=False).duplicated().any())
+
+
+def _disjoint(keys: Sequence[np.ndarray]) -> bool:
+    """Whether no item key occurs in two partitions (each array: a partition's distinct keys)."""
+    if len(keys) < 2:
+        return True
+    every = np.sort(np.concatenate(keys))
+    return not bool((every[1:] == every[:-1]).any())
 
 
 def _union_first_seen(arrays: Sequence[np.ndarray]) -> np.ndarray:
@@ -358,7 +435,8 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         Two votes of one annotator on one item: refused, or kept. ("first"/"last" depend on
         row order across files and are refused on Dask.)
     npartitions : int, optional
-        Partitions after the shuffle by item; default as many as were read.
+        Partitions after the shuffle by item; default as many as were read (and no shuffle
+        when those are item-disjoint).
     client : distributed.Client, optional
         Default :func:`annokit.scale.client.get_client`; ``False`` computes in this process
         (tests, doctests).
@@ -410,7 +488,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
 
     coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
     coded = persist(cl, coded, desc="reading votes")
-    side = [dask.delayed(lambda c: (c[2], c[3], c[4]))(c) for c in coded]
+    side = [dask.delayed(lambda c: (c[2], c[3], c[4], c[5]))(c) for c in coded]
     side = compute(cl, side, desc="reading votes")
     lab_u = _union_first_seen([s[0] for s in side])
     gold_u = _union_first_seen([s[2] for s in side])
@@ -438,15 +516,19 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     meta_i = pd.DataFrame({"item": np.zeros(0, np.int64), "item_id": np.zeros(0, object),
                            "gold": np.zeros(0, np.int16), "first": np.zeros(0, np.int64)})
     getter = dask.delayed(lambda t, i: t[i])
-    frame = dd.from_delayed([getter(r, 0) for r in remapped], meta=meta_f, verify_meta=False)
-    items = dd.from_delayed([getter(r, 1) for r in remapped], meta=meta_i, verify_meta=False)
     n_out = int(npartitions or max(len(remapped), 1))
-    with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
-        frame = frame.shuffle("item", npartitions=n_out)
-        items = items.shuffle("item", npartitions=n_out)
+    if n_out == len(remapped) and _disjoint([s[3] for s in side]):
+        # every item's votes already share a partition: no shuffle
+        pairs = [(getter(r, 0), getter(r, 1)) for r in remapped]
+    else:
+        frame = dd.from_delayed([getter(r, 0) for r in remapped], meta=meta_f, verify_meta=False)
+        items = dd.from_delayed([getter(r, 1) for r in remapped], meta=meta_i, verify_meta=False)
+        with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
+            frame = frame.shuffle("item", npartitions=n_out)
+            items = items.shuffle("item", npartitions=n_out)
+        pairs = list(zip(frame.to_delayed(), items.to_delayed(), strict=True))
     check = duplicates == "error" and annotator_ids is not None
     ids = dask.delayed(annotator_ids) if check else None  # one graph key, for the message
-    pairs = zip(frame.to_delayed(), items.to_delayed(), strict=True)
     finished = [dask.delayed(_finish_part)(f, i, p, check, name, ids)
                 for p, (f, i) in enumerate(pairs)]
     finished = persist(cl, finished, desc="grouping votes by item")
