@@ -5,9 +5,11 @@
 memory, from votes in a :class:`~annokit.scale.votes.DaskVotes` and predictions
 in Parquet/CSV files or a Dask DataFrame:
 
-1. each votes partition becomes one row of counts per item; those rows and the
-   prediction rows are shuffled by the item id's key (:func:`annokit.core.resample.item_keys`)
-   into the same partitions and joined there by item id, as
+1. each votes partition becomes one row of counts per item; the prediction rows are routed
+   to the votes partitions of their items, or (when a prediction partition spans several)
+   both are shuffled by the item id's key (:func:`annokit.core.resample.item_keys`) into the
+   same partitions (:func:`annokit.scale.eval_join.co_partition`); they are joined there by
+   item id, as
    :func:`annokit.metrics.records.align` joins them (label names, unknown items,
    items without predictions, duplicates: the same errors and counted warnings);
 2. per partition: soft labels, the majority under the tie policy, and the
@@ -82,6 +84,7 @@ from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states import AdaptiveBinnedState
 from annokit.scale import eval_partition as ep
 from annokit.scale.eval_adaptive import adaptive_point_values
+from annokit.scale.eval_join import co_partition
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
 from annokit.scale.progress import compute, persist
 from annokit.scale.write import ONE_FILE, write_table_dask
@@ -259,7 +262,6 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     ({'accuracy': 1.0}, 1)
     """
     _require_dask()
-    import dask
     from dask import delayed
 
     labels = votes.labels
@@ -297,12 +299,8 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
                               zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)],
                              meta=meta, verify_meta=False)
     nparts = max(1, votes.frame.npartitions)
-    from annokit.scale.client import shuffle_method
-
-    with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
-        parts = [x.to_delayed() for x in
-                 [counts.shuffle("_key", npartitions=nparts)]
-                 + [p.frame.shuffle("_key", npartitions=nparts) for p in preds.values()]]
+    parts = co_partition(counts, votes.items, [p.frame for p in preds.values()], client=cl,
+                         npartitions=nparts)
     keep_dropped = on_missing == "drop"
     joined = [delayed(ep.join_part)(*row, perms=perms, keep_dropped=keep_dropped, k=k)
               for row in zip(*parts, strict=True)]
