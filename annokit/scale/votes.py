@@ -262,12 +262,17 @@ def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> 
         np.sort(item_key)
 
 
+#: Every character ``str.strip`` removes (``str.isspace``), as the tests check.
+SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+          "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
 @functools.cache
 def _spaces() -> Any:
-    """Every character ``str.strip`` removes, as an Arrow array."""
+    """:data:`SPACES` as an Arrow array."""
     import pyarrow as pa
 
-    return pa.array([c for c in map(chr, range(0x110000)) if c.isspace()], pa.string())
+    return pa.array(list(SPACES), pa.string())
 
 
 def _blank(uniques: np.ndarray, arrow: Any = None) -> np.ndarray:
@@ -357,27 +362,14 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """After the shuffle (if any): sort by item, refuse duplicate votes (naming the item and the
     annotator by their ids) and conflicting gold."""
-    key = frame["item"].to_numpy()
-    order = np.argsort(key, kind="stable")
+    order = _order_by_key(frame["item"].to_numpy())
     frame = pd.DataFrame({c: frame[c].to_numpy()[order] for c in frame.columns})
-    if len(items) and items["item"].duplicated().any():
-        # an item read in several partitions (or with several gold values): its first row in
-        # the first of them
-        items = items.assign(first=items.groupby("item")["first"].transform("min"))
-    items = items.drop_duplicates(["item", "item_id", "gold"])
-    known = items[items["gold"] != GOLD_NONE]  # a label, or -2: not among the labels
-    clash = known["item"].duplicated(keep=False)
-    if clash.any():
-        bad = known[clash].iloc[0]
-        raise SchemaError(f"{source}: item {bad['item_id']!r} has conflicting gold labels")
-    items = items.sort_values(["item", "gold"], ascending=[True, False], kind="stable")
-    items = items.drop_duplicates(["item", "item_id"])
-    twice = items["item"].duplicated(keep=False)
-    if twice.any():
-        ids = items.loc[twice, "item_id"].tolist()[:2]
-        raise SchemaError(f"{source}: item ids {ids[0]!r} and {ids[1]!r} share a 64-bit key; "
-                          "rename one")
-    items = items.reset_index(drop=True)
+    keys = items["item"].to_numpy()
+    by_key = np.argsort(keys, kind="stable")
+    if not (keys[by_key][1:] == keys[by_key][:-1]).any():  # one row per item: nothing to merge
+        items = items.take(by_key).reset_index(drop=True)
+    else:
+        items = _merge_items(items, source)
     if check_duplicates and len(frame) and _may_repeat(frame):
         pair = frame.duplicated(["item", "annotator"])
         if pair.any():
@@ -391,6 +383,43 @@ def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupl
                               "with --engine memory and --duplicates first|last|keep (Python: "
                               "read_votes_dask(duplicates='keep') keeps them)")
     return frame, items
+
+
+def _merge_items(items: pd.DataFrame, source: str) -> pd.DataFrame:
+    """One row per item, sorted by key, from rows of an item read in several partitions or
+    with several gold values; refuses conflicting gold and two ids with one key."""
+    # an item read in several partitions: its first row in the first of them
+    items = items.assign(first=items.groupby("item")["first"].transform("min"))
+    items = items.drop_duplicates(["item", "item_id", "gold"])
+    known = items[items["gold"] != GOLD_NONE]  # a label, or -2: not among the labels
+    clash = known["item"].duplicated(keep=False)
+    if clash.any():
+        bad = known[clash].iloc[0]
+        raise SchemaError(f"{source}: item {bad['item_id']!r} has conflicting gold labels")
+    items = items.sort_values(["item", "gold"], ascending=[True, False], kind="stable")
+    items = items.drop_duplicates(["item", "item_id"])
+    twice = items["item"].duplicated(keep=False)
+    if twice.any():
+        ids = items.loc[twice, "item_id"].tolist()[:2]
+        raise SchemaError(f"{source}: item ids {ids[0]!r} and {ids[1]!r} share a 64-bit key; "
+                          "rename one")
+    return items.reset_index(drop=True)
+
+
+def _order_by_key(key: np.ndarray) -> np.ndarray:
+    """``np.argsort(key, kind="stable")``; linear when each key's rows are consecutive (votes
+    written item by item): the runs are put in key order, each kept as it is."""
+    n = key.size
+    if n == 0:
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    by_key = np.argsort(key[starts], kind="stable")
+    run_keys = key[starts][by_key]
+    if (run_keys[1:] == run_keys[:-1]).any():  # a key in several runs
+        return np.argsort(key, kind="stable")
+    lengths = np.diff(np.r_[starts, n])[by_key]
+    moved = starts[by_key] - (np.cumsum(lengths) - lengths)  # old start - new start, per run
+    return np.repeat(moved, lengths) + np.arange(n)
 
 
 def _may_repeat(frame: pd.DataFrame) -> bool:
