@@ -304,6 +304,13 @@ def _factorize(column: pd.Series, *, missing_ok: bool = False
     distinct raw values that read as the same text (``1`` and ``"1"``) share a code. Third:
     the distinct values as an Arrow array when the column holds Arrow strings, else None."""
     codes, found = pd.factorize(column, use_na_sentinel=True)
+    codes = np.asarray(codes, dtype=np.int64)
+    if isinstance(column.dtype, (pd.CategoricalDtype, pd.ArrowDtype)) and len(found):
+        # a categorical or dictionary column may list values no row of this part uses
+        used = np.bincount(codes[codes >= 0], minlength=len(found)) > 0
+        if not used.all():
+            codes = np.where(codes >= 0, np.cumsum(used)[np.maximum(codes, 0)] - 1, -1)
+            found = found[used]
     uniques = np.asarray(found, dtype=object)
     if _is_text(column.dtype):  # str(v) is v: distinct values are distinct texts
         if not missing_ok and len(codes) and (codes < 0).any():  # pragma: no cover - checked before

@@ -219,3 +219,29 @@ def test_order_by_key_is_the_stable_argsort(seed):
     scattered = rng.integers(-5, 5, size=int(rng.integers(1, 60))).astype(np.int64)
     for key in (runs, scattered, np.zeros(0, np.int64)):
         np.testing.assert_array_equal(_order_by_key(key), np.argsort(key, kind="stable"))
+
+
+def test_dictionary_values_no_row_uses_are_not_items_nor_labels(tmp_path, dask_client):
+    df = _long(n_items=30, seed=13)
+    every_item = sorted(set(df["item"])) + ["never"]
+    every_label = sorted(set(df["label"])) + ["unused"]
+    folder = tmp_path / "dict"
+    folder.mkdir()
+    number = df["item"].str[4:].astype(int)
+    parts = [df[number < 15], df[number >= 15]]
+    for j, part in enumerate(parts):  # each file's dictionaries list every item and label
+        part.assign(item=pd.Categorical(part["item"], categories=every_item),
+                    label=pd.Categorical(part["label"], categories=every_label)
+                    ).to_parquet(folder / f"part-{j}.parquet", index=False)
+    dv = read_votes_dask(folder, client=dask_client)
+    mem = read_votes(df)
+    assert dv.labels == mem.labels
+    assert (dv.n_items, dv.n_votes) == (mem.n_items, mem.n_votes)
+    items = dv.compute(*dv.items.to_delayed())
+    for it, part in zip(items, parts, strict=True):  # kept as read: no shuffle
+        assert set(it["item_id"]) == set(part["item"])
+    expect = {}
+    for j, part in enumerate(parts):
+        for row, item in enumerate(part["item"]):
+            expect.setdefault(item, (j << 40) + row)
+    assert _first_seen(dv) == expect
