@@ -119,11 +119,20 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
         pid = np.asarray(df["item_id"].to_numpy(dtype=object), dtype=object)
         width = sum(1 for c in df.columns if c.startswith("p") and c[1:].isdigit())
         pm = df[[f"p{j}" for j in range(width)]].to_numpy(dtype=np.float64).reshape(-1, width)
-        n_dup, dup_id = _duplicates(pid)
+        pkeys = pd.Index(df["_key"].to_numpy(dtype=np.uint64))
+        # distinct keys mean distinct ids (one id, one key): rows matched by key, then by id
+        by_key = pkeys.is_unique
+        n_dup, dup_id = (0, None) if by_key else _duplicates(pid)
         st: dict[str, Any] = {"n_rows": int(pid.size), "n_dup": n_dup, "dup_id": dup_id}
         if n_dup:
             has = np.zeros(codes.size, dtype=bool)
             pos = np.full(codes.size, -1)
+        elif by_key and pid.size:
+            pos = pkeys.get_indexer(pd.Index(keys))
+            same = pos >= 0
+            same[same] = pid[pos[same]] == ids[same]  # a key shared by two ids is no match
+            pos[~same] = -1
+            has = same
         else:
             pos = pd.Index(pid).get_indexer(pd.Index(ids)) if pid.size else \
                 np.full(codes.size, -1)
