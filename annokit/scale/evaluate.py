@@ -304,6 +304,7 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
     keep_dropped = on_missing == "drop"
     joined = [delayed(ep.join_part)(*row, perms=perms, keep_dropped=keep_dropped, k=k)
               for row in zip(*parts, strict=True)]
+    del parts  # the predictions kept on the workers are released once joined
     adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
     constant = tuple(n for n in names if n not in adaptive)
     # the adaptive edges need passes of their own over the joined partitions
