@@ -299,12 +299,12 @@ def evaluate_dask(votes: Any, predictions: Any, metrics: Any = None, *,
                               zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)],
                              meta=meta, verify_meta=False)
     nparts = max(1, votes.frame.npartitions)
-    parts = co_partition(counts, votes.items, [p.frame for p in preds.values()], client=cl,
-                         npartitions=nparts)
+    aligned = co_partition(counts, votes.items, [p.frame for p in preds.values()], client=cl,
+                           npartitions=nparts)
     keep_dropped = on_missing == "drop"
     joined = [delayed(ep.join_part)(*row, perms=perms, keep_dropped=keep_dropped, k=k)
-              for row in zip(*parts, strict=True)]
-    del parts  # the predictions kept on the workers are released once joined
+              for row in zip(*aligned, strict=True)]
+    del aligned  # the predictions kept on the workers are released once joined
     adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
     constant = tuple(n for n in names if n not in adaptive)
     # the adaptive edges need passes of their own over the joined partitions

@@ -204,21 +204,21 @@ def test_white_space_ids_are_refused_in_every_file_type(tmp_path, dask_client, b
 
 
 def test_spaces_are_the_characters_str_strip_removes():
-    from annokit.scale.votes import SPACES
+    from annokit.scale.vote_parts import SPACES
 
     assert set(SPACES) == {c for c in map(chr, range(0x110000)) if c.isspace()}
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_order_by_key_is_the_stable_argsort(seed):
-    from annokit.scale.votes import _order_by_key
+    from annokit.scale.vote_parts import order_by_key
 
     rng = np.random.default_rng(seed)
     runs = np.repeat(rng.permutation(50)[:int(rng.integers(1, 40))].astype(np.int64),
                      rng.integers(1, 5, size=1)[0])  # each key's rows consecutive
     scattered = rng.integers(-5, 5, size=int(rng.integers(1, 60))).astype(np.int64)
     for key in (runs, scattered, np.zeros(0, np.int64)):
-        np.testing.assert_array_equal(_order_by_key(key), np.argsort(key, kind="stable"))
+        np.testing.assert_array_equal(order_by_key(key), np.argsort(key, kind="stable"))
 
 
 def test_dictionary_values_no_row_uses_are_not_items_nor_labels(tmp_path, dask_client):
