@@ -1,26 +1,30 @@
-"""Scale benchmark (issue 13): the Dask engine against the in-memory engine, 1e6 to 1e8 votes.
+"""Scale benchmark (issues 13, 25): the Dask engine beside the in-memory engine, 1e6 to 1e8 votes.
 
     python benchmarks/bench_scale.py [--votes 1e6 1e7 1e8] [--workers 2] [--memory-limit 2GB]
-                                     [--data DIR] [--commands stats aggregate evaluate]
-                                     [--no-memory-engine]
+                                     [--data DIR] [--out DIR] [--repeat N]
+                                     [--commands stats aggregate evaluate] [--no-memory-engine]
 
 1. Seeded synthetic data, made once per size under ``--data`` (default
    ``benchmarks/_out/scale``) as Parquet partitions of 1M votes each, never held whole:
    3 classes, 10 votes per item (1e8 votes: 10M items), ``n_votes / 1000`` annotators
    (1e8: 100k), each with an accuracy drawn in [0.5, 0.95] and uniform errors; an item's
    10 annotators are distinct. Predictions (one Parquet partition per vote partition,
-   ``prob_<label>`` columns) are a noisy softmax around the true class.
+   ``prob_<label>`` columns) are a noisy softmax around the true class. The same data as
+   ONE Parquet file each (``votes_one.parquet``, ``predictions_one.parquet`` beside the
+   folders), written when missing by streaming the parts through one ``ParquetWriter``.
 2. Each command (``annokit stats``, ``aggregate --method ds``, ``evaluate``) runs as a
-   subprocess with ``--engine dask --scheduler ADDRESS`` against one LocalCluster of
-   ``--workers`` worker processes with ``--memory-limit`` each (started here, reused for all
-   runs); a sampler thread reads every worker's RSS every 0.2 s, so the table gives the peak
-   memory per worker. The same command with the in-memory engine runs next (unless
-   ``--no-memory-engine``), measured by the peak RSS of its process; when it cannot fit it
-   must fail with a message naming ``--engine dask``, and the table shows that message.
-3. The table: votes, command, engine, seconds, peak memory (per worker for Dask), and
-   the growth of time and memory from one size to the next (x10 votes).
+   subprocess with ``--engine dask --scheduler ADDRESS`` on the folders of parts, against
+   one LocalCluster of ``--workers`` worker processes with ``--memory-limit`` each (started
+   here, reused for all runs); a sampler thread reads every worker's RSS every 0.2 s, so the
+   table gives the peak memory per worker. The same command with the in-memory engine on
+   the one-file copy runs next (unless ``--no-memory-engine``), measured by the peak RSS of
+   its process; when it cannot fit it must fail with a message naming ``--engine dask``,
+   and the table shows that message. Outputs (``aggregate --out``) go under ``--out``.
+3. The table (Markdown): votes, command, Dask seconds, memory seconds, their ratio, peak MB
+   per Dask worker and of the in-memory process; with ``--repeat N`` the median seconds of
+   N runs and the largest peak.
 
-The machine is shared and noisy: figures are single runs of minutes-long jobs.
+The machine is shared and noisy: quote the load (printed) and compare ratios from one run.
 """
 
 from __future__ import annotations
@@ -95,11 +99,39 @@ def make_data(out: Path, n_votes: int, *, seed: int = 0) -> Path:
     return folder
 
 
-def _commands(folder: Path, engine: str) -> dict[str, list[str]]:
-    votes, preds = str(folder / "votes"), str(folder / "predictions")
-    out = folder / "out"
-    out.mkdir(exist_ok=True)
-    target = out / ("aggregate_dask.parquet" if engine == "dask" else "aggregate.parquet")
+def one_file(folder: Path, kind: str) -> Path:
+    """``folder/<kind>_one.parquet``: the parts of ``folder/<kind>`` as ONE Parquet file (the
+    in-memory engine's input), written when missing by streaming the parts through one
+    ``ParquetWriter`` (one part held at a time)."""
+    import pyarrow.parquet as pq
+
+    target = folder / f"{kind}_one.parquet"
+    if target.exists():
+        return target
+    parts = sorted((folder / kind).glob("part-*.parquet"))
+    tmp = target.with_name(f".{target.name}.tmp")
+    writer = None
+    try:
+        for part in parts:
+            table = pq.read_table(part)
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, table.schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+    tmp.replace(target)
+    return target
+
+
+def _commands(folder: Path, engine: str, out: Path) -> dict[str, list[str]]:
+    """The command lines: Dask reads the folders of parts, memory the same data as one file."""
+    if engine == "dask":
+        votes, preds = str(folder / "votes"), str(folder / "predictions")
+    else:
+        votes, preds = str(one_file(folder, "votes")), str(one_file(folder, "predictions"))
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{folder.name}_{engine}.parquet"
     return {
         "stats": ["stats", votes, "--json"],
         "aggregate": ["aggregate", votes, "--method", "ds", "--json", "--out", str(target)],
@@ -161,13 +193,26 @@ def _run(args: list[str], extra: list[str], pids: list[int] | None) -> dict:
             "peak_mb": peak if peak is not None else res["maxrss_mb"]}
 
 
+def _median_run(args: list[str], extra: list[str], pids: list[int] | None,
+                repeat: int) -> dict:
+    """``repeat`` runs; the median seconds, the largest peak memory, the first failure."""
+    runs = [_run(args, extra, pids) for _ in range(repeat)]
+    bad = [r for r in runs if r["rc"]]
+    if bad:
+        return bad[0]
+    return {"seconds": float(np.median([r["seconds"] for r in runs])), "rc": 0, "error": "",
+            "peak_mb": max(r["peak_mb"] for r in runs), "runs": [r["seconds"] for r in runs]}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--votes", nargs="+", type=float, default=[1e6, 1e7, 1e8])
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--memory-limit", default="2GB")
     p.add_argument("--data", type=Path, default=ROOT / "benchmarks" / "_out" / "scale")
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "_out" / "scale-results")
     p.add_argument("--commands", nargs="+", default=["stats", "aggregate", "evaluate"])
+    p.add_argument("--repeat", type=int, default=1, help="runs per command and engine (median)")
     p.add_argument("--no-memory-engine", action="store_true")
     a = p.parse_args()
 
@@ -180,35 +225,48 @@ def main() -> None:
                            silence_logs=logging.ERROR)
     client = Client(cluster)
     pids = list(client.run(os.getpid).values())
-    print(f"LocalCluster: {a.workers} workers x {a.memory_limit}, scheduler {cluster.scheduler_address}")
+    print(f"LocalCluster: {a.workers} workers x {a.memory_limit}, scheduler "
+          f"{cluster.scheduler_address}; load {os.getloadavg()[0]:.2f}", flush=True)
+    dask_extra = ["--engine", "dask", "--scheduler", cluster.scheduler_address]
     rows = []
     for n in a.votes:
         n_votes = int(n)
         t0 = time.perf_counter()
         folder = make_data(a.data, n_votes)
+        if not a.no_memory_engine:
+            one_file(folder, "votes")
+            one_file(folder, "predictions")
         print(f"data {n_votes:.0e} votes: {folder} ({time.perf_counter() - t0:.1f} s)", flush=True)
-        for name, args in _commands(folder, "dask").items():
-            if name not in a.commands:
-                continue
-            res = _run(args, ["--engine", "dask", "--scheduler", cluster.scheduler_address], pids)
-            rows.append((n_votes, name, "dask", res))
-            print(f"  {name:9s} dask   {res['seconds']:8.1f} s  peak/worker {res['peak_mb']:7.0f} MB"
-                  f"  rc {res['rc']} {res['error'] if res['rc'] else ''}", flush=True)
+        for name in a.commands:
+            dask_res = _median_run(_commands(folder, "dask", a.out)[name], dask_extra, pids,
+                                   a.repeat)
+            print(f"  {name:9s} dask   {dask_res['seconds']:8.1f} s  peak/worker "
+                  f"{dask_res['peak_mb']:7.0f} MB  rc {dask_res['rc']} "
+                  f"{dask_res['error'] if dask_res['rc'] else ''}", flush=True)
+            mem_res = None
             if not a.no_memory_engine:
-                res = _run(_commands(folder, "memory")[name], [], None)
-                rows.append((n_votes, name, "memory", res))
-                print(f"  {name:9s} memory {res['seconds']:8.1f} s  peak       {res['peak_mb']:7.0f} MB"
-                      f"  rc {res['rc']} {res['error'] if res['rc'] else ''}", flush=True)
-    print("\nvotes    command    engine  seconds  peak MB  x time  x memory (vs previous size)")
-    prev: dict[tuple[str, str], dict] = {}
-    for n_votes, name, engine, res in rows:
-        before = prev.get((name, engine))
-        grow = (f"{res['seconds'] / before['seconds']:6.1f}  {res['peak_mb'] / before['peak_mb']:6.1f}"
-                if before and res["rc"] == 0 and before["rc"] == 0 else "     -       -")
-        status = "" if res["rc"] == 0 else f"  failed: {res['error']}"
-        print(f"{n_votes:8.0e} {name:10s} {engine:6s} {res['seconds']:8.1f} {res['peak_mb']:8.0f}  "
-              f"{grow}{status}")
-        prev[(name, engine)] = res
+                mem_res = _median_run(_commands(folder, "memory", a.out)[name], [], None,
+                                      a.repeat)
+                print(f"  {name:9s} memory {mem_res['seconds']:8.1f} s  peak       "
+                      f"{mem_res['peak_mb']:7.0f} MB  rc {mem_res['rc']} "
+                      f"{mem_res['error'] if mem_res['rc'] else ''}", flush=True)
+            rows.append((n_votes, name, dask_res, mem_res))
+    print(f"\nmedian of {a.repeat} run(s); Dask: {a.workers} workers x {a.memory_limit} on the "
+          "folders of parts; memory: the same data as one Parquet file; "
+          f"load {os.getloadavg()[0]:.2f}")
+    print("| votes | command | Dask s | memory s | ratio | peak MB per worker (Dask) "
+          "| peak MB (memory) |")
+    print("|---|---|---|---|---|---|---|")
+    for n_votes, name, d, m in rows:
+        def cell(r: dict | None, key: str, fmt: str) -> str:
+            if r is None:
+                return "-"
+            return format(r[key], fmt) if r["rc"] == 0 else f"failed: {r['error']}"
+        ratio = (f"{d['seconds'] / m['seconds']:.2f}" if m is not None and d["rc"] == 0
+                 and m["rc"] == 0 else "-")
+        print(f"| {n_votes:.0e} | {name} | {cell(d, 'seconds', '.1f')} | "
+              f"{cell(m, 'seconds', '.1f')} | {ratio} | {cell(d, 'peak_mb', '.0f')} | "
+              f"{cell(m, 'peak_mb', '.0f')} |")
     client.close()
     cluster.close()
 

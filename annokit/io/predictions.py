@@ -248,7 +248,9 @@ def predictions_from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: s
         for j, c in enumerate(chosen):
             column = decimal_commas(df[c]) if semicolon else df[c]
             vals = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-            bad = np.isnan(vals) & ~df[c].astype(str).str.lower().isin(["nan"]).to_numpy()
+            bad = np.isnan(vals)
+            if bad.any():  # text only where a value did not parse
+                bad[bad] = ~df[c][bad].astype(str).str.lower().isin(["nan"]).to_numpy()
             if bad.any():
                 i = int(np.argmax(bad))
                 value = df[c].iloc[i]

@@ -70,8 +70,8 @@ def counts_part(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> pd.DataFram
 class Joined:
     """The vote items of one partition with their predictions (see :func:`join_part`).
 
-    ``codes``, ``ids``, ``keys``, ``counts`` are for the items kept (those the
-    first model predicts); ``probs[m]`` are model ``m``'s rows of them in the
+    ``codes``, ``ids`` (an array-like of str), ``keys``, ``counts`` are for the items kept
+    (those the first model predicts); ``probs[m]`` are model ``m``'s rows of them in the
     votes' label order (None when the label order is not known yet);
     ``file_probs[m]`` model ``m``'s matched rows in file column order, with
     ``file_has[m]`` the mask of all vote items it predicts. ``first``: the kept items'
@@ -119,11 +119,20 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
         pid = np.asarray(df["item_id"].to_numpy(dtype=object), dtype=object)
         width = sum(1 for c in df.columns if c.startswith("p") and c[1:].isdigit())
         pm = df[[f"p{j}" for j in range(width)]].to_numpy(dtype=np.float64).reshape(-1, width)
-        n_dup, dup_id = _duplicates(pid)
+        pkeys = pd.Index(df["_key"].to_numpy(dtype=np.uint64))
+        # distinct keys mean distinct ids (one id, one key): rows matched by key, then by id
+        by_key = pkeys.is_unique
+        n_dup, dup_id = (0, None) if by_key else _duplicates(pid)
         st: dict[str, Any] = {"n_rows": int(pid.size), "n_dup": n_dup, "dup_id": dup_id}
         if n_dup:
             has = np.zeros(codes.size, dtype=bool)
             pos = np.full(codes.size, -1)
+        elif by_key and pid.size:
+            pos = pkeys.get_indexer(pd.Index(keys))
+            same = pos >= 0
+            same[same] = pid[pos[same]] == ids[same]  # a key shared by two ids is no match
+            pos[~same] = -1
+            has = same
         else:
             pos = pd.Index(pid).get_indexer(pd.Index(ids)) if pid.size else \
                 np.full(codes.size, -1)
@@ -150,7 +159,8 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
         ok = perm is not None and models[m]["n_not_in_first"] == 0 and not models[m]["n_dup"]
         probs.append(pm[pos[keep]][:, perm] if ok else None)
     first = counts["_first"].to_numpy(dtype=np.int64) if "_first" in counts else codes
-    return Joined(codes[keep], ids[keep], keys[keep], cmat[keep], probs,
+    # the ids kept as the counts hold them (Arrow strings: about 17 bytes an id, not 70)
+    return Joined(codes[keep], counts["item_id"].array[keep], keys[keep], cmat[keep], probs,
                   {"models": models, "n_vote_items": int(codes.size),
                    "vote_codes": _missing(codes, ids, False)}, first[keep])
 
@@ -357,7 +367,8 @@ def write_per_item(joined: Joined, directory: str, part: int, *, labels: LabelSe
         probs = joined.probs[m] if joined.n else np.zeros((0, len(labels)))
         if probs is None:  # per-item rows are written after every check passed
             raise ValueError(f"partition {part}: model {model!r} has no rows")
-        rec = AlignedRecords(item_ids=joined.ids, labels=labels, probs=probs,
+        rec = AlignedRecords(item_ids=np.asarray(joined.ids, dtype=object), labels=labels,
+                             probs=probs,
                              counts=counts, human=distributions(counts) if joined.n else
                              np.zeros((0, len(labels))), majority=maj)
         frame = per_item_frame(rec, maj, names, options)

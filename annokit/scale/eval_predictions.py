@@ -123,7 +123,8 @@ def _part(df: pd.DataFrame, idf: str, width: int, source: str, id_field: str | N
             out[f"p{j}"] = pd.Series([], dtype=np.float64)
         return out
     part = 0 if partition_info is None else partition_info["number"]
-    locs = np.array([f"row {i} of partition {part}" for i in range(len(df))], dtype=object)
+    locs = np.strings.add(np.strings.add("row ", np.arange(len(df)).astype(str)),
+                          f" of partition {part}").astype(object)
     pred = predictions_from_frame(df.copy(), locs, source=source,
                                   id_field=idf if id_field is None else id_field,
                                   renormalize=renormalize, atol=atol)

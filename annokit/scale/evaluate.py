@@ -5,9 +5,11 @@
 memory, from votes in a :class:`~annokit.scale.votes.DaskVotes` and predictions
 in Parquet/CSV files or a Dask DataFrame:
 
-1. each votes partition becomes one row of counts per item; those rows and the
-   prediction rows are shuffled by the item id's key (:func:`annokit.core.resample.item_keys`)
-   into the same partitions and joined there by item id, as
+1. each votes partition becomes one row of counts per item; the prediction rows are routed
+   to the votes partitions of their items, or (when a prediction partition spans several)
+   both are shuffled by the item id's key (:func:`annokit.core.resample.item_keys`) into the
+   same partitions (:func:`annokit.scale.eval_join.co_partition`); they are joined there by
+   item id, as
    :func:`annokit.metrics.records.align` joins them (label names, unknown items,
    items without predictions, duplicates: the same errors and counted warnings);
 2. per partition: soft labels, the majority under the tie policy, and the
@@ -90,6 +92,7 @@ from annokit.metrics.workflow import (
 )
 from annokit.scale import eval_partition as ep
 from annokit.scale.eval_adaptive import adaptive_point_values
+from annokit.scale.eval_join import co_partition
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
 from annokit.scale.eval_temperature import temper_part, temperature_for
 from annokit.scale.progress import compute, persist
@@ -269,7 +272,6 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
     ({'accuracy': 1.0}, 1)
     """
     _require_dask()
-    import dask
     from dask import delayed
 
     o = EvaluateOptions() if options is None else options
@@ -325,15 +327,12 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
                               zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)],
                              meta=meta, verify_meta=False)
     nparts = max(1, votes.frame.npartitions)
-    from annokit.scale.client import shuffle_method
-
-    with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
-        parts = [x.to_delayed() for x in
-                 [counts.shuffle("_key", npartitions=nparts)]
-                 + [p.frame.shuffle("_key", npartitions=nparts) for p in preds.values()]]
+    aligned = co_partition(counts, votes.items, [p.frame for p in preds.values()], client=cl,
+                           npartitions=nparts)
     keep_dropped = on_missing == "drop"
     joined = [delayed(ep.join_part)(*row, perms=perms, keep_dropped=keep_dropped, k=k)
-              for row in zip(*parts, strict=True)]
+              for row in zip(*aligned, strict=True)]
+    del aligned  # the predictions kept on the workers are released once joined
     adaptive = tuple(n for n in names if REGISTRY[n].state_class is AdaptiveBinnedState)
     constant = tuple(n for n in names if n not in adaptive)
     # the adaptive edges need passes of their own over the joined partitions

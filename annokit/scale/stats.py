@@ -72,15 +72,31 @@ def _part_counts(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> tuple[np.n
     return counts, items
 
 
-def _patterns(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> dict[str, Any]:
-    """One partition's histogram of count vectors, gold tallies and label totals."""
+def _stats_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, seed: int, n_boot: int,
+                budget: int, pairs: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """One partition's :func:`_patterns` and :func:`_agreement_part`, its counts made once."""
     counts, items = _part_counts(frame, items, k)
+    return (_patterns(counts, items, k),
+            _agreement_part(counts, items, k, seed, n_boot, budget, pairs))
+
+
+def _distinct_rows(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``counts`` and how many times each occurs (in no set order): each
+    row read as one number in base ``max + 1`` when that fits in 62 bits, else row-wise."""
+    if not len(counts):
+        return np.zeros((0, k), np.int64), np.zeros(0, np.int64)
+    base = int(counts.max()) + 1
+    if k * math.log2(max(base, 2)) >= 62:
+        return np.unique(counts, axis=0, return_counts=True)
+    code = counts.astype(np.int64) @ (np.int64(base) ** np.arange(k, dtype=np.int64))
+    _, first, mult = np.unique(code, return_index=True, return_counts=True)
+    return counts[first], mult
+
+
+def _patterns(counts: np.ndarray, items: pd.DataFrame, k: int) -> dict[str, Any]:
+    """One partition's histogram of count vectors, gold tallies and label totals."""
     out: dict[str, Any] = {"n_items": len(items), "n_votes": int(counts.sum())}
-    if len(counts):
-        rows, mult = np.unique(counts, axis=0, return_counts=True)
-    else:
-        rows, mult = np.zeros((0, k), np.int64), np.zeros(0, np.int64)
-    out["patterns"] = (rows, mult)
+    out["patterns"] = _distinct_rows(counts, k)
     gold = items["gold"].to_numpy().astype(np.int64)
     out["gold"] = None
     if (gold != GOLD_NONE).any():
@@ -90,7 +106,7 @@ def _patterns(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> dict[str, Any
     return out
 
 
-def _agreement_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, seed: int, n_boot: int,
+def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, n_boot: int,
                     budget: int, pairs: bool = False) -> dict[str, np.ndarray]:
     """Per-item agreement terms of one partition summed with every replicate's weights.
 
@@ -101,7 +117,6 @@ def _agreement_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, seed: int,
     """
     from annokit.core.resample import item_keys
 
-    counts, items = _part_counts(frame, items, k)
     arr = counts.astype(np.float64)
     m = arr.sum(axis=1)
     keep = m >= 2
@@ -218,10 +233,10 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
     names = list(votes.labels.names)
     seed = seed_from_rng(rng) if n_boot else 0
     parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True))
-    hist = [dask.delayed(_patterns)(f, i, k) for f, i in parts]
-    agree = [dask.delayed(_agreement_part)(f, i, k, seed, int(n_boot), budget, ordered)
-             for f, i in parts]
-    hist, agree = votes.compute(hist, agree)
+    both = [dask.delayed(_stats_part)(f, i, k, seed, int(n_boot), budget, ordered)
+            for f, i in parts]
+    both = votes.compute(both)[0]
+    hist, agree = [h for h, _ in both], [a for _, a in both]
 
     merged: Counter[tuple[int, ...]] = Counter()
     for h in hist:

@@ -6,7 +6,11 @@ over the data: each partition is coded locally (item ids to 64-bit keys, labels 
 annotators factorised) and the small per-partition dictionaries are merged on the client
 into the label set (the same names and order as :func:`annokit.io.read_votes` gives in
 memory) and the annotator dictionary (first-seen order); the codes are then remapped in
-place, and the votes shuffled once by item so that every item's votes share a partition.
+place. When the partitions read are already item-disjoint (the common case: data written in
+item order), they are kept as they are; otherwise the votes are shuffled once by item so that
+every item's votes share a partition. Disjointness is decided exactly, from each partition's
+distinct item keys (the same id gives the same key, so no shared key means no shared item; a
+key shared by two ids only costs the shuffle, after which such ids are refused).
 
 An item's code is its 64-bit key (:func:`annokit.core.resample.item_keys`, SipHash of the
 id string): global without a dictionary, and the same key the bootstrap weights use.
@@ -47,8 +51,7 @@ from annokit.core.gold import (
     voteless_gold_message,
     warn_unknown_gold_dropped,
 )
-from annokit.core.labels import MISSING_STRINGS, LabelSet, scalar_to_str
-from annokit.core.resample import item_keys
+from annokit.core.labels import LabelSet
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io.partitions import partition_files
@@ -56,11 +59,9 @@ from annokit.io.ratings import scaled_labels
 from annokit.io.tabular import detect_columns
 from annokit.scale.client import engine_client, require_dask, shuffle_method
 from annokit.scale.progress import compute, persist
+from annokit.scale.vote_parts import code_part, disjoint, finish_part, remap
 
 __all__ = ["DaskVotes", "attach_gold_dask", "from_votes", "read_votes_dask", "to_votes"]
-
-#: Bits of the row number in an item's first-seen position (``items["first"]``).
-_ROW_BITS = 40
 
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
 
@@ -169,80 +170,6 @@ def _header(path: str) -> list[str]:
         return list(pd.read_csv(fh, sep="," if kind == "csv" else "\t", nrows=0, dtype=str).columns)
 
 
-def _where(df: pd.DataFrame, row: int, column: str, part: int) -> str:
-    name = df.attrs.get("annokit_source")
-    if name is None:
-        return f"partition {part}, row {row}, column {column!r}"
-    offset = df.attrs.get("annokit_line_offset", 0)
-    unit = "line" if offset else "row"
-    return f"{unit} {row + offset} of {name}, column {column!r}"
-
-
-def _code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> tuple:
-    """Local coding of one partition: (numeric frame, items frame, label uniques,
-    annotator uniques)."""
-    item_c, label_c, annot_c, gold_c = (roles["item"], roles["label"], roles["annotator"],
-                                        roles["gold"])
-    if item_c is None or label_c is None:  # read_votes_dask refuses such roles before coding
-        raise ValueError(f"partition {part}: the item and label columns are required")
-    for col in [c for c in (item_c, label_c, annot_c) if c]:
-        blank = df[col].isna().to_numpy()
-        if blank.any():
-            row = int(np.argmax(blank))
-            what = {item_c: "item id", label_c: "label", annot_c: "annotator id"}[col]
-            raise SchemaError(f"{_where(df, row, col, part)}: missing {what}")
-    # every column is hashed once; text conversion and keys are computed on distinct values
-    coded = {}
-    named = [(c, what) for c, what in ((item_c, "item id"), (label_c, "label"),
-                                       (annot_c, "annotator id")) if c]
-    for col, what in named:
-        codes, uniques = _factorize(df[col])
-        blank = np.flatnonzero(pd.Series(uniques, dtype=object).str.strip().str.lower()
-                               .isin(MISSING_STRINGS).to_numpy())
-        if blank.size:
-            row = int(np.argmax(codes == blank[0]))
-            raise SchemaError(f"{_where(df, row, col, part)}: {what} is empty "
-                              f"(got {uniques[blank[0]]!r})")
-        coded[col] = codes, uniques
-    item_codes, item_u = coded[item_c]
-    item_key = item_keys(item_u).view(np.int64) if len(item_u) else np.zeros(0, np.int64)
-    lab_codes, lab_uniques = coded[label_c]
-    ann_codes, ann_uniques = coded[annot_c] if annot_c else (
-        np.full(len(df), -1), np.zeros(0, dtype=object))
-    frame = pd.DataFrame({"item": item_key[item_codes], "annotator": ann_codes.astype(np.int32),
-                          "label": lab_codes.astype(np.int16)})
-    # each item's first row, as (partition << 40) + row: the first-seen order of memory
-    first = np.zeros(len(item_u), dtype=np.int64)
-    first[item_codes[::-1]] = np.arange(len(df), dtype=np.int64)[::-1]
-    first += np.int64(part) << _ROW_BITS
-    gold_uniques = np.zeros(0, dtype=object)
-    if gold_c:  # the distinct (item, gold) pairs; conflicts are refused after the shuffle
-        gold_codes, gold_uniques = _factorize(df[gold_c], missing_ok=True)
-        pair = np.unique(item_codes * (len(gold_uniques) + 1) + (gold_codes + 1))
-        it, g = pair // (len(gold_uniques) + 1), pair % (len(gold_uniques) + 1) - 1
-        items = pd.DataFrame({"item": item_key[it], "item_id": item_u[it],
-                              "gold": g.astype(np.int16), "first": first[it]})
-    else:
-        items = pd.DataFrame({"item": item_key, "item_id": item_u,
-                              "gold": np.full(len(item_u), -1, np.int16), "first": first})
-    return frame, items, np.asarray(lab_uniques, dtype=object), \
-        np.asarray(ann_uniques, dtype=object), np.asarray(gold_uniques, dtype=object)
-
-
-def _factorize(column: pd.Series, *, missing_ok: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Codes and distinct values (as str, as in memory) of one column, with no per-row Python:
-    distinct raw values that read as the same text (``1`` and ``"1"``) share a code."""
-    codes, found = pd.factorize(column, use_na_sentinel=True)
-    uniques = np.asarray(found, dtype=object)
-    text = np.fromiter((scalar_to_str(v) for v in uniques), dtype=object, count=len(uniques))
-    merged, distinct = pd.factorize(text) if len(text) else (np.zeros(0, np.int64), text)
-    if len(distinct) != len(text):
-        codes = np.where(codes >= 0, merged[np.maximum(codes, 0)], -1)
-    if not missing_ok and len(codes) and (codes < 0).any():  # pragma: no cover - checked before
-        raise SchemaError("missing value")
-    return np.asarray(codes, dtype=np.int64), np.asarray(distinct, dtype=object)
-
-
 def _warn_unknown_gold(gold_u: np.ndarray, labels: LabelSet, where: str) -> None:
     """One warning listing the gold values that are not among the labels (items are counted
     beside each accuracy: the values are seen here per partition, not per item)."""
@@ -251,57 +178,6 @@ def _warn_unknown_gold(gold_u: np.ndarray, labels: LabelSet, where: str) -> None
     if unknown.size:
         warnings.warn(UnknownGold(tuple((str(v), None) for v in unknown), labels).message(where),
                       DegenerateInputWarning, stacklevel=3)
-
-
-def _remap(parts: tuple, label_map: np.ndarray, annot_map: np.ndarray,
-           gold_map: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
-    frame, items = parts[0].copy(), parts[1].copy()
-    if len(frame):
-        frame["label"] = label_map[frame["label"].to_numpy()].astype(np.int16)
-        if annot_map.size:
-            frame["annotator"] = annot_map[frame["annotator"].to_numpy()].astype(np.int32)
-    if len(items):
-        g = items["gold"].to_numpy()
-        items["gold"] = np.where(g >= 0, gold_map[np.maximum(g, 0)] if gold_map.size else -1,
-                                 -1).astype(np.int16)
-    return frame, items
-
-
-def _finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_duplicates: bool,
-                 source: str, annotator_ids: np.ndarray | None = None
-                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """After the shuffle: sort by item, refuse duplicate votes (naming the item and the
-    annotator by their ids) and conflicting gold."""
-    frame = frame.sort_values("item", kind="stable").reset_index(drop=True)
-    if len(items):  # an item read in several partitions: its first row in the first of them
-        items = items.assign(first=items.groupby("item")["first"].transform("min"))
-    items = items.drop_duplicates(["item", "item_id", "gold"])
-    known = items[items["gold"] != GOLD_NONE]  # a label, or -2: not among the labels
-    clash = known["item"].duplicated(keep=False)
-    if clash.any():
-        bad = known[clash].iloc[0]
-        raise SchemaError(f"{source}: item {bad['item_id']!r} has conflicting gold labels")
-    items = items.sort_values(["item", "gold"], ascending=[True, False], kind="stable")
-    items = items.drop_duplicates(["item", "item_id"])
-    twice = items["item"].duplicated(keep=False)
-    if twice.any():
-        ids = items.loc[twice, "item_id"].tolist()[:2]
-        raise SchemaError(f"{source}: item ids {ids[0]!r} and {ids[1]!r} share a 64-bit key; "
-                          "rename one")
-    items = items.reset_index(drop=True)
-    if check_duplicates and len(frame):
-        pair = frame.duplicated(["item", "annotator"])
-        if pair.any():
-            first = frame[pair].iloc[0]
-            item_id = items.loc[items["item"] == first["item"], "item_id"].iloc[0]
-            code = int(first["annotator"])
-            who = (repr(annotator_ids[code]) if annotator_ids is not None
-                   and 0 <= code < len(annotator_ids) else f"code {code}")
-            raise SchemaError(f"{source}: duplicate votes: item {item_id!r} has two or more "
-                              f"votes from annotator {who}; the Dask engine refuses them: read "
-                              "with --engine memory and --duplicates first|last|keep (Python: "
-                              "read_votes_dask(duplicates='keep') keeps them)")
-    return frame, items
 
 
 def _union_first_seen(arrays: Sequence[np.ndarray]) -> np.ndarray:
@@ -330,7 +206,8 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         Two votes of one annotator on one item: refused, or kept. ("first"/"last" depend on
         row order across files and are refused on Dask.)
     npartitions : int, optional
-        Partitions after the shuffle by item; default as many as were read.
+        Partitions after the shuffle by item; default as many as were read (and no shuffle
+        when those are item-disjoint).
     client : distributed.Client, optional
         Default :func:`annokit.scale.client.get_client`; ``False`` computes in this process
         (tests, doctests).
@@ -380,9 +257,9 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
                           "..., 'label': ...})")
     cl = engine_client(client, scheduler=scheduler)
 
-    coded = [dask.delayed(_code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
+    coded = [dask.delayed(code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
     coded = persist(cl, coded, desc="reading votes")
-    side = [dask.delayed(lambda c: (c[2], c[3], c[4]))(c) for c in coded]
+    side = [dask.delayed(lambda c: (c[2], c[3], c[4], c[5]))(c) for c in coded]
     side = compute(cl, side, desc="reading votes")
     lab_u = _union_first_seen([s[0] for s in side])
     gold_u = _union_first_seen([s[2] for s in side])
@@ -403,23 +280,27 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     else:
         annotator_ids, annot_maps = None, [np.zeros(0, np.int32) for _ in side]
 
-    remapped = [dask.delayed(_remap)(c, lm, am, gm)
+    remapped = [dask.delayed(remap)(c, lm, am, gm)
                 for c, lm, am, gm in zip(coded, label_maps, annot_maps, gold_maps, strict=True)]
     meta_f = pd.DataFrame({"item": np.zeros(0, np.int64), "annotator": np.zeros(0, np.int32),
                            "label": np.zeros(0, np.int16)})
     meta_i = pd.DataFrame({"item": np.zeros(0, np.int64), "item_id": np.zeros(0, object),
                            "gold": np.zeros(0, np.int16), "first": np.zeros(0, np.int64)})
     getter = dask.delayed(lambda t, i: t[i])
-    frame = dd.from_delayed([getter(r, 0) for r in remapped], meta=meta_f, verify_meta=False)
-    items = dd.from_delayed([getter(r, 1) for r in remapped], meta=meta_i, verify_meta=False)
     n_out = int(npartitions or max(len(remapped), 1))
-    with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
-        frame = frame.shuffle("item", npartitions=n_out)
-        items = items.shuffle("item", npartitions=n_out)
+    if n_out == len(remapped) and disjoint([s[3] for s in side]):
+        # every item's votes already share a partition: no shuffle
+        pairs = [(getter(r, 0), getter(r, 1)) for r in remapped]
+    else:
+        frame = dd.from_delayed([getter(r, 0) for r in remapped], meta=meta_f, verify_meta=False)
+        items = dd.from_delayed([getter(r, 1) for r in remapped], meta=meta_i, verify_meta=False)
+        with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
+            frame = frame.shuffle("item", npartitions=n_out)
+            items = items.shuffle("item", npartitions=n_out)
+        pairs = list(zip(frame.to_delayed(), items.to_delayed(), strict=True))
     check = duplicates == "error" and annotator_ids is not None
     ids = dask.delayed(annotator_ids) if check else None  # one graph key, for the message
-    pairs = zip(frame.to_delayed(), items.to_delayed(), strict=True)
-    finished = [dask.delayed(_finish_part)(f, i, p, check, name, ids)
+    finished = [dask.delayed(finish_part)(f, i, p, check, name, ids)
                 for p, (f, i) in enumerate(pairs)]
     finished = persist(cl, finished, desc="grouping votes by item")
     frame = dd.from_delayed([getter(f, 0) for f in finished], meta=meta_f, verify_meta=False)

@@ -134,3 +134,114 @@ def test_blank_values_are_refused_with_their_line(tmp_path, dask_client):
     with pytest.raises(SchemaError, match=r"row 3 of part-0.parquet, column 'label': label is "
                                           r"empty"):
         read_votes_dask(folder, client=dask_client)
+
+
+def _first_seen(dv):
+    items = pd.concat(dv.compute(*dv.items.to_delayed()), ignore_index=True)
+    return dict(zip(items["item_id"], items["first"], strict=True))
+
+
+def test_item_disjoint_files_are_kept_as_read_without_a_shuffle(tmp_path, dask_client):
+    df = _long(n_items=45, seed=11)
+    number = df["item"].str[4:].astype(int)
+    folder = tmp_path / "disjoint"
+    folder.mkdir()
+    files = []
+    for j in range(3):  # interleaved items: disjoint files, not in item order
+        part = df[number % 3 == j]
+        part.to_parquet(folder / f"part-{j}.parquet", index=False)
+        files.append(part)
+    dv = read_votes_dask(folder, client=dask_client)
+    frames = dv.compute(*dv.frame.to_delayed())
+    items = dv.compute(*dv.items.to_delayed())
+    for f, it, part in zip(frames, items, files, strict=True):
+        assert set(it["item_id"]) == set(part["item"])  # partition i is file i
+        assert set(f["item"]) == set(it["item"])
+        assert (np.diff(f["item"].to_numpy()) >= 0).all()  # sorted by item key
+    mem = read_votes(pd.concat(files, ignore_index=True))
+    assert _by_id(to_votes(dv)) == _by_id(mem)
+    # first-seen positions: (file << 40) + row of the item's first vote in its file
+    expect = {}
+    for j, part in enumerate(files):
+        for row, item in enumerate(part["item"]):
+            expect.setdefault(item, (j << 40) + row)
+    assert _first_seen(dv) == expect
+
+
+def test_an_item_in_two_files_is_shuffled_together_as_in_memory(tmp_path, dask_client):
+    df = _long(n_items=40, seed=12)
+    shared = df["item"].value_counts().index[0]  # an item with several votes, split in two
+    rows = np.flatnonzero(df["item"] == shared)
+    assert rows.size >= 2
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    df.iloc[:rows[0] + 1].to_parquet(folder / "part-0.parquet", index=False)
+    df.iloc[rows[0] + 1:].to_parquet(folder / "part-1.parquet", index=False)
+    dv = read_votes_dask(folder, client=dask_client)
+    assert _by_id(to_votes(dv)) == _by_id(read_votes(df))
+    frames = dv.compute(*dv.frame.to_delayed())
+    items = dv.compute(*dv.items.to_delayed())
+    holding = [i for i, it in enumerate(items) if shared in set(it["item_id"])]
+    assert len(holding) == 1
+    key = items[holding[0]].set_index("item_id").loc[shared, "item"]
+    assert (frames[holding[0]]["item"] == key).sum() == rows.size
+    assert _first_seen(dv)[shared] == rows[0]  # its first row, in the first file
+
+
+@pytest.mark.parametrize("blank", ["\u3000", "\t \x1c", ""])
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_white_space_ids_are_refused_in_every_file_type(tmp_path, dask_client, blank, kind):
+    df = _long(seed=9)
+    df.loc[4, "annotator"] = blank
+    folder = _write_parts(df, tmp_path / "ws", 1, kind)
+    if kind == "csv" and blank == "":
+        match = r"line 6 of part-0.csv, column 'annotator': missing annotator id"
+    else:
+        where = "row 4 of part-0.parquet" if kind == "parquet" else "line 6 of part-0.csv"
+        match = rf"{where}, column 'annotator': annotator id is empty"
+    with pytest.raises(SchemaError, match=match):
+        read_votes_dask(folder, client=dask_client)
+
+
+def test_spaces_are_the_characters_str_strip_removes():
+    from annokit.scale.vote_parts import SPACES
+
+    assert set(SPACES) == {c for c in map(chr, range(0x110000)) if c.isspace()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_order_by_key_is_the_stable_argsort(seed):
+    from annokit.scale.vote_parts import order_by_key
+
+    rng = np.random.default_rng(seed)
+    runs = np.repeat(rng.permutation(50)[:int(rng.integers(1, 40))].astype(np.int64),
+                     rng.integers(1, 5, size=1)[0])  # each key's rows consecutive
+    scattered = rng.integers(-5, 5, size=int(rng.integers(1, 60))).astype(np.int64)
+    for key in (runs, scattered, np.zeros(0, np.int64)):
+        np.testing.assert_array_equal(order_by_key(key), np.argsort(key, kind="stable"))
+
+
+def test_dictionary_values_no_row_uses_are_not_items_nor_labels(tmp_path, dask_client):
+    df = _long(n_items=30, seed=13)
+    every_item = sorted(set(df["item"])) + ["never"]
+    every_label = sorted(set(df["label"])) + ["unused"]
+    folder = tmp_path / "dict"
+    folder.mkdir()
+    number = df["item"].str[4:].astype(int)
+    parts = [df[number < 15], df[number >= 15]]
+    for j, part in enumerate(parts):  # each file's dictionaries list every item and label
+        part.assign(item=pd.Categorical(part["item"], categories=every_item),
+                    label=pd.Categorical(part["label"], categories=every_label)
+                    ).to_parquet(folder / f"part-{j}.parquet", index=False)
+    dv = read_votes_dask(folder, client=dask_client)
+    mem = read_votes(df)
+    assert dv.labels == mem.labels
+    assert (dv.n_items, dv.n_votes) == (mem.n_items, mem.n_votes)
+    items = dv.compute(*dv.items.to_delayed())
+    for it, part in zip(items, parts, strict=True):  # kept as read: no shuffle
+        assert set(it["item_id"]) == set(part["item"])
+    expect = {}
+    for j, part in enumerate(parts):
+        for row, item in enumerate(part["item"]):
+            expect.setdefault(item, (j << 40) + row)
+    assert _first_seen(dv) == expect

@@ -1,0 +1,159 @@
+"""Routing prediction partitions to the votes partitions of their items (annokit/scale/eval_join.py).
+
+Each case runs ``evaluate_dask`` on hand-made partitions and compares the result with the
+in-memory path ``evaluate(align(votes, predictions))``; a patched ``shuffle`` records whether the
+shuffle by item key ran (it must not when every prediction partition lies within one votes
+partition, and must otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+
+from annokit.core.votes import Votes  # noqa: E402
+from annokit.errors import DataFormatError, DegenerateInputWarning  # noqa: E402
+from annokit.io.predictions import Predictions  # noqa: E402
+from annokit.metrics.engine import evaluate  # noqa: E402
+from annokit.metrics.records import align  # noqa: E402
+from annokit.scale.eval_join import routes  # noqa: E402
+from annokit.scale.evaluate import evaluate_dask  # noqa: E402
+from annokit.scale.votes import read_votes_dask  # noqa: E402
+
+LABELS = ["a", "b", "c"]
+
+
+def _votes(n: int, seed: int) -> Votes:
+    counts = np.random.default_rng(seed).integers(0, 4, size=(n, 3))
+    counts[:, 0] += 1
+    return Votes.from_counts(counts, labels=LABELS, item_ids=[f"it{j:03d}" for j in range(n)])
+
+
+def _preds(ids: list[str], seed: int) -> pd.DataFrame:
+    probs = np.random.default_rng(seed).dirichlet(np.ones(3), size=len(ids))
+    df = pd.DataFrame({"item": ids})
+    for j, name in enumerate(LABELS):
+        df[f"prob_{name}"] = probs[:, j]
+    return df
+
+
+def _dask_votes(votes: Votes, tmp_path, bounds: list[int]):
+    """The votes as item-disjoint Parquet files (items ``bounds[i]:bounds[i+1]`` in file i)."""
+    long = votes.to_long()
+    code = pd.Index(votes.item_ids).get_indexer(long["item"])
+    folder = tmp_path / "votes"
+    folder.mkdir()
+    for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        long[(code >= lo) & (code < hi)].to_parquet(folder / f"part-{i}.parquet", index=False)
+    with dask.config.set(scheduler="synchronous"):  # not on a cluster another test started
+        return read_votes_dask(folder, client=False)
+
+
+def _close(a, b, path="result"):
+    if isinstance(a, dict):
+        assert set(a) == set(b), f"{path}: keys {set(a) ^ set(b)}"
+        for key in a:
+            _close(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b), path
+    elif isinstance(a, float):
+        assert abs(a - b) <= 1e-12 * max(1.0, abs(a)), f"{path}: {a!r} vs {b!r}"
+    else:
+        assert a == b, f"{path}: {a!r} vs {b!r}"
+
+
+@pytest.fixture
+def shuffles(monkeypatch):
+    """How many times a Dask DataFrame was shuffled."""
+    calls = []
+    original = dd.DataFrame.shuffle
+
+    def counted(self, *args, **kwargs):
+        calls.append(args)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(dd.DataFrame, "shuffle", counted)
+    return calls
+
+
+def _run(votes, dv, parts: list[pd.DataFrame], **kwargs):
+    whole = pd.concat(parts, ignore_index=True)
+    preds = Predictions.from_arrays(whole["item"], probs=whole[[f"prob_{n}" for n in LABELS]]
+                                    .to_numpy(), label_names=LABELS)
+    frame = dd.from_map(lambda i: parts[i], range(len(parts)), meta=parts[0].iloc[:0],
+                        enforce_metadata=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        ref = evaluate(align(votes, preds, on_missing=kwargs.get("on_missing", "error")),
+                       **{k: v for k, v in kwargs.items() if k != "on_missing"})
+        with dask.config.set(scheduler="synchronous"):
+            got = evaluate_dask(dv, frame, **kwargs)
+    return ref, got
+
+
+@pytest.mark.parametrize("n_boot", [0, 40])
+def test_predictions_within_votes_partitions_are_routed_without_a_shuffle(tmp_path, shuffles,
+                                                                           n_boot):
+    votes = _votes(90, seed=1)
+    dv = _dask_votes(votes, tmp_path, [0, 30, 55, 90])
+    ids = list(votes.item_ids)
+    # five prediction partitions, each within one votes file, in another order
+    parts = [_preds(ids[55:90], 2), _preds(ids[10:30], 3), _preds(ids[30:55], 4),
+             _preds(ids[0:10][::-1], 5)]
+    ref, got = _run(votes, dv, parts, n_boot=n_boot, by="agreement")
+    assert shuffles == []
+    _close(ref.to_dict(), got.to_dict())
+
+
+def test_predictions_spanning_votes_partitions_are_shuffled_as_before(tmp_path, shuffles):
+    votes = _votes(60, seed=3)
+    dv = _dask_votes(votes, tmp_path, [0, 20, 60])
+    ids = list(votes.item_ids)
+    parts = [_preds(ids[0:25], 6), _preds(ids[25:60], 7)]  # the first spans both files
+    ref, got = _run(votes, dv, parts, n_boot=30)
+    assert len(shuffles) == 2  # the counts and the one model's predictions
+    _close(ref.to_dict(), got.to_dict())
+
+
+def test_predictions_of_items_without_votes_are_counted_as_in_memory(tmp_path, shuffles):
+    votes = _votes(40, seed=4)
+    dv = _dask_votes(votes, tmp_path, [0, 20, 40])
+    ids = list(votes.item_ids)
+    parts = [_preds(ids[0:20], 8), _preds(ids[20:38] + ["stranger"], 9)]
+    ref, got = _run(votes, dv, parts, on_missing="drop")
+    assert len(shuffles) == 2
+    _close(ref.to_dict(), got.to_dict())
+    assert got.to_dict()["n_unmatched_predictions"] == 1
+
+
+def test_an_id_in_two_routed_prediction_partitions_is_refused_as_in_memory(tmp_path):
+    votes = _votes(30, seed=5)
+    dv = _dask_votes(votes, tmp_path, [0, 15, 30])
+    ids = list(votes.item_ids)
+    parts = [_preds(ids[0:15], 10), _preds(ids[15:30], 11), _preds([ids[3]], 12)]
+    frame = dd.from_map(lambda i: parts[i], range(3), meta=parts[0].iloc[:0],
+                        enforce_metadata=False)
+    with pytest.raises(DataFormatError, match=r"item id 'it003' appears more than once; 1 "
+                                              r"duplicated id\(s\) in all"), \
+            dask.config.set(scheduler="synchronous"):
+        evaluate_dask(dv, frame)
+
+
+def test_routes_need_every_key_in_one_votes_partition():
+    k = lambda *v: np.array(v, dtype=np.uint64)  # noqa: E731
+    assert routes([k(1, 5), k(2, 9)], [k(9), k(5, 1), k()]).tolist() == [1, 0, -1]
+    assert routes([k(1, 5), k(2, 9)], [k(1, 9)]) is None  # two votes partitions
+    assert routes([k(1, 5), k(2, 9)], [k(3)]) is None  # an item without votes
+    assert routes([k(1, 5), k(5)], [k(1)]) is None  # a key in two votes partitions
+    assert routes([], [k(1)]) is None
