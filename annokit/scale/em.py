@@ -49,20 +49,13 @@ METHODS = ("ds", "onecoin", "mace")
 
 
 @dataclass
-class _Part:
-    """One partition on its worker: its block, starting posteriors and items."""
-
-    block: Block
-    start: np.ndarray        # the vote distributions, gold rows clamped (q_0)
-    items: pd.DataFrame      # item_id, gold, first: the block's rows in order
-
-
-@dataclass
 class _Group:
-    """The partitions one worker holds, and their annotator-label vote counts."""
+    """The partitions one worker holds (their blocks: rows are the partition's items in
+    order), and their vote counts per annotator-label column ``j * n_labels + l``."""
 
-    parts: list[_Part]
-    columns: np.ndarray      # votes per column j * n_labels + l
+    blocks: list[Block]
+    columns: np.ndarray
+    n_labels: int
 
 
 @dataclass
@@ -73,8 +66,8 @@ class _Pass:
     sums: BlockSums
 
 
-def _part(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
-          clamp_gold: bool) -> _Part:
+def _block(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
+           clamp_gold: bool) -> Block:
     """One partition's vote matrix (rows: its items in order), without a Python loop."""
     keys = items["item"].to_numpy()
     votes = frame["item"].to_numpy()
@@ -85,38 +78,42 @@ def _part(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators:
         rows = np.searchsorted(keys, votes)
     n, n_cols = len(keys), n_annotators * n_labels
     idx = np.int32 if max(n_cols, n) < 2**31 - 1 else np.int64  # scipy's index type
-    label = frame["label"].to_numpy().astype(idx)
-    cols = frame["annotator"].to_numpy().astype(idx) * idx(n_labels) + label
+    cols = frame["annotator"].to_numpy().astype(idx) * idx(n_labels) \
+        + frame["label"].to_numpy().astype(idx)
     coo = sparse.coo_matrix((np.ones(len(frame)), (rows.astype(idx), cols)), shape=(n, n_cols))
     coo.has_canonical_format = True  # as annokit.quality.common.vote_matrix: no row sorting
     x = coo.tocsr()
     gold = items["gold"].to_numpy().astype(np.int64) if clamp_gold else np.full(n, -1, np.int64)
-    counts = np.bincount(rows * n_labels + label, minlength=n * n_labels).reshape(n, n_labels)
-    counts = counts.astype(np.float64)
+    return Block(slice(0, n), x, x.T, gold)
+
+
+def _start_post(block: Block, n_labels: int) -> np.ndarray:
+    """The vote distributions, gold rows clamped (q_0; recomputed when needed rather than
+    kept: the label of column ``c`` is ``c % n_labels``)."""
+    by_label = sparse.csr_matrix((np.ones(block.x.shape[1]), (np.arange(block.x.shape[1]),
+                                  np.arange(block.x.shape[1]) % n_labels)),
+                                 shape=(block.x.shape[1], n_labels))
+    counts = np.asarray((block.x @ by_label).todense())
     with np.errstate(invalid="ignore"):
-        start = clamp(counts / counts.sum(axis=1, keepdims=True), gold)
-    table = pd.DataFrame({"item_id": items["item_id"].to_numpy(),
-                          "gold": items["gold"].to_numpy().astype(np.int64),
-                          "first": items["first"].to_numpy().astype(np.int64)})
-    return _Part(Block(slice(0, n), x, x.T, gold), start, table)
+        return clamp(counts / counts.sum(axis=1, keepdims=True), block.gold)
 
 
 def _group(n_parts: int, *frames_items: pd.DataFrame, n_labels: int, n_annotators: int,
            clamp_gold: bool) -> _Group:
     frames, items = frames_items[:n_parts], frames_items[n_parts:]
-    parts = [_part(f, i, n_labels, n_annotators, clamp_gold)
-             for f, i in zip(frames, items, strict=True)]
+    blocks = [_block(f, i, n_labels, n_annotators, clamp_gold)
+              for f, i in zip(frames, items, strict=True)]
     columns = np.zeros(n_annotators * n_labels)
-    for p in parts:
-        columns += np.bincount(p.block.x.indices, minlength=columns.size)
-    return _Group(parts, columns)
+    for b in blocks:
+        columns += np.bincount(b.x.indices, minlength=columns.size)
+    return _Group(blocks, columns, n_labels)
 
 
 def _start(group: _Group) -> tuple[BlockSums, np.ndarray]:
     """The sums of the starting posteriors, and the vote counts per column."""
     total = None
-    for p in group.parts:
-        sums = start_sums(p.block, p.start)
+    for b in group.blocks:
+        sums = start_sums(b, _start_post(b, group.n_labels))
         total = sums if total is None else total + sums
     return total, group.columns
 
@@ -126,10 +123,10 @@ def _ds_pass(group: _Group, prev: _Pass | None, table: np.ndarray,
     """:func:`annokit.quality.em_blocks.block_pass` over each block; ``prev``: the pass
     whose posteriors come in (None: the starting ones)."""
     total, out = None, []
-    for i, p in enumerate(group.parts):
-        post = p.start if prev is None else prev.post[i]
+    for i, b in enumerate(group.blocks):
+        post = _start_post(b, group.n_labels) if prev is None else prev.post[i]
         new = np.empty_like(post)
-        sums = block_pass(p.block, table, log_priors, post, new)
+        sums = block_pass(b, table, log_priors, post, new)
         total = sums if total is None else total + sums
         out.append(new)
     return _Pass(out, total)
@@ -138,19 +135,19 @@ def _ds_pass(group: _Group, prev: _Pass | None, table: np.ndarray,
 def _mace_pass(group: _Group, log_p: np.ndarray, log_prior: np.ndarray) -> _Pass:
     """MACE's E-step (:func:`annokit.quality.mace.mace_e_step`) over each block."""
     total, out = None, []
-    for p in group.parts:
-        post, ll = macem.mace_e_step(p.block.x, log_p, log_prior, p.block.gold)
-        sums = BlockSums(np.asarray(p.block.xt @ post), column_sums(post), 0.0, 0.0, ll)
+    for b in group.blocks:
+        post, ll = macem.mace_e_step(b.x, log_p, log_prior, b.gold)
+        sums = BlockSums(np.asarray(b.xt @ post), column_sums(post), 0.0, 0.0, ll)
         total = sums if total is None else total + sums
         out.append(post)
     return _Pass(out, total)
 
 
-def _table(group: _Group, final: _Pass, names: list[str]) -> pd.DataFrame:
-    """The group's per-item rows: ``item``, ``p_<label>``..., ``label``, ``_gold``,
-    ``_first`` (the first-seen order)."""
+def _table(final: _Pass, names: list[str], *items: pd.DataFrame) -> pd.DataFrame:
+    """A group's per-item rows (``items``: its items partitions, the blocks' rows):
+    ``item``, ``p_<label>``..., ``label``, ``_gold``, ``_first`` (the first-seen order)."""
     post = np.concatenate([np.zeros((0, len(names)))] + final.post)
-    df = pd.concat([p.items for p in group.parts]) if group.parts else \
+    df = pd.concat(items) if items else \
         pd.DataFrame({"item_id": pd.Series([], dtype=object), "gold": np.zeros(0, np.int64),
                       "first": np.zeros(0, np.int64)})
     table = pd.DataFrame({"item": df["item_id"].to_numpy()})
@@ -158,8 +155,8 @@ def _table(group: _Group, final: _Pass, names: list[str]) -> pd.DataFrame:
         table[f"p_{name}"] = post[:, j]
     table["label"] = np.asarray(names, dtype=object)[post.argmax(axis=1)] if len(post) else \
         np.zeros(0, dtype=object)
-    table["_gold"] = df["gold"].to_numpy()
-    table["_first"] = df["first"].to_numpy()
+    table["_gold"] = df["gold"].to_numpy().astype(np.int64)
+    table["_first"] = df["first"].to_numpy().astype(np.int64)
     return table
 
 
@@ -170,8 +167,8 @@ class _Exec:
     """Run a function per group on the cluster (results stay on the workers), or in this
     process."""
 
-    def __init__(self, client: Any, groups: list[Any]):
-        self.client, self.groups = client, groups
+    def __init__(self, client: Any, groups: list[Any], items: list[list[Any]], meta: Any):
+        self.client, self.groups, self.items, self.meta = client, groups, items, meta
 
     def map(self, fn: Any, *lists: Any, **kwargs: Any) -> list[Any]:
         """``fn(group, *row, **kwargs)`` per group (``lists``: one value per group)."""
@@ -240,10 +237,11 @@ class DaskEMResult:
 def _frame(ex: _Exec, final: list[Any], names: list[str]) -> Any:
     import dask.dataframe as dd
 
-    meta = _table(_Group([], np.zeros(0)), _Pass([], BlockSums(0, 0, 0)), names)
-    tables = ex.map(_table, final, names=names)
+    meta = _table(_Pass([], BlockSums(0, 0, 0)), names, ex.meta)
     if ex.client is None:
-        return dd.from_pandas(tables[0], npartitions=1, sort=False)
+        return dd.from_pandas(_table(final[0], names, *ex.items[0]), npartitions=1, sort=False)
+    tables = [ex.client.submit(_table, f, names, *items, pure=False)
+              for f, items in zip(final, ex.items, strict=True)]
     return dd.from_delayed(tables, meta=meta, verify_meta=False)
 
 
@@ -353,19 +351,20 @@ def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
 
         got = dask.compute(*frames, *items)
         n = len(frames)
-        return _Exec(None, [_group(n, *got, **options)])
+        return _Exec(None, [_group(n, *got, **options)], [list(got[n:])], votes.items._meta)
     fparts, iparts = client.compute(frames), client.compute(items)
     where = client.who_has(fparts)
     members: dict[str, list[int]] = {}
     for i, f in enumerate(fparts):
         holders = sorted(where.get(f.key, ())) or [""]
         members.setdefault(holders[0], []).append(i)
-    groups = []
+    groups, group_items = [], []
     for worker, index in sorted(members.items(), key=lambda kv: kv[1][0]):
         pin = {"workers": [worker], "allow_other_workers": True} if worker else {}
+        group_items.append([iparts[i] for i in index])
         groups.append(client.submit(_group, len(index), *[fparts[i] for i in index],
-                                    *[iparts[i] for i in index], **options, **pin, pure=False))
-    return _Exec(client, groups)
+                                    *group_items[-1], **options, **pin, pure=False))
+    return _Exec(client, groups, group_items, votes.items._meta)
 
 
 def fit_dask(votes: DaskVotes, method: str = "ds", *, clamp_gold: bool = False,
