@@ -150,7 +150,7 @@ def _table(final: _Pass, names: list[str], *items: pd.DataFrame) -> pd.DataFrame
     df = pd.concat(items) if items else \
         pd.DataFrame({"item_id": pd.Series([], dtype=object), "gold": np.zeros(0, np.int64),
                       "first": np.zeros(0, np.int64)})
-    table = pd.DataFrame({"item": df["item_id"].to_numpy()})
+    table = pd.DataFrame({"item": df["item_id"].reset_index(drop=True)})  # its own dtype
     for j, name in enumerate(names):
         table[f"p_{name}"] = post[:, j]
     table["label"] = np.asarray(names, dtype=object)[post.argmax(axis=1)] if len(post) else \

@@ -138,10 +138,10 @@ def _split(df: pd.DataFrame, column: str, cuts: np.ndarray) -> list[pd.DataFrame
     values in ``[cuts[r - 1], cuts[r])``)."""
     values = df[column].to_numpy(dtype=np.int64)
     order = np.argsort(values, kind="stable")
-    df = df.iloc[order]
     edges = np.searchsorted(values[order], cuts, side="left")
     bounds = [0, *edges.tolist(), len(df)]
-    return [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    # one take per range: each piece owns its rows (a slice would ship the whole partition)
+    return [df.iloc[order[a:b]] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def _merge_write(pieces: list[pd.DataFrame], column: str, folder: str, part: int, suffix: str,
