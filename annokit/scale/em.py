@@ -56,6 +56,7 @@ class _Group:
     blocks: list[Block]
     columns: np.ndarray
     n_labels: int
+    start: BlockSums | None  # the sums of the starting posteriors
 
 
 @dataclass
@@ -90,10 +91,10 @@ def _block(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators
 def _start_post(block: Block, n_labels: int) -> np.ndarray:
     """The vote distributions, gold rows clamped (q_0; recomputed when needed rather than
     kept: the label of column ``c`` is ``c % n_labels``)."""
-    by_label = sparse.csr_matrix((np.ones(block.x.shape[1]), (np.arange(block.x.shape[1]),
-                                  np.arange(block.x.shape[1]) % n_labels)),
-                                 shape=(block.x.shape[1], n_labels))
-    counts = np.asarray((block.x @ by_label).todense())
+    n_cols = block.x.shape[1]
+    by_label = np.zeros((n_cols, n_labels))
+    by_label[np.arange(n_cols), np.arange(n_cols) % n_labels] = 1.0
+    counts = np.asarray(block.x @ by_label)
     with np.errstate(invalid="ignore"):
         return clamp(counts / counts.sum(axis=1, keepdims=True), block.gold)
 
@@ -104,18 +105,17 @@ def _group(n_parts: int, *frames_items: pd.DataFrame, n_labels: int, n_annotator
     blocks = [_block(f, i, n_labels, n_annotators, clamp_gold)
               for f, i in zip(frames, items, strict=True)]
     columns = np.zeros(n_annotators * n_labels)
+    start = None
     for b in blocks:
         columns += np.bincount(b.x.indices, minlength=columns.size)
-    return _Group(blocks, columns, n_labels)
+        sums = start_sums(b, _start_post(b, n_labels))
+        start = sums if start is None else start + sums
+    return _Group(blocks, columns, n_labels, start)
 
 
-def _start(group: _Group) -> tuple[BlockSums, np.ndarray]:
+def _start(group: _Group) -> tuple[BlockSums | None, np.ndarray]:
     """The sums of the starting posteriors, and the vote counts per column."""
-    total = None
-    for b in group.blocks:
-        sums = start_sums(b, _start_post(b, group.n_labels))
-        total = sums if total is None else total + sums
-    return total, group.columns
+    return group.start, group.columns
 
 
 def _ds_pass(group: _Group, prev: _Pass | None, table: np.ndarray,
