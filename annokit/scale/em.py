@@ -1,10 +1,10 @@
 """Dawid-Skene, one-coin Dawid-Skene and MACE as map-reduce EM on Dask.
 
 The votes are already shuffled so that an item's votes share a partition
-(:class:`~annokit.scale.votes.DaskVotes`). The partitions a worker holds form one
-**group**: one task per worker builds, once, each partition's vote matrix (items x
-annotator-label, sparse: an :class:`annokit.quality.em_blocks.Block`) and its starting
-posteriors, and keeps them there. An iteration is then one task per group that runs the
+(:class:`~annokit.scale.votes.DaskVotes`). One task per partition, next to its data, builds
+its vote matrix once (items x annotator-label, sparse: an
+:class:`annokit.quality.em_blocks.Block`) and keeps it on that worker; the partitions a
+worker holds form a **group**. An iteration is then one task per group that runs the
 in-memory estimators' own pass over each of its blocks
 (:func:`annokit.quality.em_blocks.block_pass` for Dawid-Skene and one-coin,
 :func:`annokit.quality.mace.mace_e_step` for MACE) with the parameters the client sent,
@@ -18,7 +18,7 @@ Posteriors and parameters equal the in-memory ones to about 1e-12 (the sums over
 partitions are added in another order) whatever the partitioning; MACE draws its
 restarts' initial parameters on the client from the same ``rng`` stream as in memory.
 Every result on the workers is a task's result (the parameters travel inside the tasks),
-so a lost worker's groups are recomputed from the graph and give the same result.
+so a lost worker's share is recomputed from the graph and gives the same result.
 """
 
 from __future__ import annotations
@@ -49,14 +49,14 @@ METHODS = ("ds", "onecoin", "mace")
 
 
 @dataclass
-class _Group:
-    """The partitions one worker holds (their blocks: rows are the partition's items in
-    order), and their vote counts per annotator-label column ``j * n_labels + l``."""
+class _Part:
+    """One partition on its worker: its block (rows: the partition's items in order), the
+    sums of its starting posteriors, and its votes per annotator-label column
+    ``j * n_labels + l``."""
 
-    blocks: list[Block]
+    block: Block
+    start: BlockSums
     columns: np.ndarray
-    n_labels: int
-    start: BlockSums | None  # the sums of the starting posteriors
 
 
 @dataclass
@@ -67,8 +67,8 @@ class _Pass:
     sums: BlockSums
 
 
-def _block(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
-           clamp_gold: bool) -> Block:
+def _part(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
+          clamp_gold: bool) -> _Part:
     """One partition's vote matrix (rows: its items in order), without a Python loop."""
     keys = items["item"].to_numpy()
     votes = frame["item"].to_numpy()
@@ -81,11 +81,19 @@ def _block(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators
     idx = np.int32 if max(n_cols, n) < 2**31 - 1 else np.int64  # scipy's index type
     cols = frame["annotator"].to_numpy().astype(idx) * idx(n_labels) \
         + frame["label"].to_numpy().astype(idx)
-    coo = sparse.coo_matrix((np.ones(len(frame)), (rows.astype(idx), cols)), shape=(n, n_cols))
-    coo.has_canonical_format = True  # as annokit.quality.common.vote_matrix: no row sorting
-    x = coo.tocsr()
+    if rows.size < 2 or (rows[1:] >= rows[:-1]).all():  # votes sorted by item (normally)
+        indptr = np.zeros(n + 1, dtype=idx)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        x = sparse.csr_matrix((np.ones(len(frame)), cols, indptr), shape=(n, n_cols))
+    else:
+        coo = sparse.coo_matrix((np.ones(len(frame)), (rows.astype(idx), cols)),
+                                shape=(n, n_cols))
+        coo.has_canonical_format = True  # as annokit.quality.common.vote_matrix: no sorting
+        x = coo.tocsr()
     gold = items["gold"].to_numpy().astype(np.int64) if clamp_gold else np.full(n, -1, np.int64)
-    return Block(slice(0, n), x, x.T, gold)
+    block = Block(slice(0, n), x, x.T, gold)
+    return _Part(block, start_sums(block, _start_post(block, n_labels)),
+                 np.bincount(x.indices, minlength=n_cols).astype(np.float64))
 
 
 def _start_post(block: Block, n_labels: int) -> np.ndarray:
@@ -99,32 +107,19 @@ def _start_post(block: Block, n_labels: int) -> np.ndarray:
         return clamp(counts / counts.sum(axis=1, keepdims=True), block.gold)
 
 
-def _group(n_parts: int, *frames_items: pd.DataFrame, n_labels: int, n_annotators: int,
-           clamp_gold: bool) -> _Group:
-    frames, items = frames_items[:n_parts], frames_items[n_parts:]
-    blocks = [_block(f, i, n_labels, n_annotators, clamp_gold)
-              for f, i in zip(frames, items, strict=True)]
-    columns = np.zeros(n_annotators * n_labels)
-    start = None
-    for b in blocks:
-        columns += np.bincount(b.x.indices, minlength=columns.size)
-        sums = start_sums(b, _start_post(b, n_labels))
-        start = sums if start is None else start + sums
-    return _Group(blocks, columns, n_labels, start)
+def _start(*parts: _Part) -> tuple[BlockSums, np.ndarray]:
+    """A group's sums of the starting posteriors, and its votes per column."""
+    return _total([p.start for p in parts]), _total([p.columns for p in parts])
 
 
-def _start(group: _Group) -> tuple[BlockSums | None, np.ndarray]:
-    """The sums of the starting posteriors, and the vote counts per column."""
-    return group.start, group.columns
-
-
-def _ds_pass(group: _Group, prev: _Pass | None, table: np.ndarray,
+def _ds_pass(prev: _Pass | None, *parts: _Part, table: np.ndarray,
              log_priors: np.ndarray) -> _Pass:
-    """:func:`annokit.quality.em_blocks.block_pass` over each block; ``prev``: the pass
-    whose posteriors come in (None: the starting ones)."""
+    """:func:`annokit.quality.em_blocks.block_pass` over each part's block; ``prev``: the
+    pass whose posteriors come in (None: the starting ones)."""
     total, out = None, []
-    for i, b in enumerate(group.blocks):
-        post = _start_post(b, group.n_labels) if prev is None else prev.post[i]
+    for i, p in enumerate(parts):
+        b = p.block
+        post = _start_post(b, table.shape[1]) if prev is None else prev.post[i]
         new = np.empty_like(post)
         sums = block_pass(b, table, log_priors, post, new)
         total = sums if total is None else total + sums
@@ -132,10 +127,10 @@ def _ds_pass(group: _Group, prev: _Pass | None, table: np.ndarray,
     return _Pass(out, total)
 
 
-def _mace_pass(group: _Group, log_p: np.ndarray, log_prior: np.ndarray) -> _Pass:
-    """MACE's E-step (:func:`annokit.quality.mace.mace_e_step`) over each block."""
+def _mace_pass(*parts: _Part, log_p: np.ndarray, log_prior: np.ndarray) -> _Pass:
+    """MACE's E-step (:func:`annokit.quality.mace.mace_e_step`) over each part's block."""
     total, out = None, []
-    for b in group.blocks:
+    for b in (p.block for p in parts):
         post, ll = macem.mace_e_step(b.x, log_p, log_prior, b.gold)
         sums = BlockSums(np.asarray(b.xt @ post), column_sums(post), 0.0, 0.0, ll)
         total = sums if total is None else total + sums
@@ -164,15 +159,16 @@ def _table(final: _Pass, names: list[str], *items: pd.DataFrame) -> pd.DataFrame
 
 
 class _Exec:
-    """Run a function per group on the cluster (results stay on the workers), or in this
-    process."""
+    """Run a function per group of parts on the cluster (results stay on the workers), or
+    in this process."""
 
-    def __init__(self, client: Any, groups: list[Any], items: list[list[Any]], meta: Any):
+    def __init__(self, client: Any, groups: list[list[Any]], items: list[list[Any]],
+                 meta: Any):
         self.client, self.groups, self.items, self.meta = client, groups, items, meta
 
     def map(self, fn: Any, *lists: Any, **kwargs: Any) -> list[Any]:
-        """``fn(group, *row, **kwargs)`` per group (``lists``: one value per group)."""
-        rows = list(zip(self.groups, *lists, strict=True))
+        """``fn(*row, *parts, **kwargs)`` per group (``lists``: one value per group)."""
+        rows = [(*row, *parts) for parts, *row in zip(self.groups, *lists, strict=True)]
         if self.client is None:
             return [fn(*row, **kwargs) for row in rows]
         return [self.client.submit(fn, *row, **kwargs, pure=False) for row in rows]
@@ -192,7 +188,7 @@ def _pick(handle: Any, key: str | int) -> Any:
     return getattr(handle, key) if isinstance(key, str) else handle[key]
 
 
-def _total(sums: list[BlockSums]) -> BlockSums:
+def _total(sums: list[Any]) -> Any:
     total = sums[0]
     for s in sums[1:]:
         total = total + s
@@ -340,8 +336,9 @@ def _fit_mace(ex: _Exec, est: Any, shape: dict[str, int], n_votes: int,
 
 
 def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
-    """One group per worker (the partitions it holds), built there; in this process, one
-    group of every partition."""
+    """The parts (one task per partition, next to its data: only that partition is held while
+    its block is built), grouped by the worker that holds them; in this process, one group
+    of every partition."""
     frames, items = votes.frame.to_delayed(), votes.items.to_delayed()
     options = dict(n_labels=shape["n_labels"], n_annotators=shape["n_annotators"],
                    clamp_gold=clamp_gold)
@@ -351,20 +348,19 @@ def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
 
         got = dask.compute(*frames, *items)
         n = len(frames)
-        return _Exec(None, [_group(n, *got, **options)], [list(got[n:])], votes.items._meta)
+        parts = [_part(f, i, **options) for f, i in zip(got[:n], got[n:], strict=True)]
+        return _Exec(None, [parts], [list(got[n:])], votes.items._meta)
     fparts, iparts = client.compute(frames), client.compute(items)
     where = client.who_has(fparts)
     members: dict[str, list[int]] = {}
     for i, f in enumerate(fparts):
         holders = sorted(where.get(f.key, ())) or [""]
         members.setdefault(holders[0], []).append(i)
-    groups, group_items = [], []
-    for worker, index in sorted(members.items(), key=lambda kv: kv[1][0]):
-        pin = {"workers": [worker], "allow_other_workers": True} if worker else {}
-        group_items.append([iparts[i] for i in index])
-        groups.append(client.submit(_group, len(index), *[fparts[i] for i in index],
-                                    *group_items[-1], **options, **pin, pure=False))
-    return _Exec(client, groups, group_items, votes.items._meta)
+    parts = [client.submit(_part, f, i, **options, pure=False)
+             for f, i in zip(fparts, iparts, strict=True)]
+    order = sorted(members.values(), key=lambda index: index[0])
+    return _Exec(client, [[parts[i] for i in index] for index in order],
+                 [[iparts[i] for i in index] for index in order], votes.items._meta)
 
 
 def fit_dask(votes: DaskVotes, method: str = "ds", *, clamp_gold: bool = False,
