@@ -49,17 +49,6 @@ METHODS = ("ds", "onecoin", "mace")
 
 
 @dataclass
-class _Part:
-    """One partition on its worker: its block (rows: the partition's items in order), the
-    sums of its starting posteriors, and its votes per annotator-label column
-    ``j * n_labels + l``."""
-
-    block: Block
-    start: BlockSums
-    columns: np.ndarray
-
-
-@dataclass
 class _Pass:
     """One pass over a group: the next posteriors (per part, kept) and the summed sums."""
 
@@ -67,9 +56,11 @@ class _Pass:
     sums: BlockSums
 
 
-def _part(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
-          clamp_gold: bool) -> _Part:
-    """One partition's vote matrix (rows: its items in order), without a Python loop."""
+def _block(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
+           clamp_gold: bool) -> Block:
+    """One partition's vote matrix (rows: its items in order), without a Python loop. Only
+    the block is kept: anything of the size of the parameters (n_annotators * n_labels
+    rows) would cost as much per partition as the votes of a 1M-vote partition."""
     keys = items["item"].to_numpy()
     votes = frame["item"].to_numpy()
     if keys.size > 1 and not (keys[1:] > keys[:-1]).all():  # items sorted by key (normally)
@@ -91,9 +82,7 @@ def _part(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators:
         coo.has_canonical_format = True  # as annokit.quality.common.vote_matrix: no sorting
         x = coo.tocsr()
     gold = items["gold"].to_numpy().astype(np.int64) if clamp_gold else np.full(n, -1, np.int64)
-    block = Block(slice(0, n), x, x.T, gold)
-    return _Part(block, start_sums(block, _start_post(block, n_labels)),
-                 np.bincount(x.indices, minlength=n_cols).astype(np.float64))
+    return Block(slice(0, n), x, x.T, gold)
 
 
 def _start_post(block: Block, n_labels: int) -> np.ndarray:
@@ -107,18 +96,22 @@ def _start_post(block: Block, n_labels: int) -> np.ndarray:
         return clamp(counts / counts.sum(axis=1, keepdims=True), block.gold)
 
 
-def _start(*parts: _Part) -> tuple[BlockSums, np.ndarray]:
-    """A group's sums of the starting posteriors, and its votes per column."""
-    return _total([p.start for p in parts]), _total([p.columns for p in parts])
+def _start(*blocks: Block, n_labels: int) -> tuple[BlockSums, np.ndarray]:
+    """A group's sums of the starting posteriors, and its votes per annotator-label column
+    ``j * n_labels + l``."""
+    sums = _total([start_sums(b, _start_post(b, n_labels)) for b in blocks])
+    columns = np.zeros(blocks[0].x.shape[1])
+    for b in blocks:
+        columns += np.bincount(b.x.indices, minlength=columns.size)
+    return sums, columns
 
 
-def _ds_pass(prev: _Pass | None, *parts: _Part, table: np.ndarray,
+def _ds_pass(prev: _Pass | None, *blocks: Block, table: np.ndarray,
              log_priors: np.ndarray) -> _Pass:
-    """:func:`annokit.quality.em_blocks.block_pass` over each part's block; ``prev``: the
-    pass whose posteriors come in (None: the starting ones)."""
+    """:func:`annokit.quality.em_blocks.block_pass` over each block; ``prev``: the pass
+    whose posteriors come in (None: the starting ones)."""
     total, out = None, []
-    for i, p in enumerate(parts):
-        b = p.block
+    for i, b in enumerate(blocks):
         post = _start_post(b, table.shape[1]) if prev is None else prev.post[i]
         new = np.empty_like(post)
         sums = block_pass(b, table, log_priors, post, new)
@@ -127,10 +120,10 @@ def _ds_pass(prev: _Pass | None, *parts: _Part, table: np.ndarray,
     return _Pass(out, total)
 
 
-def _mace_pass(*parts: _Part, log_p: np.ndarray, log_prior: np.ndarray) -> _Pass:
-    """MACE's E-step (:func:`annokit.quality.mace.mace_e_step`) over each part's block."""
+def _mace_pass(*blocks: Block, log_p: np.ndarray, log_prior: np.ndarray) -> _Pass:
+    """MACE's E-step (:func:`annokit.quality.mace.mace_e_step`) over each block."""
     total, out = None, []
-    for b in (p.block for p in parts):
+    for b in blocks:
         post, ll = macem.mace_e_step(b.x, log_p, log_prior, b.gold)
         sums = BlockSums(np.asarray(b.xt @ post), column_sums(post), 0.0, 0.0, ll)
         total = sums if total is None else total + sums
@@ -159,7 +152,7 @@ def _table(final: _Pass, names: list[str], *items: pd.DataFrame) -> pd.DataFrame
 
 
 class _Exec:
-    """Run a function per group of parts on the cluster (results stay on the workers), or
+    """Run a function per group of blocks on the cluster (results stay on the workers), or
     in this process."""
 
     def __init__(self, client: Any, groups: list[list[Any]], items: list[list[Any]],
@@ -167,7 +160,7 @@ class _Exec:
         self.client, self.groups, self.items, self.meta = client, groups, items, meta
 
     def map(self, fn: Any, *lists: Any, **kwargs: Any) -> list[Any]:
-        """``fn(*row, *parts, **kwargs)`` per group (``lists``: one value per group)."""
+        """``fn(*row, *blocks, **kwargs)`` per group (``lists``: one value per group)."""
         rows = [(*row, *parts) for parts, *row in zip(self.groups, *lists, strict=True)]
         if self.client is None:
             return [fn(*row, **kwargs) for row in rows]
@@ -245,7 +238,7 @@ def _fit_ds(ex: _Exec, method: str, est: Any, shape: dict[str, int], n_votes: in
             names: list[str]) -> DaskEMResult:
     """:meth:`annokit.quality.dawid_skene._EMBase._run`, one pass per group and iteration."""
     a = est.smoothing
-    starts = ex.gather(ex.map(_start))
+    starts = ex.gather(ex.map(_start, n_labels=shape["n_labels"]))
     sums = _total([s[0] for s in starts])
     if method == "ds":
         def m_step(s: BlockSums) -> Any:
@@ -307,7 +300,7 @@ def _fit_mace(ex: _Exec, est: Any, shape: dict[str, int], n_votes: int,
     n_ann, n_labels = shape["n_annotators"], shape["n_labels"]
     model = est.model(n_labels)
     gen = check_rng(est.rng)
-    starts = ex.gather(ex.map(_start))
+    starts = ex.gather(ex.map(_start, n_labels=shape["n_labels"]))
     n_ja = _total([s[1] for s in starts]).reshape(n_ann, n_labels)
 
     def e_step(params: dict[str, Any]) -> tuple[list[Any], float, dict[str, Any]]:
@@ -336,8 +329,8 @@ def _fit_mace(ex: _Exec, est: Any, shape: dict[str, int], n_votes: int,
 
 
 def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
-    """The parts (one task per partition, next to its data: only that partition is held while
-    its block is built), grouped by the worker that holds them; in this process, one group
+    """The blocks (one task per partition, next to its data: only that partition is held
+    while its block is built), grouped by the worker that holds them; in this process, one group
     of every partition."""
     frames, items = votes.frame.to_delayed(), votes.items.to_delayed()
     options = dict(n_labels=shape["n_labels"], n_annotators=shape["n_annotators"],
@@ -348,7 +341,7 @@ def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
 
         got = dask.compute(*frames, *items)
         n = len(frames)
-        parts = [_part(f, i, **options) for f, i in zip(got[:n], got[n:], strict=True)]
+        parts = [_block(f, i, **options) for f, i in zip(got[:n], got[n:], strict=True)]
         return _Exec(None, [parts], [list(got[n:])], votes.items._meta)
     fparts, iparts = client.compute(frames), client.compute(items)
     where = client.who_has(fparts)
@@ -356,7 +349,7 @@ def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
     for i, f in enumerate(fparts):
         holders = sorted(where.get(f.key, ())) or [""]
         members.setdefault(holders[0], []).append(i)
-    parts = [client.submit(_part, f, i, **options, pure=False)
+    parts = [client.submit(_block, f, i, **options, pure=False)
              for f, i in zip(fparts, iparts, strict=True)]
     order = sorted(members.values(), key=lambda index: index[0])
     return _Exec(client, [[parts[i] for i in index] for index in order],
