@@ -224,12 +224,15 @@ class DaskEMResult:
 
 
 def _frame(ex: _Exec, final: list[Any], names: list[str]) -> Any:
+    """The per-item table, one partition per group: lazy (computed only when used: the
+    annotator scores never need it)."""
+    import dask
     import dask.dataframe as dd
 
     meta = _table(_Pass([], BlockSums(0, 0, 0)), names, ex.meta)
     if ex.client is None:
         return dd.from_pandas(_table(final[0], names, *ex.items[0]), npartitions=1, sort=False)
-    tables = [ex.client.submit(_table, f, names, *items, pure=False)
+    tables = [dask.delayed(_table, pure=False)(f, names, *items)
               for f, items in zip(final, ex.items, strict=True)]
     return dd.from_delayed(tables, meta=meta, verify_meta=False)
 
