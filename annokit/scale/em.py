@@ -56,6 +56,19 @@ class _Pass:
     sums: BlockSums
 
 
+#: A read-only array of ones the blocks of a worker share as their matrices' values (each
+#: vote is 1): 8 bytes a vote less, 400 MB a worker at 1e8 votes on 2 workers.
+_ONES = np.ones(0)
+
+
+def _ones(n: int) -> np.ndarray:
+    global _ONES
+    if _ONES.size < n:
+        _ONES = np.ones(max(n, 1 << 20))
+        _ONES.flags.writeable = False
+    return _ONES[:n]
+
+
 def _block(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
            clamp_gold: bool) -> Block:
     """One partition's vote matrix (rows: its items in order), without a Python loop. Only
@@ -82,7 +95,10 @@ def _block(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators
         coo.has_canonical_format = True  # as annokit.quality.common.vote_matrix: no sorting
         x = coo.tocsr()
     gold = items["gold"].to_numpy().astype(np.int64) if clamp_gold else np.full(n, -1, np.int64)
-    return Block(slice(0, n), x, x.T, gold)
+    x.data = _ones(x.nnz)  # after construction: scipy's constructors copy a view
+    xt = x.T
+    xt.data = x.data
+    return Block(slice(0, n), x, xt, gold)
 
 
 def _start_post(block: Block, n_labels: int) -> np.ndarray:
