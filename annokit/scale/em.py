@@ -347,6 +347,23 @@ def _fit_mace(ex: _Exec, est: Any, shape: dict[str, int], n_votes: int,
                         _frame(ex, best["post"], names))
 
 
+def _futures(client: Any, collection: Any) -> list[Any]:
+    """The futures of a persisted collection's partitions, in order, once computed
+    (``to_delayed`` would make new keys: a second copy of every partition); computed when
+    the collection is not persisted."""
+    from distributed import futures_of, wait
+
+    by_index = {f.key[1]: f for f in futures_of(collection)
+                if isinstance(f.key, tuple) and len(f.key) == 2}
+    if sorted(by_index) == list(range(collection.npartitions)) and \
+            len({f.key[0] for f in by_index.values()}) == 1:
+        futures = [by_index[i] for i in range(collection.npartitions)]
+    else:
+        futures = client.compute(collection.to_delayed())
+    wait(futures)  # persisting is asynchronous: where they are is known once they are there
+    return futures
+
+
 def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
     """The blocks (one task per partition, next to its data: only that partition is held
     while its block is built), grouped by the worker that holds them; in this process, one group
@@ -362,7 +379,7 @@ def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
         n = len(frames)
         parts = [_block(f, i, **options) for f, i in zip(got[:n], got[n:], strict=True)]
         return _Exec(None, [parts], [list(got[n:])], votes.items._meta)
-    fparts, iparts = client.compute(frames), client.compute(items)
+    fparts, iparts = _futures(client, votes.frame), _futures(client, votes.items)
     where = client.who_has(fparts)
     members: dict[str, list[int]] = {}
     for i, f in enumerate(fparts):
