@@ -1,21 +1,29 @@
 """Dawid-Skene, one-coin Dawid-Skene and MACE as map-reduce EM on Dask.
 
 The votes are already shuffled so that an item's votes share a partition
-(:class:`~annokit.scale.votes.DaskVotes`). Each partition keeps, on its worker, its
-vote matrix (items x annotator-label, sparse) and its items' posteriors; an iteration
-sends the parameters to every partition, which computes its E-step (posteriors from the
-parameters) and returns the sufficient statistics of the next M-step (the expected
-annotator-label counts ``X.T @ post``, the class totals) and its terms of the objective;
-a tree reduction adds them and the client does the M-step. The formulas are the
-in-memory estimators' own (:mod:`annokit.quality.dawid_skene`, :mod:`annokit.quality.mace`),
-with the same initialisation, smoothing, gold clamping, objective and stopping rule, so
-posteriors and parameters equal the in-memory ones to about 1e-12 (sums over partitions
-are added in another order) whatever the partitioning. MACE draws its restarts' initial
-parameters on the client from the same ``rng`` stream as in memory.
+(:class:`~annokit.scale.votes.DaskVotes`). One task per partition, next to its data, builds
+its vote matrix once (items x annotator-label, sparse: an
+:class:`annokit.quality.em_blocks.Block`) and keeps it on that worker; the partitions a
+worker holds form a **group**. An iteration is then one task per group that runs the
+in-memory estimators' own pass over each of its blocks
+(:func:`annokit.quality.em_blocks.block_pass` for Dawid-Skene and one-coin,
+:func:`annokit.quality.mace.mace_e_step` for MACE) with the parameters the client sent,
+keeps the next posteriors on the worker and returns the blocks' summed
+:class:`~annokit.quality.em_blocks.BlockSums`; the client adds the groups' sums and runs
+the in-memory M-step, objective and stopping rule. So an iteration costs two tasks per
+worker and one round trip, whatever the number of partitions, and the EM formulas are
+written once (:mod:`annokit.quality.dawid_skene`, :mod:`annokit.quality.mace`).
+
+Posteriors and parameters equal the in-memory ones to about 1e-12 (the sums over
+partitions are added in another order) whatever the partitioning; MACE draws its
+restarts' initial parameters on the client from the same ``rng`` stream as in memory.
+Every result on the workers is a task's result (the parameters travel inside the tasks),
+so a lost worker's share is recomputed from the graph and gives the same result.
 """
 
 from __future__ import annotations
 
+import operator
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -28,12 +36,8 @@ from annokit.core.checks import check_option, check_rng
 from annokit.core.progress import progress
 from annokit.quality import dawid_skene as dsm
 from annokit.quality import mace as macem
-from annokit.quality.common import (
-    check_positive_int,
-    clamp,
-    normalize_log,
-    warn_not_converged,
-)
+from annokit.quality.common import check_positive_int, clamp, warn_not_converged
+from annokit.quality.em_blocks import Block, BlockSums, block_pass, column_sums, start_sums
 from annokit.scale.votes import DaskVotes
 
 __all__ = ["DaskEMResult", "fit_dask"]
@@ -44,124 +48,169 @@ METHODS = ("ds", "onecoin", "mace")
 # -- what runs on the workers ------------------------------------------------------------
 
 
-def _prep(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
-          clamp_gold: bool) -> dict[str, Any]:
-    """One partition's vote matrix, counts and gold, items in key order."""
+@dataclass
+class _Pass:
+    """One pass over a group: the next posteriors (per part, kept) and the summed sums."""
+
+    post: list[np.ndarray]
+    sums: BlockSums
+
+
+#: A read-only array of ones the blocks of a worker share as their matrices' values (each
+#: vote is 1): 8 bytes a vote less, 400 MB a worker at 1e8 votes on 2 workers.
+_ONES = np.ones(0)
+
+
+def _ones(n: int) -> np.ndarray:
+    global _ONES
+    if _ONES.size < n:
+        _ONES = np.ones(max(n, 1 << 20))
+        _ONES.flags.writeable = False
+    return _ONES[:n]
+
+
+def _block(frame: pd.DataFrame, items: pd.DataFrame, n_labels: int, n_annotators: int,
+           clamp_gold: bool) -> Block:
+    """One partition's vote matrix (rows: its items in order), without a Python loop. Only
+    the block is kept: anything of the size of the parameters (n_annotators * n_labels
+    rows) would cost as much per partition as the votes of a 1M-vote partition."""
     keys = items["item"].to_numpy()
-    order = np.argsort(keys, kind="stable")
-    local = order[np.searchsorted(keys[order], frame["item"].to_numpy())] if len(frame) else \
-        np.zeros(0, np.int64)
-    n = len(keys)
-    cols = frame["annotator"].to_numpy().astype(np.int64) * n_labels \
-        + frame["label"].to_numpy().astype(np.int64)
-    x = sparse.csr_matrix((np.ones(len(frame)), (local, cols)),
-                          shape=(n, n_annotators * n_labels))
-    counts = np.bincount(local * n_labels + frame["label"].to_numpy().astype(np.int64),
-                         minlength=n * n_labels).reshape(n, n_labels).astype(np.float64)
+    votes = frame["item"].to_numpy()
+    if keys.size > 1 and not (keys[1:] > keys[:-1]).all():  # items sorted by key (normally)
+        order = np.argsort(keys, kind="stable")
+        rows = order[np.searchsorted(keys[order], votes)]
+    else:
+        rows = np.searchsorted(keys, votes)
+    n, n_cols = len(keys), n_annotators * n_labels
+    idx = np.int32 if max(n_cols, n) < 2**31 - 1 else np.int64  # scipy's index type
+    cols = frame["annotator"].to_numpy().astype(idx) * idx(n_labels) \
+        + frame["label"].to_numpy().astype(idx)
+    if rows.size < 2 or (rows[1:] >= rows[:-1]).all():  # votes sorted by item (normally)
+        indptr = np.zeros(n + 1, dtype=idx)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        x = sparse.csr_matrix((np.ones(len(frame)), cols, indptr), shape=(n, n_cols))
+    else:
+        coo = sparse.coo_matrix((np.ones(len(frame)), (rows.astype(idx), cols)),
+                                shape=(n, n_cols))
+        coo.has_canonical_format = True  # as annokit.quality.common.vote_matrix: no sorting
+        x = coo.tocsr()
     gold = items["gold"].to_numpy().astype(np.int64) if clamp_gold else np.full(n, -1, np.int64)
-    return {"x": x, "xt": x.T, "counts": counts, "gold": gold,
-            "item_id": items["item_id"].to_numpy(dtype=object), "n_votes": len(frame)}
+    x.data = _ones(x.nnz)  # after construction: scipy's constructors copy a view
+    xt = x.T
+    xt.data = x.data
+    return Block(slice(0, n), x, xt, gold)
 
 
-def _annotator_counts(prep: dict[str, Any]) -> np.ndarray:
-    return np.asarray(prep["x"].sum(axis=0)).ravel()
-
-
-def _init_post(prep: dict[str, Any]) -> np.ndarray:
-    counts = prep["counts"]
+def _start_post(block: Block, n_labels: int) -> np.ndarray:
+    """The vote distributions, gold rows clamped (q_0; recomputed when needed rather than
+    kept: the label of column ``c`` is ``c % n_labels``)."""
+    n_cols = block.x.shape[1]
+    by_label = np.zeros((n_cols, n_labels))
+    by_label[np.arange(n_cols), np.arange(n_cols) % n_labels] = 1.0
+    counts = np.asarray(block.x @ by_label)
     with np.errstate(invalid="ignore"):
-        return clamp(counts / counts.sum(axis=1, keepdims=True), prep["gold"])
+        return clamp(counts / counts.sum(axis=1, keepdims=True), block.gold)
 
 
-def _suff(prep: dict[str, Any], post: np.ndarray) -> dict[str, Any]:
-    return {"mass": np.asarray(prep["xt"] @ post), "post_sum": post.sum(axis=0)}
+def _start(*blocks: Block, n_labels: int) -> tuple[BlockSums, np.ndarray]:
+    """A group's sums of the starting posteriors, and its votes per annotator-label column
+    ``j * n_labels + l``."""
+    sums = _total([start_sums(b, _start_post(b, n_labels)) for b in blocks])
+    columns = np.zeros(blocks[0].x.shape[1])
+    for b in blocks:
+        columns += np.bincount(b.x.indices, minlength=columns.size)
+    return sums, columns
 
 
-def _log_joint(method: str, x: Any, params: Any, shape: dict[str, int]) -> np.ndarray:
-    if method == "ds":
-        return dsm.ds_log_joint(x, params, **shape)
-    return dsm.onecoin_log_joint(x, params, **shape)
+def _ds_pass(prev: _Pass | None, *blocks: Block, table: np.ndarray,
+             log_priors: np.ndarray) -> _Pass:
+    """:func:`annokit.quality.em_blocks.block_pass` over each block; ``prev``: the pass
+    whose posteriors come in (None: the starting ones)."""
+    total: BlockSums | None = None
+    out: list[np.ndarray] = []
+    for i, b in enumerate(blocks):
+        post = _start_post(b, table.shape[1]) if prev is None else prev.post[i]
+        new = np.empty_like(post)
+        sums = block_pass(b, table, log_priors, post, new)
+        total = sums if total is None else total + sums
+        out.append(new)
+    assert total is not None  # a group holds at least one block
+    return _Pass(out, total)
 
 
-def _em_step(prep: dict[str, Any], post: np.ndarray, params: Any, method: str,
-             shape: dict[str, int]) -> dict[str, Any]:
-    """From (post_{t-1}, params_{t-1}): the objective terms of iteration t-1, the
-    log-likelihood at params_{t-1}, post_t and the statistics of the M-step of t."""
-    joint = _log_joint(method, prep["x"], params, shape)
-    expected, ent = dsm.objective_terms(post, joint)
-    new, log_norm = normalize_log(joint)
-    new = clamp(new, prep["gold"])
-    small = {"expected": expected, "entropy": ent, "ll": float(log_norm.sum()),
-             **_suff(prep, new)}
-    return {"post": new, "small": small}
+def _mace_pass(*blocks: Block, log_p: np.ndarray, log_prior: np.ndarray) -> _Pass:
+    """MACE's E-step (:func:`annokit.quality.mace.mace_e_step`) over each block."""
+    total: BlockSums | None = None
+    out: list[np.ndarray] = []
+    for b in blocks:
+        post, ll = macem.mace_e_step(b.x, log_p, log_prior, b.gold)
+        sums = BlockSums(np.asarray(b.xt @ post), column_sums(post), 0.0, 0.0, ll)
+        total = sums if total is None else total + sums
+        out.append(post)
+    assert total is not None  # a group holds at least one block
+    return _Pass(out, total)
 
 
-def _mace_e_step(prep: dict[str, Any], log_p: np.ndarray,
-                 log_prior: np.ndarray) -> dict[str, Any]:
-    """MACE's E-step on one partition: posteriors (kept) and the reduced quantities."""
-    post, ll = macem.mace_e_step(prep["x"], log_p, log_prior, prep["gold"])
-    return {"post": post, "small": {"ll": ll, **_suff(prep, post)}}
-
-
-def _pick(d: dict[str, Any], key: str) -> Any:
-    return d[key]
-
-
-def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    return {k: a[k] + b[k] for k in a}
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-def _frame(prep: dict[str, Any], post: np.ndarray, names: list[str]) -> pd.DataFrame:
-    df = pd.DataFrame({"item": prep["item_id"]})
+def _table(final: _Pass, names: list[str], *items: pd.DataFrame) -> pd.DataFrame:
+    """A group's per-item rows (``items``: its items partitions, the blocks' rows):
+    ``item``, ``p_<label>``..., ``label``, ``_gold``, ``_first`` (the first-seen order)."""
+    post = np.concatenate([np.zeros((0, len(names)))] + final.post)
+    df = pd.concat(items) if items else \
+        pd.DataFrame({"item_id": pd.Series([], dtype=object), "gold": np.zeros(0, np.int64),
+                      "first": np.zeros(0, np.int64)})
+    table = pd.DataFrame({"item": df["item_id"].reset_index(drop=True)})  # its own dtype
     for j, name in enumerate(names):
-        df[f"p_{name}"] = post[:, j] if len(post) else np.zeros(0)
-    df["label"] = np.asarray(names, dtype=object)[post.argmax(axis=1)] if len(post) else \
+        table[f"p_{name}"] = post[:, j]
+    table["label"] = np.asarray(names, dtype=object)[post.argmax(axis=1)] if len(post) else \
         np.zeros(0, dtype=object)
-    return df
+    table["_gold"] = df["gold"].to_numpy().astype(np.int64)
+    table["_first"] = df["first"].to_numpy().astype(np.int64)
+    return table
 
 
 # -- the client's loop -------------------------------------------------------------------
 
 
 class _Exec:
-    """Run functions on the cluster (futures stay on the workers) or in this process."""
+    """Run a function per group of blocks on the cluster (results stay on the workers), or
+    in this process."""
 
-    def __init__(self, client: Any):
-        self.client = client
+    def __init__(self, client: Any, groups: list[list[Any]], items: list[list[Any]],
+                 meta: Any):
+        self.client, self.groups, self.items, self.meta = client, groups, items, meta
 
     def map(self, fn: Any, *lists: Any, **kwargs: Any) -> list[Any]:
+        """``fn(*row, *blocks, **kwargs)`` per group (``lists``: one value per group)."""
+        rows = [(*row, *parts) for parts, *row in zip(self.groups, *lists, strict=True)]
         if self.client is None:
-            return [fn(*args, **kwargs) for args in zip(*lists, strict=True)]
-        return [self.client.submit(fn, *args, **kwargs, pure=False)
-                for args in zip(*lists, strict=True)]
-
-    def scatter(self, value: Any) -> Any:
-        """``value`` on the cluster as the result of a task, not as scattered data: when a
-        worker is lost, the scheduler recomputes its partitions' posteriors from the graph,
-        back through every iteration, each of which needs its parameters. Scattered data
-        has no recipe: once released it is forgotten, and with it every task that depends
-        on it (the run failed with "FutureCancelledError: ... already forgotten")."""
-        if self.client is None:
-            return value
-        with warnings.catch_warnings():  # the parameters travel once per iteration either way
+            return [fn(*row, **kwargs) for row in rows]
+        # the parameters travel inside the tasks (a lost worker's results are recomputed from
+        # the graph; scattered data would be forgotten): Dask's "Sending large graph"
+        # warning for a large confusion array would repeat at every iteration
+        with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-            return self.client.submit(_same, value, pure=False)
+            return [self.client.submit(fn, *row, **kwargs, pure=False) for row in rows]
 
-    def reduce(self, handles: list[Any]) -> Any:
-        """Elementwise sum of dicts of arrays, as a tree."""
-        while len(handles) > 1:
-            pairs = [handles[i:i + 2] for i in range(0, len(handles), 2)]
-            handles = [p[0] if len(p) == 1 else
-                       (_add(*p) if self.client is None else
-                        self.client.submit(_add, *p, pure=False)) for p in pairs]
-        return handles[0] if self.client is None else self.client.gather(handles[0])
+    def gather(self, handles: list[Any], key: str | int | None = None) -> list[Any]:
+        """The results (their ``key`` item or attribute), computed next to their data."""
+        get = (lambda h: h) if key is None else (
+            (lambda h: getattr(h, key)) if isinstance(key, str) else operator.itemgetter(key))
+        if self.client is None:
+            return [get(h) for h in handles]
+        picked = handles if key is None else [
+            self.client.submit(_pick, h, key, pure=False) for h in handles]
+        return self.client.gather(picked)
 
-    def pick(self, handles: list[Any], key: str) -> list[Any]:
-        return self.map(_pick, handles, [key] * len(handles))
+
+def _pick(handle: Any, key: str | int) -> Any:
+    return getattr(handle, key) if isinstance(key, str) else handle[key]
+
+
+def _total(sums: list[Any]) -> Any:
+    total = sums[0]
+    for s in sums[1:]:
+        total = total + s
+    return total
 
 
 @dataclass
@@ -175,7 +224,10 @@ class DaskEMResult:
         As in the in-memory estimators.
     n_iter_, converged_, log_likelihood_
     posteriors : dask.dataframe.DataFrame
-        ``item`` (id), ``p_<label>`` per label, ``label`` (most probable, first on ties).
+        ``item`` (id), ``p_<label>`` per label, ``label`` (most probable, first on ties);
+        one partition per worker group.
+    table : dask.dataframe.DataFrame
+        ``posteriors`` with ``_gold`` (gold code) and ``_first`` (first-seen position).
     """
 
     method: str
@@ -183,7 +235,11 @@ class DaskEMResult:
     n_iter_: int
     converged_: bool
     log_likelihood_: float
-    posteriors: Any
+    table: Any
+
+    @property
+    def posteriors(self) -> Any:
+        return self.table.drop(columns=["_gold", "_first"])
 
     def __getattr__(self, name: str) -> Any:
         params = self.__dict__.get("params", {})
@@ -192,55 +248,70 @@ class DaskEMResult:
         raise AttributeError(name)
 
 
-def _posteriors(ex: _Exec, prep: list[Any], post: list[Any], names: list[str]) -> Any:
+def _frame(ex: _Exec, final: list[Any], names: list[str]) -> Any:
+    """The per-item table, one partition per group: lazy (computed only when used: the
+    annotator scores never need it)."""
+    import dask
     import dask.dataframe as dd
 
-    meta = _frame({"item_id": np.zeros(0, dtype=object)}, np.zeros((0, len(names))), names)
-    parts = ex.map(_frame, prep, post, names=names)
-    if ex.client is None:  # one partition per votes partition, in the same order
-        return dd.from_map(lambda i: parts[i], range(len(parts)), meta=meta,
-                           enforce_metadata=False) if parts else dd.from_pandas(meta, 1)
-    return dd.from_delayed(parts, meta=meta, verify_meta=False)
+    meta = _table(_Pass([], BlockSums(np.zeros(0), np.zeros(0), 0.0)), names, ex.meta)
+    if ex.client is None:
+        return dd.from_pandas(_table(final[0], names, *ex.items[0]), npartitions=1, sort=False)
+    tables = [dask.delayed(_table, pure=False)(f, names, *items)
+              for f, items in zip(final, ex.items, strict=True)]
+    return dd.from_delayed(tables, meta=meta, verify_meta=False)
 
 
-def _fit_ds(ex: _Exec, prep: list[Any], method: str, est: Any, shape: dict[str, int],
-            n_votes: int, names: list[str]) -> DaskEMResult:
+def _fit_ds(ex: _Exec, method: str, est: Any, shape: dict[str, int], n_votes: int,
+            names: list[str]) -> DaskEMResult:
+    """:meth:`annokit.quality.dawid_skene._EMBase._run`, one pass per group and iteration."""
     a = est.smoothing
-    n_per_ann = None
-    if method == "onecoin":
-        per_col = ex.reduce(ex.map(lambda p: {"c": _annotator_counts(p)}, prep))["c"]
+    starts = ex.gather(ex.map(_start, n_labels=shape["n_labels"]))
+    sums = _total([s[0] for s in starts])
+    if method == "ds":
+        def m_step(s: BlockSums) -> Any:
+            return dsm.ds_m_step(s.mass, s.post_sum, smoothing=a, **shape)
+
+        def log_table(params: Any) -> Any:
+            return dsm.ds_log_table(params, **shape)
+
+        def log_prior(params: Any) -> float:
+            return dsm.ds_log_prior(params, a)
+    else:
+        per_col = _total([s[1] for s in starts])
         n_per_ann = per_col.reshape(shape["n_annotators"], shape["n_labels"]).sum(axis=1)
 
-    def m_step(small: dict[str, Any]) -> Any:
-        if method == "ds":
-            return dsm.ds_m_step(small["mass"], small["post_sum"], smoothing=a, **shape)
-        return dsm.onecoin_m_step(small["mass"], small["post_sum"], n_per_ann, smoothing=a,
-                                  **shape)
+        def m_step(s: BlockSums) -> Any:
+            return dsm.onecoin_m_step(s.mass, s.post_sum, n_per_ann, smoothing=a, **shape)
 
-    log_prior = (lambda p: dsm.ds_log_prior(p, a)) if method == "ds" else \
-        (lambda p: dsm.onecoin_log_prior(p, a))
-    post = ex.map(_init_post, prep)
-    params = m_step(ex.reduce(ex.map(_suff, prep, post)))
-    prev, change, converged, n_iter = None, np.inf, False, 0
+        def log_table(params: Any) -> Any:
+            return dsm.onecoin_log_table(params, **shape)
+
+        def log_prior(params: Any) -> float:
+            return dsm.onecoin_log_prior(params, a)
+
+    def step(params: Any, prev: list[Any]) -> tuple[list[Any], BlockSums]:
+        table, log_priors = log_table(params)
+        passes = ex.map(_ds_pass, prev, table=table, log_priors=log_priors)
+        return passes, _total(ex.gather(passes, "sums"))
+
+    post_entropy = sums.entropy
+    params = m_step(sums)
+    current, (following, sums) = None, step(params, [None] * len(ex.groups))
+    prev = (sums.expected + post_entropy + log_prior(params)) / n_votes
+    change, converged, n_iter = np.inf, False, 0
     with progress(total=est.max_iter, desc=f"{method} EM (Dask)", unit="iter") as bar:
-        for step in range(1, est.max_iter + 2):
-            out = ex.map(_em_step, prep, post, method=method, params=ex.scatter(params),
-                         shape=shape)
-            small = ex.reduce(ex.pick(out, "small"))
-            value = (small["expected"] + small["entropy"] + log_prior(params)) / n_votes
-            n_iter = step - 1
-            if n_iter >= 1:
-                change, prev = value - prev, value
-                bar.update(1)
-                if abs(change) < est.tol:
-                    converged = True
-                    break
-                if n_iter == est.max_iter:
-                    break
-            else:
-                prev = value
-            post = ex.pick(out, "post")
-            params = m_step(small)
+        while n_iter < est.max_iter:
+            n_iter += 1
+            bar.update(1)
+            current, post_entropy = following, sums.entropy          # E-step
+            params = m_step(sums)                                     # M-step
+            following, sums = step(params, current)
+            value = (sums.expected + post_entropy + log_prior(params)) / n_votes
+            change, prev = value - prev, value
+            if abs(change) < est.tol:
+                converged = True
+                break
     if not converged and est.tol > 0:
         warn_not_converged(type(est).__name__, n_iter, change, est.tol, what="objective")
     if method == "ds":
@@ -248,34 +319,32 @@ def _fit_ds(ex: _Exec, prep: list[Any], method: str, est: Any, shape: dict[str, 
     else:
         named = {"priors_": params[0], "skills_": params[1],
                  "confusions_": dsm.onecoin_confusions(params[1], shape["n_labels"])}
-    return DaskEMResult(method, named, n_iter, converged, small["ll"],
-                        _posteriors(ex, prep, post, names))
+    assert current is not None  # max_iter >= 1: one iteration ran
+    return DaskEMResult(method, named, n_iter, converged, sums.log_likelihood,
+                        _frame(ex, current, names))
 
 
-def _fit_mace(ex: _Exec, prep: list[Any], est: Any, shape: dict[str, int], n_votes: int,
+def _fit_mace(ex: _Exec, est: Any, shape: dict[str, int], n_votes: int,
               names: list[str]) -> DaskEMResult:
     n_ann, n_labels = shape["n_annotators"], shape["n_labels"]
     model = est.model(n_labels)
     gen = check_rng(est.rng)
-    n_ja = ex.reduce(ex.map(lambda p: {"c": _annotator_counts(p)}, prep))["c"].reshape(
-        n_ann, n_labels)
+    starts = ex.gather(ex.map(_start, n_labels=shape["n_labels"]))
+    n_ja = _total([s[1] for s in starts]).reshape(n_ann, n_labels)
 
     def e_step(params: dict[str, Any]) -> tuple[list[Any], float, dict[str, Any]]:
-        out = ex.map(_mace_e_step, prep, log_p=ex.scatter(model.log_p(params)),
-                     log_prior=params["log_prior"])
-        small = ex.reduce(ex.pick(out, "small"))
+        passes = ex.map(_mace_pass, log_p=model.log_p(params), log_prior=params["log_prior"])
+        sums = _total(ex.gather(passes, "sums"))
         bar.update(1)
-        return (ex.pick(out, "post"), small["ll"],
-                model.counts(small["mass"], small["post_sum"], n_ja, params))
+        return passes, sums.log_likelihood, model.counts(sums.mass, sums.post_sum, n_ja, params)
 
     best: dict[str, Any] = {}
     objectives = []
     with progress(total=est.n_restarts * est.max_iter, desc="MACE (Dask)", unit="iter") as bar:
         for restart in range(est.n_restarts):
             if restart == 0 and est.majority_start:
-                small = ex.reduce(ex.map(_suff, prep, ex.map(_init_post, prep)))
-                counts = model.counts(small["mass"], small["post_sum"], n_ja,
-                                      model.neutral_params(n_ann))
+                sums = _total([s[0] for s in starts])
+                counts = model.counts(sums.mass, sums.post_sum, n_ja, model.neutral_params(n_ann))
             else:
                 counts = e_step(model.random_params(gen, n_ann))[2]
             result = macem.run_restart(model, counts, e_step, est.max_iter, est.tol, n_votes)
@@ -285,7 +354,53 @@ def _fit_mace(ex: _Exec, prep: list[Any], est: Any, shape: dict[str, int], n_vot
     named = dict(model.summary(best["counts"]), objective_=best["objective"],
                  restart_objectives_=np.asarray(objectives), best_restart_=best["restart"])
     return DaskEMResult("mace", named, best["n_iter"], best["converged"], best["ll"],
-                        _posteriors(ex, prep, best["post"], names))
+                        _frame(ex, best["post"], names))
+
+
+def _futures(client: Any, collection: Any) -> list[Any]:
+    """The futures of a persisted collection's partitions, in order, once computed
+    (``to_delayed`` would make new keys: a second copy of every partition); computed when
+    the collection is not persisted."""
+    from distributed import futures_of, wait
+
+    by_index = {f.key[1]: f for f in futures_of(collection)
+                if isinstance(f.key, tuple) and len(f.key) == 2}
+    if sorted(by_index) == list(range(collection.npartitions)) and \
+            len({f.key[0] for f in by_index.values()}) == 1:
+        futures = [by_index[i] for i in range(collection.npartitions)]
+    else:
+        futures = client.compute(collection.to_delayed())
+    with client.as_current():  # (the client need not be the default one)
+        wait(futures)  # persisting is asynchronous: where they are is known once they are there
+    return futures
+
+
+def _groups(votes: DaskVotes, shape: dict[str, int], clamp_gold: bool) -> _Exec:
+    """The blocks (one task per partition, next to its data: only that partition is held
+    while its block is built), grouped by the worker that holds them; in this process, one group
+    of every partition."""
+    frames, items = votes.frame.to_delayed(), votes.items.to_delayed()
+    options: dict[str, Any] = dict(n_labels=shape["n_labels"],
+                                   n_annotators=shape["n_annotators"], clamp_gold=clamp_gold)
+    client = votes.client
+    if client is None:
+        import dask
+
+        got = dask.compute(*frames, *items)
+        n = len(frames)
+        parts = [_block(f, i, **options) for f, i in zip(got[:n], got[n:], strict=True)]
+        return _Exec(None, [parts], [list(got[n:])], votes.items._meta)
+    fparts, iparts = _futures(client, votes.frame), _futures(client, votes.items)
+    where = client.who_has(fparts)
+    members: dict[str, list[int]] = {}
+    for i, f in enumerate(fparts):
+        holders = sorted(where.get(f.key, ())) or [""]
+        members.setdefault(holders[0], []).append(i)
+    parts = [client.submit(_block, f, i, **options, pure=False)
+             for f, i in zip(fparts, iparts, strict=True)]
+    order = sorted(members.values(), key=lambda index: index[0])
+    return _Exec(client, [[parts[i] for i in index] for index in order],
+                 [[iparts[i] for i in index] for index in order], votes.items._meta)
 
 
 def fit_dask(votes: DaskVotes, method: str = "ds", *, clamp_gold: bool = False,
@@ -322,24 +437,11 @@ def fit_dask(votes: DaskVotes, method: str = "ds", *, clamp_gold: bool = False,
         cls = dsm.DawidSkene if method == "ds" else dsm.OneCoinDawidSkene
         est = cls(clamp_gold=clamp_gold, **options)
         est._check_params()
-    ex = _Exec(votes.client)
     shape = {"n_annotators": len(votes.require_annotators(method)), "n_labels": len(votes.labels)}
-    frames, items = votes.frame.to_delayed(), votes.items.to_delayed()
-    if ex.client is None:
-        import dask
-
-        parts = dask.compute(*[dask.delayed(_prep)(f, i, shape["n_labels"],
-                                                   shape["n_annotators"], clamp_gold)
-                               for f, i in zip(frames, items, strict=True)])
-        prep = list(parts)
-    else:
-        fparts = ex.client.compute(frames)
-        iparts = ex.client.compute(items)
-        prep = ex.map(_prep, fparts, iparts, n_labels=shape["n_labels"],
-                      n_annotators=shape["n_annotators"], clamp_gold=clamp_gold)
     names = list(votes.labels.names)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 on partitions without items
+        ex = _groups(votes, shape, clamp_gold)
         if method == "mace":
-            return _fit_mace(ex, prep, est, shape, votes.n_votes, names)
-        return _fit_ds(ex, prep, method, est, shape, votes.n_votes, names)
+            return _fit_mace(ex, est, shape, votes.n_votes, names)
+        return _fit_ds(ex, method, est, shape, votes.n_votes, names)

@@ -92,7 +92,17 @@ def persist(client: Any, nodes: Sequence[Any], *, desc: str) -> list[Any]:
                 pass
         return out
 
-    return _run(client, lambda: list(dask.persist(*nodes)), on_cluster, desc)
+    def local() -> list[Any]:
+        from dask.delayed import Delayed
+
+        if not all(isinstance(n, Delayed) for n in nodes):
+            return list(dask.persist(*nodes))
+        # delayed values: computed, each under a new key of its own. (dask.persist's
+        # delayed results keep the old keys over literal values; a graph built on them
+        # later lost those keys in some runs: "Missing dependency finish_part-...".)
+        return [dask.delayed(v, pure=False, traverse=False) for v in dask.compute(*nodes)]
+
+    return _run(client, local, on_cluster, desc)
 
 
 def _run(client: Any, local: Any, on_cluster: Any, desc: str) -> list[Any]:

@@ -68,15 +68,6 @@ def _gold_tally(table: pd.DataFrame, names: list[str]) -> tuple[GoldAccuracy, in
     return gold_accuracy(codes, table["_gold"].to_numpy()), tied
 
 
-def _with_gold(post: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
-    post = post.copy()
-    rows = items.set_index("item_id").loc[post["item"]] if len(post) else None
-    for col, side in (("_gold", "gold"), ("_first", "first")):
-        post[col] = rows[side].to_numpy().astype(np.int64) if rows is not None else \
-            np.zeros(0, np.int64)
-    return post
-
-
 def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "first",
                    soft: bool = False, clamp_gold: bool = False,
                    rng: np.random.Generator | int | None = 0,
@@ -107,11 +98,7 @@ def aggregate_dask(votes: DaskVotes, method: str = "mv", *, ties: TiePolicy = "f
     else:
         fit = fit_dask(votes, method, clamp_gold=clamp_gold,
                        **({"rng": rng} if method == "mace" else {}))
-        post = fit.posteriors
-        tables = [dask.delayed(_with_gold)(p, i) for p, (_, i) in
-                  zip(post.to_delayed(), parts, strict=True)]
-        meta = _with_gold(post._meta, votes.items._meta)
-        table = dd.from_delayed(tables, meta=meta, verify_meta=False)
+        table = fit.table  # gold and first-seen position alongside, one partition per worker
         if not soft:
             table = table.drop(columns=[f"p_{n}" for n in names])
         else:  # the in-memory column order: item, label, p_<label>...

@@ -107,36 +107,76 @@ def write_partitioned(frame: Any, out: str | os.PathLike, *, client: Any = None,
     return int(sum(sizes))
 
 
-def _sample(df: pd.DataFrame, column: str, n: int = 64) -> np.ndarray:
-    """``n`` evenly spaced values of a partition's sorted column (its minimum and maximum)."""
+def _sample(df: pd.DataFrame, column: str, n: int = 64) -> tuple[np.ndarray, int]:
+    """``n`` evenly spaced values of a partition's sorted column (its minimum and maximum),
+    and its number of rows."""
     values = np.sort(df[column].to_numpy(dtype=np.int64))
     if values.size <= n:
-        return values
-    return values[np.linspace(0, values.size - 1, n).astype(np.int64)]
+        return values, int(values.size)
+    return values[np.linspace(0, values.size - 1, n).astype(np.int64)], int(values.size)
 
 
-def _sorted(frame: Any, column: str, client: Any) -> Any:
-    """``frame`` in the order of ``column`` (distinct integers), which becomes its index.
+#: Rows per range of the ordered output (each range is sorted and written by one task).
+_RANGE_ROWS = 1_000_000
 
-    The partition boundaries come from a few sorted values of each partition, computed
-    on ``client`` (dask's own ``sort_values`` would compute its quantiles on the default
-    client); one shuffle then puts every row in its range.
+
+def _cuts(frame: Any, column: str, client: Any) -> np.ndarray:
+    """Boundaries of the ranges of ``column`` (distinct integers) the ordered output is cut
+    into: about :data:`_RANGE_ROWS` rows each (two at least when there are several
+    partitions, so that two workers share the work), from a few sorted values of each
+    partition computed on ``client``."""
+    import dask
+
+    got = compute(client, [dask.delayed(_sample)(p, column) for p in frame.to_delayed()],
+                  desc="ordering rows")
+    values = np.unique(np.concatenate([np.zeros(0, np.int64), *[g[0] for g in got]]))
+    n_rows = sum(g[1] for g in got)
+    n = max(-(-n_rows // _RANGE_ROWS), min(frame.npartitions, 2))
+    n = max(1, min(n, values.size))
+    inner = values[np.linspace(0, values.size - 1, n + 1).astype(np.int64)[1:-1]] \
+        if values.size else np.zeros(0, np.int64)
+    return np.unique(inner)
+
+
+def _split(df: pd.DataFrame, column: str, cuts: np.ndarray) -> list[pd.DataFrame]:
+    """A partition's rows sorted by ``column``, cut at ``cuts`` (range ``r`` holds the
+    values in ``[cuts[r - 1], cuts[r])``)."""
+    values = df[column].to_numpy(dtype=np.int64)
+    order = np.argsort(values, kind="stable")
+    edges = np.searchsorted(values[order], cuts, side="left")
+    bounds = [0, *edges.tolist(), len(df)]
+    # one take per range: each piece owns its rows (a slice would ship the whole partition)
+    return [df.iloc[order[a:b]] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _merge_write(pieces: list[pd.DataFrame], column: str, folder: str, part: int, suffix: str,
+                 for_people: bool, drop: tuple[str, ...]) -> int:
+    """One range: its pieces (each sorted) merged in the order of ``column``, written as
+    part ``part`` without ``column``."""
+    df = pd.concat(pieces, ignore_index=True) if len(pieces) > 1 else pieces[0]
+    values = df[column].to_numpy(dtype=np.int64)
+    if values.size > 1 and not (values[1:] > values[:-1]).all():
+        df = df.iloc[np.argsort(values, kind="stable")]
+    return _write_part(df.drop(columns=[column]).reset_index(drop=True), folder, part, suffix,
+                       for_people, drop)
+
+
+def _ordered_tasks(frame: Any, column: str, client: Any, folder: str, suffix: str,
+                   for_people: bool, drop: tuple[str, ...]) -> list[Any]:
+    """Tasks writing ``frame`` in the order of ``column`` as parts 0, 1, ... of ``folder``.
+
+    Each partition is sorted and cut into ranges of ``column`` on its worker; each range's
+    pieces are merged and written by one task. No shuffle: the pieces go straight to the
+    task that writes their range.
     """
     import dask
 
-    from annokit.scale.client import shuffle_method
-
-    samples = compute(client, [dask.delayed(_sample)(p, column) for p in frame.to_delayed()],
-                      desc="ordering rows")
-    values = np.unique(np.concatenate([np.zeros(0, np.int64), *samples]))
-    if values.size == 0:  # no rows: nothing to order
-        return frame.map_partitions(lambda df: df.set_index(column),
-                                    meta=frame._meta.set_index(column))
-    n = max(1, min(frame.npartitions, values.size - 1))
-    cuts = values[np.linspace(0, values.size - 1, n + 1).astype(np.int64)]
-    divisions = list(np.unique(cuts)) if cuts.size > 1 else [int(values[0]), int(values[0])]
-    with dask.config.set({"dataframe.shuffle.method": shuffle_method(client)}):
-        return frame.set_index(column, divisions=[int(d) for d in divisions])
+    cuts = _cuts(frame, column, client)
+    splits = [dask.delayed(_split, nout=cuts.size + 1)(p, column, cuts)
+              for p in frame.to_delayed()]
+    return [dask.delayed(_merge_write)([s[r] for s in splits], column, folder, r, suffix,
+                                       for_people, drop)
+            for r in range(cuts.size + 1)]
 
 
 def _header(meta: pd.DataFrame, suffix: str, for_people: bool, folder: str) -> bytes:
@@ -202,23 +242,31 @@ def write_table_dask(frame: Any, out: str | os.PathLike, *, client: Any = None,
     else:  # .parquet, or any other path (the CLI asks for .parquet: output_kind)
         kind = "dataset"
     drop: tuple[str, ...] = ()
-    if order is not None:
-        frame = _sorted(frame, order, client)
-    if kind == "dataset":
-        return write_partitioned(frame, out, client=client, drop=drop)
+    meta = frame._meta.drop(columns=[order] if order is not None else [])
+
+    def tasks(folder: str) -> list[Any]:
+        if order is not None:
+            return _ordered_tasks(frame, order, client, folder, suffix if kind == "file"
+                                  else ".parquet", for_people, drop)
+        return [dask.delayed(_write_part)(p, folder, i, suffix if kind == "file"
+                                          else ".parquet", for_people, drop)
+                for i, p in enumerate(frame.to_delayed())]
+
     path = Path(out)
     desc = f"writing {path.name}"
+    if kind == "dataset":
+        with atomic_directory(out) as tmp:
+            sizes = compute(client, tasks(str(tmp)), desc=desc)
+        return int(sum(sizes))
     with atomic_path(path) as tmp:
         folder = tempfile.mkdtemp(prefix=f".{path.name}.parts-", dir=path.parent)
         try:
-            tasks = [dask.delayed(_write_part)(p, folder, i, suffix, for_people, drop)
-                     for i, p in enumerate(frame.to_delayed())]
-            sizes = compute(client, tasks, desc=desc)
-            meta = frame._meta.drop(columns=list(drop))
+            parts = tasks(folder)
+            sizes = compute(client, parts, desc=desc)
             header = _header(meta, suffix, for_people, folder)
             with open(tmp, "wb") as dst:
                 dst.write(header)
-                for i in range(len(tasks)):
+                for i in range(len(parts)):
                     with open(os.path.join(folder, f"part.{i:05d}{suffix}"), "rb") as src:
                         src.seek(len(header))
                         shutil.copyfileobj(src, dst, 1 << 20)

@@ -26,9 +26,10 @@ distributed = pytest.importorskip("distributed", reason="the Dask engine needs a
 import annokit  # noqa: E402
 from annokit.cli import main  # noqa: E402
 
-#: The task the EM runs on every partition once per iteration (annokit.scale.em): its keys
-#: on the scheduler are ``_em_step-<uuid>``; the partitions' prepared state is ``_prep-<uuid>``.
-EM_TASK, STATE_TASK = "_em_step", "_prep"
+#: The task the EM runs once per iteration on every group (the partitions a worker holds;
+#: annokit.scale.em): its keys on the scheduler are ``_ds_pass-<uuid>``; each partition's
+#: vote block is ``_block-<uuid>``.
+EM_TASK, STATE_TASK = "_ds_pass", "_block"
 N_PARTS = 8
 LABELS = np.array(["neg", "neu", "pos"], dtype=object)
 #: Seconds to wait for the cluster to come up and for the command to finish.
@@ -157,13 +158,13 @@ def test_worker_killed_during_dawid_skene_same_result_as_memory(cluster, data):
             stdout=so, stderr=se, env=_env(), start_new_session=True)
     procs.append(run)  # killed by the fixture if anything below fails
     seen: set[str] = set()
-    while True:  # wait until the EM has run two iterations' E-steps (one per partition each)
+    while True:  # wait until the EM has run two iterations' passes (one per group each)
         assert run.poll() is None, (f"the command ended before its EM ({EM_TASK} tasks) was "
                                     f"seen on the scheduler: {stderr.read_text()}")
         steps, state = _em_tasks(client)
         seen.update(*steps.values())
-        n_parts = len(set().union(*state.values()))
-        if n_parts and len(seen) >= 2 * n_parts:
+        n_groups = sum(1 for held in state.values() if held)
+        if n_groups and len(seen) >= 2 * n_groups:
             break
         time.sleep(0.01)
     victim = max(state, key=lambda w: len(state[w]))
@@ -187,7 +188,7 @@ def test_worker_killed_during_dawid_skene_same_result_as_memory(cluster, data):
     assert mem.exit_code == 0, mem.output
     # the same summary (iterations, convergence, accuracy on gold); Dask counts the rows
     summary = mem.output.strip().split("; wrote")[0]
-    assert stdout.strip() == f"{summary}; wrote 10000 rows to {out}"
+    assert stdout.strip() == f"{summary}; wrote {out} (CSV, 10,000 rows)"
     got = pd.read_csv(out, dtype={"item": str})
     want = pd.read_csv(data / "memory.csv", dtype={"item": str})
     assert list(got.columns) == list(want.columns) == ["item", "label", "p_neg", "p_neu",

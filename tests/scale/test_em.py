@@ -86,3 +86,54 @@ def test_real_data_equal_to_in_memory(dask_client, name):
     dv = from_votes(votes, npartitions=4, client=dask_client)
     for method in ("ds", "onecoin"):
         _compare(votes, method, dv)
+
+
+def test_one_pass_task_per_worker_and_iteration(dask_client):
+    """12 partitions on 2 workers: each iteration runs one pass task per worker, not one per
+    partition (the partitions a worker holds are passed by that task)."""
+    from distributed import futures_of, get_task_stream
+
+    votes = _synthetic(n_items=120, seed=4)
+    dv = from_votes(votes, npartitions=12, client=dask_client)
+    with get_task_stream(dask_client) as ts:
+        got = fit_dask(dv, "ds")
+    passes = [t for t in ts.data if str(t["key"]).startswith("_ds_pass")]
+    # the first pass (from the vote distributions) and one per iteration, per worker holding
+    # partitions
+    holders = {w for ws in dask_client.who_has(futures_of(dv.frame)).values() for w in ws}
+    assert len(holders) == 2
+    assert len(passes) == (got.n_iter_ + 1) * len(holders)
+    _compare(votes, "ds", dv)
+
+
+@pytest.mark.parametrize("method", ["ds", "mace"])
+def test_a_worker_lost_mid_fit_gives_the_same_result(monkeypatch, method):
+    """A worker closed after the second round trip: its share is rebuilt from the graph on
+    the other worker, and the posteriors still equal memory's."""
+    import distributed
+
+    from annokit.scale import em
+
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       memory_limit=0, dashboard_address=None)
+    client = distributed.Client(cluster, set_as_default=False)
+    try:
+        votes = _synthetic(n_items=150, seed=8)
+        dv = from_votes(votes, npartitions=6, client=client)
+        gather, calls = em._Exec.gather, []
+
+        def lossy(self, *args, **kwargs):
+            calls.append(1)
+            if len(calls) == 2:
+                victim = next(iter(client.who_has(self.groups[0][:1]).values()))[0]
+                client.sync(cluster.scheduler.remove_worker, victim, stimulus_id="test-kill",
+                            close=True)
+            return gather(self, *args, **kwargs)
+
+        monkeypatch.setattr(em._Exec, "gather", lossy)
+        options = {"n_restarts": 2} if method == "mace" else {}
+        _compare(votes, method, dv, options)
+        assert len(client.scheduler_info()["workers"]) == 1
+    finally:
+        client.close()
+        cluster.close()

@@ -23,6 +23,7 @@ from annokit.errors import DataFormatError, DegenerateInputWarning  # noqa: E402
 from annokit.io.predictions import Predictions  # noqa: E402
 from annokit.metrics.engine import evaluate  # noqa: E402
 from annokit.metrics.records import align  # noqa: E402
+from annokit.metrics.workflow import EvaluateOptions  # noqa: E402
 from annokit.scale.eval_join import routes  # noqa: E402
 from annokit.scale.evaluate import evaluate_dask  # noqa: E402
 from annokit.scale.votes import read_votes_dask  # noqa: E402
@@ -98,7 +99,7 @@ def _run(votes, dv, parts: list[pd.DataFrame], **kwargs):
         ref = evaluate(align(votes, preds, on_missing=kwargs.get("on_missing", "error")),
                        **{k: v for k, v in kwargs.items() if k != "on_missing"})
         with dask.config.set(scheduler="synchronous"):
-            got = evaluate_dask(dv, frame, **kwargs)
+            got = evaluate_dask(dv, frame, EvaluateOptions(**kwargs))
     return ref, got
 
 
