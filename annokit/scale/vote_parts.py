@@ -21,7 +21,8 @@ from annokit.core.labels import MISSING_STRINGS, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.errors import SchemaError
 
-__all__ = ["SPACES", "code_part", "disjoint", "finish_part", "order_by_key", "remap"]
+__all__ = ["SPACES", "code_part", "disjoint", "finish_part", "order_by_key", "remap",
+           "where_value"]
 
 #: Bits of the row number in an item's first-seen position (``items["first"]``).
 ROW_BITS = 40
@@ -34,6 +35,16 @@ def _where(df: pd.DataFrame, row: int, column: str, part: int) -> str:
     offset = df.attrs.get("annokit_line_offset", 0)
     unit = "line" if offset else "row"
     return f"{unit} {row + offset} of {name}, column {column!r}"
+
+
+def where_value(df: pd.DataFrame, part: int, column: str, value: Any) -> str:
+    """Where ``value`` first occurs in ``column`` of one partition (file and line, as the
+    partition's other messages say it), for an error found after the partitions were coded."""
+    col = df[column]
+    hit = (col == value).to_numpy(dtype=bool, na_value=False)
+    if not hit.any():
+        hit = (col.astype(str) == str(value)).to_numpy(dtype=bool, na_value=False)
+    return _where(df, int(np.argmax(hit)), column, part)
 
 
 def code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> tuple:

@@ -59,7 +59,7 @@ from annokit.io.ratings import scaled_labels
 from annokit.io.tabular import detect_columns
 from annokit.scale.client import engine_client, require_dask, shuffle_method
 from annokit.scale.progress import compute, persist
-from annokit.scale.vote_parts import code_part, disjoint, finish_part, remap
+from annokit.scale.vote_parts import code_part, disjoint, finish_part, remap, where_value
 
 __all__ = ["DaskVotes", "attach_gold_dask", "from_votes", "read_votes_dask", "to_votes"]
 
@@ -269,8 +269,8 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         raise SchemaError(f"{name}: no votes")
     if scale is not None:
         labelset = scaled_labels(labelset, scale, declared=labels is not None)
-    label_maps = [labelset.encode(s[0], where=f"{name}, label") if len(s[0]) else
-                  np.zeros(0, np.int64) for s in side]
+    label_maps = [_label_codes(labelset, s[0], raw, i, roles["label"], name, cl)
+                  for i, (s, raw) in enumerate(zip(side, raw_parts, strict=True))]
     gold_maps = [gold_value_codes(s[2], labelset) for s in side]
     _warn_unknown_gold(gold_u, labelset, f"{name}, column {roles['gold']!r}")
     if roles["annotator"]:
@@ -317,6 +317,33 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
                      n_items=n_items, n_votes=n_votes,
                      n_annotators=None if annotator_ids is None else len(annotator_ids),
                      source=name, client=cl, has_gold=roles["gold"] is not None)
+
+
+def _label_codes(labelset: LabelSet, uniques: np.ndarray, raw: Any, part: int, column: str,
+                 name: str, cl: Any) -> np.ndarray:
+    """Codes of one partition's distinct labels; an unknown one is named where it first
+    occurs in its file (line, file, column), as the in-memory reader names it."""
+    if not len(uniques):
+        return np.zeros(0, np.int64)
+    try:
+        return labelset.encode(uniques, where=f"{name}, label")
+    except InvalidValueError as exc:
+        message = str(exc)
+        bad = next(u for u in uniques if not _is_label(labelset, u))
+        import dask
+
+        where = compute(cl, [dask.delayed(where_value)(raw, part, column, bad)],
+                        desc="reading votes")[0]
+        raise DataFormatError(f"{where}: unknown label {bad!r}"
+                                f"{message[message.index('; expected'):]}") from None
+
+
+def _is_label(labelset: LabelSet, value: Any) -> bool:
+    try:
+        labelset.index_of(value)
+    except InvalidValueError:
+        return False
+    return True
 
 
 # -- a separate gold file ----------------------------------------------------------------

@@ -60,8 +60,10 @@ def test_aggregate_annotators_evaluate(data, tmp_path):
     mem = _json("aggregate", data / "votes.parquet", "--method", "ds", "--json")
     got = _json("aggregate", data / "parts", "--method", "ds", "--engine", "dask", "--json",
                 "--out", tmp_path / "labels.parquet")
-    assert got.pop("output") == {"path": str(tmp_path / "labels.parquet"), "format": "parquet",
-                                 "layout": "dataset", "n_files": 3, "n_rows": 60}
+    out = got.pop("output")  # as many files as the writer made (ranges of the item order)
+    assert out.pop("n_files") == len(list((tmp_path / "labels.parquet").glob("*.parquet"))) >= 1
+    assert out == {"path": str(tmp_path / "labels.parquet"), "format": "parquet",
+                   "layout": "dataset", "n_rows": 60}
     assert got == mem
     assert len(pd.read_parquet(tmp_path / "labels.parquet")) == 60
     mem = _json("annotators", data / "votes.parquet", "--json")

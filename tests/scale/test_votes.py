@@ -123,7 +123,8 @@ def test_errors_name_the_file_and_line(tmp_path, dask_client):
         read_votes_dask(dup, duplicates="first", client=dask_client)
     with pytest.raises(DataFormatError, match="no such file"):
         read_votes_dask(tmp_path / "nope", client=dask_client)
-    with pytest.raises(InvalidValueError):
+    with pytest.raises(DataFormatError, match=r"^partition 0, row \d+, column 'label': unknown "
+                       r"label 'l2'; expected one of \['l0', 'l1'\]$"):
         read_votes_dask(_long(), labels=["l0", "l1"], client=dask_client)
 
 
@@ -245,3 +246,29 @@ def test_dictionary_values_no_row_uses_are_not_items_nor_labels(tmp_path, dask_c
         for row, item in enumerate(part["item"]):
             expect.setdefault(item, (j << 40) + row)
     assert _first_seen(dv) == expect
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_an_unknown_label_is_named_at_its_file_and_line_as_in_memory(tmp_path, ext):
+    """A label outside --labels in the third of three partitions: the Dask reader names the
+    file, line (row for Parquet) and column, as the in-memory reader does."""
+    from annokit.errors import DataFormatError
+    from annokit.io import read_votes
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rows = [("q1", "a", "pos"), ("q1", "b", "neg"), ("q2", "a", "pos"), ("q3", "a", "neg"),
+            ("q3", "b", "neg"), ("q4", "a", "pos"), ("q4", "b", "P0S"), ("q5", "a", "neg")]
+    for j, cut in enumerate([rows[:3], rows[3:5], rows[5:]]):
+        frame = pd.DataFrame(cut, columns=["item", "annotator", "label"])
+        path = folder / f"part-{j}.{ext}"
+        frame.to_parquet(path, index=False) if ext == "parquet" else frame.to_csv(path,
+                                                                                 index=False)
+    with pytest.raises(DataFormatError) as mem:
+        read_votes(folder, labels=["neg", "pos"])
+    with pytest.raises(DataFormatError) as got:
+        read_votes_dask(str(folder), labels=["neg", "pos"], client=False)
+    assert str(got.value) == str(mem.value)
+    unit = "line 3" if ext == "csv" else "row 1"
+    assert str(got.value) == (f"{unit} of part-2.{ext}, column 'label': unknown label 'P0S'; "
+                              "expected one of ['neg', 'pos']")
