@@ -106,7 +106,8 @@ def test_gold_from_same_file_and_separate_file(tmp_path):
     (tmp_path / "g.csv").write_text("question,truth\nq2,y\nq9,x\n")
     with pytest.warns(DegenerateInputWarning, match="1 gold row"):
         v2 = read_votes(tmp_path / "v.csv", gold=tmp_path / "g.csv")
-    assert v2.gold.tolist() == [-1, 1] and v2.n_gold_without_votes == 1
+    # the file fills the item the gold column left blank; the column's gold stays
+    assert v2.gold.tolist() == [0, 1] and v2.n_gold_without_votes == 1
     assert read_gold(tmp_path / "g.csv").to_dict() == {"q2": "y", "q9": "x"}
 
 
