@@ -166,6 +166,7 @@ def main(debug: bool, quiet: bool) -> None:
     of human judgements, and decide how many annotations are enough.
     """
     if quiet:
-        from annokit.core.progress import set_progress
+        from annokit.core.progress import reset_progress, set_progress
 
-        set_progress(False)
+        token = set_progress(False)  # for this command only (a caller's process goes on)
+        click.get_current_context().call_on_close(lambda: reset_progress(token))

@@ -30,7 +30,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-__all__ = ["DEFAULT_DELAY", "notice_if_slow", "progress", "progress_enabled", "set_progress"]
+__all__ = ["DEFAULT_DELAY", "notice_if_slow", "progress", "progress_enabled", "reset_progress",
+           "set_progress"]
 
 #: Seconds of work before a bar first appears (short runs print nothing).
 DEFAULT_DELAY = 2.0
@@ -48,6 +49,11 @@ def set_progress(enabled: bool | None) -> contextvars.Token:
     if enabled is not None and not isinstance(enabled, bool):
         raise TypeError(f"set_progress expects True, False or None; got {enabled!r}")
     return _ENABLED.set(enabled)
+
+
+def reset_progress(token: contextvars.Token) -> None:
+    """Undo the :func:`set_progress` call that returned ``token``."""
+    _ENABLED.reset(token)
 
 
 def progress_enabled(stream: TextIO | None = None) -> bool:
