@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.gold import GOLD_NONE
+from annokit.core.ids import has_repeated_pairs
 from annokit.core.labels import MISSING_STRINGS, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.errors import SchemaError
@@ -49,7 +50,8 @@ def where_value(df: pd.DataFrame, part: int, column: str, value: Any) -> str:
 
 def code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> tuple:
     """Local coding of one partition: (numeric frame, items frame, label uniques,
-    annotator uniques, gold uniques, sorted distinct item keys)."""
+    annotator uniques (an Arrow string array: sent to the client as buffers, not one Python
+    object per id), gold uniques, sorted distinct item keys)."""
     item_c, label_c, annot_c, gold_c = (roles["item"], roles["label"], roles["annotator"],
                                         roles["gold"])
     if item_c is None or label_c is None:  # read_votes_dask refuses such roles before coding
@@ -72,11 +74,14 @@ def code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> t
             raise SchemaError(f"{_where(df, row, col, part)}: {what} is empty "
                               f"(got {uniques[blank[0]]!r})")
         coded[col] = codes, uniques
+        if col == annot_c:
+            annot_arrow = _arrow_text(uniques, arrow)
     item_codes, item_u = coded[item_c]
     item_key = item_keys(item_u).view(np.int64) if len(item_u) else np.zeros(0, np.int64)
     lab_codes, lab_uniques = coded[label_c]
-    ann_codes, ann_uniques = coded[annot_c] if annot_c else (
-        np.full(len(df), -1), np.zeros(0, dtype=object))
+    ann_codes = coded[annot_c][0] if annot_c else np.full(len(df), -1)
+    if not annot_c:
+        annot_arrow = _arrow_text(np.zeros(0, dtype=object), None)
     frame = pd.DataFrame({"item": item_key[item_codes], "annotator": ann_codes.astype(np.int32),
                           "label": lab_codes.astype(np.int16)})
     # each item's first row, as (partition << 40) + row: the first-seen order of memory
@@ -93,9 +98,21 @@ def code_part(df: pd.DataFrame, part: int, roles: Mapping[str, str | None]) -> t
     else:
         items = pd.DataFrame({"item": item_key, "item_id": item_u,
                               "gold": np.full(len(item_u), -1, np.int16), "first": first})
-    return frame, items, np.asarray(lab_uniques, dtype=object), \
-        np.asarray(ann_uniques, dtype=object), np.asarray(gold_uniques, dtype=object), \
-        np.sort(item_key)
+    return frame, items, np.asarray(lab_uniques, dtype=object), annot_arrow, \
+        np.asarray(gold_uniques, dtype=object), np.sort(item_key)
+
+
+def _arrow_text(uniques: np.ndarray, arrow: Any) -> Any:
+    """Distinct texts as one Arrow string array (``arrow``: the same, when at hand)."""
+    import pyarrow as pa
+
+    if arrow is None:
+        return pa.array(uniques, pa.string())
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    if pa.types.is_dictionary(arrow.type):
+        arrow = arrow.dictionary_decode()
+    return arrow.cast(pa.string())
 
 
 #: Every character ``str.strip`` removes (``str.isspace``), as the tests check.
@@ -176,13 +193,20 @@ def _is_text(dtype: Any) -> bool:
     return isinstance(dtype, pd.StringDtype)
 
 
-def remap(parts: tuple, label_map: np.ndarray, annot_map: np.ndarray,
-           gold_map: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+def remap(parts: tuple, label_map: np.ndarray, annotators: Any,
+          gold_map: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One coded partition (:func:`code_part`) with the merged codes: labels and gold through
+    the client's maps, annotators by their position in ``annotators`` (the merged Arrow
+    dictionary, None without annotators), found here, next to the partition."""
     frame, items = parts[0].copy(), parts[1].copy()
     if len(frame):
         frame["label"] = label_map[frame["label"].to_numpy()].astype(np.int16)
-        if annot_map.size:
-            frame["annotator"] = annot_map[frame["annotator"].to_numpy()].astype(np.int32)
+        if annotators is not None and len(parts[3]):
+            import pyarrow.compute as pc
+
+            annot_map = pc.index_in(parts[3], value_set=annotators).to_numpy(
+                zero_copy_only=False).astype(np.int32)
+            frame["annotator"] = annot_map[frame["annotator"].to_numpy()]
     if len(items):
         g = items["gold"].to_numpy()
         items["gold"] = np.where(g >= 0, gold_map[np.maximum(g, 0)] if gold_map.size else -1,
@@ -191,8 +215,7 @@ def remap(parts: tuple, label_map: np.ndarray, annot_map: np.ndarray,
 
 
 def finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_duplicates: bool,
-                 source: str, annotator_ids: np.ndarray | None = None
-                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                source: str, annotator_ids: Any = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """After the shuffle (if any): sort by item, refuse duplicate votes (naming the item and the
     annotator by their ids) and conflicting gold."""
     order = order_by_key(frame["item"].to_numpy())
@@ -203,13 +226,13 @@ def finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupli
         items = items.take(by_key).reset_index(drop=True)
     else:
         items = _merge_items(items, source)
-    if check_duplicates and len(frame) and _may_repeat(frame):
+    if check_duplicates and len(frame) and _may_repeat(frame, annotator_ids):
         pair = frame.duplicated(["item", "annotator"])
         if pair.any():
             first = frame[pair].iloc[0]
             item_id = items.loc[items["item"] == first["item"], "item_id"].iloc[0]
             code = int(first["annotator"])
-            who = (repr(annotator_ids[code]) if annotator_ids is not None
+            who = (repr(str(annotator_ids[code])) if annotator_ids is not None
                    and 0 <= code < len(annotator_ids) else f"code {code}")
             raise SchemaError(f"{source}: duplicate votes: item {item_id!r} has two or more "
                               f"votes from annotator {who}; the Dask engine refuses them: read "
@@ -255,12 +278,15 @@ def order_by_key(key: np.ndarray) -> np.ndarray:
     return np.repeat(moved, lengths) + np.arange(n)
 
 
-def _may_repeat(frame: pd.DataFrame) -> bool:
-    """False when no (item, annotator) pair occurs twice, from one 64-bit mix of the pair
-    (equal pairs mix equally; True may be a collision, which the exact check settles)."""
-    mixed = frame["item"].to_numpy().view(np.uint64) ^ (
-        frame["annotator"].to_numpy().astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-    return bool(pd.Series(mixed, copy=False).duplicated().any())
+def _may_repeat(frame: pd.DataFrame, annotator_ids: Any) -> bool:
+    """Whether some (item, annotator) pair occurs twice in a partition sorted by item: the
+    in-memory reader's check (:func:`annokit.core.ids.has_repeated_pairs`) on the item runs."""
+    key = frame["item"].to_numpy()
+    rows = np.zeros(key.size, dtype=np.int64)
+    np.cumsum(key[1:] != key[:-1], out=rows[1:])
+    annotators = frame["annotator"].to_numpy()
+    n_annotators = len(annotator_ids) if annotator_ids is not None else int(annotators.max()) + 1
+    return has_repeated_pairs(rows, annotators, int(rows[-1]) + 1, n_annotators)
 
 
 def disjoint(keys: Sequence[np.ndarray]) -> bool:

@@ -180,6 +180,34 @@ def _warn_unknown_gold(gold_u: np.ndarray, labels: LabelSet, where: str) -> None
                       DegenerateInputWarning, stacklevel=3)
 
 
+def _side(coded: tuple) -> tuple:
+    """What the client needs of a coded partition (:func:`~annokit.scale.vote_parts.code_part`):
+    label, annotator and gold uniques, sorted item keys, the number of votes."""
+    return coded[2], coded[3], coded[4], coded[5], len(coded[0])
+
+
+def _remap_finish(coded: tuple, label_map: np.ndarray, annotators: Any, gold_map: np.ndarray,
+                  part: int, check: bool, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`~annokit.scale.vote_parts.remap` then
+    :func:`~annokit.scale.vote_parts.finish_part`, in one task (no shuffle between them)."""
+    frame, items = remap(coded, label_map, annotators, gold_map)
+    return finish_part(frame, items, part, check, name, annotators)
+
+
+def _raise_first_error(cl: Any, nodes: list[Any]) -> None:
+    """Wait for persisted tasks and raise the first failed one's error (in partition order)."""
+    if cl is None:
+        return  # persisted in this process: computed already
+    from distributed import futures_of, wait
+
+    futures = futures_of(nodes)
+    with cl.as_current():
+        wait(futures)
+    for f in futures:
+        if f.status == "error":
+            f.result()
+
+
 def _union_first_seen(arrays: Sequence[np.ndarray]) -> np.ndarray:
     if not arrays:
         return np.zeros(0, dtype=object)
@@ -259,7 +287,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
 
     coded = [dask.delayed(code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
     coded = persist(cl, coded, desc="reading votes")
-    side = [dask.delayed(lambda c: (c[2], c[3], c[4], c[5]))(c) for c in coded]
+    side = [dask.delayed(_side)(c) for c in coded]
     side = compute(cl, side, desc="reading votes")
     lab_u = _union_first_seen([s[0] for s in side])
     gold_u = _union_first_seen([s[2] for s in side])
@@ -273,40 +301,48 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
                   for i, (s, raw) in enumerate(zip(side, raw_parts, strict=True))]
     gold_maps = [gold_value_codes(s[2], labelset) for s in side]
     _warn_unknown_gold(gold_u, labelset, f"{name}, column {roles['gold']!r}")
+    annotators = None  # the merged annotator dictionary (Arrow), one graph key
+    annotator_ids = None
     if roles["annotator"]:
-        annotator_ids = _union_first_seen([s[1] for s in side])
-        index = pd.Index(annotator_ids)
-        annot_maps = [index.get_indexer(s[1]).astype(np.int32) for s in side]
-    else:
-        annotator_ids, annot_maps = None, [np.zeros(0, np.int32) for _ in side]
+        import pyarrow as pa
 
-    remapped = [dask.delayed(remap)(c, lm, am, gm)
-                for c, lm, am, gm in zip(coded, label_maps, annot_maps, gold_maps, strict=True)]
+        merged = pa.chunked_array([s[1] for s in side], pa.string()).unique()  # first seen
+        annotator_ids = merged.to_numpy(zero_copy_only=False).astype(object)
+        annotators = dask.delayed(merged, pure=True)
     meta_f = pd.DataFrame({"item": np.zeros(0, np.int64), "annotator": np.zeros(0, np.int32),
                            "label": np.zeros(0, np.int16)})
     meta_i = pd.DataFrame({"item": np.zeros(0, np.int64), "item_id": np.zeros(0, object),
                            "gold": np.zeros(0, np.int16), "first": np.zeros(0, np.int64)})
     getter = dask.delayed(lambda t, i: t[i])
-    n_out = int(npartitions or max(len(remapped), 1))
-    if n_out == len(remapped) and disjoint([s[3] for s in side]):
-        # every item's votes already share a partition: no shuffle
-        pairs = [(getter(r, 0), getter(r, 1)) for r in remapped]
+    check = duplicates == "error" and annotator_ids is not None
+    n_out = int(npartitions or max(len(coded), 1))
+    if n_out == len(coded) and disjoint([s[3] for s in side]):
+        # every item's votes already share a partition: no shuffle; one task per partition
+        # codes it with the merged dictionaries and puts it in item order
+        finished = [dask.delayed(_remap_finish)(c, lm, annotators, gm, p, check, name)
+                    for p, (c, lm, gm) in enumerate(zip(coded, label_maps, gold_maps,
+                                                        strict=True))]
+        sizes = [(s[4], len(s[3])) for s in side]
     else:
+        remapped = [dask.delayed(remap)(c, lm, annotators, gm)
+                    for c, lm, gm in zip(coded, label_maps, gold_maps, strict=True)]
         frame = dd.from_delayed([getter(r, 0) for r in remapped], meta=meta_f, verify_meta=False)
         items = dd.from_delayed([getter(r, 1) for r in remapped], meta=meta_i, verify_meta=False)
         with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
             frame = frame.shuffle("item", npartitions=n_out)
             items = items.shuffle("item", npartitions=n_out)
-        pairs = list(zip(frame.to_delayed(), items.to_delayed(), strict=True))
-    check = duplicates == "error" and annotator_ids is not None
-    ids = dask.delayed(annotator_ids) if check else None  # one graph key, for the message
-    finished = [dask.delayed(finish_part)(f, i, p, check, name, ids)
-                for p, (f, i) in enumerate(pairs)]
+        finished = [dask.delayed(finish_part)(f, i, p, check, name, annotators)
+                    for p, (f, i) in enumerate(zip(frame.to_delayed(), items.to_delayed(),
+                                                   strict=True))]
+        sizes = None
     finished = persist(cl, finished, desc="grouping votes by item")
     frame = dd.from_delayed([getter(f, 0) for f in finished], meta=meta_f, verify_meta=False)
     items = dd.from_delayed([getter(f, 1) for f in finished], meta=meta_i, verify_meta=False)
-    sizes = [dask.delayed(lambda t: (len(t[0]), len(t[1])))(f) for f in finished]
-    sizes = compute(cl, sizes, desc="grouping votes by item")
+    if sizes is None:  # after a shuffle: the items merged across partitions are counted
+        sizes = compute(cl, [dask.delayed(lambda t: (len(t[0]), len(t[1])))(f)
+                             for f in finished], desc="grouping votes by item")
+    else:
+        _raise_first_error(cl, finished)  # refused votes are refused here, not later
     if cl is not None:
         frame, items = cl.persist([frame, items])
     n_votes = int(sum(s[0] for s in sizes))

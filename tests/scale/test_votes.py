@@ -272,3 +272,19 @@ def test_an_unknown_label_is_named_at_its_file_and_line_as_in_memory(tmp_path, e
     unit = "line 3" if ext == "csv" else "row 1"
     assert str(got.value) == (f"{unit} of part-2.{ext}, column 'label': unknown label 'P0S'; "
                               "expected one of ['neg', 'pos']")
+
+
+def test_duplicate_vote_in_item_disjoint_parts_is_refused(tmp_path, dask_client):
+    """Partitions that share no item are not shuffled: a repeated (item, annotator) pair inside
+    one of them is still refused, by name, when the votes are read."""
+    df = _long(seed=5)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    second = df["item"].str[4:].astype(int) >= 30
+    df[~second].to_csv(folder / "part-0.csv", index=False)
+    dup = pd.concat([df[second], df[second].iloc[[0]]])
+    dup.to_csv(folder / "part-1.csv", index=False)
+    item, annotator = dup.iloc[0]["item"], dup.iloc[0]["annotator"]
+    with pytest.raises(SchemaError, match=f"duplicate votes: item {item!r} has two or more "
+                                          f"votes from annotator {annotator!r}"):
+        read_votes_dask(folder, client=dask_client)
