@@ -261,7 +261,9 @@ def json_object_lines(text: str, name: str) -> tuple[list[dict[str, Any]], list[
     """
     rows: list[dict[str, Any]] = []
     line_numbers: list[int] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    from annokit.io.lines import text_lines
+
+    for lineno, line in enumerate(text_lines(text), start=1):
         if not line.strip():
             continue
         row = loads_json(line, f"line {lineno} of {name}")
