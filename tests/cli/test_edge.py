@@ -170,3 +170,11 @@ def test_a_bad_row_is_named_at_its_physical_line(tmp_path, engine, name, text):
     assert result.exit_code == 1
     assert result.output == (f"Error: line 5 of {name}, column 'label': unknown label 'zz'; "
                              "expected one of ['1', '2']\n")
+
+
+def test_a_bad_row_read_from_standard_input_is_named_at_its_line():
+    result = CliRunner().invoke(main, ["stats", "-", "--format", "long", "--labels", "1,2"],
+                                input='item,annotator,label\na,x,1\n"b\n\nc",y,2\n\nc,z,zz\n')
+    assert result.exit_code == 1
+    assert result.output == ("Error: line 7 of <stdin>, column 'label': unknown label 'zz'; "
+                             "expected one of ['1', '2']\n")

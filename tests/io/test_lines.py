@@ -269,3 +269,22 @@ def test_places_of_stacked_tables():
 
 def test_text_lines_split_only_at_line_breaks():
     assert text_lines("a\u2028b\x85c\r\n\rd\n") == ["a\u2028b\x85c", "", "d"]
+
+
+def test_a_headerless_file_counts_its_first_line_as_a_row(tmp_path):
+    path = tmp_path / "v.csv"
+    path.write_text('a1,x,1\n\n"b\n1",y,2\n\nc1,z,zz\n')
+    with pytest.raises(DataFormatError) as got:
+        read_votes(path, no_header=True, labels=["1", "2"])
+    assert str(got.value) == ("line 6 of v.csv, column 'column3': unknown label 'zz'; expected "
+                              "one of ['1', '2']")
+
+
+def test_a_semicolon_file_with_a_sep_line_given_sep_too(tmp_path):
+    path = tmp_path / "v.csv"
+    path.write_text('sep=;\nitem;annotator;label\na1;x;1\n\n"b\n1";y;2\nc1;z;zz\n')
+    for sep in (None, ";"):
+        with pytest.raises(DataFormatError) as got:
+            read_votes(path, labels=["1", "2"], sep=sep)
+        assert str(got.value) == ("line 7 of v.csv, column 'label': unknown label 'zz'; expected "
+                                  "one of ['1', '2']")
