@@ -19,14 +19,16 @@ from __future__ import annotations
 import csv
 import io
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["LineMap", "RowLines", "RowPlaces", "record_lines", "row_lines", "text_lines"]
+from annokit.io.delimited import sep_line
+from annokit.io.source import decode_text, read_bytes
+
+__all__ = ["LineMap", "RowLines", "RowPlaces", "record_lines", "row_lines"]
 
 _WS = b" \t"  # what pandas' tokenizer takes for a blank line's content
 #: ASCII bytes str.strip removes (a cell of only these is blank)
@@ -139,29 +141,7 @@ def _plain_lines(text: str, sep: str) -> tuple[np.ndarray, np.ndarray]:
     return rows.astype(np.int64) + 1, blank
 
 
-_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def text_lines(text: str) -> list[str]:
-    r"""The physical lines of ``text``, split at ``\n``, ``\r\n`` and ``\r`` only.
-
-    Not :meth:`str.splitlines`, which also splits at characters a JSON string may hold as
-    they are (U+2028, U+2029, U+0085): a JSON Lines row with such a character is one line.
-
-    Examples
-    --------
-    >>> text_lines('{"a": "x\u2028y"}\r\n\n{"b": 1}\rend\n')
-    ['{"a": "x\u2028y"}', '', '{"b": 1}', 'end']
-    """
-    lines = _BREAK.split(text)
-    if lines and not lines[-1]:
-        lines.pop()  # the break ending the last line starts no line
-    return lines
-
-
 def _read_bytes(path: str) -> bytes:
-    from annokit.io.source import read_bytes
-
     return read_bytes(path)
 
 
@@ -238,9 +218,6 @@ class LineMap:
     def _scan(self) -> np.ndarray:
         if self._starts is not None:
             return self._starts
-        from annokit.io.delimited import sep_line
-        from annokit.io.source import decode_text
-
         data = (self.source if isinstance(self.source, bytes)
                 else (self.opener or _read_bytes)(self.source))
         name = "input" if isinstance(self.source, bytes) else Path(self.source).name

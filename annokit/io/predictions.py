@@ -40,7 +40,7 @@ import pandas as pd
 from annokit.core.checks import first_offenders
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.delimited import decimal_comma_hint, decimal_commas
-from annokit.io.lines import RowPlaces, text_lines
+from annokit.io.lines import RowPlaces
 from annokit.io.prediction_arrays import Predictions, _build, _ids_to_str, locations_of
 from annokit.io.source import (
     Input,
@@ -49,6 +49,7 @@ from annokit.io.source import (
     loads_json,
     read_bytes,
     read_text,
+    text_lines,
 )
 from annokit.io.tables import read_table
 

@@ -13,8 +13,9 @@ import pytest
 
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io import read_votes
-from annokit.io.lines import LineMap, RowLines, RowPlaces, record_lines, row_lines, text_lines
+from annokit.io.lines import LineMap, RowLines, RowPlaces, record_lines, row_lines
 from annokit.io.predictions import read_predictions
+from annokit.io.source import text_lines
 from annokit.io.tables import read_table
 from annokit.io.tabular import read_gold
 
