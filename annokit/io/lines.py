@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from annokit.errors import AnnokitError
 from annokit.io.delimited import sep_line
 from annokit.io.source import decode_text, read_bytes
 
@@ -218,10 +219,14 @@ class LineMap:
     def _scan(self) -> np.ndarray:
         if self._starts is not None:
             return self._starts
-        data = (self.source if isinstance(self.source, bytes)
-                else (self.opener or _read_bytes)(self.source))
         name = "input" if isinstance(self.source, bytes) else Path(self.source).name
-        text = decode_text(data, name)
+        try:
+            data = (self.source if isinstance(self.source, bytes)
+                    else (self.opener or _read_bytes)(self.source))
+            text = decode_text(data, name)
+        except (AnnokitError, OSError):  # gone or changed since: the message names the row
+            self._starts = np.zeros(0, dtype=np.int64)
+            return self._starts
         first = 1
         if self.skip_sep_line:
             named, rest = sep_line(text)

@@ -16,7 +16,7 @@ from annokit.io import read_votes
 from annokit.io.lines import LineMap, RowLines, RowPlaces, record_lines, row_lines
 from annokit.io.predictions import read_predictions
 from annokit.io.source import text_lines
-from annokit.io.tables import read_table
+from annokit.io.tables import read_table, row_where
 from annokit.io.tabular import read_gold
 
 # What precedes the bad row, in files shaped the way spreadsheets and survey tools export them
@@ -259,6 +259,16 @@ def test_the_line_map_reads_nothing_until_asked(tmp_path):
     assert lines.take([1]).lines([0]).tolist() == [4]
     path.write_text("item,label\na,1\n")  # the file changed since: no line rather than a wrong one
     assert LineMap(path)[1] == 0
+    path.unlink()  # gone: the message names the row
+    assert LineMap(path)[0] == 0
+
+
+def test_a_file_deleted_before_the_message_names_the_row(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("item,label\na,1\n\nb,zz\n")
+    df = read_table(path)
+    path.unlink()
+    assert row_where(df, 1) == "row 1"
 
 
 def test_places_of_stacked_tables():
