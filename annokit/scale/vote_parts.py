@@ -21,6 +21,7 @@ from annokit.core.ids import has_repeated_pairs
 from annokit.core.labels import MISSING_STRINGS, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.errors import SchemaError
+from annokit.io.tables import row_where
 
 __all__ = ["SPACES", "code_part", "disjoint", "finish_part", "order_by_key", "remap",
            "where_value"]
@@ -33,9 +34,7 @@ def _where(df: pd.DataFrame, row: int, column: str, part: int) -> str:
     name = df.attrs.get("annokit_source")
     if name is None:
         return f"partition {part}, row {row}, column {column!r}"
-    offset = df.attrs.get("annokit_line_offset", 0)
-    unit = "line" if offset else "row"
-    return f"{unit} {row + offset} of {name}, column {column!r}"
+    return f"{row_where(df, row)} of {name}, column {column!r}"
 
 
 def where_value(df: pd.DataFrame, part: int, column: str, value: Any) -> str:

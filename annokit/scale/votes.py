@@ -54,6 +54,7 @@ from annokit.core.gold import (
 from annokit.core.labels import LabelSet
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError, SchemaError
+from annokit.io.lines import LineMap
 from annokit.io.partitions import partition_files
 from annokit.io.ratings import scaled_labels
 from annokit.io.tabular import detect_columns
@@ -132,6 +133,14 @@ class DaskVotes:
 # -- reading -----------------------------------------------------------------------------
 
 
+def _file_bytes(path: str) -> bytes:
+    """The bytes of a file fsspec opens (a message's line is looked up in them)."""
+    import fsspec
+
+    with fsspec.open(path, "rb") as fh:
+        return fh.read()
+
+
 def _read_file(path: str, columns: list[str] | None) -> pd.DataFrame:
     """One file as a frame of strings (ids and labels exactly as written)."""
     import fsspec
@@ -151,6 +160,9 @@ def _read_file(path: str, columns: list[str] | None) -> pd.DataFrame:
                                  keep_default_na=False, na_filter=False, usecols=columns)
                 df = df.replace("", np.nan)
                 df.attrs["annokit_line_offset"] = 2
+                # the file line of a row, found on the worker when a message needs one
+                df.attrs["annokit_lines"] = LineMap(path, sep="," if kind == "csv" else "\t",
+                                                    blank_rows="kept", opener=_file_bytes)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise DataFormatError(f"{name}: cannot parse as {kind}: "
                               f"{' '.join(str(exc).split())}") from None
