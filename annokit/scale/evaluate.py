@@ -380,7 +380,7 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
                     joined, specs[0], adaptive, state_options, n_models=len(preds),
                     n_groups=1 if edges is None else edges.size, baselines=baselines,
                     compute=lambda nodes: _compute(cl, nodes),
-                    persist=lambda nodes: persist(cl, nodes, desc="adaptive ECE"), tree=_tree)
+                    persist=lambda nodes: persist(cl, nodes, desc="adaptive ECE"), client=cl)
         else:
             # partition sizes are not known yet: replicate chunks for a bound on them
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1
