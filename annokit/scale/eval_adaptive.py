@@ -36,13 +36,15 @@ from annokit.scale.eval_partition import (
 
 __all__ = ["adaptive_point_values"]
 
+#: Per set, the confidences of its items whose top label is the human one (hits) and of
+#: the others (misses), each sorted: two sorted runs, and the hits need not be kept.
 Sets = list[tuple[np.ndarray, np.ndarray]]
 
 
 def _sets(joined: Joined, spec: StateSpec, baselines: bool) -> Sets:
-    """``(confidence, hit)`` of every set of the partition sorted by confidence: each model
-    in each group (all items first, then the agreement groups), then the chance and oracle
-    baselines."""
+    """Sorted confidences of the hits and the misses of every set of the partition: each
+    model in each group (all items first, then the agreement groups), then the chance and
+    oracle baselines."""
     probs = model_probs(joined)
     if probs is None:  # a failed check: the client raises from stats
         n_groups = 1 if spec.edges is None else spec.edges.size
@@ -56,17 +58,15 @@ def _sets(joined: Joined, spec: StateSpec, baselines: bool) -> Sets:
             conf, hit = top_label_hit(p, plan.hard)
             for rows in plan.groups:
                 c, h = (conf, hit) if rows is None else (conf[rows], hit[rows])
-                order = np.argsort(c)
-                out.append((c[order], h[order]))
+                out.append((np.sort(c[h == 1]), np.sort(c[h != 1])))
     return out
 
 
 def _quantile_step(step: str, args_per_set: Sequence[tuple], *parts: Sets) -> list[Any]:
-    """:func:`annokit.scale.quantiles.partition_step` on every set of a worker's partitions,
-    combined."""
-    per_part = [[_q.partition_step(step, conf, args)
-                 for (conf, _), args in zip(sets, args_per_set, strict=True)] for sets in parts]
-    return [_q.reduce_step(step, results) for results in zip(*per_part, strict=True)]
+    """:func:`annokit.scale.quantiles.partition_step` of every set over a worker's partitions
+    (their hits and misses: two sorted runs each)."""
+    return [_q.partition_step(step, [run for sets in parts for run in sets[s]], args)
+            for s, args in enumerate(args_per_set)]
 
 
 def _sums(edges: Sequence[np.ndarray], n_bins: Sequence[int], *parts: Sets) -> np.ndarray:
@@ -75,15 +75,16 @@ def _sums(edges: Sequence[np.ndarray], n_bins: Sequence[int], *parts: Sets) -> n
     n_sets = len(edges) // len(n_bins)
     out = np.zeros((len(n_bins), n_sets, 3, max(n_bins)))
     for sets in parts:
-        for m, nb in enumerate(n_bins):
-            for s, (conf, hit) in enumerate(sets):
-                e = edges[m * n_sets + s]
-                if conf.size == 0 or not np.isfinite(e).all():
-                    continue
-                st = edge_bin_stats(conf, hit, e, nb)
-                if st.hit is None:  # edge_bin_stats sums the hits it is given
-                    raise ValueError("edge_bin_stats returned no hit sums")
-                out[m, s, :, :nb] += np.stack([st.count, st.conf, st.hit])
+        for s, runs in enumerate(sets):
+            for conf, hit in zip(runs, (1.0, 0.0), strict=True):
+                for m, nb in enumerate(n_bins):
+                    e = edges[m * n_sets + s]
+                    if conf.size == 0 or not np.isfinite(e).all():
+                        continue
+                    st = edge_bin_stats(conf, np.full(conf.size, hit), e, nb)
+                    if st.hit is None:  # edge_bin_stats sums the hits it is given
+                        raise ValueError("edge_bin_stats returned no hit sums")
+                    out[m, s, :, :nb] += np.stack([st.count, st.conf, st.hit])
     return out
 
 
@@ -92,9 +93,12 @@ def _worker_groups(client: Any, sets: list[Any]) -> list[list[Any]]:
     process)."""
     if client is None:
         return [sets]
-    from distributed import futures_of
+    from distributed import futures_of, wait
 
-    where = client.who_has([f for s in sets for f in futures_of(s)])
+    futures = [f for s in sets for f in futures_of(s)]
+    with client.as_current():  # (the client need not be the default one)
+        wait(futures)  # persisting is asynchronous: where they are is known once they are there
+    where = client.who_has(futures)
     members: dict[str, list[Any]] = {}
     for s in sets:
         holders = sorted(h for f in futures_of(s) for h in where.get(f.key, ())) or [""]

@@ -3,35 +3,38 @@
 The equal-mass (adaptive) ECE bins at the ``b / n_bins`` quantiles of every
 item's confidence (:func:`annokit.metrics._binning.quantile_edges`, numpy's
 ``method="linear"``). In memory that sorts every confidence; on Dask, holding
-every item's confidence on one worker is what breaks at 1e7-1e8 items. Here each
-partition sorts its own values once, and the order statistics the quantiles need
-are found in two round trips by *brackets*:
+every item's confidence on one worker is what breaks at 1e7-1e8 items. Here the
+values are held in sorted *runs* (each partition sorts its own once), the runs
+answer in *groups* (a worker's partitions: one task per worker), and the order
+statistics the quantiles need are found in two round trips by *brackets*:
 
-1. every partition sends a thin sorted sample of its values: ``sample`` values at
-   evenly spaced sorted positions (the first and the last among them), each with
-   the gap to the previous and to the next sampled position. From them the client
-   bounds, for any value ``x``, how many values of all partitions are below ``x``
-   (at most the sum of the gaps up to the first sample at or above ``x``) and at
-   most ``x`` (at least the sum up to the last sample at or below it), and so
-   brackets each wanted order statistic of rank ``r`` by ``[lo, hi]``: ``lo`` the
-   largest sample value with at most ``r`` values certainly below it, ``hi`` the
-   smallest with more than ``r`` values certainly at or below it. The bounds also
-   give how many values lie strictly inside the bracket (about
-   ``2 n / sample``);
-2. every partition sends how many of its values are below ``lo`` and its distinct
-   values in ``[lo, hi]`` with their counts; the order statistic is read off.
+1. every group sends about ``sample`` of its values, evenly spaced in each run (its
+   first and last among them), with the exact count of the group's values below
+   and at most each. Summed over the groups, these bound for any value ``x`` how
+   many values are below ``x`` (at most the count below the next listed value at or
+   above ``x``) and at most ``x`` (at least the count at most the last listed value
+   at or below it). So each wanted order statistic of rank ``r`` is bracketed by
+   ``[lo, hi]``: ``lo`` the largest listed value with at most ``r`` values possibly
+   below it, ``hi`` the smallest with more than ``r`` values certainly at or below
+   it; and the bounds say how many values lie strictly inside the bracket (a few
+   times ``n / sample`` per group);
+2. every group sends how many of its values are below ``lo`` and its distinct
+   values in ``[lo, hi]`` with their counts: now the bounds are exact, ``lo == hi``,
+   and that is the order statistic.
 
-When the brackets of a set would gather more than ``gather`` values, round 2
-samples the brackets again instead (a fallback round: the same bounds inside the
-bracket, shrinking it about ``sample / 2`` times), and gathers the next round.
-Ties never widen a bracket by more than its two ends, which travel as one value and
-a count. Work per partition is one sort (done by the caller) and a binary search per
-bracket; bytes per round about ``24 sample`` per partition and set for round 1,
-``16 x`` the gathered values for round 2.
+When a set's brackets would gather more than ``gather`` values, the widest are
+sampled again instead (a fallback round: the same bounds inside the bracket,
+which shrinks it about ``sample`` times), and gathered the round after. Ties
+never widen a bracket by more than its two ends, which travel as one value and a
+count. Work per group and bracket is a binary search per run and listed value;
+bytes about ``24 sample`` per group and set for round 1, ``16`` per gathered value
+for round 2.
 
 The quantile is then interpolated from its two order statistics exactly as
 numpy does (``(n - 1) q`` virtual index, numpy's ``_lerp``), so the edges equal
-``np.quantile(all_values, q)`` bit for bit (tested). Values must not be NaN.
+``np.quantile(all_values, q)`` bit for bit (tested). Values must not be NaN;
+``-0.0`` and ``0.0`` count as one value (numpy's pick between them depends on its
+partitioning).
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ import numpy as np
 __all__ = ["exact_quantiles", "exact_quantiles_sets", "finish_step", "lerp", "local_runner",
            "order_statistic_positions", "partition_step", "reduce_step"]
 
-#: Sorted positions each partition samples per bracket, and the most values (bounded from
-#: the samples) a set may gather in one round; beyond it, the brackets are sampled again.
-SAMPLE = 1024
+#: Values each group lists per bracket, and the most values (bounded from the lists) a set
+#: may gather in one round; beyond it, the widest brackets are sampled again.
+SAMPLE = 4096
 GATHER = 1 << 19
 #: Sampling rounds after which every bracket is gathered whatever its size.
 MAX_ROUNDS = 8
@@ -76,54 +79,74 @@ def lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- partition side
 
-#: A partition's answer for one bracket: values below ``lo``, then sample values (sorted,
-#: distinct), the gap from each to the next sampled position (``up``) and from the previous
-#: one (``down``). Gathered brackets send every distinct value with ``up = down = count``.
+#: A group's answer for one bracket: its values below ``lo``; then distinct values in the
+#: bracket (sorted, the group's smallest and largest in it among them), with, for each,
+#: how many of the group's values in the bracket lie from it up to the next one listed
+#: (``up``) and from after the previous one listed up to it (``down``). Gathered brackets
+#: list every distinct value, with ``up = down = count``.
 Answer = tuple[int, np.ndarray, np.ndarray, np.ndarray]
 
 
-def _runs(values: np.ndarray, *sums: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Distinct values of sorted ``values`` and, per distinct value, the sums of ``sums``."""
+def _runs(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Distinct values of sorted ``values`` with their summed ``counts``."""
     if values.size == 0:
-        return (values, *(s[:0] for s in sums))
+        return values, counts[:0]
     starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
-    return (values[starts], *(np.add.reduceat(s, starts) for s in sums))
+    return values[starts], np.add.reduceat(counts, starts)
 
 
-def _bracket(values: np.ndarray, lo: float, hi: float, gather: bool, sample: int) -> Answer:
-    """One partition's answer for the bracket ``[lo, hi]`` of its sorted ``values``."""
-    a = int(np.searchsorted(values, lo, side="left"))
-    inside = values[a:np.searchsorted(values, hi, side="right")]
-    if gather or inside.size <= sample:
-        ones = np.ones(inside.size, dtype=np.int64)
-        vals, counts = _runs(inside, ones)
-        return a, vals, counts, counts
-    # evenly spaced sorted positions, the first and the last among them
-    pos = np.unique(np.rint(np.linspace(0, inside.size - 1, sample)).astype(np.int64))
-    up = np.diff(pos, append=inside.size)
-    down = np.diff(pos, prepend=-1)
-    vals, up, down = _runs(inside[pos], up, down)
-    return a, vals, up, down
+def _positions(run: np.ndarray, k: int, phase: float) -> np.ndarray:
+    """``run``'s values at ``k`` evenly spaced positions shifted by ``phase`` of a step, and
+    its first and last."""
+    step = run.size / k
+    pos = np.minimum(((np.arange(k) + phase) * step).astype(np.int64), run.size - 1)
+    return np.concatenate([run[:1], run[pos], run[-1:]])
 
 
-def partition_step(step: str, values: np.ndarray, args: tuple) -> list[Answer]:
-    """One partition's part of :func:`exact_quantiles`' step ``step`` (``"brackets"``).
+def _bracket(runs: Sequence[np.ndarray], lo: float, hi: float, gather: bool, sample: int
+             ) -> Answer:
+    """A group's answer for the bracket ``[lo, hi]`` of its sorted ``runs``."""
+    a = [int(np.searchsorted(r, lo, side="left")) for r in runs]
+    inside = [r[i:np.searchsorted(r, hi, side="right")] for r, i in zip(runs, a, strict=True)]
+    inside = [s for s in inside if s.size]
+    n_in = sum(s.size for s in inside)
+    if gather or n_in <= sample:
+        values = np.sort(np.concatenate(inside)) if inside else np.zeros(0)
+        vals, counts = _runs(values, np.ones(values.size, dtype=np.int64))
+        return sum(a), vals, counts, counts
+    # candidates: about ``sample`` sorted positions in all, evenly spaced in each run (its
+    # first and last among them) with a phase of its own (alike runs would otherwise put
+    # theirs at the same quantiles, leaving wide gaps between); then the exact counts
+    # below / at most each
+    cand = np.unique(np.concatenate([_positions(s, max(1, sample * s.size // n_in),
+                                                (k + 0.5) / len(inside))
+                                     for k, s in enumerate(inside)]))
+    less = np.zeros(cand.size, dtype=np.int64)
+    at_most = np.zeros(cand.size, dtype=np.int64)
+    for s in inside:
+        less += np.searchsorted(s, cand, side="left")
+        at_most += np.searchsorted(s, cand, side="right")
+    return sum(a), cand, np.diff(less, append=n_in), np.diff(at_most, prepend=0)
 
-    ``values`` sorted ascending; ``args`` is ``(brackets, gather, sample)``: ``brackets``
-    of shape (n, 2) (``lo``, ``hi``), ``gather`` of shape (n,) bool (send every distinct
-    value in the bracket, else a sample of ``sample`` positions when it holds more).
+
+def partition_step(step: str, runs: Sequence[np.ndarray], args: tuple) -> list[Answer]:
+    """One group's part of :func:`exact_quantiles`' step ``step`` (``"brackets"``).
+
+    ``runs`` are the group's values in sorted arrays (a worker's partitions, say);
+    ``args`` is ``(brackets, gather, sample)``: ``brackets`` of shape (n, 2) (``lo``,
+    ``hi``), ``gather`` of shape (n,) bool (send every distinct value in the bracket,
+    else about ``sample`` values with exact counts when it holds more).
     """
     if step != "brackets":
         raise ValueError(f"unknown step {step!r}")
     brackets, gather, sample = args
-    values = np.asarray(values, dtype=np.float64).ravel()
-    return [_bracket(values, lo, hi, bool(g), sample)
+    return [_bracket(runs, lo, hi, bool(g), sample)
             for (lo, hi), g in zip(brackets, gather, strict=True)]
 
 
 def reduce_step(step: str, results: Sequence[list[Answer]]) -> list[Answer]:
-    """Combine partitions' (or groups') results of step ``step``: per bracket, the counts
-    below it added and the samples put together."""
+    """Combine groups' results of step ``step``: per bracket, the counts below it added and
+    the lists put together."""
     out = []
     for answers in zip(*results, strict=True):
         out.append((sum(int(a[0]) for a in answers),
@@ -132,11 +155,12 @@ def reduce_step(step: str, results: Sequence[list[Answer]]) -> list[Answer]:
 
 
 def finish_step(step: str, value: list[Answer]) -> list[Answer]:
-    """The combined answers, each bracket's sample sorted with equal values merged."""
+    """The combined answers, each bracket's list sorted with equal values merged."""
     out = []
     for below, vals, up, down in value:
         order = np.argsort(vals, kind="stable")
-        out.append((below, *_runs(vals[order], up[order], down[order])))
+        v, u = _runs(vals[order], up[order])
+        out.append((below, v, u, _runs(vals[order], down[order])[1]))
     return out
 
 
@@ -153,11 +177,11 @@ def exact_quantiles(parts: Sequence[Any], q: Any, *, run: Callable[[str, tuple],
     q : array-like of float in [0, 1]
     run : callable
         ``run(step, args)`` applies :func:`partition_step` ``step`` with ``args`` to
-        every partition's values (sorted ascending) and returns the results combined
-        by :func:`reduce_step` and :func:`finish_step`. :func:`local_runner` does this
-        in memory; the Dask engine with one task per worker.
+        every group of sorted runs of the values and returns the groups' results
+        combined by :func:`reduce_step` and :func:`finish_step`. :func:`local_runner`
+        does this in memory; the Dask engine with one task per worker.
     sample, gather : int
-        Sorted positions a partition samples per bracket; most values a round gathers.
+        Values a group lists per bracket; most values a set gathers in one round.
 
     Returns
     -------
@@ -172,9 +196,9 @@ def exact_quantiles_sets(n_sets: int, q: Any, *, run: Callable[[str, list[tuple]
     """:func:`exact_quantiles` of several sets of values, sharing every pass over the data.
 
     ``run(step, args_per_set)`` returns one combined result per set; a set whose
-    selection is already done gets no brackets. Two round trips unless a set's brackets
-    hold more than ``gather`` values after the first (then one more per ``sample / 2``
-    times fewer values).
+    selection is already done gets no brackets. Two round trips (one when every group
+    holds at most ``sample`` values) unless a set's brackets hold more than ``gather``
+    values after the first.
     """
     q = np.asarray(q, dtype=np.float64)
     whole = np.array([[-np.inf, np.inf]])
@@ -254,12 +278,13 @@ class _Selection:
         return lerp(a, b, self.gamma).reshape(q.shape)
 
 
-def local_runner(arrays: Sequence[np.ndarray]) -> Callable[[str, tuple], Any]:
-    """A ``run`` for :func:`exact_quantiles` over in-memory arrays (tests, small data)."""
-    arrays = [np.sort(np.asarray(a, dtype=np.float64).ravel()) for a in arrays]
+def local_runner(groups: Sequence[Sequence[np.ndarray]]) -> Callable[[str, tuple], Any]:
+    """A ``run`` for :func:`exact_quantiles` over in-memory groups of arrays (tests, small
+    data): each group answers for its arrays, the groups' answers are combined."""
+    groups = [[np.sort(np.asarray(a, dtype=np.float64).ravel()) for a in g] for g in groups]
 
     def run(step: str, args: tuple) -> Any:
-        return finish_step(step, reduce_step(step, [partition_step(step, a, args)
-                                                    for a in arrays]))
+        return finish_step(step, reduce_step(step, [partition_step(step, g, args)
+                                                    for g in groups]))
 
     return run
