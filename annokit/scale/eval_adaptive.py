@@ -49,14 +49,15 @@ def _sets(joined: Joined, spec: StateSpec, baselines: bool) -> Sets:
     if probs is None:  # a failed check: the client raises from stats
         n_groups = 1 if spec.edges is None else spec.edges.size
         return [(np.zeros(0), np.zeros(0))] * (len(joined.probs) * n_groups + 2 * baselines)
-    sources = [partition_plan(joined, spec, (), probs, True)]
-    if baselines:
-        sources.append(partition_plan(joined, spec, (), baseline_probs(joined), False))
+    plan = partition_plan(joined, spec, (), probs, True)
+    sources = [(plan.probs, plan.groups)]
+    if baselines:  # the same human labels; the baselines are not grouped
+        sources.append((baseline_probs(joined), [None]))
     out = []
-    for plan in sources:
-        for p in plan.probs:
+    for source, groups in sources:
+        for p in source:
             conf, hit = top_label_hit(p, plan.hard)
-            for rows in plan.groups:
+            for rows in groups:
                 c, h = (conf, hit) if rows is None else (conf[rows], hit[rows])
                 out.append((np.sort(c[h == 1]), np.sort(c[h != 1])))
     return out
@@ -131,7 +132,7 @@ def adaptive_point_values(joined: list[Any], spec: StateSpec, names: Sequence[st
         return [_q.finish_step(step, _q.reduce_step(step, per_set))
                 for per_set in zip(*got, strict=True)]
 
-    # every metric's edges in the same passes: one set of values per metric and set
+    # every metric's quantiles found together (one selection per set), then cut apart
     qs = [np.linspace(0.0, 1.0, nb + 1) for nb in n_bins]
     cut = np.cumsum([0] + [q.size for q in qs])
     found = _q.exact_quantiles_sets(n_sets, np.concatenate(qs), run=run)
