@@ -147,16 +147,17 @@ def partition_step(step: str, runs: Sequence[np.ndarray], args: tuple) -> list[A
 def reduce_step(step: str, results: Sequence[list[Answer]]) -> list[Answer]:
     """Combine groups' results of step ``step``: per bracket, the counts below it added and
     the lists put together."""
-    out = []
+    out: list[Answer] = []
     for answers in zip(*results, strict=True):
-        out.append((sum(int(a[0]) for a in answers),
-                    *(np.concatenate([a[j] for a in answers]) for j in (1, 2, 3))))
+        out.append((sum(int(a[0]) for a in answers), np.concatenate([a[1] for a in answers]),
+                    np.concatenate([a[2] for a in answers]),
+                    np.concatenate([a[3] for a in answers])))
     return out
 
 
 def finish_step(step: str, value: list[Answer]) -> list[Answer]:
     """The combined answers, each bracket's list sorted with equal values merged."""
-    out = []
+    out: list[Answer] = []
     for below, vals, up, down in value:
         order = np.argsort(vals, kind="stable")
         v, u = _runs(vals[order], up[order])
