@@ -32,8 +32,9 @@ partitions are kept in worker memory between the two passes.
 
 Memory per task is bounded by a chunk of replicates (``budget`` weights). The
 adaptive-ECE point values (models, baselines and groups) do not gather the items:
-their edges are exact quantiles found by selection over the partitions and their
-bin sums are merged like any other (:mod:`annokit.scale.eval_adaptive`). Its
+their edges are exact quantiles bracketed and then read off in two round trips, and
+their bin sums added in one more, each one task per worker
+(:mod:`annokit.scale.eval_adaptive`). Its
 bootstrap replicates still keep every item (each replicate has its own edges): 16
 bytes per item, plus 8 per item and replicate of a chunk, on one worker, with
 replicate chunks sized on all items, as in memory.
@@ -380,7 +381,7 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
                     joined, specs[0], adaptive, state_options, n_models=len(preds),
                     n_groups=1 if edges is None else edges.size, baselines=baselines,
                     compute=lambda nodes: _compute(cl, nodes),
-                    persist=lambda nodes: persist(cl, nodes, desc="adaptive ECE"), tree=_tree)
+                    persist=lambda nodes: persist(cl, nodes, desc="adaptive ECE"), client=cl)
         else:
             # partition sizes are not known yet: replicate chunks for a bound on them
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1

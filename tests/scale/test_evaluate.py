@@ -452,6 +452,32 @@ def test_adaptive_ece_point_values_without_gathering_equal_in_memory(monkeypatch
     assert not built  # the point values came from eval_adaptive's bin sums
 
 
+def test_adaptive_ece_edges_in_two_round_trips_one_task_per_worker(eval_client, monkeypatch):
+    """20,000 items in 6 partitions on 2 workers: the edges of every set (model, chance,
+    oracle) come from 2 rounds, each one task per worker over all its partitions' sorted
+    runs (a partition's hits and misses); the in-memory result."""
+    from annokit.scale import quantiles
+
+    n, k = 20_000, 3
+    votes = _votes(n=n, k=k, seed=8)
+    frame = _frame(votes.item_ids, _probs(n, k, 8), list(votes.labels.names))
+    part_of = np.random.default_rng(1).integers(0, 6, n)
+    calls = []
+    original = quantiles.partition_step
+
+    def spy(step, runs, args):
+        calls.append(len(runs))
+        return original(step, runs, args)
+
+    monkeypatch.setattr(quantiles, "partition_step", spy)
+    ref, got = _both(votes, frame, part_of, 6, client=eval_client, metrics=["ece_adaptive"])
+    _close(ref.to_dict(), got.to_dict())
+    n_sets = 3
+    rounds = sum(calls) / (n_sets * 2 * 6)  # every round reads each partition's 2 runs per set
+    assert rounds == 2
+    assert len(calls) / (rounds * n_sets) <= 2  # tasks per round and set: one per worker
+
+
 @pytest.mark.parametrize("kind", ["jsonl", "npy"])
 def test_prediction_files_only_memory_reads_are_read_once_and_joined(tmp_path, kind):
     """JSON Lines and .npy (+ ids file) predictions: read on the client with the in-memory
