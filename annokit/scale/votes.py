@@ -66,6 +66,11 @@ __all__ = ["DaskVotes", "attach_gold_dask", "from_votes", "read_votes_dask", "to
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
 
 
+def _n_gold(items: pd.DataFrame) -> int:
+    """A partition's items with a gold value."""
+    return int((items["gold"].to_numpy() != GOLD_NONE).sum())
+
+
 @dataclass
 class DaskVotes:
     """Integer-coded votes in Dask partitions.
@@ -90,6 +95,11 @@ class DaskVotes:
         The client the partitions are persisted on (None: the local scheduler).
     has_gold : bool
         Whether gold was read (a gold column or a gold file), as ``Votes.gold`` is not None.
+    duplicates_info : dict or None
+        As ``Votes.duplicates_info`` of the in-memory reader: votes read with
+        ``duplicates="keep"`` give ``{"policy": "keep", "repeated_pairs", "votes_removed": 0}``
+        (``repeated_pairs``: the (item, annotator) pairs with several votes, None without
+        annotator ids); None for the default, which refuses them.
     """
 
     frame: Any
@@ -102,11 +112,23 @@ class DaskVotes:
     source: str
     client: Any = None
     has_gold: bool = False
+    duplicates_info: dict[str, Any] | None = None
 
     def compute(self, *collections: Any, desc: str = "Dask") -> tuple:
         """Compute Dask collections on the client these votes live on (a progress bar
         labelled ``desc``: :func:`annokit.scale.progress.compute`)."""
         return tuple(compute(self.client, collections, desc=desc))
+
+    def n_gold_items(self) -> int:
+        """Items with a gold value (one of the labels, or one that is not), as
+        ``(Votes.gold != GOLD_NONE).sum()`` in memory: 0 without gold (no pass then), and 0
+        for a gold column left blank on every item."""
+        if not self.has_gold:
+            return 0
+        import dask
+
+        return int(sum(self.compute(*[dask.delayed(_n_gold)(p) for p in self.items.to_delayed()],
+                                    desc="gold labels")))
 
     @property
     def npartitions(self) -> int:
@@ -300,12 +322,13 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         pairs = list(zip(frame.to_delayed(), items.to_delayed(), strict=True))
     check = duplicates == "error" and annotator_ids is not None
     ids = dask.delayed(annotator_ids) if check else None  # one graph key, for the message
-    finished = [dask.delayed(finish_part)(f, i, p, check, name, ids)
+    count = duplicates == "keep" and annotator_ids is not None
+    finished = [dask.delayed(finish_part)(f, i, p, check, name, ids, count)
                 for p, (f, i) in enumerate(pairs)]
     finished = persist(cl, finished, desc="grouping votes by item")
     frame = dd.from_delayed([getter(f, 0) for f in finished], meta=meta_f, verify_meta=False)
     items = dd.from_delayed([getter(f, 1) for f in finished], meta=meta_i, verify_meta=False)
-    sizes = [dask.delayed(lambda t: (len(t[0]), len(t[1])))(f) for f in finished]
+    sizes = [dask.delayed(lambda t: (len(t[0]), len(t[1]), t[2]))(f) for f in finished]
     sizes = compute(cl, sizes, desc="grouping votes by item")
     if cl is not None:
         frame, items = cl.persist([frame, items])
@@ -313,10 +336,14 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     n_items = int(sum(s[1] for s in sizes))
     if n_votes == 0:
         raise SchemaError(f"{name}: no votes")
+    info = None if duplicates == "error" else {
+        "policy": "keep", "repeated_pairs": int(sum(s[2] for s in sizes)) if count else None,
+        "votes_removed": 0}
     return DaskVotes(frame=frame, items=items, labels=labelset, annotator_ids=annotator_ids,
                      n_items=n_items, n_votes=n_votes,
                      n_annotators=None if annotator_ids is None else len(annotator_ids),
-                     source=name, client=cl, has_gold=roles["gold"] is not None)
+                     source=name, client=cl, has_gold=roles["gold"] is not None,
+                     duplicates_info=info)
 
 
 def _label_codes(labelset: LabelSet, uniques: np.ndarray, raw: Any, part: int, column: str,
