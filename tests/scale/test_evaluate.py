@@ -279,7 +279,7 @@ def test_per_item_output_written_by_partition(tmp_path, eval_client, labels):
     if labels.scale == "ordinal":
         assert {"wasserstein", "rps_soft"} <= set(ref.per_item.columns)
     got = _quiet(evaluate_dask, _HandVotes(votes, np.arange(80) % 3, 3), frame,
-                 per_item_out=out, client=eval_client)
+                 per_item_out=out, per_item_format="parquet", client=eval_client)
     files = sorted(p.name for p in out.iterdir())
     assert files == [f"part.{i:05d}.parquet" for i in range(3)]
     mine = got.per_item.set_index("item").loc[ref.per_item["item"]].reset_index()

@@ -83,10 +83,11 @@ def files(tmp_path_factory):
 
 
 def _doc(result):
-    """``result.to_dict()``; the dropped ids as a set (the Dask engine lists them by item code,
-    memory in the votes' first-seen order: not what these tests are about)."""
+    """``result.to_dict()``, the dropped ids as a list: both engines list them in the votes'
+    first-seen order (here a permutation of the item numbers, so an order by id or by item
+    code would differ)."""
     doc = result.to_dict()
-    doc["dropped_item_ids"] = sorted(doc["dropped_item_ids"])
+    assert doc["n_dropped_items"] == len(doc["dropped_item_ids"]) > 1
     return doc
 
 
@@ -127,6 +128,7 @@ def test_temperature_and_model_on_dask_equal_memory(files, extra, model):
                                  "pred_labels": LABELS})
     mem, got, caught = _both(votes, test, options)
     _close(_doc(mem), _doc(got))
+    assert list(mem.dropped_item_ids) != sorted(mem.dropped_item_ids)  # first-seen, not by id
     assert got.temperature == (None if mem.temperature is None else
                                {**mem.temperature, "value": pytest.approx(
                                    mem.temperature["value"], rel=1e-12)})
@@ -211,3 +213,20 @@ def test_paths_read_by_either_engine(files, tmp_path, dask_client):
                  client=dask_client)[0]
     assert got.votes.n_votes == mem.votes.n_votes == len(frame)
     _close(_doc(mem.result), _doc(got.result))
+
+
+def test_items_without_predictions_named_in_the_memory_order(files):
+    """The error names the first vote items without a prediction in the votes' first-seen
+    order on both engines (Dask named the lowest item codes)."""
+    votes, test, _ = files
+    options = EvaluateOptions(model="sharp", pred_labels=LABELS)
+    messages = []
+    for engine in ("memory", "dask"):
+        v = votes if engine == "memory" else from_votes(votes, npartitions=4, client=False)
+        with dask.config.set(scheduler="synchronous"), \
+                pytest.raises(AlignmentError, match="100 of 240 vote items have no prediction") \
+                as caught:
+            evaluate_files(v, [test], options=options, engine=engine)
+        messages.append(str(caught.value))
+    first = [i for i in votes.item_ids if int(i[1:]) < 100][:5]
+    assert messages[1] == messages[0] and f"e.g. {str(first)[:-1]} and 95 more]" in messages[0]
