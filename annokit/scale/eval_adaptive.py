@@ -71,11 +71,13 @@ def _quantile_step(step: str, args_per_set: Sequence[tuple], *parts: Sets) -> li
 
 
 def _sums(edges: Sequence[np.ndarray], n_bins: Sequence[int], *parts: Sets) -> np.ndarray:
-    """``(n_metrics, n_sets, 3, max n_bins)`` sums of weight, confidence and hit of a worker's
-    partitions with each metric's edges of each set (zero past a metric's ``n_bins``)."""
+    """``(n_parts, n_metrics, n_sets, 3, max n_bins)`` sums of weight, confidence and hit of
+    each of a worker's partitions with each metric's edges of each set (zero past a metric's
+    ``n_bins``). Per partition: the client adds them in partition order, so the result does
+    not depend on which worker holds which partition."""
     n_sets = len(edges) // len(n_bins)
-    out = np.zeros((len(n_bins), n_sets, 3, max(n_bins)))
-    for sets in parts:
+    per_part = np.zeros((len(parts), len(n_bins), n_sets, 3, max(n_bins)))
+    for out, sets in zip(per_part, parts, strict=True):
         for s, runs in enumerate(sets):
             for conf, hit in zip(runs, (1.0, 0.0), strict=True):
                 for m, nb in enumerate(n_bins):
@@ -86,7 +88,7 @@ def _sums(edges: Sequence[np.ndarray], n_bins: Sequence[int], *parts: Sets) -> n
                     if st.hit is None:  # edge_bin_stats sums the hits it is given
                         raise ValueError("edge_bin_stats returned no hit sums")
                     out[m, s, :, :nb] += np.stack([st.count, st.conf, st.hit])
-    return out
+    return per_part
 
 
 def _worker_groups(client: Any, sets: list[Any]) -> list[list[Any]]:
@@ -137,7 +139,15 @@ def adaptive_point_values(joined: list[Any], spec: StateSpec, names: Sequence[st
     cut = np.cumsum([0] + [q.size for q in qs])
     found = _q.exact_quantiles_sets(n_sets, np.concatenate(qs), run=run)
     edges = [e[cut[m]:cut[m + 1]] for m in range(len(names)) for e in found]
-    sums = sum(compute([delayed(_sums)(edges, n_bins, *g) for g in groups]))
+    got = compute([delayed(_sums)(edges, n_bins, *g) for g in groups])
+    position = {id(s): i for i, s in enumerate(sets)}
+    by_part: list[Any] = [None] * len(sets)
+    for g, part_sums in zip(groups, got, strict=True):
+        for s, one in zip(g, part_sums, strict=True):
+            by_part[position[id(s)]] = one
+    sums = by_part[0].copy()
+    for one in by_part[1:]:  # in partition order, whatever the grouping
+        sums += one
     values = np.array([[_ece(sums[m, s, :, :nb]) for s in range(n_sets)]
                        for m, nb in enumerate(n_bins)])  # (n_names, n_sets)
     point = np.moveaxis(values[:, :n_models * n_groups].reshape(len(names), n_models, n_groups),
