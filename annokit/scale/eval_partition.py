@@ -98,12 +98,13 @@ def _duplicates(ids: np.ndarray) -> tuple[int, Any]:
     return int(pd.Series(ids[dup], dtype=object).nunique()), ids[np.argmax(dup)]
 
 
-def _missing(codes: np.ndarray, ids: np.ndarray, keep_all: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Codes and ids of missing items, all or the first few by code."""
-    order = np.argsort(codes, kind="stable")
+def _missing(first: np.ndarray, ids: np.ndarray, keep_all: bool) -> tuple[np.ndarray, np.ndarray]:
+    """First-seen positions and ids of missing items, all or the first few, in first-seen order
+    (the in-memory item order: ``align`` lists and names them in that order)."""
+    order = np.argsort(first, kind="stable")
     if not keep_all:
         order = order[:_SHOWN]
-    return codes[order], ids[order]
+    return first[order], ids[order]
 
 
 def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray | None],
@@ -113,6 +114,7 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
     ids = np.asarray(counts["item_id"].to_numpy(dtype=object), dtype=object)
     keys = counts["_key"].to_numpy(dtype=np.uint64)
     cmat = counts[[f"c{j}" for j in range(k)]].to_numpy(dtype=np.int64).reshape(-1, k)
+    first = counts["_first"].to_numpy(dtype=np.int64) if "_first" in counts else codes
     models: list[dict[str, Any]] = []
     has_list, rows_list = [], []
     for df in preds:
@@ -139,7 +141,7 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
             has = pos >= 0
         st["n_matched"] = int(has.sum())
         st["n_missing"] = int((~has).sum())
-        st["missing_codes"], st["missing_ids"] = _missing(codes[~has], ids[~has], keep_dropped)
+        st["missing_first"], st["missing_ids"] = _missing(first[~has], ids[~has], keep_dropped)
         # confusion of the file's arg-max column with the untied human majority (label checks)
         maj = majority(cmat[has], ties=DEFAULT_TIES)
         untied = ~maj.is_tied
@@ -158,11 +160,10 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
         perm = perms[m]
         ok = perm is not None and models[m]["n_not_in_first"] == 0 and not models[m]["n_dup"]
         probs.append(pm[pos[keep]][:, perm] if ok else None)
-    first = counts["_first"].to_numpy(dtype=np.int64) if "_first" in counts else codes
     # the ids kept as the counts hold them (Arrow strings: about 17 bytes an id, not 70)
     return Joined(codes[keep], counts["item_id"].array[keep], keys[keep], cmat[keep], probs,
                   {"models": models, "n_vote_items": int(codes.size),
-                   "vote_codes": _missing(codes, ids, False)}, first[keep])
+                   "vote_first": _missing(first, ids, False)}, first[keep])
 
 
 def part_stats(joined: Joined, ties: TiePolicy) -> dict[str, Any]:
@@ -194,19 +195,19 @@ def _merge_two_stats(a: dict[str, Any], b: dict[str, Any], keep_dropped: bool) -
         st = {key: x[key] + y[key] for key in ("n_rows", "n_dup", "n_matched", "n_missing",
                                                "n_not_in_first", "confusion")}
         st["dup_id"] = x["dup_id"] if x["dup_id"] is not None else y["dup_id"]
-        codes = np.concatenate([x["missing_codes"], y["missing_codes"]])
+        first = np.concatenate([x["missing_first"], y["missing_first"]])
         ids = np.concatenate([x["missing_ids"], y["missing_ids"]])
-        st["missing_codes"], st["missing_ids"] = _missing(codes, ids, keep_dropped)
+        st["missing_first"], st["missing_ids"] = _missing(first, ids, keep_dropped)
         models.append(st)
-    vc = _missing(np.concatenate([a["vote_codes"][0], b["vote_codes"][0]]),
-                  np.concatenate([a["vote_codes"][1], b["vote_codes"][1]]), False)
+    vf = _missing(np.concatenate([a["vote_first"][0], b["vote_first"][0]]),
+                  np.concatenate([a["vote_first"][1], b["vote_first"][1]]), False)
     values, inverse = np.unique(np.concatenate([a["entropy_values"], b["entropy_values"]]),
                                 return_inverse=True)
     counts = np.bincount(inverse, weights=np.concatenate([a["entropy_counts"],
                                                           b["entropy_counts"]]),
                          minlength=values.size).astype(np.int64)
     return {"models": models, "n_vote_items": a["n_vote_items"] + b["n_vote_items"],
-            "vote_codes": vc, "n_ties": a["n_ties"] + b["n_ties"], "n_kept": a["n_kept"] +
+            "vote_first": vf, "n_ties": a["n_ties"] + b["n_ties"], "n_kept": a["n_kept"] +
             b["n_kept"], "max_part": max(a["max_part"], b["max_part"]),
             "entropy_values": values, "entropy_counts": counts}
 

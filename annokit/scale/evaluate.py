@@ -160,7 +160,7 @@ def _check_model(name: str | None, st: dict[str, Any], pred: DaskPredictions,
                                                    conf if matched else None))
     if not st["n_matched"]:
         first = pred.frame["item_id"].head(3, npartitions=-1, compute=True).tolist()
-        raise no_match_error(n_items, [str(v) for v in list(stats["vote_codes"][1])[:3]],
+        raise no_match_error(n_items, [str(v) for v in list(stats["vote_first"][1])[:3]],
                              st["n_rows"], [str(v) for v in first])
     report_missing(st["n_missing"], n_items, [str(v) for v in list(st["missing_ids"])[:5]],
                    st["n_matched"], on_missing, stacklevel=3)
