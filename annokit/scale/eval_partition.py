@@ -104,6 +104,23 @@ class Joined:
         return int(self.codes.size)
 
 
+def _objects(ids: Any) -> np.ndarray:
+    return np.asarray(ids.to_numpy(dtype=object) if hasattr(ids, "to_numpy") else ids,
+                      dtype=object)
+
+
+def _same_ids(pos: np.ndarray, pid: Any, ids: Any) -> None:
+    """Unmatch (``pos`` -1) the rows whose key matched a prediction of another id: a key
+    shared by two ids is no match (the ids compared as Arrow strings, not Python ones)."""
+    found = pos >= 0
+    if found.all():
+        same = np.asarray(pid.take(pos) == ids, dtype=bool)
+        pos[~same] = -1
+    elif found.any():
+        same = np.asarray(pid.take(pos[found]) == ids[found], dtype=bool)
+        pos[np.flatnonzero(found)[~same]] = -1
+
+
 def _duplicates(ids: np.ndarray) -> tuple[int, Any]:
     dup = pd.Series(ids, dtype=object).duplicated(keep=False).to_numpy()
     if not dup.any():
@@ -118,11 +135,6 @@ def _missing(first: np.ndarray, ids: np.ndarray, keep_all: bool) -> tuple[np.nda
     if not keep_all:
         order = order[:_SHOWN]
     return first[order], ids[order]
-
-
-def _objects(ids: Any) -> np.ndarray:
-    return np.asarray(ids.to_numpy(dtype=object) if hasattr(ids, "to_numpy") else ids,
-                      dtype=object)
 
 
 def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray | None],
@@ -182,18 +194,6 @@ def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray
     return Joined(codes[keep], counts["item_id"].array[keep], keys[keep], cmat[keep], probs,
                   {"models": models, "n_vote_items": int(codes.size),
                    "vote_first": _missing(first, ids, False)}, first[keep])
-
-
-def _same_ids(pos: np.ndarray, pid: Any, ids: Any) -> None:
-    """Unmatch (``pos`` -1) the rows whose key matched a prediction of another id: a key
-    shared by two ids is no match (the ids compared as Arrow strings, not Python ones)."""
-    found = pos >= 0
-    if found.all():
-        same = np.asarray(pid.take(pos) == ids, dtype=bool)
-        pos[~same] = -1
-    elif found.any():
-        same = np.asarray(pid.take(pos[found]) == ids[found], dtype=bool)
-        pos[np.flatnonzero(found)[~same]] = -1
 
 
 def part_stats(joined: Joined, ties: TiePolicy) -> dict[str, Any]:
