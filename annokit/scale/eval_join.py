@@ -91,6 +91,8 @@ def _found(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
 
 
 def _concat(meta: pd.DataFrame, *parts: pd.DataFrame) -> pd.DataFrame:
+    if len(parts) == 1:  # the common case: one prediction partition per votes partition
+        return parts[0]
     return pd.concat(parts, ignore_index=True) if parts else meta
 
 

@@ -140,9 +140,9 @@ def _missing(first: np.ndarray, ids: np.ndarray, keep_all: bool) -> tuple[np.nda
 def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray | None],
               keep_dropped: bool, k: int) -> Joined:
     """Join one shuffle partition of item counts with each model's predictions (by item id)."""
-    codes = counts["item"].to_numpy(dtype=np.int64)
+    codes = counts["item"].to_numpy(dtype=np.int64, copy=True)  # not a view of the frame
     ids = counts["item_id"].array  # the votes' strings (Arrow), not one Python str per id
-    keys = counts["_key"].to_numpy(dtype=np.uint64)
+    keys = codes.view(np.uint64)  # an item's code is its key (counts_part's ``_key``)
     cmat = counts[[f"c{j}" for j in range(k)]].to_numpy(dtype=np.int64).reshape(-1, k)
     first = counts["_first"].to_numpy(dtype=np.int64) if "_first" in counts else codes
     models: list[dict[str, Any]] = []
