@@ -19,6 +19,7 @@ from annokit.cli._common import (
     echo_warning,
     engine_options,
     finite,
+    out_format_option,
     read_options,
     votes_input,
     with_duplicates,
@@ -147,9 +148,11 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @FORMAT_OPTION
 @column_options
 @click.option("--per-item", "per_item_path", type=click.Path(writable=True),
-              help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this CSV file "
-                   "(with --engine dask: .csv/.tsv/.jsonl one file, .parquet a directory of "
-                   "Parquet parts).")
+              help="Also write the per-item values (EntCE, DistCE, JSD, KL, ...) to this file: "
+                   "CSV, TSV, JSON Lines or Parquet as its extension or --out-format names "
+                   "(another extension: CSV). With --engine dask Parquet is a directory of "
+                   "Parquet parts, one per partition (multi-label votes: one file).")
+@out_format_option(option="--per-item")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options
 def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str | None,
@@ -159,7 +162,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
              fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str | None, ties: TiePolicy, n_boot: int,
              seed: int, by: str | None, fmt: Format, per_item_path: str | None,
-             as_json: bool, engine: str, scheduler: str | None) -> None:
+             out_format: str | None, as_json: bool, engine: str, scheduler: str | None) -> None:
     """Evaluate a model's probabilities against the human label distributions.
 
     Joins the predictions to the votes by item id and label name, then reports
@@ -176,8 +179,8 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     annotator's vote.
     """
     from annokit.errors import OptionConflictError
-    from annokit.io.atomic import check_outputs
-    from annokit.metrics.workflow import EvaluateOptions, option_conflict
+    from annokit.io.atomic import check_outputs, describe_output
+    from annokit.metrics.workflow import EvaluateOptions, option_conflict, per_item_format
     from annokit.scale.workflow import dask_refusals, evaluate_files
 
     if not pred_paths and annotator_path is None:
@@ -187,13 +190,15 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                temperature_objective=temperature_objective)
     if conflict is not None:
         raise click.UsageError(conflict)
+    if out_format is not None and per_item_path is None:
+        raise click.UsageError("--out-format applies to --per-item")
     check_bootstrap(n_boot, n_bins, n_groups=6 if by else 1)
     options = EvaluateOptions(
         metrics=metric_names, n_boot=n_boot, seed=seed, n_bins=n_bins, ties=ties, by=by,
         on_missing=on_missing, renormalize=renormalize, id_field=id_field, model=model,
         pred_labels=_labels(pred_labels), temperature=temperature, fit_temperature_on=fit_paths,
         oracle_temperature=oracle_temperature, temperature_objective=temperature_objective,
-        positive=positive, per_item=per_item_path)
+        positive=positive, per_item=per_item_path, per_item_format=out_format)
     check_engine(engine, scheduler)
     if not pred_paths and (options.temperature_mode or per_item_path or by or n_boot
                            or positive is not None or metric_names is not None):
@@ -206,13 +211,11 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                multilabel=multilabel, predictions=bool(pred_paths))
         if reason is not None:
             raise click.UsageError(reason)
-        from annokit.scale.write import output_kind
-
-        kind = None if per_item_path is None else output_kind(per_item_path)
-        check_outputs({"--per-item": per_item_path}, inputs,  # multi-label: one file
-                      directories=["--per-item"] if kind == "dataset" and not multilabel else [])
-    else:
-        check_outputs({"--per-item": per_item_path}, inputs)
+    # the format (--out-format, the extension, else CSV), checked before any work; Parquet is
+    # a directory of parts on Dask (multi-label: one file, gathered on the client)
+    dataset = per_item_format(options) == "parquet" and engine == "dask" and not multilabel
+    check_outputs({"--per-item": per_item_path}, inputs,
+                  directories=["--per-item"] if dataset else [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -239,11 +242,16 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
         doc = {**result.to_dict(), **_selection(metric_names, result)}
         if view is not None:
             doc["annotators"] = view.to_dict()
+        if run.output is not None:
+            doc["output"] = run.output
         echo_json(with_duplicates(doc, run.votes))
-    elif result.task == "multilabel":
+        return
+    if result.task == "multilabel":
         echo(_multilabel_table(result))
     else:
         echo(_table(result) + ("" if view is None else "\n\n" + _annotator_table(view)))
+    if run.output is not None:
+        echo(f"wrote {describe_output(run.output)}")
 
 
 def _multilabel_table(result: Any) -> str:

@@ -93,7 +93,7 @@ def stats(votes_path: str, fmt: Format, gold: str | None, n_boot: int, ties: Tie
                                    "label ticked by exactly half: reported, left out)")
         read_options(multilabel=True)  # --duplicates other than keep conflicts with it
         votes = dask_votes(votes_path, scheduler, fmt=fmt, duplicates="keep")
-        if votes.has_gold:
+        if votes.n_gold_items():  # a gold column left blank is accepted, as in memory
             raise click.UsageError("gold labels (--gold, a gold column) apply to single-label "
                                    "votes, not to multi-label ones")
         result = multilabel_stats_dask(votes, n_boot=n_boot, rng=seed)

@@ -57,7 +57,7 @@ from annokit.core.labels import LabelSet
 from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import SchemaError
 from annokit.io.source import Input
-from annokit.io.tables import read_table
+from annokit.io.tables import read_table, row_where
 
 __all__ = ["FLAG_TICKED", "FLAG_VALUES", "KEPT_STATUSES", "looks_like_mturk", "read_mturk"]
 
@@ -210,13 +210,12 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
         keep = pd.Series(True, index=df.index)
     excluded = status[~keep].value_counts().sort_index()
     df = df[keep.to_numpy()]
-    lines = df.attrs.get("annokit_lines")  # set when empty rows were left out
-    line = (np.asarray(lines)[df.index.to_numpy()] if lines
-            else df.index.to_numpy() + df.attrs.get("annokit_line_offset", 2))
+    def where(blank: pd.Series) -> str:  # the file line of the first row flagged
+        return row_where(df, int(df.index[np.argmax(blank.to_numpy())]))
+
     blank_workers = df["WorkerId"].isna()
     if blank_workers.any():
-        raise SchemaError(f"line {int(line[np.argmax(blank_workers.to_numpy())])} of {name}: "
-                          "blank WorkerId")
+        raise SchemaError(f"{where(blank_workers)} of {name}: blank WorkerId")
 
     parts = []
     for n in numbers:
@@ -228,8 +227,8 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
             items_n = df[item_family[n]]
             blank = items_n.isna() & labels_n.notna()
             if blank.any():
-                raise SchemaError(f"line {int(line[np.argmax(blank.to_numpy())])} of {name}, "
-                                  f"column {item_family[n]}: blank item id")
+                raise SchemaError(f"{where(blank)} of {name}, column {item_family[n]}: blank "
+                                  "item id")
         else:
             hit = df["HITId"].astype(str)
             items_n = hit + f"#{n}" if len(numbers) > 1 else hit

@@ -40,8 +40,9 @@ class Predictions:
         The files read, in order.
     source_index : ndarray of int, shape (n_rows,)
         Which file each row came from.
-    locations : ndarray of str, shape (n_rows,)
-        Where each row is in its file ("line 3", "row 0", "entry 5").
+    locations : ndarray of str or RowPlaces, shape (n_rows,)
+        Where each row is in its file ("line 3", "row 0", "entry 5"); a text table's
+        lines are found when a message asks (:class:`annokit.io.lines.RowPlaces`).
     """
 
     item_ids: np.ndarray
@@ -50,7 +51,7 @@ class Predictions:
     label_names: tuple[str, ...] | None = None
     sources: tuple[str, ...] = ("arrays",)
     source_index: np.ndarray | None = None
-    locations: np.ndarray | None = None
+    locations: Any = None
 
     @property
     def n_rows(self) -> int:
@@ -98,7 +99,7 @@ def locations_of(prefix: str, n: int, start: int = 0) -> np.ndarray:
     return np.strings.add(f"{prefix} ", np.arange(start, start + n).astype(str)).astype(object)
 
 
-def _ids_to_str(values: Any, *, source: str, locations: np.ndarray | None = None) -> np.ndarray:
+def _ids_to_str(values: Any, *, source: str, locations: Any = None) -> np.ndarray:
     if not isinstance(values, np.ndarray):
         values = list(values)
         arr = np.empty(len(values), dtype=object)
@@ -155,7 +156,7 @@ def _id_str(v: Any) -> str:
     return str(v)
 
 
-def _matrix(values: Any, *, field: str, source: str, locations: np.ndarray) -> np.ndarray:
+def _matrix(values: Any, *, field: str, source: str, locations: Any) -> np.ndarray:
     """Stack per-row vectors into a float matrix; name the first bad row on failure."""
     if isinstance(values, np.ndarray) and values.dtype != object:
         arr = values.astype(np.float64)
@@ -188,7 +189,7 @@ def _matrix(values: Any, *, field: str, source: str, locations: np.ndarray) -> n
 
 
 def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[str] | None,
-           source: str, locations: np.ndarray, renormalize: bool, atol: float) -> Predictions:
+           source: str, locations: Any, renormalize: bool, atol: float) -> Predictions:
     if probs is None and logits is None:
         raise InvalidValueError(f"{source}: give probs or logits")
     P = None if probs is None else _matrix(probs, field="probs", source=source, locations=locations)
@@ -240,7 +241,7 @@ def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[st
                        locations=locations)
 
 
-def _check_unique(ids: np.ndarray, locations: np.ndarray, source: str) -> None:
+def _check_unique(ids: np.ndarray, locations: Any, source: str) -> None:
     dup = pd.Series(ids).duplicated(keep=False).to_numpy()
     if dup.any():
         first = ids[np.argmax(dup)]

@@ -40,6 +40,7 @@ import pandas as pd
 from annokit.core.checks import first_offenders
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.delimited import decimal_comma_hint, decimal_commas
+from annokit.io.lines import RowPlaces
 from annokit.io.prediction_arrays import Predictions, _build, _ids_to_str, locations_of
 from annokit.io.source import (
     Input,
@@ -48,6 +49,7 @@ from annokit.io.source import (
     loads_json,
     read_bytes,
     read_text,
+    text_lines,
 )
 from annokit.io.tables import read_table
 
@@ -157,7 +159,7 @@ def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: flo
                              renormalize=renormalize, atol=atol, keys=keys)
     # JSON Lines
     records, lines = [], []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text_lines(text), start=1):
         if not line.strip():
             continue
         records.append(loads_json(line, f"line {n} of {source}", allow_nan=True))
@@ -220,7 +222,7 @@ def prediction_columns(columns: Sequence[Any], id_field: str | None, where: str
     return PredictionColumns(idf, None, None, tuple(chosen), kind, tuple(names))
 
 
-def predictions_from_frame(df: pd.DataFrame, locations: np.ndarray, *, source: str,
+def predictions_from_frame(df: pd.DataFrame, locations: Any, *, source: str,
                            id_field: str | None, renormalize: bool, atol: float) -> Predictions:
     """:class:`Predictions` from a table (CSV, Parquet or one Dask partition of them).
 
@@ -273,9 +275,7 @@ def _strip_prefix(name: str, prefixes: Sequence[str]) -> str:
 def _read_csv(path: Path, *, sep: str | None, id_field: str | None, renormalize: bool,
               atol: float) -> Predictions:
     df = read_table(Input(path, what="predictions"), sep=sep)
-    first = df.attrs.get("annokit_line_offset", 2)  # file lines, past empty rows and a sep= line
-    lines = df.attrs.get("annokit_lines") or range(first, first + len(df))
-    locs = np.strings.add("line ", np.asarray(lines, dtype=np.int64).astype(str)).astype(object)
+    locs = RowPlaces.of_frame(df.attrs, len(df))  # file lines, found when a message needs one
     return predictions_from_frame(df, locs, source=str(path), id_field=id_field,
                                   renormalize=renormalize, atol=atol)
 
@@ -434,7 +434,7 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
                               + ", ".join(f"{p.sources[0]}: {p.label_names}" for p in parts))
     ids = np.concatenate([p.item_ids for p in parts])
     src_idx = np.concatenate([np.full(p.n_rows, k, dtype=np.int64) for k, p in enumerate(parts)])
-    locs = np.concatenate([p.locations for p in parts])
+    locs = RowPlaces.concat([p.locations for p in parts])
     dup = pd.Series(ids).duplicated(keep=False).to_numpy()
     if dup.any():
         first = ids[np.argmax(dup)]

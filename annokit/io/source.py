@@ -45,6 +45,7 @@ __all__ = [
     "loads_json_lenient",
     "read_bytes",
     "read_text",
+    "text_lines",
 ]
 
 #: The path that means standard input.
@@ -251,6 +252,26 @@ def loads_json_lenient(text: str, where: str) -> tuple[Any, list[str]]:
     return doc, tolerated
 
 
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def text_lines(text: str) -> list[str]:
+    r"""The physical lines of ``text``, split at ``\n``, ``\r\n`` and ``\r`` only.
+
+    Not :meth:`str.splitlines`, which also splits at characters a JSON string may hold as
+    they are (U+2028, U+2029, U+0085): a JSON Lines row with such a character is one line.
+
+    Examples
+    --------
+    >>> text_lines('{"a": "x\u2028y"}\r\n\n{"b": 1}\rend\n')
+    ['{"a": "x\u2028y"}', '', '{"b": 1}', 'end']
+    """
+    lines = _BREAK.split(text)
+    if lines and not lines[-1]:
+        lines.pop()  # the break ending the last line starts no line
+    return lines
+
+
 def json_object_lines(text: str, name: str) -> tuple[list[dict[str, Any]], list[int]]:
     """The objects of a JSON Lines text, one per non-blank line, and the line number of each.
 
@@ -261,7 +282,7 @@ def json_object_lines(text: str, name: str) -> tuple[list[dict[str, Any]], list[
     """
     rows: list[dict[str, Any]] = []
     line_numbers: list[int] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text_lines(text), start=1):
         if not line.strip():
             continue
         row = loads_json(line, f"line {lineno} of {name}")

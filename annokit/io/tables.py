@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from annokit.io.delimited import (
     sniff_dialect,
     unnamed_extras,
 )
+from annokit.io.lines import LineMap, RowLines, row_lines
 from annokit.io.source import Input, check_header, json_object_lines, loads_json
 
 __all__ = [
@@ -35,6 +37,8 @@ __all__ = [
     "is_text",
     "read_columns",
     "read_table",
+    "row_where",
+    "rows_as_lines",
     "sample_table",
     "table_kind",
 ]
@@ -124,9 +128,11 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
     Ids and labels are read as strings exactly as written (no ``"007" -> 7`` and no
     ``"NA" -> NaN`` surprises): only blank cells, and the words in ``missing``, are missing
     values (NaN). Parquet keeps its own types. Header names are stripped of surrounding
-    blanks and must be unique. The frame's ``attrs["annokit_line_offset"]`` gives the file line
-    of data row 0 (2 for files with a header line, 1 for headerless files, 0 when rows are
-    counted, not lines); ``attrs["annokit_lines"]`` the line of each JSON Lines row;
+    blanks and must be unique. The frame's ``attrs["annokit_lines"]`` gives the file line of
+    each row when a message asks (:func:`annokit.io.lines.row_lines`: a text table's file is
+    scanned then, past blank lines and quoted cells spanning lines; a JSON Lines row's line
+    is counted while reading); ``attrs["annokit_line_offset"]`` is 0 when rows are counted,
+    not lines (Parquet, a JSON array);
     ``attrs["annokit_read_as"]`` how the file was read (``"csv"``, or ``"csv; separator ';'
     sniffed, --sep to override"``), ``attrs["annokit_sep"]`` a text table's separator.
 
@@ -161,9 +167,13 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
             dialect, text, first = _dialect(text, name, kind, sep, len(text) <= SAMPLE_CHARS)
             df, offset, read_as = _text_frame(read_delimited(text, name, dialect, first_line=first),
                                               name, kind, dialect, no_header, first)
+            df.attrs["annokit_lines"] = LineMap(
+                source.path if source.path is not None else source.data, sep=dialect.sep,
+                quoting=dialect.quoting, skip_initial_space=dialect.skip_initial_space,
+                header=not no_header, skip_sep_line=first == 2)
         elif kind == "jsonl":
             df, lines = _read_jsonl(source.text, name)
-            df.attrs["annokit_lines"] = lines
+            df.attrs["annokit_lines"] = RowLines(lines)
             offset = 0 if not lines or lines[0] == 0 else 1
         else:
             import pyarrow as pa
@@ -235,9 +245,7 @@ def _text_frame(raw: pd.DataFrame, name: str, kind: str, dialect: Dialect, no_he
         offset = first + 1
     empty = blank_rows(df)
     if empty.any():
-        kept = np.flatnonzero(~empty)
-        df = df.iloc[kept].reset_index(drop=True)
-        df.attrs["annokit_lines"] = [int(i) + offset for i in kept]
+        df = df.iloc[np.flatnonzero(~empty)].reset_index(drop=True)
         notes.append(f"{int(empty.sum())} empty row(s) ignored")
     df.attrs["annokit_sep"] = dialect.sep
     return df, offset, "; ".join([read_as, *notes])
@@ -340,15 +348,28 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def row_where(df: pd.DataFrame | Mapping[Any, Any], row: int) -> str:
+    """``line 7`` (the file line of data row ``row`` of a frame read from a file, or of the
+    frame whose ``attrs`` are given: :func:`annokit.io.lines.row_lines`) or ``row 5`` (rows
+    counted: Parquet, a JSON array, a frame made in memory)."""
+    attrs = df.attrs if isinstance(df, pd.DataFrame) else df
+    lines = row_lines(attrs, [row])
+    return f"line {int(lines[0])}" if lines is not None and lines[0] else f"row {row}"
+
+
+_ROW = re.compile(r"\(row (\d+)\)")
+
+
+def rows_as_lines(exc: InputError, df: pd.DataFrame | Mapping[Any, Any]) -> InputError:
+    """``exc`` (raised about the rows of ``df``, e.g. by :meth:`Votes.from_long`) with each
+    ``(row N)`` written as the file line, ``(line L)``; the same class."""
+    msg = _ROW.sub(lambda m: f"({row_where(df, int(m.group(1)))})", str(exc))
+    return exc if msg == str(exc) else type(exc)(msg)
+
+
 def cell_where(path: Path | Input | str, df: pd.DataFrame, row: int, column: str) -> str:
-    lines = df.attrs.get("annokit_lines")
-    offset = df.attrs.get("annokit_line_offset", 0)
-    if lines and lines[row]:
-        place = f"line {lines[row]}"
-    else:
-        place = f"line {row + offset}" if offset else f"row {row}"
     name = path if isinstance(path, str) else path.name
-    return f"{place} of {name}, column {column!r}"
+    return f"{row_where(df, row)} of {name}, column {column!r}"
 
 
 def check_present(df: pd.DataFrame, path: Path | Input, columns: Sequence[str],

@@ -35,6 +35,7 @@ from annokit.core.votes import DuplicatePolicy, Votes
 from annokit.errors import DataFormatError, InputError, InvalidValueError, SchemaError
 from annokit.io.arrow import votes_from_tables
 from annokit.io.fast_csv import read_csv_arrow
+from annokit.io.lines import LineMap, RowLines
 from annokit.io.source import Input, check_header
 from annokit.io.tables import (
     cell_where,
@@ -42,6 +43,7 @@ from annokit.io.tables import (
     check_scalars,
     read_columns,
     read_table,
+    rows_as_lines,
     table_kind,
 )
 
@@ -170,9 +172,8 @@ def read_long(
             keep = np.flatnonzero(~skip)
             df = df.iloc[keep].reset_index(drop=True)
             df.attrs = attrs
-            offset = attrs.get("annokit_line_offset", 0)
-            df.attrs["annokit_lines"] = ([lines[i] for i in keep] if lines
-                                         else [int(i) + offset if offset else 0 for i in keep])
+            df.attrs["annokit_lines"] = (lines.take(keep) if lines is not None
+                                         else RowLines(np.zeros(len(keep), dtype=np.int64)))
     if len(df) == 0:
         raise SchemaError(f"{name} has no votes")
     required = [roles["item"], roles["label"]] + ([roles["annotator"]] if roles["annotator"] else [])
@@ -182,11 +183,14 @@ def read_long(
     # the label set comes from the votes (or the caller); gold is coded against it, never added
     labels = LabelSet.infer(label_values) if labels is None else LabelSet.coerce(labels)
     _encode_with_lines(labels, label_values, source, df, roles["label"])
-    votes = Votes.from_long(
-        df, item=roles["item"], label=roles["label"], annotator=roles["annotator"], labels=labels,
-        gold=roles["gold"] if gold is None else None, item_columns=item_columns,
-        duplicates=duplicates, source=name,
-    )
+    try:
+        votes = Votes.from_long(
+            df, item=roles["item"], label=roles["label"], annotator=roles["annotator"],
+            labels=labels, gold=roles["gold"] if gold is None else None,
+            item_columns=item_columns, duplicates=duplicates, source=name,
+        )
+    except InputError as exc:  # "(row 3)" of a gold or item column: its file line
+        raise rows_as_lines(exc, df) from None
     if gold_table is not None:
         votes = _attach(votes, gold_table)
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
@@ -324,10 +328,16 @@ def _read_long_csv(source: Input, columns: Mapping[str, str | None] | None,
     except InputError:
         return None
     if in_file_gold is not None:
-        votes = votes.with_gold(gold_column_codes(
-            table.column(in_file_gold).to_pandas(), votes.item_index, np.empty(votes.n_items),
-            votes.labels, getattr(votes, "_item_ids", votes.item_ids),
-            f"{source.name}, column {in_file_gold!r}"))
+        try:
+            codes = gold_column_codes(
+                table.column(in_file_gold).to_pandas(), votes.item_index,
+                np.empty(votes.n_items), votes.labels, getattr(votes, "_item_ids", votes.item_ids),
+                f"{source.name}, column {in_file_gold!r}")
+        except InputError as exc:  # Arrow kept every line but the empty ones (no quotes here)
+            lines = LineMap(source.path if source.path is not None else source.data,
+                            sep="," if kind == "csv" else "\t", quoting=False, blank_rows="kept")
+            raise rows_as_lines(exc, {"annokit_lines": lines}) from None
+        votes = votes.with_gold(codes)
     if gold is not None:
         votes = _attach(votes, _gold_table(gold, None, ()))
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)

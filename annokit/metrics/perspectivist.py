@@ -95,18 +95,19 @@ def read_annotator_predictions(source: Any, *, item: str = "item", annotator: st
     """
     if isinstance(source, pd.DataFrame):
         frame, where = source.copy(), source.attrs.get("annokit_source", "predictions")
-        line_of = np.arange(len(frame)) + 1  # rows, counted from 1
-        row_word = "row"
+
+        def place(i: int) -> str:
+            return f"row {i + 1}"  # rows, counted from 1
     else:
         from annokit.io.source import Input
-        from annokit.io.tables import read_table
+        from annokit.io.tables import read_table, row_where
 
         frame = read_table(Input(source, what="annotator predictions"))
         where = Path(str(source)).name
-        lines = frame.attrs.get("annokit_lines")
-        line_of = (np.asarray(lines) if lines is not None
-                   else np.arange(len(frame)) + frame.attrs.get("annokit_line_offset", 0))
-        row_word = "line"
+
+        def place(i: int) -> str:
+            return row_where(frame, i)  # the file line (found now), or the row of a Parquet file
+
     missing = [c for c in (item, annotator) if c not in frame.columns]
     if missing:
         raise SchemaError(f"{where} is missing column(s) {missing}; got {list(frame.columns)}")
@@ -116,7 +117,7 @@ def read_annotator_predictions(source: Any, *, item: str = "item", annotator: st
                           f"{list(frame.columns)}")
 
     def fail(i: int, column: str, problem: str) -> DataFormatError:
-        return DataFormatError(f"{row_word} {int(line_of[i])} of {where}, column {column!r} "
+        return DataFormatError(f"{place(i)} of {where}, column {column!r} "
                                f"(item {frame[item].iloc[i]!r}, annotator "
                                f"{frame[annotator].iloc[i]!r}): {problem}")
 

@@ -38,6 +38,8 @@ __all__ = [
     "multilabel_conflict",
     "objective_of",
     "option_conflict",
+    "per_item_format",
+    "per_item_output",
     "read_model_predictions",
     "resolve_metrics",
     "resolve_positive",
@@ -89,8 +91,11 @@ class EvaluateOptions:
     positive : str, optional
         Positive class of the binary metrics (two labels), by name or alias.
     per_item : path, optional
-        Also write the per-item values to this file (with the Dask engine: a ``.parquet``
-        path is a directory of parts).
+        Also write the per-item values to this file, in :func:`per_item_format` (with the
+        Dask engine, Parquet is a directory of parts, one per partition).
+    per_item_format : {"csv", "tsv", "jsonl", "parquet"}, optional
+        The format of ``per_item`` whatever its extension (the CLI's ``--out-format``);
+        default the one its extension names, CSV for any other.
     baselines : bool, default True
         Also compute the chance and oracle rows.
 
@@ -131,6 +136,7 @@ class EvaluateOptions:
     positive: str | None = None
     per_item: str | None = None
     baselines: bool = True
+    per_item_format: str | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -147,6 +153,10 @@ class EvaluateOptions:
         check_open_unit("confidence", self.confidence)
         check_option("ties", self.ties, TIE_POLICIES)
         check_option("on_missing", self.on_missing, ("error", "drop"))
+        if self.per_item_format is not None:
+            from annokit.io.table_formats import TABLE_FORMATS
+
+            check_option("per_item_format", self.per_item_format, tuple(TABLE_FORMATS))
         if self.by is not None and self.by != "agreement":
             raise InvalidValueError(f"by must be None or 'agreement'; got {self.by!r}")
         if self.temperature is not None and not (isinstance(self.temperature, (int, float))
@@ -257,11 +267,15 @@ class EvaluateRun:
         The per-annotator (perspectivist) view, with annotator predictions.
     votes : Votes or DaskVotes
         The votes evaluated against (``duplicates_info``, the client of a Dask run).
+    output : dict or None
+        What was written to ``options.per_item`` (:func:`per_item_output`: the command's
+        ``wrote ...`` line and its ``--json`` key ``output``); None without it.
     """
 
     result: Any
     annotators: Any
     votes: Any
+    output: dict[str, Any] | None = None
 
 
 def evaluate_memory(votes: Any, predictions: Any, options: EvaluateOptions | None = None, *,
@@ -317,10 +331,12 @@ def evaluate_memory(votes: Any, predictions: Any, options: EvaluateOptions | Non
         reason = multilabel_conflict(options, annotator_predictions=annotator_predictions)
         if reason is not None:
             raise OptionConflictError(reason)
-        return EvaluateRun(_multilabel(votes, predictions, options), None, votes)
-    return EvaluateRun(_single_label(votes, predictions, options),
-                       None if annotator_predictions is None
-                       else annotator_view(votes, annotator_predictions), votes)
+        result = _multilabel(votes, predictions, options)
+        return EvaluateRun(result, None, votes, write_per_item(result, options))
+    result = _single_label(votes, predictions, options)
+    return EvaluateRun(result, None if annotator_predictions is None
+                       else annotator_view(votes, annotator_predictions), votes,
+                       write_per_item(result, options))
 
 
 def multilabel_conflict(options: EvaluateOptions, *, annotator_predictions: Any = None
@@ -398,7 +414,6 @@ def _single_label(votes: Any, predictions: Any, options: EvaluateOptions) -> Any
                         confidence=o.confidence, n_bins=o.n_bins, baselines=o.baselines,
                         metric_options=None if positive is None else {"positive": positive})
     result.temperature = info
-    write_per_item(result, o)
     return result
 
 
@@ -413,17 +428,65 @@ def _multilabel(votes: Any, predictions: Any, options: EvaluateOptions) -> Any:
     records = align_multilabel(votes, preds, pred_labels=o.pred_labels, on_missing=o.on_missing)
     result = run_engine(records, metrics, n_boot=o.n_boot, seed=o.seed, confidence=o.confidence,
                         n_bins=o.n_bins, baselines=o.baselines)
-    write_per_item(result, o)
     return result
 
 
-def write_per_item(result: Any, options: EvaluateOptions) -> None:
-    """Write ``result.per_item`` to ``options.per_item`` when it names a file (one file, both
-    engines' multi-label tables and the in-memory single-label one)."""
-    if options.per_item:
-        from annokit.io.atomic import write_table
+def per_item_format(options: EvaluateOptions) -> str | None:
+    """The format ``options.per_item`` is written in, the one rule of both engines:
+    ``per_item_format`` (``--out-format``), else the one the extension names, else CSV;
+    None without ``per_item``. Parquet is one file in memory and, on Dask, a dataset (a
+    directory of part files, one per partition; multi-label: one file, gathered).
 
-        write_table(result.per_item, options.per_item, for_people=True, default=".csv")
+    Raises
+    ------
+    DataFormatError
+        An extension that names another format than ``per_item_format``.
+
+    Examples
+    --------
+    >>> [per_item_format(EvaluateOptions(per_item=p, per_item_format=f)) for p, f in
+    ...  [("items.tsv", None), ("items", "parquet"), ("items.txt", None), (None, None)]]
+    ['tsv', 'parquet', 'csv', None]
+    """
+    from annokit.io.table_formats import TABLE_FORMATS, table_format
+
+    path = options.per_item
+    if path is None:
+        return None
+    named = any(Path(path).suffix.lower() in exts for exts in TABLE_FORMATS.values())
+    if options.per_item_format is None and not named:
+        return "csv"
+    return table_format(path, options.per_item_format)
+
+
+def per_item_output(options: EvaluateOptions, n_rows: int, *, dataset: bool = False
+                    ) -> dict[str, Any] | None:
+    """What was written to ``options.per_item`` (:func:`annokit.io.table_formats.output_info`):
+    one file, or with ``dataset`` a directory of Parquet part files (counted); None without
+    ``per_item``."""
+    from annokit.io.table_formats import output_info
+
+    fmt = per_item_format(options)
+    if fmt is None or options.per_item is None:
+        return None
+    n_files = None
+    if dataset:
+        n_files = sum(1 for f in Path(options.per_item).glob("*.parquet"))
+    return output_info(options.per_item, fmt, n_rows, n_files=n_files)
+
+
+def write_per_item(result: Any, options: EvaluateOptions) -> dict[str, Any] | None:
+    """Write ``result.per_item`` to ``options.per_item`` as one file in
+    :func:`per_item_format` (the in-memory tables, and the multi-label one of both engines);
+    returns :func:`per_item_output` (None when there is no path)."""
+    fmt = per_item_format(options)
+    if fmt is None or options.per_item is None:
+        return None
+    from annokit.io.atomic import write_table
+
+    table = result.per_item
+    write_table(table, options.per_item, for_people=True, format=fmt)
+    return per_item_output(options, len(table))
 
 
 def annotator_view(votes: Any, source: Any) -> Any:

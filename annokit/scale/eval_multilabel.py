@@ -63,11 +63,15 @@ from annokit.metrics.engine import (
 )
 from annokit.metrics.multilabel_records import MultilabelRecords, read_multilabel_predictions
 from annokit.scale.progress import compute
-from annokit.scale.votes_multilabel import check_responses, merge_repeated, responses_part
+from annokit.scale.votes_multilabel import (
+    check_responses,
+    merge_parts,
+    merge_repeated,
+    responses_part,
+    tree,
+)
 
 __all__ = ["evaluate_multilabel_dask"]
-
-_FAN_IN = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,34 +160,23 @@ def _merge_states(a: list[Any] | None, b: list[Any] | None) -> list[Any] | None:
     return a
 
 
-def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(parts[0])
-    for p in parts[1:]:
-        out["repeated"] = out["repeated"] + p["repeated"]
-        if "n_items" not in out or "n_items" not in p:
-            out.pop("n_items", None)  # some partition repeats a tick: only the error counts
-            continue
-        for key in ("n_items", "n_matched", "n_ties"):
-            out[key] += p[key]
-        out["first_ids"] = sorted(out["first_ids"] + p["first_ids"])[:3]
-        out["missing"] = out["missing"] + p["missing"]
-        out["frames"] = out["frames"] + p["frames"]
-        out["point"] = _merge_states(out["point"], p["point"])
-        if out["base"] is None:
-            out["base"] = p["base"]
-        elif p["base"] is not None:
-            out["base"] = [_merge_states(x, y) for x, y in zip(out["base"], p["base"],
-                                                                strict=True)]
-        out["boot"] = [_merge_states(x, y) for x, y in zip(out["boot"], p["boot"], strict=True)]
-    return out
+def _merge_rest(out: dict[str, Any], p: dict[str, Any]) -> None:
+    """The ids kept for messages (the first three seen), the missing items, the per-item
+    frames and the metric states."""
+    out["first_ids"] = sorted(out["first_ids"] + p["first_ids"])[:3]
+    out["missing"] = out["missing"] + p["missing"]
+    out["frames"] = out["frames"] + p["frames"]
+    out["point"] = _merge_states(out["point"], p["point"])
+    if out["base"] is None:
+        out["base"] = p["base"]
+    elif p["base"] is not None:
+        out["base"] = [_merge_states(x, y) for x, y in zip(out["base"], p["base"], strict=True)]
+    out["boot"] = [_merge_states(x, y) for x, y in zip(out["boot"], p["boot"], strict=True)]
 
 
-def _tree(nodes: list[Any]) -> Any:
-    from dask import delayed
-
-    while len(nodes) > 1:
-        nodes = [delayed(_merge)(*nodes[i:i + _FAN_IN]) for i in range(0, len(nodes), _FAN_IN)]
-    return nodes[0]
+#: One merge of partition results: the counts added, the rest by :func:`_merge_rest`.
+_merge = functools.partial(merge_parts, summed=("n_items", "n_matched", "n_ties"),
+                           rest=_merge_rest)
 
 
 def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, *,
@@ -292,7 +285,7 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
     spec_d, ids_d = delayed(spec, pure=True), delayed(annotator_ids, pure=True)
     parts = [delayed(_part)(f, i, r, spec_d, ids_d)
              for f, i, r in zip(votes.frame.to_delayed(), item_parts, pieces, strict=True)]
-    res = compute(cl, [_tree(parts)], desc="multi-label evaluate")[0]
+    res = compute(cl, [tree(parts, _merge)], desc="multi-label evaluate")[0]
     check_responses(votes.source, *merge_repeated(res["repeated"]))
     if perm is None:  # no order suggested: the majority of multi-label votes is per label
         raise AlignmentError(unknown_order_message(labels, preds.n_labels, None))

@@ -31,12 +31,14 @@ import pandas as pd
 
 from annokit.core.resample import item_keys
 from annokit.errors import DataFormatError, InputError, InvalidValueError
+from annokit.io.lines import LineMap, RowPlaces
 from annokit.io.predictions import (
     Predictions,
     prediction_columns,
     predictions_from_frame,
     read_predictions,
 )
+from annokit.scale.votes import _file_bytes
 
 __all__ = ["DaskPredictions", "read_predictions_dask"]
 
@@ -114,8 +116,12 @@ def _files(paths: Any) -> list[str]:
 
 
 def _part(df: pd.DataFrame, idf: str, width: int, source: str, id_field: str | None,
-          renormalize: bool, atol: float, partition_info: dict | None = None) -> pd.DataFrame:
-    """One partition through the in-memory reader's validation, as item_id, _key, p0.."""
+          renormalize: bool, atol: float, files: tuple[str, ...] | None = None, sep: str = ",",
+          partition_info: dict | None = None) -> pd.DataFrame:
+    """One partition through the in-memory reader's validation, as item_id, _key, p0..
+
+    ``files``: the file of each partition when each file is one partition (a message then
+    names the file's line, found in it only for the message); else rows of the partition."""
     if len(df) == 0:
         out = pd.DataFrame({"item_id": pd.Series([], dtype=object),
                             "_key": pd.Series([], dtype=np.uint64)})
@@ -124,16 +130,22 @@ def _part(df: pd.DataFrame, idf: str, width: int, source: str, id_field: str | N
         return out
     part = 0 if partition_info is None else partition_info["number"]
     name = idf if id_field is None else id_field
+    where = source
 
-    def validated(locs: np.ndarray) -> Predictions:
-        return predictions_from_frame(df.copy(deep=False), locs, source=source, id_field=name,
+    def validated(locs: Any) -> Predictions:
+        return predictions_from_frame(df.copy(deep=False), locs, source=where, id_field=name,
                                       renormalize=renormalize, atol=atol)
 
-    try:  # the row names are only read by messages: built when a check fails
-        pred = validated(np.broadcast_to(np.array(["?"], dtype=object), (len(df),)))
-    except InputError:  # the same checks again, naming the row ("row 3 of partition 2")
-        pred = validated(np.strings.add(np.strings.add("row ", np.arange(len(df)).astype(str)),
-                                        f" of partition {part}").astype(object))
+    if files is not None and part < len(files):
+        where = files[part]
+        pred = validated(RowPlaces.of_frame({"annokit_lines": LineMap(
+            where, sep=sep, blank_rows="kept", opener=_file_bytes)}, len(df)))
+    else:
+        try:  # the row names are only read by messages: built when a check fails
+            pred = validated(np.broadcast_to(np.array(["?"], dtype=object), (len(df),)))
+        except InputError:  # the same checks again, naming the row ("row 3 of partition 2")
+            pred = validated(np.strings.add(np.strings.add(
+                "row ", np.arange(len(df)).astype(str)), f" of partition {part}").astype(object))
     if pred.n_labels != width:
         raise DataFormatError(f"partition {part} of {source}: {pred.n_labels} class columns; "
                               f"other partitions have {width}")
@@ -144,6 +156,26 @@ def _part(df: pd.DataFrame, idf: str, width: int, source: str, id_field: str | N
     out = {"item_id": text, "_key": item_keys(ids)}
     out.update({f"p{j}": pred.probs[:, j] for j in range(width)})
     return pd.DataFrame(out)
+
+
+def _one_block_each(files: list[str], blocksize: Any, npartitions: int) -> tuple[str, ...] | None:
+    """The files, when each was read as one partition (none larger than a block), so a
+    partition's rows are its file's; else None (a file cut into blocks of bytes: its rows are
+    counted within the block)."""
+    import os
+
+    from dask.utils import parse_bytes
+
+    if npartitions != len(files):
+        return None
+    limit = None if blocksize is None else parse_bytes(blocksize)
+    try:
+        if any(os.path.getsize(f) == 0 or (limit is not None and os.path.getsize(f) > limit)
+               for f in files):
+            return None
+    except OSError:  # not a local file (fsspec URL): counted within the partition
+        return None
+    return tuple(files)
 
 
 def _list_width(frame: Any, idf: str, source: str, id_field: str | None, renormalize: bool,
@@ -195,6 +227,8 @@ def read_predictions_dask(predictions: Any, *, id_field: str | None = None,
     """
     import dask.dataframe as dd
 
+    per_file: tuple[str, ...] | None = None
+    sep = ","
     if isinstance(predictions, Predictions):
         frame = pd.DataFrame({"item": predictions.item_ids})
         names = predictions.label_names
@@ -223,10 +257,11 @@ def read_predictions_dask(predictions: Any, *, id_field: str | None = None,
             sep = "," if files[0].lower().endswith(".csv") else "\t"
             frame = dd.read_csv(files, sep=sep, dtype=str, keep_default_na=False,
                                 na_filter=False, blocksize=blocksize)
+            per_file = _one_block_each(files, blocksize, frame.npartitions)
     idf, names, width = _columns(list(frame.columns), id_field, source)
     if width is None:
         width = _list_width(frame, idf, source, id_field, renormalize, atol)
     meta = _part(frame._meta, idf, width, source, id_field, renormalize, atol)
     out = frame.map_partitions(_part, idf, width, source, id_field, renormalize, atol,
-                               meta=meta, enforce_metadata=False)
+                               per_file, sep, meta=meta, enforce_metadata=False)
     return DaskPredictions(out, names, width, source)

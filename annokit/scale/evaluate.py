@@ -32,8 +32,9 @@ partitions are kept in worker memory between the two passes.
 
 Memory per task is bounded by a chunk of replicates (``budget`` weights). The
 adaptive-ECE point values (models, baselines and groups) do not gather the items:
-their edges are exact quantiles found by selection over the partitions and their
-bin sums are merged like any other (:mod:`annokit.scale.eval_adaptive`). Its
+their edges are exact quantiles bracketed and then read off in two round trips, and
+their bin sums added in one more, each one task per worker
+(:mod:`annokit.scale.eval_adaptive`). Its
 bootstrap replicates still keep every item (each replicate has its own edges): 16
 bytes per item, plus 8 per item and replicate of a chunk, on one worker, with
 replicate chunks sized on all items, as in memory.
@@ -42,11 +43,12 @@ replicate chunks sized on all items, as in memory.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import shutil
 import tempfile
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +87,7 @@ from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states import AdaptiveBinnedState
 from annokit.metrics.workflow import (
     EvaluateOptions,
+    per_item_format,
     read_model_predictions,
     resolve_metrics,
     resolve_positive,
@@ -96,7 +99,7 @@ from annokit.scale.eval_join import co_partition
 from annokit.scale.eval_predictions import DaskPredictions, read_predictions_dask
 from annokit.scale.eval_temperature import temper_part, temperature_for
 from annokit.scale.progress import compute, persist
-from annokit.scale.write import ONE_FILE, write_table_dask
+from annokit.scale.write import write_table_dask
 
 __all__ = ["dask_refusal", "evaluate_dask"]
 
@@ -223,11 +226,13 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
         joined to the dev items' votes gathered from the partitions; the fit runs on the
         client and the workers apply it to the prediction rows), ``ties`` (``"first"``;
         ``"random"`` is refused, see :func:`dask_refusal`, as is ``oracle_temperature``) and
-        ``per_item``: a ``.csv``, ``.tsv`` or ``.jsonl`` path is one file, as the in-memory
-        CLI writes it (the rows in the items' first-seen order); any other path a directory
-        that receives the per-item values (the columns of ``EvaluationResult.per_item``) as
-        one Parquet file per partition, written by the workers (a subdirectory per model with
-        several models), swapped in atomically; ``result.per_item`` reads it back.
+        ``per_item`` in the format of :func:`~annokit.metrics.workflow.per_item_format` (the
+        in-memory rule: ``per_item_format``, else the extension's, else CSV): CSV, TSV and
+        JSON Lines are one file, as the in-memory CLI writes it (the rows in the items'
+        first-seen order); Parquet a directory that receives the per-item values (the columns
+        of ``EvaluationResult.per_item``) as one Parquet file per partition, written by the
+        workers (a subdirectory per model with several models), swapped in atomically;
+        ``result.per_item`` reads it back.
     client : distributed.Client, optional
         Default: :func:`annokit.scale.client.get_client`.
     budget : int, default 4_000_000
@@ -294,10 +299,12 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
         inputs: dict[str | None, Any] = {str(k): v for k, v in predictions.items()}
     else:
         inputs = {None: predictions}
-    one_file = per_item_out is not None and Path(per_item_out).suffix.lower() in ONE_FILE
+    out_format = per_item_format(o)
+    one_file = out_format is not None and out_format != "parquet"
     if one_file and len(inputs) > 1:
-        raise InvalidValueError("per_item_out as one file takes one model; give a directory "
-                                "(one folder of Parquet parts per model) for several")
+        raise InvalidValueError(f"per_item as one {out_format} file takes one model; give a "
+                                ".parquet path (one folder of Parquet parts per model) for "
+                                "several")
     if per_item_out is not None:
         check_outputs({"per_item_out": per_item_out},
                       directories=[] if one_file else ["per_item_out"])
@@ -380,7 +387,7 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
                     joined, specs[0], adaptive, state_options, n_models=len(preds),
                     n_groups=1 if edges is None else edges.size, baselines=baselines,
                     compute=lambda nodes: _compute(cl, nodes),
-                    persist=lambda nodes: persist(cl, nodes, desc="adaptive ECE"), tree=_tree)
+                    persist=lambda nodes: persist(cl, nodes, desc="adaptive ECE"), client=cl)
         else:
             # partition sizes are not known yet: replicate chunks for a bound on them
             bound = math.ceil(votes.n_items / nparts) * 2 if votes.n_items else 1
@@ -393,12 +400,12 @@ def evaluate_dask(votes: Any, predictions: Any, options: EvaluateOptions | None 
 
             parts = sorted(str(f) for f in Path(tmp_dir).glob("part.*.parquet"))
             write_table_dask(dd.read_parquet(parts), per_item_out, client=cl, for_people=True,
-                             order="_first")
+                             order="_first", format=out_format)
     if info is not None and fit_ids is not None:
         info = {**info, "n_overlap_items": int(stats["n_overlap"])}
     result = _result(preds, stats, specs, vals, names, constant, adaptive, n_boot, policy,
-                     n_bins, confidence, seed, by, baselines, labels, per_item_out, on_missing,
-                     scale, positive_label, temperature)
+                     n_bins, confidence, seed, by, baselines, labels, per_item_out, out_format,
+                     on_missing, scale, positive_label, temperature)
     result.temperature = info
     warn_overlap(info)
     return result
@@ -465,8 +472,8 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
             specs: list[ep.StateSpec], vals: list[dict[str, Any]], names: tuple[str, ...],
             constant: tuple[str, ...], adaptive: tuple[str, ...], n_boot: int, policy: str,
             n_bins: int, confidence: float, seed: int, by: Any, baselines: bool, labels: Any,
-            per_item_out: Any, on_missing: str, scale: str, positive_label: str | None,
-            temperature: float | None = None) -> EvaluationResult:
+            per_item_out: Any, out_format: str | None, on_missing: str, scale: str,
+            positive_label: str | None, temperature: float | None = None) -> EvaluationResult:
     n_ties, n_kept = stats["n_ties"], stats["n_kept"]
     if n_ties:
         warnings.warn(f"{n_ties} of {n_kept} items have a tied human majority; "
@@ -503,18 +510,19 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
         index = np.clip(np.searchsorted(edges, stats["entropy_values"], side="right") - 1, 0,
                         nb - 1)
         sizes = np.bincount(index, weights=stats["entropy_counts"], minlength=nb).astype(int)
-    heads, sources = {}, {}
+    heads: dict[str | None, dict[str, Any]] = {}
+    sources: dict[str | None, Callable[[], Any]] = {}
     for model, st in zip(preds, stats["models"], strict=True):
         dropped = [str(i) for i in st["missing_ids"]] if on_missing == "drop" else []
         heads[model] = {"n_items": n_kept, "n_unmatched_predictions": st["n_rows"] -
                         st["n_matched"], "n_dropped_items": st["n_missing"],
                         "dropped_item_ids": dropped, "labels": tuple(labels.names),
                         "temperature": temperature}
-        if per_item_out is not None and Path(per_item_out).suffix.lower() in ONE_FILE:
-            sources[model] = (lambda path=Path(per_item_out): _read_back_file(path))
+        if per_item_out is not None and out_format != "parquet":
+            sources[model] = functools.partial(_read_back_file, Path(per_item_out), out_format)
         elif per_item_out is not None:
             folder = Path(per_item_out) if model is None else Path(per_item_out) / str(model)
-            sources[model] = (lambda folder=folder: _read_back(folder))
+            sources[model] = functools.partial(_read_back, folder)
     return results_from_values(heads, names, est, reps, baselines=base,
                                by="agreement" if by is not None else None, groups=info,
                                group_sizes=list(sizes), tie_policy=policy, n_ties=n_ties,
@@ -541,12 +549,12 @@ def _read_back(folder: Path) -> Any:
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
 
 
-def _read_back_file(path: Path) -> Any:
+def _read_back_file(path: Path, fmt: str | None) -> Any:
     """The per-item table of one CSV/TSV/JSON Lines file (item ids as text)."""
     import pandas as pd
 
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
+    if fmt == "jsonl":
         return pd.read_json(path, lines=True, dtype={"item": str})
-    sep = "," if path.suffix.lower() == ".csv" else "\t"
+    sep = "," if fmt == "csv" else "\t"
     return pd.read_csv(path, sep=sep, dtype={"item": str, "majority": str},
                        keep_default_na=False, na_values=[""])

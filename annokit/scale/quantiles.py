@@ -4,21 +4,37 @@ The equal-mass (adaptive) ECE bins at the ``b / n_bins`` quantiles of every
 item's confidence (:func:`annokit.metrics._binning.quantile_edges`, numpy's
 ``method="linear"``). In memory that sorts every confidence; on Dask, holding
 every item's confidence on one worker is what breaks at 1e7-1e8 items. Here the
-quantiles are found exactly by selection:
+values are held in sorted *runs* (each partition sorts its own once), the runs
+answer in *groups* (a worker's partitions: one task per worker), and the order
+statistics the quantiles need are found in two round trips by *brackets*:
 
-1. one pass gives each partition's count, minimum and maximum;
-2. each round, every partition counts its values in ``cells`` equal-width cells
-   of the interval that holds a wanted order statistic (counts are summed by a
-   tree of additions); the cell holding the rank becomes the next interval;
-3. once an interval holds at most ``gather`` values (or after the rounds have
-   shrunk it to a few floating-point numbers), the partitions send their distinct
-   values in it with their counts, and the order statistic is read off.
+1. every group sends about ``sample`` of its values, evenly spaced in each run (its
+   first and last among them), with the exact count of the group's values below
+   and at most each. Summed over the groups, these bound for any value ``x`` how
+   many values are below ``x`` (at most the count below the next listed value at or
+   above ``x``) and at most ``x`` (at least the count at most the last listed value
+   at or below it). So each wanted order statistic of rank ``r`` is bracketed by
+   ``[lo, hi]``: ``lo`` the largest listed value with at most ``r`` values possibly
+   below it, ``hi`` the smallest with more than ``r`` values certainly at or below
+   it; and the bounds say how many values lie strictly inside the bracket (a few
+   times ``n / sample`` per group);
+2. every group sends how many of its values are below ``lo`` and its distinct
+   values in ``[lo, hi]`` with their counts: now the bounds are exact, ``lo == hi``,
+   and that is the order statistic.
+
+When a set's brackets would gather more than ``gather`` values, the widest are
+sampled again instead (a fallback round: the same bounds inside the bracket,
+which shrinks it about ``sample`` times), and gathered the round after. Ties
+never widen a bracket by more than its two ends, which travel as one value and a
+count. Work per group and bracket is a binary search per run and listed value;
+bytes about ``24 sample`` per group and set for round 1, ``16`` per gathered value
+for round 2.
 
 The quantile is then interpolated from its two order statistics exactly as
 numpy does (``(n - 1) q`` virtual index, numpy's ``_lerp``), so the edges equal
-``np.quantile(all_values, q)`` bit for bit (tested). Memory per task is
-``n_intervals x cells`` counts; work is one pass per round (two or three at 1e8
-values with the defaults).
+``np.quantile(all_values, q)`` bit for bit (tested). Values must not be NaN;
+``-0.0`` and ``0.0`` count as one value (numpy's pick between them depends on its
+partitioning).
 """
 
 from __future__ import annotations
@@ -31,9 +47,11 @@ import numpy as np
 __all__ = ["exact_quantiles", "exact_quantiles_sets", "finish_step", "lerp", "local_runner",
            "order_statistic_positions", "partition_step", "reduce_step"]
 
-#: Cells per interval and round, and the most values an interval may hold to be gathered.
-CELLS = 4096
-GATHER = 1 << 16
+#: Values each group lists per bracket, and the most values (bounded from the lists) a set
+#: may gather in one round; beyond it, the widest brackets are sampled again.
+SAMPLE = 4096
+GATHER = 1 << 19
+#: Sampling rounds after which every bracket is gathered whatever its size.
 MAX_ROUNDS = 8
 
 
@@ -59,48 +77,98 @@ def lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     return out
 
 
-# --------------------------------------------------------------------------- partition tasks
+# --------------------------------------------------------------------------- partition side
 
-def _min_max(values: np.ndarray) -> np.ndarray:  # (count, min, max)
+#: A group's answer for one bracket: its values below ``lo``; then distinct values in the
+#: bracket (sorted, the group's smallest and largest in it among them), with, for each,
+#: how many of the group's values in the bracket lie from it up to the next one listed
+#: (``up``) and from after the previous one listed up to it (``down``). Gathered brackets
+#: list every distinct value, with ``up = down = count``.
+Answer = tuple[int, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _runs(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Distinct values of sorted ``values`` with their summed ``counts``."""
     if values.size == 0:
-        return np.array([0.0, np.inf, -np.inf])
-    return np.array([float(values.size), float(values.min()), float(values.max())])
+        return values, counts[:0]
+    starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+    return values[starts], np.add.reduceat(counts, starts)
 
 
-def _in(values: np.ndarray, lo: float, hi: float, closed: bool) -> np.ndarray:
-    return (values >= lo) & ((values <= hi) if closed else (values < hi))
+def _positions(run: np.ndarray, k: int, phase: float) -> np.ndarray:
+    """``run``'s values at ``k`` evenly spaced positions shifted by ``phase`` of a step, and
+    its first and last."""
+    step = run.size / k
+    pos = np.minimum(((np.arange(k) + phase) * step).astype(np.int64), run.size - 1)
+    return np.concatenate([run[:1], run[pos], run[-1:]])
 
 
-def _cell_counts(values: np.ndarray, intervals: np.ndarray, cells: int) -> np.ndarray:
-    """``(n_intervals, cells)`` counts of ``values`` in equal-width cells of each interval."""
-    out = np.zeros((len(intervals), cells), dtype=np.int64)
-    for i, (lo, hi, closed) in enumerate(intervals):
-        v = values[_in(values, lo, hi, bool(closed))]
-        if v.size:
-            edges = np.linspace(lo, hi, cells + 1)
-            idx = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, cells - 1)
-            out[i] = np.bincount(idx, minlength=cells)
+def _bracket(runs: Sequence[np.ndarray], lo: float, hi: float, gather: bool, sample: int
+             ) -> Answer:
+    """A group's answer for the bracket ``[lo, hi]`` of its sorted ``runs``."""
+    a = [int(np.searchsorted(r, lo, side="left")) for r in runs]
+    inside = [r[i:np.searchsorted(r, hi, side="right")] for r, i in zip(runs, a, strict=True)]
+    inside = [s for s in inside if s.size]
+    n_in = sum(s.size for s in inside)
+    if gather or n_in <= sample:
+        values = np.sort(np.concatenate(inside)) if inside else np.zeros(0)
+        vals, counts = _runs(values, np.ones(values.size, dtype=np.int64))
+        return sum(a), vals, counts, counts
+    # candidates: about ``sample`` sorted positions in all, evenly spaced in each run (its
+    # first and last among them) with a phase of its own (alike runs would otherwise put
+    # theirs at the same quantiles, leaving wide gaps between); then the exact counts
+    # below / at most each
+    cand = np.unique(np.concatenate([_positions(s, max(1, sample * s.size // n_in),
+                                                (k + 0.5) / len(inside))
+                                     for k, s in enumerate(inside)]))
+    less = np.zeros(cand.size, dtype=np.int64)
+    at_most = np.zeros(cand.size, dtype=np.int64)
+    for s in inside:
+        less += np.searchsorted(s, cand, side="left")
+        at_most += np.searchsorted(s, cand, side="right")
+    return sum(a), cand, np.diff(less, append=n_in), np.diff(at_most, prepend=0)
+
+
+def partition_step(step: str, runs: Sequence[np.ndarray], args: tuple) -> list[Answer]:
+    """One group's part of :func:`exact_quantiles`' step ``step`` (``"brackets"``).
+
+    ``runs`` are the group's values in sorted arrays (a worker's partitions, say);
+    ``args`` is ``(brackets, gather, sample)``: ``brackets`` of shape (n, 2) (``lo``,
+    ``hi``), ``gather`` of shape (n,) bool (send every distinct value in the bracket,
+    else about ``sample`` values with exact counts when it holds more).
+    """
+    if step != "brackets":
+        raise ValueError(f"unknown step {step!r}")
+    brackets, gather, sample = args
+    return [_bracket(runs, lo, hi, bool(g), sample)
+            for (lo, hi), g in zip(brackets, gather, strict=True)]
+
+
+def reduce_step(step: str, results: Sequence[list[Answer]]) -> list[Answer]:
+    """Combine groups' results of step ``step``: per bracket, the counts below it added and
+    the lists put together."""
+    out: list[Answer] = []
+    for answers in zip(*results, strict=True):
+        out.append((sum(int(a[0]) for a in answers), np.concatenate([a[1] for a in answers]),
+                    np.concatenate([a[2] for a in answers]),
+                    np.concatenate([a[3] for a in answers])))
     return out
 
 
-def _distinct(values: np.ndarray, intervals: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Distinct values in each interval, with their counts."""
-    return [np.unique(values[_in(values, lo, hi, bool(closed))], return_counts=True)
-            for lo, hi, closed in intervals]
-
-
-def _merge_distinct(parts: Sequence[tuple[np.ndarray, np.ndarray]]
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    values = np.concatenate([p[0] for p in parts])
-    counts = np.concatenate([p[1] for p in parts])
-    uniq, inverse = np.unique(values, return_inverse=True)
-    return uniq, np.bincount(inverse.ravel(), weights=counts, minlength=uniq.size).astype(np.int64)
+def finish_step(step: str, value: list[Answer]) -> list[Answer]:
+    """The combined answers, each bracket's list sorted with equal values merged."""
+    out: list[Answer] = []
+    for below, vals, up, down in value:
+        order = np.argsort(vals, kind="stable")
+        v, u = _runs(vals[order], up[order])
+        out.append((below, v, u, _runs(vals[order], down[order])[1]))
+    return out
 
 
 # --------------------------------------------------------------------------- selection
 
 def exact_quantiles(parts: Sequence[Any], q: Any, *, run: Callable[[str, tuple], Any],
-                    cells: int = CELLS, gather: int = GATHER) -> np.ndarray:
+                    sample: int = SAMPLE, gather: int = GATHER) -> np.ndarray:
     """``np.quantile(concatenate(values), q)`` for values held by partitions.
 
     Parameters
@@ -110,130 +178,114 @@ def exact_quantiles(parts: Sequence[Any], q: Any, *, run: Callable[[str, tuple],
     q : array-like of float in [0, 1]
     run : callable
         ``run(step, args)`` applies :func:`partition_step` ``step`` with ``args`` to
-        every partition's values and returns the results combined by
-        :func:`reduce_step` and :func:`finish_step`. :func:`local_runner` does this
-        in memory; the Dask engine with tasks and a tree of reductions.
-    cells, gather : int
-        Cells per interval and round; largest interval gathered as distinct values.
+        every group of sorted runs of the values and returns the groups' results
+        combined by :func:`reduce_step` and :func:`finish_step`. :func:`local_runner`
+        does this in memory; the Dask engine with one task per worker.
+    sample, gather : int
+        Values a group lists per bracket; most values a set gathers in one round.
 
     Returns
     -------
     ndarray of float64, shape of ``q``; NaN (all of them) when there are no values.
     """
     return exact_quantiles_sets(1, q, run=lambda step, args: [run(step, args[0])],
-                                cells=cells, gather=gather)[0]
+                                sample=sample, gather=gather)[0]
 
 
 def exact_quantiles_sets(n_sets: int, q: Any, *, run: Callable[[str, list[tuple]], list[Any]],
-                         cells: int = CELLS, gather: int = GATHER) -> list[np.ndarray]:
+                         sample: int = SAMPLE, gather: int = GATHER) -> list[np.ndarray]:
     """:func:`exact_quantiles` of several sets of values, sharing every pass over the data.
 
     ``run(step, args_per_set)`` returns one combined result per set; a set whose
-    selection is already done gets arguments that make its step empty.
+    selection is already done gets no brackets. Two round trips (one when every group
+    holds at most ``sample`` values) unless a set's brackets hold more than ``gather``
+    values after the first.
     """
     q = np.asarray(q, dtype=np.float64)
-    infos = run("min_max", [()] * n_sets)
-    sel = [_Selection(int(n_f), lo, hi, q) for n_f, lo, hi in infos]
-    for _ in range(MAX_ROUNDS):
-        asks = [s.cell_intervals(gather) for s in sel]
-        if not any(len(a) for a in asks):
+    whole = np.array([[-np.inf, np.inf]])
+    firsts = run("brackets", [(whole, np.zeros(1, bool), sample)] * n_sets)
+    sel = [_Selection(first[0], q) for first in firsts]
+    for round_ in range(MAX_ROUNDS + 1):
+        asks = [s.brackets(gather, last=round_ == MAX_ROUNDS) for s in sel]
+        if not any(len(a[0]) for a in asks):
             break
-        counts = run("cells", [(a, cells) for a in asks])
-        for s, a, c in zip(sel, asks, counts, strict=True):
-            s.narrow(a, c, cells)
-    asks = [s.open_intervals() for s in sel]
-    if any(len(a) for a in asks):
-        merged = run("distinct", [(a,) for a in asks])
-        for s, a, m in zip(sel, asks, merged, strict=True):
-            s.read_off(a, m)
+        answers = run("brackets", [(b, g, sample) for b, g in asks])
+        for s, a in zip(sel, answers, strict=True):
+            s.narrow(a)
     return [s.result(q) for s in sel]
 
 
 class _Selection:
-    """One set's wanted order statistics and the value interval that holds each."""
+    """One set's wanted order statistics and the bracket that holds each."""
 
-    def __init__(self, n: int, lo: float, hi: float, q: np.ndarray) -> None:
-        self.n = n
-        self.found: dict[int, float] = {}
-        if n == 0:
-            self.state: dict[int, tuple] = {}
+    def __init__(self, first: Answer, q: np.ndarray) -> None:
+        self.n = int(first[2].sum())  # the gaps of the whole range add up to the count
+        if self.n == 0:
             return
-        self.lo_i, self.hi_i, self.gamma = order_statistic_positions(n, q.ravel())
-        ranks = np.unique(np.concatenate([self.lo_i, self.hi_i]))
-        # rank -> (lo, hi, closed at hi, values below lo, values in the interval)
-        self.state = {int(r): (lo, hi, True, 0, n) for r in ranks}
+        self.lo_i, self.hi_i, self.gamma = order_statistic_positions(self.n, q.ravel())
+        self.ranks = np.unique(np.concatenate([self.lo_i, self.hi_i]))
+        self.lo = np.full(self.ranks.size, -np.inf)
+        self.hi = np.full(self.ranks.size, np.inf)
+        self.inside = np.zeros(self.ranks.size, dtype=np.int64)  # values strictly inside
+        self.done = np.zeros(self.ranks.size, dtype=bool)
+        self.which = np.zeros(self.ranks.size, dtype=np.int64)
+        self._update(np.arange(self.ranks.size), first)
 
-    def cell_intervals(self, gather: int) -> np.ndarray:
-        keys = sorted({st[:3] for st in self.state.values() if st[4] > gather and st[0] < st[1]})
-        self._asked = keys
-        return np.array(keys, dtype=np.float64).reshape(-1, 3)
+    def _update(self, ranks_at: np.ndarray, answer: Answer) -> None:
+        """Narrow the brackets of ``ranks_at`` (all in one bracket) from its merged answer.
 
-    def narrow(self, intervals: np.ndarray, counts: np.ndarray, cells: int) -> None:
-        for r, (lo, hi, closed, below, _n) in list(self.state.items()):
-            key = (lo, hi, closed)
-            if key not in self._asked:
-                continue
-            row = counts[self._asked.index(key)]
-            cum = below + np.cumsum(row)
-            j = int(np.searchsorted(cum, r, side="right"))  # first cell with cum > r
-            edges = np.linspace(lo, hi, cells + 1)
-            last = j == cells - 1
-            self.state[r] = (float(edges[j]), float(hi if last else edges[j + 1]),
-                             closed and last, int(cum[j] - row[j]), int(row[j]))
+        With ``F(x)`` an upper bound of the values below ``x`` and ``G(x)`` a lower bound
+        of the values at most ``x`` (exact when every value was sent), the value of rank
+        ``r`` is at least every ``x`` with ``F(x) <= r`` and at most every ``x`` with
+        ``G(x) >= r + 1``.
+        """
+        below, vals, up, down = answer
+        f = below + np.concatenate([[0], np.cumsum(up)[:-1]])
+        g = below + np.cumsum(down)
+        r = self.ranks[ranks_at]
+        i = np.searchsorted(f, r, side="right") - 1
+        j = np.searchsorted(g, r + 1, side="left")
+        self.lo[ranks_at], self.hi[ranks_at] = vals[i], vals[j]
+        self.inside[ranks_at] = np.maximum(f[j] - g[i], 0)
+        self.done[ranks_at] = i == j
 
-    def open_intervals(self) -> np.ndarray:
-        self._asked = sorted({st[:3] for st in self.state.values()})
-        return np.array(self._asked, dtype=np.float64).reshape(-1, 3)
+    def brackets(self, gather: int, *, last: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The open brackets, and which to gather (all of them when ``last``): the narrowest
+        first while the values they hold add up to at most ``gather``."""
+        if self.n == 0 or self.done.all():
+            self._asked = np.zeros((0, 2))
+            return self._asked, np.zeros(0, bool)
+        open_ = ~self.done
+        pairs = np.stack([self.lo[open_], self.hi[open_]], axis=1)
+        self._asked, first, inv = np.unique(pairs, axis=0, return_index=True,
+                                            return_inverse=True)
+        self.which[open_] = inv.ravel()
+        size = self.inside[open_][first] + 2  # the two ends' ties travel as one value each
+        take = np.zeros(size.size, dtype=bool)
+        by_size = np.argsort(size, kind="stable")
+        take[by_size[np.cumsum(size[by_size]) <= gather]] = True
+        return self._asked, take | last
 
-    def read_off(self, intervals: np.ndarray, merged: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        for r, (lo, hi, closed, below, _n) in self.state.items():
-            values, counts = merged[self._asked.index((lo, hi, closed))]
-            cum = below + np.cumsum(counts)
-            self.found[r] = float(values[int(np.searchsorted(cum, r, side="right"))])
+    def narrow(self, answers: list[Answer]) -> None:
+        open_ = np.flatnonzero(~self.done) if self.n else np.zeros(0, np.int64)
+        for k, answer in enumerate(answers):
+            self._update(open_[self.which[open_] == k], answer)
 
     def result(self, q: np.ndarray) -> np.ndarray:
         if self.n == 0:
             return np.full(q.shape, np.nan)
-        a = np.array([self.found[int(r)] for r in self.lo_i])
-        b = np.array([self.found[int(r)] for r in self.hi_i])
+        a = self.lo[np.searchsorted(self.ranks, self.lo_i)]
+        b = self.lo[np.searchsorted(self.ranks, self.hi_i)]
         return lerp(a, b, self.gamma).reshape(q.shape)
 
 
-def partition_step(step: str, values: np.ndarray, args: tuple) -> Any:
-    """One partition's part of :func:`exact_quantiles`' step ``step``."""
-    values = np.asarray(values, dtype=np.float64).ravel()
-    if step == "min_max":
-        return _min_max(values)
-    if step == "cells":
-        return _cell_counts(values, *args)
-    if step == "distinct":
-        return _distinct(values, *args)
-    raise ValueError(f"unknown step {step!r}")
-
-
-def reduce_step(step: str, a: Any, b: Any) -> Any:
-    """Combine two partitions' (or subtrees') results of step ``step``."""
-    if step == "min_max":
-        return np.array([a[0] + b[0], min(a[1], b[1]), max(a[2], b[2])])
-    if step == "cells":
-        return a + b
-    return [_merge_distinct([x, y]) for x, y in zip(a, b, strict=True)]
-
-
-def finish_step(step: str, value: Any) -> Any:
-    if step == "min_max":
-        return float(value[0]), float(value[1]), float(value[2])
-    return value
-
-
-def local_runner(arrays: Sequence[np.ndarray]) -> Callable[[str, tuple], Any]:
-    """A ``run`` for :func:`exact_quantiles` over in-memory arrays (tests, small data)."""
+def local_runner(groups: Sequence[Sequence[np.ndarray]]) -> Callable[[str, tuple], Any]:
+    """A ``run`` for :func:`exact_quantiles` over in-memory groups of arrays (tests, small
+    data): each group answers for its arrays, the groups' answers are combined."""
+    groups = [[np.sort(np.asarray(a, dtype=np.float64).ravel()) for a in g] for g in groups]
 
     def run(step: str, args: tuple) -> Any:
-        results = [partition_step(step, a, args) for a in arrays]
-        out = results[0]
-        for r in results[1:]:
-            out = reduce_step(step, out, r)
-        return finish_step(step, out)
+        return finish_step(step, reduce_step(step, [partition_step(step, g, args)
+                                                    for g in groups]))
 
     return run

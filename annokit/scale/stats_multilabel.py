@@ -14,6 +14,7 @@ identical to memory; alpha and its interval agree to about 1e-15 (sums in anothe
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -37,11 +38,15 @@ from annokit.core.resample import (
 from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.quality.dataset_stats import STATS_SCHEMA_VERSION, DatasetStats
 from annokit.scale.progress import compute
-from annokit.scale.votes_multilabel import check_responses, merge_repeated, responses_part
+from annokit.scale.votes_multilabel import (
+    check_responses,
+    merge_parts,
+    merge_repeated,
+    responses_part,
+    tree,
+)
 
 __all__ = ["multilabel_stats_dask"]
-
-_FAN_IN = 8
 
 
 def _part(frame: pd.DataFrame, items: pd.DataFrame, *, k: int, n_annotators: int, labels: Any,
@@ -81,29 +86,16 @@ _SUMMED = ("n_items", "n_votes", "n_responses", "ticks", "majority", "tied", "n_
            "n_pairable", "d", "totals", "reps_w", "reps_d", "reps_t")
 
 
-def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(parts[0])
-    for p in parts[1:]:
-        out["repeated"] = out["repeated"] + p["repeated"]
-        if "n_items" not in out or "n_items" not in p:
-            out.pop("n_items", None)  # some partition repeats a tick: only the error counts
-            continue
-        for key in _SUMMED:
-            out[key] = out[key] + p[key]
-        for key in ("answered", "set_sizes"):
-            a, b = out[key], p[key]
-            n = max(a.size, b.size)
-            out[key] = np.pad(a, (0, n - a.size)) + np.pad(b, (0, n - b.size))
-        out["max_size"] = max(out["max_size"], p["max_size"])
-    return out
+def _merge_histograms(out: dict[str, Any], p: dict[str, Any]) -> None:
+    for key in ("answered", "set_sizes"):
+        a, b = out[key], p[key]
+        n = max(a.size, b.size)
+        out[key] = np.pad(a, (0, n - a.size)) + np.pad(b, (0, n - b.size))
+    out["max_size"] = max(out["max_size"], p["max_size"])
 
 
-def _tree(nodes: list[Any]) -> Any:
-    from dask import delayed
-
-    while len(nodes) > 1:
-        nodes = [delayed(_merge)(*nodes[i:i + _FAN_IN]) for i in range(0, len(nodes), _FAN_IN)]
-    return nodes[0]
+#: One merge of partition results: the sums added, the histograms padded and added.
+_merge = functools.partial(merge_parts, summed=_SUMMED, rest=_merge_histograms)
 
 
 def _median(hist: np.ndarray) -> float:
@@ -196,7 +188,7 @@ def multilabel_stats_dask(votes: Any, *, n_boot: int = 1000, confidence: float =
                             annotator_ids=ids, ties=ties, seed=seed, n_boot=int(n_boot),
                             budget=budget)
              for f, i in zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)]
-    res = compute(votes.client, [_tree(parts)], desc="multi-label stats")[0]
+    res = compute(votes.client, [tree(parts, _merge)], desc="multi-label stats")[0]
     check_responses(votes.source, *merge_repeated(res["repeated"]))
     answered, sizes = res["answered"], res["set_sizes"]
     n_resp = res["n_responses"]

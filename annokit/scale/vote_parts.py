@@ -21,6 +21,7 @@ from annokit.core.ids import has_repeated_pairs
 from annokit.core.labels import MISSING_STRINGS, scalar_to_str
 from annokit.core.resample import item_keys
 from annokit.errors import SchemaError
+from annokit.io.tables import row_where
 
 __all__ = ["SPACES", "code_part", "disjoint", "finish_part", "order_by_key", "remap",
            "where_value"]
@@ -33,9 +34,7 @@ def _where(df: pd.DataFrame, row: int, column: str, part: int) -> str:
     name = df.attrs.get("annokit_source")
     if name is None:
         return f"partition {part}, row {row}, column {column!r}"
-    offset = df.attrs.get("annokit_line_offset", 0)
-    unit = "line" if offset else "row"
-    return f"{unit} {row + offset} of {name}, column {column!r}"
+    return f"{row_where(df, row)} of {name}, column {column!r}"
 
 
 def where_value(df: pd.DataFrame, part: int, column: str, value: Any) -> str:
@@ -215,9 +214,14 @@ def remap(parts: tuple, label_map: np.ndarray, annotators: Any,
 
 
 def finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_duplicates: bool,
-                source: str, annotator_ids: Any = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                source: str, annotator_ids: Any = None, count_pairs: bool = False
+                ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """After the shuffle (if any): sort by item, refuse duplicate votes (naming the item and the
-    annotator by their ids) and conflicting gold."""
+    annotator by their ids) and conflicting gold.
+
+    ``count_pairs`` (votes kept with ``duplicates="keep"``): also count the repeated (item,
+    annotator) pairs, each pair once, as the in-memory reader reports them
+    (:func:`annokit.io.duplicates_note`); the third value (0 otherwise)."""
     order = order_by_key(frame["item"].to_numpy())
     frame = pd.DataFrame({c: frame[c].to_numpy()[order] for c in frame.columns})
     keys = items["item"].to_numpy()
@@ -238,7 +242,11 @@ def finish_part(frame: pd.DataFrame, items: pd.DataFrame, part: int, check_dupli
                               f"votes from annotator {who}; the Dask engine refuses them: read "
                               "with --engine memory and --duplicates first|last|keep (Python: "
                               "read_votes_dask(duplicates='keep') keeps them)")
-    return frame, items
+    n_pairs = 0
+    if count_pairs and len(frame) and _may_repeat(frame, annotator_ids):
+        repeated = frame.loc[frame.duplicated(["item", "annotator"]), ["item", "annotator"]]
+        n_pairs = len(repeated.drop_duplicates())
+    return frame, items, n_pairs
 
 
 def _merge_items(items: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -54,6 +54,7 @@ from annokit.core.gold import (
 from annokit.core.labels import LabelSet
 from annokit.core.votes import Votes
 from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValueError, SchemaError
+from annokit.io.lines import LineMap
 from annokit.io.partitions import partition_files
 from annokit.io.ratings import scaled_labels
 from annokit.io.tabular import detect_columns
@@ -64,6 +65,11 @@ from annokit.scale.vote_parts import code_part, disjoint, finish_part, remap, wh
 __all__ = ["DaskVotes", "attach_gold_dask", "from_votes", "read_votes_dask", "to_votes"]
 
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
+
+
+def _n_gold(items: pd.DataFrame) -> int:
+    """A partition's items with a gold value."""
+    return int((items["gold"].to_numpy() != GOLD_NONE).sum())
 
 
 @dataclass
@@ -90,6 +96,11 @@ class DaskVotes:
         The client the partitions are persisted on (None: the local scheduler).
     has_gold : bool
         Whether gold was read (a gold column or a gold file), as ``Votes.gold`` is not None.
+    duplicates_info : dict or None
+        As ``Votes.duplicates_info`` of the in-memory reader: votes read with
+        ``duplicates="keep"`` give ``{"policy": "keep", "repeated_pairs", "votes_removed": 0}``
+        (``repeated_pairs``: the (item, annotator) pairs with several votes, None without
+        annotator ids); None for the default, which refuses them.
     """
 
     frame: Any
@@ -102,11 +113,23 @@ class DaskVotes:
     source: str
     client: Any = None
     has_gold: bool = False
+    duplicates_info: dict[str, Any] | None = None
 
     def compute(self, *collections: Any, desc: str = "Dask") -> tuple:
         """Compute Dask collections on the client these votes live on (a progress bar
         labelled ``desc``: :func:`annokit.scale.progress.compute`)."""
         return tuple(compute(self.client, collections, desc=desc))
+
+    def n_gold_items(self) -> int:
+        """Items with a gold value (one of the labels, or one that is not), as
+        ``(Votes.gold != GOLD_NONE).sum()`` in memory: 0 without gold (no pass then), and 0
+        for a gold column left blank on every item."""
+        if not self.has_gold:
+            return 0
+        import dask
+
+        return int(sum(self.compute(*[dask.delayed(_n_gold)(p) for p in self.items.to_delayed()],
+                                    desc="gold labels")))
 
     @property
     def npartitions(self) -> int:
@@ -132,6 +155,14 @@ class DaskVotes:
 # -- reading -----------------------------------------------------------------------------
 
 
+def _file_bytes(path: str) -> bytes:
+    """The bytes of a file fsspec opens (a message's line is looked up in them)."""
+    import fsspec
+
+    with fsspec.open(path, "rb") as fh:
+        return fh.read()
+
+
 def _read_file(path: str, columns: list[str] | None) -> pd.DataFrame:
     """One file as a frame of strings (ids and labels exactly as written)."""
     import fsspec
@@ -151,6 +182,9 @@ def _read_file(path: str, columns: list[str] | None) -> pd.DataFrame:
                                  keep_default_na=False, na_filter=False, usecols=columns)
                 df = df.replace("", np.nan)
                 df.attrs["annokit_line_offset"] = 2
+                # the file line of a row, found on the worker when a message needs one
+                df.attrs["annokit_lines"] = LineMap(path, sep="," if kind == "csv" else "\t",
+                                                    blank_rows="kept", opener=_file_bytes)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise DataFormatError(f"{name}: cannot parse as {kind}: "
                               f"{' '.join(str(exc).split())}") from None
@@ -187,11 +221,12 @@ def _side(coded: tuple) -> tuple:
 
 
 def _remap_finish(coded: tuple, label_map: np.ndarray, annotators: Any, gold_map: np.ndarray,
-                  part: int, check: bool, name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  part: int, check: bool, name: str, count: bool
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """:func:`~annokit.scale.vote_parts.remap` then
     :func:`~annokit.scale.vote_parts.finish_part`, in one task (no shuffle between them)."""
     frame, items = remap(coded, label_map, annotators, gold_map)
-    return finish_part(frame, items, part, check, name, annotators)
+    return finish_part(frame, items, part, check, name, annotators, count)
 
 
 def _raise_first_error(cl: Any, nodes: list[Any]) -> None:
@@ -315,14 +350,15 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
                            "gold": np.zeros(0, np.int16), "first": np.zeros(0, np.int64)})
     getter = dask.delayed(lambda t, i: t[i])
     check = duplicates == "error" and annotator_ids is not None
+    count = duplicates == "keep" and annotator_ids is not None  # repeated pairs are counted
     n_out = int(npartitions or max(len(coded), 1))
     if n_out == len(coded) and disjoint([s[3] for s in side]):
         # every item's votes already share a partition: no shuffle; one task per partition
         # codes it with the merged dictionaries and puts it in item order
-        finished = [dask.delayed(_remap_finish)(c, lm, annotators, gm, p, check, name)
+        finished = [dask.delayed(_remap_finish)(c, lm, annotators, gm, p, check, name, count)
                     for p, (c, lm, gm) in enumerate(zip(coded, label_maps, gold_maps,
                                                         strict=True))]
-        sizes = [(s[4], len(s[3])) for s in side]
+        sizes = [(s[4], len(s[3]), 0) for s in side]
     else:
         remapped = [dask.delayed(remap)(c, lm, annotators, gm)
                     for c, lm, gm in zip(coded, label_maps, gold_maps, strict=True)]
@@ -331,15 +367,15 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         with dask.config.set({"dataframe.shuffle.method": shuffle_method(cl)}):
             frame = frame.shuffle("item", npartitions=n_out)
             items = items.shuffle("item", npartitions=n_out)
-        finished = [dask.delayed(finish_part)(f, i, p, check, name, annotators)
+        finished = [dask.delayed(finish_part)(f, i, p, check, name, annotators, count)
                     for p, (f, i) in enumerate(zip(frame.to_delayed(), items.to_delayed(),
                                                    strict=True))]
         sizes = None
     finished = persist(cl, finished, desc="grouping votes by item")
     frame = dd.from_delayed([getter(f, 0) for f in finished], meta=meta_f, verify_meta=False)
     items = dd.from_delayed([getter(f, 1) for f in finished], meta=meta_i, verify_meta=False)
-    if sizes is None:  # after a shuffle: the items merged across partitions are counted
-        sizes = compute(cl, [dask.delayed(lambda t: (len(t[0]), len(t[1])))(f)
+    if sizes is None or count:  # after a shuffle (items merged across partitions), or pairs
+        sizes = compute(cl, [dask.delayed(lambda t: (len(t[0]), len(t[1]), t[2]))(f)
                              for f in finished], desc="grouping votes by item")
     else:
         _raise_first_error(cl, finished)  # refused votes are refused here, not later
@@ -349,10 +385,14 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     n_items = int(sum(s[1] for s in sizes))
     if n_votes == 0:
         raise SchemaError(f"{name}: no votes")
+    info = None if duplicates == "error" else {
+        "policy": "keep", "repeated_pairs": int(sum(s[2] for s in sizes)) if count else None,
+        "votes_removed": 0}
     return DaskVotes(frame=frame, items=items, labels=labelset, annotator_ids=annotator_ids,
                      n_items=n_items, n_votes=n_votes,
                      n_annotators=None if annotator_ids is None else len(annotator_ids),
-                     source=name, client=cl, has_gold=roles["gold"] is not None)
+                     source=name, client=cl, has_gold=roles["gold"] is not None,
+                     duplicates_info=info)
 
 
 def _label_codes(labelset: LabelSet, uniques: np.ndarray, raw: Any, part: int, column: str,

@@ -12,6 +12,7 @@ counts, how many annotators answered each, the labels per response, and the repe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +21,14 @@ import pandas as pd
 
 from annokit.core.multilabel import repeated_ticks_error, response_pairs
 
-__all__ = ["PartResponses", "check_responses", "item_codes", "merge_repeated", "responses_part"]
+__all__ = ["PartResponses", "check_responses", "item_codes", "merge_parts", "merge_repeated",
+           "responses_part", "tree"]
 
 #: Repeated votes named in the error.
 SHOWN = 5
+
+#: Partition results merged by one task of :func:`tree`.
+FAN_IN = 8
 
 
 @dataclass
@@ -108,3 +113,37 @@ def check_responses(source: str, n_repeated: int, shown: list[tuple]) -> None:
     """Raise the in-memory error for repeated (item, annotator, label) votes, if any."""
     if n_repeated:
         raise repeated_ticks_error(source, n_repeated, shown)
+
+
+def merge_parts(*parts: dict[str, Any], summed: tuple[str, ...],
+                rest: Callable[[dict[str, Any], dict[str, Any]], None] | None = None
+                ) -> dict[str, Any]:
+    """Merge the results of several partitions (or subtrees) of a multi-label pass.
+
+    Each result holds ``repeated`` (its partition's repeated ticks, concatenated here in
+    partition order) and, when its partition repeats no tick, ``n_items`` and the rest. Once
+    some partition repeats a tick only the error is reported, so the merged result drops
+    ``n_items`` (and nothing else is merged); otherwise the keys ``summed`` are added and
+    ``rest(merged, part)`` merges the others in place.
+    """
+    out = dict(parts[0])
+    for p in parts[1:]:
+        out["repeated"] = out["repeated"] + p["repeated"]
+        if "n_items" not in out or "n_items" not in p:
+            out.pop("n_items", None)
+            continue
+        for key in summed:
+            out[key] = out[key] + p[key]
+        if rest is not None:
+            rest(out, p)
+    return out
+
+
+def tree(nodes: list[Any], merge: Callable[..., dict[str, Any]]) -> Any:
+    """The delayed reduction of partition results ``nodes`` by ``merge`` (up to
+    :data:`FAN_IN` at a time)."""
+    from dask import delayed
+
+    while len(nodes) > 1:
+        nodes = [delayed(merge)(*nodes[i:i + FAN_IN]) for i in range(0, len(nodes), FAN_IN)]
+    return nodes[0]

@@ -23,6 +23,8 @@ from annokit.metrics.workflow import (
     evaluate_memory,
     has_paths,
     multilabel_conflict,
+    per_item_format,
+    per_item_output,
     resolve_metrics,
     write_per_item,
 )
@@ -151,8 +153,8 @@ def _dask_route(votes: Any, predictions: Any, options: EvaluateOptions, *, clien
             pred_labels=o.pred_labels, on_missing=o.on_missing, id_field=o.id_field,
             n_boot=o.n_boot, seed=o.seed, confidence=o.confidence, n_bins=o.n_bins,
             baselines=o.baselines, per_item=o.per_item is not None)
-        write_per_item(result, o)  # one file, gathered on the client, as in memory
-        return EvaluateRun(result, None, votes)
+        # one file, gathered on the client, as in memory (Parquet too)
+        return EvaluateRun(result, None, votes, write_per_item(result, o))
     view = None
     if annotator_predictions is not None:
         from annokit.scale.eval_annotators import evaluate_annotators_dask
@@ -163,4 +165,6 @@ def _dask_route(votes: Any, predictions: Any, options: EvaluateOptions, *, clien
     from annokit.scale.evaluate import evaluate_dask
 
     result = evaluate_dask(votes, predictions, options, client=client)
-    return EvaluateRun(result, view, votes)
+    dataset = per_item_format(options) == "parquet"  # a directory of part files on Dask
+    return EvaluateRun(result, view, votes,
+                       per_item_output(options, result.n_items, dataset=dataset))

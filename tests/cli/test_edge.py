@@ -153,3 +153,28 @@ def test_exit_codes_are_documented_in_help():
         assert f"{code} {' '.join(meaning.split())}" in text
     assert "--debug" in text
     assert set(VOTE_COMMANDS) < set(COMMANDS)
+
+
+@pytest.mark.parametrize("engine", ["memory", "dask"])
+@pytest.mark.parametrize(("name", "text"), [
+    ("v.csv", "item,annotator,label\na,x,1\n\nb,y,2\nc,z,zz\n"),
+    ("w.csv", 'item,annotator,label\na,x,1\n"b\nc",y,2\nc,z,zz\n'),
+    ("crlf.csv", 'item,annotator,label\r\na,x,1\r\n"b\r\nc",y,2\r\nc,z,zz\r\n'),
+], ids=["blank_line", "quoted_lf", "quoted_crlf"])
+def test_a_bad_row_is_named_at_its_physical_line(tmp_path, engine, name, text):
+    """Line 5 in every file: past a blank line, or a quoted id that spans two lines."""
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe", reason="the Dask engine needs annokit[dask]")
+    (tmp_path / name).write_bytes(text.encode())
+    result = run("stats", tmp_path / name, "--labels", "1,2", "--engine", engine)
+    assert result.exit_code == 1
+    assert result.output == (f"Error: line 5 of {name}, column 'label': unknown label 'zz'; "
+                             "expected one of ['1', '2']\n")
+
+
+def test_a_bad_row_read_from_standard_input_is_named_at_its_line():
+    result = CliRunner().invoke(main, ["stats", "-", "--format", "long", "--labels", "1,2"],
+                                input='item,annotator,label\na,x,1\n"b\n\nc",y,2\n\nc,z,zz\n')
+    assert result.exit_code == 1
+    assert result.output == ("Error: line 7 of <stdin>, column 'label': unknown label 'zz'; "
+                             "expected one of ['1', '2']\n")

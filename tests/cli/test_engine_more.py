@@ -186,7 +186,8 @@ def test_multilabel_evaluate(ticks, tmp_path):
     assert mem.exit_code == got.exit_code == 0, got.output
     mem_doc, got_doc = json.loads(mem.stdout), json.loads(got.stdout)
     assert mem_doc["task"] == "multilabel" and mem_doc["n_dropped_items"] == 2
-    mem_doc.pop("duplicates", None)  # memory's --duplicates keep report (implied by --multilabel)
+    # --multilabel implies --duplicates keep: both engines report the repeated pairs
+    assert mem_doc["duplicates"]["policy"] == "keep" and mem_doc["duplicates"]["repeated_pairs"]
     _same(got_doc, mem_doc)
     assert [x for x in got.stderr.splitlines() if "Port " not in x] == \
         mem.stderr.splitlines() == [
@@ -196,7 +197,10 @@ def test_multilabel_evaluate(ticks, tmp_path):
     text = [_run(*args[:-1], "--votes", v, "--per-item", out, *e).stdout
             for v, out, e in ((ticks / "votes.csv", tmp_path / "mem.csv", []),
                               (ticks / "parts", tmp_path / "dask.csv", DASK))]
-    assert "per label:" in text[0] and text[1] == text[0]
+    lines = [t.splitlines() for t in text]
+    assert "per label:" in text[0] and lines[1][:-1] == lines[0][:-1]
+    assert [x[-1] for x in lines] == [f"wrote {tmp_path / f'{e}.csv'} (CSV, 28 rows)"
+                                      for e in ("mem", "dask")]
     assert (tmp_path / "dask.csv").read_text() == (tmp_path / "mem.csv").read_text()
 
 
@@ -207,15 +211,39 @@ def test_multilabel_stats(ticks):
     assert mem.exit_code == got.exit_code == 0, got.output
     mem_doc, got_doc = json.loads(mem.stdout), json.loads(got.stdout)
     for doc in (mem_doc, got_doc):
-        for key in ("source", "read_as", "duplicates"):
-            doc.pop(key, None)
-    assert mem_doc["task"] == "multilabel"
+        for key in ("source", "read_as"):
+            doc.pop(key)
+    assert mem_doc["task"] == "multilabel" and mem_doc["duplicates"]["repeated_pairs"] > 0
     _same(got_doc, mem_doc)
     assert [x for x in got.stderr.splitlines() if "Port " not in x] == mem.stderr.splitlines()
     table = [_run(*args, v, *e).stdout.splitlines() for v, e in ((ticks / "votes.csv", []),
                                                                   (ticks / "parts", DASK))]
     assert [x for x in table[1] if "read as" not in x and "source" not in x] == \
         [x for x in table[0] if "read as" not in x and "source" not in x]
+
+
+def test_multilabel_stats_blank_gold_column(ticks, tmp_path):
+    """A gold column left blank on every item is accepted by both engines (no gold labels);
+    one gold value is refused by both, in the same words."""
+    votes = pd.read_csv(ticks / "votes.csv").assign(gold=None)
+    _parts(votes, tmp_path / "blank", 2)
+    votes.to_csv(tmp_path / "blank.csv", index=False)
+    args = ["stats", "--multilabel", "--n-boot", "0", "--json"]
+    docs = [_json(*args, v, *e) for v, e in ((tmp_path / "blank.csv", []),
+                                              (tmp_path / "blank", DASK))]
+    for doc in docs:
+        for key in ("source", "read_as"):
+            doc.pop(key)
+    _same(docs[1], docs[0])
+    votes.loc[3, "gold"] = "joy"
+    _parts(votes, tmp_path / "one", 2)
+    votes.to_csv(tmp_path / "one.csv", index=False)
+    for v, e in ((tmp_path / "one.csv", []), (tmp_path / "one", DASK)):
+        result = _run(*args, v, *e)
+        assert result.exit_code == 2, result.output
+        assert result.output.splitlines()[-1] == (
+            "Error: gold labels (--gold, a gold column) apply to single-label votes, not to "
+            "multi-label ones")
 
 
 @pytest.mark.parametrize("args, code, text", [

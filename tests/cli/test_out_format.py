@@ -139,3 +139,96 @@ def test_dask_dataset_never_over_the_input(votes):
     assert res.output == (f"Error: --out {votes / 'parts'} is the input --votes; refusing to "
                           "overwrite an input (choose another path)\n")
     assert len(list((votes / "parts").iterdir())) == 3
+
+
+# --------------------------------------------------------------- evaluate --per-item
+
+def _preds(votes) -> str:
+    """Per-item probabilities of the fixture's 50 items (written once)."""
+    path = votes / "preds.csv"
+    if not path.exists():
+        rng = np.random.default_rng(4)
+        frame = pd.DataFrame(rng.dirichlet(np.ones(3), size=50),
+                             columns=["prob_pos", "prob_neg", "prob_neu"])
+        frame.insert(0, "item", [f"q{i}" for i in range(50)])
+        frame.to_csv(path, index=False)
+    return str(path)
+
+
+_READERS = {
+    "csv": lambda p: pd.read_csv(p, dtype={"item": str, "majority": str}),
+    "tsv": lambda p: pd.read_csv(p, sep="\t", dtype={"item": str, "majority": str}),
+    "jsonl": lambda p: pd.read_json(p, lines=True, dtype={"item": str, "majority": str}),
+    "parquet": pd.read_parquet,
+}
+
+
+@pytest.mark.parametrize(("name", "out_format", "written"), [
+    ("items.tsv", None, "tsv"), ("items", "jsonl", "jsonl"), ("items.txt", None, "csv"),
+    ("items", "parquet", "parquet")],
+    ids=["tsv-by-extension", "jsonl-by-option", "other-extension-csv", "parquet-by-option"])
+def test_evaluate_per_item_formats_on_both_engines(votes, tmp_path, name, out_format, written):
+    """One rule on both engines: --out-format, else the extension, else CSV; Parquet is one
+    file in memory and a dataset (a directory of part files) on Dask; the same rows, the
+    same JSON besides output, which states what was written."""
+    pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
+    fmt_args = [] if out_format is None else ["--out-format", out_format]
+    docs, tables = {}, {}
+    for engine, source in (("memory", votes / "votes.csv"), ("dask", votes / "parts")):
+        out = tmp_path / engine / name
+        out.parent.mkdir()
+        res = _run("evaluate", "--votes", source, "--predictions", _preds(votes), "--per-item",
+                   out, *fmt_args, "--engine", engine, "--json")
+        assert res.exit_code == 0, res.output
+        docs[engine] = json.loads(res.stdout)
+        dataset = engine == "dask" and written == "parquet"
+        assert out.is_dir() == dataset
+        n_files = len(list(out.glob("*.parquet"))) if dataset else 1
+        assert docs[engine].pop("output") == {
+            "path": str(out), "format": written, "layout": "dataset" if dataset else "file",
+            "n_files": n_files, "n_rows": 50}
+        tables[engine] = _READERS[written](out)
+    assert list(docs["dask"]) == list(docs["memory"])
+    assert docs["dask"]["metrics"] == pytest.approx(docs["memory"]["metrics"], rel=1e-12)
+    got, want = tables["dask"], tables["memory"]
+    assert want["item"].tolist() == [f"q{i}" for i in range(50)]  # the votes' first-seen order
+    if written == "parquet":  # a dataset: partition order
+        got = got.set_index("item").loc[want["item"]].reset_index()
+    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-12)
+
+
+def test_evaluate_wrote_line(votes, tmp_path):
+    """The table, then one wrote line naming what was written (as aggregate and filter)."""
+    pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
+    args = ["evaluate", "--predictions", _preds(votes), "--metrics", "accuracy"]
+    res = _run(*args, "--votes", votes / "votes.csv", "--per-item", tmp_path / "m.parquet")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[-1] == f"wrote {tmp_path / 'm.parquet'} (Parquet, 50 rows)"
+    res = _run(*args, "--votes", votes / "parts", "--per-item", tmp_path / "d.parquet",
+               "--engine", "dask")
+    assert res.exit_code == 0, res.output
+    files = len(list((tmp_path / "d.parquet").glob("*.parquet")))
+    assert res.stdout.splitlines()[-1] == \
+        f"wrote {tmp_path / 'd.parquet'}/ (Parquet dataset, {files} file{'s' * (files > 1)}, " \
+        "50 rows)"
+    res = _run(*args, "--votes", votes / "votes.csv")
+    assert res.exit_code == 0 and "wrote" not in res.stdout
+
+
+@pytest.mark.parametrize("engine", ["memory", "dask"])
+@pytest.mark.parametrize(("args", "code", "message"), [
+    (["--out-format", "csv"], 2, "Error: --out-format applies to --per-item"),
+    (["--per-item", "{tmp}/items.csv", "--out-format", "parquet"], 1,
+     "Error: items.csv: its extension .csv names csv, --out-format parquet; give a path ending "
+     "in .parquet (or with no table extension)"),
+    (["--per-item", "{tmp}/items.csv", "--out-format", "xlsx"], 2,
+     "Invalid value for '--out-format': 'xlsx' is not one of 'csv', 'tsv', 'jsonl', 'parquet'."),
+], ids=["without-per-item", "contradicting-extension", "unknown-format"])
+def test_evaluate_out_format_refused_before_any_work(votes, tmp_path, engine, args, code,
+                                                     message):
+    """Refused before the votes are read (no cluster started), the same on both engines."""
+    res = _run("evaluate", "--votes", votes / "votes.csv", "--predictions", _preds(votes),
+               "--engine", engine, *[a.format(tmp=tmp_path) for a in args])
+    assert res.exit_code == code, res.output
+    assert message in " ".join(res.output.split())
+    assert "Traceback" not in res.output and not list(tmp_path.iterdir())

@@ -74,7 +74,7 @@ def test_gold_in_a_column_of_the_votes_file_behaves_alike(tmp_path):
 def test_gold_that_differs_within_an_item_is_refused_with_its_text(tmp_path):
     (tmp_path / "v.csv").write_text("item,annotator,label,gold\nq1,a,cat,cat\nq1,b,dog,Cat\n")
     with pytest.raises(SchemaError, match=r"^v.csv, column 'gold': gold must be the same on every "
-                                          r"row of an item; item 'q1' has 'cat' and 'Cat' \(row 1\)$"):
+                                          r"row of an item; item 'q1' has 'cat' and 'Cat' \(line 3\)$"):
         read_votes(tmp_path / "v.csv")
 
 

@@ -285,7 +285,7 @@ def test_per_item_output_written_by_partition(tmp_path, eval_client, labels):
     if labels.scale == "ordinal":
         assert {"wasserstein", "rps_soft"} <= set(ref.per_item.columns)
     got = _quiet(evaluate_dask, _HandVotes(votes, np.arange(80) % 3, 3), frame,
-                 per_item_out=out, client=eval_client)
+                 per_item_out=out, per_item_format="parquet", client=eval_client)
     files = sorted(p.name for p in out.iterdir())
     assert files == [f"part.{i:05d}.parquet" for i in range(3)]
     mine = got.per_item.set_index("item").loc[ref.per_item["item"]].reset_index()
@@ -456,6 +456,32 @@ def test_adaptive_ece_point_values_without_gathering_equal_in_memory(monkeypatch
                      metrics=["ece_adaptive", "ece"], by=by)
     _close(ref.to_dict(), got.to_dict())
     assert not built  # the point values came from eval_adaptive's bin sums
+
+
+def test_adaptive_ece_edges_in_two_round_trips_one_task_per_worker(eval_client, monkeypatch):
+    """20,000 items in 6 partitions on 2 workers: the edges of every set (model, chance,
+    oracle) come from 2 rounds, each one task per worker over all its partitions' sorted
+    runs (a partition's hits and misses); the in-memory result."""
+    from annokit.scale import quantiles
+
+    n, k = 20_000, 3
+    votes = _votes(n=n, k=k, seed=8)
+    frame = _frame(votes.item_ids, _probs(n, k, 8), list(votes.labels.names))
+    part_of = np.random.default_rng(1).integers(0, 6, n)
+    calls = []
+    original = quantiles.partition_step
+
+    def spy(step, runs, args):
+        calls.append(len(runs))
+        return original(step, runs, args)
+
+    monkeypatch.setattr(quantiles, "partition_step", spy)
+    ref, got = _both(votes, frame, part_of, 6, client=eval_client, metrics=["ece_adaptive"])
+    _close(ref.to_dict(), got.to_dict())
+    n_sets = 3
+    rounds = sum(calls) / (n_sets * 2 * 6)  # every round reads each partition's 2 runs per set
+    assert rounds == 2
+    assert len(calls) / (rounds * n_sets) <= 2  # tasks per round and set: one per worker
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "npy"])

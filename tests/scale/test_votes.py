@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 dd = pytest.importorskip("dask.dataframe", reason="the Dask engine needs annokit[dask]")
+import dask  # noqa: E402
 
 from annokit.core.votes import Votes  # noqa: E402
 from annokit.errors import DataFormatError, InvalidValueError, SchemaError  # noqa: E402
@@ -288,3 +289,20 @@ def test_duplicate_vote_in_item_disjoint_parts_is_refused(tmp_path, dask_client)
     with pytest.raises(SchemaError, match=f"duplicate votes: item {item!r} has two or more "
                                           f"votes from annotator {annotator!r}"):
         read_votes_dask(folder, client=dask_client)
+def test_kept_duplicates_reported_as_in_memory(tmp_path):
+    """``duplicates="keep"``: the repeated (item, annotator) pairs counted once each, as the
+    in-memory reader reports them (``duplicates_info``); None for the default."""
+    df = _long(seed=5)
+    again = df.iloc[[0, 0, 3, 10]].assign(label="l2")  # pair 0 three times, two more pairs
+    dup = pd.concat([df, again], ignore_index=True)
+    folder = _write_parts(dup, tmp_path / "dup", 3)
+    mem = read_votes(folder, duplicates="keep").duplicates_info
+    with dask.config.set(scheduler="synchronous"):
+        got = read_votes_dask(folder, duplicates="keep", client=False)
+        plain = read_votes_dask(df, client=False)
+        anon = read_votes_dask(dup[["item", "label"]], duplicates="keep", client=False)
+    assert mem == {"policy": "keep", "repeated_pairs": 3, "votes_removed": 0}
+    assert got.duplicates_info == mem and plain.duplicates_info is None
+    dup[["item", "label"]].to_csv(tmp_path / "anon.csv", index=False)
+    assert anon.duplicates_info == read_votes(tmp_path / "anon.csv", duplicates="keep") \
+        .duplicates_info == {"policy": "keep", "repeated_pairs": None, "votes_removed": 0}

@@ -213,3 +213,20 @@ def test_paths_read_by_either_engine(files, tmp_path, dask_client):
                  client=dask_client)[0]
     assert got.votes.n_votes == mem.votes.n_votes == len(frame)
     _close(_doc(mem.result), _doc(got.result))
+
+
+def test_items_without_predictions_named_in_the_memory_order(files):
+    """The error names the first vote items without a prediction in the votes' first-seen
+    order on both engines (Dask named the lowest item codes)."""
+    votes, test, _ = files
+    options = EvaluateOptions(model="sharp", pred_labels=LABELS)
+    messages = []
+    for engine in ("memory", "dask"):
+        v = votes if engine == "memory" else from_votes(votes, npartitions=4, client=False)
+        with dask.config.set(scheduler="synchronous"), \
+                pytest.raises(AlignmentError, match="100 of 240 vote items have no prediction") \
+                as caught:
+            evaluate_files(v, [test], options=options, engine=engine)
+        messages.append(str(caught.value))
+    first = [i for i in votes.item_ids if int(i[1:]) < 100][:5]
+    assert messages[1] == messages[0] and f"e.g. {str(first)[:-1]} and 95 more]" in messages[0]
