@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.resample import item_keys
 from annokit.scale.client import shuffle_method
 from annokit.scale.progress import compute, persist
 
@@ -32,9 +31,9 @@ __all__ = ["co_partition", "routes"]
 
 
 def _vote_keys(items: pd.DataFrame) -> np.ndarray:
-    """A votes partition's item keys, sorted (the ``_key`` of its counts rows)."""
-    ids = np.asarray(items["item_id"].astype(str).to_numpy(dtype=object), dtype=object)
-    return np.sort(item_keys(ids)) if ids.size else np.zeros(0, np.uint64)
+    """A votes partition's item keys, sorted (the ``_key`` of its counts rows): an item's code
+    is its key (``DaskVotes.items["item"]``, ``item_keys`` of the id as int64)."""
+    return np.sort(items["item"].to_numpy(dtype=np.int64).view(np.uint64))
 
 
 def _pred_keys(frame: pd.DataFrame) -> np.ndarray:
@@ -48,6 +47,12 @@ def routes(vote_keys: Sequence[np.ndarray], pred_keys: Sequence[np.ndarray]
     empty partition); None when one prediction partition has items of several votes
     partitions or an item without votes, or two votes partitions share a key.
 
+    A prediction partition's candidate is the votes partition holding its first key; it is
+    routed there when every one of its keys is found there (the votes partitions share no
+    key, so no other partition holds any of them): one search per key within one partition,
+    no sort of all the keys together beyond the merge of the sorted runs that finds shared
+    keys.
+
     Examples
     --------
     >>> k = lambda *v: np.array(v, dtype=np.uint64)
@@ -56,29 +61,38 @@ def routes(vote_keys: Sequence[np.ndarray], pred_keys: Sequence[np.ndarray]
     >>> routes([k(1, 5), k(2, 9)], [k(1, 2)]) is None  # spans two votes partitions
     True
     """
-    if not len(vote_keys):
+    votes = [_sorted(v) for v in vote_keys]
+    if not votes or not sum(v.size for v in votes):
         return None
-    keys = np.concatenate([np.asarray(v, dtype=np.uint64) for v in vote_keys])
-    owner = np.repeat(np.arange(len(vote_keys)), [len(v) for v in vote_keys])
-    order = np.argsort(keys, kind="stable")
-    keys, owner = keys[order], owner[order]
-    if not keys.size or (keys[1:] == keys[:-1]).any():
+    merged = np.sort(np.concatenate(votes), kind="stable")  # sorted runs: a merge
+    if (merged[1:] == merged[:-1]).any():
         return None
-    out = np.full(len(pred_keys), -1, dtype=np.int64)
-    for p, ks in enumerate(pred_keys):
-        if not len(ks):
-            continue
-        pos = np.minimum(np.searchsorted(keys, ks), keys.size - 1)
-        if not (keys[pos] == ks).all():
+    preds = [np.asarray(ks, dtype=np.uint64) for ks in pred_keys]
+    out = np.full(len(preds), -1, dtype=np.int64)
+    full = np.flatnonzero([ks.size > 0 for ks in preds])
+    firsts = np.array([preds[p][0] for p in full], dtype=np.uint64)
+    for v, keys in enumerate(votes):  # the owner of each partition's first key
+        if keys.size:
+            out[full[_found(keys, firsts)]] = v
+    for p in full:
+        if out[p] < 0 or not _found(votes[out[p]], preds[p]).all():
             return None
-        mine = owner[pos]
-        if (mine != mine[0]).any():
-            return None
-        out[p] = mine[0]
     return out
 
 
+def _sorted(keys: np.ndarray) -> np.ndarray:
+    keys = np.asarray(keys, dtype=np.uint64)
+    return keys if (keys[1:] >= keys[:-1]).all() else np.sort(keys)
+
+
+def _found(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Which of ``wanted`` are among the sorted, non-empty ``keys``."""
+    return keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
+
+
 def _concat(meta: pd.DataFrame, *parts: pd.DataFrame) -> pd.DataFrame:
+    if len(parts) == 1:  # the common case: one prediction partition per votes partition
+        return parts[0]
     return pd.concat(parts, ignore_index=True) if parts else meta
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.labels import LabelSet
-from annokit.core.resample import item_keys, poisson_weights
+from annokit.core.resample import poisson_weights
 from annokit.core.soft_labels import (
     DEFAULT_TIES,
     TiePolicy,
@@ -47,18 +47,31 @@ _SHOWN = 5
 
 
 def counts_part(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Vote counts of the items of one partition: ``item``, ``item_id``, ``_key``, ``c0 ..``."""
+    """Vote counts of the items of one partition: ``item``, ``item_id``, ``_key``, ``c0 ..``.
+
+    An item's code is already its key (``DaskVotes.items["item"]``: ``item_keys`` of the id
+    as int64), so ``_key`` is the code's bits and no id is hashed again; the ids keep the
+    votes' (Arrow) strings.
+    """
     codes = items["item"].to_numpy(dtype=np.int64)
-    ids = np.asarray(items["item_id"].astype(str).to_numpy(dtype=object), dtype=object)
+    ids = items["item_id"]
+    if not isinstance(ids.dtype, pd.StringDtype):  # ids read as numbers: their text
+        ids = ids.astype(str)
     n = codes.size
-    local = pd.Index(codes).get_indexer(frame["item"].to_numpy(dtype=np.int64))
-    if (local < 0).any():
-        bad = int(frame["item"].to_numpy()[np.argmax(local < 0)])
+    voted = frame["item"].to_numpy(dtype=np.int64)
+    # an item's votes are consecutive rows (DaskVotes.frame is sorted by item): each run of
+    # equal codes is looked up once, not each vote
+    starts = np.flatnonzero(np.concatenate([[True], voted[1:] != voted[:-1]])) if voted.size \
+        else np.zeros(0, np.int64)
+    run = pd.Index(codes).get_indexer(voted[starts])
+    if (run < 0).any():
+        bad = int(voted[starts][np.argmax(run < 0)])
         raise SchemaError(f"item code {bad} has votes in a partition that does not list it "
                           "among its items (DaskVotes.items must match DaskVotes.frame)")
-    flat = local.astype(np.int64) * k + frame["label"].to_numpy(dtype=np.int64)
+    local = np.repeat(run.astype(np.int64), np.diff(starts, append=voted.size))
+    flat = local * k + frame["label"].to_numpy(dtype=np.int64)
     counts = np.bincount(flat, minlength=n * k).reshape(n, k)
-    out = pd.DataFrame({"item": codes, "item_id": ids, "_key": item_keys(ids)})
+    out = pd.DataFrame({"item": codes, "item_id": ids.array, "_key": codes.view(np.uint64)})
     for j in range(k):
         out[f"c{j}"] = counts[:, j]
     # the first-seen order of the in-memory reader (DaskVotes.items["first"]; else the codes)
@@ -91,6 +104,23 @@ class Joined:
         return int(self.codes.size)
 
 
+def _objects(ids: Any) -> np.ndarray:
+    return np.asarray(ids.to_numpy(dtype=object) if hasattr(ids, "to_numpy") else ids,
+                      dtype=object)
+
+
+def _same_ids(pos: np.ndarray, pid: Any, ids: Any) -> None:
+    """Unmatch (``pos`` -1) the rows whose key matched a prediction of another id: a key
+    shared by two ids is no match (the ids compared as Arrow strings, not Python ones)."""
+    found = pos >= 0
+    if found.all():
+        same = np.asarray(pid.take(pos) == ids, dtype=bool)
+        pos[~same] = -1
+    elif found.any():
+        same = np.asarray(pid.take(pos[found]) == ids[found], dtype=bool)
+        pos[np.flatnonzero(found)[~same]] = -1
+
+
 def _duplicates(ids: np.ndarray) -> tuple[int, Any]:
     dup = pd.Series(ids, dtype=object).duplicated(keep=False).to_numpy()
     if not dup.any():
@@ -110,51 +140,51 @@ def _missing(first: np.ndarray, ids: np.ndarray, keep_all: bool) -> tuple[np.nda
 def join_part(counts: pd.DataFrame, *preds: pd.DataFrame, perms: list[np.ndarray | None],
               keep_dropped: bool, k: int) -> Joined:
     """Join one shuffle partition of item counts with each model's predictions (by item id)."""
-    codes = counts["item"].to_numpy(dtype=np.int64)
-    ids = np.asarray(counts["item_id"].to_numpy(dtype=object), dtype=object)
-    keys = counts["_key"].to_numpy(dtype=np.uint64)
+    codes = counts["item"].to_numpy(dtype=np.int64, copy=True)  # not a view of the frame
+    ids = counts["item_id"].array  # the votes' strings (Arrow), not one Python str per id
+    keys = codes.view(np.uint64)  # an item's code is its key (counts_part's ``_key``)
     cmat = counts[[f"c{j}" for j in range(k)]].to_numpy(dtype=np.int64).reshape(-1, k)
     first = counts["_first"].to_numpy(dtype=np.int64) if "_first" in counts else codes
     models: list[dict[str, Any]] = []
     has_list, rows_list = [], []
     for df in preds:
-        pid = np.asarray(df["item_id"].to_numpy(dtype=object), dtype=object)
+        pid = df["item_id"].array
         width = sum(1 for c in df.columns if c.startswith("p") and c[1:].isdigit())
         pm = df[[f"p{j}" for j in range(width)]].to_numpy(dtype=np.float64).reshape(-1, width)
         pkeys = pd.Index(df["_key"].to_numpy(dtype=np.uint64))
         # distinct keys mean distinct ids (one id, one key): rows matched by key, then by id
         by_key = pkeys.is_unique
-        n_dup, dup_id = (0, None) if by_key else _duplicates(pid)
-        st: dict[str, Any] = {"n_rows": int(pid.size), "n_dup": n_dup, "dup_id": dup_id}
+        n_dup, dup_id = (0, None) if by_key else _duplicates(_objects(pid))
+        st: dict[str, Any] = {"n_rows": len(pid), "n_dup": n_dup, "dup_id": dup_id}
         if n_dup:
             has = np.zeros(codes.size, dtype=bool)
             pos = np.full(codes.size, -1)
-        elif by_key and pid.size:
+        elif by_key and len(pid):
             pos = pkeys.get_indexer(pd.Index(keys))
-            same = pos >= 0
-            same[same] = pid[pos[same]] == ids[same]  # a key shared by two ids is no match
-            pos[~same] = -1
-            has = same
-        else:
-            pos = pd.Index(pid).get_indexer(pd.Index(ids)) if pid.size else \
-                np.full(codes.size, -1)
+            _same_ids(pos, pid, ids)
             has = pos >= 0
+        else:
+            pos = pd.Index(_objects(pid)).get_indexer(pd.Index(_objects(ids))) if len(pid) \
+                else np.full(codes.size, -1)
+            has = pos >= 0
+        every = bool(has.all())  # the common case: no row of the partition is masked
         st["n_matched"] = int(has.sum())
         st["n_missing"] = int((~has).sum())
         st["missing_first"], st["missing_ids"] = _missing(first[~has], ids[~has], keep_dropped)
         # confusion of the file's arg-max column with the untied human majority (label checks)
-        maj = majority(cmat[has], ties=DEFAULT_TIES)
+        maj = majority(cmat if every else cmat[has], ties=DEFAULT_TIES)
         untied = ~maj.is_tied
-        conf = np.zeros((width, k), dtype=np.int64)
-        if untied.any():
-            np.add.at(conf, (pm[pos[has]][untied].argmax(axis=1), maj.labels[untied]), 1)
-        st["confusion"] = conf
+        top = pm.argmax(axis=1)[pos if every else pos[has]]
+        cell = top[untied] * k + maj.labels[untied]
+        st["confusion"] = np.bincount(cell, minlength=width * k).reshape(width, k)
         models.append(st)
         has_list.append(has)
         rows_list.append((pos, pm))
-    keep = has_list[0] if has_list else np.ones(codes.size, dtype=bool)
+    keep: Any = has_list[0] if has_list else np.ones(codes.size, dtype=bool)
     for m, has in enumerate(has_list):
         models[m]["n_not_in_first"] = int((keep & ~has).sum())
+    if keep.all():  # every vote item kept (the common case): views of the arrays, not copies
+        keep = slice(None)
     probs: list[np.ndarray | None] = []
     for m, (pos, pm) in enumerate(rows_list):
         perm = perms[m]

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.resample import item_keys
-from annokit.errors import DataFormatError, InvalidValueError
+from annokit.errors import DataFormatError, InputError, InvalidValueError
 from annokit.io.lines import LineMap, RowPlaces
 from annokit.io.predictions import (
     Predictions,
@@ -129,25 +129,33 @@ def _part(df: pd.DataFrame, idf: str, width: int, source: str, id_field: str | N
             out[f"p{j}"] = pd.Series([], dtype=np.float64)
         return out
     part = 0 if partition_info is None else partition_info["number"]
+    name = idf if id_field is None else id_field
     where = source
+
+    def validated(locs: Any) -> Predictions:
+        return predictions_from_frame(df.copy(deep=False), locs, source=where, id_field=name,
+                                      renormalize=renormalize, atol=atol)
+
     if files is not None and part < len(files):
         where = files[part]
-        locs = RowPlaces.of_frame({"annokit_lines": LineMap(
-            where, sep=sep, blank_rows="kept", opener=_file_bytes)}, len(df))
+        pred = validated(RowPlaces.of_frame({"annokit_lines": LineMap(
+            where, sep=sep, blank_rows="kept", opener=_file_bytes)}, len(df)))
     else:
-        locs = np.strings.add(np.strings.add("row ", np.arange(len(df)).astype(str)),
-                              f" of partition {part}").astype(object)
-    pred = predictions_from_frame(df.copy(), locs, source=where,
-                                  id_field=idf if id_field is None else id_field,
-                                  renormalize=renormalize, atol=atol)
+        try:  # the row names are only read by messages: built when a check fails
+            pred = validated(np.broadcast_to(np.array(["?"], dtype=object), (len(df),)))
+        except InputError:  # the same checks again, naming the row ("row 3 of partition 2")
+            pred = validated(np.strings.add(np.strings.add(
+                "row ", np.arange(len(df)).astype(str)), f" of partition {part}").astype(object))
     if pred.n_labels != width:
         raise DataFormatError(f"partition {part} of {source}: {pred.n_labels} class columns; "
                               f"other partitions have {width}")
     ids = np.asarray(pred.item_ids, dtype=object)
-    out = pd.DataFrame({"item_id": ids, "_key": item_keys(ids)})
-    for j in range(width):
-        out[f"p{j}"] = pred.probs[:, j]
-    return out
+    column = df.iloc[:, [str(c) for c in df.columns].index(name)]
+    # ids read as text are the column's own strings: kept as they are (Arrow), not rebuilt
+    text = column.array if isinstance(column.dtype, pd.StringDtype) else ids
+    out = {"item_id": text, "_key": item_keys(ids)}
+    out.update({f"p{j}": pred.probs[:, j] for j in range(width)})
+    return pd.DataFrame(out)
 
 
 def _one_block_each(files: list[str], blocksize: Any, npartitions: int) -> tuple[str, ...] | None:

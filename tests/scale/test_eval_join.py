@@ -158,3 +158,45 @@ def test_routes_need_every_key_in_one_votes_partition():
     assert routes([k(1, 5), k(2, 9)], [k(3)]) is None  # an item without votes
     assert routes([k(1, 5), k(5)], [k(1)]) is None  # a key in two votes partitions
     assert routes([], [k(1)]) is None
+
+
+def _routes_oracle(vote_keys, pred_keys):
+    """routes() by its definition: each key's owner among all votes partitions."""
+    owner = {}
+    for v, keys in enumerate(vote_keys):
+        for key in keys.tolist():
+            if key in owner:
+                return None
+            owner[key] = v
+    out = []
+    for keys in pred_keys:
+        owners = {owner.get(key, -2) for key in keys.tolist()}
+        if -2 in owners or len(owners) > 1:
+            return None
+        out.append(owners.pop() if owners else -1)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_routes_equal_their_definition_on_random_partitions(seed):
+    rng = np.random.default_rng(seed)
+    pool = rng.permutation(rng.integers(0, 2**64 - 1, size=60, dtype=np.uint64, endpoint=True))
+    assert np.unique(pool).size == 60
+    cuts = np.sort(rng.choice(np.arange(1, 50), size=3, replace=False))
+    vote_keys = [np.sort(k) for k in np.split(pool[:50], cuts)]
+    if seed % 4 == 1:  # a key in two votes partitions
+        vote_keys[1] = np.sort(np.append(vote_keys[1], vote_keys[0][0]))
+    pred_keys = []
+    for _ in range(5):
+        v = vote_keys[rng.integers(len(vote_keys))]
+        ks = rng.choice(v, size=rng.integers(0, v.size + 1), replace=True)
+        pred_keys.append(rng.permutation(ks))  # any order, repeats allowed
+    if seed % 4 == 2:  # an item without votes, or items of two votes partitions
+        pred_keys[-1] = np.append(pred_keys[-1], pool[55] if seed % 8 == 2 else vote_keys[0][-1])
+    got = routes(vote_keys, pred_keys)
+    want = _routes_oracle(vote_keys, pred_keys)
+    assert (got if got is None else got.tolist()) == want
+    # unsorted votes keys are sorted first
+    shuffled = [rng.permutation(v) for v in vote_keys]
+    again = routes(shuffled, pred_keys)
+    assert (again if again is None else again.tolist()) == want

@@ -22,6 +22,7 @@ dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
+from annokit.core.resample import item_keys  # noqa: E402
 from annokit.core.votes import CHAOSNLI_NLI_LABELS, LabelSet, Votes  # noqa: E402
 from annokit.errors import (  # noqa: E402
     AlignmentError,
@@ -61,20 +62,25 @@ def eval_client():
 
 
 class _HandVotes:
-    """A DaskVotes built by hand: items of each partition chosen by ``part_of`` (any split)."""
+    """A DaskVotes built by hand: items of each partition chosen by ``part_of`` (any split).
+
+    As read_votes_dask codes them: an item's code is its key (``item_keys`` of the id as
+    int64), ``first`` its first-seen position."""
 
     def __init__(self, votes: Votes, part_of: np.ndarray, npart: int):
         ii = votes.item_index.astype(np.int64)
+        key = item_keys(np.asarray(votes.item_ids, dtype=object)).view(np.int64)
         frames, items = [], []
         for p in range(npart):
             sel = part_of[ii] == p
-            frames.append(pd.DataFrame({"item": ii[sel],
+            frames.append(pd.DataFrame({"item": key[ii[sel]],
                                         "annotator": np.full(int(sel.sum()), -1, np.int32),
                                         "label": votes.label_index[sel].astype(np.int16)}))
             codes = np.flatnonzero(part_of == p).astype(np.int64)
-            items.append(pd.DataFrame({"item": codes,
+            items.append(pd.DataFrame({"item": key[codes],
                                        "item_id": np.asarray(votes.item_ids, dtype=object)[codes],
-                                       "gold": np.full(codes.size, -1, np.int16)}))
+                                       "gold": np.full(codes.size, -1, np.int16),
+                                       "first": codes}))
         self.frame = dd.from_map(lambda i: frames[i], range(npart), meta=frames[0].iloc[:0],
                                  enforce_metadata=False)
         self.items = dd.from_map(lambda i: items[i], range(npart), meta=items[0].iloc[:0],
