@@ -131,9 +131,11 @@ def _duplicates(ids: np.ndarray) -> tuple[int, Any]:
 def _missing(first: np.ndarray, ids: np.ndarray, keep_all: bool) -> tuple[np.ndarray, np.ndarray]:
     """First-seen positions and ids of missing items, all or the first few, in first-seen order
     (the in-memory item order: ``align`` lists and names them in that order)."""
-    order = np.argsort(first, kind="stable")
-    if not keep_all:
-        order = order[:_SHOWN]
+    if keep_all or first.size <= _SHOWN:
+        order = np.argsort(first, kind="stable")
+    else:  # a few of many (every item of a partition, for the messages): no full sort
+        few = np.argpartition(first, _SHOWN)[:_SHOWN]  # positions are distinct: no ties
+        order = few[np.argsort(first[few], kind="stable")]
     return first[order], ids[order]
 
 
