@@ -3,8 +3,8 @@ glob of partitions, with the results of the files concatenated into one."""
 
 from __future__ import annotations
 
+import functools
 import json
-import math
 import shutil
 
 import numpy as np
@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from annokit.cli import main
+
+from _shared import assert_close_documents
 
 
 @pytest.fixture(scope="module")
@@ -54,20 +56,7 @@ def _without_source(doc):
     return {k: v for k, v in doc.items() if k not in ("source", "read_as")}
 
 
-def _close(a, b, path=""):
-    """Equal documents, floats to 1e-12 (the Dask engine sums in another order)."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), path
-        for key in a:
-            _close(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and isinstance(b, float) and not (math.isnan(a) and math.isnan(b)):
-        assert a == pytest.approx(b, rel=1e-12, abs=1e-15), path
-    else:
-        assert a == b, path
+_close = functools.partial(assert_close_documents, abs_tol=1e-15)
 
 
 def test_stats_memory_on_a_directory_equals_the_file_and_dask(data):

@@ -8,12 +8,13 @@ partition, and must otherwise).
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+
+from _shared import assert_close_documents
 
 dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
@@ -57,21 +58,7 @@ def _dask_votes(votes: Votes, tmp_path, bounds: list[int]):
         return read_votes_dask(folder, client=False)
 
 
-def _close(a, b, path="result"):
-    if isinstance(a, dict):
-        assert set(a) == set(b), f"{path}: keys {set(a) ^ set(b)}"
-        for key in a:
-            _close(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and math.isnan(a):
-        assert math.isnan(b), path
-    elif isinstance(a, float):
-        assert abs(a - b) <= 1e-12 * max(1.0, abs(a)), f"{path}: {a!r} vs {b!r}"
-    else:
-        assert a == b, f"{path}: {a!r} vs {b!r}"
+_close = assert_close_documents
 
 
 @pytest.fixture

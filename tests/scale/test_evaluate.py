@@ -8,7 +8,6 @@ against scipy, sklearn-style oracles and published numbers in tests/metrics).
 from __future__ import annotations
 
 import json
-import math
 import re
 import warnings
 
@@ -17,6 +16,8 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from _shared import assert_close_documents
 
 dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
@@ -110,23 +111,7 @@ def _frame(ids, probs, names):
     return df
 
 
-def _close(a, b, path="result"):
-    """Recursive equality of two ``to_dict`` documents, floats to 1e-12 (relative or absolute)."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {set(a) ^ set(b)}"
-        for key in a:
-            _close(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), f"{path}: lengths {len(a)} and {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float):
-        if math.isnan(a):
-            assert math.isnan(b), f"{path}: {a} vs {b}"
-        else:
-            assert abs(a - b) <= 1e-12 * max(1.0, abs(a)), f"{path}: {a!r} vs {b!r}"
-    else:
-        assert a == b, f"{path}: {a!r} vs {b!r}"
+_close = assert_close_documents
 
 
 def _quiet(fn, *args, **kwargs):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+
+from _shared import assert_close_documents
 
 dask = pytest.importorskip("dask", reason="the Dask engine needs annokit[dask]")
 
@@ -29,15 +32,7 @@ def _votes(seed: int, n_items: int = 45) -> Votes:
                            labels=LABELS, duplicates="keep")
 
 
-def _close(got, want, where=""):
-    if isinstance(want, dict):
-        assert list(got) == list(want), where
-        for key in want:
-            _close(got[key], want[key], f"{where}.{key}")
-    elif isinstance(want, float):
-        assert got == pytest.approx(want, rel=1e-12, abs=1e-12, nan_ok=True), where
-    else:
-        assert got == want, where
+_close = functools.partial(assert_close_documents, key_order=True)
 
 
 def _recorded(f, *args, **kw):

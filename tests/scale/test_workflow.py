@@ -9,12 +9,13 @@ itself the path ``annokit evaluate`` took before the workflow moved out of the C
 from __future__ import annotations
 
 import json
-import math
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+
+from _shared import assert_close_documents
 
 dask = pytest.importorskip("dask")
 pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
@@ -34,23 +35,7 @@ from annokit.scale.workflow import dask_refusals, evaluate_files  # noqa: E402
 LABELS = ["pos", "neg", "neu"]
 
 
-def _close(a, b, path="result"):
-    """Recursive equality of two ``to_dict`` documents, floats to 1e-12 (relative or absolute)."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {set(a) ^ set(b)}"
-        for key in a:
-            _close(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), f"{path}: lengths {len(a)} and {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float):
-        if math.isnan(a):
-            assert math.isnan(b), f"{path}: {a} vs {b}"
-        else:
-            assert abs(a - b) <= 1e-12 * max(1.0, abs(a)), f"{path}: {a!r} vs {b!r}"
-    else:
-        assert a == b, f"{path}: {a!r} vs {b!r}"
+_close = assert_close_documents
 
 
 @pytest.fixture(scope="module")
