@@ -307,6 +307,12 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         raw_parts = source.to_delayed()
         name = "votes"
     else:
+        if isinstance(source, (str, os.PathLike)) and os.path.isfile(source) and \
+                os.path.splitext(source)[1].lower() not in _SUFFIXES:
+            # ChaosNLI / LeWiDi JSON, counts tables, tool exports: the in-memory readers'
+            raise DataFormatError(f"{os.path.basename(source)}: the Dask engine reads long "
+                                  "tables in .parquet, .csv or .tsv files; read this file with "
+                                  "--engine memory (Python: annokit.io.read_votes)")
         files = partition_files(source)
         names = _header(files[0])
         roles = detect_columns(names, given=columns, source=os.path.basename(files[0]))

@@ -306,3 +306,14 @@ def test_kept_duplicates_reported_as_in_memory(tmp_path):
     dup[["item", "label"]].to_csv(tmp_path / "anon.csv", index=False)
     assert anon.duplicates_info == read_votes(tmp_path / "anon.csv", duplicates="keep") \
         .duplicates_info == {"policy": "keep", "repeated_pairs": None, "votes_removed": 0}
+
+
+def test_a_file_only_the_in_memory_readers_read_is_refused_with_the_way_out(tmp_path):
+    """A ChaosNLI-shaped JSON Lines file given to the Dask engine: one line naming the file and
+    --engine memory, before any cluster starts."""
+    path = tmp_path / "chaosNLI_snli.jsonl"
+    path.write_text('{"uid": "a", "label_counter": {"e": 3}}\n')
+    with pytest.raises(DataFormatError, match=r"^chaosNLI_snli\.jsonl: the Dask engine reads long "
+                       r"tables in \.parquet, \.csv or \.tsv files; read this file with "
+                       r"--engine memory \(Python: annokit\.io\.read_votes\)$"):
+        read_votes_dask(path, client=False)
