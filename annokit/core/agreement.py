@@ -77,6 +77,17 @@ def _with_ci(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: in
     return AgreementResult(point, ci.low, ci.high, n_items, ci.n_boot, ci.confidence, ci.n_invalid)
 
 
+def coefficient_interval(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: int,
+                         keys: Any, n_rows: int, **kw: Any) -> AgreementResult:
+    """:func:`_with_ci` for a statistic of the weights of ``n_rows`` rows (not only the
+    ``n_items`` pairable ones): the chance-corrected coefficients of
+    :mod:`annokit.core.agreement_gwet`, whose chance terms use single votes too."""
+    keys = np.arange(n_rows, dtype=np.int64) if keys is None else keys
+    result = _with_ci(point, stat, n_rows, keys, **kw)
+    return AgreementResult(result.value, result.ci_low, result.ci_high, n_items, result.n_boot,
+                           result.confidence, result.n_invalid)
+
+
 def coincidence_parts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per item: observed disagreement and the pairable label counts, for nominal alpha.
 
