@@ -26,14 +26,17 @@ from annokit.core.resample import (
     as_item_keys,
     bootstrap_replicates,
     percentile_interval,
+    poisson_weights,
+    replicate_chunks,
     seed_from_rng,
 )
 from annokit.core.scales import check_scale, numeric_names, ordered_names
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
-__all__ = ["KAPPA_WEIGHTS", "AgreementResult", "annotator_kappa", "coincidence_parts",
-           "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "nominal_alpha"]
+__all__ = ["KAPPA_WEIGHTS", "AgreementResult", "annotator_kappa", "coefficient_interval",
+           "coincidence_parts", "cohen_kappa", "fleiss_kappa", "intervals_together",
+           "krippendorff_alpha", "nominal_alpha", "prepare_alpha", "prepare_fleiss"]
 
 #: Weightings of Cohen's kappa: unweighted (None), linear and quadratic disagreement weights.
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
@@ -75,6 +78,59 @@ def _with_ci(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: in
                                 seed=seed_from_rng(rng))
     ci = percentile_interval(point, reps, float(confidence))
     return AgreementResult(point, ci.low, ci.high, n_items, ci.n_boot, ci.confidence, ci.n_invalid)
+
+
+def intervals_together(prepared: Sequence[tuple[Prepared, bool]], keys: Any, rest: Any = None,
+                       *, n_boot: int, confidence: float, seed: int,
+                       budget: int = 4_000_000) -> list[AgreementResult]:
+    """Bootstrap several coefficients on the same replicates, drawing each chunk's weights once.
+
+    Parameters
+    ----------
+    prepared : sequence of (Prepared, bool)
+        Each coefficient (:func:`prepare_alpha`, :func:`prepare_fleiss`, or a
+        :class:`~annokit.core.agreement_gwet.ChanceCoefficient` as such a tuple), and whether
+        its statistic also reads the items of ``rest`` (after those of ``keys``).
+    keys : ndarray of shape (n_items,)
+        Item keys (:func:`annokit.core.resample.item_keys`) of the pairable items; they set
+        the chunks (:func:`replicate_chunks`), so alpha's and kappa's weights, chunks and
+        figures are bit for bit those of :func:`krippendorff_alpha` and :func:`fleiss_kappa`.
+    rest : ndarray, optional
+        Keys of the items with one vote, which only the chance terms read.
+
+    Returns
+    -------
+    list of AgreementResult
+        In the order of ``prepared``; a coefficient's replicate with no weight on its items is
+        NaN (left out, counted in ``n_invalid``).
+    """
+    from annokit.core.progress import progress
+
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
+    check_open_unit("confidence", confidence)
+    keys = as_item_keys(keys, len(keys))
+    rest = None if rest is None or not len(rest) else as_item_keys(rest, len(rest))
+    reps = [np.empty(n_boot) for _ in prepared]
+    with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
+        for start, stop in replicate_chunks(n_boot, keys.shape[0], budget=budget):
+            w = poisson_weights(keys, seed, start, stop)
+            w_all = w if rest is None else np.hstack([w, poisson_weights(rest, seed, start, stop)])
+            for (part, all_items), out in zip(prepared, reps, strict=True):
+                ws = w_all if all_items else w
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    values = part[1](ws)
+                out[start:stop] = np.where(ws.sum(axis=1) > 0, values, np.nan)
+            bar.update(stop - start)
+    results = []
+    for (part, _), values in zip(prepared, reps, strict=True):
+        if n_boot == 0:
+            results.append(AgreementResult(part[0], None, None, part[2], 0, float(confidence)))
+            continue
+        ci = percentile_interval(part[0], values, float(confidence))
+        results.append(AgreementResult(part[0], ci.low, ci.high, part[2], ci.n_boot,
+                                       ci.confidence, ci.n_invalid))
+    return results
 
 
 def coefficient_interval(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: int,
@@ -208,6 +264,19 @@ def krippendorff_alpha(data: Any, *, level: str | None = None, values: Any = Non
     >>> round(krippendorff_alpha(counts, level="interval", values=[1, 2, 3]).value, 4)  # 1 - 8*4/72
     0.5556
     """
+    point, stat, n_items, keys = prepare_alpha(data, level=level, values=values, keys=keys,
+                                               stacklevel=3)
+    return _with_ci(point, stat, n_items, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+#: What a coefficient needs for a bootstrap: value, statistic of item weights, items, their keys.
+Prepared = tuple[float, Callable[[np.ndarray], np.ndarray], int, Any]
+
+
+def prepare_alpha(data: Any, *, level: str | None = None, values: Any = None, keys: Any = None,
+                  stacklevel: int = 2) -> Prepared:
+    """:func:`krippendorff_alpha`'s value and its statistic of the pairable items' weights
+    (with those items' keys), for :func:`intervals_together`; warns as it does."""
     if isinstance(data, (Votes, Ratings)):
         keys = data.item_ids if keys is None else keys
     if level is None:
@@ -224,19 +293,18 @@ def krippendorff_alpha(data: Any, *, level: str | None = None, values: Any = Non
             values = data.labels if values is None else values
             data = data.counts()
         if level == "nominal":  # the historical path, kept bit for bit
-            return _nominal_alpha(data, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+            return _nominal_alpha(data, keys, stacklevel=stacklevel + 1)
         part, keys = counts_parts(data, keys, level, values)
     stat = alpha_statistic(level, *part)
     point = float(stat(np.ones((1, part[0].shape[0])))[0])
     if not np.isfinite(point):
         warnings.warn(f"krippendorff_alpha ({level}): the values show no variation, alpha is "
-                      "undefined (nan)", DegenerateInputWarning, stacklevel=2)
-    return _with_ci(point, stat, part[0].shape[0], keys, n_boot=n_boot, confidence=confidence,
-                    rng=rng)
+                      "undefined (nan)", DegenerateInputWarning, stacklevel=stacklevel)
+    return point, stat, part[0].shape[0], keys
 
 
-def _nominal_alpha(counts: Any, keys: Any, **kw: Any) -> AgreementResult:
-    arr, keys = pairable(counts, keys, "krippendorff_alpha", stacklevel=4)
+def _nominal_alpha(counts: Any, keys: Any, *, stacklevel: int) -> Prepared:
+    arr, keys = pairable(counts, keys, "krippendorff_alpha", stacklevel=stacklevel + 1)
     disagreement, _ = coincidence_parts(arr)
 
     def stat(w: np.ndarray) -> np.ndarray:
@@ -245,8 +313,8 @@ def _nominal_alpha(counts: Any, keys: Any, **kw: Any) -> AgreementResult:
     point = float(stat(np.ones(len(arr))))
     if not np.isfinite(point):
         warnings.warn("krippendorff_alpha: every vote has the same label, alpha is undefined (nan)",
-                      DegenerateInputWarning, stacklevel=3)
-    return _with_ci(point, stat, len(arr), keys, **kw)
+                      DegenerateInputWarning, stacklevel=stacklevel)
+    return point, stat, len(arr), keys
 
 
 def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
@@ -289,7 +357,13 @@ def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
     >>> round(fleiss_kappa([[3, 0], [0, 3], [2, 1]]).value, 4)
     0.5
     """
-    arr, keys = pairable(counts, keys, "fleiss_kappa", stacklevel=3)
+    point, stat, n_items, keys = prepare_fleiss(counts, keys, stacklevel=3)
+    return _with_ci(point, stat, n_items, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+def prepare_fleiss(counts: Any, keys: Any = None, *, stacklevel: int = 2) -> Prepared:
+    """:func:`fleiss_kappa`'s value and statistic, as :func:`prepare_alpha`."""
+    arr, keys = pairable(counts, keys, "fleiss_kappa", stacklevel=stacklevel + 1)
     m = arr.sum(axis=1)
     p_item = ((arr * (arr - 1)).sum(axis=1)) / (m * (m - 1))
 
@@ -303,8 +377,8 @@ def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
     point = float(stat(np.ones(len(arr))))
     if not np.isfinite(point):
         warnings.warn("fleiss_kappa: every vote has the same label, kappa is undefined (nan)",
-                      DegenerateInputWarning, stacklevel=2)
-    return _with_ci(point, stat, len(arr), keys, n_boot=n_boot, confidence=confidence, rng=rng)
+                      DegenerateInputWarning, stacklevel=stacklevel)
+    return point, stat, len(arr), keys
 
 
 def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,

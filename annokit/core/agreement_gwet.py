@@ -199,9 +199,13 @@ def _annotator_cells(votes: Votes, order: np.ndarray | None) -> tuple[np.ndarray
         where = np.empty(order.size, dtype=np.int64)
         where[order] = np.arange(order.size)
         row = where[row]
-    order = np.argsort(row, kind="stable")
-    cells = (votes.annotator_index.astype(np.int64) * k + votes.label_index)[order]
-    indptr = np.searchsorted(row[order], np.arange(votes.n_items + 1))
+    # annotators in id order, so that the sums over annotators do not depend on the rows' order
+    rank = np.empty(len(votes.annotator_ids), dtype=np.int64)
+    rank[np.argsort(np.asarray(votes.annotator_ids).astype(str), kind="stable")] = \
+        np.arange(rank.size)
+    by_row = np.argsort(row, kind="stable")
+    cells = (rank[votes.annotator_index] * k + votes.label_index)[by_row]
+    indptr = np.searchsorted(row[by_row], np.arange(votes.n_items + 1))
     return indptr.astype(np.int64), cells.astype(np.int64), len(votes.annotator_ids) * k
 
 
