@@ -36,6 +36,7 @@ from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaErro
 
 __all__ = ["KAPPA_WEIGHTS", "AgreementResult", "annotator_kappa", "coefficient_interval",
            "coincidence_parts", "cohen_kappa", "fleiss_kappa", "intervals_together",
+           "kappa_disagreement", "kappa_from_tables",
            "krippendorff_alpha", "nominal_alpha", "prepare_alpha", "prepare_fleiss"]
 
 #: Weightings of Cohen's kappa: unweighted (None), linear and quadratic disagreement weights.
@@ -448,28 +449,42 @@ def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
     labels = LabelSet.coerce(labels)
     k = len(labels)
     cells = labels.encode(a, where="first") * k + labels.encode(b, where="second")
-    i, j = np.divmod(np.arange(k * k), k)
-    v = {None: (i != j).astype(np.float64), "linear": np.abs(i - j).astype(np.float64),
-         "quadratic": ((i - j) ** 2).astype(np.float64)}[weights]
+    v = kappa_disagreement(weights, k)
     from scipy import sparse
 
     onehot = sparse.csr_matrix((np.ones(cells.size), (np.arange(cells.size), cells)),
                                shape=(cells.size, k * k))
 
     def stat(w: np.ndarray) -> np.ndarray:
-        p = np.asarray((onehot.T @ w.T).T).reshape(-1, k, k)
-        n = p.sum(axis=(1, 2))
-        chance = np.einsum("ri,rj->rij", p.sum(axis=2), p.sum(axis=1)).reshape(-1, k * k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            observed = p.reshape(-1, k * k) @ v
-            expected = chance @ v / n
-            return np.where(expected > 0, 1.0 - observed / expected, np.nan)
+        return kappa_from_tables(np.asarray((onehot.T @ w.T).T).reshape(-1, k, k), v)
 
     point = float(stat(np.ones((1, cells.size)))[0])
     if not np.isfinite(point):
         warnings.warn("cohen_kappa: the chance disagreement is 0 (one label throughout), kappa is "
                       "undefined (nan)", DegenerateInputWarning, stacklevel=2)
     return _with_ci(point, stat, cells.size, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+def kappa_disagreement(weights: str | None, k: int) -> np.ndarray:
+    """Cohen's disagreement weights over category positions, flattened (k * k,): ``[i != j]``,
+    ``|i - j|`` or ``(i - j)^2`` (:data:`KAPPA_WEIGHTS`)."""
+    i, j = np.divmod(np.arange(k * k), k)
+    return {None: (i != j).astype(np.float64), "linear": np.abs(i - j).astype(np.float64),
+            "quadratic": ((i - j) ** 2).astype(np.float64)}[weights]
+
+
+def kappa_from_tables(p: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Cohen's (weighted) kappa of contingency tables ``p`` (r, k, k) (counts or weights) with
+    the disagreement weights ``v`` (:func:`kappa_disagreement`): :math:`1 - \\sum v_{ij} p_{ij}
+    / \\sum v_{ij} p_{i\\cdot} p_{\\cdot j} / n` (Cohen 1968, eq. 4); NaN where the chance
+    disagreement is 0."""
+    k = p.shape[-1]
+    n = p.sum(axis=(1, 2))
+    chance = np.einsum("ri,rj->rij", p.sum(axis=2), p.sum(axis=1)).reshape(-1, k * k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = p.reshape(-1, k * k) @ v
+        expected = chance @ v / n
+        return np.where(expected > 0, 1.0 - observed / expected, np.nan)
 
 
 def annotator_kappa(votes: Votes, first: Any, second: Any, *, weights: str | None = None,

@@ -38,6 +38,13 @@ from annokit.core.agreement_gwet import (
     item_terms,
 )
 from annokit.core.alpha_levels import alpha_from_pairs, pair_weights
+from annokit.core.annotator_agreement import (
+    influence_frame,
+    influence_sums,
+    merge_pair_tables,
+    pair_tables,
+    pairs_frame,
+)
 from annokit.core.checks import check_option
 from annokit.core.gold import GOLD_NONE, GoldAccuracy, gold_accuracy
 from annokit.core.resample import (
@@ -63,15 +70,15 @@ from annokit.quality.dataset_stats import (
 from annokit.quality.rating_stats import by_scale
 from annokit.scale.votes import DaskVotes
 
-__all__ = ["dataset_stats_dask"]
+__all__ = ["alpha_influence_dask", "annotator_pairs_dask", "dataset_stats_dask"]
 
 _DASK_TIES = ("first", "report")
 
 
-def _part_counts(frame: pd.DataFrame, items: pd.DataFrame, k: int
-                 ) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
-    """Counts (n_local, k) of one partition, rows in the order of ``items`` (by key), and each
-    vote's row."""
+def _part_counts(frame: pd.DataFrame, items: pd.DataFrame, k: int, rows: bool = False
+                 ) -> Any:
+    """Counts (n_local, k) of one partition, rows in the order of ``items`` (by key) (and with
+    ``rows`` each vote's row)."""
     keys = items["item"].to_numpy()
     order = np.argsort(keys, kind="stable")
     # the row of each vote's item in ``items``, whatever the order of ``items``
@@ -79,14 +86,14 @@ def _part_counts(frame: pd.DataFrame, items: pd.DataFrame, k: int
         np.zeros(0, np.int64)
     counts = np.bincount(local * k + frame["label"].to_numpy().astype(np.int64),
                          minlength=len(keys) * k).reshape(len(keys), k)
-    return counts, items, local
+    return (counts, items, local) if rows else (counts, items)
 
 
 def _stats_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, seed: int, n_boot: int,
                 budget: int, pairs: bool, chance: _Chance
                 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """One partition's :func:`_patterns` and :func:`_agreement_part`, its counts made once."""
-    counts, items, local = _part_counts(frame, items, k)
+    counts, items, local = _part_counts(frame, items, k, rows=True)
     return (_patterns(counts, items, k),
             _agreement_part(counts, items, k, seed, n_boot, budget, pairs,
                             chance=chance, votes=(local, frame)))
@@ -215,6 +222,53 @@ def _kappa(s: np.ndarray) -> np.ndarray:
         p_c = s[..., 4:] / s[..., 3][..., None]
         p_e = (p_c**2).sum(axis=-1)
         return (p_bar - p_e) / (1 - p_e)
+
+
+def influence_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, n_annotators: int
+                   ) -> tuple[np.ndarray, ...]:
+    """One partition's :func:`annokit.core.annotator_agreement.influence_sums` (whole items)."""
+    counts, _, local = _part_counts(frame, items, k, rows=True)
+    return influence_sums(counts, local, frame["annotator"].to_numpy().astype(np.int64),
+                          frame["label"].to_numpy().astype(np.int64), n_annotators)
+
+
+def alpha_influence_dask(votes: DaskVotes) -> pd.DataFrame:
+    """:func:`annokit.core.annotator_agreement.alpha_influence` on Dask: the partitions'
+    sums added (equal to the in-memory figures to rounding)."""
+    import dask
+
+    ids = votes.require_annotators("alpha_influence")
+    k, r = len(votes.labels), len(ids)
+    parts = [dask.delayed(influence_part)(f, i, k, r) for f, i in
+             zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)]
+    n_votes = [dask.delayed(lambda f: np.bincount(f["annotator"].to_numpy().astype(np.int64),
+                                                  minlength=r))(f)
+               for f in votes.frame.to_delayed()]
+    sums, counts = votes.compute(parts, n_votes)
+    merged = tuple(np.sum([p[j] for p in sums], axis=0) for j in range(4))
+    scale = getattr(votes.labels, "scale", "nominal")
+    values = (np.asarray(votes.labels.values, dtype=np.float64)
+              if scale in ("interval", "ratio") else np.arange(k, dtype=np.float64))
+    return influence_frame(merged, scale, values, ids, np.sum(counts, axis=0))
+
+
+def annotator_pairs_dask(votes: DaskVotes, *, min_shared: int = 10,
+                         weights: Any = "scale") -> pd.DataFrame:
+    """:func:`annokit.core.annotator_agreement.annotator_pairs` on Dask: each partition's
+    contingency tables (whole items) added on the client; the same frame as in memory."""
+    import dask
+
+    ids = votes.require_annotators("annotator pairs")
+    k, r = len(votes.labels), len(ids)
+
+    def part(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        return pair_tables(frame["item"].to_numpy(), frame["annotator"].to_numpy().astype(np.int64),
+                           frame["label"].to_numpy().astype(np.int64), r, k)
+
+    parts = votes.compute([dask.delayed(part)(f) for f in votes.frame.to_delayed()])[0]
+    return pairs_frame(merge_pair_tables(list(parts)), ids,
+                       getattr(votes.labels, "scale", "nominal"), min_shared=min_shared,
+                       weights=weights)
 
 
 def _coefficient(name: str, f: Any, point: np.ndarray, reps: np.ndarray, n_items: int,
