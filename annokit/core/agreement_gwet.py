@@ -49,8 +49,9 @@ from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
 __all__ = ["GWET_COEFFICIENTS", "SCALE_WEIGHTS", "WEIGHTS", "ChanceCoefficient",
-           "agreement_weights", "brennan_prediger", "chance_coefficients", "conger_kappa",
-           "gwet_ac1", "percent_agreement"]
+           "agreement_weights", "annotator_label_sums", "brennan_prediger",
+           "chance_coefficients", "coefficient_from_sums", "conger_kappa", "gwet_ac1",
+           "item_terms", "percent_agreement"]
 
 #: The named weightings of Gwet (2014, ch. 3), those of irrCAC's ``Weights``.
 WEIGHTS = ("identity", "ordinal", "linear", "quadratic", "radical", "ratio")
@@ -209,6 +210,16 @@ def _annotator_cells(votes: Votes, order: np.ndarray | None) -> tuple[np.ndarray
     return indptr.astype(np.int64), cells.astype(np.int64), len(votes.annotator_ids) * k
 
 
+def annotator_label_sums(w: np.ndarray, indptr: np.ndarray, cells: np.ndarray,
+                         n_cells: int) -> np.ndarray:
+    """``(r, n_cells)``: each annotator x label cell's votes weighted by their items' weights
+    ``w`` (r, n_items), the votes grouped by item (``indptr``) with their ``cells``; one
+    compiled pass over the votes (numba, imported on first use)."""
+    from annokit.core._agreement_sums import cell_sums
+
+    return cell_sums(np.ascontiguousarray(w, dtype=np.float64), indptr, cells, n_cells)
+
+
 def chance_coefficients(data: Any, *, names: Any = GWET_COEFFICIENTS, weights: Any = None,
                         values: Any = None, order: np.ndarray | None = None
                         ) -> list[ChanceCoefficient]:
@@ -252,9 +263,7 @@ def _prepare(name: str, data: Any, terms: np.ndarray, wmat: np.ndarray, wname: s
         q = wmat.shape[0]
 
         def stat(w: np.ndarray) -> np.ndarray:
-            from annokit.core._agreement_sums import cell_sums  # numba, on first use
-
-            a = cell_sums(np.ascontiguousarray(w), indptr, cells, n_cells)
+            a = annotator_label_sums(w, indptr, cells, n_cells)
             return coefficient_from_sums(name, w @ terms, wmat, a.reshape(len(w), -1, q))
     value = float(stat(np.ones((1, terms.shape[0])))[0])
     if not np.isfinite(value):

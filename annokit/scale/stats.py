@@ -34,6 +34,7 @@ from annokit.core.agreement_gwet import (
     GWET_COEFFICIENTS,
     SCALE_WEIGHTS,
     agreement_weights,
+    annotator_label_sums,
     coefficient_from_sums,
     item_terms,
 )
@@ -195,9 +196,7 @@ def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, 
                 w_all = np.hstack([w, poisson_weights(rest, seed, start, stop)])
                 sums = w_all @ gwet
                 if cells is not None:
-                    from annokit.core._agreement_sums import cell_sums
-
-                    sums = np.hstack([sums, cell_sums(w_all, *cells)])
+                    sums = np.hstack([sums, annotator_label_sums(w_all, *cells)])
                 out["chance_reps"][start:stop] = sums
     return out
 
