@@ -190,7 +190,7 @@ def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, 
                                             budget=budget // max(1, k * k) if pairs else budget):
             w = poisson_weights(keys, seed, start, stop)
             out["reps"][start:stop] = w @ terms
-            if pairs:
+            if pairs and len(arr):
                 out["pairs_reps"][start:stop] = pair_weights(arr, w)
             if chance is not None:
                 w_all = np.hstack([w, poisson_weights(rest, seed, start, stop)])
