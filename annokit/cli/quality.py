@@ -134,7 +134,7 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
 
 
 def _num(x: float | None, width: int, sign: str = "") -> str:
-    return f"{'nan':>{width}}" if x is None else f"{x:>{sign}{width}.4f}"
+    return f"{'nan':>{width}}" if x is None or x != x else f"{x:>{sign}{width}.4f}"
 
 
 def _annotator_pairs(votes_path: str, gold_path: str | None, fmt: Format, engine: str,
@@ -173,9 +173,10 @@ def _annotator_pairs(votes_path: str, gold_path: str | None, fmt: Format, engine
     if out_path is None:
         echo(f"{'annotator_1':<20} {'annotator_2':<20} {'n_shared':>8} {'kappa':>7} "
              f"{'agreement':>9}")
-        for row in table.itertuples(index=False):
-            echo(f"{row.annotator_1!s:<20} {row.annotator_2!s:<20} {row.n_shared:>8} "
-                 f"{_num(row.kappa, 7)} {_num(row.percent_agreement, 9)}")
+        for a, b, n, kappa, agree in zip(table["annotator_1"], table["annotator_2"],
+                                          table["n_shared"].tolist(), table["kappa"].tolist(),
+                                          table["percent_agreement"].tolist(), strict=True):
+            echo(f"{a!s:<20} {b!s:<20} {n:>8} {_num(kappa, 7)} {_num(agree, 9)}")
     weights = str(table["weights"].iloc[0]) if len(table) else "none"
     echo(f"{len(table)} pairs with at least {min_shared} shared items (Cohen's kappa, weights "
          f"{weights}); {left} pairs with fewer left out"

@@ -191,9 +191,10 @@ def coefficient_from_sums(name: str, sums: np.ndarray, wmat: np.ndarray,
 
 def _annotator_cells(votes: Votes, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, int]:
     """The votes grouped by count row (CSR ``indptr``, each vote's annotator x label cell)."""
-    if votes.annotator_index is None:
+    if votes.annotator_index is None or votes.annotator_ids is None:
         raise SchemaError(f"{votes.source}: conger_kappa needs annotator ids (a long table with "
                           "an annotator column)")
+    ids = np.asarray(votes.annotator_ids)
     k = len(votes.labels)
     row = votes.item_index
     if order is not None:  # count row r holds item order[r]
@@ -201,13 +202,12 @@ def _annotator_cells(votes: Votes, order: np.ndarray | None) -> tuple[np.ndarray
         where[order] = np.arange(order.size)
         row = where[row]
     # annotators in id order, so that the sums over annotators do not depend on the rows' order
-    rank = np.empty(len(votes.annotator_ids), dtype=np.int64)
-    rank[np.argsort(np.asarray(votes.annotator_ids).astype(str), kind="stable")] = \
-        np.arange(rank.size)
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[np.argsort(ids.astype(str), kind="stable")] = np.arange(rank.size)
     by_row = np.argsort(row, kind="stable")
     cells = (rank[votes.annotator_index] * k + votes.label_index)[by_row]
     indptr = np.searchsorted(row[by_row], np.arange(votes.n_items + 1))
-    return indptr.astype(np.int64), cells.astype(np.int64), len(votes.annotator_ids) * k
+    return indptr.astype(np.int64), cells.astype(np.int64), len(ids) * k
 
 
 def annotator_label_sums(w: np.ndarray, indptr: np.ndarray, cells: np.ndarray,

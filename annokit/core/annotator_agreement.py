@@ -32,13 +32,15 @@ PAIR_WEIGHTS = {"nominal": None, "ordinal": "linear", "interval": "quadratic",
                 "ratio": "quadratic"}
 
 
-def _annotator_votes(votes: Votes, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(item, annotator, label) codes of every vote; SchemaError without annotator ids."""
+def _annotator_votes(votes: Votes, what: str
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(item, annotator, label) codes of every vote and the annotator ids; SchemaError without
+    annotator ids."""
     if votes.annotator_index is None or votes.annotator_ids is None:
         raise SchemaError(f"{votes.source}: {what} needs annotator ids (a long table with an "
                           "annotator column)")
     return (votes.item_index.astype(np.int64), votes.annotator_index.astype(np.int64),
-            votes.label_index.astype(np.int64))
+            votes.label_index.astype(np.int64), np.asarray(votes.annotator_ids))
 
 
 def _level_values(votes: Votes, level: str | None) -> tuple[str, np.ndarray]:
@@ -85,11 +87,10 @@ def alpha_influence(votes: Votes, *, level: str | None = None) -> pd.DataFrame:
     >>> alpha_influence(Votes.from_long(df))["alpha_change"].round(3).tolist()
     [-0.094, -0.094, 0.531]
     """
-    item, who, label = _annotator_votes(votes, "alpha_influence")
+    item, who, label, ids = _annotator_votes(votes, "alpha_influence")
     level, v = _level_values(votes, level)
-    sums = influence_sums(votes.counts(), item, who, label, len(votes.annotator_ids))
-    return influence_frame(sums, level, v, votes.annotator_ids,
-                           np.bincount(who, minlength=len(votes.annotator_ids)))
+    sums = influence_sums(votes.counts(), item, who, label, len(ids))
+    return influence_frame(sums, level, v, ids, np.bincount(who, minlength=len(ids)))
 
 
 def influence_sums(counts: np.ndarray, item: np.ndarray, who: np.ndarray, label: np.ndarray,
@@ -158,7 +159,8 @@ def _vote_pairs(item: np.ndarray, who: np.ndarray, label: np.ndarray
         differ = who[a] != who[b]  # an annotator's repeated votes on an item are not a pair
         out.append((who[a][differ], who[b][differ], label[a][differ], label[b][differ]))
     if not out:
-        return (np.zeros(0, np.int64),) * 4  # type: ignore[return-value]
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty, empty
     g, h, la, lb = (np.concatenate(x) for x in zip(*out, strict=True))
     return g, h, la, lb
 
@@ -192,10 +194,9 @@ def annotator_pairs(votes: Votes, *, min_shared: int = 10, weights: Any = "scale
     >>> annotator_pairs(Votes.from_long(df), min_shared=2)[["n_shared", "kappa"]].values.tolist()
     [[4.0, 0.0]]
     """
-    item, who, label = _annotator_votes(votes, "annotator pairs")
-    return pairs_frame(pair_tables(item, who, label, len(votes.annotator_ids), len(votes.labels)),
-                       votes.annotator_ids, votes.labels.scale, min_shared=min_shared,
-                       weights=weights)
+    item, who, label, ids = _annotator_votes(votes, "annotator pairs")
+    return pairs_frame(pair_tables(item, who, label, len(ids), len(votes.labels)), ids,
+                       votes.labels.scale, min_shared=min_shared, weights=weights)
 
 
 def pair_tables(item: np.ndarray, who: np.ndarray, label: np.ndarray, n_annotators: int,

@@ -371,7 +371,8 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
     parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True))
     wname = SCALE_WEIGHTS[scale]
     chance = _Chance(agreement_weights(wname, getattr(votes.labels, "values", None), n=k),
-                     len(votes.annotator_ids) if votes.has_annotators else 0)
+                     len(votes.require_annotators("conger_kappa"))
+                     if votes.has_annotators else 0)
     both = [dask.delayed(_stats_part)(f, i, k, seed, int(n_boot), budget, ordered, chance)
             for f, i in parts]
     both = votes.compute(both)[0]
