@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -49,7 +49,7 @@ from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
 __all__ = ["GWET_COEFFICIENTS", "SCALE_WEIGHTS", "WEIGHTS", "ChanceCoefficient",
-           "agreement_weights", "annotator_label_sums", "brennan_prediger",
+           "agreement_weights", "analytic_se", "annotator_label_sums", "brennan_prediger",
            "chance_coefficients", "coefficient_from_sums", "conger_kappa", "gwet_ac1",
            "item_terms", "percent_agreement"]
 
@@ -113,7 +113,8 @@ class ChanceCoefficient:
     """A coefficient ready for the bootstrap: its value and ``stat(weights (r, n_items)) -> (r,)``.
 
     ``n_items`` counts the items with two or more votes; ``stat`` takes the weights of every
-    row of the counts it was built from (rows with no vote weigh nothing).
+    row of the counts it was built from (rows with no vote weigh nothing). ``se``: Gwet's
+    analytic standard error (:func:`analytic_se`) where irrCAC reports one we equal, else None.
     """
 
     name: str
@@ -121,6 +122,7 @@ class ChanceCoefficient:
     stat: Callable[[np.ndarray], np.ndarray]
     n_items: int
     weights: str
+    se: float | None = None
 
 
 def _weights_matrix(weights: Any, q: int, values: Any) -> tuple[np.ndarray, str]:
@@ -189,6 +191,42 @@ def coefficient_from_sums(name: str, sums: np.ndarray, wmat: np.ndarray,
     return np.where((sums[..., 0] > 0) & (pe < 1), out, np.nan)
 
 
+def analytic_se(name: str, sums: np.ndarray, moments: np.ndarray, wmat: np.ndarray
+                ) -> float | None:
+    r"""Gwet's (2014) linearised standard error of AC1/AC2 and Brennan-Prediger (as irrCAC
+    reports it, with no finite-population correction); None for the other coefficients.
+
+    ``sums`` and ``moments`` are the sums over items of :func:`item_terms` rows ``T_i`` and of
+    ``T_i T_i^T``. Each item's linearised term is ``x_i = v . T_i``: for Brennan-Prediger
+    :math:`x_i = (n / n')(p_{a,i} - p_e [m_i \ge 2]) / (1 - p_e)`, and AC1 subtracts
+    :math:`2 (1 - \gamma)(p_{e,i} - p_e) / (1 - p_e)` with
+    :math:`p_{e,i} = T_w / (q (q - 1)) \sum_k (n_{ik} / m_i)(1 - \pi_k)`; then
+    :math:`\mathrm{var} = \sum_i (x_i - \gamma)^2 / (n (n - 1))` over the ``n`` items with a
+    vote, from ``sums`` and ``moments`` alone (so partitions' sums add up).
+    """
+    if name not in ("gwet_ac1", "brennan_prediger"):
+        return None
+    n, n2 = sums[2], sums[0]
+    q = wmat.shape[0]
+    if n < 2 or n2 == 0 or q < 2:
+        return None
+    pe = float(chance_agreement(name, sums, wmat))
+    coef = float(coefficient_from_sums(name, sums, wmat))
+    if not np.isfinite(coef):
+        return None
+    alpha = (n / n2) / (1 - pe)
+    v = np.zeros(sums.size)
+    v[0], v[1] = -alpha * pe, alpha
+    if name == "gwet_ac1":
+        beta = 2 * (1 - coef) / (1 - pe)
+        pi = sums[3:] / n
+        v[2] = beta * pe
+        v[3:] = -beta * wmat.sum() / (q * (q - 1)) * (1 - pi)
+    total, square = v @ sums, v @ moments @ v
+    var = (square - 2 * coef * total + coef**2 * n) / (n * (n - 1))
+    return float(np.sqrt(max(var, 0.0)))
+
+
 def _annotator_cells(votes: Votes, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, int]:
     """The votes grouped by count row (CSR ``indptr``, each vote's annotator x label cell)."""
     if votes.annotator_index is None or votes.annotator_ids is None:
@@ -245,9 +283,11 @@ def chance_coefficients(data: Any, *, names: Any = GWET_COEFFICIENTS, weights: A
     if n_pair == 0:
         raise SchemaError("agreement needs at least one item with two or more votes")
     out = []
+    moments = terms.T @ terms
     for name in names:
         check_option("coefficient", name, GWET_COEFFICIENTS)
-        out.append(_prepare(name, data, terms, wmat, wname, order, n_pair))
+        c = _prepare(name, data, terms, wmat, wname, order, n_pair)
+        out.append(replace(c, se=analytic_se(name, terms.sum(axis=0), moments, wmat)))
     return out
 
 

@@ -143,7 +143,9 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         ``percent_agreement``, ``gwet_ac1``, ``brennan_prediger`` and ``conger_kappa``
         (:mod:`annokit.core.agreement_gwet`; Gwet 2014), the same objects with ``weights``
         (those of the scale, :data:`~annokit.core.agreement_gwet.SCALE_WEIGHTS`: the weighted
-        versions, AC2, on ordered scales), on the same bootstrap replicates; items with fewer
+        versions, AC2, on ordered scales) and ``se``, Gwet's analytic standard error where it
+        equals irrCAC's (AC1/AC2 and Brennan-Prediger; None for the others), on the same
+        bootstrap replicates; items with fewer
         than two votes are left out of their observed agreement, and ``conger_kappa`` is None
         without annotator ids;
         alpha is at the labels' ``level`` (ordinal, interval and ratio differences on
@@ -280,6 +282,7 @@ def agreement_stats(votes: Votes, counts: np.ndarray, *, n_boot: int, confidence
     out["krippendorff_alpha"]["level"] = scale
     for c in chance:
         out[c.name]["weights"] = c.weights
+        out[c.name]["se"] = c.se
     return out
 
 

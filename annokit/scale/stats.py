@@ -34,6 +34,7 @@ from annokit.core.agreement_gwet import (
     GWET_COEFFICIENTS,
     SCALE_WEIGHTS,
     agreement_weights,
+    analytic_se,
     annotator_label_sums,
     coefficient_from_sums,
     item_terms,
@@ -182,6 +183,7 @@ def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, 
         if cells is not None:
             point = np.concatenate([point, np.bincount(cells[1], minlength=cells[2])])
         out["chance"] = point
+        out["chance_moments"] = gwet.T @ gwet
         out["chance_reps"] = np.zeros((n_boot, point.size))
     if n_boot and len(counts):
         ids = items["item_id"].to_numpy(dtype=object)
@@ -307,10 +309,12 @@ def _chance_results(agree: list[dict[str, Any]], chance: _Chance, wname: str, n_
             return coefficient_from_sums(name, s[..., :width], chance.wmat, cells)
         return f
 
+    moments = np.sum([a["chance_moments"] for a in agree], axis=0)
     for name in names:
         out[name] = _coefficient(name, formula(name), point, reps, n_pairable, n_boot,
                                  confidence)
         out[name]["weights"] = wname
+        out[name]["se"] = analytic_se(name, point[:width], moments, chance.wmat)
     return out
 
 

@@ -128,6 +128,26 @@ def test_weights_and_missing_ratings_equal_irrcac(weights):
         assert got == pytest.approx(want[name], abs=1e-9), (name, weights)
 
 
+@pytest.mark.parametrize("weights", ["identity", "quadratic"],
+                         ids=lambda w: f"irrcac044_analytic_se_{w}")
+def test_analytic_standard_errors_equal_irrcac(weights):
+    """Gwet's (2014) linearised variance of AC1/AC2 and Brennan-Prediger, as irrCAC 0.4.4."""
+    raw = pytest.importorskip("irrCAC.raw")
+    rng = np.random.default_rng(11)
+    rows = [(i, a, int(rng.integers(0, 3)) + 1) for i in range(50) for a in range(5)
+            if rng.random() < (0.2 if i < 6 else 0.7)]
+    frame = pd.DataFrame(rows, columns=["item", "annotator", "label"]).astype(str)
+    votes = Votes.from_long(frame, labels=LabelSet(["1", "2", "3", "4"], scale="interval"))
+    got = {c.name: c.se for c in chance_coefficients(votes, weights=weights)}
+    table, cats = wide(votes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cac = raw.CAC(table, weights=weights, categories=cats, digits=16)
+        assert got["gwet_ac1"] == pytest.approx(cac.gwet()["est"]["se"], abs=1e-9)
+        assert got["brennan_prediger"] == pytest.approx(cac.bp()["est"]["se"], abs=1e-9)
+    assert got["percent_agreement"] is None and got["conger_kappa"] is None
+
+
 def test_weight_matrices_equal_irrcac():
     w = pytest.importorskip("irrCAC.weights")
     values = [1.0, 2.0, 4.0, 7.0]
