@@ -167,6 +167,24 @@ def test_two_annotators_conger_is_cohen():
     assert conger_kappa(votes).value == pytest.approx(cohen_kappa(a, b).value, abs=1e-12)
 
 
+#: Gwet (2014)'s 4 raters x 12 subjects with missing ratings (rows: subjects), as printed in
+#: irrCAC's documentation with its results (AC1 0.77544, pa 0.81818, pe 0.19032).
+FOUR_RATERS = ["1 1 . 1", "2 2 3 2", "3 3 3 3", "3 3 3 3", "2 2 2 2", "1 2 3 4", "4 4 4 4",
+               "1 1 2 1", "2 2 2 2", ". 5 5 5", ". . 1 1", ". . 3 ."]
+
+
+def test_gwet2014_four_raters_example_as_printed_in_irrcac_docs():
+    rows = [(i, a, x) for i, line in enumerate(FOUR_RATERS) for a, x in enumerate(line.split())
+            if x != "."]
+    frame = pd.DataFrame(rows, columns=["item", "annotator", "label"]).astype(str)
+    votes = Votes.from_long(frame, labels=LabelSet(["1", "2", "3", "4", "5"]))
+    with pytest.warns(DegenerateInputWarning, match="1 item"):
+        assert round(gwet_ac1(votes).value, 5) == 0.77544
+    with pytest.warns(DegenerateInputWarning):
+        assert round(percent_agreement(votes).value, 5) == 0.81818
+    assert round(next(c.se for c in chance_coefficients(votes, names=["gwet_ac1"])), 5) == 0.14295
+
+
 def test_handbook_definitions_on_a_small_table():
     """Gwet (2014, eqs. of ch. 2 and 4) by hand: 3 items of 3 votes, 2 labels."""
     counts = [[3, 0], [0, 3], [2, 1]]
