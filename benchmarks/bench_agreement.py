@@ -37,7 +37,8 @@ v = read_votes(sys.argv[1]); c = v.counts(); _ = v.item_ids
 t0, c0 = time.perf_counter(), time.process_time()
 s = dataset_stats(v, n_boot=1000)
 dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-print(json.dumps({"seconds": dt, "cpu": cpu,
+import annokit
+print(json.dumps({"seconds": dt, "cpu": cpu, "annokit": annokit.__file__,
                   "keys": [k for k in s if isinstance(s[k], dict) and "ci_low" in s[k]]}))
 """
 
@@ -72,8 +73,9 @@ def make_parquet(n_votes: int) -> Path:
 
 def time_stats(checkout: Path, path: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
+    # cwd: ``python -c`` puts the working directory before PYTHONPATH on sys.path
     out = subprocess.run([sys.executable, "-c", RUNNER, str(path)], capture_output=True,
-                         text=True, check=True, env=env)
+                         text=True, check=True, env=env, cwd=checkout)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -153,8 +155,8 @@ def main() -> int:
                 continue
             row = time_stats(checkout, path)
             runs[name].append((row["seconds"], row["cpu"]))
-            print(f"{name}: dataset_stats {row['seconds']:.1f} s wall, {row['cpu']:.1f} s CPU; "
-                  f"intervals for {row['keys']}", flush=True)
+            print(f"{name} ({row['annokit']}): dataset_stats {row['seconds']:.1f} s wall, "
+                  f"{row['cpu']:.1f} s CPU; intervals for {row['keys']}", flush=True)
     for j, what in enumerate(("wall", "CPU")):
         this = statistics.median(r[j] for r in runs["this"])
         line = (f"dataset_stats on {int(args.votes):,} votes, 1000 replicates, {what}: "
