@@ -383,8 +383,8 @@ def gwet_ac1(data: Any, *, weights: Any = None, values: Any = None, n_boot: int 
     are from uniform (Gwet 2008; 2014, eq. 4.x; module docstring).
     Examples
     --------
-    >>> round(gwet_ac1([[3, 0], [0, 3], [2, 1]]).value, 4)
-    0.5556
+    >>> round(gwet_ac1([[3, 0], [0, 3], [2, 1]]).value, 4)  # pe = 2 * (5/9)(4/9)
+    0.561
     """
     return _one("gwet_ac1", data, weights=weights, values=values, n_boot=n_boot,
                 confidence=confidence, rng=rng, keys=keys)

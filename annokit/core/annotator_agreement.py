@@ -85,7 +85,7 @@ def alpha_influence(votes: Votes, *, level: str | None = None) -> pd.DataFrame:
     ...                    "annotator": ["x", "y"] * 3 + ["z"] * 3,
     ...                    "label": list("110000") + list("010")})
     >>> alpha_influence(Votes.from_long(df))["alpha_change"].round(3).tolist()
-    [-0.094, -0.094, 0.531]
+    [-0.361, -0.361, 0.889]
     """
     item, who, label, ids = _annotator_votes(votes, "alpha_influence")
     level, v = _level_values(votes, level)
