@@ -99,13 +99,6 @@ def test_demo_spells_n_boot_and_hides_the_old_alias():
     assert "--n-boot" in result.output and "--bootstrap" not in result.output
 
 
-def test_demo_prints_stats():
-    result = run("demo", "--json")
-    assert result.exit_code == 0, result.output
-    first = result.output
-    assert run("demo", "--json").output == first
-
-
 def test_stats_with_one_vote_per_item_has_null_agreement(tmp_path):
     f = tmp_path / "v.csv"
     f.write_text("item,annotator,label\nq1,a,x\nq2,a,y\n")
