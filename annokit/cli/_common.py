@@ -26,11 +26,12 @@ MEMORY_LIMIT = 2 * 1024**3
 
 FORMAT_OPTION = click.option(
     "--format", "fmt",
-    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi",
-                       "lists", "counts", "soft"]),
+    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "toloka", "labelstudio",
+                       "prodigy", "argilla", "lewidi", "lists", "counts", "soft"]),
     default="auto", show_default=True,
     help="Input format of the votes file (auto sniffs the file): ChaosNLI JSON Lines, long or "
-         "wide tables, Mechanical Turk batch results, a Label Studio JSON export, a "
+         "wide tables, Mechanical Turk batch results, a Toloka results TSV, a Label Studio "
+         "export (JSON, JSON-MIN or CSV), Prodigy JSONL (db-out), Argilla records, a "
          "Learning-With-Disagreements (LeWiDi 2023/2025) JSON split, JSON Lines with one row "
          "per item and a list of its labels or ratings (annotators unknown); counts: a count "
          "matrix (.npy/.npz of shape items x labels, read as such without --format) or a table "
