@@ -102,6 +102,8 @@ def answers_to_votes(answers: Answers, *, name: str, labels: LabelSet | Any,
                           f"{first['item']!r} more than once ({n_pairs} such pair(s)); keep "
                           "one answer of each with --duplicates first|last, or all with "
                           "--duplicates keep")
+    if labels is None:  # the labels of every answer, whichever answer of a pair is kept
+        labels = LabelSet.infer(long["label"])
     if n_pairs and duplicates in ("first", "last"):
         pick = per_pair.transform("min" if duplicates == "first" else "max")
         keep = long["answer"] == pick

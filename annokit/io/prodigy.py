@@ -57,7 +57,7 @@ _ANSWERS = ("accept", "reject", "ignore")
 
 def looks_like_prodigy(first: dict[str, Any]) -> bool:
     """Whether the first object of a JSON Lines file is an annotated Prodigy task."""
-    return first.get("answer") in _ANSWERS and any(
+    return "answer" in first and any(
         k in first for k in ("_input_hash", "_task_hash", "_annotator_id", "_session_id"))
 
 
