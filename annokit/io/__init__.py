@@ -25,26 +25,25 @@ from annokit.errors import (
     InvalidValueError,
     SchemaError,
 )
+from annokit.io.argilla import read_argilla
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.counts import is_array, read_count_array, read_count_table
+from annokit.io.exports import TOOL_FORMATS, export_format, read_export
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
-from annokit.io.exports import TOOL_FORMATS, export_format, read_export
-from annokit.io.argilla import read_argilla
 from annokit.io.labelstudio import read_labelstudio
 from annokit.io.layout import frame_layout, table_layout
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
 from annokit.io.lists import looks_like_label_lists, read_label_lists
 from annokit.io.mturk import read_mturk
-from annokit.io.prodigy import read_prodigy
 from annokit.io.partitions import is_partitioned, partition_files, read_partitions
+from annokit.io.prodigy import read_prodigy
 from annokit.io.ratings import apply_scale, read_ratings
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
 from annokit.io.tables import table_kind
-from annokit.io.toloka import read_toloka
 from annokit.io.tabular import (
     attach_gold,
     detect_columns,
@@ -54,6 +53,7 @@ from annokit.io.tabular import (
     read_table,
     read_wide,
 )
+from annokit.io.toloka import read_toloka
 
 __all__ = [
     "FORMATS",

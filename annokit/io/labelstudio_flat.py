@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -43,7 +43,7 @@ _MARK = {"annotator", "annotation_id", "lead_time"}
 _VALUE_KEYS = ("choices", "rating", "number")
 
 
-def looks_like_labelstudio_flat(keys: Sequence[str]) -> bool:
+def looks_like_labelstudio_flat(keys: Iterable[Any]) -> bool:
     """Whether the keys of a record (or a CSV header) are those of a JSON-MIN/CSV export."""
     return _MARK <= {str(k) for k in keys}
 

@@ -141,7 +141,7 @@ def read_toloka(path: str | os.PathLike | Input, *, item: str | None = None,
                           f"{columns[:8]}")
     item_col = _pick(columns, "INPUT:", item, "item id", "--item-col", name, ids=True)
     label_col = _pick(columns, "OUTPUT:", label, "label", "--label-col", name)
-    golden = "GOLDEN:" + label_col[len("OUTPUT:"):]
+    golden: str | None = "GOLDEN:" + label_col[len("OUTPUT:"):]
     golden = golden if golden in columns else None
     status = (df[_STATUS].fillna("(blank)").astype(str) if _STATUS in columns
               else pd.Series(KEPT_STATUSES[0], index=df.index))
