@@ -50,8 +50,7 @@ def _infinite_threshold(verb: str) -> dict[str, str]:
     rest = "; give a finite threshold" + (", or --top-fraction F to remove the lowest-scoring "
                                           "fraction" if verb == "remove" else "")
     return {"inf": f"would {verb} every annotator (every score is below it){rest}",
-            "-inf": f"would {verb} no annotator (no score is below it){rest}",
-            "": f"is not a number{rest}"}
+            "-inf": f"would {verb} no annotator (no score is below it){rest}"}
 
 
 _SEED = click.option("--seed", type=SEED, default=0, show_default=True,
