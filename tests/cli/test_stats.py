@@ -139,8 +139,8 @@ def test_format_detection_error_names_every_format(tmp_path):
     path.write_text("a,b\n1,2\n")
     result = run("stats", str(path))
     assert result.exit_code == 1
-    assert "pass --format (chaosnli, long, wide, mturk, labelstudio, lewidi or lists) and name " \
-           "the columns" in result.output
+    assert ("pass --format (chaosnli, long, wide, mturk, toloka, labelstudio, prodigy, argilla, "
+            "lewidi or lists) and name the columns") in " ".join(result.output.split())
 def test_stats_gold_in_another_case_is_counted_not_added(tmp_path):
     (tmp_path / "v.csv").write_text("item,annotator,label\nq1,a,cat\nq1,b,dog\nq2,a,dog\nq2,b,dog\n"
                                     "q3,a,cat\nq3,b,cat\n")
