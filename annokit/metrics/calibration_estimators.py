@@ -1,0 +1,361 @@
+"""Calibration estimators of the ECE literature beyond fixed bins: ECE-sweep, TACE and MacroCE.
+
+Every one compares the model's top-label (or per-class) probabilities with the hard label (the
+human majority, as ``ece`` does) and follows the state protocol of
+:mod:`annokit.metrics.states` (``update`` with weights None, ``(n,)`` or ``(r, n)``;
+``merge``; ``compute``). One read of a batch, :data:`CALIBRATION_PASS`, fills all of them
+(and the grid states of :mod:`annokit.metrics.calibration_smooth`): it checks the values as
+every pass does and computes each row's top-label confidence and correctness once.
+
+Memory and Dask
+---------------
+- :class:`MacroCEState` is mergeable in constant memory (four sums per replicate).
+- :class:`SweepECEState` and :class:`TACEState` keep their rows: their bins are quantiles of
+  all confidences (for ECE-sweep, at every number of bins tried), which no constant-size
+  summary gives exactly. ECE-sweep keeps 24 bytes per item (confidence, correctness,
+  weight) plus 8 per item and replicate; TACE keeps the probability rows, ``8 k + 16``
+  bytes per item plus 8 per item and replicate. On the Dask engine they take its generic
+  path: each partition fills a state and the tree reduction merges them, so the rows of
+  every partition are gathered on the worker that computes the value (the same memory as
+  in memory, on one worker). ``ece_adaptive`` has its own selection path
+  (:mod:`annokit.scale.eval_adaptive`); these do not.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from annokit.errors import InvalidValueError
+from annokit.metrics import _binning
+from annokit.metrics import sums as _sums
+from annokit.metrics.states import StatePass, edge_bin_stats, top_label_hit
+from annokit.metrics.states_ext import ExtensionState
+
+__all__ = ["CALIBRATION_PASS", "MacroCEState", "SweepECEState", "TACEState", "sweep_ece"]
+
+
+def _add(a: Any, b: Any) -> Any:
+    return b if a is None else a + b
+
+
+def _total(n: int, w: np.ndarray | None) -> Any:
+    """The batch's total weight: a float, or shape (r,) with replicate weights."""
+    if w is None:
+        return float(n)
+    return float(w.sum()) if w.ndim == 1 else w.sum(axis=1)
+
+
+class CalibrationState(ExtensionState):
+    """A state filled by :data:`CALIBRATION_PASS` (needs the hard label).
+
+    Subclasses implement ``_part(p, h, w, conf, hit)``: what one batch adds, from the
+    checked rows, the weights and each row's top-label confidence and correctness.
+    """
+
+    needs = frozenset({"hard"})
+
+    @property
+    def filled_by(self) -> StatePass:
+        return CALIBRATION_PASS
+
+    def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
+              hit: np.ndarray) -> Any:
+        raise NotImplementedError
+
+
+def _calibration_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None,
+                       h: np.ndarray | None, w: np.ndarray | None,
+                       names: Sequence[str]) -> list[Any]:
+    """:data:`CALIBRATION_PASS`: the value checks, the top label once, each state's part."""
+    _sums.check_values(p, s, h, w, names=names)
+    conf, hit = top_label_hit(p, h)
+    return [st._part(p, h, w, conf, hit) for st in states]
+
+
+#: The pass of the calibration estimators (one top-label computation per batch).
+CALIBRATION_PASS = StatePass("calibration", "single", _sums.prepare, _calibration_parts)
+
+
+class _RowsState(CalibrationState):
+    """Keeps arrays of rows per batch (concatenated at compute) and the total weight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: list[tuple[np.ndarray, ...]] = []
+        self._weight: Any = None
+
+    def _absorb(self, part: tuple[tuple[np.ndarray, ...], Any]) -> None:
+        rows, weight = part
+        self._rows.append(rows)
+        self._weight = _add(self._weight, np.asarray(weight, dtype=np.float64))
+
+    def _merge(self, other: _RowsState) -> None:
+        self._rows += other._rows
+        self._weight = _add(self._weight, other._weight)
+
+    def _columns(self) -> list[np.ndarray]:
+        return [np.concatenate(col, axis=-1) for col in zip(*self._rows, strict=True)]
+
+    def _weights(self, w: np.ndarray | None, n: int) -> np.ndarray:
+        return np.ones(n) if w is None else np.array(w, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- ECE-sweep
+
+def _sweep_groups(W: np.ndarray, C: np.ndarray, Y: np.ndarray, norm: int) -> float:
+    """ECE-sweep from the weight, confidence and hit sums of each distinct confidence (sorted).
+
+    Equal-mass bins with ``b`` bins: edge ``e_j`` is the weighted inverted-CDF ``j / b``
+    quantile (the first value whose cumulative weight reaches ``j W / b``), and a value
+    ``c`` falls in bin ``#{j : c > e_j}``; on distinct confidences with unit weights this
+    is Roelofs et al.'s split of the sorted items, ``floor(rank b / n)``. ``b*`` is the
+    largest ``b <= n - 1`` such that the bin accuracies are non-decreasing for every
+    ``b' <= b`` (Roelofs et al. 2022, Sec. 4, ECE_sweep).
+    """
+    D = W.size
+    F = np.cumsum(W)
+    total = float(F[-1])
+    PW, PC, PY = (np.concatenate(([0.0], np.cumsum(x))) for x in (W, C, Y))
+
+    def sums(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        edges = np.searchsorted(F, np.arange(1, b) * total / b, side="left")
+        cuts = np.unique(edges[edges < D - 1]) + 1
+        lo, hi = np.concatenate(([0], cuts)), np.concatenate((cuts, [D]))
+        return PW[hi] - PW[lo], PC[hi] - PC[lo], PY[hi] - PY[lo]
+
+    def monotone(w: np.ndarray, y: np.ndarray) -> bool:
+        return bool(np.all(np.diff(y / w) >= 0))
+
+    b_max = max(1, math.ceil(total) - 1)  # Roelofs et al. sweep b = 2, ..., n - 1
+    if monotone(W, Y):  # every coarser partition of a monotone sequence is monotone too
+        b = b_max
+    else:  # the finest partition breaks monotonicity, so the sweep stops before it
+        b = 1
+        while b < b_max and monotone(*sums(b + 1)[::2]):
+            b += 1
+    w, c, y = sums(b)
+    return float((np.sum(w * np.abs(y / w - c / w) ** norm) / total) ** (1.0 / norm))
+
+
+def sweep_ece(conf: np.ndarray, hit: np.ndarray, weights: np.ndarray | None = None, *,
+              norm: int = 1) -> float:
+    """ECE-sweep (Roelofs et al. 2022) of top-label confidences against correctness.
+
+    Parameters
+    ----------
+    conf, hit : ndarray of shape (n,)
+        Confidences and correctness (0.0 or 1.0).
+    weights : ndarray of shape (n,), optional
+        Non-negative item weights (integer weights equal repeated rows).
+    norm : int, default 1
+        ``p`` of the ``L_p`` calibration error (1: as ``ece``; the authors' code defaults to 2).
+
+    Returns
+    -------
+    float
+        NaN when the total weight is 0.
+
+    Examples
+    --------
+    >>> round(sweep_ece(np.array([0.6, 0.7, 0.8, 0.9]), np.array([0.0, 1.0, 1.0, 1.0])), 6)
+    0.15
+    """
+    w = np.ones(conf.size) if weights is None else weights
+    order = np.argsort(conf, kind="stable")
+    return _sweep_sorted(conf[order], hit[order], w[order], norm)
+
+
+def _sweep_sorted(c: np.ndarray, y: np.ndarray, w: np.ndarray, norm: int) -> float:
+    keep = w > 0
+    if not keep.any():
+        return float("nan")
+    c, y, w = c[keep], y[keep], w[keep]
+    starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
+    W = np.add.reduceat(w, starts)
+    return _sweep_groups(W, np.add.reduceat(w * c, starts), np.add.reduceat(w * y, starts), norm)
+
+
+class SweepECEState(_RowsState):
+    """Top-label ECE-sweep: equal-mass bins, as many as keep the bin accuracies monotone.
+
+    Parameters
+    ----------
+    norm : int, default 1
+        ``p`` of the ``L_p`` error, ``(sum_b W_b/W |acc_b - conf_b|^p)^(1/p)``; 1 is on the
+        scale of ``ece`` and ``ece_adaptive``, 2 is the authors' default.
+
+    Notes
+    -----
+    Roelofs et al. (2022) choose the number of equal-mass bins ``b*`` as the largest ``b``
+    for which the bin accuracies are monotone in confidence for every ``b' <= b`` (a true
+    calibration curve is monotone for most models, so more bins than that only add
+    noise), and report the binned ECE at ``b*``. Bins here: edge ``j`` is the first
+    confidence whose cumulative weight reaches ``j W / b``; an item falls in the number
+    of edges strictly below its confidence. On distinct confidences with unit weights this
+    is the authors' split of the sorted items (``floor(rank * b / n)``); tied confidences
+    stay in one bin (the authors' sort splits them arbitrarily), and integer weights equal
+    repeated rows. The sweep runs ``b = 2, 3, ...`` up to ``n - 1`` (``ceil(W) - 1``); when
+    the accuracies of the distinct confidences are already monotone every ``b`` is, and
+    ``b* = n - 1`` is taken at once. Each step costs ``O(b log n)`` after one sort, so a
+    sweep that stops at ``b*`` costs ``O(b*^2 log n)``: small (``b*`` grows like
+    ``n^(1/3)`` for a smooth calibration curve), but a model whose accuracy is monotone
+    at every scale except the finest can sweep far.
+
+    Memory grows linearly: 24 bytes per item plus 8 per item and replicate (the rows are
+    kept; see the module notes for Dask).
+
+    Examples
+    --------
+    >>> s = SweepECEState().update([[0.6, 0.4], [0.3, 0.7], [0.2, 0.8], [0.9, 0.1]],
+    ...                           hard=[1, 1, 1, 0])
+    >>> round(s.compute(), 6)
+    0.15
+    """
+
+    def __init__(self, *, norm: int = 1) -> None:
+        super().__init__()
+        if isinstance(norm, bool) or norm not in (1, 2):
+            raise InvalidValueError(f"norm must be 1 or 2; got {norm!r}")
+        self.norm = int(norm)
+
+    def _options(self) -> dict[str, Any]:
+        return {"norm": self.norm}
+
+    def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
+              hit: np.ndarray) -> Any:
+        return (conf, hit, self._weights(w, conf.size)), _total(conf.size, w)
+
+    def _compute(self) -> Any:
+        conf, hit, w = self._columns()
+        order = np.argsort(conf, kind="stable")
+        c, y = conf[order], hit[order]
+        if w.ndim == 1:
+            return _sweep_sorted(c, y, w[order], self.norm)
+        return np.array([_sweep_sorted(c, y, wr[order], self.norm) for wr in w])
+
+
+# --------------------------------------------------------------------------- TACE
+
+class TACEState(_RowsState):
+    """Thresholded adaptive calibration error (TACE): classwise, equal-mass bins per class.
+
+    Parameters
+    ----------
+    n_bins : int, default 10
+        Equal-mass bins per class.
+    threshold : float, default 0.001
+        Only predictions ``p_ij >= threshold`` enter class ``j``'s bins (Nixon et al. 2019).
+
+    Notes
+    -----
+    For each class ``j`` the predictions ``p_ij >= threshold`` are binned on their value
+    with equal-mass bins (the weighted quantile edges of ``ece_adaptive``, tied values in
+    one bin), and ``TACE_j = sum_b W_b/W_j |acc_b - conf_b|`` with ``acc_b`` the weighted
+    fraction of the bin's items whose hard label is ``j``; ``TACE`` is the mean of
+    ``TACE_j`` over the classes with a prediction above the threshold. Nixon et al. write
+    ``1/(K R) sum_k sum_r |acc(r, k) - conf(r, k)|``: the same when every bin holds the
+    same mass; bins here are weighted by their mass so that tied values (which keep
+    bins unequal) count for what they hold.
+
+    Memory grows linearly: the probability rows, ``8 k + 16`` bytes per item, plus 8 per
+    item and replicate (see the module notes for Dask).
+
+    Examples
+    --------
+    >>> s = TACEState(n_bins=1).update([[0.9, 0.1], [0.6, 0.4]], hard=[0, 1])
+    >>> round(s.compute(), 6)
+    0.25
+    """
+
+    def __init__(self, *, n_bins: int = 10, threshold: float = 1e-3) -> None:
+        super().__init__()
+        self.n_bins = _binning.check_n_bins(n_bins)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
+                or not 0 <= threshold < 1:
+            raise InvalidValueError(f"threshold must be a number in [0, 1); got {threshold!r}")
+        self.threshold = float(threshold)
+
+    def _options(self) -> dict[str, Any]:
+        return {"n_bins": self.n_bins, "threshold": self.threshold}
+
+    def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
+              hit: np.ndarray) -> Any:
+        return (p.T.copy(), h, self._weights(w, h.size)), _total(h.size, w)
+
+    def _compute(self) -> Any:
+        probs, hard, w = self._columns()
+        unit = w.ndim == 1 and bool(np.all(w == 1))
+        per_class = []
+        for j in range(probs.shape[0]):  # a loop over classes; each class is vectorised
+            keep = probs[j] >= self.threshold
+            if not keep.any():
+                continue
+            c, y, wj = probs[j][keep], (hard[keep] == j).astype(np.float64), w[..., keep]
+            total = np.sum(wj, axis=-1)
+            edges = _binning.quantile_edges(c, self.n_bins, None if unit else wj)
+            stats = edge_bin_stats(c, y, edges, self.n_bins, None if unit else wj, total)
+            per_class.append(_binning.compute_top(stats))
+        if not per_class:
+            return np.full(w.shape[0], np.nan) if w.ndim == 2 else float("nan")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a replicate without weight
+            out = np.nanmean(np.array(per_class, dtype=np.float64), axis=0)
+        return float(out) if np.ndim(out) == 0 else out
+
+
+# --------------------------------------------------------------------------- MacroCE
+
+class MacroCEState(CalibrationState):
+    """MacroCE: the mean instance-level calibration error of the correct and of the wrong
+    predictions, averaged (Si et al. 2022).
+
+    Notes
+    -----
+    ``ICE_pos = sum_{i correct} w_i (1 - c_i) / sum_{i correct} w_i`` and
+    ``ICE_neg = sum_{i wrong} w_i c_i / sum_{i wrong} w_i`` with ``c_i`` the top-label
+    confidence and "correct" the top label being the hard label;
+    ``MacroCE = (ICE_pos + ICE_neg) / 2``. When every prediction is correct (or every one
+    wrong) the other term is undefined and MacroCE is the one that is (the macro average
+    over the groups present). Constant memory: four sums (times ``r``); merging adds them.
+
+    Examples
+    --------
+    >>> s = MacroCEState().update([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]], hard=[0, 1, 1])
+    >>> round(s.compute(), 6)
+    0.3
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sums: Any = None
+
+    def _options(self) -> dict[str, Any]:
+        return {}
+
+    def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
+              hit: np.ndarray) -> Any:
+        miss = 1.0 - hit
+        rows = np.stack([hit * (1.0 - conf), hit, miss * conf, miss], axis=1)  # (n, 4)
+        if w is None:
+            return rows.sum(axis=0)
+        return np.tensordot(w, rows, axes=(w.ndim - 1, 0))  # (4,) or (r, 4)
+
+    def _absorb(self, part: np.ndarray) -> None:
+        self._sums = _add(self._sums, np.asarray(part, dtype=np.float64))
+
+    def _merge(self, other: MacroCEState) -> None:
+        self._sums = _add(self._sums, other._sums)
+
+    def _compute(self) -> Any:
+        s = self._sums
+        ice = np.stack([_binning._divide(s[..., 0], s[..., 1]),
+                        _binning._divide(s[..., 2], s[..., 3])], axis=-1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # no weight at all: NaN
+            out = np.nanmean(ice, axis=-1)
+        return float(out) if np.ndim(out) == 0 else out
