@@ -28,15 +28,18 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numba
 import numpy as np
 
+from annokit.core.checks import SIMPLEX_ATOL
 from annokit.errors import InvalidValueError
 from annokit.metrics import _binning
 from annokit.metrics import sums as _sums
-from annokit.metrics.states import StatePass, edge_bin_stats, top_label_hit
+from annokit.metrics.states import StatePass, edge_bin_stats
 from annokit.metrics.states_ext import ExtensionState
 
-__all__ = ["CALIBRATION_PASS", "MacroCEState", "SweepECEState", "TACEState", "sweep_ece"]
+__all__ = ["CALIBRATION_PASS", "MacroCEState", "SweepECEState", "TACEState", "sweep_ece",
+           "top_label_rows"]
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -68,12 +71,68 @@ class CalibrationState(ExtensionState):
         raise NotImplementedError
 
 
+@numba.njit(cache=True, nogil=True)
+def _rows_ok(p: np.ndarray, atol: float) -> bool:  # pragma: no cover - numba
+    for i in range(p.shape[0]):
+        total = 0.0
+        for j in range(p.shape[1]):
+            v = p[i, j]
+            if not (v >= 0.0 and v < np.inf):
+                return False
+            total += v
+        if abs(total - 1.0) > atol:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _top_label(p: np.ndarray, h: np.ndarray, conf: np.ndarray, hit: np.ndarray,
+               atol: float) -> bool:  # pragma: no cover - numba
+    """Each row's first maximum and whether it is ``h``; False at the first row off the
+    simplex or label out of range (the caller then raises the message naming it)."""
+    k = p.shape[1]
+    for i in range(p.shape[0]):
+        best, total = 0, 0.0
+        for j in range(k):
+            v = p[i, j]
+            if not (v >= 0.0 and v < np.inf):
+                return False
+            total += v
+            if v > p[i, best]:
+                best = j
+        if abs(total - 1.0) > atol or h[i] < 0 or h[i] >= k:
+            return False
+        conf[i] = p[i, best]
+        hit[i] = 1.0 if best == h[i] else 0.0
+    return True
+
+
+def top_label_rows(p: np.ndarray, h: np.ndarray, soft: np.ndarray | None = None,
+                   w: np.ndarray | None = None, *,
+                   names: Sequence[str] = _sums.NAMES) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's top-label confidence and whether its top label (first maximum) is ``h``
+    (:func:`annokit.metrics.states.top_label_hit`), checking the batch in the same pass.
+
+    A compiled pass over the rows checks what :func:`annokit.metrics.sums.check_values`
+    checks (with a tolerance 1e-12 tighter, so it never passes a row that check_values
+    refuses); when it stops at a row, check_values runs and raises its message.
+    """
+    conf, hit = np.empty(p.shape[0]), np.empty(p.shape[0])
+    atol = SIMPLEX_ATOL - 1e-12
+    ok = _top_label(p, h, conf, hit, atol) and (soft is None or _rows_ok(soft, atol)) and (
+        w is None or bool(np.isfinite(w).all() and (not w.size or w.min() >= 0)))
+    if not ok:  # the message naming the row; a row at the tolerance's edge passes there
+        _sums.check_values(p, soft, h, w, names=names)
+        _top_label(p, h, conf, hit, np.inf)
+    return conf, hit
+
+
 def _calibration_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None,
                        h: np.ndarray | None, w: np.ndarray | None,
                        names: Sequence[str]) -> list[Any]:
-    """:data:`CALIBRATION_PASS`: the value checks, the top label once, each state's part."""
-    _sums.check_values(p, s, h, w, names=names)
-    conf, hit = top_label_hit(p, h)
+    """:data:`CALIBRATION_PASS`: the top label once, with the value checks of every input;
+    then each state's part."""
+    conf, hit = top_label_rows(p, h, s, w, names=names)
     return [st._part(p, h, w, conf, hit) for st in states]
 
 
@@ -98,11 +157,16 @@ class _RowsState(CalibrationState):
         self._rows += other._rows
         self._weight = _add(self._weight, other._weight)
 
-    def _columns(self) -> list[np.ndarray]:
-        return [np.concatenate(col, axis=-1) for col in zip(*self._rows, strict=True)]
-
-    def _weights(self, w: np.ndarray | None, n: int) -> np.ndarray:
-        return np.ones(n) if w is None else np.array(w, dtype=np.float64)
+    def _columns(self) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """The kept columns, and the weights (None when every batch had unit weights)."""
+        cols = [np.concatenate(col, axis=-1) for col in zip(*(r[:-1] for r in self._rows),
+                                                             strict=True)]
+        ws = [r[-1] for r in self._rows]
+        if all(w is None for w in ws):
+            return cols, None
+        n = [r[0].shape[-1] for r in self._rows]
+        return cols, np.concatenate([np.ones(m) if w is None else w for w, m in
+                                     zip(ws, n, strict=True)], axis=-1)
 
 
 # --------------------------------------------------------------------------- ECE-sweep
@@ -165,19 +229,38 @@ def sweep_ece(conf: np.ndarray, hit: np.ndarray, weights: np.ndarray | None = No
     >>> round(sweep_ece(np.array([0.6, 0.7, 0.8, 0.9]), np.array([0.0, 1.0, 1.0, 1.0])), 6)
     0.15
     """
-    w = np.ones(conf.size) if weights is None else weights
+    conf, hit = np.ascontiguousarray(conf, np.float64), np.asarray(hit, np.float64)
+    if weights is None:
+        return _sweep_sorted(*_sorted_unit(conf, hit), None, norm)
     order = np.argsort(conf, kind="stable")
-    return _sweep_sorted(conf[order], hit[order], w[order], norm)
+    return _sweep_sorted(conf[order], hit[order], weights[order], norm)
 
 
-def _sweep_sorted(c: np.ndarray, y: np.ndarray, w: np.ndarray, norm: int) -> float:
-    keep = w > 0
-    if not keep.any():
+def _sweep_sorted(c: np.ndarray, y: np.ndarray, w: np.ndarray | None, norm: int) -> float:
+    """ECE-sweep of rows sorted by confidence: the sums of each distinct confidence first
+    (``C_v = v W_v``, so tied rows add no rounding of their own)."""
+    if w is not None:
+        keep = w > 0
+        if not keep.any():
+            return float("nan")
+        c, y, w = c[keep], y[keep], w[keep]
+    if not c.size:
         return float("nan")
-    c, y, w = c[keep], y[keep], w[keep]
     starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
-    W = np.add.reduceat(w, starts)
-    return _sweep_groups(W, np.add.reduceat(w * c, starts), np.add.reduceat(w * y, starts), norm)
+    if w is None:
+        W = np.diff(np.append(starts, c.size)).astype(np.float64)
+        Y = np.add.reduceat(y, starts)
+    else:
+        W, Y = np.add.reduceat(w, starts), np.add.reduceat(w * y, starts)
+    return _sweep_groups(W, c[starts] * W, Y, norm)
+
+
+def _sorted_unit(conf: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Confidences and correctness sorted by confidence without a permutation: one sort of
+    the confidence's bits (order-preserving for non-negative floats) with the hit appended."""
+    key = (conf.view(np.uint64) << np.uint64(1)) | hit.astype(np.uint64)
+    key.sort()
+    return (key >> np.uint64(1)).view(np.float64), (key & np.uint64(1)).astype(np.float64)
 
 
 class SweepECEState(_RowsState):
@@ -228,10 +311,12 @@ class SweepECEState(_RowsState):
 
     def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
               hit: np.ndarray) -> Any:
-        return (conf, hit, self._weights(w, conf.size)), _total(conf.size, w)
+        return (conf, hit, w), _total(conf.size, w)
 
     def _compute(self) -> Any:
-        conf, hit, w = self._columns()
+        (conf, hit), w = self._columns()
+        if w is None:
+            return _sweep_sorted(*_sorted_unit(conf, hit), None, self.norm)
         order = np.argsort(conf, kind="stable")
         c, y = conf[order], hit[order]
         if w.ndim == 1:
@@ -285,11 +370,12 @@ class TACEState(_RowsState):
 
     def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
               hit: np.ndarray) -> Any:
-        return (p.T.copy(), h, self._weights(w, h.size)), _total(h.size, w)
+        return (p.T.copy(), h, w), _total(h.size, w)
 
     def _compute(self) -> Any:
-        probs, hard, w = self._columns()
-        unit = w.ndim == 1 and bool(np.all(w == 1))
+        (probs, hard), w = self._columns()
+        unit = w is None or (w.ndim == 1 and bool(np.all(w == 1)))
+        w = np.ones(hard.size) if w is None else w
         per_class = []
         for j in range(probs.shape[0]):  # a loop over classes; each class is vectorised
             keep = probs[j] >= self.threshold
@@ -339,11 +425,13 @@ class MacroCEState(CalibrationState):
 
     def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
               hit: np.ndarray) -> Any:
-        miss = 1.0 - hit
-        rows = np.stack([hit * (1.0 - conf), hit, miss * conf, miss], axis=1)  # (n, 4)
+        # sum w hit (1 - c), sum w hit, sum w (1 - hit) c, sum w (1 - hit) from three dot products
+        both = hit * conf
         if w is None:
-            return rows.sum(axis=0)
-        return np.tensordot(w, rows, axes=(w.ndim - 1, 0))  # (4,) or (r, 4)
+            n_hit, c_all, c_hit, total = hit.sum(), conf.sum(), both.sum(), float(conf.size)
+        else:
+            n_hit, c_all, c_hit, total = w @ hit, w @ conf, w @ both, w.sum(axis=-1)
+        return np.stack([n_hit - c_hit, n_hit, c_all - c_hit, total - n_hit], axis=-1)
 
     def _absorb(self, part: np.ndarray) -> None:
         self._sums = _add(self._sums, np.asarray(part, dtype=np.float64))

@@ -263,8 +263,9 @@ class KDEECEState(_GridState):
         mirror = np.where(conf < 0.5, -conf, 2.0 - conf)
         grid_w, grid_hit = linear_bin(conf, hit, w, _KDE_LO, _KDE_HI, _KDE_NODES)
         more_w, more_hit = linear_bin(mirror, hit, w, _KDE_LO, _KDE_HI, _KDE_NODES)
-        rows = np.stack([hit, hit * conf, hit * conf**2], axis=1)
-        moments = rows.sum(axis=0) if w is None else np.tensordot(w, rows, (w.ndim - 1, 0))
+        hc = hit * conf
+        moments = np.stack([hit.sum(), hc.sum(), hc @ conf] if w is None else
+                           [w @ hit, w @ hc, w @ (hc * conf)], axis=-1)
         return (grid_w + more_w, grid_hit + more_hit, moments), _total(conf.size, w)
 
     def _compute(self) -> Any:

@@ -123,7 +123,7 @@ def test_each_kind_reads_a_batch_once_whatever_the_number_of_its_states(monkeypa
              "ordinal": _count(monkeypatch, kernels_ordinal, "ordinal_sums_many"),
              "binary": _count(monkeypatch, states_ext, "binary_bin_sums"),
              "multilabel": _count(monkeypatch, multilabel, "multilabel_sums"),
-             "calibration": _count(monkeypatch, calibration_estimators, "top_label_hit")}
+             "calibration": _count(monkeypatch, calibration_estimators, "top_label_rows")}
     probs, soft, hard = _inputs(kind, 500, 0)
     states = [REGISTRY[n].state(**_options(n, probs.shape[1])) for n in names]
     update_many(states, probs, soft, hard)
