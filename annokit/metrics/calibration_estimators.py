@@ -32,7 +32,7 @@ import numba
 import numpy as np
 
 from annokit.core.checks import SIMPLEX_ATOL
-from annokit.errors import InvalidValueError
+from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import _binning
 from annokit.metrics import sums as _sums
 from annokit.metrics.states import StatePass, edge_bin_stats
@@ -132,6 +132,8 @@ def _calibration_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None,
                        names: Sequence[str]) -> list[Any]:
     """:data:`CALIBRATION_PASS`: the top label once, with the value checks of every input;
     then each state's part."""
+    if h is None:  # pragma: no cover - update_many checks the labels each state needs
+        raise SchemaError("the calibration estimators need hard labels")
     conf, hit = top_label_rows(p, h, s, w, names=names)
     return [st._part(p, h, w, conf, hit) for st in states]
 

@@ -183,7 +183,9 @@ class SmoothECEState(_GridState):
               hit: np.ndarray) -> Any:
         return linear_bin(conf, conf - hit, w, 0.0, 1.0, _FINE + 1), _total(conf.size, w)
 
-    def _value(self, weight: np.ndarray, residual: np.ndarray) -> float:
+    def _value(self, *arrays: np.ndarray) -> float:
+        weight, residual = arrays
+
         def fixed(sigma: float) -> bool:  # relplot's check: the bandwidth is below smECE
             return sigma < 1e-3 or sigma < _smooth_ece_at(weight, residual, sigma)
 
@@ -228,9 +230,9 @@ class KDEECEState(_GridState):
     the bandwidth is ``std(c_i : y_i = 1) (2 n)^(-1/5)`` (their rule; the spread of the
     correct predictions). The accuracy at ``c`` is ``min(1, acc p_1(c) / p(c))`` and
     ``KDE-ECE = integral |c - acc(c)| p(c) dc / integral p(c) dc`` over [0, 1] by the
-    trapezoidal rule, the integrand 0 where both densities are below 1e-6. The densities are sums over items of the linearly binned grid
-    (KDEpy's ``FFTKDE``, which their code calls), kept here as the state; the bandwidth's
-    spread is kept as three sums.
+    trapezoidal rule, the integrand 0 where both densities are below 1e-6. The densities are
+    sums over items of the linearly binned grid (KDEpy's ``FFTKDE``, which their code calls),
+    kept here as the state; the bandwidth's spread is kept as three sums.
 
     Departure from their code: where both densities are below 1e-6 it keeps the integrand's
     previous value instead of 0. At the bandwidths of their rule that adds a negligible
