@@ -34,6 +34,7 @@ import numpy as np
 from annokit.core.checks import SIMPLEX_ATOL
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.metrics import _binning
+from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
 from annokit.metrics.states import StatePass, edge_bin_stats
 from annokit.metrics.states_ext import ExtensionState
@@ -92,17 +93,17 @@ def _top_label(p: np.ndarray, h: np.ndarray, conf: np.ndarray, hit: np.ndarray,
     simplex or label out of range (the caller then raises the message naming it)."""
     k = p.shape[1]
     for i in range(p.shape[0]):
-        best, total = 0, 0.0
+        best, top, total = 0, -1.0, 0.0
         for j in range(k):
             v = p[i, j]
             if not (v >= 0.0 and v < np.inf):
                 return False
             total += v
-            if v > p[i, best]:
-                best = j
+            if v > top:
+                best, top = j, v
         if abs(total - 1.0) > atol or h[i] < 0 or h[i] >= k:
             return False
-        conf[i] = p[i, best]
+        conf[i] = top
         hit[i] = 1.0 if best == h[i] else 0.0
     return True
 
@@ -117,13 +118,20 @@ def top_label_rows(p: np.ndarray, h: np.ndarray, soft: np.ndarray | None = None,
     checks (with a tolerance 1e-12 tighter, so it never passes a row that check_values
     refuses); when it stops at a row, check_values runs and raises its message.
     """
-    conf, hit = np.empty(p.shape[0]), np.empty(p.shape[0])
+    n = p.shape[0]
+    conf, hit = np.empty(n), np.empty(n)
+
+    def rows(atol: float) -> bool:  # chunks of rows on threads (the kernels' chunks)
+        return all(_kernels._run_parts(lambda a, b: _top_label(
+            p[a:b], h[a:b], conf[a:b], hit[a:b], atol), n))
+
     atol = SIMPLEX_ATOL - 1e-12
-    ok = _top_label(p, h, conf, hit, atol) and (soft is None or _rows_ok(soft, atol)) and (
+    ok = rows(atol) and (soft is None or all(_kernels._run_parts(
+        lambda a, b: _rows_ok(soft[a:b], atol), n))) and (
         w is None or bool(np.isfinite(w).all() and (not w.size or w.min() >= 0)))
     if not ok:  # the message naming the row; a row at the tolerance's edge passes there
         _sums.check_values(p, soft, h, w, names=names)
-        _top_label(p, h, conf, hit, np.inf)
+        rows(np.inf)
     return conf, hit
 
 

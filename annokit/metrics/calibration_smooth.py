@@ -27,6 +27,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from annokit.metrics import kernels as _kernels
 from annokit.metrics.calibration_estimators import CalibrationState, _add, _total
 
 __all__ = ["KDEECEState", "SmoothECEState", "linear_bin"]
@@ -69,14 +70,22 @@ def linear_bin(x: np.ndarray, values: np.ndarray, w: np.ndarray | None, lo: floa
                m: int) -> tuple[np.ndarray, np.ndarray]:
     """Linear binning of ``x`` onto ``m`` equidistant nodes on ``[lo, hi]``: the weights and
     the weighted ``values`` per node, shape (m,) or (r, m) with weights (r, n)."""
-    q = 1 if w is None or w.ndim == 1 else w.shape[0]
-    out_w, out_v = np.zeros((q, m)), np.zeros((q, m))
     pos = np.ascontiguousarray((x - lo) * ((m - 1) / (hi - lo)))
-    ww = np.zeros((1, 0)) if w is None else np.ascontiguousarray(np.atleast_2d(w))
-    _linear_bin(pos, np.ascontiguousarray(values, dtype=np.float64), ww, w is None, out_w, out_v)
-    if w is None or w.ndim == 1:
+    vals = np.ascontiguousarray(values, dtype=np.float64)
+    if w is not None and w.ndim == 2:  # replicates: one pass, (r, m) sums
+        out_w, out_v = np.zeros((w.shape[0], m)), np.zeros((w.shape[0], m))
+        _linear_bin(pos, vals, np.ascontiguousarray(w), False, out_w, out_v)
+        return out_w, out_v
+    ww = np.zeros((1, 0)) if w is None else np.ascontiguousarray(w[None])
+
+    def part(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:  # a chunk of rows, a thread
+        out_w, out_v = np.zeros((1, m)), np.zeros((1, m))
+        _linear_bin(pos[a:b], vals[a:b], ww if w is None else ww[:, a:b], w is None, out_w,
+                    out_v)
         return out_w[0], out_v[0]
-    return out_w, out_v
+
+    parts = _kernels._run_parts(part, x.size) or [(np.zeros(m), np.zeros(m))]
+    return sum(pw for pw, _ in parts), sum(pv for _, pv in parts)
 
 
 class _GridState(CalibrationState):

@@ -131,7 +131,8 @@ def test_declaration_check_catches_a_gap(field, value, missing):
 
 
 def test_names_order_and_read_only():
-    assert tuple(REGISTRY) == EXPECTED_NAMES + ORDINAL_NAMES + BINARY_NAMES + MULTILABEL_NAMES
+    assert tuple(REGISTRY) == (EXPECTED_NAMES + ORDINAL_NAMES + BINARY_NAMES + MULTILABEL_NAMES
+                               + tuple(CALIBRATION_OPTIONS))
     with pytest.raises(TypeError):
         REGISTRY["new"] = REGISTRY["ece"]  # type: ignore[index]
     with pytest.raises(AttributeError):
@@ -208,7 +209,7 @@ def test_options_and_defaults(name):
 
 def test_unknown_metric():
     with pytest.raises(InvalidValueError, match=r"unknown metric 'ecee'; did you mean ece, smece, "
-                                                r"ent_ce\? registered: accuracy, ece, "):
+                                                r"ece_sweep\? registered: accuracy, ece, "):
         compute("ecee", [[1.0, 0.0]], hard=[0])
     with pytest.raises(InvalidValueError, match=r"unknown metric 'zzz'; registered: accuracy, "):
         compute("zzz", [[1.0, 0.0]], hard=[0])
