@@ -33,55 +33,68 @@ from annokit.metrics.calibration_estimators import CalibrationState, _add, _tota
 __all__ = ["KDEECEState", "SmoothECEState", "linear_bin"]
 
 
-@numba.njit(cache=True, nogil=True)
-def _linear_bin(pos: np.ndarray, values: np.ndarray, w: np.ndarray, unit: bool,
-                out_w: np.ndarray, out_v: np.ndarray) -> None:  # pragma: no cover - numba
-    """Add each item's weight and weight x value to the two grid nodes around ``pos``.
-
-    ``pos`` is the position in node units (``(x - lo) / dx``); node ``j = clip(floor(pos),
-    0, m - 2)`` gets ``1 - f`` and node ``j + 1`` gets ``f``, ``f = pos - j``. ``w`` is
-    (q, n) (ignored when ``unit``), ``out_*`` (q, m).
-    """
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_at(x: float, v: float, w: np.ndarray, i: int, unit: bool, lo: float, scale: float,
+            out_w: np.ndarray, out_v: np.ndarray) -> None:  # pragma: no cover - numba
+    """Item ``i`` at ``x``: node ``j = clip(floor(pos), 0, m - 2)`` of ``pos = (x - lo) scale``
+    gets ``1 - f`` of its weight (and weight x ``v``), node ``j + 1`` gets ``f = pos - j``."""
     m = out_w.shape[1]
-    for i in range(pos.size):
-        x = pos[i]
-        j = int(x)
-        if j > m - 2:
-            j = m - 2
-        elif j < 0:
-            j = 0
-        f = x - j
-        v = values[i]
-        if unit:
-            out_w[0, j] += 1.0 - f
-            out_w[0, j + 1] += f
-            out_v[0, j] += (1.0 - f) * v
-            out_v[0, j + 1] += f * v
-        else:
-            for q in range(w.shape[0]):
-                wq = w[q, i]
-                out_w[q, j] += (1.0 - f) * wq
-                out_w[q, j + 1] += f * wq
-                out_v[q, j] += (1.0 - f) * wq * v
-                out_v[q, j + 1] += f * wq * v
+    pos = (x - lo) * scale
+    j = int(pos)
+    if j > m - 2:
+        j = m - 2
+    elif j < 0:
+        j = 0
+    f = pos - j
+    if unit:
+        out_w[0, j] += 1.0 - f
+        out_w[0, j + 1] += f
+        out_v[0, j] += (1.0 - f) * v
+        out_v[0, j + 1] += f * v
+    else:
+        for q in range(w.shape[0]):
+            wq = w[q, i]
+            out_w[q, j] += (1.0 - f) * wq
+            out_w[q, j + 1] += f * wq
+            out_v[q, j] += (1.0 - f) * wq * v
+            out_v[q, j + 1] += f * wq * v
 
 
-def linear_bin(x: np.ndarray, values: np.ndarray, w: np.ndarray | None, lo: float, hi: float,
-               m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Linear binning of ``x`` onto ``m`` equidistant nodes on ``[lo, hi]``: the weights and
-    the weighted ``values`` per node, shape (m,) or (r, m) with weights (r, n)."""
-    pos = np.ascontiguousarray((x - lo) * ((m - 1) / (hi - lo)))
-    vals = np.ascontiguousarray(values, dtype=np.float64)
+@numba.njit(cache=True, nogil=True)
+def _linear_bin(x: np.ndarray, y: np.ndarray, w: np.ndarray, unit: bool, lo: float,
+                scale: float, residual: bool, mirror: bool, out_w: np.ndarray,
+                out_v: np.ndarray) -> None:  # pragma: no cover - numba
+    """Linear binning of each ``x_i`` with value ``x_i - y_i`` (``residual``) or ``y_i``;
+    with ``mirror`` also of its reflection, ``-x_i`` below 0.5 and ``2 - x_i`` from 0.5.
+    ``w`` is (q, n) (ignored when ``unit``), ``out_*`` (q, m)."""
+    for i in range(x.size):
+        c = x[i]
+        v = c - y[i] if residual else y[i]
+        _add_at(c, v, w, i, unit, lo, scale, out_w, out_v)
+        if mirror:
+            _add_at(-c if c < 0.5 else 2.0 - c, v, w, i, unit, lo, scale, out_w, out_v)
+
+
+def linear_bin(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, lo: float, hi: float,
+               m: int, *, residual: bool = False, mirror: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Linear binning of ``x`` onto ``m`` equidistant nodes on ``[lo, hi]``: per node the
+    weights and the weighted values (``y``, or ``x - y`` with ``residual``; with ``mirror``
+    each item is binned at its reflection about 0 or 1 too), shape (m,), or (r, m) with
+    weights (r, n). Chunks of rows run on threads; their grids are added in chunk order."""
+    scale = (m - 1) / (hi - lo)
+    x, y = np.ascontiguousarray(x, np.float64), np.ascontiguousarray(y, np.float64)
     if w is not None and w.ndim == 2:  # replicates: one pass, (r, m) sums
         out_w, out_v = np.zeros((w.shape[0], m)), np.zeros((w.shape[0], m))
-        _linear_bin(pos, vals, np.ascontiguousarray(w), False, out_w, out_v)
+        _linear_bin(x, y, np.ascontiguousarray(w), False, lo, scale, residual, mirror, out_w,
+                    out_v)
         return out_w, out_v
     ww = np.zeros((1, 0)) if w is None else np.ascontiguousarray(w[None])
 
-    def part(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:  # a chunk of rows, a thread
+    def part(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
         out_w, out_v = np.zeros((1, m)), np.zeros((1, m))
-        _linear_bin(pos[a:b], vals[a:b], ww if w is None else ww[:, a:b], w is None, out_w,
-                    out_v)
+        _linear_bin(x[a:b], y[a:b], ww if w is None else ww[:, a:b], w is None, lo, scale,
+                    residual, mirror, out_w, out_v)
         return out_w[0], out_v[0]
 
     parts = _kernels._run_parts(part, x.size) or [(np.zeros(m), np.zeros(m))]
@@ -190,7 +203,8 @@ class SmoothECEState(_GridState):
 
     def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
               hit: np.ndarray) -> Any:
-        return linear_bin(conf, conf - hit, w, 0.0, 1.0, _FINE + 1), _total(conf.size, w)
+        return (linear_bin(conf, hit, w, 0.0, 1.0, _FINE + 1, residual=True),
+                _total(conf.size, w))
 
     def _value(self, *arrays: np.ndarray) -> float:
         weight, residual = arrays
@@ -271,13 +285,11 @@ class KDEECEState(_GridState):
 
     def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
               hit: np.ndarray) -> Any:
-        mirror = np.where(conf < 0.5, -conf, 2.0 - conf)
-        grid_w, grid_hit = linear_bin(conf, hit, w, _KDE_LO, _KDE_HI, _KDE_NODES)
-        more_w, more_hit = linear_bin(mirror, hit, w, _KDE_LO, _KDE_HI, _KDE_NODES)
+        grid_w, grid_hit = linear_bin(conf, hit, w, _KDE_LO, _KDE_HI, _KDE_NODES, mirror=True)
         hc = hit * conf
         moments = np.stack([hit.sum(), hc.sum(), hc @ conf] if w is None else
                            [w @ hit, w @ hc, w @ (hc * conf)], axis=-1)
-        return (grid_w + more_w, grid_hit + more_hit, moments), _total(conf.size, w)
+        return (grid_w, grid_hit, moments), _total(conf.size, w)
 
     def _compute(self) -> Any:
         # the total weight enters the bandwidth rule: carried with each replicate's arrays
