@@ -169,8 +169,8 @@ class _RowsState(CalibrationState):
 
     def _columns(self) -> tuple[list[np.ndarray], np.ndarray | None]:
         """The kept columns, and the weights (None when every batch had unit weights)."""
-        cols = [np.concatenate(col, axis=-1) for col in zip(*(r[:-1] for r in self._rows),
-                                                             strict=True)]
+        cols = [col[0] if len(col) == 1 else np.concatenate(col, axis=-1)
+                for col in zip(*(r[:-1] for r in self._rows), strict=True)]
         ws = [r[-1] for r in self._rows]
         if all(w is None for w in ws):
             return cols, None
@@ -241,36 +241,63 @@ def sweep_ece(conf: np.ndarray, hit: np.ndarray, weights: np.ndarray | None = No
     """
     conf, hit = np.ascontiguousarray(conf, np.float64), np.asarray(hit, np.float64)
     if weights is None:
-        return _sweep_sorted(*_sorted_unit(conf, hit), None, norm)
+        return _sweep_unit(conf, hit, norm)
     order = np.argsort(conf, kind="stable")
     return _sweep_sorted(conf[order], hit[order], weights[order], norm)
 
 
-def _sweep_sorted(c: np.ndarray, y: np.ndarray, w: np.ndarray | None, norm: int) -> float:
+def _sweep_sorted(c: np.ndarray, y: np.ndarray, w: np.ndarray, norm: int) -> float:
     """ECE-sweep of rows sorted by confidence: the sums of each distinct confidence first
     (``C_v = v W_v``, so tied rows add no rounding of their own)."""
-    if w is not None:
-        keep = w > 0
-        if not keep.any():
-            return float("nan")
-        c, y, w = c[keep], y[keep], w[keep]
-    if not c.size:
+    keep = w > 0
+    if not keep.any():
         return float("nan")
+    c, y, w = c[keep], y[keep], w[keep]
     starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
-    if w is None:
-        W = np.diff(np.append(starts, c.size)).astype(np.float64)
-        Y = np.add.reduceat(y, starts)
-    else:
-        W, Y = np.add.reduceat(w, starts), np.add.reduceat(w * y, starts)
+    W, Y = np.add.reduceat(w, starts), np.add.reduceat(w * y, starts)
     return _sweep_groups(W, c[starts] * W, Y, norm)
 
 
-def _sorted_unit(conf: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Confidences and correctness sorted by confidence without a permutation: one sort of
-    the confidence's bits (order-preserving for non-negative floats) with the hit appended."""
-    key = (conf.view(np.uint64) << np.uint64(1)) | hit.astype(np.uint64)
+@numba.njit(cache=True, nogil=True)
+def _keys(bits: np.ndarray, hit: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    for i in range(bits.size):
+        out[i] = (bits[i] << np.uint64(1)) | np.uint64(1 if hit[i] > 0.0 else 0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _groups(key: np.ndarray, bits: np.ndarray, W: np.ndarray,
+            Y: np.ndarray) -> int:  # pragma: no cover - numba
+    """The distinct confidences of the sorted keys (their bits), with their counts and hits;
+    returns how many there are."""
+    d = -1
+    prev = np.uint64(0)
+    for i in range(key.size):
+        b = key[i] >> np.uint64(1)
+        if d < 0 or b != prev:
+            d += 1
+            bits[d], W[d], Y[d], prev = b, 0.0, 0.0, b
+        W[d] += 1.0
+        Y[d] += float(key[i] & np.uint64(1))
+    return d + 1
+
+
+def _unit_groups(conf: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct confidences (sorted), their counts and hits, for unit weights: one sort of
+    the confidence's bits (order-preserving for non-negative floats) with the hit appended,
+    no permutation."""
+    key = np.empty(conf.size, np.uint64)
+    _keys(np.ascontiguousarray(conf, np.float64).view(np.uint64), hit, key)
     key.sort()
-    return (key >> np.uint64(1)).view(np.float64), (key & np.uint64(1)).astype(np.float64)
+    bits, W, Y = np.empty(conf.size, np.uint64), np.empty(conf.size), np.empty(conf.size)
+    d = _groups(key, bits, W, Y)
+    return bits[:d].view(np.float64), W[:d], Y[:d]
+
+
+def _sweep_unit(conf: np.ndarray, hit: np.ndarray, norm: int) -> float:
+    if not conf.size:
+        return float("nan")
+    v, W, Y = _unit_groups(conf, hit)
+    return _sweep_groups(W, v * W, Y, norm)
 
 
 class SweepECEState(_RowsState):
@@ -326,7 +353,7 @@ class SweepECEState(_RowsState):
     def _compute(self) -> Any:
         (conf, hit), w = self._columns()
         if w is None:
-            return _sweep_sorted(*_sorted_unit(conf, hit), None, self.norm)
+            return _sweep_unit(conf, hit, self.norm)
         order = np.argsort(conf, kind="stable")
         c, y = conf[order], hit[order]
         if w.ndim == 1:
