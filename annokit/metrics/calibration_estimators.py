@@ -181,6 +181,18 @@ class _RowsState(CalibrationState):
 
 # --------------------------------------------------------------------------- ECE-sweep
 
+@numba.njit(cache=True, nogil=True)
+def _prefix(W: np.ndarray, C: np.ndarray, Y: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    """The three running sums, each with a leading 0 (one pass)."""
+    PW, PC, PY = np.zeros(W.size + 1), np.zeros(W.size + 1), np.zeros(W.size + 1)
+    for i in range(W.size):
+        PW[i + 1] = PW[i] + W[i]
+        PC[i + 1] = PC[i] + C[i]
+        PY[i + 1] = PY[i] + Y[i]
+    return PW, PC, PY
+
+
 def _sweep_groups(W: np.ndarray, C: np.ndarray, Y: np.ndarray, norm: int) -> float:
     """ECE-sweep from the weight, confidence and hit sums of each distinct confidence (sorted).
 
@@ -192,9 +204,9 @@ def _sweep_groups(W: np.ndarray, C: np.ndarray, Y: np.ndarray, norm: int) -> flo
     ``b' <= b`` (Roelofs et al. 2022, Sec. 4, ECE_sweep).
     """
     D = W.size
-    F = np.cumsum(W)
+    PW, PC, PY = _prefix(W, C, Y)
+    F = PW[1:]
     total = float(F[-1])
-    PW, PC, PY = (np.concatenate(([0.0], np.cumsum(x))) for x in (W, C, Y))
 
     def sums(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         edges = np.searchsorted(F, np.arange(1, b) * total / b, side="left")
