@@ -12,9 +12,9 @@ Memory and Dask
 - :class:`MacroCEState` is mergeable in constant memory (four sums per replicate).
 - :class:`SweepECEState` and :class:`TACEState` keep their rows: their bins are quantiles of
   all confidences (for ECE-sweep, at every number of bins tried), which no constant-size
-  summary gives exactly. ECE-sweep keeps 24 bytes per item (confidence, correctness,
-  weight) plus 8 per item and replicate; TACE keeps the probability rows, ``8 k + 16``
-  bytes per item plus 8 per item and replicate. On the Dask engine they take its generic
+  summary gives exactly. ECE-sweep keeps 16 bytes per item (confidence, correctness);
+  TACE keeps the probability rows and the label, ``8 k + 8`` bytes per item; both keep 8
+  more per item (and replicate) when the batches are weighted. On the Dask engine they take its generic
   path: each partition fills a state and the tree reduction merges them, so the rows of
   every partition are gathered on the worker that computes the value (the same memory as
   in memory, on one worker). ``ece_adaptive`` has its own selection path
@@ -338,8 +338,8 @@ class SweepECEState(_RowsState):
     ``n^(1/3)`` for a smooth calibration curve), but a model whose accuracy is monotone
     at every scale except the finest can sweep far.
 
-    Memory grows linearly: 24 bytes per item plus 8 per item and replicate (the rows are
-    kept; see the module notes for Dask).
+    Memory grows linearly: 16 bytes per item, plus 8 per item and replicate with weights
+    (the rows are kept; see the module notes for Dask).
 
     Examples
     --------
@@ -396,8 +396,8 @@ class TACEState(_RowsState):
     same mass; bins here are weighted by their mass so that tied values (which keep
     bins unequal) count for what they hold.
 
-    Memory grows linearly: the probability rows, ``8 k + 16`` bytes per item, plus 8 per
-    item and replicate (see the module notes for Dask).
+    Memory grows linearly: the probability rows and labels, ``8 k + 8`` bytes per item,
+    plus 8 per item and replicate with weights (see the module notes for Dask).
 
     Examples
     --------
