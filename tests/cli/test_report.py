@@ -533,4 +533,4 @@ def test_report_metrics_by_name(files, tmp_path):
                              "(leave it out of --metrics, or declare the labels' scale with "
                              "--scale)\n")
     result = run(*args, "--metrics", "ecee", "--out", tmp_path / "p")
-    assert result.exit_code == 2 and "did you mean ece, smece, ent_ce?" in result.stderr
+    assert result.exit_code == 2 and "did you mean ece, smece, ece_sweep?" in result.stderr
