@@ -43,6 +43,16 @@ _VOTES = votes_input("Votes file (long/wide CSV, TSV, JSONL, Parquet; ChaosNLI .
 _GOLD = click.option("--gold", "gold_path", type=click.Path(exists=True, dir_okay=False),
                      help="Gold file with an item column and a gold column (e.g. question,truth); "
                           "a gold column in the votes file is used without it.")
+
+
+def _infinite_threshold(verb: str) -> dict[str, str]:
+    """What an infinite ``--threshold`` would do, said instead of "not a finite number"."""
+    rest = "; give a finite threshold" + (", or --top-fraction F to remove the lowest-scoring "
+                                          "fraction" if verb == "remove" else "")
+    return {"inf": f"would {verb} every annotator (every score is below it){rest}",
+            "-inf": f"would {verb} no annotator (no score is below it){rest}"}
+
+
 _SEED = click.option("--seed", type=SEED, default=0, show_default=True,
                      help="Seed of MACE's random restarts.")
 
@@ -66,7 +76,7 @@ def _read(votes_path: str, fmt: Format, gold_path: str | None, command: str) -> 
 @click.option("--method", type=click.Choice(_SCORE_METHODS), default="agreement", show_default=True,
               help="Score: agreement with co-annotators, Dawid-Skene spammer score (ds), one-coin "
                    "skill, MACE competence, gold accuracy (ChaosNLI rule), label-usage entropy.")
-@click.option("--threshold", type=finite(), default=None,
+@click.option("--threshold", type=finite(infinite=_infinite_threshold("flag")), default=None,
               help="Flag annotators scoring below this (default: the method's default threshold).")
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
@@ -190,7 +200,7 @@ def _annotator_pairs(votes_path: str, gold_path: str | None, fmt: Format, engine
 @column_options
 @click.option("--method", type=click.Choice(_SCORE_METHODS), required=True,
               help="Score used to remove annotators (see `annokit annotators`).")
-@click.option("--threshold", type=finite(), default=None,
+@click.option("--threshold", type=finite(infinite=_infinite_threshold("remove")), default=None,
               help="Remove annotators scoring below this (default: the method's default).")
 @click.option("--top-fraction", type=finite(0, 1, min_open=True, max_open=True), default=None,
               help="Instead of a threshold, remove this fraction of annotators (lowest scores; "

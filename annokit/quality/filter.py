@@ -456,7 +456,10 @@ def filter_annotators(
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not (isinstance(threshold, (int, float))
                                       and math.isfinite(threshold)):
-        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}")
+        would = (" (it would remove every annotator: every score is below it)"
+                 if threshold == math.inf else "")
+        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}{would} "
+                                "(CLI: --threshold)")
     g = _require_gold(votes, method, gold)
     if method == "gold":
         if max_wrong_run is None:
