@@ -7,9 +7,11 @@ row per vote) or wide tables (one column per annotator).
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +20,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.gold import warn_unknown_gold_dropped
+from annokit.core.labels import label_variants_message
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
 from annokit.errors import (
     DataFormatError,
@@ -49,6 +52,7 @@ from annokit.io.tabular import (
     read_long,
     read_table,
     read_wide,
+    warn_unused_columns,
 )
 
 __all__ = [
@@ -141,6 +145,32 @@ def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header
     return table_layout(source, columns=columns, sep=sep, labels=labels)
 
 
+_DEPTH = contextvars.ContextVar("annokit_read_depth", default=0)
+
+
+def _checked_labels(read: Callable[..., Votes]) -> Callable[..., Votes]:
+    """``read`` (:func:`read_votes`), warning about label variants in the votes it returns
+    (:func:`annokit.core.labels.label_variants_message`) when the labels were read from the data
+    rather than given; only the outermost call checks (the reader calls itself)."""
+
+    @functools.wraps(read)
+    def checked(*args: Any, **kwargs: Any) -> Votes:
+        token = _DEPTH.set(_DEPTH.get() + 1)
+        try:
+            votes = read(*args, **kwargs)
+        finally:
+            _DEPTH.reset(token)
+        if _DEPTH.get() == 0 and kwargs.get("labels") is None and not votes.labels.numeric:
+            counts = np.bincount(votes.label_index, minlength=votes.n_labels)
+            message = label_variants_message(votes.labels.names, counts, votes.source)
+            if message is not None:
+                warnings.warn(message, DegenerateInputWarning, stacklevel=2)
+        return votes
+
+    return checked
+
+
+@_checked_labels
 def read_votes(
     path: str | os.PathLike | pd.DataFrame | list[str | os.PathLike] | tuple[str | os.PathLike, ...],
     *,
@@ -529,6 +559,7 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
                                 duplicates=duplicates, source=name)
         chosen = roles
         info = f"{name}: long table"
+        warn_unused_columns(names, roles, given, name)
     if gold is not None:
         votes = attach_gold(votes, read_gold(gold, missing=missing))
     used = ", ".join(f"{role}={col!r}" for role, col in chosen.items() if col is not None)

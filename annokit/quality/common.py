@@ -48,7 +48,9 @@ def require_annotators(votes: Any, what: str) -> Votes:
     if not votes.has_annotators:
         raise SchemaError(
             f"{what} needs annotator ids, but {votes.source} has none (counts-only data such as "
-            "ChaosNLI publish no annotator ids); use majority vote or soft labels instead"
+            "ChaosNLI publish no annotator ids); if a column of the file holds them, name it with "
+            "--annotator-col (Python: columns={'annotator': ...}); else use majority vote or "
+            "soft labels instead"
         )
     return votes
 

@@ -478,7 +478,7 @@ def filter_annotators(
                 f"the {method} filter would remove every annotator; lower --threshold "
                 "(Python: threshold=)"
             )
-        current = votes.select_votes(keep_vote)
+        current = votes.select_votes(keep_vote, keep_annotators=True)
         if top_fraction is not None:
             converged = True
             break
@@ -491,7 +491,7 @@ def filter_annotators(
     if too_few:
         warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
                       "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
-    return current, audit
+    return current.compact_annotators(), audit
 
 
 def audit_rows(annotator_ids: np.ndarray, flagged: np.ndarray, n_votes: np.ndarray,
