@@ -48,7 +48,8 @@ TARGET_OPTION = click.option(
     show_default=True,
     help="What k is recommended against: the population the votes are a sample of "
          "(a Dirichlet-multinomial fit to the votes; k may exceed the votes available), "
-         "or the pool of collected votes (the observed curve).")
+         "or the pool of collected votes (the observed curve, up to half the fewest votes on "
+         "an item; never extrapolated).")
 
 
 def _parse_ks(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -92,8 +93,8 @@ def subsample(votes_path: str, fmt: Format, ks: list[int] | None, reps: int, see
     votes are a sample of: the per-item distributions of a Dirichlet-multinomial
     fitted to the votes, extrapolated beyond the votes available. --target pool
     recommends k against the collected votes themselves (the observed curve, up
-    to half the fewest votes on an item; extrapolated only when it does not get
-    below --epsilon). The output states the target, the tolerance, the
+    to half the fewest votes on an item; it is never extrapolated: when the curve
+    does not get below --epsilon, no k is given and the output says why). The output states the target, the tolerance, the
     recommended k and its interval. `annokit report --subsample` gives the same
     recommendation for the same options.
     """
@@ -126,8 +127,10 @@ def subsample(votes_path: str, fmt: Format, ks: list[int] | None, reps: int, see
     frame = curve.to_frame()
     echo(f"{votes.n_items} items, {votes_per_item(curve.n_votes_min, curve.n_votes_max)}, "
          f"{reps} repetitions, seed {seed}")
-    echo(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    from annokit.subsample.recommend import curve_units
+    from annokit.subsample.recommend import curve_units, named_curve_frame
+
+    echo("curve: k-vote subsamples against the pool (all votes of each item; pool_* columns)")
+    echo(named_curve_frame(frame).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
 
     shown = [c for c in curve_units() if any(col.startswith(c) for col in frame.columns)]
     echo("units: " + ", ".join(f"{c} {curve_units()[c]}" for c in shown))

@@ -21,6 +21,7 @@ import pandas as pd
 from annokit.core.checks import check_option
 from annokit.core.gold import warn_unknown_gold_dropped
 from annokit.core.labels import label_variants_message
+from annokit.core.soft_votes import is_soft_only
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
 from annokit.errors import (
     DataFormatError,
@@ -160,7 +161,8 @@ def _checked_labels(read: Callable[..., Votes]) -> Callable[..., Votes]:
             votes = read(*args, **kwargs)
         finally:
             _DEPTH.reset(token)
-        if _DEPTH.get() == 0 and kwargs.get("labels") is None and not votes.labels.numeric:
+        if (_DEPTH.get() == 0 and kwargs.get("labels") is None and not votes.labels.numeric
+                and not is_soft_only(votes)):
             counts = np.bincount(votes.label_index, minlength=votes.n_labels)
             message = label_variants_message(votes.labels.names, counts, votes.source)
             if message is not None:

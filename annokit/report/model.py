@@ -233,6 +233,8 @@ class SubsamplingRecommendation(_Model):
                                                        "Dirichlet-multinomial fit to the votes) "
                                                        "or 'pool' (the collected votes)")
     k_limit: int | None = Field(default=None, description="the largest k considered")
+    note: str | None = Field(default=None, description="why no k is given for the target "
+                                                       "asked (the pool is not extrapolated)")
 
     def interval_text(self) -> str:
         """The interval of k, an end not reached written as 'more than' the largest k considered."""

@@ -11,7 +11,7 @@ answer the same question the same way.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,10 +24,30 @@ from annokit.subsample.curves import SubsampleCurve, subsampling_curve
 from annokit.subsample.defaults import EPSILON, INTERVAL, REPS, SHORT, TARGET, TARGETS
 from annokit.subsample.extrapolate import DirichletMultinomial
 
-__all__ = ["K_MAX", "Recommendation", "curve_summary", "curve_units", "how_many", "recommend_k"]
+__all__ = ["CURVE_TARGET", "K_MAX", "Recommendation", "named_curve_frame", "curve_summary", "curve_units", "how_many", "recommend_k"]
 
 #: The largest k the population extrapolation searches.
 K_MAX = 5000
+#: What every column of a subsampling curve measures a k-vote subsample against.
+CURVE_TARGET = "pool"
+#: The curve's columns that measure against the pool, and the pool's prefix in the text table.
+POOL_COLUMNS = ("tvd", "jsd", "kl", "wasserstein", "majority_agreement", "entropy_bias")
+
+
+def pool_note(half: int) -> str:
+    """Why the pool target gives no k beyond the observed curve."""
+    return (f"the pool target is the votes collected: it cannot be extrapolated beyond the "
+            f"votes an item has (a k-vote subsample is compared with them up to half the fewest, "
+            f"k = {half}); for more votes per item than that use --target population (Python: "
+            "target='population')")
+
+
+def named_curve_frame(frame: Any) -> Any:
+    """``frame`` (:meth:`SubsampleCurve.to_frame`) with the columns that measure a subsample
+    against the pool of votes named so (``tvd_mean`` -> ``pool_tvd_mean``), for text output."""
+    return frame.rename(columns={c: f"pool_{c}" for c in frame.columns
+                                 if c.split("_mean")[0].removesuffix("_low").removesuffix("_high")
+                                 in POOL_COLUMNS or c in POOL_COLUMNS})
 
 
 @dataclass(frozen=True)
@@ -51,6 +71,9 @@ class Recommendation:
         The ``target`` asked of :func:`recommend_k`.
     k_limit : int or None
         The largest k considered.
+    note : str or None
+        Why no k is given for the target asked (the pool target is not extrapolated), or
+        that a pool recommendation was extrapolated to the population (``extrapolate=True``).
     """
 
     k: int | None
@@ -61,11 +84,12 @@ class Recommendation:
     target: str
     kind: str = "pool"
     k_limit: int | None = None
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"k": self.k, "k_low": self.k_low, "k_high": self.k_high,
                 "epsilon": self.epsilon, "source": self.source, "target": self.target,
-                "kind": self.kind, "k_limit": self.k_limit}
+                "kind": self.kind, "k_limit": self.k_limit, "note": self.note}
 
     def interval_text(self) -> str:
         """The interval of k in words; an end that is not reached says up to where it was sought.
@@ -93,12 +117,13 @@ class Recommendation:
         >>> Recommendation(3, 2, 5, 0.05, "observed", "full data").describe()
         'recommended k = 3 (interval 2-5) for expected TVD < 0.05; observed, against the full data'
         """
+        note = f"; {self.note}" if self.note else ""
         if self.k is None:
             upto = f" {self.k_limit}" if self.k_limit is not None else " the limit"
             return (f"no k up to{upto} reaches expected TVD < {self.epsilon} "
-                    f"({self.source}; target: {self.target})")
+                    f"({self.source}; target: {self.target}){note}")
         return (f"recommended k = {self.k} (interval {self.interval_text()}) for expected "
-                f"TVD < {self.epsilon}; {self.source}, against the {self.target}")
+                f"TVD < {self.epsilon}; {self.source}, against the {self.target}{note}")
 
 
 def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
@@ -107,7 +132,9 @@ def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
     Keys: ``curve`` (:meth:`SubsampleCurve.to_records`), ``target`` (``"pool"`` or
     ``"population"``), ``recommended_k``,
     ``recommended_k_low``, ``recommended_k_high``, ``recommendation_source``,
-    ``recommendation_target``, ``recommendation_k_limit``, ``epsilon``, ``n_items``,
+    ``recommendation_target``, ``recommendation_k_limit``, ``recommendation_note`` (why no
+    k is given for the target asked; None otherwise), ``curve_target`` (what the curve's
+    columns measure against: :data:`CURVE_TARGET`), ``epsilon``, ``n_items``,
     ``reps``, ``seed``, ``interval``, ``short``, ``n_short``, ``kl_smoothing``,
     ``n_votes_min``, ``n_votes_max``, ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows),
     ``units`` (:func:`curve_units`: the unit of each quantity; entropies in nats) and
@@ -123,6 +150,8 @@ def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
         "recommendation_source": rec.source,
         "recommendation_target": rec.target,
         "recommendation_k_limit": rec.k_limit,
+        "recommendation_note": rec.note,
+        "curve_target": CURVE_TARGET,
         "epsilon": rec.epsilon,
         "n_items": curve.n_items,
         "reps": curve.reps,
@@ -157,7 +186,7 @@ def _first_below(ks: np.ndarray, curve: np.ndarray, epsilon: float) -> int | Non
 
 
 def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
-                target: str = TARGET, extrapolate: bool = True, counts: Any = None,
+                target: str = TARGET, extrapolate: bool = False, counts: Any = None,
                 reps: int = 50, rng: np.random.Generator | int | None = None,
                 k_max: int = K_MAX) -> Recommendation:
     """Smallest k whose expected TVD to the population (or to the pool of votes) is below ``epsilon``.
@@ -176,9 +205,11 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
         available). ``"pool"``: k against the pool of collected votes (the full
         data; the observed curve first, the extrapolation only when it does not
         reach ``epsilon``).
-    extrapolate : bool, default=True
-        ``target="pool"``: when no observed k reaches ``epsilon``, use the
-        Dirichlet-multinomial's predicted TVD to the population instead.
+    extrapolate : bool, default=False
+        ``target="pool"``: when no observed k reaches ``epsilon``, give a k against the
+        population instead (the Dirichlet-multinomial's predicted TVD; ``kind`` is then
+        ``"population"``, and ``note`` says so). By default no k is given, and ``note`` says
+        why: the pool cannot be extrapolated beyond the votes an item has.
     counts : array-like of shape (n_items, n_labels) or Votes, optional
         The data of the curve (default: the counts the curve keeps).
     reps, rng, k_max :
@@ -249,11 +280,15 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
                 k_limit=int(ks[-1]))
     if not extrapolate:
         return Recommendation(None, None, None, float(epsilon), "not reached", pool,
-                              k_limit=curve.n_votes_min // 2)
+                              k_limit=curve.n_votes_min // 2,
+                              note=pool_note(curve.n_votes_min // 2))
     if counts is None:
         raise InvalidValueError("the observed curve never gets below epsilon="
                                 f"{epsilon}; pass counts= to extrapolate, or extrapolate=False")
-    return _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max, interval=interval)
+    rec = _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max, interval=interval,
+                        kind="population")
+    return replace(rec, note="the pool curve does not reach the tolerance: extrapolated to "
+                             "the population (extrapolate=True)")
 
 
 def _extrapolated(counts: Any, epsilon: float, *, reps: int,
