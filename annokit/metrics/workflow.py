@@ -360,7 +360,9 @@ def read_model_predictions(paths: Any, options: EvaluateOptions, *, row_ids: boo
 
     if isinstance(paths, Predictions):
         return paths
-    return read_predictions(list(_paths(paths)), id_field=options.id_field,
+    import pandas as pd
+
+    return read_predictions(paths if isinstance(paths, pd.DataFrame) else list(_paths(paths)), id_field=options.id_field,
                             renormalize=options.renormalize, atol=options.atol,
                             model=options.model, row_ids=row_ids)
 
