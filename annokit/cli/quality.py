@@ -28,6 +28,7 @@ from annokit.cli._common import (
 from annokit.core.gold import describe_gold_items
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_outputs, check_table_path, describe_output
+from annokit.quality.filter import MIN_VERDICT_VOTES
 
 if TYPE_CHECKING:
     from annokit.core.soft_labels import TiePolicy
@@ -68,17 +69,22 @@ def _read(votes_path: str, fmt: Format, gold_path: str | None, command: str) -> 
                    "skill, MACE competence, gold accuracy (ChaosNLI rule), label-usage entropy.")
 @click.option("--threshold", type=finite(), default=None,
               help="Flag annotators scoring below this (default: the method's default threshold).")
+@click.option("--min-annotator-votes", "min_votes", type=click.IntRange(min=1),
+              default=MIN_VERDICT_VOTES, show_default=True,
+              help="Fewest votes for a verdict: annotators with fewer are scored but never "
+                   "flagged (shown as 'too few votes').")
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options
 def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
-               threshold: float | None, seed: int, as_json: bool, engine: str,
+               threshold: float | None, min_votes: int, seed: int, as_json: bool, engine: str,
                scheduler: str | None) -> None:
     """Score every annotator and mark the ones a filter would remove first.
 
     Scores are higher for better annotators; an annotator is flagged when the
     score is below the threshold (for --method gold also after 4 consecutive
-    wrong gold answers).
+    wrong gold answers) and they have at least --min-annotator-votes votes;
+    those with fewer are shown as "too few votes".
     """
     check_engine(engine, scheduler)
     if engine == "dask":
@@ -88,12 +94,14 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
             raise click.UsageError("--method gold (ChaosNLI's rule, with runs of consecutive "
                                    "wrong answers in vote order) runs in memory only")
         votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold_path)
-        flags = flag_annotators_dask(votes, method, threshold=threshold, rng=seed)
+        flags = flag_annotators_dask(votes, method, threshold=threshold, rng=seed,
+                                     min_votes=min_votes)
     else:
         from annokit.quality import flag_annotators
 
         votes = _read(votes_path, fmt, gold_path, "annotators")
-        flags = flag_annotators(votes, method, threshold=threshold, rng=seed)
+        flags = flag_annotators(votes, method, threshold=threshold, rng=seed,
+                                min_votes=min_votes)
     if as_json:
         echo_json(with_duplicates(flags.to_dict(), votes))
         return
@@ -101,10 +109,12 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
     echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8}  flagged")
     for row in sorted(rows, key=lambda r: (r["score"] is None, r["score"] or 0.0)):
         score = "nan" if row["score"] is None else f"{row['score']:.3f}"
-        mark = f"*  {row['reason']}" if row["flagged"] else ""
+        mark = (f"*  {row['reason']}" if row["flagged"] else
+                "-  too few votes" if row["n_votes"] < min_votes else "")
         echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score:>8}  {mark}")
     echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
-               f"(method {method}, threshold {flags.threshold:g})")
+         f"(method {method}, threshold {flags.threshold:g}); {flags.n_too_few_votes} with too "
+         f"few votes for a verdict (fewer than {min_votes}: --min-annotator-votes)")
     if flags.gold is not None:
         echo(f"scored on {describe_gold_items(flags.gold.n_items, flags.gold.n_unknown)}")
 

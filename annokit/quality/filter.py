@@ -125,6 +125,11 @@ def annotator_scores(votes: Votes, method: str, *, gold: Any = None,
     return np.where(active, scores, np.nan)
 
 
+#: Fewest votes an annotator needs for a verdict of :func:`flag_annotators` (``annokit
+#: annotators --min-annotator-votes``): a score on fewer votes says little about the annotator.
+MIN_VERDICT_VOTES = 5
+
+
 @dataclass(frozen=True)
 class AnnotatorFlags:
     """Every annotator's score and whether a filter would remove them (``annokit annotators``).
@@ -145,10 +150,28 @@ class AnnotatorFlags:
     threshold: float
     table: pd.DataFrame
     gold: GoldAccuracy | None = None
+    min_votes: int = 1
 
     @property
     def n_flagged(self) -> int:
         return int(self.table["flagged"].sum())
+
+    @property
+    def n_too_few_votes(self) -> int:
+        """Annotators with fewer than ``min_votes`` votes: scored, given no verdict."""
+        return int((self.table["n_votes"] < self.min_votes).sum())
+
+    def with_min_votes(self, min_votes: int) -> AnnotatorFlags:
+        """These flags with no verdict for annotators with fewer than ``min_votes`` votes: never
+        flagged, their ``reason`` "too few votes (n < min_votes)"."""
+        check_positive_int("min_votes", min_votes)
+        table = self.table.copy()
+        few = (table["n_votes"] < min_votes).to_numpy()
+        table.loc[few, "flagged"] = False
+        table["reason"] = table["reason"].astype(object)
+        table.loc[few, "reason"] = [f"too few votes ({n} < {min_votes})"
+                                    for n in table.loc[few, "n_votes"]]
+        return AnnotatorFlags(self.method, self.threshold, table, self.gold, min_votes)
 
     def to_frame(self) -> pd.DataFrame:
         """The scores, one row per annotator indexed by annotator id: ``n_votes``, ``score``,
@@ -158,7 +181,8 @@ class AnnotatorFlags:
         --------
         >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
         ...                    "label": list("110001111000")})
-        >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+        >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25,
+        ...                         min_votes=1)
         >>> flags.to_frame().sort_values("score")[["score", "flagged"]].round(3)
                    score  flagged
         annotator
@@ -176,6 +200,7 @@ class AnnotatorFlags:
         """The ``annokit annotators --json`` object (NaN scores as null)."""
         out = {"method": self.method, "threshold": finite_or_none(self.threshold),
                "n_annotators": len(self.table), "n_flagged": self.n_flagged,
+               "min_votes": self.min_votes, "n_too_few_votes": self.n_too_few_votes,
                "annotators": jsonable(self.table.to_dict(orient="records"))}
         if self.gold is not None:
             out["gold"] = {"n_items": self.gold.n_items, "n_unknown_label": self.gold.n_unknown}
@@ -183,8 +208,10 @@ class AnnotatorFlags:
 
 
 def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float | None = None,
-                    gold: Any = None, rng: np.random.Generator | int | None = 0) -> AnnotatorFlags:
-    """Score every annotator and mark those the first round of :func:`filter_annotators` removes.
+                    gold: Any = None, rng: np.random.Generator | int | None = 0,
+                    min_votes: int = MIN_VERDICT_VOTES) -> AnnotatorFlags:
+    """Score every annotator and mark those the first round of :func:`filter_annotators` removes
+    among those with at least ``min_votes`` votes (all of them with ``min_votes=1``).
 
     Parameters
     ----------
@@ -198,6 +225,9 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
         Gold codes (-1 = none); default ``votes.gold``.
     rng : numpy Generator, int or None, default=0
         Seeds MACE.
+    min_votes : int, default=MIN_VERDICT_VOTES (5)
+        Fewest votes for a verdict: an annotator with fewer is scored but never flagged
+        (``reason`` "too few votes"; CLI ``--min-annotator-votes``).
 
     Returns
     -------
@@ -212,7 +242,8 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
     --------
     >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
     ...                    "label": list("110001111000")})
-    >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+    >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25,
+    ...                         min_votes=1)
     >>> flags.table[["annotator", "flagged"]].values.tolist(), flags.n_flagged
     ([['x', False], ['y', False], ['z', True]], 1)
     """
@@ -231,7 +262,8 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
         "reason": [r or None for r in reasons],
     })
     return AnnotatorFlags(method=method, threshold=float(thr), table=table,
-                          gold=gold_accuracy(g, g) if method == "gold" else None)
+                          gold=gold_accuracy(g, g) if method == "gold" else None
+                          ).with_min_votes(min_votes)
 
 
 @dataclass
