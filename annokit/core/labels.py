@@ -425,7 +425,8 @@ def _one_edit(a: str, b: str) -> bool:
         return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
                                   and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
     short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    i = next((k for k, (x, y) in enumerate(zip(short, long_)) if x != y), len(short))
+    i = next((k for k, (x, y) in enumerate(zip(short, long_[:len(short)], strict=True))
+              if x != y), len(short))
     return short[i:] == long_[i + 1:]
 
 

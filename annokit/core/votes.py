@@ -394,34 +394,6 @@ class Votes(VoteViews):
         )
         return out if keep_annotators else out.compact_annotators()
 
-    def compact_annotators(self) -> Votes:
-        """These votes with only the annotators who have a vote: ``annotator_ids`` (and the
-        rows of ``annotator_metadata``) restricted to them, in their order, codes renumbered;
-        ``self`` when every annotator has a vote.
-
-        Examples
-        --------
-        >>> df = pd.DataFrame({"item": ["q", "q", "r"], "annotator": ["a", "b", "c"],
-        ...                    "label": ["x", "y", "x"]})
-        >>> v = Votes.from_long(df).select_items([0])
-        >>> v.n_annotators, v.annotator_ids.tolist()
-        (2, ['a', 'b'])
-        """
-        if self.annotator_index is None or self.annotator_ids is None:
-            return self
-        present = np.zeros(len(self.annotator_ids), dtype=bool)
-        present[self.annotator_index] = True
-        if present.all():
-            return self
-        out = copy.copy(self)
-        out.annotator_index = (np.cumsum(present) - 1)[self.annotator_index]
-        out.annotator_ids = self.annotator_ids[present]
-        meta = self.annotator_metadata
-        if meta is not None:
-            out.annotator_metadata = meta[meta.index.astype(str).isin(
-                out.annotator_ids.astype(str))]
-        return out
-
     def select_items(self, items: Any) -> Votes:
         """Keep the given items (a boolean mask over items or integer positions), in that order;
         annotators left without a vote are removed (:meth:`compact_annotators`)."""

@@ -7,11 +7,9 @@ row per vote) or wide tables (one column per annotator).
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,8 +18,6 @@ import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.gold import warn_unknown_gold_dropped
-from annokit.core.labels import label_variants_message
-from annokit.core.soft_votes import is_soft_only
 from annokit.core.votes import DuplicatePolicy, LabelSet, Votes
 from annokit.errors import (
     DataFormatError,
@@ -42,6 +38,7 @@ from annokit.io.lists import looks_like_label_lists, read_label_lists
 from annokit.io.mturk import looks_like_mturk, read_mturk
 from annokit.io.partitions import is_partitioned, partition_files, read_partitions
 from annokit.io.ratings import apply_scale, read_ratings
+from annokit.io.read_checks import checked_labels
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
 from annokit.io.tables import table_kind
@@ -146,33 +143,7 @@ def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header
     return table_layout(source, columns=columns, sep=sep, labels=labels)
 
 
-_DEPTH = contextvars.ContextVar("annokit_read_depth", default=0)
-
-
-def _checked_labels(read: Callable[..., Votes]) -> Callable[..., Votes]:
-    """``read`` (:func:`read_votes`), warning about label variants in the votes it returns
-    (:func:`annokit.core.labels.label_variants_message`) when the labels were read from the data
-    rather than given; only the outermost call checks (the reader calls itself)."""
-
-    @functools.wraps(read)
-    def checked(*args: Any, **kwargs: Any) -> Votes:
-        token = _DEPTH.set(_DEPTH.get() + 1)
-        try:
-            votes = read(*args, **kwargs)
-        finally:
-            _DEPTH.reset(token)
-        if (_DEPTH.get() == 0 and kwargs.get("labels") is None and not votes.labels.numeric
-                and not is_soft_only(votes)):
-            counts = np.bincount(votes.label_index, minlength=votes.n_labels)
-            message = label_variants_message(votes.labels.names, counts, votes.source)
-            if message is not None:
-                warnings.warn(message, DegenerateInputWarning, stacklevel=2)
-        return votes
-
-    return checked
-
-
-@_checked_labels
+@checked_labels
 def read_votes(
     path: str | os.PathLike | pd.DataFrame | list[str | os.PathLike] | tuple[str | os.PathLike, ...],
     *,

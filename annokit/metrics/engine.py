@@ -49,6 +49,7 @@ import pandas as pd
 from annokit.core.checks import check_int, check_open_unit
 from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
 from annokit.core.scales import check_scale
+from annokit.core.soft_labels import AGREEMENT_BINS as DEFAULT_AGREEMENT_BINS
 from annokit.core.soft_labels import Majority, TiePolicy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels
@@ -73,8 +74,9 @@ from annokit.metrics.states_ext import RowMeanState
 __all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
            "evaluate", "resolve_options", "results_from_values"]
 
-#: Agreement bins of ``by="agreement"``: equal-count human-entropy quantile bins.
-AGREEMENT_BINS = 5
+#: Agreement bins of ``by="agreement"``: equal-count human-entropy quantile bins (the one
+#: default, :data:`annokit.core.soft_labels.AGREEMENT_BINS`, also the subsampling curves').
+AGREEMENT_BINS = DEFAULT_AGREEMENT_BINS
 
 _NAN = float("nan")
 

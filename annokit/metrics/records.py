@@ -294,7 +294,7 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
         What to do with vote items that have no prediction: raise (listing how
         many and the first ids), or keep the intersection, warn and record the
         dropped items.
-    ties : {"report", "first", "random"}, default="report"
+    ties : {"report", "first", "first_seen", "random"}, default=DEFAULT_TIES ("first")
         Tie policy of the human majority (see :func:`annokit.core.soft_labels.majority`).
     rng : numpy Generator or int, optional
         Needed for ``ties="random"``.

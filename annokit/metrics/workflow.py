@@ -362,7 +362,8 @@ def read_model_predictions(paths: Any, options: EvaluateOptions, *, row_ids: boo
         return paths
     import pandas as pd
 
-    return read_predictions(paths if isinstance(paths, pd.DataFrame) else list(_paths(paths)), id_field=options.id_field,
+    source = paths if isinstance(paths, pd.DataFrame) else list(_paths(paths))
+    return read_predictions(source, id_field=options.id_field,
                             renormalize=options.renormalize, atol=options.atol,
                             model=options.model, row_ids=row_ids)
 

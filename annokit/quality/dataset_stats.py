@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.agreement import fleiss_kappa, krippendorff_alpha
+from annokit.core.checks import seed_or_rng
 from annokit.core.gold import describe_accuracy, gold_accuracy
 from annokit.core.resample import seed_from_rng
 from annokit.core.soft_labels import (
@@ -97,7 +98,8 @@ def _codes(votes: Votes, column: str) -> np.ndarray | None:
 
 def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 1000, confidence: float = 0.95,
                   ties: TiePolicy = DEFAULT_TIES,
-                  rng: np.random.Generator | int | None = 0) -> dict[str, Any]:
+                  rng: np.random.Generator | int | None = 0,
+                  seed: int | None = None) -> dict[str, Any]:
     """Summary statistics of a vote set.
 
     Parameters
@@ -118,6 +120,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         so the same data gives the same bytes. Both coefficients use the same
         replicates, and an item's weights depend on its id, not its row
         (:mod:`annokit.core.resample`).
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -173,6 +177,7 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
     >>> r["ratings"]["votes"]["mean"], r["fleiss_kappa"], r["entropy"]
     (41.666..., None, None)
     """
+    rng = seed_or_rng(seed, rng, "dataset_stats", default=0)
     counts = votes.counts()
     names = votes.labels.names
     per_item = counts.sum(axis=1)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.checks import check_open_unit, check_option
+from annokit.core.checks import check_open_unit, check_option, seed_or_rng
 from annokit.core.divergence import tvd
 from annokit.core.gold import GOLD_UNKNOWN, GoldAccuracy, gold_accuracy
 from annokit.core.jsonable import finite_or_none, jsonable
@@ -209,6 +209,7 @@ class AnnotatorFlags:
 
 def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float | None = None,
                     gold: Any = None, rng: np.random.Generator | int | None = 0,
+                    seed: int | None = None,
                     min_votes: int = MIN_VERDICT_VOTES) -> AnnotatorFlags:
     """Score every annotator and mark those the first round of :func:`filter_annotators` removes
     among those with at least ``min_votes`` votes (all of them with ``min_votes=1``).
@@ -228,6 +229,8 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
     min_votes : int, default=MIN_VERDICT_VOTES (5)
         Fewest votes for a verdict: an annotator with fewer is scored but never flagged
         (``reason`` "too few votes"; CLI ``--min-annotator-votes``).
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -247,6 +250,7 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
     >>> flags.table[["annotator", "flagged"]].values.tolist(), flags.n_flagged
     ([['x', False], ['y', False], ['z', True]], 1)
     """
+    rng = seed_or_rng(seed, rng, "flag_annotators", default=0)
     votes = require_annotators(votes, "annotator scoring")
     _, annotator_ids = votes.annotator_codes("annotator scoring")
     check_option("method", method, METHODS)
@@ -408,7 +412,7 @@ def filter_annotators(
     min_votes: int = 2,
     max_wrong_run: int | None = None,
     max_rounds: int = 20,
-    rng: np.random.Generator | int | None = 0,
+    rng: np.random.Generator | int | None = 0, seed: int | None = None,
 ) -> tuple[Votes, Audit]:
     """Remove low-quality annotators and report exactly what was removed.
 
@@ -438,6 +442,8 @@ def filter_annotators(
         Bound on the fixed-point iteration of threshold rules.
     rng : numpy Generator, int or None, default=0
         Seeds MACE; fixed by default so that the filter is reproducible.
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -463,6 +469,7 @@ def filter_annotators(
     >>> audit.removed_annotators, audit.n_votes_removed
     (['z'], 4)
     """
+    rng = seed_or_rng(seed, rng, "filter_annotators", default=0)
     votes = require_annotators(votes, "filter_annotators")
     annotators, annotator_ids = votes.annotator_codes("filter_annotators")
     check_option("method", method, METHODS)

@@ -16,15 +16,17 @@ from typing import Any
 
 import numpy as np
 
+from annokit.core.checks import seed_or_rng
 from annokit.core.jsonable import jsonable
-from annokit.core.soft_labels import ENTROPY_UNIT
+from annokit.core.soft_labels import AGREEMENT_BINS, ENTROPY_UNIT
 from annokit.errors import InvalidValueError
 from annokit.subsample._checks import ShortPolicy, as_counts
 from annokit.subsample.curves import SubsampleCurve, subsampling_curve
 from annokit.subsample.defaults import EPSILON, INTERVAL, REPS, SHORT, TARGET, TARGETS
 from annokit.subsample.extrapolate import DirichletMultinomial
 
-__all__ = ["CURVE_TARGET", "K_MAX", "Recommendation", "named_curve_frame", "curve_summary", "curve_units", "how_many", "recommend_k"]
+__all__ = ["CURVE_TARGET", "K_MAX", "Recommendation", "curve_summary", "curve_units", "how_many",
+           "named_curve_frame", "recommend_k"]
 
 #: The largest k the population extrapolation searches.
 K_MAX = 5000
@@ -188,6 +190,7 @@ def _first_below(ks: np.ndarray, curve: np.ndarray, epsilon: float) -> int | Non
 def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
                 target: str = TARGET, extrapolate: bool = False, counts: Any = None,
                 reps: int = 50, rng: np.random.Generator | int | None = None,
+                seed: int | None = None,
                 k_max: int = K_MAX) -> Recommendation:
     """Smallest k whose expected TVD to the population (or to the pool of votes) is below ``epsilon``.
 
@@ -214,6 +217,8 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
         The data of the curve (default: the counts the curve keeps).
     reps, rng, k_max :
         Repetitions, randomness and largest k of the extrapolation.
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -248,6 +253,7 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
     >>> rec.source, 5 < rec.k <= 50, rec.k_low <= rec.k <= rec.k_high
     ('observed', True, True)
     """
+    rng = seed_or_rng(seed, rng, "recommend_k", default=None)
     if not np.isfinite(epsilon) or not (0 < epsilon <= 1):
         raise InvalidValueError(f"epsilon must be in (0, 1]; got {epsilon!r}")
     if target not in TARGETS:
@@ -309,7 +315,8 @@ def how_many(data: Any, ks: Sequence[int] | None = None, *, target: str = TARGET
              epsilon: float = EPSILON, reps: int = REPS,
              rng: np.random.Generator | int | None = None, short: ShortPolicy = SHORT,
              interval: float = INTERVAL, n_jobs: int = 1,
-             progress: Callable[[float], None] | None = None
+             progress: Callable[[float], None] | None = None,
+             n_bins: int = AGREEMENT_BINS, seed: int | None = None,
              ) -> tuple[SubsampleCurve, Recommendation]:
     """How many annotations are enough: the subsampling curve and the recommended k.
 
@@ -324,9 +331,12 @@ def how_many(data: Any, ks: Sequence[int] | None = None, *, target: str = TARGET
         Default: 1, 2, 5, 10, ... up to the most votes on an item
         (:func:`~annokit.subsample.defaults.default_ks`).
     target, epsilon : as :func:`recommend_k`
-    reps, short, interval, n_jobs, progress : as :func:`~annokit.subsample.subsampling_curve`
+    reps, short, interval, n_jobs, progress, n_bins : as :func:`~annokit.subsample.subsampling_curve`
     rng : numpy Generator, int seed or None
         Seeds the curve and the extrapolation.
+    seed : int, optional
+        The same as ``rng=`` an int, the name ``evaluate``, ``plan`` and ``build_report`` use
+        (give one of the two).
 
     Returns
     -------
@@ -339,6 +349,7 @@ def how_many(data: Any, ks: Sequence[int] | None = None, *, target: str = TARGET
     >>> curve.ks.tolist(), rec.kind
     ([1, 2, 5, 10], 'population')
     """
+    rng = seed_or_rng(seed, rng, "how_many")
     curve = subsampling_curve(data, ks, reps=reps, rng=rng, short=short, interval=interval,
-                              n_jobs=n_jobs, progress=progress)
+                              n_jobs=n_jobs, progress=progress, n_bins=n_bins)
     return curve, recommend_k(curve, epsilon, target=target, rng=rng)

@@ -191,7 +191,8 @@ def test_default_options_work_on_ten_vote_crowd_sets(shared_data, path, first_li
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == first_line
-    ks = [int(line.split()[0]) for line in lines[2:-3]]
+    assert lines[1].startswith("curve: k-vote subsamples against the pool")  # issue 35 item 3
+    ks = [int(line.split()[0]) for line in lines[3:-3]]
     assert lines[-3] == ("units: tvd probability, jsd sqrt(nats), kl nats, majority_agreement rate, "
                          "entropy_bias nats, majority_tie_rate rate")
     assert ks == [1, 2, 5, int(first_line.split()[2].split("-")[-1])]  # 1, 2, 5 .. most votes
@@ -281,3 +282,14 @@ def test_target_pool_answers_for_the_pool_or_says_why(shared_data, folder, name,
     out = json.loads(run("--votes", path, "--reps", "20", "--target", "pool", "--json").stdout)
     assert (out["target"], out["recommended_k"], out["curve_target"]) == ("pool", None, "pool")
     assert out["recommendation_note"].startswith("the pool target is the votes collected")
+
+
+def test_bins_option_sets_the_by_bin_rows(shared_data):
+    """Issue 35 item 9: by_bin defaults to evaluate's 5 agreement bins; --bins changes it."""
+    path = str(shared_data("dog", "answer.csv"))
+    default = json.loads(run("--votes", path, "--reps", "5", "--k", "1", "--json").stdout)
+    three = json.loads(run("--votes", path, "--reps", "5", "--k", "1", "--json",
+                           "--bins", "3").stdout)
+    assert len({r["bin"] for r in default["by_bin"]}) <= 5
+    assert len({r["bin"] for r in three["by_bin"]}) <= 3 < len({r["bin"] for r in
+                                                                  default["by_bin"]})
