@@ -48,6 +48,7 @@ from annokit.io.source import (
     check_regular,
     decode_text,
     loads_json,
+    near_files,
     read_bytes,
     read_text,
     text_lines,
@@ -342,7 +343,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
 def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
               model: str | None, sep: str | None = None, row_ids: bool = False) -> Predictions:
     if not path.exists():
-        raise DataFormatError(f"prediction file not found: {path}")
+        raise DataFormatError(f"prediction file not found: {path}{near_files(path)}")
     check_regular(path, what="predictions")
     name = path.name.lower()
     if name.endswith((".json", ".jsonl", ".ndjson")):

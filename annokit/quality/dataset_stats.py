@@ -373,7 +373,9 @@ def _fmt(x: Any, digits: int = 4) -> str:
 
 
 def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v:,}" for k, v in counts.items())
+    """``label: count`` pairs, ``;``-separated, so numeric labels read unambiguously
+    (``0: 1,900; 1: 1,699``, not ``0 1,900, 1 1,699``)."""
+    return "; ".join(f"{k}: {v:,}" for k, v in counts.items())
 
 
 def _labels(stats: dict[str, Any]) -> str:
@@ -426,7 +428,7 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     if stats.get("majority_counts") is not None:
         rows.append(("majority label counts", _counts(stats["majority_counts"])))
     if "old_majority_counts" in stats:
-        rows.append(("original label counts", _counts(stats["old_majority_counts"])))
+        rows.append(("items per original label", _counts(stats["old_majority_counts"])))
     if "original_label_counts" in stats:
         rows.append(("original annotators' votes per label",
                      _counts(stats["original_label_counts"])))
