@@ -134,7 +134,24 @@ def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
                      "after this round")
     lines.append(f"unsettled items still short of the goal after this round: "
                  f"{info['n_cannot_settle']}")
+    need = info.get("votes_to_settle")
+    if need:
+        lines.append(_settle_line(need))
     return lines
+
+
+def _settle_line(need: dict) -> str:
+    """How many more votes would settle the items this round leaves short."""
+    text = f"to settle those {_items(need['n_items'])}: "
+    reachable = need["n_items"] - need["n_beyond_horizon"]
+    if reachable:
+        text += (f"about {need['total']:,} more votes in total for {_items(reachable)} "
+                 f"(per item {need['min']} to {need['max']}, median {need['median']:g})")
+    if need["n_beyond_horizon"]:
+        text += ("; " if reachable else "") + (
+            f"{_items(need['n_beyond_horizon'])} need more than {need['horizon']} each (votes "
+            "near a tie: their population may have no clear majority)")
+    return text + "; choose --budget accordingly"
 
 
 def _items(n: int) -> str:

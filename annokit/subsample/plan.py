@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from annokit.core.checks import check_finite, check_int, check_open_unit, check_option
-from annokit.subsample.plan_alloc import GOALS, Goal, plan_counts
+from annokit.subsample.plan_alloc import GOALS, SETTLE_HORIZON, Goal, plan_counts, votes_to_settle
 from annokit.subsample.plan_replay import ReplayResult, replay
 
 if TYPE_CHECKING:
@@ -55,7 +55,10 @@ class PlanResult:
         ``expected_tvd`` (goal distribution: expected TVD of the soft label to the population
         distribution), ``settled``, ``at_max_per_item``, ``extra_votes``, ``expected_after``
         (the same quantity's expected value after the extra votes: P(correct majority) or the
-        expected TVD).
+        expected TVD), ``votes_to_settle`` (more votes from now until the expected value
+        reaches the goal, :func:`~annokit.subsample.plan_alloc.votes_to_settle`; 0 when
+        settled, <NA> beyond :data:`~annokit.subsample.plan_alloc.SETTLE_HORIZON`; computed when
+        this round leaves unsettled items short of the goal, else 0).
     info : dict
         The summary (:meth:`summary`).
     """
@@ -86,7 +89,10 @@ class PlanResult:
         ``expected_after`` (goal majority: expected share of items whose leading label is the
         population majority; goal distribution: expected mean TVD), ``confidence``,
         ``epsilon``, ``max_per_item``, ``alpha``, ``n_draws``, ``horizon``, ``seed``,
-        ``method``."""
+        ``method``, ``votes_to_settle`` (None when this round settles every item; else over
+        the ``n_items`` it leaves short of the goal: ``total``, ``min``, ``median``, ``max``
+        votes from now of those reachable within ``horizon`` votes, and
+        ``n_beyond_horizon``)."""
         return dict(self.info)
 
 
@@ -174,6 +180,13 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         "extra_votes": out["extra"], "expected_after": out["after"]})
     settled, extra, after = out["settled"], out["extra"], out["after"]
     short = after < confidence if goal == "majority" else after > epsilon
+    need = np.zeros(len(n_votes), dtype=np.int64)
+    if (~settled & short).any():  # the round cannot settle them: how many votes would
+        need[~settled] = votes_to_settle(counts[~settled], goal=goal, confidence=confidence,
+                                         epsilon=epsilon, alpha=alpha, n_draws=n_draws,
+                                         seed=seed)
+    table["votes_to_settle"] = pd.array(np.where(need >= 0, need, -1)).astype("Int64")
+    table.loc[need < 0, "votes_to_settle"] = pd.NA
     info = {
         "goal": goal, "budget": budget, "votes_planned": int(extra.sum()),
         "budget_unspent": budget - int(extra.sum()), "n_items": int(len(n_votes)),
@@ -186,8 +199,23 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         "confidence": confidence, "epsilon": epsilon, "max_per_item": max_per_item,
         "alpha": alpha, "n_draws": n_draws, "horizon": int(out["horizon"]), "seed": seed,
         "method": _METHOD[goal],
+        "votes_to_settle": _settle_summary(need, ~settled & short),
     }
     return PlanResult(table=table, info=info)
+
+
+def _settle_summary(need: np.ndarray, short: np.ndarray) -> dict[str, Any] | None:
+    """``votes_to_settle`` of the summary: over the items this round cannot settle, the votes
+    each needs from now (total, min, median, max of those reachable within the horizon) and
+    how many need more than the horizon; None when the round settles every item."""
+    if not short.any():
+        return None
+    reach = need[short & (need >= 0)]
+    return {"n_items": int(short.sum()), "total": int(reach.sum()),
+            "min": int(reach.min()) if reach.size else None,
+            "median": float(np.median(reach)) if reach.size else None,
+            "max": int(reach.max()) if reach.size else None,
+            "n_beyond_horizon": int((short & (need < 0)).sum()), "horizon": SETTLE_HORIZON}
 
 
 #: ``annokit.plan.replay``: the replay is reachable from the public function too.

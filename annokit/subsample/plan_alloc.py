@@ -7,13 +7,16 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["GOALS", "HORIZON", "Goal", "allocate", "plan_counts"]
+__all__ = ["GOALS", "HORIZON", "SETTLE_HORIZON", "Goal", "allocate", "plan_counts",
+           "votes_to_settle"]
 
 Goal = Literal["majority", "distribution"]
 GOALS = ("majority", "distribution")
 
 #: Largest number of extra votes one item may get in one round (the values are estimated up to it).
 HORIZON = 16
+#: Most extra votes :func:`votes_to_settle` looks ahead; items needing more are counted apart.
+SETTLE_HORIZON = 200
 
 
 def _envelope_gains(values: np.ndarray, caps: np.ndarray) -> np.ndarray:
@@ -101,3 +104,34 @@ def plan_counts(counts: np.ndarray, *, budget: int, goal: Goal = "majority",
             "horizon": np.asarray(horizon)}
 
 
+
+
+def votes_to_settle(counts: np.ndarray, *, goal: Goal = "majority", confidence: float = 0.95,
+                    epsilon: float = 0.05, alpha: float = 1.0, n_draws: int = 2000,
+                    seed: int = 0, horizon: int = SETTLE_HORIZON) -> np.ndarray:
+    """More votes each item needs, from now, until its expected value reaches the goal: the
+    smallest ``n`` with ``V(n) >= confidence`` (goal majority: the expected probability that
+    the leading label is the population majority) or an expected TVD ``<= epsilon`` (goal
+    distribution), under the posterior of :mod:`annokit.subsample.plan_posterior`; 0 for an
+    item already there, -1 beyond ``horizon`` votes.
+
+    Examples
+    --------
+    >>> need = votes_to_settle(np.array([[9, 1], [3, 0], [5, 5]]), horizon=60)
+    >>> int(need[0]), bool(0 < need[1] <= 60), int(need[2])
+    (0, True, -1)
+
+    A Monte Carlo estimate (``n_draws`` draws): ``V(n)`` rises slowly near the goal, so the
+    ``n`` where it crosses is rough (tens of votes on a 4-1 item); read it as an order of
+    magnitude.
+    """
+    from annokit.subsample.plan_posterior import posterior_values
+
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    values = posterior_values(counts, goal=goal, horizon=horizon, n_draws=n_draws, alpha=alpha,
+                              seed=seed).values
+    reached = values >= confidence if goal == "majority" else -values <= epsilon
+    first = reached.argmax(1)
+    return np.where(reached.any(1), first, -1).astype(np.int64)

@@ -135,7 +135,8 @@ def test_plan_spends_on_unsettled_items_and_reports_the_state():
     result = annokit.plan(votes, budget=10)
     table = result.to_frame()
     assert list(table.columns) == ["item", "n_votes", "leading_label", "p_leading", "settled",
-                                   "at_max_per_item", "extra_votes", "expected_after"]
+                                   "at_max_per_item", "extra_votes", "expected_after",
+                                   "votes_to_settle"]
     assert table["settled"].tolist() == [True, False, False, False]
     assert table["extra_votes"].iloc[0] == 0
     assert 0 < result.extra_votes.sum() <= 10
@@ -252,3 +253,53 @@ def test_posterior_values_take_items_without_votes():
                           n_draws=40_000)
     assert pv.values.shape == (2, 3) and np.isfinite(pv.values).all()
     np.testing.assert_allclose(pv.now, [24 / 81, 2 / 7], atol=0.004)
+
+
+def test_votes_to_settle_is_where_the_value_reaches_the_goal():
+    """Issue 35 item 7: from the same posterior values the allocation uses."""
+    from annokit.subsample.plan_alloc import votes_to_settle
+
+    counts = np.array([[9, 1], [3, 0], [4, 1], [4, 4]])
+    need = votes_to_settle(counts, horizon=60, seed=1)
+    values = posterior_values(counts, goal="majority", horizon=60, seed=1).values
+    assert need[0] == 0 and need[3] == -1  # settled now; a tie beyond 60 votes
+    assert (need[1:3] > 0).all()
+    for i, n in enumerate(need):
+        assert (n == -1 and values[i].max() < 0.95) or (
+            values[i, n] >= 0.95 > values[i, :n].max(initial=0))
+    tvd_need = votes_to_settle(counts, goal="distribution", epsilon=0.2, horizon=60, seed=1)
+    tvd = -posterior_values(counts, goal="distribution", horizon=60, seed=1).values
+    for i, n in enumerate(tvd_need):
+        assert (n == -1 and tvd[i].min() > 0.2) or (tvd[i, n] <= 0.2 < tvd[i, :n].min(initial=1))
+
+
+def test_plan_says_how_many_votes_would_settle_what_the_round_cannot(shared_data):
+    """RTE, budget 500: 394 items unsettled before and after the round (issue 35 item 7)."""
+    from click.testing import CliRunner
+
+    from annokit.cli import main
+    from annokit.io import read_votes
+
+    path = shared_data("snow2008_rte", "rte.standardized.tsv")
+    result = annokit.plan(read_votes(path), budget=500)
+    info, table = result.summary(), result.table
+    need = info["votes_to_settle"]
+    short = ~table["settled"]
+    assert need["n_items"] == info["n_cannot_settle"] == 394
+    assert need["total"] == int(table.loc[short, "votes_to_settle"].sum())
+    assert need["n_beyond_horizon"] == int(table.loc[short, "votes_to_settle"].isna().sum())
+    assert (table.loc[~short, "votes_to_settle"] == 0).all()
+    out = CliRunner().invoke(main, ["plan", str(path), "--budget", "0"]).stdout.splitlines()
+    beyond = need["n_beyond_horizon"]
+    reach = 394 - beyond
+    assert out[-1] == (
+        f"to settle those 394 items: about {need['total']:,} more votes in total for {reach} "
+        f"items (per item {need['min']} to {need['max']}, median {need['median']:g}); {beyond} "
+        "items need more than 200 each (votes near a tie: their population may have no clear "
+        "majority); choose --budget accordingly")
+
+
+def test_a_round_that_settles_every_item_says_nothing_more():
+    votes = _votes([[9, 0], [5, 0]], names=("a", "b"))
+    info = annokit.plan(votes, budget=20).summary()
+    assert info["n_cannot_settle"] == 0 and info["votes_to_settle"] is None
