@@ -319,7 +319,7 @@ def _table(result) -> str:
     head = f"{'metric':<20}{'model':>10}"
     if ci:
         head += f"{'95% CI':>22}"
-    head += f"{'chance':>10}{'oracle':>10}  unit"
+    head += f"{'chance':>10}{'oracle':>10}  {'unit':<20}  better"
     lines += ["", head, "-" * len(head)]
     units = result.units
     for name in result.names:
@@ -330,7 +330,7 @@ def _table(result) -> str:
         for kind in ("chance", "oracle"):
             row += f"{_num(result.baselines[kind][name]):>10}" if result.baselines \
                 else f"{'':>10}"
-        lines.append(f"{row}  {units[name]}")
+        lines.append(f"{row}  {units[name]:<20}  {_better(name)}")
     if result.groups:
         what = (f" (bins of human entropy, {ENTROPY_UNIT})" if result.by == "agreement" else "")
         lines += ["", f"by {result.by}{what}: " + "   ".join(f"{g.group} ({g.n_items} items)"
@@ -341,3 +341,13 @@ def _table(result) -> str:
             lines.append(f"{name:<20}" + "".join(f"{_num(g.metrics[name]):>13}"
                                                  for g in result.groups))
     return "\n".join(lines)
+
+
+def _better(name: str) -> str:
+    """The direction column (the report's arrows in words): lower, higher or near 0."""
+    from annokit.metrics.registry import REGISTRY
+
+    spec = REGISTRY.get(name)
+    if spec is None:
+        return ""
+    return {True: "lower", False: "higher", None: "near 0"}[spec.lower_is_better]

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from annokit.core.multilabel import MultilabelTies
 
 __all__ = ["STATS_SCHEMA_VERSION", "DatasetStats", "dataset_stats", "multilabel_stats", "rating_summary",
-                  "soft_stats", "stats_markdown", "stats_table"]
+                  "soft_stats", "stats_markdown", "stats_rows", "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
 
@@ -390,10 +390,12 @@ def _labels(stats: dict[str, Any]) -> str:
     return text + (f" ({scale})" if scale != "nominal" else "")
 
 
-def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
+def stats_rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     """The rows of ``stats_table``: on numeric scales the ratings' figures replace the lists
     per label (a histogram beyond :data:`LIST_LEVELS` values), and figures set to None by
     :func:`~annokit.quality.rating_stats.by_scale` are left out."""
+    if stats.get("task") == "multilabel":
+        return _multilabel_rows(stats)
     vpi = stats["votes_per_item"]
     ent = stats["entropy"]
     many = (stats.get("ratings") or {}).get("votes") and len(stats["labels"]) > LIST_LEVELS
@@ -487,7 +489,7 @@ def _multilabel_rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
 
 def stats_table(stats: dict[str, Any]) -> str:
     """A plain-text two-column table for the terminal."""
-    rows = _multilabel_rows(stats) if stats.get("task") == "multilabel" else _rows(stats)
+    rows = stats_rows(stats)
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
@@ -495,6 +497,6 @@ def stats_table(stats: dict[str, Any]) -> str:
 def stats_markdown(stats: dict[str, Any]) -> str:
     """A Markdown table (the statistics section of a data card)."""
     lines = ["| statistic | value |", "|---|---|"]
-    rows = _multilabel_rows(stats) if stats.get("task") == "multilabel" else _rows(stats)
+    rows = stats_rows(stats)
     lines += [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines)

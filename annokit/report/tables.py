@@ -15,6 +15,7 @@ from annokit.report.model import (
     PerspectivistReport,
     Report,
 )
+from annokit.report.summary import dataset_tables
 
 __all__ = [
     "Table",
@@ -123,9 +124,11 @@ def dataset_rows(data: dict[str, Any]) -> list[list[str]]:
     return [[humanize(k), _value(data[k])] for k in sorted(data)]
 
 
-def significance(c: PairwiseDifference, info: MetricInfo | None) -> str:
+def significance(c: PairwiseDifference, info: MetricInfo | None,
+                 values: tuple[Any, Any] | None = None) -> str:
     """A comparison cell: the difference with ``*`` when its interval excludes 0, and whether
-    that is better or worse for a metric with a direction.
+    that is better or worse for a metric with a direction; for a signed metric whose ideal is 0
+    (``lower_is_better`` None), ``values`` (the two models' estimates) say which is closer to 0.
 
     Examples
     --------
@@ -145,6 +148,9 @@ def significance(c: PairwiseDifference, info: MetricInfo | None) -> str:
     if info is not None and info.lower_is_better is not None:
         better = (iv.estimate < 0) == info.lower_is_better
         text += " (better)" if better else " (worse)"
+    elif info is not None and values is not None and None not in values:
+        text += (" (better: closer to 0)" if abs(values[0]) < abs(values[1])
+                 else " (worse: further from 0)")
     return text
 
 
@@ -155,10 +161,7 @@ def _metric_rows(report: Report, cells) -> list[list[str]]:
 
 def report_tables(report: Report) -> list[Table]:
     """All tables, in page order; metric rows follow the registry (``report.metrics``)."""
-    tables = [Table(
-        id="table-dataset", title="Dataset", header=["statistic", "value"],
-        rows=dataset_rows(report.dataset),
-        caption=f"As annokit stats --json; entropy in {ENTROPY_UNIT} (natural log).")]
+    tables = [Table(**t) for t in dataset_tables(report)]
     b = report.binning
     tables.append(Table(
         id="table-bins", title="Agreement bins",
@@ -222,10 +225,12 @@ def report_tables(report: Report) -> list[Table]:
         pairs = list(dict.fromkeys((c.model_a, c.model_b) for c in report.comparisons))
         cells = {(c.model_a, c.model_b, c.metric): c for c in report.comparisons}
         infos = {i.name: i for i in report.metrics}
+        estimate = {(m.name, k): v.estimate for m in report.models for k, v in m.metrics.items()}
 
         def diff(k: str) -> list[str]:
-            return ["-" if (a, b, k) not in cells else significance(cells[a, b, k], infos.get(k))
-                    for a, b in pairs]
+            return ["-" if (a, b, k) not in cells else significance(
+                cells[a, b, k], infos.get(k), (estimate.get((a, k)), estimate.get((b, k))))
+                for a, b in pairs]
 
         reference = pairs[0][1]
         tables.append(Table(
@@ -235,7 +240,8 @@ def report_tables(report: Report) -> list[Table]:
             caption=(f"Each column: that model minus {reference}, on the same bootstrap "
                      f"replicates of items (paired). * its {conf}% interval excludes 0 "
                      f"(two-sided p < {1 - settings.confidence:.2g}); better/worse follow the "
-                     "metric's direction. Intervals and p-values: report.json, comparisons.")))
+                     "metric's direction (ideal 0: closer to 0 is better). Intervals and "
+                     "p-values: report.json, comparisons.")))
     aq = report.annotator_quality
     if aq is not None:
         shown = [r for r in aq.annotators if any(r.flagged.values())]
@@ -411,6 +417,6 @@ def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
                  ["table-perspectivist", "table-annotator-quantiles", "table-worst-annotators"]),
                 ("annotators", "Annotators", ["table-annotators"]),
                 ("metrics", "Metric definitions", ["table-metrics"]),
-                ("dataset", "Dataset", ["table-dataset"])]
+                ("dataset", "Dataset", ["table-dataset", "table-dataset-labels"])]
     out = [(a, h, [by_id[i] for i in ids if i in by_id]) for a, h, ids in sections]
     return [(a, h, ts) for a, h, ts in out if ts or a == "figures"]

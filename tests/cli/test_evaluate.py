@@ -65,7 +65,12 @@ def test_table_output(small):
     assert lines[0] == "items: 3   labels: no, yes (nominal)   bins: 10   positive class: yes"
     assert lines[1].startswith("unmatched prediction rows (ignored): 1   dropped vote items: 0")
     assert any(line.startswith("accuracy") and "1.0000" in line for line in lines)
-    assert any(line.startswith("ent_ce ") and line.endswith("nats") for line in lines)
+    assert any(line.startswith("ent_ce ") and line.split()[-2:] == ["nats", "lower"]
+               for line in lines)
+    # issue 35 item 6: the direction column the report has, in words
+    assert any(line.startswith("ent_ce_signed ") and line.endswith("nats                  near 0")
+               for line in lines)
+    assert any(line.startswith("accuracy ") and line.endswith(" higher") for line in lines)
 
 
 def test_per_item_csv(small, tmp_path):
