@@ -412,7 +412,7 @@ def factorize_ids(values: Any, *, what: str, where: str,
 
 
 #: A label this many times rarer than a label one edit away from it is called a likely typo.
-TYPO_RATIO = 50
+TYPO_RATIO = 20
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -430,10 +430,15 @@ def _one_edit(a: str, b: str) -> bool:
     return short[i:] == long_[i + 1:]
 
 
+def _fold(name: str) -> str:
+    """A label as variants are compared: case folded, without blanks, ``_`` and ``-``."""
+    return re.sub(r"[\s_-]+", "", name.casefold())
+
+
 def label_variants(names: Sequence[str], counts: Sequence[int]) -> tuple[list[list[str]],
                                                                           list[tuple[str, str]]]:
-    """Labels that look like spellings of one label: groups differing only by letter case or
-    surrounding spaces, and ``(rare, common)`` pairs one edit apart whose ``rare`` label has at
+    """Labels that look like spellings of one label: groups differing only by letter case,
+    blanks, ``_`` or ``-`` (``dog``, ``Dog``, ``dog ``; ``not_sure``, ``not sure``), and ``(rare, common)`` pairs one edit apart whose ``rare`` label has at
     most 1/:data:`TYPO_RATIO` of the votes of ``common`` (numbers, and two labels both under
     three characters, are never typos of each other).
 
@@ -445,7 +450,7 @@ def label_variants(names: Sequence[str], counts: Sequence[int]) -> tuple[list[li
     n = dict(zip(names, (int(c) for c in counts), strict=True))
     folded: dict[str, list[str]] = {}
     for name in names:
-        folded.setdefault(name.strip().casefold(), []).append(name)
+        folded.setdefault(_fold(name), []).append(name)
     groups = [sorted(g, key=lambda s: -n[s]) for g in folded.values() if len(g) > 1]
     heads = {key: max(g, key=lambda s: n[s]) for key, g in folded.items()}
     typos = []
@@ -472,7 +477,7 @@ def label_variants_message(names: Sequence[str], counts: Sequence[int], source: 
     def shown(name: str) -> str:
         return f"{name!r} ({n[name]:,} vote{'s' if n[name] != 1 else ''})"
 
-    parts = [f"labels that differ only by case or surrounding spaces: "
+    parts = [f"labels that differ only by case, spaces, '_' or '-': "
              f"{', '.join(shown(s) for s in g)}" for g in groups]
     parts += [f"label {shown(rare)} is one edit away from {shown(big)}" for rare, big in typos]
     return (f"{source}: {'; '.join(parts)}; they are read as separate labels. Correct their "

@@ -96,7 +96,7 @@ def test_cli_stats_and_annotators_name_the_column_and_option(tmp_path):
         "soft labels instead")
 
 
-VARIANTS = ("votes.csv: labels that differ only by case or surrounding spaces: 'dog' ({n} votes), "
+VARIANTS = ("votes.csv: labels that differ only by case, spaces, '_' or '-': 'dog' ({n} votes), "
             "'Dog' (1 vote), 'dog ' (1 vote); label 'dgo' (1 vote) is one edit away from 'dog' "
             "({n} votes); they are read as separate labels. Correct their spelling in the file, or "
             "give the label set with --labels (Python: labels=[...]): votes are then matched to "
@@ -119,7 +119,9 @@ def test_label_variants_warn_naming_them_and_the_fix(tmp_path):
 
 @pytest.mark.parametrize(("names", "counts", "groups", "typos"), [
     (["Yes", "no", "yes", " yes"], [3, 300, 400, 1], [["yes", "Yes", " yes"]], []),
-    (["positive", "negative", "postive"], [300, 200, 2], [], [("postive", "positive")]),
+    (["positive", "negative", "postive"], [300, 200, 12], [], [("postive", "positive")]),
+    (["not_sure", "Not sure", "yes"], [100, 3, 200], [["not_sure", "Not sure"]], []),
+    (["positive", "negative", "postive"], [300, 200, 40], [], []),  # 40 votes: a label
     (["neg", "ne", "pos"], [300, 1, 200], [], [("ne", "neg")]),
     (["1", "2", "3"], [1, 500, 400], [], []),           # numbers are not typos
     (["cat", "car"], [300, 100], [], []),               # both frequent: two labels
