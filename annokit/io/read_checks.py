@@ -35,7 +35,7 @@ def checked_labels(read: Callable[..., Votes]) -> Callable[..., Votes]:
             _DEPTH.reset(token)
         if (_DEPTH.get() == 0 and kwargs.get("labels") is None and not votes.labels.numeric
                 and not is_soft_only(votes)):
-            counts = np.bincount(votes.label_index, minlength=votes.n_labels)
+            counts = np.bincount(votes.label_index, minlength=votes.n_labels).tolist()
             message = label_variants_message(votes.labels.names, counts, votes.source)
             if message is not None:
                 warnings.warn(message, DegenerateInputWarning, stacklevel=2)

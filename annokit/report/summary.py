@@ -73,10 +73,9 @@ def summary_lines(report: Report) -> list[str]:
                      + ", ".join(f"{i.name} {_num(ceiling.get(i.name))}" for i in infos
                                  if i.name in ceiling) + ".")
     if "ece" in oracle:
-        beaten = [m.name for m in report.models
-                  if chance.get("ece") is not None and m.metrics.get("ece") is not None
-                  and m.metrics["ece"].estimate is not None
-                  and chance["ece"] < m.metrics["ece"].estimate]
+        ece_info = next((i for i in report.metrics if i.name == "ece"), None)
+        beaten = [m.name for m in report.models if ece_info is not None and "ece" in m.metrics
+                  and _beats(ece_info, chance.get("ece"), m.metrics["ece"].estimate)]
         lines.append(
             "Caveats: on data where people disagree, chance (the uniform distribution) can beat "
             f"a good model on ECE (here chance {_num(chance.get('ece'))}"
