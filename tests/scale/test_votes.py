@@ -338,3 +338,15 @@ def test_collected_filter_result_counts_the_annotators_of_its_rows(dask_client):
     assert len(audit.annotators) > 0
     assert back.n_annotators == len(np.unique(back.annotator_index)) == kept.n_annotators
     assert sorted(back.annotator_ids.tolist()) == sorted(kept.annotator_ids.tolist())
+
+
+def test_a_misspelled_annotator_column_warns_on_dask(dask_client, tmp_path):
+    """Issue 35 item 1, the same warning as in memory."""
+    from annokit.errors import DegenerateInputWarning
+
+    path = tmp_path / "votes.csv"
+    _long(n_items=10).rename(columns={"annotator": "anotator"}).to_csv(path, index=False)
+    with pytest.warns(DegenerateInputWarning, match=r"no annotator column was found, and "
+                      r"column\(s\) \['anotator'\] are not read .*--annotator-col"):
+        votes = read_votes_dask(str(path), client=dask_client)
+    assert votes.annotator_ids is None
