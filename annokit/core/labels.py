@@ -438,9 +438,10 @@ def _fold(name: str) -> str:
 def label_variants(names: Sequence[str], counts: Sequence[int]) -> tuple[list[list[str]],
                                                                           list[tuple[str, str]]]:
     """Labels that look like spellings of one label: groups differing only by letter case,
-    blanks, ``_`` or ``-`` (``dog``, ``Dog``, ``dog ``; ``not_sure``, ``not sure``), and ``(rare, common)`` pairs one edit apart whose ``rare`` label has at
-    most 1/:data:`TYPO_RATIO` of the votes of ``common`` (numbers, and two labels both under
-    three characters, are never typos of each other).
+    blanks, ``_`` or ``-`` (``dog``, ``Dog``, ``dog ``; ``not_sure``, ``not sure``), and
+    ``(rare, common)`` pairs one edit apart whose ``rare`` label has at most
+    1/:data:`TYPO_RATIO` of the votes of ``common`` (numbers, and two labels both under three
+    characters, are never typos of each other).
 
     Examples
     --------

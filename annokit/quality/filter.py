@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.annotator_agreement import alpha_influence
 from annokit.core.checks import check_open_unit, check_option, seed_or_rng
 from annokit.core.divergence import tvd
 from annokit.core.gold import GOLD_UNKNOWN, GoldAccuracy, gold_accuracy
@@ -35,7 +36,13 @@ from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io import votes_table
 from annokit.io.atomic import atomic_paths, check_table_path, dump_table, write_text_atomic
-from annokit.quality.common import check_positive_int, gold_codes, require_annotators
+from annokit.quality.common import (
+    check_positive_int,
+    gold_codes,
+    require_annotators,
+    with_influence,
+    withhold_verdicts,
+)
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.mace import MACE
 from annokit.quality.spammer import spammer_score
@@ -125,8 +132,7 @@ def annotator_scores(votes: Votes, method: str, *, gold: Any = None,
     return np.where(active, scores, np.nan)
 
 
-#: Fewest votes an annotator needs for a verdict of :func:`flag_annotators` (``annokit
-#: annotators --min-annotator-votes``): a score on fewer votes says little about the annotator.
+#: Fewest votes for a verdict of :func:`flag_annotators` (``--min-annotator-votes``).
 MIN_VERDICT_VOTES = 5
 
 
@@ -140,7 +146,9 @@ class AnnotatorFlags:
     threshold : float
     table : DataFrame
         One row per annotator: ``annotator``, ``n_votes``, ``score`` (NaN without
-        evidence), ``flagged``, ``reason`` (None when not flagged).
+        evidence), ``flagged``, ``reason`` (None when not flagged), ``alpha_without``
+        (Krippendorff's alpha at the labels' level without the annotator; NaN when undefined)
+        and ``alpha_change`` (its difference from alpha with everyone).
     gold : GoldAccuracy or None
         Under ``method="gold"``: the gold items scored (``n_items``) and those whose gold label
         is not among the votes' labels (``n_unknown``, never right or wrong).
@@ -156,22 +164,11 @@ class AnnotatorFlags:
     def n_flagged(self) -> int:
         return int(self.table["flagged"].sum())
 
-    @property
-    def n_too_few_votes(self) -> int:
-        """Annotators with fewer than ``min_votes`` votes: scored, given no verdict."""
-        return int((self.table["n_votes"] < self.min_votes).sum())
-
     def with_min_votes(self, min_votes: int) -> AnnotatorFlags:
-        """These flags with no verdict for annotators with fewer than ``min_votes`` votes: never
-        flagged, their ``reason`` "too few votes (n < min_votes)"."""
-        check_positive_int("min_votes", min_votes)
-        table = self.table.copy()
-        few = (table["n_votes"] < min_votes).to_numpy()
-        table.loc[few, "flagged"] = False
-        table["reason"] = table["reason"].astype(object)
-        table.loc[few, "reason"] = [f"too few votes ({n} < {min_votes})"
-                                    for n in table.loc[few, "n_votes"]]
-        return AnnotatorFlags(self.method, self.threshold, table, self.gold, min_votes)
+        """These flags with no verdict for annotators with fewer than ``min_votes`` votes
+        (:func:`annokit.quality.common.withhold_verdicts`)."""
+        return AnnotatorFlags(self.method, self.threshold,
+                              withhold_verdicts(self.table, min_votes), self.gold, min_votes)
 
     def to_frame(self) -> pd.DataFrame:
         """The scores, one row per annotator indexed by annotator id: ``n_votes``, ``score``,
@@ -200,7 +197,8 @@ class AnnotatorFlags:
         """The ``annokit annotators --json`` object (NaN scores as null)."""
         out = {"method": self.method, "threshold": finite_or_none(self.threshold),
                "n_annotators": len(self.table), "n_flagged": self.n_flagged,
-               "min_votes": self.min_votes, "n_too_few_votes": self.n_too_few_votes,
+               "min_votes": self.min_votes,
+               "n_too_few_votes": int((self.table["n_votes"] < self.min_votes).sum()),
                "annotators": jsonable(self.table.to_dict(orient="records"))}
         if self.gold is not None:
             out["gold"] = {"n_items": self.gold.n_items, "n_unknown_label": self.gold.n_unknown}
@@ -265,7 +263,8 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
         "flagged": flagged,
         "reason": [r or None for r in reasons],
     })
-    return AnnotatorFlags(method=method, threshold=float(thr), table=table,
+    return AnnotatorFlags(method=method, threshold=float(thr), table=with_influence(
+        table, alpha_influence(votes)),
                           gold=gold_accuracy(g, g) if method == "gold" else None
                           ).with_min_votes(min_votes)
 
@@ -372,7 +371,6 @@ class Audit:
     def write_json(self, path: str | os.PathLike) -> Path:
         """Write :meth:`to_dict` as JSON, atomically (temporary file + ``os.replace``)."""
         return write_text_atomic(path, self.to_json())
-
 
 def write_filtered(votes: Votes, audit: Audit, out: str | os.PathLike,
                    audit_path: str | os.PathLike, *, format: str | None = None
@@ -483,7 +481,10 @@ def filter_annotators(
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not (isinstance(threshold, (int, float))
                                       and math.isfinite(threshold)):
-        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}")
+        would = (" (it would remove every annotator: every score is below it)"
+                 if threshold == math.inf else "")
+        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}{would} "
+                                "(CLI: --threshold)")
     g = _require_gold(votes, method, gold)
     if method == "gold":
         if max_wrong_run is None:

@@ -24,7 +24,7 @@ from annokit.quality.aggregate import Aggregation
 from annokit.quality.filter import DEFAULT_THRESHOLDS, MIN_VERDICT_VOTES, chance_rescale
 from annokit.quality.spammer import spammer_score
 from annokit.scale.em import fit_dask
-from annokit.scale.stats import _part_counts
+from annokit.scale.stats import _part_counts, alpha_influence_dask
 from annokit.scale.votes import DaskVotes
 from annokit.scale.write import write_table_dask
 
@@ -200,6 +200,7 @@ def flag_annotators_dask(votes: DaskVotes, method: str = "agreement", *,
     ``method="gold"`` is refused: its rule also flags runs of consecutive wrong answers,
     which need the votes' order; score gold accuracy with :func:`annotator_scores_dask`.
     """
+    from annokit.quality.common import with_influence
     from annokit.quality.filter import AnnotatorFlags
 
     if method == "gold":
@@ -214,4 +215,5 @@ def flag_annotators_dask(votes: DaskVotes, method: str = "agreement", *,
     out = pd.DataFrame({"annotator": table["annotator"].astype(str),
                         "n_votes": table["n_votes"].astype(np.int64), "score": scores,
                         "flagged": flagged, "reason": list(reasons)})
-    return AnnotatorFlags(method, thr, out).with_min_votes(min_votes)
+    return AnnotatorFlags(method, thr, with_influence(out, alpha_influence_dask(votes))
+                          ).with_min_votes(min_votes)
