@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 _JSON_KEYS = (
     "goal, budget, votes_planned, budget_unspent, n_items, n_votes, n_settled, n_unsettled, "
     "n_items_planned, n_cannot_settle, n_at_max_per_item, expected_now, expected_after, "
-    "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, read_as, out, "
+    "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, prior, "
+    "prior_alpha (the Dirichlet prior per label), read_as, out, "
     "output (with --out: what was written)")
 
 
@@ -56,6 +57,11 @@ _JSON_KEYS = (
                    "get none (their number is stated).")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the Monte Carlo draws: the same seed and votes give the same file.")
+@click.option("--prior", type=click.Choice(["fitted", "uniform"]), default="fitted",
+              show_default=True,
+              help="Prior of each item's population distribution: the Dirichlet of the "
+                   "Dirichlet-multinomial fitted to the votes (as subsample --target "
+                   "population fits it), or the uniform Dirichlet(1, ..., 1).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Write the plan here (.csv, .tsv or .parquet), atomically: columns "
                    "item,extra_votes, one row per item that gets votes. Required unless "
@@ -64,11 +70,11 @@ _JSON_KEYS = (
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as one JSON object (keys below).")
 def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float,
-         epsilon: float, max_per_item: int | None, seed: int, out_path: str | None,
+         epsilon: float, max_per_item: int | None, seed: int, prior: str, out_path: str | None,
          out_format: str | None, as_json: bool) -> None:
     """Where to spend the next votes: per item, how many more votes to collect now for the
-    goal, under a Dirichlet posterior of each item's population label distribution (uniform
-    prior). The budget goes to the unsettled items where more votes raise the expected share
+    goal, under a Dirichlet posterior of each item's population label distribution (its prior
+    fitted to the votes, or uniform with --prior uniform). The budget goes to the unsettled items where more votes raise the expected share
     of correct majorities (--goal majority) or lower the expected TVD of the soft labels
     (--goal distribution) most; the sum of extra_votes never exceeds --budget.
 
@@ -92,7 +98,7 @@ def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float
     with progress(desc="plan", unit="count vectors") as bar:
         result = run_plan(votes, budget=budget, goal=goal,  # type: ignore[arg-type]
                           confidence=confidence, epsilon=epsilon, max_per_item=max_per_item,
-                          seed=seed, bar=bar)
+                          seed=seed, bar=bar, prior=prior)
     info = result.summary()
     output = None
     if out_path is not None:
@@ -119,6 +125,7 @@ def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
     lines = [f"read as: {read_as}"] if read_as else []
     lines += [
         f"{info['n_items']} items, {info['n_votes']} votes; goal {info['goal']} (settled: {rule})",
+        *_prior_line(info),
         f"settled now: {_items(info['n_settled'])}; unsettled: {info['n_unsettled']}",
         f"planned {info['votes_planned']} of {info['budget']} votes for "
         f"{_items(info['n_items_planned'])}"
@@ -135,6 +142,14 @@ def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
     lines.append(f"unsettled items still short of the goal after this round: "
                  f"{info['n_cannot_settle']}")
     return lines
+
+
+def _prior_line(info: dict) -> list[str]:
+    """``prior: fitted Dirichlet(e 2.1, c 0.8, n 1.3)``, when the summary names one."""
+    if "prior_alpha" not in info:
+        return []
+    alpha = ", ".join(f"{name} {a:.3g}" for name, a in info["prior_alpha"].items())
+    return [f"prior: {info['prior']} Dirichlet({alpha})"]
 
 
 def _items(n: int) -> str:

@@ -34,6 +34,7 @@ import numpy as np
 
 from annokit.core.checks import check_finite, check_int, check_open_unit, check_option
 from annokit.subsample.plan_alloc import GOALS, Goal, plan_counts
+from annokit.subsample.plan_posterior import PRIORS
 from annokit.subsample.plan_replay import ReplayResult, replay
 
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ class PlanResult:
         ``expected_after`` (goal majority: expected share of items whose leading label is the
         population majority; goal distribution: expected mean TVD), ``confidence``,
         ``epsilon``, ``max_per_item``, ``alpha``, ``n_draws``, ``horizon``, ``seed``,
-        ``method``."""
+        ``method``, ``prior`` (``"fitted"`` or ``"uniform"``) and ``prior_alpha`` (the
+        Dirichlet prior's parameter per label, by label name)."""
         return dict(self.info)
 
 
@@ -102,7 +104,8 @@ _METHOD = {
 
 def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: float = 0.95,
          epsilon: float = 0.05, max_per_item: int | None = None, alpha: float = 1.0,
-         n_draws: int = 2000, seed: int = 0, bar: object | None = None) -> PlanResult:
+         n_draws: int = 2000, seed: int = 0, bar: object | None = None,
+         prior: str = "fitted") -> PlanResult:
     """Where to spend the next ``budget`` votes (module docstring: the model and the rule).
 
     Parameters
@@ -123,11 +126,17 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         get none and are counted in the summary (``n_at_max_per_item``) and flagged in the
         table (``at_max_per_item``).
     alpha : float, default=1.0
-        Dirichlet prior concentration per label (1: the uniform prior).
+        With ``prior="uniform"``: the concentration per label of the symmetric Dirichlet prior
+        (1: the uniform prior).
     n_draws : int, default=2000
         Monte Carlo posterior draws per distinct count vector.
     seed : int, default=0
         The same seed and votes give the same plan.
+    prior : {"fitted", "uniform"}, default="fitted"
+        ``"fitted"``: the Dirichlet prior of the Dirichlet-multinomial fitted to the votes by
+        maximum likelihood (empirical Bayes; the fit of ``subsample --target population``,
+        :func:`~annokit.subsample.plan_posterior.fitted_prior`); ``"uniform"``:
+        ``Dirichlet(alpha, ..., alpha)``, the planner's prior before.
 
     Returns
     -------
@@ -156,6 +165,7 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
     if max_per_item is not None:
         max_per_item = check_int("max_per_item", max_per_item, low=1)
     alpha = check_finite("alpha", alpha, low=0, strict=True)
+    check_option("prior", prior, PRIORS)
     n_draws = check_int("n_draws", n_draws, low=1)
     seed = check_int("seed", seed)
     counts = votes.counts()
@@ -164,7 +174,8 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
               else n_votes >= max_per_item)
     caps = None if max_per_item is None else np.maximum(max_per_item - n_votes, 0)
     out = plan_counts(counts, budget=budget, goal=goal, confidence=confidence, epsilon=epsilon,
-                      caps=caps, alpha=alpha, n_draws=n_draws, seed=seed, bar=bar)
+                      caps=caps, alpha=alpha, n_draws=n_draws, seed=seed, bar=bar,
+                      prior=prior)
     labels = np.asarray(list(votes.labels.names), dtype=object)
     state = "p_leading" if goal == "majority" else "expected_tvd"
     table = pd.DataFrame({
@@ -185,7 +196,8 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         "expected_after": float(after.mean()) if len(n_votes) else None,
         "confidence": confidence, "epsilon": epsilon, "max_per_item": max_per_item,
         "alpha": alpha, "n_draws": n_draws, "horizon": int(out["horizon"]), "seed": seed,
-        "method": _METHOD[goal],
+        "method": _METHOD[goal], "prior": prior,
+        "prior_alpha": dict(zip(votes.labels.names, map(float, out["alpha"]), strict=True)),
     }
     return PlanResult(table=table, info=info)
 

@@ -2,9 +2,13 @@
 expected value of the goal after ``n`` more votes, for every item at once.
 
 Model. An item's votes are draws from its population label distribution ``theta``; with the
-uniform prior ``Dirichlet(alpha, ..., alpha)`` (``alpha = 1``) the posterior after the counts
-``c`` is ``Dirichlet(c + alpha)`` and the next votes follow the Dirichlet-multinomial
-predictive distribution (Gelman et al., *Bayesian Data Analysis*, 3rd ed., Sec. 3.4).
+prior ``Dirichlet(alpha)`` the posterior after the counts ``c`` is ``Dirichlet(c + alpha)`` and
+the next votes follow the Dirichlet-multinomial predictive distribution (Gelman et al.,
+*Bayesian Data Analysis*, 3rd ed., Sec. 3.4). ``alpha`` is either the uniform
+``(1, ..., 1)`` or, :func:`fitted_prior`, the one global ``Dirichlet(alpha)`` whose
+Dirichlet-multinomial likelihood of all items' counts is largest: the fit behind
+``subsample --target population`` (:class:`annokit.subsample.extrapolate.DirichletMultinomial`;
+empirical Bayes, Minka 2000).
 
 Values. For ``n = 0, 1, ..., horizon`` extra votes:
 
@@ -22,9 +26,9 @@ Estimation. One Monte Carlo pass per item with common random numbers: ``n_draws`
 every ``n``, which keeps the differences ``V(n+1) - V(n)`` the allocation uses far less noisy
 than independent estimates. Items are processed in blocks, vectorised (no loop over items);
 each block has its own generator seeded by ``(seed, block number)``, so results depend only on
-the seed and the data. The prior is symmetric, so items whose sorted counts agree have the same
-values: each distinct sorted count vector is valued once (a few hundred rows where a dataset
-has thousands of items). For two labels :func:`p_leading_beta` gives the closed form the tests
+the seed and the data. Items whose counts agree have the same values: each distinct count
+vector is valued once (a few hundred rows where a dataset has thousands of items); under a
+symmetric prior the counts are sorted first, so that permutations of one vector share a row. For two labels :func:`p_leading_beta` gives the closed form the tests
 compare with.
 """
 
@@ -34,7 +38,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PosteriorValues", "p_leading_beta", "posterior_values", "soft_labels"]
+__all__ = ["PRIORS", "PosteriorValues", "fitted_prior", "p_leading_beta", "posterior_values",
+           "soft_labels"]
+
+#: The planner's priors: the uniform ``Dirichlet(1, ..., 1)``, or one fitted to the votes.
+PRIORS = ("fitted", "uniform")
 
 #: Largest number of array elements (draws x votes x labels x items) held per block.
 BLOCK_ELEMENTS = 4_000_000
@@ -71,6 +79,27 @@ def p_leading_beta(a: np.ndarray, b: np.ndarray, alpha: float = 1.0) -> np.ndarr
     return betainc(np.asarray(b, float) + alpha, np.asarray(a, float) + alpha, 0.5)
 
 
+def fitted_prior(counts: np.ndarray) -> np.ndarray:
+    """``alpha`` of the Dirichlet-multinomial fitted to the count rows (maximum likelihood,
+    :class:`~annokit.subsample.extrapolate.DirichletMultinomial`), shape (n_labels,).
+
+    Items without votes carry no information about ``alpha`` and are left out of the fit;
+    with one label, or no votes at all, the prior is uniform.
+
+    >>> rng = np.random.default_rng(0)
+    >>> counts = np.array([rng.multinomial(5, p) for p in rng.dirichlet([4, 1], 2000)])
+    >>> np.round(fitted_prior(counts), 0).tolist()
+    [4.0, 1.0]
+    """
+    from annokit.subsample.extrapolate import DirichletMultinomial
+
+    counts = np.asarray(counts, dtype=np.int64)
+    voted = counts[counts.sum(1) > 0]
+    if counts.shape[1] < 2 or len(voted) == 0:  # nothing to fit: one label, or no votes
+        return np.ones(counts.shape[1])
+    return DirichletMultinomial().fit(voted).alpha_
+
+
 def soft_labels(counts: np.ndarray) -> np.ndarray:
     """Soft labels of count rows along the last axis; a row without votes is uniform."""
     total = counts.sum(-1, keepdims=True)
@@ -78,8 +107,8 @@ def soft_labels(counts: np.ndarray) -> np.ndarray:
     return np.where(total > 0, counts / np.maximum(total, 1), 1.0 / n_labels)
 
 
-def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int, alpha: float,
-           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int,
+           alpha: float | np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``now`` and ``values`` for one block of items (see :func:`posterior_values`)."""
     from annokit.core.divergence import tvd
 
@@ -110,8 +139,8 @@ def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int, alpha: flo
 
 
 def posterior_values(counts: np.ndarray, *, goal: str, horizon: int, n_draws: int = 2000,
-                     alpha: float = 1.0, seed: int = 0, bar: object | None = None
-                     ) -> PosteriorValues:
+                     alpha: float | np.ndarray = 1.0, seed: int = 0,
+                     bar: object | None = None) -> PosteriorValues:
     """Settledness now and ``V(n)``, ``n = 0..horizon``, of every item (module docstring).
 
     Parameters
@@ -124,16 +153,20 @@ def posterior_values(counts: np.ndarray, *, goal: str, horizon: int, n_draws: in
     n_draws : int, default=2000
         Posterior draws per item (Monte Carlo standard error of a probability <= 0.5 /
         sqrt(n_draws), about 0.011).
-    alpha : float, default=1.0
-        Dirichlet prior concentration per label (1: uniform).
+    alpha : float or ndarray of shape (n_labels,), default=1.0
+        Dirichlet prior concentration, one value for every label (1: uniform) or one per
+        label (e.g. :func:`fitted_prior`).
     seed : int, default=0
     bar : progress bar, optional
         Advanced by the number of distinct count vectors of each block.
     """
     counts = np.asarray(counts, dtype=np.int64)
-    # the prior is symmetric, so the values depend on the counts sorted (the leading label
-    # first): items with the same sorted counts have the same posterior, valued once
-    counts = -np.sort(-counts, axis=1)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if alpha.ndim == 0 or np.all(alpha == alpha.flat[0]):
+        # a symmetric prior: the values depend on the counts sorted (the leading label
+        # first), so items with the same sorted counts have the same posterior, valued once
+        alpha = float(alpha.flat[0])
+        counts = -np.sort(-counts, axis=1)
     counts, inverse = np.unique(counts, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     n_items, n_labels = counts.shape
