@@ -23,8 +23,8 @@ protocol is ``--budget 7 --seeds 0,1`` (3 votes per item up to 10): its acceptan
 majority of at least uniform-15 on every seed and a mean TVD at most uniform-10's.
 
 Run: ``python recipes/plan_replay.py [--data DIR] [--seeds 0,1,2] [--goals majority,distribution]
-[--sets snli,mnli] [--budget 10] [--priors fitted,uniform]`` (default data folder ``../shared/data`` relative to the repository, or
-``$ANNOKIT_TEST_DATA``).
+[--sets snli,mnli] [--budget 10] [--priors fitted,uniform]`` (default data folder
+``../shared/data`` relative to the repository, or ``$ANNOKIT_TEST_DATA``).
 """
 
 from __future__ import annotations

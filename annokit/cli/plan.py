@@ -74,9 +74,10 @@ def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float
          out_format: str | None, as_json: bool) -> None:
     """Where to spend the next votes: per item, how many more votes to collect now for the
     goal, under a Dirichlet posterior of each item's population label distribution (its prior
-    fitted to the votes, or uniform with --prior uniform). The budget goes to the unsettled items where more votes raise the expected share
-    of correct majorities (--goal majority) or lower the expected TVD of the soft labels
-    (--goal distribution) most; the sum of extra_votes never exceeds --budget.
+    fitted to the votes, or uniform with --prior uniform). The budget goes to the unsettled
+    items where more votes raise the expected share of correct majorities (--goal majority)
+    or lower the expected TVD of the soft labels (--goal distribution) most; the sum of
+    extra_votes never exceeds --budget.
 
     Meant to run in rounds: collect the planned votes, append them to the votes file, plan
     again. See the guide "Where to spend the next annotations".

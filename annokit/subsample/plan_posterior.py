@@ -28,8 +28,8 @@ than independent estimates. Items are processed in blocks, vectorised (no loop o
 each block has its own generator seeded by ``(seed, block number)``, so results depend only on
 the seed and the data. Items whose counts agree have the same values: each distinct count
 vector is valued once (a few hundred rows where a dataset has thousands of items); under a
-symmetric prior the counts are sorted first, so that permutations of one vector share a row. For two labels :func:`p_leading_beta` gives the closed form the tests
-compare with.
+symmetric prior the counts are sorted first, so that permutations of one vector share a row.
+For two labels :func:`p_leading_beta` gives the closed form the tests compare with.
 """
 
 from __future__ import annotations

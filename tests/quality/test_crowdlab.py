@@ -9,13 +9,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from _shared import data_path
 
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.io import read_votes
 from annokit.io.synthetic import make_model_probs
 from annokit.quality.crowdlab import CrowdLab
+
+from _shared import data_path
 
 
 def _votes() -> Votes:
