@@ -108,7 +108,7 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
            goal: Goal = "majority", seeds: Sequence[int] = (0, 1, 2),
            compare: Sequence[int] = (10, 15, 20), confidence: float = 0.95,
            epsilon: float = 0.05, n_draws: int = 2000, bar: object | None = None,
-           prior: str = "fitted") -> ReplayResult:
+           prior: str = "fitted", probs: np.ndarray | None = None) -> ReplayResult:
     """Simulate rounds of :func:`~annokit.subsample.plan.plan` on dense votes and compare them
     with uniform allocation (module docstring).
 
@@ -131,6 +131,9 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
     confidence, epsilon, n_draws, prior
         Passed to the plan (``prior="fitted"``: refitted to the votes collected so far at
         each round, as a user planning round after round would).
+    probs : ndarray of shape (n_items, n_labels), optional
+        A model's probabilities, rows aligned to the votes' items: with ``prior="model"``,
+        each item's prior is centred on them (refitted each round).
     bar : progress bar, optional
         Advanced by one per round.
 
@@ -149,6 +152,8 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
     rounds = check_int("rounds", rounds, low=1)
     check_option("goal", goal, GOALS)
     check_option("prior", prior, PRIORS)
+    if (prior == "model") != (probs is not None):
+        raise InvalidValueError("prior='model' goes with a model's probs (and probs with it)")
     confidence = check_open_unit("confidence", confidence)
     epsilon = check_open_unit("epsilon", epsilon)
     if len(seeds) == 0:
@@ -175,7 +180,7 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
             share = budget * (r + 1) // rounds - placed
             out = plan_counts(order.counts(taken), budget=share, goal=goal,
                               confidence=confidence, epsilon=epsilon, caps=available - taken,
-                              n_draws=n_draws, seed=seed, prior=prior)
+                              n_draws=n_draws, seed=seed, prior=prior, probs=probs)
             taken = taken + out["extra"]
             placed += int(out["extra"].sum())
             if bar is not None:
