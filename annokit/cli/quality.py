@@ -48,12 +48,19 @@ _SEED = click.option("--seed", type=SEED, default=0, show_default=True,
 
 
 def _model_options(command: Any) -> Any:
-    """``--predictions`` and the options that read and join them, as ``annokit evaluate``'s."""
+    """``--predictions``, the options that read and join them, and ``--likelihood``."""
+    return prediction_options(
+        "Used by --method crowdlab (CROWDLAB, Goh et al. 2022).", likelihood=True)(command)
+
+
+def prediction_options(use: str, *, likelihood: bool = False) -> Any:
+    """``--predictions`` and the options that read and join them, as ``annokit evaluate``'s
+    (``aggregate``, ``annotators``, ``plan``); ``use`` ends the help of ``--predictions``."""
     options = [
         click.option("--predictions", "pred_paths", multiple=True, type=click.Path(),
                      help="A model's prediction file (read and joined by item id and label "
                           "name as by `annokit evaluate`); repeat for several files of one "
-                          "model. Used by --method crowdlab (CROWDLAB, Goh et al. 2022)."),
+                          f"model. {use}"),
         click.option("--pred-labels", help="Class of each prediction column in file order, by "
                                            "name or alias, comma-separated (e.g. e,c,n)."),
         click.option("--id-field", help="Item id field of the prediction files (default: item, "
@@ -65,18 +72,24 @@ def _model_options(command: Any) -> Any:
                                              "them (reported)."),
         click.option("--renormalize", is_flag=True, help="Divide probability rows by their sum "
                                                          "instead of rejecting them."),
-        click.option("--likelihood", type=click.Choice(["shared", "confusion"]), default="shared",
-                     show_default=True,
-                     help="CROWDLAB's likelihood of a vote: one agreement rate shared by every "
-                          "annotator (the paper), or each annotator's confusion with the "
-                          "consensus (our variant; see the aggregation guide)."),
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    if likelihood:
+        options.append(click.option(
+            "--likelihood", type=click.Choice(["shared", "confusion"]), default="shared",
+            show_default=True,
+            help="CROWDLAB's likelihood of a vote: one agreement rate shared by every "
+                 "annotator (the paper), or each annotator's confusion with the consensus "
+                 "(our variant; see the aggregation guide)."))
+
+    def decorate(command: Any) -> Any:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
 
 
-def _join_model(votes: Any, model_args: dict[str, Any]) -> Any:
+def join_model(votes: Any, model_args: dict[str, Any]) -> Any:
     """The votes joined to the model's probabilities as ``evaluate`` joins them."""
     from annokit.cli.evaluate import _labels
     from annokit.metrics.model_join import item_probabilities
@@ -188,7 +201,7 @@ def _with_model_scores(doc: dict[str, Any], votes: Any, model_args: dict[str, An
     from annokit.core.jsonable import finite_or_none
     from annokit.quality.crowdlab import CrowdLab
 
-    join = _join_model(votes, model_args)
+    join = join_model(votes, model_args)
     fit = CrowdLab(likelihood=model_args["likelihood"]).fit(join.votes, join.probs)
     for row, q, a in zip(doc["annotators"], fit.annotator_quality_score_,
                          fit.annotator_agreement_, strict=True):
@@ -353,7 +366,7 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: Format, method: str, 
     votes = _read(votes_path, fmt, gold_path, "aggregate")
     join = None
     if model_args["pred_paths"]:
-        join = _join_model(votes, model_args)
+        join = join_model(votes, model_args)
         votes = join.votes
     result = run_aggregate(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed,
                            probs=None if join is None else join.probs,

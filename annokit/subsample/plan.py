@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from annokit.core.checks import check_finite, check_int, check_open_unit, check_option
+from annokit.core.checks import (
+    check_finite,
+    check_int,
+    check_open_unit,
+    check_option,
+    check_probs,
+)
+from annokit.errors import InvalidValueError, SchemaError
 from annokit.subsample.plan_alloc import GOALS, Goal, plan_counts
 from annokit.subsample.plan_posterior import PRIORS
 from annokit.subsample.plan_replay import ReplayResult, replay
@@ -87,8 +94,9 @@ class PlanResult:
         ``expected_after`` (goal majority: expected share of items whose leading label is the
         population majority; goal distribution: expected mean TVD), ``confidence``,
         ``epsilon``, ``max_per_item``, ``alpha``, ``n_draws``, ``horizon``, ``seed``,
-        ``method``, ``prior`` (``"fitted"`` or ``"uniform"``) and ``prior_alpha`` (the
-        Dirichlet prior's parameter per label, by label name)."""
+        ``method``, ``prior`` (``"fitted"``, ``"uniform"`` or ``"model"``) and ``prior_alpha``
+        (the Dirichlet prior's parameter per label, by label name; with a model, its mean over
+        items), and with a model ``model_prior`` (``concentration`` A and ``temperature`` T)."""
         return dict(self.info)
 
 
@@ -105,7 +113,7 @@ _METHOD = {
 def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: float = 0.95,
          epsilon: float = 0.05, max_per_item: int | None = None, alpha: float = 1.0,
          n_draws: int = 2000, seed: int = 0, bar: object | None = None,
-         prior: str = "fitted") -> PlanResult:
+         prior: str = "fitted", probs: Any = None) -> PlanResult:
     """Where to spend the next ``budget`` votes (module docstring: the model and the rule).
 
     Parameters
@@ -136,7 +144,13 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         ``"fitted"``: the Dirichlet prior of the Dirichlet-multinomial fitted to the votes by
         maximum likelihood (empirical Bayes; the fit of ``subsample --target population``,
         :func:`~annokit.subsample.plan_posterior.fitted_prior`); ``"uniform"``:
-        ``Dirichlet(alpha, ..., alpha)``, the planner's prior before.
+        ``Dirichlet(alpha, ..., alpha)``, the planner's prior before; ``"model"`` (implied by
+        ``probs``): one prior per item centred on the model's probabilities,
+        ``Dirichlet(A * softmax(log p_i / T))`` with ``A`` and ``T`` fitted to the votes
+        (:func:`~annokit.subsample.plan_posterior.model_prior`).
+    probs : array of shape (n_items, n_labels), optional
+        A model's probabilities, rows in the votes' item order and columns in their label
+        order (``annokit plan --predictions`` joins a file as ``evaluate`` does).
 
     Returns
     -------
@@ -165,6 +179,15 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
     if max_per_item is not None:
         max_per_item = check_int("max_per_item", max_per_item, low=1)
     alpha = check_finite("alpha", alpha, low=0, strict=True)
+    if probs is not None:
+        prior = "model"
+        probs = check_probs(probs, name="plan probs")
+        if probs.shape != (votes.n_items, votes.n_labels):
+            raise SchemaError(f"plan probs must have shape (n_items, n_labels) = "
+                              f"{(votes.n_items, votes.n_labels)}; got {probs.shape}")
+    elif prior == "model":
+        raise InvalidValueError("prior='model' needs a model's probs (annokit plan "
+                                "--predictions FILE)")
     check_option("prior", prior, PRIORS)
     n_draws = check_int("n_draws", n_draws, low=1)
     seed = check_int("seed", seed)
@@ -175,7 +198,7 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
     caps = None if max_per_item is None else np.maximum(max_per_item - n_votes, 0)
     out = plan_counts(counts, budget=budget, goal=goal, confidence=confidence, epsilon=epsilon,
                       caps=caps, alpha=alpha, n_draws=n_draws, seed=seed, bar=bar,
-                      prior=prior)
+                      prior=prior, probs=probs)
     labels = np.asarray(list(votes.labels.names), dtype=object)
     state = "p_leading" if goal == "majority" else "expected_tvd"
     table = pd.DataFrame({
@@ -199,6 +222,9 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         "method": _METHOD[goal], "prior": prior,
         "prior_alpha": dict(zip(votes.labels.names, map(float, out["alpha"]), strict=True)),
     }
+    if out["model_prior"] is not None:
+        info["model_prior"] = {"concentration": float(out["model_prior"][0]),
+                               "temperature": float(out["model_prior"][1])}
     return PlanResult(table=table, info=info)
 
 

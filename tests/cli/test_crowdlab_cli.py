@@ -104,3 +104,17 @@ def test_annotators_predictions_adds_crowdlab_scores(files):
     assert doc["annotators"][worst]["annotator"] == "w4"  # the 40%-accurate annotator
     res = _run("annotators", "--votes", votes, "--predictions", preds)
     assert "crowdlab" in res.output.splitlines()[0]
+
+
+def test_plan_predictions_centres_the_prior_on_the_model(files, tmp_path):
+    votes, _, preds, _ = files
+    out = tmp_path / "next.csv"
+    res = _run("plan", votes, "--budget", 20, "--predictions", preds, "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["prior"] == "model" and doc["votes_planned"] <= 20
+    assert doc["model_prior"]["concentration"] > 0
+    res = _run("plan", votes, "--budget", 0, "--predictions", preds, "--prior", "uniform")
+    assert res.exit_code == 2 and "Error: --prior applies without --predictions" in res.output
+    res = _run("plan", votes, "--budget", 0, "--on-missing", "drop")
+    assert res.exit_code == 2 and "Error: --on-missing applies to --predictions" in res.output
