@@ -16,14 +16,18 @@ and, for the soft-label goal on MNLI from 5 votes plus 10, a naive spread rule a
 0.1074 against uniform's 0.1051. Those figures are printed beside ours; they come from other
 draws, so only the order of magnitude is comparable.
 
-The plan runs under each prior of ``--priors`` (default both): ``fitted``, the Dirichlet of the
-Dirichlet-multinomial fitted to the votes collected so far (refitted each round; the plan's
-default), and ``uniform``, Dirichlet(1, ..., 1) (the plan's prior before issue 34). Issue 34's
+The plan runs under each prior of ``--priors`` (default fitted,uniform): ``fitted``, the
+Dirichlet of the Dirichlet-multinomial fitted to the votes collected so far (refitted each round;
+the plan's default), ``uniform``, Dirichlet(1, ..., 1) (the plan's prior before issue 34), and
+``model``, which centres each item's prior on a model's probabilities (``annokit plan --predictions``): RoBERTa-base, seed 0, of Baan et al. (2022)
+(``chaosnli_predictions_baan2022``, its dev and test halves, class order e, c, n), joined as
+``evaluate`` joins them; MNLI's files cover 1,569 of the 1,599 items, and with ``model`` among
+the priors every prior runs on the items with a prediction. Issue 34's
 protocol is ``--budget 7 --seeds 0,1`` (3 votes per item up to 10): its acceptance asks the
 majority of at least uniform-15 on every seed and a mean TVD at most uniform-10's.
 
 Run: ``python recipes/plan_replay.py [--data DIR] [--seeds 0,1,2] [--goals majority,distribution]
-[--sets snli,mnli] [--budget 10] [--priors fitted,uniform]`` (default data folder
+[--sets snli,mnli] [--budget 10] [--priors fitted,uniform,model]`` (default data folder
 ``../shared/data`` relative to the repository, or ``$ANNOKIT_TEST_DATA``).
 """
 
@@ -41,6 +45,8 @@ from annokit.subsample.plan import ReplayResult
 
 SUBSETS = {"snli": ("ChaosNLI-SNLI", "chaosNLI_snli.jsonl"),
            "mnli": ("ChaosNLI-MNLI", "chaosNLI_mnli_m.jsonl")}
+#: The model of ``--priors ...,model``: Baan et al. (2022)'s RoBERTa-base, seed 0.
+MODEL_FILES = {"snli": "SNLI_{half}_roberta-base_0.json", "mnli": "MNLI_{half}_roberta-base_0.json"}
 START, BUDGET, ROUNDS = 3, 10, 5
 COMPARE = (10, 15, 18, 20)
 #: The naive rule's figures quoted in issue 26 (their own draws).
@@ -92,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     priors = args.priors.split(",")
     unknown = ([s for s in sets if s not in SUBSETS]
                + [g for g in goals if g not in ("majority", "distribution")]
-               + [p for p in priors if p not in ("fitted", "uniform")])
+               + [p for p in priors if p not in ("fitted", "uniform", "model")])
     if unknown:
         parser.error(f"unknown set or goal {unknown[0]!r}")
     data = (args.data or default_data_dir()) / "chaosnli"
@@ -105,19 +111,39 @@ def main(argv: list[str] | None = None) -> int:
         votes = read_votes(path)
         if args.items is not None:
             votes = votes.select_items(list(range(min(args.items, votes.n_items))))
+        probs = None
+        if "model" in priors:
+            votes, probs = model_probs(votes, data.parent / "chaosnli_predictions_baan2022", key)
         for goal in goals:
             for prior in priors:
-                replay_one(votes, name, key, goal, prior, seeds, args.budget)
+                replay_one(votes, name, key, goal, prior, seeds, args.budget,
+                           probs if prior == "model" else None)
     return 0
 
 
+def model_probs(votes, folder: Path, key: str):
+    """The votes of the items with a prediction and the model's probabilities, joined as
+    ``annokit evaluate`` joins them."""
+    import warnings
+
+    from annokit.metrics.model_join import item_probabilities
+
+    files = [folder / MODEL_FILES[key].format(half=half) for half in ("dev", "test")]
+    with warnings.catch_warnings():  # the items without a prediction are counted below
+        warnings.simplefilter("ignore")
+        join = item_probabilities(votes, files, pred_labels=["e", "c", "n"], on_missing="drop")
+    print(f"model: {files[0].name} and {files[1].name}; {join.votes.n_items} items with a "
+          f"prediction ({join.n_dropped_items} without, left out)")
+    return join.votes, join.probs
+
+
 def replay_one(votes, name: str, key: str, goal: str, prior: str, seeds: tuple[int, ...],
-               budget: int) -> None:
+               budget: int, probs=None) -> None:
     """Replay one set, goal and prior, and print its table and acceptance lines."""
     began = time.perf_counter()
     result = annokit.plan.replay(votes, start=START, budget_per_item=budget,
                                  rounds=ROUNDS, goal=goal, seeds=seeds, compare=COMPARE,
-                                 prior=prior)
+                                 prior=prior, probs=probs)
     print(f"\n## {name}, goal {goal}, prior {prior}: {START} votes per item, then "
           f"{budget} more on average in {ROUNDS} rounds "
           f"({time.perf_counter() - began:.0f} s)")
