@@ -23,8 +23,9 @@ the plan's default), ``uniform``, Dirichlet(1, ..., 1) (the plan's prior before 
 --predictions``): RoBERTa-base, seed 0, of Baan et al. (2022) (``chaosnli_predictions_baan2022``,
 its dev and test halves, class order e, c, n), joined as ``evaluate`` joins them; MNLI's files
 cover 1,569 of the 1,599 items, and with ``model`` among the priors every prior runs on the
-items with a prediction. Issue 34's protocol is ``--budget 7 --seeds 0,1`` (3 votes per item up to 10): its acceptance asks the
-majority of at least uniform-15 on every seed and a mean TVD at most uniform-10's.
+items with a prediction. Issue 34's protocol is ``--budget 7 --seeds 0,1`` (3 votes per item up
+to 10): its acceptance asks the majority of at least uniform-15 on every seed and a mean TVD at
+most uniform-10's.
 
 Run: ``python recipes/plan_replay.py [--data DIR] [--seeds 0,1,2] [--goals majority,distribution]
 [--sets snli,mnli] [--budget 10] [--priors fitted,uniform,model]`` (default data folder
