@@ -1,6 +1,6 @@
 """Consensus accuracy with votes and a model together (CROWDLAB) on the crowd sets with gold.
 
-    python recipes/crowdlab_consensus.py [--data DIR] [--seeds 5] [--accuracy 0.92]
+    python recipes/crowdlab_consensus.py [--data DIR] [--seeds 5] [--accuracy 0.92] [--no-cleanlab]
 
 For each crowd set with gold in ../shared/data (Snow et al.'s RTE, D_Product, bluebirds,
 dog, face) and each seed, a simulated model of the stated accuracy
@@ -46,7 +46,9 @@ DATASETS = {
 COLUMNS = ["model", "MV", "DS", "CROWDLAB", "cleanlab", "CROWDLAB confusion"]
 
 
-def cleanlab_labels(votes, probs) -> np.ndarray | None:
+def cleanlab_labels(votes, probs, use: bool = True) -> np.ndarray | None:
+    if not use:
+        return None
     try:
         from cleanlab.multiannotator import get_label_quality_multiannotator
     except ImportError:
@@ -60,7 +62,8 @@ def cleanlab_labels(votes, probs) -> np.ndarray | None:
     return out["label_quality"]["consensus_label"].to_numpy()
 
 
-def one_set(votes, seeds: int, accuracy: float) -> tuple[dict[str, list[float]], float]:
+def one_set(votes, seeds: int, accuracy: float, use_cleanlab: bool = True
+            ) -> tuple[dict[str, list[float]], float]:
     gold = np.asarray(votes.gold)
     known = gold >= 0
     mv = aggregate(votes, "mv")
@@ -81,7 +84,7 @@ def one_set(votes, seeds: int, accuracy: float) -> tuple[dict[str, list[float]],
         acc["CROWDLAB"].append(score(ours))
         acc["CROWDLAB confusion"].append(
             score(CrowdLab(likelihood="confusion").fit(votes, probs).labels_codes_))
-        ref = cleanlab_labels(votes, probs)
+        ref = cleanlab_labels(votes, probs, use_cleanlab)
         if ref is not None:
             acc["cleanlab"].append(score(ref))
             differ = max(differ, float(np.mean(ref != ours)))
@@ -95,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(DATASETS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--accuracy", type=float, default=0.92)
+    parser.add_argument("--no-cleanlab", action="store_true",
+                        help="leave cleanlab out (its import alone takes seconds)")
     args = parser.parse_args(argv)
     print(f"mean accuracy against gold over {args.seeds} simulated models of accuracy "
           f"{args.accuracy} (min-max)")
@@ -107,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         votes = read_votes(args.data / votes_file,
                            gold=None if gold_file is None else args.data / gold_file)
-        acc, differ = one_set(votes, args.seeds, args.accuracy)
+        acc, differ = one_set(votes, args.seeds, args.accuracy, not args.no_cleanlab)
         cells = [f"{np.mean(v):.4f} ({min(v):.4f}-{max(v):.4f})" if v else "n/a"
                  for v in acc.values()]
         print(f"| {name} | {' | '.join(cells)} | {differ:.4f} |")
