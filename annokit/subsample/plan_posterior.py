@@ -126,7 +126,8 @@ def model_prior(counts: np.ndarray, probs: np.ndarray) -> ModelPrior:
 
     >>> rng = np.random.default_rng(0)
     >>> p = rng.dirichlet([1, 1], 3000)
-    >>> counts = np.array([rng.multinomial(6, q) for q in rng.dirichlet(20 * p)])
+    >>> theta = np.array([rng.dirichlet(20 * q) for q in p])
+    >>> counts = np.array([rng.multinomial(6, t) for t in theta])
     >>> fit = model_prior(counts, p)
     >>> 12 < fit.concentration < 30, 0.8 < fit.temperature < 1.25
     (True, True)
