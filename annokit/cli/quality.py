@@ -163,11 +163,12 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
          + "  flagged")
     for row in sorted(rows, key=lambda r: (r["score"] is None, r["score"] or 0.0)):
         score = "nan" if row["score"] is None else f"{row['score']:.3f}"
+        score = f"{score:>8}"
         if model:
             q = row["crowdlab_quality_score"]
             score += f" {'nan' if q is None else f'{q:.3f}':>8}"
         mark = f"*  {row['reason']}" if row["flagged"] else ""
-        echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score:>8}  {mark}")
+        echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score}  {mark}")
     echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
                f"(method {method}, threshold {flags.threshold:g})")
     if flags.gold is not None:
