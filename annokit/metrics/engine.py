@@ -526,7 +526,7 @@ def _population_pass(plan: EvalPlan, first: AlignedRecords, *, seed: int, n_boot
         n_boot=n_boot)
     out = np.empty(p_est.shape[:2] + (len(plan.names),))
     out[..., same], out[..., fixed] = est, p_est
-    all_reps = None
+    all_reps, base = None, {}
     if n_boot:
         all_reps = np.empty(out.shape + (n_boot,))
         all_reps[..., same, :], all_reps[..., fixed, :] = reps, p_reps

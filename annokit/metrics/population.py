@@ -106,29 +106,34 @@ def check_target(target: Any) -> str:
 
 @dataclass(frozen=True)
 class PopulationPrior:
-    """``p | q ~ sum_c weights[c] Dirichlet(kappa[c] softmax(slope log q + offset))``."""
+    """``p | q ~ sum_c weights[c] Dirichlet(kappa[c] softmax(slope[c] log q + offset))``."""
 
-    slope: float
+    slope: np.ndarray
     offset: np.ndarray
     kappa: np.ndarray
     weights: np.ndarray
 
     def means(self, probs: np.ndarray) -> np.ndarray:
-        z = self.slope * np.log(np.maximum(probs, _FLOOR)) + self.offset
-        m = np.exp(z - z.max(axis=1, keepdims=True))
-        return m / m.sum(axis=1, keepdims=True)
+        """Each component's mean for each item, shape (n, n_components, n_labels)."""
+        logq = np.log(np.maximum(probs, _FLOOR))
+        z = self.slope[None, :, None] * logq[:, None, :] + self.offset
+        m = np.exp(z - z.max(axis=-1, keepdims=True))
+        return m / m.sum(axis=-1, keepdims=True)
+
+    def alphas(self, probs: np.ndarray) -> np.ndarray:
+        """Each component's Dirichlet parameters, shape (n, n_components, n_labels)."""
+        return self.kappa[None, :, None] * self.means(probs) + _TINY
 
     def responsibilities(self, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """Posterior probability of each component, shape (n, n_components)."""
-        m = self.means(probs)
-        ll = np.stack([np.log(w) + dm_log_likelihood(counts, k * m + _TINY)
-                       for w, k in zip(self.weights, self.kappa, strict=True)], axis=1)
+        ll = np.log(self.weights) + dm_log_likelihood(counts[:, None, :], self.alphas(probs))
         return np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
 
 
 def _unpack(theta: np.ndarray, k: int, c: int) -> PopulationPrior:
-    logw = np.r_[0.0, theta[k + c:]]
-    return PopulationPrior(float(theta[0]), np.r_[0.0, theta[1:k]], np.exp(theta[k:k + c]),
+    logw = np.r_[0.0, theta[c + k - 1 + c:]]
+    return PopulationPrior(theta[:c], np.r_[0.0, theta[c:c + k - 1]],
+                           np.exp(theta[c + k - 1:c + k - 1 + c]),
                            np.exp(logw - logsumexp(logw)))
 
 
@@ -136,10 +141,10 @@ def _nll_grad(prior: PopulationPrior, counts: np.ndarray, logq: np.ndarray
               ) -> tuple[float, np.ndarray]:
     """Negative log marginal likelihood and its gradient in ``(slope, offset[1:], log kappa,
     weight logits[1:])``; d/d alpha of the Dirichlet-multinomial is Minka (2000), eq. 53."""
-    z = prior.slope * logq + prior.offset
-    m = np.exp(z - z.max(axis=1, keepdims=True))
-    m /= m.sum(axis=1, keepdims=True)
-    alpha = prior.kappa[None, :, None] * m[:, None, :] + _TINY  # (n, c, k)
+    z = prior.slope[None, :, None] * logq[:, None, :] + prior.offset
+    m = np.exp(z - z.max(axis=-1, keepdims=True))
+    m /= m.sum(axis=-1, keepdims=True)  # (n, c, k)
+    alpha = prior.kappa[None, :, None] * m + _TINY
     x = counts[:, None, :]
     ll = np.log(prior.weights) + dm_log_likelihood(x, alpha)
     total = logsumexp(ll, axis=1, keepdims=True)
@@ -149,10 +154,10 @@ def _nll_grad(prior: PopulationPrior, counts: np.ndarray, logq: np.ndarray
          + digamma(x + alpha) - digamma(alpha))
     rg = r[..., None] * g
     d_logk = (rg * (alpha - _TINY)).sum(axis=(0, 2))
-    h = (rg * prior.kappa[None, :, None]).sum(axis=1)  # d/dm (n, k)
-    dz = m * (h - (m * h).sum(axis=1, keepdims=True))
+    h = rg * prior.kappa[None, :, None]  # d/dm (n, c, k)
+    dz = m * (h - (m * h).sum(axis=-1, keepdims=True))
     d_w = (r - prior.weights).sum(axis=0)[1:]
-    grad = np.r_[(dz * logq).sum(), dz.sum(axis=0)[1:], d_logk, d_w]
+    grad = np.r_[(dz * logq[:, None, :]).sum(axis=(0, 2)), dz.sum(axis=(0, 1))[1:], d_logk, d_w]
     return -float(total.sum()), -grad
 
 
@@ -169,9 +174,10 @@ def fit_prior(counts: np.ndarray, probs: np.ndarray, *, seed: int = 0,
         prior = _unpack(theta, k, components)
         return _nll_grad(prior, counts, logq)
 
-    theta0 = np.r_[1.0, np.zeros(k - 1), np.log(np.geomspace(1.0, 30.0, components)),
-                   np.zeros(components - 1)]
-    bounds = [(-20.0, 20.0)] * k + [(-9.0, 9.0)] * components + [(-20.0, 20.0)] * (components - 1)
+    theta0 = np.r_[np.ones(components), np.zeros(k - 1),
+                   np.log(np.geomspace(1.0, 30.0, components)), np.zeros(components - 1)]
+    bounds = ([(-20.0, 20.0)] * (components + k - 1) + [(-9.0, 9.0)] * components
+              + [(-20.0, 20.0)] * (components - 1))
     res = optimize.minimize(nll, theta0, jac=True, method="L-BFGS-B", bounds=bounds)
     return _unpack(res.x, k, components)
 
@@ -218,7 +224,7 @@ def item_estimates(names: Sequence[str], options: Mapping[str, Mapping[str, Any]
         resp = prior.responsibilities(x, q)
         comp = (gen.random((x.shape[0], draws, 1)) > np.cumsum(resp, axis=1)[:, None, :]).sum(-1)
         comp = np.minimum(comp, len(prior.kappa) - 1)
-        alpha = prior.kappa[comp][..., None] * prior.means(q)[:, None, :] + x[:, None, :] + _TINY
+        alpha = np.take_along_axis(prior.alphas(q), comp[..., None], axis=1) + x[:, None, :]
         pop = _dirichlet(gen, alpha)
         rep = gen.multinomial(np.broadcast_to(votes[:, None], pop.shape[:-1]), pop)
         qs = np.repeat(q, draws, axis=0)
