@@ -39,7 +39,7 @@ from annokit.metrics.records import AlignedRecords
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ("jsd", "kl", "brier_soft", "dist_ce", "ent_ce", "rank_cs", "accuracy", "nll")
-CHAOS_ORDER = ("e", "n", "c")  # ChaosNLI's label_count order
+CHAOS_ORDER = ("entailment", "neutral", "contradiction")  # ChaosNLI's label_count order
 PRED_ORDER = (0, 2, 1)  # Baan et al.'s probs are [e, c, n]: take e, n, c
 
 

@@ -69,6 +69,8 @@ TARGETS = ("votes", "population")
 DRAWS = 16
 #: Dirichlet components of the prior's scale mixture.
 COMPONENTS = 3
+#: Items per block of posterior draws (memory: ``BLOCK x DRAWS x n_labels`` per array).
+BLOCK = 8192
 #: Items the prior is fitted on at most (a seeded uniform sample above this).
 MAX_FIT_ITEMS = 20_000
 _FLOOR = 1e-6  # the model probabilities' floor in log q
@@ -209,12 +211,13 @@ def _dirichlet(gen: np.random.Generator, alpha: np.ndarray) -> np.ndarray:
 
 def item_estimates(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
                    probs: np.ndarray, counts: np.ndarray, *, prior: PopulationPrior,
-                   seed: int, draws: int = DRAWS, block: int = 8192) -> np.ndarray:
+                   seed: int, draws: int = DRAWS) -> np.ndarray:
     """``e_i`` of every mean-type metric of ``names`` (module docstring), shape (n, len(names)).
 
-    Items in blocks of ``block`` (the draws come from one stream in item order, so the
-    block size changes no value).
+    Items in blocks of :data:`BLOCK` rows (a constant: the draws come from one stream, block
+    after block in item order, so the same records and seed give the same values).
     """
+    block = BLOCK
     gen = np.random.Generator(np.random.Philox(seed))
     n, k = counts.shape
     out = np.empty((n, len(names)))
