@@ -101,7 +101,7 @@ def one_sample(pop: str, model: str, votes: int, items: int, seed: int, n_boot: 
         res = evaluate(rec, metrics=list(METRICS), n_boot=n_boot, seed=seed, baselines=False,
                        target=target)
         out[target] = {k: (res.metrics[k] / ref[k] - 1,
-                           res.intervals[k].low <= ref[k] <= res.intervals[k].high)
+                           bool(n_boot) and res.intervals[k].low <= ref[k] <= res.intervals[k].high)
                        for k in METRICS}
     return out
 
