@@ -53,7 +53,7 @@ from annokit.core.soft_labels import Majority, TiePolicy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.metrics import kernels, population
 from annokit.metrics.multilabel_records import MultilabelRecords
-from annokit.metrics.population import check_target
+from annokit.metrics.population import check_target, target_names
 from annokit.metrics.records import (
     AlignedRecords,
     agreement_bins,
@@ -408,7 +408,7 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     first = next(iter(models.values()))
     scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
     names = check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
-    names, not_computed = _target_names(check_target(target), names, metrics, multilabel)
+    names, not_computed = target_names(check_target(target), names, metrics, multilabel)
     n_boot = check_int("n_boot", n_boot)
     seed = check_int("seed", seed)
     n_bins = check_int("n_bins", n_bins, low=1)
@@ -449,8 +449,6 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     else:
         est, reps, base = _votes_pass(plan, first, seed=seed, n_boot=n_boot,
                                       baselines=baselines)
-        kinds = ("chance", "oracle")
-
     heads = {model: {"n_items": rec.n_items,
                      "n_unmatched_predictions": rec.n_unmatched_predictions,
                      "n_dropped_items": rec.n_dropped_items,
@@ -476,21 +474,6 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     return result
 
 
-def _target_names(target: str, names: tuple[str, ...], metrics: Any, multilabel: bool
-                  ) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The metrics the target evaluates, and those left out of the default list with why."""
-    if target == "votes":
-        return names, {}
-    if multilabel:
-        raise InvalidValueError("target='population' evaluates single-label votes; multi-label "
-                                "votes have no population correction (use --target votes)")
-    refused = population.refusals(names)
-    if refused and metrics is not None:
-        raise InvalidValueError("target='population' cannot estimate "
-                                + "; ".join(f"{k} ({v})" for k, v in refused.items()))
-    return tuple(n for n in names if n not in refused), refused
-
-
 def _votes_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int, baselines: bool
                 ) -> tuple[np.ndarray, np.ndarray | None, dict[str, dict[str, float]]]:
     """Estimates, replicates and baselines against the collected votes."""
@@ -507,7 +490,7 @@ def _votes_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int, baselines
     return est, reps, base
 
 
-def _population_pass(plan: EvalPlan, first: AlignedRecords, *, seed: int, n_boot: int,
+def _population_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int,
                      baselines: bool
                      ) -> tuple[np.ndarray, np.ndarray | None, dict[str, dict[str, float]]]:
     """:func:`_votes_pass` against the population (:mod:`annokit.metrics.population`): the
@@ -517,7 +500,8 @@ def _population_pass(plan: EvalPlan, first: AlignedRecords, *, seed: int, n_boot
     fixed = [j for j in range(len(plan.names)) if j not in same]
     sub = dataclasses.replace(plan, names=tuple(plan.names[j] for j in same))
     shape = (len(plan.probs), len(plan.groups), 0)
-    est, reps = np.empty(shape), np.empty(shape + (n_boot,))
+    est: np.ndarray = np.empty(shape)
+    reps: np.ndarray | None = np.empty(shape + (n_boot,))
     if same:
         est, reps, _ = _votes_pass(sub, first, seed=seed, n_boot=n_boot, baselines=False)
     names = [plan.names[j] for j in fixed]
@@ -526,7 +510,8 @@ def _population_pass(plan: EvalPlan, first: AlignedRecords, *, seed: int, n_boot
         n_boot=n_boot)
     out = np.empty(p_est.shape[:2] + (len(plan.names),))
     out[..., same], out[..., fixed] = est, p_est
-    all_reps, base = None, {}
+    all_reps: np.ndarray | None = None
+    base: dict[str, dict[str, float]] = {}
     if n_boot:
         all_reps = np.empty(out.shape + (n_boot,))
         all_reps[..., same, :], all_reps[..., fixed, :] = reps, p_reps

@@ -59,8 +59,9 @@ from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 from annokit.subsample.extrapolate import dm_log_likelihood
 
-__all__ = ["DRAWS", "TARGETS", "PopulationPrior", "fit_prior", "item_estimates",
-           "refusals", "uncorrected_metrics"]
+__all__ = ["BLOCK", "DRAWS", "TARGETS", "UNCHANGED", "PopulationPrior", "check_target",
+           "fit_prior", "item_estimates", "population_values", "refusals", "target_names",
+           "uncorrected_metrics"]
 
 #: The targets of :func:`annokit.metrics.engine.evaluate`.
 TARGETS = ("votes", "population")
@@ -104,6 +105,21 @@ def check_target(target: Any) -> str:
         raise InvalidValueError(f"target must be one of {list(TARGETS)}; got {target!r} "
                                 "(--target votes|population)")
     return str(target)
+
+
+def target_names(target: str, names: tuple[str, ...], metrics: Any, multilabel: bool
+                  ) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The metrics the target evaluates, and those left out of the default list with why."""
+    if target == "votes":
+        return names, {}
+    if multilabel:
+        raise InvalidValueError("target='population' evaluates single-label votes; multi-label "
+                                "votes have no population correction (use --target votes)")
+    refused = refusals(names)
+    if refused and metrics is not None:
+        raise InvalidValueError("target='population' cannot estimate "
+                                + "; ".join(f"{k} ({v})" for k, v in refused.items()))
+    return tuple(n for n in names if n not in refused), refused
 
 
 @dataclass(frozen=True)
@@ -195,6 +211,7 @@ def _item_matrix(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
     for j, name in enumerate(names):
         if j not in fused:
             state = REGISTRY[name].state(**options[name])
+            assert isinstance(state, RowMeanState)  # uncorrected_metrics() left out the rest
             out[:, j] = state.item_values(probs, soft, hard)
     return out
 
