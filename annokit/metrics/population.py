@@ -73,7 +73,7 @@ COMPONENTS = 3
 #: Items per block of posterior draws (memory: ``BLOCK x DRAWS x n_labels`` per array).
 BLOCK = 8192
 #: Items the prior is fitted on at most (a seeded uniform sample above this).
-MAX_FIT_ITEMS = 20_000
+MAX_FIT_ITEMS = 4_000
 _FLOOR = 1e-6  # the model probabilities' floor in log q
 _TINY = 1e-8  # added to every Dirichlet parameter (a component may put ~0 mass on a label)
 
