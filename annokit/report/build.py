@@ -171,7 +171,8 @@ def _none_list(a: np.ndarray | None, n: int) -> list[float | None]:
 def _as_interval(estimate: float, ci: Any = None) -> Interval:
     if ci is None:
         return Interval(estimate=estimate)
-    return Interval(estimate=estimate, low=ci.low, high=ci.high)
+    return Interval(estimate=estimate, low=ci.low, high=ci.high, method=ci.method,
+                    note=ci.reason or None)
 
 
 def _reliability(probs: np.ndarray, labels: np.ndarray, human: np.ndarray,

@@ -37,6 +37,8 @@ EXPECTED_NAMES = ("accuracy", "ece", "ece_adaptive", "mce", "classwise_ece", "sm
 ORDINAL_NAMES = ("wasserstein", "manhattan", "lewidi_ce", "mean_abs_error", "rps", "rps_soft")
 BINARY_NAMES = ("ece_binary", "mce_binary")
 MULTILABEL_NAMES = ("ece_multilabel", "brier_multilabel", "bce_multilabel")
+#: The estimators of issue 32, requested by name only.
+ESTIMATOR_NAMES = ("ece_debiased",)
 #: Order-aware: their value changes when the categories are reordered.
 ORDER_AWARE = ("wasserstein", "mean_abs_error", "rps", "rps_soft")
 
@@ -128,7 +130,8 @@ def test_declaration_check_catches_a_gap(field, value, missing):
 
 
 def test_names_order_and_read_only():
-    assert tuple(REGISTRY) == EXPECTED_NAMES + ORDINAL_NAMES + BINARY_NAMES + MULTILABEL_NAMES
+    assert tuple(REGISTRY) == (EXPECTED_NAMES + ORDINAL_NAMES + BINARY_NAMES + MULTILABEL_NAMES
+                              + ESTIMATOR_NAMES)
     with pytest.raises(TypeError):
         REGISTRY["new"] = REGISTRY["ece"]  # type: ignore[index]
     with pytest.raises(AttributeError):
@@ -187,7 +190,7 @@ def _expected_options(name):
     if name in BINARY_NAMES:
         return {"n_bins": 10, "positive": 1}
     binned = ("ece", "ece_adaptive", "mce", "classwise_ece", "smece", "smece_classwise",
-              "ece_multilabel")
+              "ece_multilabel", "ece_debiased")
     return {"n_bins": 10} if name in binned else {}
 
 
@@ -385,7 +388,9 @@ def _uniform_values(k):
             # hard = 0: cumulative uniform j/k against 1 for every j < k - 1
             "rps": sum((1 - j / k) ** 2 for j in range(1, k)),
             # two labels only: p(positive) = 1/2 in one bin, no item has hard == positive
-            "ece_binary": 0.5, "mce_binary": 0.5}
+            "ece_binary": 0.5, "mce_binary": 0.5,
+            # one bin, every item a hit (no target variance): the squared gap
+            "ece_debiased": (1 - 1 / k) ** 2}
 
 
 @pytest.mark.parametrize("name", SINGLE_NAMES + list(BINARY_NAMES))
@@ -417,6 +422,7 @@ def test_one_hot_model_equal_to_one_hot_humans(name):
     # (distances 1, 2, 1 for hard 0, 2, 1)
     ("wasserstein", 4 / 3), ("mean_abs_error", 4 / 3), ("rps", 4 / 3), ("rps_soft", 4 / 3),
     ("manhattan", 2.0), ("lewidi_ce", -np.log(1e-12 + 1e-9)),
+    ("ece_debiased", 1.0),  # one bin of three misses: gap 1, no target variance
 ])
 def test_one_hot_model_always_wrong(name, expected):
     hard = np.array([0, 2, 1])
