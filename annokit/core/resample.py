@@ -361,9 +361,9 @@ def bounds_interval(estimate: float, lower: Any, upper: Any, confidence: float, 
     badly biased. With ``q`` the percentiles of the bootstrap replicates and ``a = (1 -
     confidence) / 2``: ``low`` is the distance from 0 to g's percentile interval
     ``[q_a(g*), q_{1-a}(g*)]`` (0 when it contains 0, or when ``lower`` is all NaN: no
-    lower statistic) and ``high = q_{1-a}(U*)`` (raised to ``low`` if below it). Each end misses with probability about
-    ``a``, so the interval covers ``theta`` at least at ``confidence`` (more when the
-    bounds are slack). The point estimate may lie outside it. Used by the binned
+    lower statistic) and ``high = q_{1-a}(U*)`` (raised to ``low`` if below it). Each end
+    misses with probability about ``a``, so the interval covers ``theta`` at least at
+    ``confidence`` (more when the bounds are slack). The point estimate may lie outside it. Used by the binned
     calibration errors (:func:`annokit.metrics._binning.gap_bounds`).
 
     Parameters

@@ -252,7 +252,8 @@ def reduce_bins(count: np.ndarray, conf: np.ndarray, target: np.ndarray, weight:
     target per bin, ``weight`` the total weight. ``"ece"``: ``sum_b |conf_b -
     target_b| / W`` (Guo et al. 2017, Eq. 3); ``"max"``: ``max_b |conf_b / W_b -
     target_b / W_b|`` over bins of positive weight (Naeini et al. 2015); ``"debiased"``:
-    :func:`debiased_square` (Kumar et al. 2019). NaN without weight. Top-label, binary and per-label (multi-label) binned states all end here.
+    :func:`debiased_square` (Kumar et al. 2019). NaN without weight. Top-label, binary and
+    per-label (multi-label) binned states all end here.
     """
     if reduce == "ece":
         return _divide(np.abs(conf - target).sum(axis=-1), weight)
@@ -322,14 +323,11 @@ def gap_bounds(count: np.ndarray, conf: np.ndarray, target: np.ndarray, weight: 
     interval of the binned metrics (registry ``interval="bounds"``).
     """
     lower = _divide(conf.sum(axis=-1) - target.sum(axis=-1), weight)
-    if hard:
-        sq = np.asarray(debiased_square(count, conf, target, weight), dtype=np.float64)
-        upper = np.sqrt(np.maximum(sq, 0.0))
-        upper = np.where(np.isnan(sq), np.nan, upper)
-        upper = float(upper) if upper.ndim == 0 else upper
-    else:
-        upper = reduce_bins(count, conf, target, weight)
-    return lower, upper
+    if not hard:
+        return lower, reduce_bins(count, conf, target, weight)
+    sq = np.asarray(debiased_square(count, conf, target, weight), dtype=np.float64)
+    root = np.where(np.isnan(sq), np.nan, np.sqrt(np.maximum(sq, 0.0)))
+    return lower, (float(root) if root.ndim == 0 else root)
 
 
 def stats_bounds(stats: BinStats, *, soft: bool = False, classwise: bool = False

@@ -79,6 +79,8 @@ def fmt_number(value: Any, digits: int = 3) -> str:
 def fmt_interval(iv: Interval, digits: int = 3) -> str:
     """``estimate [low, high]``, or the estimate alone without an interval (``(no interval)``
     when the metric has none, ``†`` when a plug-in lies outside its population interval)."""
+    if iv.estimate is None and iv.note:
+        return "too few items"
     if iv.method == "none":
         return f"{fmt_number(iv.estimate, digits)} (no interval)"
     if iv.low is None or iv.high is None:
@@ -213,7 +215,9 @@ def report_tables(report: Report) -> list[Table]:
                                          in zip(report.binning.labels, m.per_bin, strict=True)],
             rows=_metric_rows(report, lambda k, m=m: [fmt_interval(row.metrics[k])
                                                       for row in m.per_bin]),
-            caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}."))
+            caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}. Too few "
+                    f"items: a binned calibration figure of a bin with fewer than 20 items per "
+                    f"confidence bin is not shown (report.json says why)."))
     if report.human_ceiling is not None:
         hc = report.human_ceiling
         tables.append(Table(
