@@ -99,7 +99,9 @@ class EvaluationResult:
         evaluated metric that is the mean of a per-item quantity (registry
         ``per_item``; column mean = metric). Built on first access.
     intervals : dict of str to BootstrapResult
-        Percentile bootstrap intervals per metric (empty when ``n_boot=0``).
+        Bootstrap intervals per metric (empty when ``n_boot=0``), each built by the method
+        its registry entry names (``BootstrapResult.method``: ``"percentile"``,
+        ``"bounds"``, or ``"none"`` with NaN bounds and a ``reason``).
     baselines : dict
         ``{"chance": {...}, "oracle": {...}}``: the same metrics for the
         uniform and the human-distribution predictor on the same items.
