@@ -26,11 +26,12 @@ MEMORY_LIMIT = 2 * 1024**3
 
 FORMAT_OPTION = click.option(
     "--format", "fmt",
-    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi",
-                       "lists", "counts", "soft"]),
+    type=click.Choice(["auto", "chaosnli", "long", "wide", "mturk", "toloka", "labelstudio",
+                       "prodigy", "argilla", "lewidi", "lists", "counts", "soft"]),
     default="auto", show_default=True,
     help="Input format of the votes file (auto sniffs the file): ChaosNLI JSON Lines, long or "
-         "wide tables, Mechanical Turk batch results, a Label Studio JSON export, a "
+         "wide tables, Mechanical Turk batch results, a Toloka results TSV, a Label Studio "
+         "export (JSON, JSON-MIN or CSV), Prodigy JSONL (db-out), Argilla records, a "
          "Learning-With-Disagreements (LeWiDi 2023/2025) JSON split, JSON Lines with one row "
          "per item and a list of its labels or ratings (annotators unknown); counts: a count "
          "matrix (.npy/.npz of shape items x labels, read as such without --format) or a table "
@@ -88,9 +89,10 @@ class FiniteFloat(click.FloatRange):
 
     def __init__(self, min: float | None = None, max: float | None = None, *,
                  min_open: bool = False, max_open: bool = False,
-                 exclude: tuple[float, ...] = ()) -> None:
+                 exclude: tuple[float, ...] = (), infinite: dict[str, str] | None = None) -> None:
         super().__init__(min=min, max=max, min_open=min_open, max_open=max_open)
         self.exclude = exclude
+        self.infinite = infinite or {}  # "inf"/"-inf": what that value would do, said instead
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str):
@@ -101,7 +103,9 @@ class FiniteFloat(click.FloatRange):
         else:
             number = value
         if isinstance(number, float) and not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number.", param, ctx)
+            what = self.infinite.get("" if math.isnan(number) else "inf" if number > 0 else "-inf")
+            self.fail(f"{value!r} {what}" if what else f"{value!r} is not a finite number.", param,
+                      ctx)
         number = super().convert(number, param, ctx)
         if number in self.exclude:
             self.fail(f"{value!r} is not allowed (excluded: "
@@ -154,6 +158,21 @@ def check_bootstrap(n_boot: int, n_bins: int | None = None, *, n_groups: int = 1
     if n_bins is not None:
         check_memory("--n-bins", n_bins, 8 * 3 * 2 * n_bins * max(n_boot, 1) * n_groups,
                      what=f"binned sums for {max(n_boot, 1)} replicate(s)")
+
+
+def memory_error(*options: tuple[str, Any, Any]) -> Exception:
+    """The error for running out of memory, naming the options (``(name, value, default)``)
+    whose values were raised above their defaults; the generic line when none was."""
+    from annokit.errors import AnnokitError
+
+    raised = [(name, value, default) for name, value, default in options
+              if value is not None and default is not None and value > default]
+    if not raised:
+        return MemoryError()
+    given = " and ".join(f"{name} {value}" for name, value, _ in raised)
+    smaller = ", ".join(f"{name} (default {default})" for name, _, default in raised)
+    return AnnokitError(f"out of memory with {given}: the memory they need grows with their value "
+                        f"(and with the items, labels and models); choose a smaller {smaller}")
 
 
 def int_list(text: str, option: str, *, min: int = 1) -> list[int]:

@@ -19,6 +19,7 @@ from annokit.cli._common import (
     echo_warning,
     engine_options,
     finite,
+    memory_error,
     out_format_option,
     read_options,
     votes_input,
@@ -230,6 +231,8 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                  multilabel=multilabel)
         except OptionConflictError as exc:
             raise click.UsageError(str(exc)) from None
+        except MemoryError:
+            raise memory_error(("--n-bins", n_bins, 10), ("--n-boot", n_boot, 0)) from None
         finally:
             for w in caught:
                 echo_warning(w.message)

@@ -43,6 +43,16 @@ _VOTES = votes_input("Votes file (long/wide CSV, TSV, JSONL, Parquet; ChaosNLI .
 _GOLD = click.option("--gold", "gold_path", type=click.Path(exists=True, dir_okay=False),
                      help="Gold file with an item column and a gold column (e.g. question,truth); "
                           "a gold column in the votes file is used without it.")
+
+
+def _infinite_threshold(verb: str) -> dict[str, str]:
+    """What an infinite ``--threshold`` would do, said instead of "not a finite number"."""
+    rest = "; give a finite threshold" + (", or --top-fraction F to remove the lowest-scoring "
+                                          "fraction" if verb == "remove" else "")
+    return {"inf": f"would {verb} every annotator (every score is below it){rest}",
+            "-inf": f"would {verb} no annotator (no score is below it){rest}"}
+
+
 _SEED = click.option("--seed", type=SEED, default=0, show_default=True,
                      help="Seed of MACE's random restarts.")
 
@@ -66,21 +76,43 @@ def _read(votes_path: str, fmt: Format, gold_path: str | None, command: str) -> 
 @click.option("--method", type=click.Choice(_SCORE_METHODS), default="agreement", show_default=True,
               help="Score: agreement with co-annotators, Dawid-Skene spammer score (ds), one-coin "
                    "skill, MACE competence, gold accuracy (ChaosNLI rule), label-usage entropy.")
-@click.option("--threshold", type=finite(), default=None,
+@click.option("--threshold", type=finite(infinite=_infinite_threshold("flag")), default=None,
               help="Flag annotators scoring below this (default: the method's default threshold).")
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options
+@click.option("--pairs", is_flag=True,
+              help="Instead of the scores: every pair of annotators with at least --min-shared "
+                   "shared items, with Cohen's kappa (weighted on ordered scales: linear on "
+                   "ordinal, quadratic on interval and ratio labels), percent agreement and "
+                   "the number of shared items.")
+@click.option("--min-shared", type=click.IntRange(min=1), default=10, show_default=True,
+              help="With --pairs: the fewest shared items a pair needs to be listed.")
+@click.option("--out", "out_path", type=click.Path(),
+              help="With --pairs: write the pair table (.csv, .tsv or .parquet).")
+@out_format_option(jsonl=False)
 def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
                threshold: float | None, seed: int, as_json: bool, engine: str,
-               scheduler: str | None) -> None:
+               scheduler: str | None, pairs: bool = False, min_shared: int = 10,
+               out_path: str | None = None, out_format: str | None = None) -> None:
     """Score every annotator and mark the ones a filter would remove first.
 
     Scores are higher for better annotators; an annotator is flagged when the
     score is below the threshold (for --method gold also after 4 consecutive
-    wrong gold answers).
+    wrong gold answers). Each annotator's influence on agreement is shown too:
+    Krippendorff's alpha without them and the change (positive: alpha rises
+    without them). With --pairs: the agreement of every pair of annotators.
     """
     check_engine(engine, scheduler)
+    if pairs:
+        _annotator_pairs(votes_path, gold_path, fmt, engine, scheduler, min_shared, out_path,
+                         out_format, as_json)
+        return
+    for name, given in (("--min-shared", "min_shared"), ("--out", "out_path"),
+                        ("--out-format", "out_format")):
+        if click.get_current_context().get_parameter_source(given) \
+                is click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError(f"{name} applies to --pairs")
     if engine == "dask":
         from annokit.scale.quality import flag_annotators_dask
 
@@ -98,15 +130,67 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
         echo_json(with_duplicates(flags.to_dict(), votes))
         return
     rows = flags.to_dict()["annotators"]
-    echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8}  flagged")
+    echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8} {'alpha w/o':>9} {'change':>7}  flagged")
     for row in sorted(rows, key=lambda r: (r["score"] is None, r["score"] or 0.0)):
         score = "nan" if row["score"] is None else f"{row['score']:.3f}"
         mark = f"*  {row['reason']}" if row["flagged"] else ""
-        echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score:>8}  {mark}")
+        echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score:>8} "
+             f"{_num(row.get('alpha_without'), 9)} {_num(row.get('alpha_change'), 7, '+')}  "
+             f"{mark}")
     echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
                f"(method {method}, threshold {flags.threshold:g})")
     if flags.gold is not None:
         echo(f"scored on {describe_gold_items(flags.gold.n_items, flags.gold.n_unknown)}")
+
+
+def _num(x: float | None, width: int, sign: str = "") -> str:
+    return f"{'nan':>{width}}" if x is None or x != x else f"{x:>{sign}{width}.4f}"
+
+
+def _annotator_pairs(votes_path: str, gold_path: str | None, fmt: Format, engine: str,
+                     scheduler: str | None, min_shared: int, out_path: str | None,
+                     out_format: str | None, as_json: bool) -> None:
+    """``annotators --pairs``: the pair table on stdout, in --out, or as JSON."""
+    from annokit.core.jsonable import jsonable
+    from annokit.io.atomic import write_table
+
+    if out_format is not None and out_path is None:
+        raise click.UsageError("--out-format applies to --out")
+    if out_path is not None:
+        check_table_path(out_path, jsonl=False, format=out_format)
+        check_outputs({"--out": out_path}, _inputs(votes_path, gold_path))
+    if engine == "dask":
+        from annokit.scale.stats import annotator_pairs_dask
+
+        votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold_path)
+        table = annotator_pairs_dask(votes, min_shared=min_shared)
+    else:
+        from annokit.core.annotator_agreement import annotator_pairs
+
+        votes = _read(votes_path, fmt, gold_path, "annotators")
+        table = annotator_pairs(votes, min_shared=min_shared)
+    output = None
+    if out_path is not None:
+        write_table(table, out_path, jsonl=False, for_people=True, format=out_format)
+        output = written(out_path, out_format, len(table), jsonl=False)
+    left = table.attrs["n_left_out"]
+    if as_json:
+        doc = {"min_shared": min_shared, "n_pairs": len(table), "n_left_out": left,
+               "weights": str(table["weights"].iloc[0]) if len(table) else None,
+               "pairs": jsonable(table.drop(columns="weights").to_dict(orient="records"))}
+        echo_json(with_duplicates(doc if output is None else {**doc, "output": output}, votes))
+        return
+    if out_path is None:
+        echo(f"{'annotator_1':<20} {'annotator_2':<20} {'n_shared':>8} {'kappa':>7} "
+             f"{'agreement':>9}")
+        for a, b, n, kappa, agree in zip(table["annotator_1"], table["annotator_2"],
+                                          table["n_shared"].tolist(), table["kappa"].tolist(),
+                                          table["percent_agreement"].tolist(), strict=True):
+            echo(f"{a!s:<20} {b!s:<20} {n:>8} {_num(kappa, 7)} {_num(agree, 9)}")
+    weights = str(table["weights"].iloc[0]) if len(table) else "none"
+    echo(f"{len(table)} pairs with at least {min_shared} shared items (Cohen's kappa, weights "
+         f"{weights}); {left} pairs with fewer left out"
+         + (f"; wrote {describe_output(output or {})}" if out_path is not None else ""))
 
 
 @click.command(name="filter")
@@ -116,7 +200,7 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
 @column_options
 @click.option("--method", type=click.Choice(_SCORE_METHODS), required=True,
               help="Score used to remove annotators (see `annokit annotators`).")
-@click.option("--threshold", type=finite(), default=None,
+@click.option("--threshold", type=finite(infinite=_infinite_threshold("remove")), default=None,
               help="Remove annotators scoring below this (default: the method's default).")
 @click.option("--top-fraction", type=finite(0, 1, min_open=True, max_open=True), default=None,
               help="Instead of a threshold, remove this fraction of annotators (lowest scores; "

@@ -107,15 +107,15 @@ def _fit_on(spec: str, names: list[str]) -> tuple[str, list[str]]:
 def _bins(text: str) -> int | list[float]:
     """``--bins``: a number of equal-count bins (>= 1) or comma-separated finite edges."""
     if "," not in text:
-        try:
-            n = int(text)
-        except ValueError:
-            pass
-        else:
-            if n < 1:
-                raise click.BadParameter(f"the number of bins must be >= 1; got {n}",
-                                         param_hint="'--bins'")
-            return n
+        value = float_list(text, "--bins")[0]
+        if value == int(value) and value < 1:
+            raise click.BadParameter(f"the number of bins must be >= 1; got {int(value)}",
+                                     param_hint="'--bins'")
+        if value != int(value):
+            raise click.BadParameter(f"one value is a number of bins, a whole number (edges "
+                                     f"are two or more comma-separated numbers); got {text!r}",
+                                     param_hint="'--bins'")
+        return int(value)  # 1e9 is a number of bins, as 1000000000 is
     return float_list(text, "--bins")
 
 
@@ -239,7 +239,11 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     bin_spec = _bins(bins)
     # every agreement bin and every model (with its temperature copies) is bootstrapped
     n_models = len(models) + len(temperatures) + len(fit_temperature_on)
-    check_bootstrap(n_boot, n_bins, n_groups=(_n_groups(bin_spec) + 1) * max(n_models, 1))
+    check_bootstrap(n_boot, n_groups=max(n_models, 1))  # --n-boot alone, then --bins
+    n_groups = _n_groups(bin_spec)
+    check_memory("--bins", bins, 8 * 32 * max(n_boot, 1) * (n_groups + 1) * max(n_models, 1),
+                 what=f"replicate values of every metric in {n_groups:,} agreement bins")
+    check_bootstrap(n_boot, n_bins, n_groups=(n_groups + 1) * max(n_models, 1))
     specs = [_split_spec(s, "--model") for s in models]
     names = [n for n, _ in specs]
     if len(set(names)) != len(names):

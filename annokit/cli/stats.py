@@ -26,8 +26,8 @@ from annokit.core.soft_labels import DEFAULT_TIES, ENTROPY_BASE, TiePolicy
 if TYPE_CHECKING:
     from annokit.io import Format
 
-#: Bytes kept per bootstrap replicate (two coefficients, their replicate values and weights).
-BYTES_PER_REPLICATE = 64
+#: Bytes kept per bootstrap replicate (six coefficients, their replicate values and weights).
+BYTES_PER_REPLICATE = 96
 
 
 @click.command(name="stats")
@@ -62,8 +62,10 @@ def stats(votes_path: str, fmt: Format, gold: str | None, n_boot: int, ties: Tie
           scheduler: str | None) -> None:
     """Statistics of the votes in --votes (or VOTES): items, votes, annotators, entropy, ties
     (and the tie policy of the majority vote), majority-vote accuracy against gold, majority
-    change against the original label, label counts, Krippendorff's alpha and Fleiss' kappa with
-    bootstrap intervals.
+    change against the original label, label counts, and agreement with bootstrap intervals:
+    Krippendorff's alpha, Fleiss' kappa, percent agreement, Gwet's AC1, Brennan-Prediger and
+    Conger's kappa (weighted to match ordinal, interval and ratio scales: AC2 and the weighted
+    others; items with fewer than two votes are left out of the observed agreement).
 
     VOTES is a ChaosNLI .jsonl file, a long or wide CSV/TSV/JSONL/Parquet table,
     a directory or quoted glob of Parquet/CSV/TSV partitions of a long table, or a

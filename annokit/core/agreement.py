@@ -26,14 +26,18 @@ from annokit.core.resample import (
     as_item_keys,
     bootstrap_replicates,
     percentile_interval,
+    poisson_weights,
+    replicate_chunks,
     seed_from_rng,
 )
 from annokit.core.scales import check_scale, numeric_names, ordered_names
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
-__all__ = ["KAPPA_WEIGHTS", "AgreementResult", "annotator_kappa", "coincidence_parts",
-           "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "nominal_alpha"]
+__all__ = ["KAPPA_WEIGHTS", "AgreementResult", "annotator_kappa", "coefficient_interval",
+           "coincidence_parts", "cohen_kappa", "fleiss_kappa", "intervals_together",
+           "kappa_disagreement", "kappa_from_tables",
+           "krippendorff_alpha", "nominal_alpha", "prepare_alpha", "prepare_fleiss"]
 
 #: Weightings of Cohen's kappa: unweighted (None), linear and quadratic disagreement weights.
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
@@ -75,6 +79,70 @@ def _with_ci(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: in
                                 seed=seed_from_rng(rng))
     ci = percentile_interval(point, reps, float(confidence))
     return AgreementResult(point, ci.low, ci.high, n_items, ci.n_boot, ci.confidence, ci.n_invalid)
+
+
+def intervals_together(prepared: Sequence[tuple[Prepared, bool]], keys: Any, rest: Any = None,
+                       *, n_boot: int, confidence: float, seed: int,
+                       budget: int = 4_000_000) -> list[AgreementResult]:
+    """Bootstrap several coefficients on the same replicates, drawing each chunk's weights once.
+
+    Parameters
+    ----------
+    prepared : sequence of (Prepared, bool)
+        Each coefficient (:func:`prepare_alpha`, :func:`prepare_fleiss`, or a
+        :class:`~annokit.core.agreement_gwet.ChanceCoefficient` as such a tuple), and whether
+        its statistic also reads the items of ``rest`` (after those of ``keys``).
+    keys : ndarray of shape (n_items,)
+        Item keys (:func:`annokit.core.resample.item_keys`) of the pairable items; they set
+        the chunks (:func:`replicate_chunks`), so alpha's and kappa's weights, chunks and
+        figures are bit for bit those of :func:`krippendorff_alpha` and :func:`fleiss_kappa`.
+    rest : ndarray, optional
+        Keys of the items with one vote, which only the chance terms read.
+
+    Returns
+    -------
+    list of AgreementResult
+        In the order of ``prepared``; a coefficient's replicate with no weight on its items is
+        NaN (left out, counted in ``n_invalid``).
+    """
+    from annokit.core.progress import progress
+
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
+    check_open_unit("confidence", confidence)
+    keys = as_item_keys(keys, len(keys))
+    rest = None if rest is None or not len(rest) else as_item_keys(rest, len(rest))
+    reps = [np.empty(n_boot) for _ in prepared]
+    with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
+        for start, stop in replicate_chunks(n_boot, keys.shape[0], budget=budget):
+            w = poisson_weights(keys, seed, start, stop)
+            w_all = w if rest is None else np.hstack([w, poisson_weights(rest, seed, start, stop)])
+            for (part, all_items), out in zip(prepared, reps, strict=True):
+                ws = w_all if all_items else w
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    values = part[1](ws)
+                out[start:stop] = np.where(ws.sum(axis=1) > 0, values, np.nan)
+            bar.update(stop - start)
+    results = []
+    for (part, _), values in zip(prepared, reps, strict=True):
+        if n_boot == 0:
+            results.append(AgreementResult(part[0], None, None, part[2], 0, float(confidence)))
+            continue
+        ci = percentile_interval(part[0], values, float(confidence))
+        results.append(AgreementResult(part[0], ci.low, ci.high, part[2], ci.n_boot,
+                                       ci.confidence, ci.n_invalid))
+    return results
+
+
+def coefficient_interval(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: int,
+                         keys: Any, n_rows: int, **kw: Any) -> AgreementResult:
+    """:func:`_with_ci` for a statistic of the weights of ``n_rows`` rows (not only the
+    ``n_items`` pairable ones): the chance-corrected coefficients of
+    :mod:`annokit.core.agreement_gwet`, whose chance terms use single votes too."""
+    keys = np.arange(n_rows, dtype=np.int64) if keys is None else keys
+    result = _with_ci(point, stat, n_rows, keys, **kw)
+    return AgreementResult(result.value, result.ci_low, result.ci_high, n_items, result.n_boot,
+                           result.confidence, result.n_invalid)
 
 
 def coincidence_parts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -197,6 +265,19 @@ def krippendorff_alpha(data: Any, *, level: str | None = None, values: Any = Non
     >>> round(krippendorff_alpha(counts, level="interval", values=[1, 2, 3]).value, 4)  # 1 - 8*4/72
     0.5556
     """
+    point, stat, n_items, keys = prepare_alpha(data, level=level, values=values, keys=keys,
+                                               stacklevel=3)
+    return _with_ci(point, stat, n_items, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+#: What a coefficient needs for a bootstrap: value, statistic of item weights, items, their keys.
+Prepared = tuple[float, Callable[[np.ndarray], np.ndarray], int, Any]
+
+
+def prepare_alpha(data: Any, *, level: str | None = None, values: Any = None, keys: Any = None,
+                  stacklevel: int = 2) -> Prepared:
+    """:func:`krippendorff_alpha`'s value and its statistic of the pairable items' weights
+    (with those items' keys), for :func:`intervals_together`; warns as it does."""
     if isinstance(data, (Votes, Ratings)):
         keys = data.item_ids if keys is None else keys
     if level is None:
@@ -213,19 +294,18 @@ def krippendorff_alpha(data: Any, *, level: str | None = None, values: Any = Non
             values = data.labels if values is None else values
             data = data.counts()
         if level == "nominal":  # the historical path, kept bit for bit
-            return _nominal_alpha(data, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+            return _nominal_alpha(data, keys, stacklevel=stacklevel + 1)
         part, keys = counts_parts(data, keys, level, values)
     stat = alpha_statistic(level, *part)
     point = float(stat(np.ones((1, part[0].shape[0])))[0])
     if not np.isfinite(point):
         warnings.warn(f"krippendorff_alpha ({level}): the values show no variation, alpha is "
-                      "undefined (nan)", DegenerateInputWarning, stacklevel=2)
-    return _with_ci(point, stat, part[0].shape[0], keys, n_boot=n_boot, confidence=confidence,
-                    rng=rng)
+                      "undefined (nan)", DegenerateInputWarning, stacklevel=stacklevel)
+    return point, stat, part[0].shape[0], keys
 
 
-def _nominal_alpha(counts: Any, keys: Any, **kw: Any) -> AgreementResult:
-    arr, keys = pairable(counts, keys, "krippendorff_alpha", stacklevel=4)
+def _nominal_alpha(counts: Any, keys: Any, *, stacklevel: int) -> Prepared:
+    arr, keys = pairable(counts, keys, "krippendorff_alpha", stacklevel=stacklevel + 1)
     disagreement, _ = coincidence_parts(arr)
 
     def stat(w: np.ndarray) -> np.ndarray:
@@ -234,8 +314,8 @@ def _nominal_alpha(counts: Any, keys: Any, **kw: Any) -> AgreementResult:
     point = float(stat(np.ones(len(arr))))
     if not np.isfinite(point):
         warnings.warn("krippendorff_alpha: every vote has the same label, alpha is undefined (nan)",
-                      DegenerateInputWarning, stacklevel=3)
-    return _with_ci(point, stat, len(arr), keys, **kw)
+                      DegenerateInputWarning, stacklevel=stacklevel)
+    return point, stat, len(arr), keys
 
 
 def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
@@ -278,7 +358,13 @@ def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
     >>> round(fleiss_kappa([[3, 0], [0, 3], [2, 1]]).value, 4)
     0.5
     """
-    arr, keys = pairable(counts, keys, "fleiss_kappa", stacklevel=3)
+    point, stat, n_items, keys = prepare_fleiss(counts, keys, stacklevel=3)
+    return _with_ci(point, stat, n_items, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+def prepare_fleiss(counts: Any, keys: Any = None, *, stacklevel: int = 2) -> Prepared:
+    """:func:`fleiss_kappa`'s value and statistic, as :func:`prepare_alpha`."""
+    arr, keys = pairable(counts, keys, "fleiss_kappa", stacklevel=stacklevel + 1)
     m = arr.sum(axis=1)
     p_item = ((arr * (arr - 1)).sum(axis=1)) / (m * (m - 1))
 
@@ -292,8 +378,8 @@ def fleiss_kappa(counts: Any, *, n_boot: int = 0, confidence: float = 0.95,
     point = float(stat(np.ones(len(arr))))
     if not np.isfinite(point):
         warnings.warn("fleiss_kappa: every vote has the same label, kappa is undefined (nan)",
-                      DegenerateInputWarning, stacklevel=2)
-    return _with_ci(point, stat, len(arr), keys, n_boot=n_boot, confidence=confidence, rng=rng)
+                      DegenerateInputWarning, stacklevel=stacklevel)
+    return point, stat, len(arr), keys
 
 
 def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
@@ -363,28 +449,42 @@ def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
     labels = LabelSet.coerce(labels)
     k = len(labels)
     cells = labels.encode(a, where="first") * k + labels.encode(b, where="second")
-    i, j = np.divmod(np.arange(k * k), k)
-    v = {None: (i != j).astype(np.float64), "linear": np.abs(i - j).astype(np.float64),
-         "quadratic": ((i - j) ** 2).astype(np.float64)}[weights]
+    v = kappa_disagreement(weights, k)
     from scipy import sparse
 
     onehot = sparse.csr_matrix((np.ones(cells.size), (np.arange(cells.size), cells)),
                                shape=(cells.size, k * k))
 
     def stat(w: np.ndarray) -> np.ndarray:
-        p = np.asarray((onehot.T @ w.T).T).reshape(-1, k, k)
-        n = p.sum(axis=(1, 2))
-        chance = np.einsum("ri,rj->rij", p.sum(axis=2), p.sum(axis=1)).reshape(-1, k * k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            observed = p.reshape(-1, k * k) @ v
-            expected = chance @ v / n
-            return np.where(expected > 0, 1.0 - observed / expected, np.nan)
+        return kappa_from_tables(np.asarray((onehot.T @ w.T).T).reshape(-1, k, k), v)
 
     point = float(stat(np.ones((1, cells.size)))[0])
     if not np.isfinite(point):
         warnings.warn("cohen_kappa: the chance disagreement is 0 (one label throughout), kappa is "
                       "undefined (nan)", DegenerateInputWarning, stacklevel=2)
     return _with_ci(point, stat, cells.size, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+def kappa_disagreement(weights: str | None, k: int) -> np.ndarray:
+    """Cohen's disagreement weights over category positions, flattened (k * k,): ``[i != j]``,
+    ``|i - j|`` or ``(i - j)^2`` (:data:`KAPPA_WEIGHTS`)."""
+    i, j = np.divmod(np.arange(k * k), k)
+    return {None: (i != j).astype(np.float64), "linear": np.abs(i - j).astype(np.float64),
+            "quadratic": ((i - j) ** 2).astype(np.float64)}[weights]
+
+
+def kappa_from_tables(p: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Cohen's (weighted) kappa of contingency tables ``p`` (r, k, k) (counts or weights) with
+    the disagreement weights ``v`` (:func:`kappa_disagreement`): :math:`1 - \\sum v_{ij} p_{ij}
+    / \\sum v_{ij} p_{i\\cdot} p_{\\cdot j} / n` (Cohen 1968, eq. 4); NaN where the chance
+    disagreement is 0."""
+    k = p.shape[-1]
+    n = p.sum(axis=(1, 2))
+    chance = np.einsum("ri,rj->rij", p.sum(axis=2), p.sum(axis=1)).reshape(-1, k * k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = p.reshape(-1, k * k) @ v
+        expected = chance @ v / n
+        return np.where(expected > 0, 1.0 - observed / expected, np.nan)
 
 
 def annotator_kappa(votes: Votes, first: Any, second: Any, *, weights: str | None = None,

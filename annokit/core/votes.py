@@ -101,6 +101,9 @@ class Votes(VoteViews):
     hf_info: dict[str, Any] | None = None
     labelstudio_info: dict[str, Any] | None = None
     mturk_info: dict[str, Any] | None = None
+    toloka_info: dict[str, Any] | None = None
+    prodigy_info: dict[str, Any] | None = None
+    argilla_info: dict[str, Any] | None = None
     lewidi_info: dict[str, Any] | None = None
     #: "counts" or "soft labels" when the input was published already counted
     #: (:mod:`annokit.io.counts`); ``row_ids``: its item ids are the array's row positions.

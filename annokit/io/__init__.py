@@ -25,18 +25,21 @@ from annokit.errors import (
     InvalidValueError,
     SchemaError,
 )
+from annokit.io.argilla import read_argilla
 from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import looks_like_chaosnli, read_chaosnli
 from annokit.io.counts import is_array, read_count_array, read_count_table
+from annokit.io.exports import TOOL_FORMATS, export_format, read_export
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
-from annokit.io.labelstudio import looks_like_labelstudio_file, read_labelstudio
+from annokit.io.labelstudio import read_labelstudio
 from annokit.io.layout import frame_layout, table_layout
 from annokit.io.lewidi import looks_like_lewidi, read_lewidi
 from annokit.io.lists import looks_like_label_lists, read_label_lists
-from annokit.io.mturk import looks_like_mturk, read_mturk
+from annokit.io.mturk import read_mturk
 from annokit.io.partitions import is_partitioned, partition_files, read_partitions
+from annokit.io.prodigy import read_prodigy
 from annokit.io.ratings import apply_scale, read_ratings
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
@@ -50,6 +53,7 @@ from annokit.io.tabular import (
     read_table,
     read_wide,
 )
+from annokit.io.toloka import read_toloka
 
 __all__ = [
     "FORMATS",
@@ -70,14 +74,17 @@ __all__ = [
     "read_columns",
     "read_count_array",
     "read_count_table",
+    "read_argilla",
     "read_label_lists",
     "read_labelstudio",
     "read_lewidi",
     "read_mturk",
+    "read_prodigy",
     "read_ratings",
     "read_gold",
     "read_long",
     "read_table",
+    "read_toloka",
     "read_votes",
     "read_wide",
     "partition_files",
@@ -87,10 +94,9 @@ __all__ = [
     "write_votes",
 ]
 
-Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists",
-                 "counts", "soft"]
-FORMATS = ("auto", "chaosnli", "long", "wide", "mturk", "labelstudio", "lewidi", "lists", "counts",
-           "soft")
+Format = Literal["auto", "chaosnli", "long", "wide", "mturk", "toloka", "labelstudio", "prodigy",
+                 "argilla", "lewidi", "lists", "counts", "soft"]
+FORMATS = ("auto", "chaosnli", "long", "wide", *TOOL_FORMATS, "lewidi", "lists", "counts", "soft")
 
 
 #: Largest dense item x label count matrix (bytes of int64) a read accepts; see ``read_votes``.
@@ -131,13 +137,15 @@ def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header
             return "chaosnli", columns, None
         if looks_like_lewidi(source):
             return "lewidi", columns, None
-        if table_kind(source) == "jsonl" and looks_like_labelstudio_file(source):
-            return "labelstudio", columns, None
+        tool = export_format(source) if table_kind(source) == "jsonl" else None
+        if tool is not None:
+            return tool, columns, None
         if looks_like_label_lists(source):
             return "lists", columns, None
     names = read_columns(source, sep=sep)
-    if looks_like_mturk(names) and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
-        return "mturk", columns, None
+    tool = export_format(source, names)
+    if tool is not None and {k for k, v in (columns or {}).items() if v} <= {"item", "label"}:
+        return tool, columns, None
     return table_layout(source, columns=columns, sep=sep, labels=labels)
 
 
@@ -177,13 +185,18 @@ def read_votes(
         read: its columns are detected exactly as a file's (``format`` "auto", "long" or
         "wide"; ``columns``, ``labels``, ``gold`` (a gold file), ``duplicates``, ``missing``
         and ``scale`` apply as to a file).
-    format : {"auto", "chaosnli", "long", "wide", "mturk", "labelstudio"}
-        "auto" sniffs the file and refuses a file that fits no layout. "mturk" reads
-        Mechanical Turk batch results (:func:`annokit.io.mturk.read_mturk`), "labelstudio"
-        a Label Studio JSON export (:func:`annokit.io.labelstudio.read_labelstudio`); for
-        both, ``columns`` may name only the ``item`` and ``label`` columns (MTurk:
-        ``Input.*``/``Answer.*`` names or families; Label Studio: a ``data`` field and the
-        control's ``from_name``). "lewidi" reads a LeWiDi 2023/2025 split file
+    format : str, one of FORMATS
+        "auto" sniffs the file and refuses a file that fits no layout. The exports of
+        annotation tools (:mod:`annokit.io.exports`): "mturk" reads Mechanical Turk batch
+        results (:func:`annokit.io.mturk.read_mturk`), "toloka" a Toloka results TSV
+        (:func:`annokit.io.toloka.read_toloka`), "labelstudio" a Label Studio JSON export
+        (:func:`annokit.io.labelstudio.read_labelstudio`) or its JSON-MIN and CSV exports
+        (:mod:`annokit.io.labelstudio_flat`), "prodigy" Prodigy's ``db-out`` JSONL
+        (:func:`annokit.io.prodigy.read_prodigy`), "argilla" Argilla records
+        (:func:`annokit.io.argilla.read_argilla`); for these, ``columns`` may name only the
+        ``item`` and ``label`` columns (MTurk: ``Input.*``/``Answer.*`` names or families;
+        Label Studio: a ``data`` field and the control's ``from_name``; Argilla: the
+        question). "lewidi" reads a LeWiDi 2023/2025 split file
         (:func:`annokit.io.lewidi.read_lewidi`, which also takes a folder and ``split=``).
         "lists" reads JSON Lines with one row per item and a list of its labels, such as
         graded ratings released without annotator ids
@@ -319,7 +332,7 @@ def read_votes(
     if flags is not None and fmt != "mturk":
         raise InvalidValueError(f"{source.name}: --flags applies to Mechanical Turk batch "
                                 f"results (flag fields beside the answer); this is read as {fmt}")
-    if sep is not None and fmt not in ("long", "wide", "mturk"):
+    if sep is not None and fmt not in ("long", "wide", "mturk", "toloka"):
         raise InvalidValueError(f"{source.name}: --sep applies to delimited text tables (CSV, "
                                 f"TSV); this is read as {fmt}")
     if (fmt == "lists" and labels is not None) or (
@@ -339,7 +352,7 @@ def read_votes(
         votes.read_info = ((votes.read_info or f"{source.name}: label lists")
                            + duplicates_note(votes, duplicates))
         return votes
-    if fmt in ("mturk", "labelstudio"):
+    if fmt in TOOL_FORMATS:
         used = [opt for opt, on in (("no_header", no_header), ("missing", bool(missing)),
                                     ("gold", gold is not None)) if on]
         unknown = sorted(set(k for k, v in (columns or {}).items() if v)
@@ -348,14 +361,8 @@ def read_votes(
             raise InvalidValueError(
                 f"{source.name} is a {fmt} export; {', '.join(used + unknown)} do not apply "
                 "to it (name the item and label columns only)")
-        cols = dict(columns or {})
-        if fmt == "mturk":
-            votes = read_mturk(source, item=cols.get("item"), label=cols.get("label"),
-                               labels=labels, duplicates=duplicates, sep=sep,
-                               flags=flags or "drop")
-        else:
-            votes = read_labelstudio(source, item=cols.get("item"), from_name=cols.get("label"),
-                                     labels=labels, duplicates=duplicates)
+        votes = read_export(fmt, source, columns=columns, labels=labels, duplicates=duplicates,
+                            sep=sep, flags=flags)
         check_count_size(votes.n_items, votes.n_labels, source.name, limit=max_count_bytes)
         votes.read_info = (getattr(votes, "read_info", None) or f"{source.name}: {fmt} export") + \
             duplicates_note(votes, duplicates)
@@ -434,8 +441,8 @@ def _read_counts(source: Input, *, format: str, columns: Mapping[str, str | None
 
 def _fixed_labels(name: str, fmt: str) -> str:
     """The message for ``--labels`` on a format whose labels the file fixes."""
-    return (f"{name}: --labels applies to tables and tool exports (long, wide, mturk, "
-            f"labelstudio); a {fmt} file's labels are read from the file")
+    return (f"{name}: --labels applies to tables and tool exports (long, wide, "
+            f"{', '.join(TOOL_FORMATS)}); a {fmt} file's labels are read from the file")
 
 
 def _read_lewidi(source: Input | str | os.PathLike, *, labels: Any, columns: Any, gold: Any,

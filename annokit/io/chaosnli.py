@@ -85,6 +85,11 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
 
     for row, lineno in zip(rows, line_numbers, strict=True):
         _check_row(row, lineno, name)
+        if not any(row["label_counter"].values()):  # before its label_dist is compared
+            raise DataFormatError(
+                f"line {lineno} of {name}, field label_counter: item {row['uid']!r} has no votes "
+                f"({'every count is 0' if row['label_counter'] else 'it is empty'}); each line "
+                "needs at least one vote: correct its label_counter or remove the line")
     keys = {str(k) for row in rows for k in row["label_counter"]}
     if labels is None:
         labels = CHAOSNLI_NLI_LABELS if keys & _NLI_KEYS or not keys <= {"1", "2"} else ALPHANLI_LABELS
@@ -102,11 +107,6 @@ def read_chaosnli(path: str | os.PathLike, *, labels: LabelSet | None = None) ->
                 ) from None
             counts[i, j] += value
         _check_redundant(row, counts[i], lineno, name)
-    empty = np.flatnonzero(counts.sum(axis=1) == 0)
-    if empty.size:
-        i = int(empty[0])
-        raise DataFormatError(f"line {line_numbers[i]} of {name}: item {rows[i]['uid']!r} has zero votes")
-
     total = int(counts.sum())
     if total * _BYTES_PER_VOTE > MAX_VOTE_BYTES:
         raise InvalidValueError(

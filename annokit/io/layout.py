@@ -40,7 +40,8 @@ from annokit.io.tabular import COLUMN_OPTIONS, detect_columns
 
 __all__ = ["FORMAT_HINT", "frame_layout", "table_layout"]
 
-FORMAT_HINT = "--format (chaosnli, long, wide, mturk, labelstudio, lewidi or lists)"
+FORMAT_HINT = ("--format (chaosnli, long, wide, mturk, toloka, labelstudio, prodigy, argilla, "
+               "lewidi or lists)")
 
 
 def _repeats(values: Any) -> bool:

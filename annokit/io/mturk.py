@@ -20,10 +20,11 @@ status; a blank answer is not a vote and is counted.
 
 Flag fields: a HIT often shows a checkbox beside the answer ("cannot judge", "not sure").
 When one ``Answer.*`` field (or numbered family) holds the responses and every other one
-holds only checkbox values (``true``/``false``, ``on``/blank, ``checked``, ``{}``; a
-``.on`` suffix, as in ``Answer.cannot_judge.on``, is part of the checkbox's name), the
+holds only checkbox values (``true``/``false``, ``on``/blank, ``checked``, ``{}``, or the
+field's own name/blank, as ``Answer.na0`` holding ``na`` when ticked; a ``.on`` suffix, as
+in ``Answer.cannot_judge.on``, is part of the checkbox's name), the
 response field is the label and the others are flags: a vote whose flag is ticked (``true``,
-``on``, ``checked``) is dropped (``flags="drop"``, the default: the worker said the answer is
+``on``, ``checked``, its own name) is dropped (``flags="drop"``, the default: the worker said the answer is
 not a judgement) or kept (``flags="keep"``); either way the flagged votes are counted in
 ``read_info`` and ``mturk_info["flags"]``. An unnumbered flag beside numbered answers flags
 every item of its HIT.
@@ -116,17 +117,21 @@ def _cells(values: pd.Series) -> pd.Series:
     return values.dropna().astype(str).str.strip().str.lower()
 
 
-def _is_flag(df: pd.DataFrame, family: dict[str, str]) -> bool:
-    """Every cell of the family is blank or a checkbox value."""
-    return all(_cells(df[col]).isin(FLAG_VALUES).all() for col in family.values())
+def _is_flag(df: pd.DataFrame, family: dict[str, str], base: str) -> bool:
+    """Every cell of the family is blank or a checkbox value; a checkbox may send its own name
+    when ticked (Pavlick and Kwiatkowski's ``Answer.na0`` holds "na" or nothing)."""
+    values = (*FLAG_VALUES, base.lower())
+    return all(_cells(df[col]).isin(values).all() for col in family.values())
 
 
-def _ticked(df: pd.DataFrame, family: dict[str, str], n: str, name: str) -> np.ndarray:
+def _ticked(df: pd.DataFrame, family: dict[str, str], base: str, n: str,
+            name: str) -> np.ndarray:
     col = family.get(n, family.get(""))
     if col is None:
         raise SchemaError(f"{name}: the flag field {_family_text(family)} is not numbered like "
                           f"the label (item {n} has no flag column)")
-    return df[col].fillna("").astype(str).str.strip().str.lower().isin(FLAG_TICKED).to_numpy()
+    cells = df[col].fillna("").astype(str).str.strip().str.lower()
+    return cells.isin((*FLAG_TICKED, base.lower())).to_numpy()
 
 
 def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
@@ -181,7 +186,7 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     inputs = _families(columns, "Input.")
     chosen = _pick(answers, label, "label", name, "Answer.")
     if chosen is None:
-        responses = [f for f in answers.values() if not _is_flag(df, f)]
+        responses = [f for b, f in answers.items() if not _is_flag(df, f, b)]
         if len(answers) == 1:
             chosen = next(iter(answers.values()))
         elif len(responses) == 1:
@@ -190,7 +195,7 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
             raise SchemaError(f"{name}: {len(answers)} answer columns {sorted(answers)}"
                               f"{'' if responses else ' all holding checkbox values'}; say which "
                               "holds the label with --label-col (Python: label=)")
-    flag_families = [f for f in answers.values() if f is not chosen and _is_flag(df, f)]
+    flag_families = {b: f for b, f in answers.items() if f is not chosen and _is_flag(df, f, b)}
     numbers = sorted(chosen, key=lambda n: (n != "", int(n) if n else 0))
     item_family = _pick(inputs, item, "item id", name, "Input.")
     if item_family is None:
@@ -221,8 +226,8 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     for n in numbers:
         labels_n = df[chosen[n]]
         ticked = np.zeros(len(df), dtype=bool)
-        for family in flag_families:
-            ticked |= _ticked(df, family, n, name)
+        for base, family in flag_families.items():
+            ticked |= _ticked(df, family, base, n, name)
         if item_family is not None:
             items_n = df[item_family[n]]
             blank = items_n.isna() & labels_n.notna()
@@ -263,7 +268,7 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     flag_text = ""
     if flag_families:
         action = "dropped" if flags == "drop" else "kept"
-        info["flags"] = {"fields": [_family_text(f) for f in flag_families],
+        info["flags"] = {"fields": [_family_text(f) for f in flag_families.values()],
                          "flagged_votes": n_flagged, "action": action}
         other = "keep" if flags == "drop" else "drop"
         flag_text = (f"; flag field(s) {info['flags']['fields']}: {n_flagged} flagged vote(s) "

@@ -125,8 +125,9 @@ def quantile_edges(values: np.ndarray, n_bins: int, weights: np.ndarray | None =
 
 def bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Bin of each value: ``clip(searchsorted(edges, v, "right") - 1, 0, n_bins - 1)``."""
-    idx = np.searchsorted(edges, values, side="right") - 1
-    return np.clip(idx, 0, len(edges) - 2)
+    idx = np.searchsorted(edges, values, side="right")
+    idx -= 1  # in place: an array of n items is not copied twice
+    return np.clip(idx, 0, len(edges) - 2, out=idx)
 
 
 def top_label(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -292,6 +292,23 @@ def _inputs(probs, soft, hard, weights, quantities, names):
 
 
 _NO_OUT, _NO_SRC = np.empty((0, 0)), np.empty(0, dtype=np.int64)
+#: The kernels of :func:`_kernel` this process has run (compiled or loaded), by their key.
+_READY: set[tuple[int, int, int, int, bool]] = set()
+
+
+def _bins_only(k: int, vmode: tuple[int, int], has_t: bool) -> tuple[int, int]:
+    """The vmode of a call that only bins (vmode 0): that of a kernel with every per-item
+    quantity already run in this process for this ``k`` and ``has_t``, if there is one.
+
+    Such a kernel bins the rows exactly as the bins-only one does (the same ``_top3`` /
+    ``_top_impl`` and ``_scatter_impl``, with the bins read at run time), so its bin sums
+    are the same bit for bit, and a command that evaluates and then draws a reliability
+    diagram (``report``, ``demo``) compiles one kernel, not two (issue 36: about a third of
+    a first ``demo``'s compile time). Its per-item sums are computed and dropped.
+    """
+    key = k if k in (2, 3) else 0
+    ready = sorted(r for r in _READY if r[0] == key and r[1] == 2 and r[4] == has_t)
+    return (2, ready[0][2]) if vmode[0] == 0 and ready else vmode
 
 
 def _compiled(k: int, vmode: tuple[int, int], bins: int, has_t: bool, args: tuple) -> Any:
@@ -303,11 +320,13 @@ def _compiled(k: int, vmode: tuple[int, int], bins: int, has_t: bool, args: tupl
     stderr says so (under the progress bars' rules), so that a first command does not
     look hung; and the input's own run time is never taken for compiling.
     """
-    kernel = _kernel(k if k in (2, 3) else 0, *vmode, -1 if vmode[0] else bins, has_t)
+    key = (k if k in (2, 3) else 0, *vmode, -1 if vmode[0] else bins, has_t)
+    kernel = _kernel(*key)
     if not kernel.signatures:
         with notice_if_slow("annokit: compiling the metric kernels (once per environment; "
                             "later runs load them from the cache) ..."):
             kernel(*args)
+    _READY.add(key)
     return kernel
 
 
@@ -334,6 +353,8 @@ def batch_sums(probs: Any, soft: Any, hard: Any, weights: Any, *, quantities: An
         probs, soft, hard, weights, quantities, names)
     nb = 0 if n_bins is None else _binning.check_n_bins(n_bins)
     n, k = p.shape
+    if nb:
+        vmode = _bins_only(k, vmode, s is not None)
     one = w is None or w.ndim == 1
     r = 1 if one else w.shape[0]
     w2 = np.zeros((1, 1)) if w is None else np.ascontiguousarray(w.reshape(r, n))

@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 
 from annokit.errors import InvalidValueError
+from annokit.metrics.calibration_estimators import MacroCEState, SweepECEState, TACEState
+from annokit.metrics.calibration_smooth import KDEECEState, SmoothECEState
 from annokit.metrics.multilabel import MultilabelBinnedState, MultilabelState
 from annokit.metrics.ordinal import OrdinalState
 from annokit.metrics.states import (
@@ -210,6 +212,15 @@ _KUMAR = ("Kumar, Liang, Ma (2019). Verified Uncertainty Calibration. NeurIPS. a
 _KULL = ("Kull, Perello-Nieto, Kangsepp, Silva Filho, Song, Flach (2019). Beyond temperature "
          "scaling: classwise-calibrated probabilities. NeurIPS. arXiv:1910.12656; " + _GUO)
 
+_ROELOFS = ("Roelofs, Cain, Shlens, Mozer (2022). Mitigating Bias in Calibration Error "
+            "Estimation. AISTATS. arXiv:2012.08668")
+_BLASIOK = ("Błasiok, Nakkiran (2023). Smooth ECE: Principled Reliability Diagrams via Kernel "
+            "Smoothing. arXiv:2309.12236; the relplot package")
+_SI = ("Si, Zhao, Chen, Boyd-Graber (2022). Re-Examining Calibration: The Case of Question "
+       "Answering. Findings of EMNLP. arXiv:2205.12507")
+_ZHANG = ("Zhang, Kailkhura, Han (2020). Mix-n-Match: Ensemble and Compositional Methods for "
+          "Uncertainty Calibration in Deep Learning. ICML. arXiv:2003.07329")
+
 _HARD, _SOFT = frozenset({"hard"}), frozenset({"soft"})
 _BINS = MappingProxyType({"n_bins": 10})
 
@@ -326,7 +337,26 @@ _SPECS = (
                "label (clipped at 1e-15 like nll), averaged over labels", _SOFT, True, "nats",
                _NLL, _EMPTY, None, MultilabelState, MappingProxyType({"quantity": "log"}),
                scales=_NOMINAL, task="multilabel"),
-    # estimators of issue 32: requested by name (--metrics), not in the default list
+    # calibration estimators of the ECE literature (annokit.metrics.calibration_estimators,
+    # calibration_smooth): asked by name or --metrics all, not listed by default (their
+    # intervals are not studied yet)
+    MetricSpec("ece_sweep", "Top-label ECE with equal-mass bins, as many as keep the bin "
+               "accuracies monotone in confidence", _HARD, True, "probability", _ROELOFS,
+               MappingProxyType({"norm": 1}), None, SweepECEState, listed=frozenset()),
+    MetricSpec("smooth_ece", "Smooth ECE: the top-label residual kernel-smoothed over the "
+               "confidence, bandwidth at its fixed point (relplot smECE)", _HARD, True,
+               "probability", _BLASIOK, _EMPTY, None, SmoothECEState, listed=frozenset()),
+    MetricSpec("tace", "Thresholded adaptive calibration error: classwise, equal-mass bins "
+               "per class over predictions >= threshold", _HARD, True, "probability", _NIXON,
+               MappingProxyType({"n_bins": 10, "threshold": 1e-3}), None, TACEState,
+               listed=frozenset()),
+    MetricSpec("macro_ce", "MacroCE: mean of 1 - confidence over correct and of confidence "
+               "over wrong top-label predictions, averaged", _HARD, True, "probability", _SI,
+               _EMPTY, None, MacroCEState, listed=frozenset()),
+    MetricSpec("kde_ece", "Top-label ECE with the accuracy a ratio of triweight kernel "
+               "density estimates (Mix-n-Match rule)", _HARD, True, "probability", _ZHANG,
+               _EMPTY, None, KDEECEState, listed=frozenset()),
+    # Kumar et al.'s debiased estimator (issue 32): requested by name, not listed by default
     MetricSpec("ece_debiased", "Debiased squared L2 top-label calibration error against the hard "
                "label, equal-width bins (Kumar et al. 2019): unbiased for sum_b P(b) gap_b^2, can be "
                "negative; sqrt(max(0, .)) is uncertainty-calibration's debias=True value",

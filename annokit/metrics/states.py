@@ -357,7 +357,7 @@ class AdaptiveBinnedState(MetricState):
         self.n_bins = _binning.check_n_bins(n_bins)
         self._conf: list[np.ndarray] = []
         self._hit: list[np.ndarray] = []
-        self._weights: list[np.ndarray] = []
+        self._weights: list[np.ndarray | None] = []  # None: each item weighs 1
         self._total: Any = None
         self._cache: BinStats | None = None  # the sums of the current content
 
@@ -370,7 +370,7 @@ class AdaptiveBinnedState(MetricState):
         self._cache = None
         self._conf.append(conf)
         self._hit.append(hit)
-        self._weights.append(np.ones(conf.shape[0]) if w is None else np.array(w))
+        self._weights.append(None if w is None else np.array(w))
         self._total = _add(self._total, np.array(weight, dtype=np.float64))
 
     def _merge(self, other: AdaptiveBinnedState) -> None:
@@ -386,14 +386,15 @@ class AdaptiveBinnedState(MetricState):
             return None
         if self._cache is not None:
             return self._cache
-        conf = np.concatenate(self._conf)
-        hit = np.concatenate(self._hit)
-        w = np.concatenate(self._weights, axis=-1)
-        unit = w.ndim == 1 and np.all(w == 1)
-        edges = _binning.quantile_edges(conf, self.n_bins, None if unit else w)
-        stats = edge_bin_stats(conf, hit, edges, self.n_bins, None if unit else w, self._total)
-        self._cache = stats
-        return stats
+        conf, hit = _joined(self._conf), _joined(self._hit)
+        w = None
+        if any(x is not None for x in self._weights):
+            w = _joined([np.ones(c.shape[0]) if x is None else x
+                         for c, x in zip(self._conf, self._weights, strict=True)])
+            w = None if w.ndim == 1 and np.all(w == 1) else w
+        edges = _binning.quantile_edges(conf, self.n_bins, w)
+        self._cache = edge_bin_stats(conf, hit, edges, self.n_bins, w, self._total)
+        return self._cache
 
     def _compute(self) -> Any:
         stats = self._bin_stats()
@@ -407,6 +408,11 @@ class AdaptiveBinnedState(MetricState):
         if stats is None:
             return np.nan, np.nan
         return _binning.stats_bounds(stats)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The batches' arrays end to end along the last axis (the one array itself, uncopied)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
 
 
 def top_label_hit(probs: np.ndarray, hard: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -6,17 +6,16 @@
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from annokit.core.agreement import fleiss_kappa, krippendorff_alpha
+from annokit.core.agreement import krippendorff_alpha
 from annokit.core.gold import describe_accuracy, gold_accuracy
-from annokit.core.resample import seed_from_rng
+from annokit.core.resample import item_keys, seed_from_rng
 from annokit.core.soft_labels import (
     DEFAULT_TIES,
     ENTROPY_BASE,
@@ -30,6 +29,7 @@ from annokit.core.soft_labels import (
     vote_majority,
 )
 from annokit.core.votes import Votes
+from annokit.errors import DegenerateInputWarning
 from annokit.quality.rating_stats import (  # noqa: F401  (BIMODAL, rating_summary: re-exported)
     BIMODAL,
     LIST_LEVELS,
@@ -140,6 +140,14 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         when every gold label is unknown), ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
         ci_high, n_items, n_boot, confidence, n_invalid} (``n_invalid``: bootstrap
         replicates on which the coefficient is undefined, left out of the interval);
+        ``percent_agreement``, ``gwet_ac1``, ``brennan_prediger`` and ``conger_kappa``
+        (:mod:`annokit.core.agreement_gwet`; Gwet 2014), the same objects with ``weights``
+        (those of the scale, :data:`~annokit.core.agreement_gwet.SCALE_WEIGHTS`: the weighted
+        versions, AC2, on ordered scales) and ``se``, Gwet's analytic standard error where it
+        equals irrCAC's (AC1/AC2 and Brennan-Prediger; None for the others), on the same
+        bootstrap replicates; items with fewer
+        than two votes are left out of their observed agreement, and ``conger_kappa`` is None
+        without annotator ids;
         alpha is at the labels' ``level`` (ordinal, interval and ratio differences on
         ordered scales), kappa is nominal. ``ratings``: on an ordered scale with
         numeric labels, ``item_mean``, ``item_sd`` (sample) and ``bimodality``
@@ -220,25 +228,62 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
                           "n_tied": gold_accuracy(maj.labels, votes.gold, maj.is_tied).n_items,
                           "tie_policy": maj.policy, "n_unknown_label": acc.n_unknown}
     result["ratings"] = rating_summary(counts, votes.labels)
-    # one seed for both coefficients: their replicates weight the items alike
-    seed = seed_from_rng(rng) if n_boot else 0
-    pairable = per_item >= 2
-    by_id = np.argsort(votes.item_ids.astype(str), kind="stable")
-    scale = votes.labels.scale
-    alpha = functools.partial(krippendorff_alpha, level=scale,
-                              values=votes.labels if scale in ("interval", "ratio") else None)
-    coefficients: list[tuple[str, Callable[..., Any]]] = [("krippendorff_alpha", alpha),
-                                                          ("fleiss_kappa", fleiss_kappa)]
-    for key, coefficient in coefficients[:1 if scale != "nominal" else 2]:
-        # with no item holding two votes there is nothing to agree on: null, not an error
-        # items in id order: sums do not depend on the order of the file's rows
-        result[key] = (coefficient(counts[by_id], n_boot=n_boot, confidence=confidence, rng=seed,
-                                   keys=votes.item_ids[by_id]).to_dict()
-                       if pairable.any() else None)
-    result.setdefault("fleiss_kappa", None)  # nominal only (by_scale)
-    if result["krippendorff_alpha"] is not None:
-        result["krippendorff_alpha"]["level"] = scale
+    result.update(agreement_stats(votes, counts, n_boot=n_boot, confidence=confidence,
+                                  rng=rng))
     return DatasetStats(by_scale(result))
+
+
+def agreement_stats(votes: Votes, counts: np.ndarray, *, n_boot: int, confidence: float,
+                    rng: np.random.Generator | int | None) -> dict[str, Any]:
+    """The agreement coefficients of :func:`dataset_stats`, bootstrapped together.
+
+    One seed and one pass of replicate weights for all of them: each chunk of Poisson weights
+    is drawn once and every coefficient's statistic reads it (alpha and kappa on the pairable
+    items, with their own chunks, so their figures are those of :func:`krippendorff_alpha` and
+    :func:`fleiss_kappa`). Items are in id order, so sums do not depend on the file's rows.
+    """
+    from annokit.core.agreement import intervals_together, prepare_alpha, prepare_fleiss
+    from annokit.core.agreement_gwet import GWET_COEFFICIENTS, chance_coefficients
+
+    out: dict[str, Any] = {k: None for k in ("krippendorff_alpha", "fleiss_kappa",
+                                              *GWET_COEFFICIENTS)}
+    per_item = counts.sum(axis=1)
+    if not (per_item >= 2).any():  # nothing to agree on: null, not an error
+        return out
+    seed = seed_from_rng(rng) if n_boot else 0
+    by_id = np.argsort(votes.item_ids.astype(str), kind="stable")
+    pair = per_item[by_id] >= 2
+    ordered, keys = counts[by_id][pair], votes.item_ids[by_id][pair]
+    scale = votes.labels.scale
+    parts: list[tuple[str, Any, bool]] = [("krippendorff_alpha", prepare_alpha(
+        ordered, level=scale, values=votes.labels if scale in ("interval", "ratio") else None,
+        keys=keys, stacklevel=4), False)]
+    if scale == "nominal":
+        parts.append(("fleiss_kappa", prepare_fleiss(ordered, keys, stacklevel=4), False))
+    names = [n for n in GWET_COEFFICIENTS
+             if n != "conger_kappa" or votes.annotator_index is not None]
+    n_single = int((~pair).sum())
+    if n_single:
+        for name, _, _ in parts:
+            warnings.warn(f"{name}: {n_single} item(s) with fewer than two votes cannot be paired "
+                          "and were left out", DegenerateInputWarning, stacklevel=3)
+        warnings.warn(f"{', '.join(names)}: {n_single} item(s) with fewer than two votes were left "
+                      "out of the observed agreement (their votes count in the chance agreement)",
+                      DegenerateInputWarning, stacklevel=3)
+    # the chance terms read the items with one vote too: after the pairable ones
+    chance = chance_coefficients(votes, names=names,
+                                 order=np.concatenate([by_id[pair], by_id[~pair]]))
+    parts += [(c.name, (c.value, c.stat, c.n_items, None), True) for c in chance]
+    results = intervals_together([(p, a) for _, p, a in parts], item_keys(keys),
+                                 item_keys(votes.item_ids[by_id][~pair]), n_boot=n_boot,
+                                 confidence=confidence, seed=seed)
+    for (name, _, _), res in zip(parts, results, strict=True):
+        out[name] = res.to_dict()
+    out["krippendorff_alpha"]["level"] = scale
+    for c in chance:
+        out[c.name]["weights"] = c.weights
+        out[c.name]["se"] = c.se
+    return out
 
 
 def multilabel_stats(votes: Votes, *, n_boot: int = 1000, confidence: float = 0.95,
@@ -355,6 +400,8 @@ def soft_stats(soft: Votes, *, base: float = ENTROPY_BASE, ties: TiePolicy = DEF
         "ties": maj.n_ties, "tie_policy": maj.policy, "majority_change": None,
         "label_counts": None, "majority_counts": _label_counts(maj.labels, soft.labels.names),
         "gold": None, "ratings": None, "krippendorff_alpha": None, "fleiss_kappa": None,
+        "percent_agreement": None, "gwet_ac1": None, "brennan_prediger": None,
+        "conger_kappa": None,
     }
     return DatasetStats(by_scale(result))
 
@@ -436,14 +483,35 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
             g["majority_accuracy"], g["n_items"], g.get("n_unknown_label", 0),
             f"{g['n_tied']} tied, ties: {g['tie_policy']}")))
     rows += rating_rows(stats)
+    return rows + _coefficient_rows(stats)
+
+
+#: Row titles of the chance-corrected coefficients (``{w}``: the weights, on ordered scales).
+_TITLES = {"percent_agreement": "percent agreement", "gwet_ac1": "Gwet's AC1",
+           "brennan_prediger": "Brennan-Prediger", "conger_kappa": "Conger's kappa"}
+
+
+def _coefficient_rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
+    """One row per agreement coefficient: value and bootstrap interval, or why it is n/a."""
     level = stats.get("scale", "nominal")
+    soft_only = bool(stats.get("soft_only"))
     coefficients = [("krippendorff_alpha", f"Krippendorff's alpha ({level})")]
     if level == "nominal":
         coefficients.append(("fleiss_kappa", "Fleiss' kappa"))
+    for key, title in _TITLES.items():
+        if key not in stats:  # a stats object from before these coefficients
+            continue
+        w = (stats[key] or {}).get("weights", "identity")
+        if key == "gwet_ac1" and w != "identity":
+            title = "Gwet's AC2"
+        coefficients.append((key, title + (f" ({w} weights)" if w != "identity" else "")))
+    rows = []
     for key, title in coefficients:
         a = stats[key]
         if a is None:
             rows.append((title, "n/a (soft labels only: it needs votes)" if soft_only
+                         else "n/a (it needs annotator ids)" if key == "conger_kappa"
+                         and stats.get("n_annotators") is None
                          else "n/a (no item has two votes)"))
             continue
         dropped = (f"; {a['n_invalid']} left out: undefined where all resampled votes carry "

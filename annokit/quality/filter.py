@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.annotator_agreement import alpha_influence
 from annokit.core.checks import check_open_unit, check_option
 from annokit.core.divergence import tvd
 from annokit.core.gold import GOLD_UNKNOWN, GoldAccuracy, gold_accuracy
@@ -135,7 +136,9 @@ class AnnotatorFlags:
     threshold : float
     table : DataFrame
         One row per annotator: ``annotator``, ``n_votes``, ``score`` (NaN without
-        evidence), ``flagged``, ``reason`` (None when not flagged).
+        evidence), ``flagged``, ``reason`` (None when not flagged), ``alpha_without``
+        (Krippendorff's alpha at the labels' level without the annotator; NaN when undefined)
+        and ``alpha_change`` (its difference from alpha with everyone).
     gold : GoldAccuracy or None
         Under ``method="gold"``: the gold items scored (``n_items``) and those whose gold label
         is not among the votes' labels (``n_unknown``, never right or wrong).
@@ -230,8 +233,17 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
         "flagged": flagged,
         "reason": [r or None for r in reasons],
     })
-    return AnnotatorFlags(method=method, threshold=float(thr), table=table,
+    return AnnotatorFlags(method=method, threshold=float(thr), table=with_influence(
+        table, alpha_influence(votes)),
                           gold=gold_accuracy(g, g) if method == "gold" else None)
+
+
+def with_influence(table: pd.DataFrame, influence: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (an ``annotator`` column) with ``alpha_without`` and ``alpha_change`` of
+    ``influence`` (:func:`annokit.core.annotator_agreement.alpha_influence`, by annotator)."""
+    joined = influence.reindex(table["annotator"].astype(str))
+    return table.assign(alpha_without=joined["alpha_without"].to_numpy(),
+                        alpha_change=joined["alpha_change"].to_numpy())
 
 
 @dataclass
@@ -444,7 +456,10 @@ def filter_annotators(
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not (isinstance(threshold, (int, float))
                                       and math.isfinite(threshold)):
-        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}")
+        would = (" (it would remove every annotator: every score is below it)"
+                 if threshold == math.inf else "")
+        raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}{would} "
+                                "(CLI: --threshold)")
     g = _require_gold(votes, method, gold)
     if method == "gold":
         if max_wrong_run is None:

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 import annokit
+from annokit.core.annotator_agreement import alpha_influence, annotator_pairs, pair_matrix
 from annokit.core.checks import check_int, check_open_unit
 from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import (
@@ -53,6 +54,7 @@ from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_en
 from annokit.metrics.registry import REGISTRY
 from annokit.report.inputs import ModelPredictions
 from annokit.report.model import (
+    AnnotatorPairs,
     AnnotatorQuality,
     AnnotatorRow,
     BinCeiling,
@@ -505,12 +507,39 @@ def _annotator_quality(votes: Votes, methods: Sequence[str],
     order = np.lexsort((np.arange(first.size), np.nan_to_num(first, nan=np.inf)))
     per = votes.votes_per_annotator()
     _, annotator_ids = votes.annotator_codes("annotator quality")
+    influence = alpha_influence(votes)
+    without, change = influence["alpha_without"].to_numpy(), influence["alpha_change"].to_numpy()
     rows = [AnnotatorRow(annotator=str(annotator_ids[a]), n_votes=int(per[a]),
                          scores={m: float(scores[m][a]) for m in methods},
-                         flagged={m: bool(flagged[m][a]) for m in methods}) for a in order]
+                         flagged={m: bool(flagged[m][a]) for m in methods},
+                         alpha_without=finite_or_none(without[a]), alpha_change=finite_or_none(change[a]))
+            for a in order]
     return AnnotatorQuality(methods=list(methods), thresholds=thresholds,
                             n_annotators=int(first.size),
-                            n_flagged={m: int(flagged[m].sum()) for m in methods}, annotators=rows)
+                            n_flagged={m: int(flagged[m].sum()) for m in methods}, annotators=rows,
+                            alpha=finite_or_none(without[0] - change[0]) if len(rows) else None,
+                            pairs=_annotator_pairs(votes))
+
+
+#: The report's pair matrix shows at most this many annotators (those with the most votes).
+MAX_PAIR_ANNOTATORS = 60
+
+
+def _annotator_pairs(votes: Votes, min_shared: int = 10) -> AnnotatorPairs | None:
+    """Cohen's kappa of the pairs among the annotators with the most votes, clustered."""
+    pairs = annotator_pairs(votes, min_shared=min_shared)
+    if pairs.empty:
+        return None
+    per = pd.Series(votes.votes_per_annotator(), index=np.asarray(votes.annotator_ids).astype(str))
+    top = set(per.sort_values(ascending=False, kind="stable").index[:MAX_PAIR_ANNOTATORS])
+    shown = pairs[pairs["annotator_1"].isin(top) & pairs["annotator_2"].isin(top)]
+    if shown.empty:
+        return None
+    mat = pair_matrix(shown)
+    return AnnotatorPairs(min_shared=min_shared, weights=str(pairs["weights"].iloc[0]),
+                          n_pairs=len(pairs), n_left_out=int(pairs.attrs["n_left_out"]),
+                          annotators=[str(a) for a in mat.index],
+                          kappa=[[finite_or_none(x) for x in row] for row in mat.to_numpy()])
 
 
 def _ceiling(votes: Votes, groups: pd.Categorical, votes_per_half: int | None,

@@ -51,7 +51,7 @@ def figure_order(keys: Iterable[str]) -> list[str]:
     reliability, histograms, label distributions, subsampling, per-annotator errors."""
     rank = {"per-bin": 0, "binary-reliability": 2, "error-histograms": 3,
             "entropy-histograms": 4, "label-distributions": 5, "subsampling": 6,
-            "annotator-errors": 7}
+            "annotator-errors": 7, "annotator-pairs": 7}
 
     def key(k: str) -> tuple[int, int]:
         if k.startswith("reliability-"):
@@ -137,6 +137,18 @@ def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]
                  "is the gap in the per-annotator tables "
                  "(annokit.metrics.perspectivist.evaluate_annotators).")
         return "Per-annotator errors (perspectivist evaluation)", text
+    if key == "annotator-pairs":
+        pairs = report.annotator_quality.pairs if report.annotator_quality else None
+        if pairs is None:
+            return key, ""
+        return ("Agreement between pairs of annotators",
+                f"Cohen's kappa (weights {pairs.weights}) of each pair of annotators on the items "
+                f"both labelled, for the {pairs.n_pairs} pairs sharing at least "
+                f"{pairs.min_shared} items (blank: the {pairs.n_left_out} pairs with fewer, and kappa "
+                "undefined where an annotator used one label throughout); "
+                f"{len(pairs.annotators)} annotators (at most the 60 with the most votes), "
+                "ordered by average-linkage clustering of 1 - kappa so that annotators who "
+                "agree stand together (annokit annotators --pairs gives every pair).")
     if key == "subsampling":
         rec = report.subsampling_recommendation
         text = ("Mean total variation distance (TVD) between the vote distribution of k random "

@@ -90,6 +90,11 @@ def report_figures(report: Any, *, fmt: Format = "svg") -> dict[str, Any]:
         figs["label-distributions"] = _label_distributions(report, fmt)
     if report.perspectivist is not None:
         figs["annotator-errors"] = _annotator_errors(report.perspectivist, fmt)
+    aq = report.annotator_quality
+    if aq is not None and aq.pairs is not None and len(aq.pairs.annotators) >= 2:
+        from annokit.report.annotator_plots import pair_heatmap
+
+        figs["annotator-pairs"] = pair_heatmap(aq.pairs.annotators, aq.pairs.kappa, fmt=fmt)
     if report.subsampling:
         pts = report.subsampling
         rec = report.subsampling_recommendation

@@ -258,6 +258,24 @@ class AnnotatorRow(_Model):
     n_votes: int
     scores: dict[str, Number]
     flagged: dict[str, bool]
+    alpha_without: Number = Field(default=None, description="Krippendorff's alpha without this "
+                                  "annotator (annokit.core.annotator_agreement.alpha_influence)")
+    alpha_change: Number = Field(default=None, description="alpha_without minus alpha with "
+                                 "every annotator (positive: alpha rises without them)")
+
+
+class AnnotatorPairs(_Model):
+    """Cohen's kappa of pairs of annotators (:func:`annokit.core.annotator_agreement.annotator_pairs`),
+    as a matrix whose rows and columns are ordered so that annotators who agree stand together."""
+
+    min_shared: int = Field(description="pairs with fewer shared items are left out")
+    weights: str = Field(description="Cohen's kappa weights (none, linear or quadratic)")
+    n_pairs: int
+    n_left_out: int
+    annotators: list[str] = Field(description="the matrix's annotators, in clustered order (at "
+                                  "most the 60 with the most votes)")
+    kappa: list[list[Number]] = Field(description="kappa of each pair (1 on the diagonal, null "
+                                      "where the pair shares too few items)")
 
 
 class AnnotatorQuality(_Model):
@@ -268,6 +286,9 @@ class AnnotatorQuality(_Model):
     n_annotators: int
     n_flagged: dict[str, int]
     annotators: list[AnnotatorRow] = Field(description="every annotator, lowest first score first")
+    alpha: Number = Field(default=None, description="Krippendorff's alpha with every annotator, "
+                          "at the labels' level (the reference of alpha_change)")
+    pairs: AnnotatorPairs | None = None
 
 
 class PerAnnotatorRow(_Model):

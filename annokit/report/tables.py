@@ -255,14 +255,19 @@ def report_tables(report: Report) -> list[Table]:
         tables.append(Table(
             id="table-annotators", title="Annotator quality",
             header=["annotator", "votes"] + [f"{m} score" for m in aq.methods]
-            + [f"flagged by {m}" for m in aq.methods],
+            + [f"flagged by {m}" for m in aq.methods] + ["alpha without", "alpha change"],
             rows=[[r.annotator, str(r.n_votes)] + [fmt_number(r.scores[m]) for m in aq.methods]
-                  + ["yes" if r.flagged[m] else "" for m in aq.methods] for r in shown],
+                  + ["yes" if r.flagged[m] else "" for m in aq.methods]
+                  + [fmt_number(r.alpha_without), fmt_number(r.alpha_change)] for r in shown],
             caption=(f"{len(shown)} of {aq.n_annotators} annotators shown (flagged by any method, "
                      "else the lowest scores); flagged: "
                      + ", ".join(f"{m} {aq.n_flagged[m]} (score < {aq.thresholds[m]:g})"
                                  for m in aq.methods)
-                     + ". Scores from annokit.quality.annotator_scores; higher is better.")))
+                     + ". Scores from annokit.quality.annotator_scores; higher is better. "
+                     f"Alpha without: Krippendorff's alpha ({report.scale}) without the "
+                     f"annotator, against {fmt_number(aq.alpha)} with everyone (change > 0: "
+                     "agreement rises without them; annokit.core.annotator_agreement)."
+                     + _influence_note(aq))))
     if report.human_distribution is not None:
         tables.append(_distribution_table(report, report.human_distribution))
     if report.perspectivist is not None:
@@ -272,6 +277,17 @@ def report_tables(report: Report) -> list[Table]:
     if report.plan is not None:
         tables += _plan_tables(report)
     return tables
+
+
+def _influence_note(aq: Any) -> str:
+    """The annotators whose removal raises alpha most, when that is not among those shown."""
+    rises = sorted((r for r in aq.annotators if r.alpha_change is not None),
+                   key=lambda r: -r.alpha_change)[:3]
+    if not rises or rises[0].alpha_change <= 0:
+        return ""
+    return (" Largest rises without one annotator: "
+            + ", ".join(f"{r.annotator} ({fmt_number(r.alpha_change)})" for r in rises
+                        if r.alpha_change > 0) + ".")
 
 
 def _distribution_table(report: Report, hd: LabelDistribution) -> Table:

@@ -24,7 +24,7 @@ from annokit.quality.aggregate import Aggregation
 from annokit.quality.filter import DEFAULT_THRESHOLDS, chance_rescale
 from annokit.quality.spammer import spammer_score
 from annokit.scale.em import fit_dask
-from annokit.scale.stats import _part_counts
+from annokit.scale.stats import _part_counts, alpha_influence_dask
 from annokit.scale.votes import DaskVotes
 from annokit.scale.write import write_table_dask
 
@@ -199,7 +199,7 @@ def flag_annotators_dask(votes: DaskVotes, method: str = "agreement", *,
     ``method="gold"`` is refused: its rule also flags runs of consecutive wrong answers,
     which need the votes' order; score gold accuracy with :func:`annotator_scores_dask`.
     """
-    from annokit.quality.filter import AnnotatorFlags
+    from annokit.quality.filter import AnnotatorFlags, with_influence
 
     if method == "gold":
         raise InvalidValueError("method 'gold' flags runs of consecutive wrong gold answers, "
@@ -213,4 +213,4 @@ def flag_annotators_dask(votes: DaskVotes, method: str = "agreement", *,
     out = pd.DataFrame({"annotator": table["annotator"].astype(str),
                         "n_votes": table["n_votes"].astype(np.int64), "score": scores,
                         "flagged": flagged, "reason": list(reasons)})
-    return AnnotatorFlags(method, thr, out)
+    return AnnotatorFlags(method, thr, with_influence(out, alpha_influence_dask(votes)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -29,7 +30,23 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.agreement import AgreementResult, coincidence_parts, nominal_alpha
+from annokit.core.agreement_gwet import (
+    GWET_COEFFICIENTS,
+    SCALE_WEIGHTS,
+    agreement_weights,
+    analytic_se,
+    annotator_label_sums,
+    coefficient_from_sums,
+    item_terms,
+)
 from annokit.core.alpha_levels import alpha_from_pairs, pair_weights
+from annokit.core.annotator_agreement import (
+    influence_frame,
+    influence_sums,
+    merge_pair_tables,
+    pair_tables,
+    pairs_frame,
+)
 from annokit.core.checks import check_option
 from annokit.core.gold import GOLD_NONE, GoldAccuracy, gold_accuracy
 from annokit.core.resample import (
@@ -55,13 +72,15 @@ from annokit.quality.dataset_stats import (
 from annokit.quality.rating_stats import by_scale
 from annokit.scale.votes import DaskVotes
 
-__all__ = ["dataset_stats_dask"]
+__all__ = ["alpha_influence_dask", "annotator_pairs_dask", "dataset_stats_dask"]
 
 _DASK_TIES = ("first", "report")
 
 
-def _part_counts(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> tuple[np.ndarray, pd.DataFrame]:
-    """Counts (n_local, k) of one partition, rows in the order of ``items`` (by key)."""
+def _part_counts(frame: pd.DataFrame, items: pd.DataFrame, k: int, rows: bool = False
+                 ) -> Any:
+    """Counts (n_local, k) of one partition, rows in the order of ``items`` (by key) (and with
+    ``rows`` each vote's row)."""
     keys = items["item"].to_numpy()
     order = np.argsort(keys, kind="stable")
     # the row of each vote's item in ``items``, whatever the order of ``items``
@@ -69,15 +88,17 @@ def _part_counts(frame: pd.DataFrame, items: pd.DataFrame, k: int) -> tuple[np.n
         np.zeros(0, np.int64)
     counts = np.bincount(local * k + frame["label"].to_numpy().astype(np.int64),
                          minlength=len(keys) * k).reshape(len(keys), k)
-    return counts, items
+    return (counts, items, local) if rows else (counts, items)
 
 
 def _stats_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, seed: int, n_boot: int,
-                budget: int, pairs: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+                budget: int, pairs: bool, chance: _Chance
+                ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """One partition's :func:`_patterns` and :func:`_agreement_part`, its counts made once."""
-    counts, items = _part_counts(frame, items, k)
+    counts, items, local = _part_counts(frame, items, k, rows=True)
     return (_patterns(counts, items, k),
-            _agreement_part(counts, items, k, seed, n_boot, budget, pairs))
+            _agreement_part(counts, items, k, seed, n_boot, budget, pairs,
+                            chance=chance, votes=(local, frame)))
 
 
 def _distinct_rows(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,14 +127,28 @@ def _patterns(counts: np.ndarray, items: pd.DataFrame, k: int) -> dict[str, Any]
     return out
 
 
+@dataclass(frozen=True)
+class _Chance:
+    """What a partition needs for the chance-corrected coefficients: their weights and, for
+    Conger's kappa, the number of annotators (0: none, no annotator sums)."""
+
+    wmat: np.ndarray
+    n_annotators: int
+
+
 def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, n_boot: int,
-                    budget: int, pairs: bool = False) -> dict[str, np.ndarray]:
+                    budget: int, pairs: bool = False, *, chance: _Chance | None = None,
+                    votes: tuple[np.ndarray, pd.DataFrame] | None = None
+                    ) -> dict[str, np.ndarray]:
     """Per-item agreement terms of one partition summed with every replicate's weights.
 
     Columns of the terms: 1 (pairable items), alpha's disagreement, kappa's item agreement,
     the item's votes ``m``, then the ``k`` label counts. With ``pairs`` (alpha at an
     ordered level) also the (k, k) pair weights (:func:`annokit.core.alpha_levels.pair_weights`)
-    for the point estimate and every replicate.
+    for the point estimate and every replicate. With ``chance``, ``chance`` and
+    ``chance_reps``: the sums of :func:`annokit.core.agreement_gwet.item_terms` over every
+    item (one-vote items too), followed by the annotator x label vote sums when
+    ``chance.n_annotators`` (Conger's kappa).
     """
     from annokit.core.resample import item_keys
 
@@ -130,14 +165,41 @@ def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, 
     if pairs:
         out["pairs"] = pair_weights(arr) if len(arr) else np.zeros((k, k))
         out["pairs_reps"] = np.zeros((n_boot, k, k))
-    if n_boot and len(arr):
-        keys = item_keys(items["item_id"].to_numpy(dtype=object)[keep])
-        for start, stop in replicate_chunks(n_boot, len(arr), budget=budget // max(1, k * k)
-                                            if pairs else budget):
+    cells = None
+    if chance is not None:
+        # items in the order pairable, then one-vote: the weights below are drawn so
+        order = np.concatenate([np.flatnonzero(keep), np.flatnonzero(~keep)])
+        gwet = item_terms(counts[order], chance.wmat)
+        if chance.n_annotators and votes is not None:
+            where = np.empty(order.size, dtype=np.int64)
+            where[order] = np.arange(order.size)
+            row = where[votes[0]]
+            by_row = np.argsort(row, kind="stable")
+            n_cells = chance.n_annotators * k
+            codes = (votes[1]["annotator"].to_numpy().astype(np.int64) * k
+                     + votes[1]["label"].to_numpy().astype(np.int64))[by_row]
+            cells = (np.searchsorted(row[by_row], np.arange(order.size + 1)), codes, n_cells)
+        point = gwet.sum(axis=0)
+        if cells is not None:
+            point = np.concatenate([point, np.bincount(cells[1], minlength=cells[2])])
+        out["chance"] = point
+        out["chance_moments"] = gwet.T @ gwet
+        out["chance_reps"] = np.zeros((n_boot, point.size))
+    if n_boot and len(counts):
+        ids = items["item_id"].to_numpy(dtype=object)
+        keys, rest = item_keys(ids[keep]), item_keys(ids[~keep])
+        for start, stop in replicate_chunks(n_boot, max(len(arr), 1),
+                                            budget=budget // max(1, k * k) if pairs else budget):
             w = poisson_weights(keys, seed, start, stop)
             out["reps"][start:stop] = w @ terms
-            if pairs:
+            if pairs and len(arr):
                 out["pairs_reps"][start:stop] = pair_weights(arr, w)
+            if chance is not None:
+                w_all = np.hstack([w, poisson_weights(rest, seed, start, stop)])
+                sums = w_all @ gwet
+                if cells is not None:
+                    sums = np.hstack([sums, annotator_label_sums(w_all, *cells)])
+                out["chance_reps"][start:stop] = sums
     return out
 
 
@@ -163,6 +225,53 @@ def _kappa(s: np.ndarray) -> np.ndarray:
         return (p_bar - p_e) / (1 - p_e)
 
 
+def influence_part(frame: pd.DataFrame, items: pd.DataFrame, k: int, n_annotators: int
+                   ) -> tuple[np.ndarray, ...]:
+    """One partition's :func:`annokit.core.annotator_agreement.influence_sums` (whole items)."""
+    counts, _, local = _part_counts(frame, items, k, rows=True)
+    return influence_sums(counts, local, frame["annotator"].to_numpy().astype(np.int64),
+                          frame["label"].to_numpy().astype(np.int64), n_annotators)
+
+
+def alpha_influence_dask(votes: DaskVotes) -> pd.DataFrame:
+    """:func:`annokit.core.annotator_agreement.alpha_influence` on Dask: the partitions'
+    sums added (equal to the in-memory figures to rounding)."""
+    import dask
+
+    ids = votes.require_annotators("alpha_influence")
+    k, r = len(votes.labels), len(ids)
+    parts = [dask.delayed(influence_part)(f, i, k, r) for f, i in
+             zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)]
+    n_votes = [dask.delayed(lambda f: np.bincount(f["annotator"].to_numpy().astype(np.int64),
+                                                  minlength=r))(f)
+               for f in votes.frame.to_delayed()]
+    sums, counts = votes.compute(parts, n_votes)
+    merged = tuple(np.sum([p[j] for p in sums], axis=0) for j in range(4))
+    scale = getattr(votes.labels, "scale", "nominal")
+    values = (np.asarray(votes.labels.values, dtype=np.float64)
+              if scale in ("interval", "ratio") else np.arange(k, dtype=np.float64))
+    return influence_frame(merged, scale, values, ids, np.sum(counts, axis=0))
+
+
+def annotator_pairs_dask(votes: DaskVotes, *, min_shared: int = 10,
+                         weights: Any = "scale") -> pd.DataFrame:
+    """:func:`annokit.core.annotator_agreement.annotator_pairs` on Dask: each partition's
+    contingency tables (whole items) added on the client; the same frame as in memory."""
+    import dask
+
+    ids = votes.require_annotators("annotator pairs")
+    k, r = len(votes.labels), len(ids)
+
+    def part(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        return pair_tables(frame["item"].to_numpy(), frame["annotator"].to_numpy().astype(np.int64),
+                           frame["label"].to_numpy().astype(np.int64), r, k)
+
+    parts = votes.compute([dask.delayed(part)(f) for f in votes.frame.to_delayed()])[0]
+    return pairs_frame(merge_pair_tables(list(parts)), ids,
+                       getattr(votes.labels, "scale", "nominal"), min_shared=min_shared,
+                       weights=weights)
+
+
 def _coefficient(name: str, f: Any, point: np.ndarray, reps: np.ndarray, n_items: int,
                  n_boot: int, confidence: float) -> dict[str, Any]:
     value = float(f(point))
@@ -176,6 +285,37 @@ def _coefficient(name: str, f: Any, point: np.ndarray, reps: np.ndarray, n_items
     ci = percentile_interval(value, values, confidence)
     return AgreementResult(value, ci.low, ci.high, n_items, ci.n_boot, ci.confidence,
                            ci.n_invalid).to_dict()
+
+
+def _chance_results(agree: list[dict[str, Any]], chance: _Chance, wname: str, n_pairable: int,
+                    n_single: int, n_boot: int, confidence: float, k: int) -> dict[str, Any]:
+    """The coefficients of :mod:`annokit.core.agreement_gwet` from the partitions' sums."""
+    point = np.sum([a["chance"] for a in agree], axis=0)
+    reps = np.sum([a["chance_reps"] for a in agree], axis=0)
+    names = [n for n in GWET_COEFFICIENTS if n != "conger_kappa" or chance.n_annotators]
+    out: dict[str, Any] = {n: None for n in GWET_COEFFICIENTS}
+    if n_pairable == 0:
+        return out
+    if n_single:
+        warnings.warn(f"{', '.join(names)}: {n_single} item(s) with fewer than two votes were "
+                      "left out of the observed agreement (their votes count in the chance "
+                      "agreement)", DegenerateInputWarning, stacklevel=3)
+    width = 3 + k
+
+    def formula(name: str) -> Any:
+        def f(s: np.ndarray) -> np.ndarray:
+            cells = s[..., width:].reshape(*s.shape[:-1], -1, k) if name == "conger_kappa" \
+                else None
+            return coefficient_from_sums(name, s[..., :width], chance.wmat, cells)
+        return f
+
+    moments = np.sum([a["chance_moments"] for a in agree], axis=0)
+    for name in names:
+        out[name] = _coefficient(name, formula(name), point, reps, n_pairable, n_boot,
+                                 confidence)
+        out[name]["weights"] = wname
+        out[name]["se"] = analytic_se(name, point[:width], moments, chance.wmat)
+    return out
 
 
 def _exact_mean(values: np.ndarray, mult: np.ndarray) -> float:
@@ -233,7 +373,11 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
     names = list(votes.labels.names)
     seed = seed_from_rng(rng) if n_boot else 0
     parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True))
-    both = [dask.delayed(_stats_part)(f, i, k, seed, int(n_boot), budget, ordered)
+    wname = SCALE_WEIGHTS[scale]
+    chance = _Chance(agreement_weights(wname, getattr(votes.labels, "values", None), n=k),
+                     len(votes.require_annotators("conger_kappa"))
+                     if votes.has_annotators else 0)
+    both = [dask.delayed(_stats_part)(f, i, k, seed, int(n_boot), budget, ordered, chance)
             for f, i in parts]
     both = votes.compute(both)[0]
     hist, agree = [h for h, _ in both], [a for _, a in both]
@@ -301,6 +445,8 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
         result[key] = _coefficient(key, f, point, reps, n_pairable, int(n_boot), confidence)
     if result["krippendorff_alpha"] is not None:
         result["krippendorff_alpha"]["level"] = scale
+    result.update(_chance_results(agree, chance, wname, n_pairable, n_single, int(n_boot),
+                                  confidence, k))
     if not math.isfinite(result["entropy"]["mean"]):  # pragma: no cover - defensive
         raise InvalidValueError("entropy is not finite")
     return DatasetStats(by_scale(result))

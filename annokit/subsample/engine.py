@@ -259,7 +259,9 @@ def _count_values(x, kk, log_kk, p, log_p, sum_plogp, top, values, log_int, log_
         acc[:] = 0.0
         counters[:] = 0
         if do_top:
-            best[:] = x[0, r]
+            x0 = x[0, r]
+            for i in range(n_items):  # not best[:] = x[0, r]: the shape check of a slice
+                best[i] = x0[i]       # assignment, and its message, take numba ~7 s to compile
             for j in range(1, n_labels):
                 xr = x[j, r]
                 for i in range(n_items):

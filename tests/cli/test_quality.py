@@ -252,3 +252,40 @@ def test_unbounded_threshold_help_shows_no_range(runner):
     for command in ("annotators", "filter"):
         text = runner.invoke(main, [command, "--help"]).output
         assert "[x<=None]" not in text and "x<=" not in text, command
+
+
+def test_annotators_pairs_table_json_and_out(runner, shared_data, tmp_path):
+    """Issue 33: annotators --pairs [--min-shared N] [--out]: Cohen's kappa, percent agreement
+    and shared items of every pair, the same rows as annokit.core.annotator_agreement."""
+    from annokit.core.annotator_agreement import annotator_pairs
+
+    path = shared_data("dog", "answer.csv")
+    want = annotator_pairs(read_votes(path), min_shared=50)
+    res = runner.invoke(main, ["annotators", str(path), "--pairs", "--min-shared", "50"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0].split() == ["annotator_1", "annotator_2", "n_shared", "kappa", "agreement"]
+    assert len(lines) == len(want) + 2
+    assert lines[-1] == (f"{len(want)} pairs with at least 50 shared items (Cohen's kappa, "
+                         f"weights none); {want.attrs['n_left_out']} pairs with fewer left out")
+    doc = json.loads(runner.invoke(main, ["annotators", str(path), "--pairs", "--min-shared",
+                                          "50", "--json"]).output)
+    assert (doc["n_pairs"], doc["min_shared"], doc["weights"]) == (len(want), 50, "none")
+    assert doc["pairs"][0] == {k: (v.item() if hasattr(v, "item") else v) for k, v in
+                               want.drop(columns="weights").iloc[0].to_dict().items()}
+    out = tmp_path / "pairs.parquet"
+    res = runner.invoke(main, ["annotators", str(path), "--pairs", "--out", str(out)])
+    assert res.exit_code == 0 and "wrote" in res.output
+    assert len(pd.read_parquet(out)) == len(annotator_pairs(read_votes(path)))
+    res = runner.invoke(main, ["annotators", str(path), "--min-shared", "3"])
+    assert res.exit_code == 2 and "Error: --min-shared applies to --pairs" in res.output
+
+
+def test_annotators_show_each_annotators_influence_on_alpha(runner, small):
+    """Issue 33: alpha without each annotator and the change, in the table and the JSON."""
+    votes, _ = small
+    res = runner.invoke(main, ["annotators", "--votes", str(votes)])
+    assert res.output.splitlines()[0].split()[:6] == ["annotator", "n_votes", "score", "alpha",
+                                                      "w/o", "change"]
+    doc = json.loads(runner.invoke(main, ["annotators", "--votes", str(votes), "--json"]).output)
+    assert {"alpha_without", "alpha_change"} <= set(doc["annotators"][0])

@@ -219,4 +219,4 @@ def test_labels_option_is_refused_where_the_file_fixes_the_labels(path, fmt):
     assert res.exit_code == 1
     assert res.output.splitlines()[-1] == (
         f"Error: {full.name}: --labels applies to tables and tool exports (long, wide, mturk, "
-        f"labelstudio); a {fmt} file's labels are read from the file")
+        f"toloka, labelstudio, prodigy, argilla); a {fmt} file's labels are read from the file")

@@ -142,7 +142,13 @@ CHAOS_ERRORS = [
     (_chaos_line(label_dist=[0.5, 0.5, 0.0]), "label_dist .* disagrees with label_counter"),
     (_chaos_line(label_dist=[1.0]), "label_dist must be a list of 3 numbers"),
     (_chaos_line(label_counter={"e": 0}, label_count=[0, 0, 0], label_dist=[0, 0, 0]),
-     "line 1 of c.jsonl: item 'u1' has zero votes"),
+     r"line 1 of c.jsonl, field label_counter: item 'u1' has no votes \(every count is 0\)"),
+    # the real shape: every count 0 next to a uniform label_dist (issue 36), or an empty counter
+    (_chaos_line(label_counter={"e": 0, "n": 0, "c": 0}, label_dist=[0.333, 0.333, 0.333]),
+     r"line 1 of c.jsonl, field label_counter: item 'u1' has no votes \(every count is 0\); each "
+     "line needs at least one vote: correct its label_counter or remove the line"),
+    (_chaos_line(label_counter={}, label_dist=[0.333, 0.333, 0.333]),
+     r"item 'u1' has no votes \(it is empty\)"),
     (_chaos_line(uid=""), "line 1 of c.jsonl: missing uid"),
     (_chaos_line(old_label="x"), "old_label 'x' is not a known label"),
     (_chaos_line() + "\n" + _chaos_line(), "line 2 of c.jsonl: uid 'u1' repeats line 1"),

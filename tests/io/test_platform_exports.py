@@ -246,3 +246,44 @@ def test_mturk_from_a_european_spreadsheet_through_read_votes(tmp_path):
                                                 r"results \(flag fields beside the answer\); this is "
                                                 r"read as long$"):
         read_votes(_write(tmp_path, "item,annotator,label\nq,a,x\n", "v.csv"), flags="keep")
+
+
+# Pavlick & Kwiatkowski (2019)'s raw batches (epavlick/NLI-variation-data,
+# sentence-pair-analysis/raw/batch1.csv): 20 items per HIT numbered from 0 with a separator in the
+# inputs (Input.pair_id_0) and none in the answers, a slider Answer.rating0 and a checkbox
+# Answer.na0 that holds its own name, "na", when ticked. A miniature with the same header shape.
+PAVLICK_BATCH = (
+    '"HITId","WorkerId","AssignmentStatus","Input.task_name_0","Input.pair_id_0","Input.label_0",'
+    '"Input.task_name_1","Input.pair_id_1","Input.label_1","Answer.na0","Answer.na1",'
+    '"Answer.rating0","Answer.rating1","Approve","Reject"\n'
+    '"H1","A1","Approved","dnc","sentiment_448380","entailed","snli","6979303317.jpg#4r1n",'
+    '"neutral","","na","100","78","",""\n'
+    '"H1","A2","Approved","dnc","sentiment_448380","entailed","snli","6979303317.jpg#4r1n",'
+    '"neutral","","","100","50","",""\n'
+    '"H1","A3","Rejected","dnc","sentiment_448380","entailed","snli","6979303317.jpg#4r1n",'
+    '"neutral","na","","0","0","",""\n')
+
+
+def test_mturk_checkbox_holding_its_own_name_is_a_flag(tmp_path):
+    path = _write(tmp_path, PAVLICK_BATCH)
+    votes = read_mturk(path)
+    assert _by_id(votes) == {"sentiment_448380": {"100": 2, "50": 0, "78": 0},
+                             "6979303317.jpg#4r1n": {"100": 0, "50": 1, "78": 0}}
+    assert votes.mturk_info["flags"] == {"fields": ["Answer.na{n}"], "flagged_votes": 1,
+                                         "action": "dropped"}
+    assert votes.read_info.endswith("excluded assignments: Rejected 1; blank answers: 0; flag "
+                                    "field(s) ['Answer.na{n}']: 1 flagged vote(s) dropped (--flags "
+                                    "keep to keep them)")
+    assert read_mturk(path, flags="keep").n_votes == 4
+
+
+def test_mturk_own_name_flag_through_the_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from annokit.cli import main
+
+    result = CliRunner().invoke(main, ["stats", str(_write(tmp_path, PAVLICK_BATCH)), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output[result.output.index("{"):])
+    assert "flag field(s) ['Answer.na{n}']: 1 flagged vote(s) dropped" in doc["read_as"]
+    assert doc["n_votes"] == 3

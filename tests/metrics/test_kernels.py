@@ -456,3 +456,26 @@ def test_hard_label_values_with_or_without_soft_labels():
     hard_q = ("accuracy", "brier", "nll_majority")
     np.testing.assert_array_equal(kernels.item_values(p, s, h, hard_q),
                                   kernels.item_values(p, None, h, hard_q))
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_bins_only_call_reusing_a_full_kernel_is_bit_identical(k, monkeypatch):
+    """Issue 36: a reliability diagram after an evaluation runs the kernel already compiled
+    (every per-item quantity, bins at run time) instead of compiling the bins-only one; its
+    bin sums must be those of the bins-only kernel, bit for bit."""
+    rng = np.random.default_rng(k)
+    p, s = rng.dirichlet(np.ones(k), 700), rng.dirichlet(np.ones(k), 700)
+    h, w = rng.integers(0, k, 700), rng.poisson(1.0, (3, 700)).astype(float)
+    monkeypatch.setattr(kernels, "_READY", set())
+
+    def bins(weights, classwise):
+        b = kernels.batch_sums(p, s, h, weights, n_bins=7, classwise=classwise).bins
+        return [b.count, b.conf, b.hit, b.soft, b.cw_count, b.cw_conf, b.cw_hit, b.cw_soft]
+
+    alone = [bins(wt, cw) for wt in (None, w) for cw in (False, True)]
+    kernels.batch_sums(p[:5], s[:5], h[:5], None, quantities=("nll", "jsd", "accuracy"))
+    assert any(key[1] == 2 for key in kernels._READY)
+    reused = [bins(wt, cw) for wt in (None, w) for cw in (False, True)]
+    for a, b in zip(alone, reused, strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert (x is None and y is None) or np.array_equal(x, y)

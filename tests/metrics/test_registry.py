@@ -41,6 +41,9 @@ MULTILABEL_NAMES = ("ece_multilabel", "brier_multilabel", "bce_multilabel")
 ESTIMATOR_NAMES = ("ece_debiased",)
 #: Order-aware: their value changes when the categories are reordered.
 ORDER_AWARE = ("wasserstein", "mean_abs_error", "rps", "rps_soft")
+#: The calibration estimators of issue 32 (not listed by default) and their options.
+CALIBRATION_OPTIONS = {"ece_sweep": {"norm": 1}, "smooth_ece": {}, "tace": {"n_bins": 10,
+                       "threshold": 1e-3}, "macro_ce": {}, "kde_ece": {}}
 
 
 def kind(name: str | None) -> str:
@@ -131,7 +134,7 @@ def test_declaration_check_catches_a_gap(field, value, missing):
 
 def test_names_order_and_read_only():
     assert tuple(REGISTRY) == (EXPECTED_NAMES + ORDINAL_NAMES + BINARY_NAMES + MULTILABEL_NAMES
-                              + ESTIMATOR_NAMES)
+                               + tuple(CALIBRATION_OPTIONS) + ESTIMATOR_NAMES)
     with pytest.raises(TypeError):
         REGISTRY["new"] = REGISTRY["ece"]  # type: ignore[index]
     with pytest.raises(AttributeError):
@@ -191,6 +194,8 @@ def _expected_options(name):
         return {"n_bins": 10, "positive": 1}
     binned = ("ece", "ece_adaptive", "mce", "classwise_ece", "smece", "smece_classwise",
               "ece_multilabel", "ece_debiased")
+    if name in CALIBRATION_OPTIONS:
+        return CALIBRATION_OPTIONS[name]
     return {"n_bins": 10} if name in binned else {}
 
 
@@ -206,7 +211,7 @@ def test_options_and_defaults(name):
 
 def test_unknown_metric():
     with pytest.raises(InvalidValueError, match=r"unknown metric 'ecee'; did you mean ece, smece, "
-                                                r"ent_ce\? registered: accuracy, ece, "):
+                                                r"ece_sweep\? registered: accuracy, ece, "):
         compute("ecee", [[1.0, 0.0]], hard=[0])
     with pytest.raises(InvalidValueError, match=r"unknown metric 'zzz'; registered: accuracy, "):
         compute("zzz", [[1.0, 0.0]], hard=[0])
@@ -389,6 +394,10 @@ def _uniform_values(k):
             "rps": sum((1 - j / k) ** 2 for j in range(1, k)),
             # two labels only: p(positive) = 1/2 in one bin, no item has hard == positive
             "ece_binary": 0.5, "mce_binary": 0.5,
+            # every item correct at confidence 1/k; TACE is classwise (as classwise_ece);
+            # MacroCE has no wrong prediction, so it is ICE_pos alone
+            "ece_sweep": 1 - 1 / k, "smooth_ece": 1 - 1 / k, "tace": 2 * (k - 1) / k**2,
+            "macro_ce": 1 - 1 / k, "kde_ece": 1 - 1 / k,
             # one bin, every item a hit (no target variance): the squared gap
             "ece_debiased": (1 - 1 / k) ** 2}
 
@@ -410,7 +419,10 @@ def test_one_hot_model_equal_to_one_hot_humans(name):
     ideal = 1.0 if name in ("accuracy", "rank_cs", "rank_cs_tie_aware") else 0.0
     if name == "lewidi_ce":  # the scorer's clip and shift: log(1 - 1e-12 + 1e-9) > 0
         ideal = -np.log(1 - 1e-12 + 1e-9)
-    assert compute(name, onehot, onehot, hard) == pytest.approx(ideal, abs=1e-12)
+    # kde_ece: the mass at confidence 1 is binned onto the two grid nodes around 1 and the
+    # part above 1 is cut (Zhang et al.'s grid): the estimate has the grid's resolution
+    tol = 2.2 / (2**14 - 1) if name == "kde_ece" else 1e-12
+    assert compute(name, onehot, onehot, hard) == pytest.approx(ideal, abs=tol)
 
 
 @pytest.mark.parametrize("name, expected", [

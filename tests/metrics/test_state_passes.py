@@ -18,6 +18,7 @@ import pytest
 from annokit.errors import InvalidValueError
 from annokit.metrics import (
     REGISTRY,
+    calibration_estimators,
     kernels,
     kernels_bernoulli,
     kernels_ordinal,
@@ -30,7 +31,7 @@ from annokit.metrics.states_ext import update_states
 
 NAMES = list(REGISTRY)
 RTOL = 1e-12
-PASSES = ("kernels", "ordinal", "binary", "multilabel")
+PASSES = ("kernels", "ordinal", "binary", "multilabel", "calibration")
 
 
 def _kind(name: str) -> str:
@@ -121,12 +122,14 @@ def test_each_kind_reads_a_batch_once_whatever_the_number_of_its_states(monkeypa
     calls = {"kernels": _count(monkeypatch, states_mod._kernels, "batch_sums"),
              "ordinal": _count(monkeypatch, kernels_ordinal, "ordinal_sums_many"),
              "binary": _count(monkeypatch, states_ext, "binary_bin_sums"),
-             "multilabel": _count(monkeypatch, multilabel, "multilabel_sums")}
+             "multilabel": _count(monkeypatch, multilabel, "multilabel_sums"),
+             "calibration": _count(monkeypatch, calibration_estimators, "top_label_rows")}
     probs, soft, hard = _inputs(kind, 500, 0)
     states = [REGISTRY[n].state(**_options(n, probs.shape[1])) for n in names]
     update_many(states, probs, soft, hard)
     passes = {st.filled_by.name for st in states}
-    want = {"single": {"kernels", "ordinal"}, "binary": {"kernels", "ordinal", "binary"},
+    want = {"single": {"kernels", "ordinal", "calibration"},
+            "binary": {"kernels", "ordinal", "binary", "calibration"},
             "multilabel": {"multilabel"}}[kind]
     assert passes == want
     for name in passes:  # one read of the batch per pass (each call reads every row once)

@@ -331,8 +331,12 @@ def test_flag_annotators_is_the_first_round_of_the_filter():
     out = flags.to_dict()
     assert (out["method"], out["threshold"], out["n_annotators"], out["n_flagged"]) == (
         "agreement", 0.25, 3, 1)
-    assert out["annotators"][2] == {"annotator": "z", "n_votes": 4, "score": 0.0,
-                                    "flagged": True, "reason": "agreement score below 0.25"}
+    z = out["annotators"][2]
+    assert {k: z[k] for k in ("annotator", "n_votes", "score", "flagged", "reason")} == {
+        "annotator": "z", "n_votes": 4, "score": 0.0, "flagged": True,
+        "reason": "agreement score below 0.25"}
+    assert set(z) == {"annotator", "n_votes", "score", "flagged", "reason", "alpha_without",
+                      "alpha_change"}  # issue 33: each annotator's influence on alpha
 
 
 def test_annotator_flags_as_a_frame_and_a_short_repr():
@@ -344,7 +348,8 @@ def test_annotator_flags_as_a_frame_and_a_short_repr():
     flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
     frame = flags.to_frame()
     assert frame.index.name == "annotator" and list(frame.index) == ["x", "y", "z"]
-    assert list(frame.columns) == ["n_votes", "score", "flagged", "reason"]
+    assert list(frame.columns) == ["n_votes", "score", "flagged", "reason", "alpha_without",
+                                   "alpha_change"]
     assert frame["flagged"].to_dict() == {"x": False, "y": False, "z": True}
     assert repr(flags) == ("AnnotatorFlags(method='agreement', threshold=0.25, n_annotators=3, "
                            "n_flagged=1)")

@@ -210,4 +210,8 @@ def test_report_in_headless_chromium(demo_report: Path):
     png = base64.b64decode(shot["data"])
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
     SCREENSHOT.parent.mkdir(exist_ok=True)
-    SCREENSHOT.write_bytes(png)
+    # written whole or not at all: tests/test_docs.py's mkdocs build may be copying docs/ on the
+    # other pytest-xdist worker (mkdocs skips dot files, so it never sees the partial one)
+    partial = SCREENSHOT.with_name(f".{SCREENSHOT.name}.{os.getpid()}")
+    partial.write_bytes(png)
+    os.replace(partial, SCREENSHOT)

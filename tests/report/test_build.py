@@ -271,6 +271,15 @@ def test_annotator_quality_is_reported_when_annotator_ids_are_known():
     assert flagged <= spammers and len(flagged) >= len(spammers) // 2
     first = [r.scores["ds"] for r in aq.annotators]
     assert first == sorted(first)
+    # issue 33: each annotator's influence on alpha, and the clustered pair matrix
+    from annokit.core.annotator_agreement import alpha_influence
+
+    influence = alpha_influence(data.votes)
+    for r in aq.annotators:
+        assert r.alpha_without == pytest.approx(influence.loc[r.annotator, "alpha_without"])
+    assert aq.pairs is not None and len(aq.pairs.annotators) == 20
+    assert len(aq.pairs.kappa) == 20 and all(row[i] == 1.0 for i, row in
+                                             enumerate(aq.pairs.kappa))
     assert build_report(data.votes, {"m": probs}, n_boot=0, ceiling=False,
                         quality_methods=()).annotator_quality is None
     counts_only = Votes.from_counts(data.votes.counts(), labels=data.votes.labels)

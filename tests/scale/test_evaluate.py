@@ -489,3 +489,22 @@ def test_prediction_files_only_memory_reads_are_read_once_and_joined(tmp_path, k
         got = _quiet(evaluate_dask, _HandVotes(votes, np.arange(50) % 3, 3), path,
                      pred_labels=list(NLI.names))
     _close(ref.to_dict(), got.to_dict())
+
+
+def test_calibration_estimators_equal_in_memory_on_any_partitioning():
+    """Issue 32's estimators on Dask: the grid and sum states merge; the row-keeping ones
+    (ece_sweep, tace) gather their rows through the generic tree reduction. Tie-heavy rows."""
+    names = ["ece_sweep", "smooth_ece", "tace", "macro_ce", "kde_ece"]
+    n, k = 60, 3
+    votes = _votes(n=n, k=k, seed=11)
+    probs = _probs(n, k, 11)
+    probs[:8] = np.eye(k)[np.random.default_rng(11).integers(0, k, 8)]
+    frame = _frame(votes.item_ids, probs, list(votes.labels.names))
+    for npart, part_of in ((1, np.zeros(n, dtype=int)), (5, np.arange(n) % 5)):
+        with dask.config.set(scheduler="synchronous"):
+            ref, got = _both(votes, frame, part_of, npart, metrics=names, n_boot=20, seed=3)
+        assert got.names == tuple(names)
+        _close(ref.to_dict(), got.to_dict())
+        for name in names:
+            np.testing.assert_allclose(got.intervals[name].replicates,
+                                       ref.intervals[name].replicates, rtol=1e-12, atol=1e-12)

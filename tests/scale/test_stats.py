@@ -35,7 +35,8 @@ def _quiet(fn, *args, **kwargs):
 def _compare(mem, got):
     for key in EXACT:  # identical, not close
         assert got[key] == mem[key], key
-    for key in ("krippendorff_alpha", "fleiss_kappa"):
+    for key in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "gwet_ac1",
+                "brennan_prediger", "conger_kappa"):  # issue 33: the same figures on Dask
         if mem[key] is None:
             assert got[key] is None
             continue
@@ -141,3 +142,25 @@ def test_ordered_scales_equal_in_memory(scale, npartitions):
     for key in ("item_mean", "item_sd", "bimodality"):
         for field, value in mem["ratings"][key].items():
             assert got["ratings"][key][field] == pytest.approx(value, rel=1e-12), (key, field)
+
+
+@pytest.mark.parametrize("scale", ["nominal", "ordinal"])
+def test_influence_and_pairs_equal_in_memory(scale):
+    """Issue 33: alpha without each annotator and the pair table, partition sums added."""
+    import dask
+
+    from annokit.core.annotator_agreement import alpha_influence, annotator_pairs
+    from annokit.core.labels import LabelSet
+    from annokit.scale.stats import alpha_influence_dask, annotator_pairs_dask
+
+    votes = _random_votes(60, 3, 5)
+    if scale == "ordinal":
+        votes = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids,
+                      labels=LabelSet(list(votes.labels.names), scale="ordinal"),
+                      annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids)
+    with dask.config.set(scheduler="synchronous"):
+        dv = from_votes(votes, npartitions=3)
+        influence = alpha_influence_dask(dv)
+        pairs = annotator_pairs_dask(dv, min_shared=3)
+    pd.testing.assert_frame_equal(influence, alpha_influence(votes), rtol=1e-12)
+    pd.testing.assert_frame_equal(pairs, annotator_pairs(votes, min_shared=3), rtol=1e-12)
