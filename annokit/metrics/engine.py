@@ -53,8 +53,9 @@ from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
 from annokit.core.scales import check_scale
 from annokit.core.soft_labels import Majority, TiePolicy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
-from annokit.metrics import kernels
+from annokit.metrics import kernels, population
 from annokit.metrics.multilabel_records import MultilabelRecords
+from annokit.metrics.population import check_target, target_names
 from annokit.metrics.records import (
     AlignedRecords,
     agreement_bins,
@@ -334,7 +335,8 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
              confidence: float = 0.95, n_bins: int = 10, ties: TiePolicy | None = None,
              baselines: bool = True,
              batch_size: int | None = None, scale: str | None = None,
-             metric_options: Mapping[str, Any] | None = None) -> EvaluationResult:
+             metric_options: Mapping[str, Any] | None = None,
+             target: str = "votes") -> EvaluationResult:
     """Evaluate registered metrics on aligned records, with intervals, groups and comparisons.
 
     Parameters
@@ -388,6 +390,12 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
         default the second label) or the category ``values`` of the
         order-aware metrics (default: on interval and ratio scales the labels'
         numbers, on ordinal scales the ranks ``0 .. k-1``).
+    target : {"votes", "population"}, default="votes"
+        ``"votes"``: every metric against the collected votes' distribution (the
+        published plug-in values). ``"population"``: against the distribution infinitely
+        many annotators would give (:mod:`annokit.metrics.population`); the metrics it
+        cannot correct are refused by name when asked for, and left out of the default
+        list with their reason in ``not_computed``; the baselines are the chance row only.
 
     Returns
     -------
@@ -425,6 +433,7 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     first = next(iter(models.values()))
     scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
     names = check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
+    names, not_computed = target_names(check_target(target), names, metrics, multilabel)
     n_boot = check_int("n_boot", n_boot)
     seed = check_int("seed", seed)
     n_bins = check_int("n_bins", n_bins, low=1)
@@ -459,16 +468,12 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     plan = EvalPlan([rec.probs for rec in models.values()], soft, hard, names, options,
                  [None, *groups] if by_kind is not None else groups,
                  [(lo, min(lo + step, n)) for lo in range(0, n, step)])
-    est = plan.estimates()
-    reps = None if not n_boot else plan.replicates(item_keys(first.item_ids), seed=seed,
-                                                   n_boot=n_boot)
-    base: dict[str, dict[str, float]] = {}
-    if baselines:
-        kinds = ("chance", "oracle")
-        b_est = dataclasses.replace(plan, probs=[baseline_probs(first, k) for k in kinds],
-                                    groups=[None]).estimates()
-        base = {k: dict(zip(names, map(float, b_est[i, 0]), strict=True)) for i, k in enumerate(kinds)}
-
+    if target == "population":
+        est, reps, base = _population_pass(plan, first, seed=seed, n_boot=n_boot,
+                                           baselines=baselines)
+    else:
+        est, reps, base = _votes_pass(plan, first, seed=seed, n_boot=n_boot,
+                                      baselines=baselines)
     heads = {model: {"n_items": rec.n_items,
                      "n_unmatched_predictions": rec.n_unmatched_predictions,
                      "n_dropped_items": rec.n_dropped_items,
@@ -490,7 +495,62 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     if isinstance(first, MultilabelRecords):
         result.task = "multilabel"
         result.per_label = _per_label(plan, first.labels.names)
+    result.target, result.not_computed = target, not_computed
     return result
+
+
+def _votes_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int, baselines: bool
+                ) -> tuple[np.ndarray, np.ndarray | None, dict[str, dict[str, float]]]:
+    """Estimates, replicates and baselines against the collected votes."""
+    est = plan.estimates()
+    reps = None if not n_boot else plan.replicates(item_keys(first.item_ids), seed=seed,
+                                                   n_boot=n_boot)
+    base: dict[str, dict[str, float]] = {}
+    if baselines:
+        kinds = ("chance", "oracle")
+        b_est = dataclasses.replace(plan, probs=[baseline_probs(first, k) for k in kinds],
+                                    groups=[None]).estimates()
+        base = {k: dict(zip(plan.names, map(float, b_est[i, 0]), strict=True))
+                for i, k in enumerate(kinds)}
+    return est, reps, base
+
+
+def _population_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int,
+                     baselines: bool
+                     ) -> tuple[np.ndarray, np.ndarray | None, dict[str, dict[str, float]]]:
+    """:func:`_votes_pass` against the population (:mod:`annokit.metrics.population`): the
+    mean-type metrics' posterior estimates; SMECE's kind as under the votes target."""
+    keys = item_keys(first.item_ids)
+    same = [j for j, n in enumerate(plan.names) if n in population.UNCHANGED]
+    fixed = [j for j in range(len(plan.names)) if j not in same]
+    sub = dataclasses.replace(plan, names=tuple(plan.names[j] for j in same))
+    shape = (len(plan.probs), len(plan.groups), 0)
+    est: np.ndarray = np.empty(shape)
+    reps: np.ndarray | None = np.empty(shape + (n_boot,))
+    if same:
+        est, reps, _ = _votes_pass(sub, first, seed=seed, n_boot=n_boot, baselines=False)
+    names = [plan.names[j] for j in fixed]
+    p_est, p_reps = population.population_values(
+        plan.probs, first.counts, names, plan.options, plan.groups, keys=keys, seed=seed,
+        n_boot=n_boot)
+    out = np.empty(p_est.shape[:2] + (len(plan.names),))
+    out[..., same], out[..., fixed] = est, p_est
+    all_reps: np.ndarray | None = None
+    base: dict[str, dict[str, float]] = {}
+    if n_boot:
+        all_reps = np.empty(out.shape + (n_boot,))
+        all_reps[..., same, :], all_reps[..., fixed, :] = reps, p_reps
+    if baselines:
+        chance = dataclasses.replace(plan, probs=[baseline_probs(first, "chance")], groups=[None])
+        c_est, _ = population.population_values(
+            chance.probs, first.counts, names, plan.options, [None], keys=keys, seed=seed,
+            n_boot=0)
+        row = np.empty(len(plan.names))
+        if same:
+            row[same] = dataclasses.replace(chance, names=sub.names).estimates()[0, 0]
+        row[fixed] = c_est[0, 0]
+        base = {"chance": dict(zip(plan.names, map(float, row), strict=True))}
+    return out, all_reps, base
 
 
 def _per_label(plan: EvalPlan, labels: Sequence[str]) -> dict[str, dict[str, float]]:

@@ -124,6 +124,12 @@ class EvaluationResult:
         evaluate the multi-label metrics; ``n_ties`` then counts tied (item, label) cells.
     per_label : dict of str to dict of str to float
         Multi-label: each metric per label (the metric is their mean).
+    target : {"votes", "population"}
+        What the metrics are measured against: the collected votes' distribution, or
+        the distribution infinitely many annotators would give
+        (:mod:`annokit.metrics.population`).
+    not_computed : dict of str to str
+        Metrics of the default list the target cannot estimate, with the reason.
     """
 
     n_items: int
@@ -149,6 +155,8 @@ class EvaluationResult:
     positive_label: str | None = None
     task: str = "single-label"
     per_label: dict[str, dict[str, float]] = field(default_factory=dict)
+    target: str = "votes"
+    not_computed: dict[str, str] = field(default_factory=dict)
     frame_source: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
     _frame: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -307,6 +315,7 @@ class EvaluationResult:
             "labels": list(self.labels),
             "task": self.task,
             "scale": self.scale,
+            "target": self.target,
             "positive_label": self.positive_label,
             "n_bins": self.n_bins,
             "tie_policy": self.tie_policy,
@@ -316,6 +325,8 @@ class EvaluationResult:
             "metrics": mine.pop("metrics"),
         }
         out.update(mine)
+        if self.not_computed:
+            out["not_computed"] = dict(self.not_computed)
         if self.per_label:
             out["per_label"] = {k: dict(v) for k, v in self.per_label.items()}
         if self.intervals:

@@ -178,6 +178,9 @@ def _perm(pred: DaskPredictions, pred_labels: Any, labels: Any) -> np.ndarray | 
 def dask_refusal(options: EvaluateOptions) -> str | None:
     """Why the Dask engine cannot honour ``options``, in one line naming the option and the
     way out; None when it can. The command line refuses these up front (exit status 2)."""
+    if options.target == "population":
+        return ("--target population runs in memory only: its prior is fitted on the "
+                "items' vote counts and the model's probabilities together; use --engine memory")
     if options.ties == "random":
         return ("--ties random runs in memory only: the in-memory draw follows each item's "
                 "rank in the whole item order (one random stream), which no partition knows; "

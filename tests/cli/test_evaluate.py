@@ -12,7 +12,7 @@ from annokit.metrics.registry import REGISTRY, available
 
 #: Keys of ``--json`` documented in README.md (a public interface).
 TOP_KEYS = ["n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
-            "task", "scale", "positive_label", "n_bins", "tie_policy", "n_ties", "units",
+            "task", "scale", "target", "positive_label", "n_bins", "tie_policy", "n_ties", "units",
             "lower_is_better", "metrics", "baselines", "metric_selection", "metric_names"]
 #: ``--json`` lists exactly the registered metrics (records always give soft and hard labels).
 REQUIRED_METRICS = list(available(True, True, n_labels=2))  # two labels: the binary metrics too
@@ -362,3 +362,22 @@ def test_values_rounding_to_zero_never_print_as_negative_zero():
 
     assert [_num(v) for v in (-1e-17, -0.0, 0.0, -0.00004, -0.00005, 0.25)] == [
         "0.0000", "0.0000", "0.0000", "0.0000", "-0.0001", "0.2500"]
+
+
+def test_target_population_option_and_json_key(small):
+    """``--target population`` (annokit.metrics.population): the JSON says so and lists the
+    binned metrics it does not compute; naming one of them is refused in one line."""
+    votes, preds = small
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                 "--target", "population", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["target"] == "population" and "ece" in out["not_computed"]
+    assert "ece" not in out["metrics"] and "jsd" in out["metrics"]
+    refused = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                  "--target", "population", "--metrics", "ece")
+    assert refused.exit_code == 1
+    assert "target='population' cannot estimate ece (not a mean" in refused.output
+    dask = run("--votes", votes, "--predictions", preds, "--target", "population",
+               "--engine", "dask")
+    assert dask.exit_code == 2 and "--target population runs in memory only" in dask.output

@@ -124,8 +124,9 @@ def test_json_lists_exactly_the_registered_metrics_with_units_and_direction():
     assert doc["units"] == {name: REGISTRY[name].unit for name in ALL}
     assert doc["lower_is_better"] == {name: REGISTRY[name].lower_is_better for name in ALL}
     assert list(doc) == ["n_items", "n_unmatched_predictions", "n_dropped_items",
-                         "dropped_item_ids", "labels", "task", "scale", "positive_label", "n_bins",
-                         "tie_policy", "n_ties", "units", "lower_is_better", "metrics", "baselines"]
+                         "dropped_item_ids", "labels", "task", "scale", "target",
+                         "positive_label", "n_bins", "tie_policy", "n_ties", "units",
+                         "lower_is_better", "metrics", "baselines"]
     for kind in ("chance", "oracle"):
         assert list(doc["baselines"][kind]) == list(ALL)
     json.dumps(doc, allow_nan=False)
