@@ -526,7 +526,7 @@ def _population_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int,
     sub = dataclasses.replace(plan, names=tuple(plan.names[j] for j in same))
     shape = (len(plan.probs), len(plan.groups), 0)
     est: np.ndarray = np.empty(shape)
-    reps: np.ndarray | None = np.empty(shape + (n_boot,))
+    reps: np.ndarray | None = np.empty(shape + (n_boot, 3))
     if same:
         est, reps, _ = _votes_pass(sub, first, seed=seed, n_boot=n_boot, baselines=False)
     names = [plan.names[j] for j in fixed]
@@ -538,8 +538,9 @@ def _population_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int,
     all_reps: np.ndarray | None = None
     base: dict[str, dict[str, float]] = {}
     if n_boot:
-        all_reps = np.empty(out.shape + (n_boot,))
-        all_reps[..., same, :], all_reps[..., fixed, :] = reps, p_reps
+        all_reps = np.full(out.shape + (n_boot, 3), np.nan)  # results.REPLICATE_FIELDS
+        all_reps[:, :, same] = reps
+        all_reps[..., 0][:, :, fixed] = p_reps  # the population means: no bound statistics
     if baselines:
         chance = dataclasses.replace(plan, probs=[baseline_probs(first, "chance")], groups=[None])
         c_est, _ = population.population_values(
