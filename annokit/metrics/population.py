@@ -61,7 +61,7 @@ from annokit.subsample.extrapolate import dm_log_likelihood
 
 __all__ = ["BLOCK", "DRAWS", "TARGETS", "UNCHANGED", "PopulationPrior", "check_target",
            "fit_prior", "item_estimates", "population_values", "refusals", "target_names",
-           "uncorrected_metrics"]
+           "unbiased_brier_soft", "uncorrected_metrics"]
 
 #: The targets of :func:`annokit.metrics.engine.evaluate`.
 TARGETS = ("votes", "population")
@@ -257,7 +257,33 @@ def item_estimates(names: Sequence[str], options: Mapping[str, Mapping[str, Any]
         m = len(names)
         out[lo:lo + block] = (plug - at_rep.reshape(-1, draws, m).mean(axis=1)
                               + at_pop.reshape(-1, draws, m).mean(axis=1))
+    for j, name in enumerate(names):
+        if REGISTRY[name].per_item == "brier_soft":
+            out[:, j] = unbiased_brier_soft(probs, counts, fallback=out[:, j])
     return out
+
+
+def unbiased_brier_soft(probs: np.ndarray, counts: np.ndarray, *, fallback: np.ndarray
+                        ) -> np.ndarray:
+    """The exact unbiased estimator of ``sum_j (q_j - p_j)^2`` from an item's votes.
+
+    ``x_j`` votes of ``n`` on label ``j`` are multinomial, so ``E[x_j / n] = p_j`` and
+    ``E[x_j (x_j - 1) / (n (n - 1))] = p_j^2`` (the multinomial's second factorial moment);
+    the estimate ``sum_j q_j^2 - 2 q_j x_j / n + x_j (x_j - 1) / (n (n - 1))`` is unbiased
+    whatever the prior. Items with one vote have no unbiased estimator: ``fallback`` there.
+
+    Examples
+    --------
+    >>> q = np.array([[0.5, 0.5]]); x = np.array([[2, 0]])
+    >>> float(unbiased_brier_soft(q, x, fallback=np.zeros(1))[0])  # p_0^2 estimated as 1
+    0.5
+    """
+    x = np.asarray(counts, dtype=np.float64)
+    n = x.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        second = (x * (x - 1.0)).sum(axis=1) / (n * (n - 1.0))
+        value = (probs * probs).sum(axis=1) - 2.0 * (probs * x).sum(axis=1) / n + second
+    return np.where(n >= 2, value, fallback)
 
 
 def population_values(models: Sequence[np.ndarray], counts: np.ndarray,

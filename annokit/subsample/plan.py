@@ -32,8 +32,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from annokit.core.checks import check_finite, check_int, check_open_unit, check_option
+from annokit.core.checks import (
+    check_finite,
+    check_int,
+    check_open_unit,
+    check_option,
+    check_probs,
+)
+from annokit.errors import InvalidValueError, SchemaError
 from annokit.subsample.plan_alloc import GOALS, Goal, plan_counts
+from annokit.subsample.plan_posterior import PRIORS
 from annokit.subsample.plan_replay import ReplayResult, replay
 
 if TYPE_CHECKING:
@@ -86,7 +94,9 @@ class PlanResult:
         ``expected_after`` (goal majority: expected share of items whose leading label is the
         population majority; goal distribution: expected mean TVD), ``confidence``,
         ``epsilon``, ``max_per_item``, ``alpha``, ``n_draws``, ``horizon``, ``seed``,
-        ``method``."""
+        ``method``, ``prior`` (``"fitted"``, ``"uniform"`` or ``"model"``) and ``prior_alpha``
+        (the Dirichlet prior's parameter per label, by label name; with a model, its mean over
+        items), and with a model ``model_prior`` (``concentration`` A and ``temperature`` T)."""
         return dict(self.info)
 
 
@@ -102,7 +112,8 @@ _METHOD = {
 
 def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: float = 0.95,
          epsilon: float = 0.05, max_per_item: int | None = None, alpha: float = 1.0,
-         n_draws: int = 2000, seed: int = 0, bar: object | None = None) -> PlanResult:
+         n_draws: int = 2000, seed: int = 0, bar: object | None = None,
+         prior: str = "fitted", probs: Any = None) -> PlanResult:
     """Where to spend the next ``budget`` votes (module docstring: the model and the rule).
 
     Parameters
@@ -123,11 +134,23 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         get none and are counted in the summary (``n_at_max_per_item``) and flagged in the
         table (``at_max_per_item``).
     alpha : float, default=1.0
-        Dirichlet prior concentration per label (1: the uniform prior).
+        With ``prior="uniform"``: the concentration per label of the symmetric Dirichlet prior
+        (1: the uniform prior).
     n_draws : int, default=2000
         Monte Carlo posterior draws per distinct count vector.
     seed : int, default=0
         The same seed and votes give the same plan.
+    prior : {"fitted", "uniform"}, default="fitted"
+        ``"fitted"``: the Dirichlet prior of the Dirichlet-multinomial fitted to the votes by
+        maximum likelihood (empirical Bayes; the fit of ``subsample --target population``,
+        :func:`~annokit.subsample.plan_posterior.fitted_prior`); ``"uniform"``:
+        ``Dirichlet(alpha, ..., alpha)``, the planner's prior before; ``"model"`` (implied by
+        ``probs``): one prior per item centred on the model's probabilities,
+        ``Dirichlet(A * softmax(log p_i / T))`` with ``A`` and ``T`` fitted to the votes
+        (:func:`~annokit.subsample.plan_posterior.model_prior`).
+    probs : array of shape (n_items, n_labels), optional
+        A model's probabilities, rows in the votes' item order and columns in their label
+        order (``annokit plan --predictions`` joins a file as ``evaluate`` does).
 
     Returns
     -------
@@ -156,6 +179,16 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
     if max_per_item is not None:
         max_per_item = check_int("max_per_item", max_per_item, low=1)
     alpha = check_finite("alpha", alpha, low=0, strict=True)
+    if probs is not None:
+        prior = "model"
+        probs = check_probs(probs, name="plan probs")
+        if probs.shape != (votes.n_items, votes.n_labels):
+            raise SchemaError(f"plan probs must have shape (n_items, n_labels) = "
+                              f"{(votes.n_items, votes.n_labels)}; got {probs.shape}")
+    elif prior == "model":
+        raise InvalidValueError("prior='model' needs a model's probs (annokit plan "
+                                "--predictions FILE)")
+    check_option("prior", prior, PRIORS)
     n_draws = check_int("n_draws", n_draws, low=1)
     seed = check_int("seed", seed)
     counts = votes.counts()
@@ -164,7 +197,8 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
               else n_votes >= max_per_item)
     caps = None if max_per_item is None else np.maximum(max_per_item - n_votes, 0)
     out = plan_counts(counts, budget=budget, goal=goal, confidence=confidence, epsilon=epsilon,
-                      caps=caps, alpha=alpha, n_draws=n_draws, seed=seed, bar=bar)
+                      caps=caps, alpha=alpha, n_draws=n_draws, seed=seed, bar=bar,
+                      prior=prior, probs=probs)
     labels = np.asarray(list(votes.labels.names), dtype=object)
     state = "p_leading" if goal == "majority" else "expected_tvd"
     table = pd.DataFrame({
@@ -185,8 +219,12 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         "expected_after": float(after.mean()) if len(n_votes) else None,
         "confidence": confidence, "epsilon": epsilon, "max_per_item": max_per_item,
         "alpha": alpha, "n_draws": n_draws, "horizon": int(out["horizon"]), "seed": seed,
-        "method": _METHOD[goal],
+        "method": _METHOD[goal], "prior": prior,
+        "prior_alpha": dict(zip(votes.labels.names, map(float, out["alpha"]), strict=True)),
     }
+    if out["model_prior"] is not None:
+        info["model_prior"] = {"concentration": float(out["model_prior"][0]),
+                               "temperature": float(out["model_prior"][1])}
     return PlanResult(table=table, info=info)
 
 

@@ -77,27 +77,45 @@ def allocate(values: np.ndarray, caps: np.ndarray, budget: int, *,
 def plan_counts(counts: np.ndarray, *, budget: int, goal: Goal = "majority",
                 confidence: float = 0.95, epsilon: float = 0.05,
                 caps: np.ndarray | None = None, alpha: float = 1.0, n_draws: int = 2000,
-                seed: int = 0, bar: object | None = None) -> dict[str, np.ndarray]:
+                seed: int = 0, bar: object | None = None, prior: str = "uniform",
+                probs: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The arrays behind :func:`plan` for a count matrix (parameters checked by the caller).
 
+    ``prior="fitted"`` replaces ``alpha`` by the Dirichlet-multinomial fitted to ``counts``
+    (:func:`~annokit.subsample.plan_posterior.fitted_prior`); ``prior="model"`` by one prior
+    per item centred on the model's ``probs`` (rows aligned to ``counts``;
+    :func:`~annokit.subsample.plan_posterior.model_prior`).
+
     Returns ``now``, ``settled``, ``extra`` (votes per item), ``after`` (the goal's expected
-    value per item after them, in the ``now`` scale) and ``horizon``.
+    value per item after them, in the ``now`` scale), ``horizon`` and ``alpha`` (the prior
+    used, one value per label).
     """
-    from annokit.subsample.plan_posterior import posterior_values
+    from annokit.subsample.plan_posterior import fitted_prior, model_prior, posterior_values
 
     counts = np.asarray(counts, dtype=np.int64)
+    fit = None
+    if prior == "model":
+        fit = model_prior(counts, np.asarray(probs))
+        prior_alpha = fit.alpha.mean(axis=0)
+    else:
+        prior_alpha = (fitted_prior(counts) if prior == "fitted"
+                       else np.full(counts.shape[1], float(alpha)))
+    alpha_used: float | np.ndarray = (alpha if prior == "uniform"
+                                      else prior_alpha if fit is None else fit.alpha)
     n_items = counts.shape[0]
     caps = (np.full(n_items, HORIZON, dtype=np.int64) if caps is None
             else np.clip(np.asarray(caps, dtype=np.int64), 0, None))
     horizon = int(min(HORIZON, budget, caps.max(initial=0)))
-    post = posterior_values(counts, goal=goal, horizon=horizon, n_draws=n_draws, alpha=alpha,
-                            seed=seed, bar=bar)
+    post = posterior_values(counts, goal=goal, horizon=horizon, n_draws=n_draws,
+                            alpha=alpha_used, seed=seed, bar=bar)
     settled = post.now >= confidence if goal == "majority" else post.now <= epsilon
     extra = allocate(post.values, caps, budget, eligible=~settled)
     after_value = post.values[np.arange(n_items), extra]
     after = after_value if goal == "majority" else -after_value
     return {"now": post.now, "settled": settled, "extra": extra, "after": after,
             "expected_now": post.values[:, 0] if goal == "majority" else post.now,
-            "horizon": np.asarray(horizon)}
+            "horizon": np.asarray(horizon), "alpha": prior_alpha,
+            "model_prior": None if fit is None else np.array([fit.concentration,
+                                                              fit.temperature])}
 
 

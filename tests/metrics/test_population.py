@@ -123,3 +123,21 @@ def test_prior_gradient_is_the_derivative_minka2000_eq53():
         return population._nll_grad(population._unpack(t, k, c), x, logq)[1]
 
     assert check_grad(f, g, theta) < 1e-4 * np.linalg.norm(g(theta))
+
+
+def test_brier_soft_exact_unbiased_estimator_by_enumeration():
+    """Multinomial factorial moments: the expectation of ``unbiased_brier_soft`` over every
+    count vector of 4 votes (probabilities from scipy.stats.multinomial) equals
+    ``sum_j (q_j - p_j)^2`` exactly; with one vote the fallback is returned."""
+    from itertools import product
+
+    from scipy.stats import multinomial
+
+    p, q, n = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.5, 0.3]), 4
+    xs = np.array([x for x in product(range(n + 1), repeat=3) if sum(x) == n])
+    est = population.unbiased_brier_soft(np.tile(q, (len(xs), 1)), xs,
+                                         fallback=np.full(len(xs), np.nan))
+    expected = float((multinomial.pmf(xs, n, p) * est).sum())
+    assert expected == pytest.approx(float(((q - p) ** 2).sum()), abs=1e-12)
+    one = population.unbiased_brier_soft(q[None], np.array([[1, 0, 0]]), fallback=np.array([7.0]))
+    assert one.tolist() == [7.0]
