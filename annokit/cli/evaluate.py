@@ -306,6 +306,7 @@ def _annotator_table(view) -> str:
 
 def _table(result) -> str:
     from annokit.core.soft_labels import ENTROPY_UNIT
+    from annokit.metrics.results import interval_notes
 
     lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale}"
              + (", multi-label" if result.task == "multilabel" else "") + ")   "
@@ -340,11 +341,16 @@ def _table(result) -> str:
         row = f"{name:<20}{_num(result.metrics[name]):>10}"
         if ci:
             r = result.intervals[name]
-            row += f"{f'[{_num(r.low)}, {_num(r.high)}]':>22}"
+            text = "no interval (1)" if r.method == "none" else f"[{_num(r.low)}, {_num(r.high)}]"
+            if r.method == "bounds" and not r.low <= r.estimate <= r.high:
+                text += " (2)"
+            row += f"{text:>22}"
         for kind in ("chance", "oracle"):
             row += f"{_num(result.baselines[kind][name]):>10}" if kind in result.baselines \
                 else f"{'':>10}"
         lines.append(f"{row}  {units[name]:<20}  {_better(name)}")
+    if ci:
+        lines += interval_notes(result.intervals)
     if result.groups:
         what = (f" (bins of human entropy, {ENTROPY_UNIT})" if result.by == "agreement" else "")
         lines += ["", f"by {result.by}{what}: " + "   ".join(f"{g.group} ({g.n_items} items)"

@@ -12,7 +12,9 @@ with :func:`annokit.metrics.states.update_many` (the shapes checked once, one
 fused pass per kind of state present: core, order-aware, binary, multi-label),
 merges the batches' states and computes; a group (``by``) is the same over its rows.
 
-Bootstrap intervals are percentiles of a Poisson bootstrap (:mod:`annokit.core.resample`):
+Bootstrap intervals come from a Poisson bootstrap (:mod:`annokit.core.resample`), by the
+method each metric's registry entry names (:attr:`MetricSpec.interval`: percentiles of the
+metric, or of two statistics that bound a binned metric's population value, or none):
 replicate ``r`` weights item ``i`` by a Poisson(1) count keyed by ``(seed, item id, r)``.
 A chunk of replicates is fed as 2-D weights to the same states, so memory is
 bounded by ``chunk x n_items``, every metric and model is resampled with the
@@ -252,13 +254,18 @@ class EvalPlan:
         return acc
 
     def values(self, states: list[Any] | None, n_rep: int | None) -> np.ndarray:
-        """``(n_names,)`` values, or ``(n_names, n_rep)`` replicate values (NaN without rows)."""
+        """``(n_names,)`` values, or ``(n_names, n_rep, 3)`` replicates (NaN without rows).
+
+        A replicate holds the metric's value and its two bound statistics
+        (:meth:`~annokit.metrics.states.MetricState.bounds`; NaN for metrics without:
+        :data:`~annokit.metrics.results.REPLICATE_FIELDS`).
+        """
         if states is None:
-            return np.full(len(self.names) if n_rep is None else (len(self.names), n_rep), np.nan)
+            shape = len(self.names) if n_rep is None else (len(self.names), n_rep, 3)
+            return np.full(shape, np.nan)
         if n_rep is None:
             return np.array([float(st.compute()) for st in states])
-        return np.stack([np.asarray(st.compute(), dtype=np.float64).reshape(n_rep)
-                         for st in states])
+        return np.stack([_replicate_values(st, n_rep) for st in states])
 
     def estimates(self) -> np.ndarray:
         """Point estimates, shape (n_models, n_groups, n_names)."""
@@ -266,7 +273,8 @@ class EvalPlan:
         return np.array([[self.values(st, None) for st in row] for row in acc])
 
     def replicates(self, keys: np.ndarray, *, seed: int, n_boot: int) -> np.ndarray:
-        """Bootstrap replicate values, shape (n_models, n_groups, n_names, n_boot).
+        """Bootstrap replicates, shape (n_models, n_groups, n_names, n_boot, 3): each metric's
+        value and bound statistics (:meth:`values`).
 
         A chunk of replicates at a time (:func:`~annokit.core.resample.replicate_chunks`):
         the Poisson weights of rows ``lo:hi`` in replicates ``start:stop`` are
@@ -274,7 +282,7 @@ class EvalPlan:
         """
         from annokit.core.progress import progress
 
-        out = np.empty((len(self.probs), len(self.groups), len(self.names), n_boot))
+        out = np.empty((len(self.probs), len(self.groups), len(self.names), n_boot, 3))
         with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
             for start, stop in replicate_chunks(n_boot, keys.size):
                 acc = self.fill(functools.partial(_poisson_rows, keys, seed, start, stop))
@@ -283,6 +291,17 @@ class EvalPlan:
                         out[m, g, :, start:stop] = self.values(st, stop - start)
                 bar.update(stop - start)
         return out
+
+
+def _replicate_values(state: Any, n_rep: int) -> np.ndarray:
+    """``(n_rep, 3)``: the state's replicate values and bound statistics (NaN without bounds)."""
+    out = np.full((n_rep, 3), np.nan)
+    out[:, 0] = np.asarray(state.compute(), dtype=np.float64).reshape(n_rep)
+    bounds = state.bounds()
+    if bounds is not None:
+        for j, stat in enumerate(bounds, start=1):
+            out[:, j] = np.asarray(stat, dtype=np.float64).reshape(n_rep)
+    return out
 
 
 def _poisson_rows(keys: np.ndarray, seed: int, start: int, stop: int, lo: int, hi: int
@@ -347,7 +366,11 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     seed : int, default=0
         Seeds the bootstrap (with the item ids) and ``ties="random"``.
     confidence : float, default=0.95
-        Level of the percentile intervals.
+        Level of the intervals. Each metric's interval is built as the registry says
+        (:attr:`~annokit.metrics.registry.MetricSpec.interval`): the percentile bootstrap
+        for the means, an interval for the population value from two bound statistics
+        for the binned |gap| metrics (``"bounds"``: the plug-in estimate is biased upward
+        and can lie outside it), none for the MCEs (NaN bounds and the reason).
     n_bins : int, default=10
         Bins of the binned metrics (every registered metric with an ``n_bins`` option).
     ties : {"report", "first", "random"}, optional
@@ -398,8 +421,10 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     >>> res = evaluate(rec, n_boot=200)
     >>> list(res.metrics) == list(available(True, True, n_labels=2)), list(res.baselines)
     (True, ['chance', 'oracle'])
-    >>> all(ci.low <= ci.high for ci in res.intervals.values())
+    >>> all(ci.low <= ci.high for ci in res.intervals.values() if ci.method != "none")
     True
+    >>> res.intervals["ece"].method, res.intervals["mce"].method
+    ('bounds', 'none')
     """
     models: dict[str | None, AlignedRecords | MultilabelRecords]
     multilabel = isinstance(records, MultilabelRecords)
@@ -503,7 +528,7 @@ def _population_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int,
     sub = dataclasses.replace(plan, names=tuple(plan.names[j] for j in same))
     shape = (len(plan.probs), len(plan.groups), 0)
     est: np.ndarray = np.empty(shape)
-    reps: np.ndarray | None = np.empty(shape + (n_boot,))
+    reps: np.ndarray | None = np.empty(shape + (n_boot, 3))
     if same:
         est, reps, _ = _votes_pass(sub, first, seed=seed, n_boot=n_boot, baselines=False)
     names = [plan.names[j] for j in fixed]
@@ -515,8 +540,9 @@ def _population_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int,
     all_reps: np.ndarray | None = None
     base: dict[str, dict[str, float]] = {}
     if n_boot:
-        all_reps = np.empty(out.shape + (n_boot,))
-        all_reps[..., same, :], all_reps[..., fixed, :] = reps, p_reps
+        all_reps = np.full(out.shape + (n_boot, 3), np.nan)  # results.REPLICATE_FIELDS
+        all_reps[:, :, same] = reps
+        all_reps[..., 0][:, :, fixed] = p_reps  # the population means: no bound statistics
     if baselines:
         chance = dataclasses.replace(plan, probs=[baseline_probs(first, "chance")], groups=[None])
         c_est, _ = population.population_values(

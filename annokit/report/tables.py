@@ -78,11 +78,18 @@ def fmt_number(value: Any, digits: int = 3) -> str:
 
 
 def fmt_interval(iv: Interval, digits: int = 3) -> str:
-    """``estimate [low, high]``, or the estimate alone without an interval."""
+    """``estimate [low, high]``, or the estimate alone without an interval (``(no interval)``
+    when the metric has none, ``†`` when a plug-in lies outside its population interval)."""
+    if iv.estimate is None and iv.note:
+        return "too few items"
+    if iv.method == "none":
+        return f"{fmt_number(iv.estimate, digits)} (no interval)"
     if iv.low is None or iv.high is None:
         return fmt_number(iv.estimate, digits)
+    mark = ("†" if iv.method == "bounds" and iv.estimate is not None
+            and not iv.low <= iv.estimate <= iv.high else "")
     return (f"{fmt_number(iv.estimate, digits)} [{fmt_number(iv.low, digits)}, "
-            f"{fmt_number(iv.high, digits)}]")
+            f"{fmt_number(iv.high, digits)}]{mark}")
 
 
 def humanize(key: str) -> str:
@@ -173,8 +180,11 @@ def report_tables(report: Report) -> list[Table]:
                  if b.method == "quantile" else "User-given bin edges")))
     settings = report.settings
     conf = round(settings.confidence * 100)
-    boot = (f"estimate [{conf}% percentile interval, {settings.n_boot} Poisson-bootstrap "
-            f"replicates of items]" if settings.n_boot else "no bootstrap")
+    boot = (f"estimate [{conf}% interval, {settings.n_boot} Poisson-bootstrap replicates of "
+            "items: percentile for the means; for the binned ECEs an interval for the "
+            "population value from two bound statistics, which the upward-biased plug-in "
+            "estimate can lie outside (†); none for the MCEs]" if settings.n_boot
+            else "no bootstrap")
     baselines = list(report.baselines)
     temperature = [["temperature T", ""] + [fmt_number(m.temperature, 2) for m in report.models]
                    + [""] * len(baselines)]
@@ -208,7 +218,9 @@ def report_tables(report: Report) -> list[Table]:
                                          in zip(report.binning.labels, m.per_bin, strict=True)],
             rows=_metric_rows(report, lambda k, m=m: [fmt_interval(row.metrics[k])
                                                       for row in m.per_bin]),
-            caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}."))
+            caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}. Too few "
+                    f"items: a binned calibration figure of a bin with fewer than 20 items per "
+                    f"confidence bin is not shown (report.json says why)."))
     if report.human_ceiling is not None:
         hc = report.human_ceiling
         tables.append(Table(

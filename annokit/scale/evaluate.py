@@ -486,7 +486,7 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
     est = _with_adaptive(main, "point", names, constant, adaptive)
     reps = None
     if n_boot:
-        reps = np.full(est.shape + (n_boot,), np.nan)
+        reps = np.full(est.shape + (n_boot, 3), np.nan)  # value and bound statistics
         cols = [names.index(n) for n in constant]
         if "boot" in main:  # absent when every metric's state is adaptive-size
             for (a, b), chunk in zip(specs[0].chunks, main["boot"], strict=True):
