@@ -26,8 +26,9 @@ from annokit.core.soft_labels import DEFAULT_TIES, ENTROPY_BASE, TiePolicy
 if TYPE_CHECKING:
     from annokit.io import Format
 
-#: Bytes kept per bootstrap replicate (six coefficients, their replicate values and weights).
-BYTES_PER_REPLICATE = 96
+#: Bytes kept per bootstrap replicate (six coefficients: their replicate values, 48 bytes; the
+#: weights go by chunks of a fixed budget).
+BYTES_PER_REPLICATE = 64
 
 
 @click.command(name="stats")

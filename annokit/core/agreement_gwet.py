@@ -245,7 +245,7 @@ def _annotator_cells(votes: Votes, order: np.ndarray | None) -> tuple[np.ndarray
     by_row = np.argsort(row, kind="stable")
     cells = (rank[votes.annotator_index] * k + votes.label_index)[by_row]
     indptr = np.searchsorted(row[by_row], np.arange(votes.n_items + 1))
-    return indptr.astype(np.int64), cells.astype(np.int64), len(ids) * k
+    return indptr.astype(np.int64), cells.astype(np.int32), len(ids) * k
 
 
 def annotator_label_sums(w: np.ndarray, indptr: np.ndarray, cells: np.ndarray,
@@ -284,18 +284,33 @@ def chance_coefficients(data: Any, *, names: Any = GWET_COEFFICIENTS, weights: A
         raise SchemaError("agreement needs at least one item with two or more votes")
     out = []
     moments = terms.T @ terms
+    shared = _SharedSums(terms)
     for name in names:
         check_option("coefficient", name, GWET_COEFFICIENTS)
-        c = _prepare(name, data, terms, wmat, wname, order, n_pair)
+        c = _prepare(name, data, shared, wmat, wname, order, n_pair)
         out.append(replace(c, se=analytic_se(name, terms.sum(axis=0), moments, wmat)))
     return out
 
 
-def _prepare(name: str, data: Any, terms: np.ndarray, wmat: np.ndarray, wname: str,
+class _SharedSums:
+    """``w @ terms`` of the last weights seen: the coefficients of one
+    :func:`chance_coefficients` call read the same sums of a chunk of replicates once."""
+
+    def __init__(self, terms: np.ndarray) -> None:
+        self.terms = terms
+        self.last: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __call__(self, w: np.ndarray) -> np.ndarray:
+        if self.last is None or self.last[0] is not w:
+            self.last = (w, w @ self.terms)
+        return self.last[1]
+
+
+def _prepare(name: str, data: Any, sums: _SharedSums, wmat: np.ndarray, wname: str,
              order: np.ndarray | None, n_pair: int) -> ChanceCoefficient:
     if name != "conger_kappa":
         def stat(w: np.ndarray) -> np.ndarray:
-            return coefficient_from_sums(name, w @ terms, wmat)
+            return coefficient_from_sums(name, sums(w), wmat)
     else:
         if not isinstance(data, Votes):
             raise SchemaError("conger_kappa needs Votes with annotator ids, not a count matrix")
@@ -304,8 +319,8 @@ def _prepare(name: str, data: Any, terms: np.ndarray, wmat: np.ndarray, wname: s
 
         def stat(w: np.ndarray) -> np.ndarray:
             a = annotator_label_sums(w, indptr, cells, n_cells)
-            return coefficient_from_sums(name, w @ terms, wmat, a.reshape(len(w), -1, q))
-    value = float(stat(np.ones((1, terms.shape[0])))[0])
+            return coefficient_from_sums(name, sums(w), wmat, a.reshape(len(w), -1, q))
+    value = float(stat(np.ones((1, sums.terms.shape[0])))[0])
     if not np.isfinite(value):
         warnings.warn(f"{name}: the chance agreement is 1, the coefficient is undefined (nan)",
                       DegenerateInputWarning, stacklevel=4)

@@ -110,8 +110,7 @@ def influence_sums(counts: np.ndarray, item: np.ndarray, who: np.ndarray, label:
     # the (annotator, item) pairs and the annotator's votes on the item
     key, inverse = np.unique(who * max(n_items, 1) + item, return_inverse=True)
     g, i = np.divmod(key, max(n_items, 1))
-    e = np.zeros((key.size, k))
-    np.add.at(e, (inverse, label), 1.0)
+    e = np.bincount(inverse * k + label, minlength=key.size * k).reshape(key.size, k)
     c = counts[i]
     m = c.sum(axis=1)
     after = c - e

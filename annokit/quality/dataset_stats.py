@@ -513,7 +513,8 @@ def _coefficient_rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
         w = (stats[key] or {}).get("weights", "identity")
         if key == "gwet_ac1" and w != "identity":
             title = "Gwet's AC2"
-        coefficients.append((key, title + (f" ({w} weights)" if w != "identity" else "")))
+        # the weights in brackets, as alpha's level: rows no wider than the table's others
+        coefficients.append((key, title + (f" ({w})" if w != "identity" else "")))
     rows = []
     for key, title in coefficients:
         a = stats[key]

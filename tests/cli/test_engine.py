@@ -310,8 +310,11 @@ def test_gold_file_other_commands_as_in_memory(side_files, tmp_path):
         if args[0] == "annotators":
             by_id = {r["annotator"]: r for r in mem_doc.pop("annotators")}
             for row in got_doc.pop("annotators"):  # Dawid-Skene scores: EM, within 1e-9
+                # alpha without each annotator: partition sums added, to rounding (issue 33)
                 assert row == {**by_id.pop(row["annotator"]),
-                               "score": pytest.approx(row["score"], abs=1e-9)}
+                               "score": pytest.approx(row["score"], abs=1e-9),
+                               "alpha_without": pytest.approx(row["alpha_without"], abs=1e-12),
+                               "alpha_change": pytest.approx(row["alpha_change"], abs=1e-12)}
             assert not by_id
         assert got_doc == mem_doc, args[0]
 
