@@ -39,7 +39,7 @@ _LAZY: dict[str, str] = {
     "EvaluateOptions": "annokit.metrics.workflow", "evaluate_files": "annokit.scale.workflow",
     "filter_annotators": "annokit.quality", "DawidSkene": "annokit.quality", "MACE": "annokit.quality",
     "MajorityVote": "annokit.quality", "GLAD": "annokit.quality", "Wawa": "annokit.quality",
-    "ZeroBasedSkill": "annokit.quality",
+    "ZeroBasedSkill": "annokit.quality", "CrowdLab": "annokit.quality",
     "build_report": "annokit.report", "write_report": "annokit.report",
 }
 
@@ -50,6 +50,7 @@ __all__ = [
     "AlignedRecords",
     "AlignmentError",
     "AnnokitError",
+    "CrowdLab",
     "DataFormatError",
     "DawidSkene",
     "EvaluateOptions",

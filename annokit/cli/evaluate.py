@@ -146,6 +146,12 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option("--by", type=click.Choice(["agreement"]),
               help="Also evaluate groups of items: agreement = equal-count bins of human "
                    "entropy.")
+@click.option("--target", type=click.Choice(["votes", "population"]), default="votes",
+              show_default=True,
+              help="What the metrics are measured against: the collected votes' distribution "
+                   "(the published values), or the distribution infinitely many annotators "
+                   "would give (an empirical-Bayes correction of the few votes per item; "
+                   "binned calibration errors are not computed; memory engine).")
 @FORMAT_OPTION
 @column_options
 @click.option("--per-item", "per_item_path", type=click.Path(writable=True),
@@ -162,7 +168,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
              metric_names: tuple[str, ...] | str | None, n_bins: int, temperature: float | None,
              fit_paths: tuple[str, ...],
              oracle_temperature: bool, temperature_objective: str | None, ties: TiePolicy, n_boot: int,
-             seed: int, by: str | None, fmt: Format, per_item_path: str | None,
+             seed: int, by: str | None, target: str, fmt: Format, per_item_path: str | None,
              out_format: str | None, as_json: bool, engine: str, scheduler: str | None) -> None:
     """Evaluate a model's probabilities against the human label distributions.
 
@@ -199,7 +205,7 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
         on_missing=on_missing, renormalize=renormalize, id_field=id_field, model=model,
         pred_labels=_labels(pred_labels), temperature=temperature, fit_temperature_on=fit_paths,
         oracle_temperature=oracle_temperature, temperature_objective=temperature_objective,
-        positive=positive, per_item=per_item_path, per_item_format=out_format)
+        positive=positive, per_item=per_item_path, per_item_format=out_format, target=target)
     check_engine(engine, scheduler)
     if not pred_paths and (options.temperature_mode or per_item_path or by or n_boot
                            or positive is not None or metric_names is not None):
@@ -300,6 +306,7 @@ def _annotator_table(view) -> str:
 
 def _table(result) -> str:
     from annokit.core.soft_labels import ENTROPY_UNIT
+    from annokit.metrics.results import interval_notes
 
     lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale}"
              + (", multi-label" if result.task == "multilabel" else "") + ")   "
@@ -318,22 +325,32 @@ def _table(result) -> str:
         extra = (f", objective {t['objective']}, fitted on {t['n_fit_items']} items"
                  if t["mode"] != "fixed" else "")
         lines.append(f"temperature: {t['value']:.4g} ({t['mode']}{extra})")
+    if result.target != "votes":
+        lines.append("target: the population distribution (infinitely many annotators; "
+                     "annokit.metrics.population)"
+                     + (f"; not computed: {', '.join(result.not_computed)}"
+                        if result.not_computed else ""))
     ci = bool(result.intervals)
     head = f"{'metric':<20}{'model':>10}"
     if ci:
         head += f"{'95% CI':>22}"
-    head += f"{'chance':>10}{'oracle':>10}  unit"
+    head += f"{'chance':>10}{'oracle':>10}  {'unit':<20}  better"
     lines += ["", head, "-" * len(head)]
     units = result.units
     for name in result.names:
         row = f"{name:<20}{_num(result.metrics[name]):>10}"
         if ci:
             r = result.intervals[name]
-            row += f"{f'[{_num(r.low)}, {_num(r.high)}]':>22}"
+            text = "no interval (1)" if r.method == "none" else f"[{_num(r.low)}, {_num(r.high)}]"
+            if r.method == "bounds" and not r.low <= r.estimate <= r.high:
+                text += " (2)"
+            row += f"{text:>22}"
         for kind in ("chance", "oracle"):
-            row += f"{_num(result.baselines[kind][name]):>10}" if result.baselines \
+            row += f"{_num(result.baselines[kind][name]):>10}" if kind in result.baselines \
                 else f"{'':>10}"
-        lines.append(f"{row}  {units[name]}")
+        lines.append(f"{row}  {units[name]:<20}  {_better(name)}")
+    if ci:
+        lines += interval_notes(result.intervals)
     if result.groups:
         what = (f" (bins of human entropy, {ENTROPY_UNIT})" if result.by == "agreement" else "")
         lines += ["", f"by {result.by}{what}: " + "   ".join(f"{g.group} ({g.n_items} items)"
@@ -344,3 +361,13 @@ def _table(result) -> str:
             lines.append(f"{name:<20}" + "".join(f"{_num(g.metrics[name]):>13}"
                                                  for g in result.groups))
     return "\n".join(lines)
+
+
+def _better(name: str) -> str:
+    """The direction column (the report's arrows in words): lower, higher or near 0."""
+    from annokit.metrics.registry import REGISTRY
+
+    spec = REGISTRY.get(name)
+    if spec is None:
+        return ""
+    return {True: "lower", False: "higher", None: "near 0"}[spec.lower_is_better]

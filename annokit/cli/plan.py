@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,7 @@ from annokit.cli._common import (
     with_duplicates,
     written,
 )
+from annokit.cli.quality import join_model, prediction_options
 
 if TYPE_CHECKING:
     from annokit.io import Format
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
 _JSON_KEYS = (
     "goal, budget, votes_planned, budget_unspent, n_items, n_votes, n_settled, n_unsettled, "
     "n_items_planned, n_cannot_settle, n_at_max_per_item, expected_now, expected_after, "
-    "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, read_as, out, "
+    "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, prior, "
+    "prior_alpha (the Dirichlet prior per label), model_prior (with --predictions), read_as, "
+    "out, "
     "output (with --out: what was written)")
 
 
@@ -56,6 +59,14 @@ _JSON_KEYS = (
                    "get none (their number is stated).")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the Monte Carlo draws: the same seed and votes give the same file.")
+@click.option("--prior", type=click.Choice(["fitted", "uniform"]), default="fitted",
+              show_default=True,
+              help="Prior of each item's population distribution: the Dirichlet of the "
+                   "Dirichlet-multinomial fitted to the votes (as subsample --target "
+                   "population fits it), or the uniform Dirichlet(1, ..., 1). With "
+                   "--predictions: one prior per item centred on the model's probabilities.")
+@prediction_options("With it each item's prior is centred on the model's probabilities, "
+                    "its spread and a temperature fitted to the votes.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Write the plan here (.csv, .tsv or .parquet), atomically: columns "
                    "item,extra_votes, one row per item that gets votes. Required unless "
@@ -64,13 +75,14 @@ _JSON_KEYS = (
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as one JSON object (keys below).")
 def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float,
-         epsilon: float, max_per_item: int | None, seed: int, out_path: str | None,
-         out_format: str | None, as_json: bool) -> None:
+         epsilon: float, max_per_item: int | None, seed: int, prior: str, out_path: str | None,
+         out_format: str | None, as_json: bool, **model_args: Any) -> None:
     """Where to spend the next votes: per item, how many more votes to collect now for the
-    goal, under a Dirichlet posterior of each item's population label distribution (uniform
-    prior). The budget goes to the unsettled items where more votes raise the expected share
-    of correct majorities (--goal majority) or lower the expected TVD of the soft labels
-    (--goal distribution) most; the sum of extra_votes never exceeds --budget.
+    goal, under a Dirichlet posterior of each item's population label distribution (its prior
+    fitted to the votes, or uniform with --prior uniform). The budget goes to the unsettled
+    items where more votes raise the expected share of correct majorities (--goal majority)
+    or lower the expected TVD of the soft labels (--goal distribution) most; the sum of
+    extra_votes never exceeds --budget.
 
     Meant to run in rounds: collect the planned votes, append them to the votes file, plan
     again. See the guide "Where to spend the next annotations".
@@ -89,10 +101,20 @@ def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float
         check_table_path(out_path, jsonl=False, format=out_format)
         check_outputs({"--out": out_path}, {"--votes": votes_path})
     votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "plan")
+    probs = None
+    if model_args["pred_paths"]:
+        if click.get_current_context().get_parameter_source("prior") \
+                is click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError("--prior applies without --predictions (with it, each "
+                                   "item's prior is centred on the model's probabilities)")
+        join = join_model(votes, model_args)
+        votes, probs = join.votes, join.probs
+    else:
+        _no_join_options(model_args)
     with progress(desc="plan", unit="count vectors") as bar:
         result = run_plan(votes, budget=budget, goal=goal,  # type: ignore[arg-type]
                           confidence=confidence, epsilon=epsilon, max_per_item=max_per_item,
-                          seed=seed, bar=bar)
+                          seed=seed, bar=bar, prior=prior, probs=probs)
     info = result.summary()
     output = None
     if out_path is not None:
@@ -109,6 +131,14 @@ def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float
         echo(f"wrote {describe_output(output)}")
 
 
+def _no_join_options(model_args: dict[str, Any]) -> None:
+    ctx = click.get_current_context()
+    given = [f"--{name.replace('_', '-')}" for name in model_args if name != "pred_paths"
+             and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+    if given:
+        raise click.UsageError(f"{', '.join(given)} applies to --predictions")
+
+
 def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
     """The plain-text summary of a plan (``annokit plan`` without --json)."""
     majority = info["goal"] == "majority"
@@ -119,6 +149,7 @@ def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
     lines = [f"read as: {read_as}"] if read_as else []
     lines += [
         f"{info['n_items']} items, {info['n_votes']} votes; goal {info['goal']} (settled: {rule})",
+        *_prior_line(info),
         f"settled now: {_items(info['n_settled'])}; unsettled: {info['n_unsettled']}",
         f"planned {info['votes_planned']} of {info['budget']} votes for "
         f"{_items(info['n_items_planned'])}"
@@ -134,7 +165,35 @@ def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
                      "after this round")
     lines.append(f"unsettled items still short of the goal after this round: "
                  f"{info['n_cannot_settle']}")
+    need = info.get("votes_to_settle")
+    if need:
+        lines.append(_settle_line(need))
     return lines
+
+
+def _settle_line(need: dict) -> str:
+    """How many more votes would settle the items this round leaves short."""
+    text = f"to settle those {_items(need['n_items'])}: "
+    reachable = need["n_items"] - need["n_beyond_horizon"]
+    if reachable:
+        text += (f"about {need['total']:,} more votes in total for {_items(reachable)} "
+                 f"(per item {need['min']} to {need['max']}, median {need['median']:g})")
+    if need["n_beyond_horizon"]:
+        text += ("; " if reachable else "") + (
+            f"{_items(need['n_beyond_horizon'])} need more than {need['horizon']} each (votes "
+            "near a tie: their population may have no clear majority)")
+    return text + "; choose --budget accordingly"
+
+def _prior_line(info: dict) -> list[str]:
+    """``prior: fitted Dirichlet(e 2.1, c 0.8, n 1.3)``, when the summary names one."""
+    if "prior_alpha" not in info:
+        return []
+    alpha = ", ".join(f"{name} {a:.3g}" for name, a in info["prior_alpha"].items())
+    if "model_prior" in info:
+        fit = info["model_prior"]
+        return [f"prior: per item, Dirichlet({fit['concentration']:.3g} x the model's "
+                f"probabilities at temperature {fit['temperature']:.3g}; mean {alpha})"]
+    return [f"prior: {info['prior']} Dirichlet({alpha})"]
 
 
 def _items(n: int) -> str:

@@ -28,6 +28,7 @@ from annokit.cli._common import (
 from annokit.core.gold import describe_gold_items
 from annokit.core.soft_labels import DEFAULT_TIES, describe_ties
 from annokit.io.atomic import check_outputs, check_table_path, describe_output
+from annokit.quality.filter import MIN_VERDICT_VOTES
 
 if TYPE_CHECKING:
     from annokit.core.soft_labels import TiePolicy
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from annokit.quality.filter import Audit
 
 _SCORE_METHODS = ["agreement", "ds", "onecoin", "mace", "gold", "entropy"]
-_AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs"]
+_AGG_METHODS = ["mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs", "crowdlab"]
 _MAJORITY_LIKE = ("mv", "wmv", "wawa", "zbs")
 _TIES = ["first", "first_seen", "random"]
 
@@ -55,6 +56,60 @@ def _infinite_threshold(verb: str) -> dict[str, str]:
 
 _SEED = click.option("--seed", type=SEED, default=0, show_default=True,
                      help="Seed of MACE's random restarts.")
+
+
+def _model_options(command: Any) -> Any:
+    """``--predictions``, the options that read and join them, and ``--likelihood``."""
+    return prediction_options(
+        "Used by --method crowdlab (CROWDLAB, Goh et al. 2022).", likelihood=True)(command)
+
+
+def prediction_options(use: str, *, likelihood: bool = False) -> Any:
+    """``--predictions`` and the options that read and join them, as ``annokit evaluate``'s
+    (``aggregate``, ``annotators``, ``plan``); ``use`` ends the help of ``--predictions``."""
+    options = [
+        click.option("--predictions", "pred_paths", multiple=True, type=click.Path(),
+                     help="A model's prediction file (read and joined by item id and label "
+                          "name as by `annokit evaluate`); repeat for several files of one "
+                          f"model. {use}"),
+        click.option("--pred-labels", help="Class of each prediction column in file order, by "
+                                           "name or alias, comma-separated (e.g. e,c,n)."),
+        click.option("--id-field", help="Item id field of the prediction files (default: item, "
+                                        "id or uid)."),
+        click.option("--model", help="Model to read from a ChaosNLI-style {model: {uid: ...}} "
+                                     "file."),
+        click.option("--on-missing", type=click.Choice(["error", "drop"]), default="error",
+                     show_default=True, help="Voted items without a prediction: fail, or drop "
+                                             "them (reported)."),
+        click.option("--renormalize", is_flag=True, help="Divide probability rows by their sum "
+                                                         "instead of rejecting them."),
+    ]
+    if likelihood:
+        options.append(click.option(
+            "--likelihood", type=click.Choice(["shared", "confusion"]), default="shared",
+            show_default=True,
+            help="CROWDLAB's likelihood of a vote: one agreement rate shared by every "
+                 "annotator (the paper), or each annotator's confusion with the consensus "
+                 "(our variant; see the aggregation guide)."))
+
+    def decorate(command: Any) -> Any:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def join_model(votes: Any, model_args: dict[str, Any]) -> Any:
+    """The votes joined to the model's probabilities as ``evaluate`` joins them."""
+    from annokit.cli.evaluate import _labels
+    from annokit.metrics.model_join import item_probabilities
+
+    return item_probabilities(votes, list(model_args["pred_paths"]),
+                              pred_labels=_labels(model_args["pred_labels"]),
+                              id_field=model_args["id_field"], model=model_args["model"],
+                              renormalize=model_args["renormalize"],
+                              on_missing=model_args["on_missing"])
 
 
 def _inputs(votes_path: str, gold_path: str | None) -> dict[str, str | None]:
@@ -78,6 +133,10 @@ def _read(votes_path: str, fmt: Format, gold_path: str | None, command: str) -> 
                    "skill, MACE competence, gold accuracy (ChaosNLI rule), label-usage entropy.")
 @click.option("--threshold", type=finite(infinite=_infinite_threshold("flag")), default=None,
               help="Flag annotators scoring below this (default: the method's default threshold).")
+@click.option("--min-annotator-votes", "min_votes", type=click.IntRange(min=1),
+              default=MIN_VERDICT_VOTES, show_default=True,
+              help="Fewest votes for a verdict: annotators with fewer are scored but never "
+                   "flagged (shown as 'too few votes').")
 @_SEED
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @engine_options
@@ -91,19 +150,27 @@ def _read(votes_path: str, fmt: Format, gold_path: str | None, command: str) -> 
 @click.option("--out", "out_path", type=click.Path(),
               help="With --pairs: write the pair table (.csv, .tsv or .parquet).")
 @out_format_option(jsonl=False)
+@_model_options
 def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
-               threshold: float | None, seed: int, as_json: bool, engine: str,
+               threshold: float | None, min_votes: int, seed: int, as_json: bool, engine: str,
                scheduler: str | None, pairs: bool = False, min_shared: int = 10,
-               out_path: str | None = None, out_format: str | None = None) -> None:
+               out_path: str | None = None, out_format: str | None = None,
+               **model_args: Any) -> None:
     """Score every annotator and mark the ones a filter would remove first.
 
     Scores are higher for better annotators; an annotator is flagged when the
     score is below the threshold (for --method gold also after 4 consecutive
-    wrong gold answers). Each annotator's influence on agreement is shown too:
-    Krippendorff's alpha without them and the change (positive: alpha rises
-    without them). With --pairs: the agreement of every pair of annotators.
+    wrong gold answers) and they have at least --min-annotator-votes votes;
+    those with fewer are shown as "too few votes". Each annotator's influence on
+    agreement is shown too: Krippendorff's alpha without them and the change
+    (positive: alpha rises without them). With --pairs: the agreement of every
+    pair of annotators. With --predictions, each annotator's CROWDLAB quality
+    (votes and the model together) is added.
     """
     check_engine(engine, scheduler)
+    _check_model_args(model_args, "annotators", engine)
+    if pairs and model_args["pred_paths"]:
+        raise click.UsageError("--predictions applies to the scores, not to --pairs")
     if pairs:
         _annotator_pairs(votes_path, gold_path, fmt, engine, scheduler, min_shared, out_path,
                          out_format, as_json)
@@ -120,27 +187,77 @@ def annotators(votes_path: str, gold_path: str | None, fmt: Format, method: str,
             raise click.UsageError("--method gold (ChaosNLI's rule, with runs of consecutive "
                                    "wrong answers in vote order) runs in memory only")
         votes = dask_votes(votes_path, scheduler, fmt=fmt, gold=gold_path)
-        flags = flag_annotators_dask(votes, method, threshold=threshold, rng=seed)
+        flags = flag_annotators_dask(votes, method, threshold=threshold, rng=seed,
+                                     min_votes=min_votes)
     else:
         from annokit.quality import flag_annotators
 
         votes = _read(votes_path, fmt, gold_path, "annotators")
-        flags = flag_annotators(votes, method, threshold=threshold, rng=seed)
+        flags = flag_annotators(votes, method, threshold=threshold, rng=seed,
+                                min_votes=min_votes)
+    doc = flags.to_dict()
+    if model_args["pred_paths"]:
+        doc = _with_model_scores(doc, votes, model_args)
     if as_json:
-        echo_json(with_duplicates(flags.to_dict(), votes))
+        echo_json(with_duplicates(doc, votes))
         return
-    rows = flags.to_dict()["annotators"]
-    echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8} {'alpha w/o':>9} {'change':>7}  flagged")
+    rows = doc["annotators"]
+    model = "crowdlab_quality_score" in (rows[0] if rows else {})
+    echo(f"{'annotator':<24} {'n_votes':>7} {'score':>8}" + (f" {'crowdlab':>8}" if model else "")
+         + f" {'alpha w/o':>9} {'change':>7}  flagged")
     for row in sorted(rows, key=lambda r: (r["score"] is None, r["score"] or 0.0)):
         score = "nan" if row["score"] is None else f"{row['score']:.3f}"
-        mark = f"*  {row['reason']}" if row["flagged"] else ""
-        echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score:>8} "
+        score = f"{score:>8}"
+        if model:
+            q = row["crowdlab_quality_score"]
+            score += f" {'nan' if q is None else f'{q:.3f}':>8}"
+        mark = (f"*  {row['reason']}" if row["flagged"] else
+                "-  too few votes" if row["n_votes"] < min_votes else "")
+        echo(f"{row['annotator']!s:<24} {row['n_votes']:>7} {score} "
              f"{_num(row.get('alpha_without'), 9)} {_num(row.get('alpha_change'), 7, '+')}  "
              f"{mark}")
     echo(f"{flags.n_flagged} of {len(rows)} annotators flagged "
-               f"(method {method}, threshold {flags.threshold:g})")
+         f"(method {method}, threshold {flags.threshold:g}); {doc['n_too_few_votes']} with "
+         f"too few votes for a verdict (fewer than {min_votes}: --min-annotator-votes)")
     if flags.gold is not None:
         echo(f"scored on {describe_gold_items(flags.gold.n_items, flags.gold.n_unknown)}")
+
+
+def _check_model_args(model_args: dict[str, Any], command: str, engine: str,
+                      method: str | None = None) -> None:
+    """Usage errors of ``--predictions`` and its options (``aggregate``, ``annotators``)."""
+    ctx = click.get_current_context()
+    given = [f"--{name.replace('_', '-')}" for name in model_args if name != "pred_paths"
+             and ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+    if not model_args["pred_paths"]:
+        if method == "crowdlab":
+            raise click.UsageError("--method crowdlab needs a model's probabilities: give "
+                                   "--predictions FILE")
+        if given:
+            raise click.UsageError(f"{', '.join(given)} applies to --predictions")
+        return
+    if method is not None and method != "crowdlab":
+        raise click.UsageError(f"--predictions applies to --method crowdlab, not --method "
+                               f"{method}")
+    if engine == "dask":
+        raise click.UsageError(f"{command} --predictions runs in memory only: drop --engine dask")
+
+
+def _with_model_scores(doc: dict[str, Any], votes: Any, model_args: dict[str, Any]
+                       ) -> dict[str, Any]:
+    """Add each annotator's CROWDLAB quality and agreement with its consensus to
+    ``annotators --json``, and the join's counts (``predictions``)."""
+    from annokit.core.jsonable import finite_or_none
+    from annokit.quality.crowdlab import CrowdLab
+
+    join = join_model(votes, model_args)
+    fit = CrowdLab(likelihood=model_args["likelihood"]).fit(join.votes, join.probs)
+    for row, q, a in zip(doc["annotators"], fit.annotator_quality_score_,
+                         fit.annotator_agreement_, strict=True):
+        row["crowdlab_quality_score"] = finite_or_none(q)
+        row["crowdlab_agreement"] = finite_or_none(a)
+    return {**doc, "predictions": {**join.summary(), "model_weight": fit.model_weight_,
+                                   "likelihood": fit.likelihood}}
 
 
 def _num(x: float | None, width: int, sign: str = "") -> str:
@@ -315,10 +432,13 @@ def _fmt(x) -> str:
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON summary instead of the labels (accuracy against gold).")
 @engine_options
+@_model_options
 def aggregate(votes_path: str, gold_path: str | None, fmt: Format, method: str, ties: TiePolicy,
               out_path: str | None, out_format: str | None, soft: bool, clamp_gold: bool,
-              seed: int, as_json: bool, engine: str, scheduler: str | None) -> None:
-    """One label (or, with --soft, a posterior) per item from the votes."""
+              seed: int, as_json: bool, engine: str, scheduler: str | None,
+              **model_args: Any) -> None:
+    """One label (or, with --soft, a posterior) per item from the votes (with --method
+    crowdlab, from the votes and a model's --predictions)."""
     from annokit.io.atomic import write_table
     from annokit.io.escape import neutralise_formulas
     from annokit.quality import aggregate as run_aggregate
@@ -332,6 +452,7 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: Format, method: str, 
         raise click.UsageError(f"--ties applies to mv, wmv, wawa and zbs, not --method {method} "
                                "(its label is the most probable one in label order)")
     check_engine(engine, scheduler)
+    _check_model_args(model_args, "aggregate", engine, method)
     if out_format is not None and out_path is None:
         raise click.UsageError("--out-format applies to --out (the table on stdout is CSV)")
     if engine == "dask":
@@ -342,13 +463,21 @@ def aggregate(votes_path: str, gold_path: str | None, fmt: Format, method: str, 
         check_table_path(out_path, jsonl=False, format=out_format)
         check_outputs({"--out": out_path}, _inputs(votes_path, gold_path))
     votes = _read(votes_path, fmt, gold_path, "aggregate")
-    result = run_aggregate(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed)
+    join = None
+    if model_args["pred_paths"]:
+        join = join_model(votes, model_args)
+        votes = join.votes
+    result = run_aggregate(votes, method, ties=ties, soft=soft, clamp_gold=clamp_gold, rng=seed,
+                           probs=None if join is None else join.probs,
+                           likelihood=model_args["likelihood"])
     output = None
     if out_path is not None:
         write_table(result.table, out_path, jsonl=False, for_people=True, format=out_format)
         output = written(out_path, out_format, result.n_items, jsonl=False)
     if as_json:
         summary = result.summary() if output is None else {**result.summary(), "output": output}
+        if join is not None:
+            summary["predictions"] = join.summary()
         echo_json(with_duplicates(summary, votes))
     elif out_path is None:
         text = neutralise_formulas(result.table).to_csv(index=False)

@@ -22,7 +22,7 @@ from annokit.cli._common import (
     votes_input,
     with_duplicates,
 )
-from annokit.subsample.defaults import EPSILON, REPS, SHORT, TARGET, TARGETS
+from annokit.subsample.defaults import AGREEMENT_BINS, EPSILON, REPS, SHORT, TARGET, TARGETS
 
 if TYPE_CHECKING:
     from annokit.io import Format
@@ -48,7 +48,8 @@ TARGET_OPTION = click.option(
     show_default=True,
     help="What k is recommended against: the population the votes are a sample of "
          "(a Dirichlet-multinomial fit to the votes; k may exceed the votes available), "
-         "or the pool of collected votes (the observed curve).")
+         "or the pool of collected votes (the observed curve, up to half the fewest votes on "
+         "an item; never extrapolated).")
 
 
 def _parse_ks(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
@@ -76,13 +77,18 @@ def _parse_ks(ctx: click.Context, param: click.Parameter, value: str | None) -> 
               show_default=True,
               help="Items with fewer than k votes: fail, leave them out at that k (counted and "
                    "reported), or keep all their votes.")
+@click.option("--bins", "n_bins", type=click.IntRange(min=1), default=AGREEMENT_BINS,
+              show_default=True,
+              help="Agreement bins of the curve's by_bin rows (--json): quantiles of the "
+                   "full-data entropy, as evaluate's and the report's.")
 @click.option("--jobs", type=click.IntRange(min=1, max=256), default=1, show_default=True,
               help="Threads (results do not depend on it).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (documented keys).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write the curves to this image file (PNG, SVG or PDF).")
 def subsample(votes_path: str, fmt: Format, ks: list[int] | None, reps: int, seed: int, epsilon: float,
-              target: str, short: str, jobs: int, as_json: bool, plot: str | None) -> None:
+              target: str, short: str, n_bins: int, jobs: int, as_json: bool,
+              plot: str | None) -> None:
     """Subsampling curves for the votes in --votes: how far k-vote label
     distributions are from the full data (TVD, Jensen-Shannon distance, KL,
     majority agreement, entropy bias, with percentile intervals over
@@ -92,10 +98,11 @@ def subsample(votes_path: str, fmt: Format, ks: list[int] | None, reps: int, see
     votes are a sample of: the per-item distributions of a Dirichlet-multinomial
     fitted to the votes, extrapolated beyond the votes available. --target pool
     recommends k against the collected votes themselves (the observed curve, up
-    to half the fewest votes on an item; extrapolated only when it does not get
-    below --epsilon). The output states the target, the tolerance, the
-    recommended k and its interval. `annokit report --subsample` gives the same
-    recommendation for the same options.
+    to half the fewest votes on an item; it is never extrapolated: when the curve
+    does not get below --epsilon, no k is given and the output says why). The
+    output states the target, the tolerance, the recommended k and its interval.
+    `annokit report --subsample` gives the same recommendation for the same
+    options.
     """
     from annokit.io import read_votes
     from annokit.subsample import curve_summary
@@ -113,7 +120,7 @@ def subsample(votes_path: str, fmt: Format, ks: list[int] | None, reps: int, see
     votes = single_label(read_votes(votes_path, format=fmt, **read_options()), "subsample")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        curve, rec = _compute(votes, ks, reps, seed, epsilon, target, short, jobs)
+        curve, rec = _compute(votes, ks, reps, seed, epsilon, target, short, jobs, n_bins)
     for message in dict.fromkeys(str(w.message) for w in caught):
         echo_warning(message)
     if plot and image_type is not None:  # image_type is set exactly when --plot is given
@@ -126,8 +133,10 @@ def subsample(votes_path: str, fmt: Format, ks: list[int] | None, reps: int, see
     frame = curve.to_frame()
     echo(f"{votes.n_items} items, {votes_per_item(curve.n_votes_min, curve.n_votes_max)}, "
          f"{reps} repetitions, seed {seed}")
-    echo(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    from annokit.subsample.recommend import curve_units
+    from annokit.subsample.recommend import curve_units, named_curve_frame
+
+    echo("curve: k-vote subsamples against the pool (all votes of each item; pool_* columns)")
+    echo(named_curve_frame(frame).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
 
     shown = [c for c in curve_units() if any(col.startswith(c) for col in frame.columns)]
     echo("units: " + ", ".join(f"{c} {curve_units()[c]}" for c in shown))
@@ -141,14 +150,14 @@ def votes_per_item(low: int, high: int) -> str:
 
 
 def _compute(votes: Any, ks: list[int] | None, reps: int, seed: int, epsilon: float,
-             target: str, short: str, jobs: int) -> tuple[Any, Any]:
+             target: str, short: str, jobs: int, n_bins: int) -> tuple[Any, Any]:
     from annokit.subsample import how_many
     from annokit.subsample.defaults import default_ks
 
     n_max = int(votes.counts().sum(axis=1).max())
     work = reps * votes.n_items * max(ks if ks is not None else default_ks(n_max))
-    options = {"target": target, "epsilon": epsilon, "reps": reps, "rng": seed, "short": short,
-               "n_jobs": jobs}
+    options = {"target": target, "epsilon": epsilon, "reps": reps, "seed": seed, "short": short,
+               "n_jobs": jobs, "n_bins": n_bins}
     if work <= PROGRESS_THRESHOLD:
         return how_many(votes, ks, **options)
     from annokit.core.progress import progress as progress_bar

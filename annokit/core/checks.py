@@ -31,6 +31,8 @@ import numpy as np
 from annokit.errors import InputError, InvalidValueError, SchemaError
 
 __all__ = [
+    "check_seed",
+    "seed_or_rng",
     "SIMPLEX_ATOL",
     "check_counts",
     "check_finite",
@@ -47,6 +49,24 @@ RngLike = "np.random.Generator | int | None"
 
 #: Tolerance on row sums of probability rows.
 SIMPLEX_ATOL = 1e-6
+
+
+def seed_or_rng(seed: int | None, rng: Any, where: str, *, default: Any = None) -> Any:
+    """``rng`` of a function that also takes ``seed=``, an int: the name ``evaluate``, ``plan``
+    and ``build_report`` use, so ``seed=`` works everywhere (``seed=3`` is ``rng=3``; giving
+    both is an error naming ``where``; ``default`` is the function's default ``rng``)."""
+    if seed is None:
+        return rng
+    if rng is not default:
+        raise InvalidValueError(f"{where}: give seed= or rng=, not both (seed=3 is rng=3)")
+    return check_seed(seed)
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as a non-negative int, else an error naming it."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidValueError(f"seed must be a non-negative integer; got {seed!r}")
+    return int(seed)
 
 
 def check_rng(rng: np.random.Generator | int | None) -> np.random.Generator:

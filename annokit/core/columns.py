@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from annokit.errors import InvalidValueError, SchemaError
 
-__all__ = ["MORE_SPELLINGS", "ROLE_SPELLINGS", "detect_columns", "name_key"]
+__all__ = ["MORE_SPELLINGS", "ROLE_SPELLINGS", "detect_columns", "name_key", "unused_columns_message"]
 
 #: Column spellings tried, in order, for each role when no mapping is given.
 ROLE_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -92,3 +92,51 @@ def detect_columns(columns: Sequence[str], roles: Sequence[str] = ("item", "anno
         if found:
             taken.add(found[0])
     return out
+
+
+#: Roles a vote table needs, in the order messages name them.
+VOTE_ROLES = ("item", "annotator", "label")
+
+
+def unused_columns_message(columns: Sequence[str], roles: Mapping[str, str | None], *,
+                           given: Mapping[str, str | None] | None = None,
+                           source: str = "votes") -> str | None:
+    """The warning for a table read with a role missing while some of its columns are left
+    unused (a misspelled ``anotator`` header), or None.
+
+    A role the caller named as None (``columns={"annotator": None}``) is not missing. The unused
+    columns are listed, those resembling a spelling of the missing role first.
+
+    Examples
+    --------
+    >>> message = unused_columns_message(["item", "anotator", "label"],
+    ...                                  {"item": "item", "annotator": None, "label": "label"})
+    >>> print(message.split(";")[0])
+    votes: no annotator column was found, and column(s) ['anotator'] are not read ('anotator'
+    looks like 'annotator')
+    """
+    import difflib
+
+    given = dict(given or {})
+    missing = [r for r in VOTE_ROLES if roles.get(r) is None and r not in given]
+    used = {c for c in roles.values() if c} | {c for c in given.values() if c}
+    unused = [str(c) for c in columns if c not in used and str(c).strip()]
+    if not missing or not unused:
+        return None
+    spellings = {name_key(s): s for r in missing for tier in (ROLE_SPELLINGS, MORE_SPELLINGS)
+                 for s in tier[r]}
+    near: dict[str, str] = {}
+    for c in unused:
+        hit = difflib.get_close_matches(name_key(c), list(spellings), n=1, cutoff=0.75)
+        if hit:
+            near[c] = spellings[hit[0]]
+    unused.sort(key=lambda c: c not in near)
+    looks = "; ".join(f"{c!r} looks like {near[c]!r}" for c in unused if c in near)
+    role = missing[0]
+    what = "the votes are read without annotator ids (counts only)" if role == "annotator" else \
+        f"the {role} is then inferred"
+    return (f"{source}: no {' or '.join(missing)} column was found, and column(s) {unused} are not "
+            f"read{f' ({looks})' if looks else ''}; {what}. If one of them holds the {role}, name "
+            f"it with --{role}-col (Python: columns={{'{role}': ...}})"
+            + ("; to read without annotators, columns={'annotator': None}" if role == "annotator"
+               else ""))

@@ -37,6 +37,8 @@ __all__ = [
     "MISSING_STRINGS",
     "LabelSet",
     "as_str_values",
+    "label_variants",
+    "label_variants_message",
     "factorize_ids",
     "factorize_values",
     "scalar_to_str",
@@ -407,3 +409,79 @@ def factorize_ids(values: Any, *, what: str, where: str,
         row = int(np.argmax(codes == j))
         raise SchemaError(f"{where}: {what} {distinct[j]!r} at row {row} is not in the given ids")
     return position[codes].astype(np.int64), ids
+
+
+#: A label this many times rarer than a label one edit away from it is called a likely typo.
+TYPO_RATIO = 20
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap of two
+    neighbouring characters (Damerau-Levenshtein distance 1)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k, (x, y) in enumerate(zip(short, long_[:len(short)], strict=True))
+              if x != y), len(short))
+    return short[i:] == long_[i + 1:]
+
+
+def _fold(name: str) -> str:
+    """A label as variants are compared: case folded, without blanks, ``_`` and ``-``."""
+    return re.sub(r"[\s_-]+", "", name.casefold())
+
+
+def label_variants(names: Sequence[str], counts: Sequence[int]) -> tuple[list[list[str]],
+                                                                          list[tuple[str, str]]]:
+    """Labels that look like spellings of one label: groups differing only by letter case,
+    blanks, ``_`` or ``-`` (``dog``, ``Dog``, ``dog ``; ``not_sure``, ``not sure``), and
+    ``(rare, common)`` pairs one edit apart whose ``rare`` label has at most
+    1/:data:`TYPO_RATIO` of the votes of ``common`` (numbers, and two labels both under three
+    characters, are never typos of each other).
+
+    Examples
+    --------
+    >>> label_variants(["cat", "dgo", "dog", "dog ", "Dog"], [500, 1, 490, 1, 2])
+    ([['dog', 'Dog', 'dog ']], [('dgo', 'dog')])
+    """
+    n = dict(zip(names, (int(c) for c in counts), strict=True))
+    folded: dict[str, list[str]] = {}
+    for name in names:
+        folded.setdefault(_fold(name), []).append(name)
+    groups = [sorted(g, key=lambda s: -n[s]) for g in folded.values() if len(g) > 1]
+    heads = {key: max(g, key=lambda s: n[s]) for key, g in folded.items()}
+    typos = []
+    for key, head in heads.items():
+        if number_name(key) is not None:
+            continue
+        for other, big in heads.items():
+            if (max(len(key), len(other)) >= 3 and number_name(other) is None
+                    and _one_edit(key, other)
+                    and sum(n[s] for s in folded[key]) * TYPO_RATIO <= n[big]):
+                typos.append((head, big))
+                break
+    return groups, typos
+
+
+def label_variants_message(names: Sequence[str], counts: Sequence[int], source: str) -> str | None:
+    """The warning for :func:`label_variants` found among labels read from ``source`` (None when
+    there are none): the variants with their votes and the two fixes."""
+    groups, typos = label_variants(names, counts)
+    if not groups and not typos:
+        return None
+    n = dict(zip(names, (int(c) for c in counts), strict=True))
+
+    def shown(name: str) -> str:
+        return f"{name!r} ({n[name]:,} vote{'s' if n[name] != 1 else ''})"
+
+    parts = [f"labels that differ only by case, spaces, '_' or '-': "
+             f"{', '.join(shown(s) for s in g)}" for g in groups]
+    parts += [f"label {shown(rare)} is one edit away from {shown(big)}" for rare, big in typos]
+    return (f"{source}: {'; '.join(parts)}; they are read as separate labels. Correct their "
+            "spelling in the file, or give the label set with --labels (Python: labels=[...]): "
+            "votes are then matched to it ignoring case, and any other spelling is an error "
+            "naming its line")

@@ -72,9 +72,11 @@ from annokit.errors import InvalidValueError, SchemaError
 __all__ = [
     "BootstrapResult",
     "as_item_keys",
+    "bounds_interval",
     "bootstrap_ci",
     "bootstrap_replicates",
     "item_keys",
+    "no_interval",
     "paired_bootstrap_diff",
     "percentile_interval",
     "poisson_weights",
@@ -269,14 +271,14 @@ def replicate_chunks(n_boot: int, n_items: int, *, budget: int = 4_000_000
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """A point estimate with its percentile bootstrap interval.
+    """A point estimate with its bootstrap interval.
 
     Attributes
     ----------
     estimate : float
         The statistic on all items (every weight 1).
     low, high : float
-        Percentile interval bounds over the valid replicates (NaN if none is).
+        Interval bounds over the valid replicates (NaN if none is, or without an interval).
     n_boot : int
         Replicates drawn, valid or not.
     confidence : float
@@ -284,6 +286,11 @@ class BootstrapResult:
         Replicates dropped: total weight zero or a non-finite statistic.
     replicates : ndarray of shape (n_boot,)
         Every replicate's statistic (NaN for the invalid ones).
+    method : {"percentile", "bounds", "none"}
+        ``"percentile"`` (:func:`percentile_interval`), ``"bounds"``
+        (:func:`bounds_interval`) or ``"none"`` (:func:`no_interval`: no honest interval).
+    reason : str
+        Why there is no interval (``method="none"``); empty otherwise.
     """
 
     estimate: float
@@ -293,12 +300,20 @@ class BootstrapResult:
     confidence: float
     n_invalid: int = 0
     replicates: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+    method: str = "percentile"
+    reason: str = ""
 
-    def to_dict(self) -> dict[str, float | int]:
-        """``estimate``, ``low``, ``high``, ``confidence``, ``n_boot``, ``n_invalid`` as plain numbers."""
-        return {"estimate": self.estimate, "low": self.low, "high": self.high,
-                "confidence": self.confidence, "n_boot": self.n_boot,
-                "n_invalid": self.n_invalid}
+    def to_dict(self) -> dict[str, Any]:
+        """``estimate``, ``low``, ``high``, ``confidence``, ``n_boot``, ``n_invalid`` as plain
+        numbers; ``method`` unless percentile, and ``reason`` when there is no interval."""
+        out: dict[str, Any] = {"estimate": self.estimate, "low": self.low, "high": self.high,
+                               "confidence": self.confidence, "n_boot": self.n_boot,
+                               "n_invalid": self.n_invalid}
+        if self.method != "percentile":
+            out["method"] = self.method
+        if self.reason:
+            out["reason"] = self.reason
+        return out
 
 
 def percentile_interval(estimate: float, replicates: Any, confidence: float) -> BootstrapResult:
@@ -335,6 +350,70 @@ def percentile_interval(estimate: float, replicates: Any, confidence: float) -> 
     low, high = np.quantile(valid, [tail, 1 - tail]) if valid.size else (np.nan, np.nan)
     return BootstrapResult(float(estimate), float(low), float(high), int(reps.size), confidence,
                            int(reps.size - valid.size), reps)
+
+
+def bounds_interval(estimate: float, lower: Any, upper: Any, confidence: float, *,
+                    replicates: Any = None) -> BootstrapResult:
+    """An interval for a population value ``theta`` bounded by ``|g| <= theta <= U``.
+
+    ``g`` is a signed smooth population quantity (a difference of means) and ``U`` one
+    whose estimate is not biased downward; the plug-in estimate of ``theta`` itself may be
+    badly biased. With ``q`` the percentiles of the bootstrap replicates and ``a = (1 -
+    confidence) / 2``: ``low`` is the distance from 0 to g's percentile interval
+    ``[q_a(g*), q_{1-a}(g*)]`` (0 when it contains 0, or when ``lower`` is all NaN: no
+    lower statistic) and ``high = q_{1-a}(U*)`` (raised to ``low`` if below it). Each end
+    misses with probability about ``a``, so the interval covers ``theta`` at least at
+    ``confidence`` (more when the bounds are slack). The point estimate may lie outside it. Used by the binned
+    calibration errors (:func:`annokit.metrics._binning.gap_bounds`).
+
+    Parameters
+    ----------
+    estimate : float
+        The reported point estimate.
+    lower, upper : array-like of shape (n_boot,)
+        Replicates of ``g`` and ``U``; NaN marks an invalid replicate.
+    confidence : float
+        In (0, 1).
+    replicates : array-like of shape (n_boot,), optional
+        The point estimate's own replicates, kept in the result (default ``upper``'s).
+
+    Returns
+    -------
+    BootstrapResult
+        ``method="bounds"``; ``n_invalid`` counts the replicates invalid in either statistic.
+
+    Examples
+    --------
+    >>> r = bounds_interval(0.3, [-0.2, -0.1, -0.05], [0.4, 0.5, 0.6], 0.5)
+    >>> r.low, r.high, r.method
+    (0.075, 0.55, 'bounds')
+    >>> bounds_interval(0.3, [-0.1, 0.1], [0.4, 0.5], 0.5).low
+    0.0
+    """
+    lo = percentile_interval(estimate, lower, confidence)
+    hi = percentile_interval(estimate, upper, confidence)
+    # |g| >= the distance from 0 to g's percentile interval; 0 without a lower statistic
+    low = 0.0 if np.isnan(lo.low) or lo.low <= 0.0 <= lo.high else min(abs(lo.low), abs(lo.high))
+    reps = hi.replicates if replicates is None else np.asarray(replicates, dtype=np.float64)
+    high = max(hi.high, low) if np.isfinite(hi.high) else hi.high  # U below |g|: U is off
+    return BootstrapResult(float(estimate), float(low), float(high), hi.n_boot, hi.confidence,
+                           max(lo.n_invalid, hi.n_invalid), reps, method="bounds")
+
+
+def no_interval(estimate: float, n_boot: int, confidence: float, reason: str, *,
+                replicates: Any = None) -> BootstrapResult:
+    """A point estimate without an interval (NaN bounds, ``method="none"``), and why.
+
+    Examples
+    --------
+    >>> r = no_interval(0.2, 100, 0.95, "no honest interval")
+    >>> r.to_dict()["method"], r.reason
+    ('none', 'no honest interval')
+    """
+    reps = np.zeros(0) if replicates is None else np.asarray(replicates, dtype=np.float64)
+    return BootstrapResult(float(estimate), np.nan, np.nan, int(n_boot),
+                           check_open_unit("confidence", confidence), 0, reps, method="none",
+                           reason=reason)
 
 
 WeightedStatistic = Callable[[np.ndarray], np.ndarray]

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # Votes.distributions calls this module: no import of votes a
     from annokit.core.votes import Votes
 
 __all__ = [
+    "AGREEMENT_BINS",
     "DEFAULT_TIES",
     "ENTROPY_BASE",
     "ENTROPY_UNIT",
@@ -85,6 +86,9 @@ def distributions(counts: Any, *, smoothing: float = 0.0) -> np.ndarray:
 ENTROPY_BASE = math.e
 #: The name of the unit of :data:`ENTROPY_BASE`.
 ENTROPY_UNIT = "nats"
+#: Agreement bins: equal-count quantile bins of human entropy, the default count of
+#: ``evaluate(by="agreement")``, the report and the subsampling curves' ``by_bin``.
+AGREEMENT_BINS = 5
 
 
 def entropy_unit(base: float | None = ENTROPY_BASE) -> str:

@@ -9,6 +9,7 @@ checker knows the attributes they use.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Literal, cast, overload
 
 import numpy as np
@@ -155,6 +156,36 @@ class VoteViews:
         return f"the gold label of item {str(votes.item_ids[item])!r}:"
 
     # -- tallies ---------------------------------------------------------------
+
+    def compact_annotators(self) -> Votes:
+        """These votes with only the annotators who have a vote: ``annotator_ids`` (and the
+        rows of ``annotator_metadata``) restricted to them, in their order, codes renumbered;
+        ``self`` when every annotator has a vote.
+
+        Examples
+        --------
+        >>> from annokit.core.votes import Votes
+        >>> df = pd.DataFrame({"item": ["q", "q", "r"], "annotator": ["a", "b", "c"],
+        ...                    "label": ["x", "y", "x"]})
+        >>> v = Votes.from_long(df).select_items([0])
+        >>> v.n_annotators, v.annotator_ids.tolist()
+        (2, ['a', 'b'])
+        """
+        votes = self._votes()
+        if votes.annotator_index is None or votes.annotator_ids is None:
+            return votes
+        present = np.zeros(len(votes.annotator_ids), dtype=bool)
+        present[votes.annotator_index] = True
+        if present.all():
+            return votes
+        out = copy.copy(votes)
+        out.annotator_index = (np.cumsum(present) - 1)[votes.annotator_index]
+        out.annotator_ids = votes.annotator_ids[present]
+        meta = votes.annotator_metadata
+        if meta is not None:
+            out.annotator_metadata = meta[meta.index.astype(str).isin(
+                out.annotator_ids.astype(str))]
+        return out
 
     def votes_per_item(self) -> np.ndarray:
         """Number of votes on each item, shape (n_items,)."""

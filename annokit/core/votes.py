@@ -376,8 +376,10 @@ class Votes(VoteViews):
 
     # -- subsetting -----------------------------------------------------------
 
-    def select_votes(self, mask: Any) -> Votes:
-        """Keep the votes where ``mask`` is true; items left with no vote are removed.
+    def select_votes(self, mask: Any, *, keep_annotators: bool = False) -> Votes:
+        """Keep the votes where ``mask`` is true; items left with no vote are removed, and so are
+        annotators (``n_annotators`` and ``annotator_ids`` count those with a vote kept), unless
+        ``keep_annotators`` (codes unchanged, for loops comparing annotators between rounds).
 
         The caller is responsible for reporting removed items (see ``item_ids``
         of the result against this object's).
@@ -387,15 +389,17 @@ class Votes(VoteViews):
             raise SchemaError(f"vote mask has shape {mask.shape}, expected ({self.n_votes},)")
         keep_items = np.bincount(self.item_index[mask], minlength=self.n_items) > 0
         remap = np.cumsum(keep_items) - 1
-        return self._rebuild(
+        out = self._rebuild(
             item_index=remap[self.item_index[mask]],
             label_index=self.label_index[mask],
             annotator_index=None if self.annotator_index is None else self.annotator_index[mask],
             item_keep=keep_items,
         )
+        return out if keep_annotators else out.compact_annotators()
 
     def select_items(self, items: Any) -> Votes:
-        """Keep the given items (a boolean mask over items or integer positions), in that order."""
+        """Keep the given items (a boolean mask over items or integer positions), in that order;
+        annotators left without a vote are removed (:meth:`compact_annotators`)."""
         items = np.asarray(items)
         if items.dtype == bool:
             if items.shape != (self.n_items,):
@@ -422,7 +426,7 @@ class Votes(VoteViews):
             item_metadata=self.item_metadata.iloc[positions],
             gold=None if self.gold is None else self.gold[positions],
             duplicates="keep", source=self.source,
-        ))
+        )).compact_annotators()
 
     def _rebuild(self, *, item_index, label_index, annotator_index, item_keep) -> Votes:
         return self._subset(Votes(

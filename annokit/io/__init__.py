@@ -41,6 +41,7 @@ from annokit.io.mturk import read_mturk
 from annokit.io.partitions import is_partitioned, partition_files, read_partitions
 from annokit.io.prodigy import read_prodigy
 from annokit.io.ratings import apply_scale, read_ratings
+from annokit.io.read_checks import checked_labels
 from annokit.io.registry import REGISTRY, dataset_path, list_datasets, load_dataset
 from annokit.io.source import Input
 from annokit.io.tables import table_kind
@@ -52,6 +53,7 @@ from annokit.io.tabular import (
     read_long,
     read_table,
     read_wide,
+    warn_unused_columns,
 )
 from annokit.io.toloka import read_toloka
 
@@ -149,6 +151,7 @@ def _sniff(source: Input, *, columns: Mapping[str, str | None] | None, no_header
     return table_layout(source, columns=columns, sep=sep, labels=labels)
 
 
+@checked_labels
 def read_votes(
     path: str | os.PathLike | pd.DataFrame | list[str | os.PathLike] | tuple[str | os.PathLike, ...],
     *,
@@ -536,6 +539,7 @@ def _read_frame(df: pd.DataFrame, *, format: str, columns: Mapping[str, str | No
                                 duplicates=duplicates, source=name)
         chosen = roles
         info = f"{name}: long table"
+        warn_unused_columns(names, roles, given, name)
     if gold is not None:
         votes = attach_gold(votes, read_gold(gold, missing=missing))
     used = ", ".join(f"{role}={col!r}" for role, col in chosen.items() if col is not None)

@@ -38,7 +38,7 @@ from typing import Any
 from annokit.core.votes import DuplicatePolicy
 from annokit.errors import AnnokitError, DataFormatError, InvalidValueError, SchemaError
 from annokit.io.delimited import SAMPLE_CHARS, sep_line
-from annokit.io.source import Input, decode_text, read_bytes
+from annokit.io.source import Input, decode_text, near_files, read_bytes
 from annokit.io.tables import _dialect, read_columns
 from annokit.io.tabular import _read_long_parquet
 
@@ -97,7 +97,8 @@ def _remote_files(path: str) -> list[str]:
     files: list[str] = []
     for f in found:
         if not fs.exists(f):
-            raise DataFormatError(f"{path}: no such file, directory or matching files")
+            raise DataFormatError(f"{path}: no such file, directory or matching files"
+                                  f"{near_files(path)}")
         if fs.isdir(f):
             inner = sorted(p for p in fs.find(f)
                            if os.path.splitext(p)[1].lower() in PARTITION_SUFFIXES
@@ -151,7 +152,8 @@ def scan_partitions(source: Any) -> tuple[list[str], list[str]]:
             if not files:
                 raise DataFormatError(f"{path}: no {_TYPES} file matches this pattern")
         else:
-            raise DataFormatError(f"{path}: no such file, directory or matching files")
+            raise DataFormatError(f"{path}: no such file, directory or matching files"
+                                  f"{near_files(path)}")
     unknown = [f for f in files if os.path.splitext(f)[1].lower() not in PARTITION_SUFFIXES]
     if unknown:
         raise DataFormatError(f"{unknown[0]}: unknown file type; partitions are {_TYPES} files")

@@ -29,6 +29,7 @@ column headers.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ from annokit.io.source import (
     check_regular,
     decode_text,
     loads_json,
+    near_files,
     read_bytes,
     read_text,
     text_lines,
@@ -341,7 +343,7 @@ def _read_npy(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
 def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: float,
               model: str | None, sep: str | None = None, row_ids: bool = False) -> Predictions:
     if not path.exists():
-        raise DataFormatError(f"prediction file not found: {path}")
+        raise DataFormatError(f"prediction file not found: {path}{near_files(path)}")
     check_regular(path, what="predictions")
     name = path.name.lower()
     if name.endswith((".json", ".jsonl", ".ndjson")):
@@ -359,7 +361,25 @@ def _read_one(path: Path, *, id_field: str | None, renormalize: bool, atol: floa
                           ".tsv, .parquet or .npy")
 
 
-def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str | None = None,
+#: What the prediction readers take, for messages.
+ACCEPTED = ("a path, a list of paths, a pandas DataFrame (an item column and one column per "
+            "label, or probs/logits columns, as in a file) or annokit.io.Predictions")
+
+
+def _from_dataframe(df: pd.DataFrame, *, id_field: str | None, renormalize: bool,
+                    atol: float) -> Predictions:
+    """Predictions from a DataFrame laid out as a prediction file's table; an index named
+    like an id column (``item``, ``id``, ``uid``) is that column."""
+    frame = df
+    if frame.index.name is not None and str(frame.index.name) not in map(str, frame.columns):
+        frame = frame.reset_index()
+    else:
+        frame = frame.copy()
+    return predictions_from_frame(frame, locations_of("row", len(frame)), source="DataFrame",
+                                  id_field=id_field, renormalize=renormalize, atol=atol)
+
+
+def read_predictions(paths: str | Path | Sequence[str | Path] | pd.DataFrame, *, id_field: str | None = None,
                      renormalize: bool = False, atol: float = 1e-4,
                      model: str | None = None, sep: str | None = None,
                      row_ids: bool = False) -> Predictions:
@@ -367,8 +387,10 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
 
     Parameters
     ----------
-    paths : path or sequence of paths
-        Several files (e.g. dev and test halves) are concatenated in order.
+    paths : path, sequence of paths or DataFrame
+        Several files (e.g. dev and test halves) are concatenated in order. A DataFrame is
+        read as a file's table: an item column (or an index so named) and one column per
+        label, or ``probs``/``logits`` columns; columns are detected as in a file.
     id_field : str, optional
         The item id field or column; by default the first of ``item``, ``id``,
         ``uid`` that the file has.
@@ -415,8 +437,16 @@ def read_predictions(paths: str | Path | Sequence[str | Path], *, id_field: str 
     ...
     annokit.errors.DataFormatError: line 1 of ...q.jsonl (item 'c'): probs sum to 1.1, not 1 ...
     """
-    if isinstance(paths, (str, Path)):
+    if isinstance(paths, pd.DataFrame):
+        return _from_dataframe(paths, id_field=id_field, renormalize=renormalize, atol=atol)
+    if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    if not isinstance(paths, (list, tuple)) or not all(isinstance(p, (str, os.PathLike))
+                                                       for p in paths):
+        shown = type(paths).__name__ if not isinstance(paths, (list, tuple)) else \
+            f"a {type(paths).__name__} holding " + ", ".join(sorted({type(p).__name__
+                                                                     for p in paths}))
+        raise InvalidValueError(f"predictions: expected {ACCEPTED}; got {shown}")
     files = [Path(p) for p in paths]
     if not files:
         raise InvalidValueError("read_predictions needs at least one path")

@@ -33,6 +33,7 @@ from annokit.errors import DataFormatError, SchemaError
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "near_files",
     "STDIN",
     "Input",
     "check_header",
@@ -315,6 +316,35 @@ def check_header(columns: Sequence[Any], name: str) -> list[str]:
     return out
 
 
+def near_files(path: str | os.PathLike, *, n: int = 3) -> str:
+    """``"; did you mean ...?"`` naming files beside a missing ``path`` whose names are close
+    to its name (a typo, another extension: ``chaosNLI_snli.json`` for ``.jsonl``), or ``""``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "chaosNLI_snli.jsonl").write_text("")
+    >>> near_files(d / "chaosNLI_snli.json")
+    '; did you mean chaosNLI_snli.jsonl?'
+    """
+    import difflib
+
+    folder, name = os.path.split(os.fspath(path))
+    try:
+        names = [e.name for e in os.scandir(folder or ".") if not e.name.startswith(".")]
+    except OSError:
+        return ""
+    ratio = {e: difflib.SequenceMatcher(None, name, e).ratio() for e in names}
+    best = max(ratio.values(), default=0.0)
+    close = sorted((e for e in names if ratio[e] >= max(0.75, best - 0.03)),
+                   key=lambda e: -ratio[e])[:n]
+    if not close:
+        stem = name.rsplit(".", 1)[0].lower()
+        close = [e for e in sorted(names) if e.rsplit(".", 1)[0].lower() == stem][:n]
+    return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
 def check_regular(path: str | os.PathLike, *, what: str = "input") -> None:
     """Refuse a missing path, a directory, FIFO, socket or device (``-`` is standard input)."""
     if str(path) == STDIN:
@@ -322,7 +352,7 @@ def check_regular(path: str | os.PathLike, *, what: str = "input") -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise DataFormatError(f"{path}: no such file") from None
+        raise DataFormatError(f"{path}: no such file{near_files(path)}") from None
     except OSError as exc:
         raise DataFormatError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
     if not stat.S_ISREG(mode):

@@ -18,7 +18,7 @@ from annokit.core.checks import check_rng
 from annokit.core.votes import LabelSet, Votes
 from annokit.errors import InvalidValueError
 
-__all__ = ["DEMO_LABELS", "SyntheticDataset", "make_votes"]
+__all__ = ["DEMO_LABELS", "SyntheticDataset", "make_model_probs", "make_votes"]
 
 DEMO_LABELS = LabelSet(["positive", "neutral", "negative"],
                        aliases={"pos": "positive", "neu": "neutral", "neg": "negative"})
@@ -117,3 +117,48 @@ def make_votes(*, n_items: int = 600, n_annotators: int = 60, votes_per_item: in
                   gold=true_probs.argmax(axis=1), source="synthetic")
     return SyntheticDataset(votes=votes, true_probs=true_probs, spammer=kind != "honest",
                             spammer_kind=kind.astype(str))
+
+
+def make_model_probs(truth: np.ndarray, n_labels: int, *, accuracy: float = 0.92,
+                     rng: np.random.Generator | int | None = 0) -> np.ndarray:
+    """A simulated classifier's probabilities with a known accuracy against ``truth``.
+
+    Each item's predicted class is its true label with probability ``accuracy``, else one
+    of the other labels drawn uniformly. The probabilities are the softmax of logits drawn
+    from N(0, 1), with the predicted class's logit replaced by the largest logit plus an
+    Exponential(1) margin, so the argmax is the predicted class and the confidence varies
+    from item to item. Used to compare model-aware aggregation (CROWDLAB) on real votes
+    whose gold labels are known.
+
+    Parameters
+    ----------
+    truth : array of int, shape (n_items,)
+        True label codes in ``[0, n_labels)``.
+    n_labels : int
+    accuracy : float, default=0.92
+    rng : numpy Generator, int or None, default=0
+
+    Returns
+    -------
+    ndarray of shape (n_items, n_labels)
+
+    Examples
+    --------
+    >>> p = make_model_probs(np.array([0, 1, 1, 0]), 2, accuracy=1.0, rng=0)
+    >>> p.argmax(axis=1).tolist(), np.allclose(p.sum(axis=1), 1)
+    ([0, 1, 1, 0], True)
+    """
+    gen = check_rng(rng)
+    truth = np.asarray(truth, dtype=np.int64)
+    if truth.size and (truth.min() < 0 or truth.max() >= n_labels) or not 0 <= accuracy <= 1:
+        raise InvalidValueError(f"make_model_probs needs truth codes in [0, {n_labels}) and an "
+                                f"accuracy in [0, 1]; got accuracy {accuracy!r}")
+    n = truth.size
+    wrong = gen.random(n) >= accuracy
+    shift = gen.integers(1, max(n_labels, 2), n)  # another label, uniformly
+    predicted = np.where(wrong, (truth + shift) % n_labels, truth)
+    logits = gen.standard_normal((n, n_labels))
+    logits[np.arange(n), predicted] = logits.max(axis=1) + gen.exponential(1.0, n)
+    logits -= logits.max(axis=1, keepdims=True)
+    probs = np.exp(logits)
+    return probs / probs.sum(axis=1, keepdims=True)

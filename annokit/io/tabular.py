@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, detect_columns, name_key
+from annokit.core.columns import (
+    MORE_SPELLINGS,
+    ROLE_SPELLINGS,
+    detect_columns,
+    name_key,
+    unused_columns_message,
+)
 from annokit.core.frames import gold_column_codes
 from annokit.core.gold import (
     factorize_gold,
@@ -63,6 +69,21 @@ def _no_layout(name: str, role: str, columns: Sequence[str]) -> SchemaError:
         f"(Python: columns={{'{role}': ...}}), or read a headerless item,annotator,label file with "
         f"--no-header. Column options: {COLUMN_OPTIONS}"
     )
+
+
+def warn_unused_columns(names: Sequence[str], roles: Mapping[str, str | None],
+                        given: Mapping[str, str | None] | None, name: str,
+                        item_columns: Sequence[str] = ()) -> None:
+    """Warn when a role is missing while columns are left unused
+    (:func:`annokit.core.columns.unused_columns_message`)."""
+    message = unused_columns_message([c for c in names if c not in item_columns], roles,
+                                     given=given, source=name)
+    if message is not None:
+        import warnings
+
+        from annokit.errors import DegenerateInputWarning
+
+        warnings.warn(message, DegenerateInputWarning, stacklevel=3)
 
 
 def _long_roles(df: pd.DataFrame, name: str, columns: Mapping[str, str | None] | None,
@@ -193,6 +214,8 @@ def read_long(
         raise rows_as_lines(exc, df) from None
     if gold_table is not None:
         votes = _attach(votes, gold_table)
+    if not no_header:
+        warn_unused_columns(list(df.columns), roles, columns, name, item_columns)
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
     votes.read_info = f"{name}: long table ({df.attrs.get('annokit_read_as', 'csv')}); columns {chosen}"
     return votes
@@ -276,6 +299,7 @@ def _read_long_parquet(paths: Path | Sequence[Path], columns: Mapping[str, str |
                 column, votes.item_index, np.empty(votes.n_items), votes.labels,
                 getattr(votes, "_item_ids", votes.item_ids), f"{name}, column {in_file_gold!r}"))
     out = _attach(votes, gold_table) if gold_table is not None else votes
+    warn_unused_columns(names, roles, columns, name)
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
     out.read_info = f"{name}: long table (parquet); columns {chosen}"
     return out
@@ -340,6 +364,7 @@ def _read_long_csv(source: Input, columns: Mapping[str, str | None] | None,
         votes = votes.with_gold(codes)
     if gold is not None:
         votes = _attach(votes, _gold_table(gold, None, ()))
+    warn_unused_columns(table.column_names, roles, columns, source.name)
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
     votes.read_info = f"{source.name}: long table ({kind}); columns {chosen}"
     return votes

@@ -39,8 +39,11 @@ __all__ = [
     "check_n_bins",
     "compute_classwise",
     "compute_top",
+    "debiased_square",
+    "gap_bounds",
     "quantile_edges",
     "reduce_bins",
+    "stats_bounds",
     "top_label",
     "uniform_edges",
 ]
@@ -249,11 +252,14 @@ def reduce_bins(count: np.ndarray, conf: np.ndarray, target: np.ndarray, weight:
     ``count`` the weight per bin, ``conf`` and ``target`` the summed confidence and
     target per bin, ``weight`` the total weight. ``"ece"``: ``sum_b |conf_b -
     target_b| / W`` (Guo et al. 2017, Eq. 3); ``"max"``: ``max_b |conf_b / W_b -
-    target_b / W_b|`` over bins of positive weight (Naeini et al. 2015). NaN without
-    weight. Top-label, binary and per-label (multi-label) binned states all end here.
+    target_b / W_b|`` over bins of positive weight (Naeini et al. 2015); ``"debiased"``:
+    :func:`debiased_square` (Kumar et al. 2019). NaN without weight. Top-label, binary and
+    per-label (multi-label) binned states all end here.
     """
     if reduce == "ece":
         return _divide(np.abs(conf - target).sum(axis=-1), weight)
+    if reduce == "debiased":
+        return debiased_square(count, conf, target, weight)
     nz = count > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         gaps = np.abs(conf / count - target / count)
@@ -273,3 +279,78 @@ def compute_classwise(stats: BinStats, *, soft: bool = False) -> Any:
     weight = np.asarray(stats.weight, dtype=np.float64)[..., None]
     out = np.mean(reduce_bins(stats.cw_count, stats.cw_conf, target, weight), axis=-1)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def debiased_square(count: np.ndarray, conf: np.ndarray, target: np.ndarray, weight: Any) -> Any:
+    """Kumar et al.'s (2019) unbiased estimate of the squared L2 calibration error (bins last).
+
+    With ``n_b`` the weight of bin ``b``, ``g_b = (conf_b - target_b) / n_b`` its mean gap and
+    ``y_b = target_b / n_b`` its mean 0/1 target::
+
+        sum_b n_b / W * (g_b ** 2 - y_b (1 - y_b) / (n_b - 1))      over bins with n_b >= 2
+
+    ``y_b (1 - y_b) / (n_b - 1)`` is the unbiased estimate of the variance of the bin's mean
+    target, so the sum is unbiased for ``sum_b P(b) (E[c | b] - E[y | b]) ** 2`` (the
+    confidences are taken as fixed within a bin); it can be negative. Bins with less than
+    two items contribute 0, as in uncertainty-calibration's ``unbiased_square_ce``. Its
+    square root of ``max(0, .)`` is ``get_calibration_error(p=2, debias=True)``. The
+    variance term assumes 0/1 targets (a hard label's hit), not soft ones.
+
+    References
+    ----------
+    Kumar, Liang, Ma (2019). Verified Uncertainty Calibration. NeurIPS. arXiv:1909.10155
+    (section 5, the debiased estimator).
+    """
+    ok = count >= 2
+    n = np.where(ok, count, 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_target = target / n
+        gap = (conf - target) / n
+        per_bin = np.where(ok, gap * gap - mean_target * (1.0 - mean_target) / (n - 1.0), 0.0)
+    return _divide((count * per_bin).sum(axis=-1), weight)
+
+
+def gap_bounds(count: np.ndarray, conf: np.ndarray, target: np.ndarray, weight: Any, *,
+               hard: bool) -> tuple[Any, Any]:
+    """Two statistics that bound the population binned ECE ``sum_b P(b) |mu_b|`` (bins last).
+
+    With ``mu_b`` the bin's gap ``E[c | b] - E[y | b]``, ``|sum_b P(b) mu_b| <= sum_b P(b) |mu_b|
+    <= sqrt(sum_b P(b) mu_b ** 2)``. The lower statistic is the signed overall gap
+    ``(sum_b conf_b - sum_b target_b) / W`` (a difference of means: unbiased); the upper one
+    is ``sqrt(max(0, debiased_square(...)))`` with 0/1 targets (``hard``), and the plug-in
+    ``sum_b |conf_b - target_b| / W`` with soft ones (biased upward: its expectation is at
+    least the population value, bin by bin; the debiasing term assumes 0/1 targets).
+    :func:`annokit.core.resample.bounds_interval` turns their bootstrap replicates into the
+    interval of the binned metrics (registry ``interval="bounds"``).
+    """
+    lower = _divide(conf.sum(axis=-1) - target.sum(axis=-1), weight)
+    if not hard:
+        return lower, reduce_bins(count, conf, target, weight)
+    sq = np.asarray(debiased_square(count, conf, target, weight), dtype=np.float64)
+    root = np.where(np.isnan(sq), np.nan, np.sqrt(np.maximum(sq, 0.0)))
+    return lower, (float(root) if root.ndim == 0 else root)
+
+
+def stats_bounds(stats: BinStats, *, soft: bool = False, classwise: bool = False
+                 ) -> tuple[Any, Any]:
+    """:func:`gap_bounds` of top-label or classwise sums.
+
+    Classwise, the upper statistic is the mean over classes of the per-class upper ones
+    (the classwise ECE is the mean of per-class ECEs); the lower one is NaN: a mean of
+    per-class |gaps| has no unbiased scalar statistic in these sums, so the interval's
+    lower end is 0.
+    """
+    if classwise:
+        target = stats.cw_soft if soft else stats.cw_hit
+        if target is None or stats.cw_conf is None or stats.cw_count is None:
+            raise SchemaError("soft targets were not given" if soft else "labels were not given")
+        weight = np.asarray(stats.weight, dtype=np.float64)[..., None]
+        _, upper = gap_bounds(stats.cw_count, stats.cw_conf, target, weight, hard=not soft)
+        upper = np.mean(upper, axis=-1)
+        out = np.full(np.shape(upper), np.nan), upper
+    else:
+        target = stats.soft if soft else stats.hit
+        if target is None:
+            raise SchemaError("soft targets were not given" if soft else "labels were not given")
+        out = gap_bounds(stats.count, stats.conf, target, stats.weight, hard=not soft)
+    return tuple(float(v) if np.ndim(v) == 0 else v for v in out)  # type: ignore[return-value]

@@ -12,7 +12,9 @@ with :func:`annokit.metrics.states.update_many` (the shapes checked once, one
 fused pass per kind of state present: core, order-aware, binary, multi-label),
 merges the batches' states and computes; a group (``by``) is the same over its rows.
 
-Bootstrap intervals are percentiles of a Poisson bootstrap (:mod:`annokit.core.resample`):
+Bootstrap intervals come from a Poisson bootstrap (:mod:`annokit.core.resample`), by the
+method each metric's registry entry names (:attr:`MetricSpec.interval`: percentiles of the
+metric, or of two statistics that bound a binned metric's population value, or none):
 replicate ``r`` weights item ``i`` by a Poisson(1) count keyed by ``(seed, item id, r)``.
 A chunk of replicates is fed as 2-D weights to the same states, so memory is
 bounded by ``chunk x n_items``, every metric and model is resampled with the
@@ -49,10 +51,12 @@ import pandas as pd
 from annokit.core.checks import check_int, check_open_unit
 from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
 from annokit.core.scales import check_scale
+from annokit.core.soft_labels import AGREEMENT_BINS as DEFAULT_AGREEMENT_BINS
 from annokit.core.soft_labels import Majority, TiePolicy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
-from annokit.metrics import kernels
+from annokit.metrics import kernels, population
 from annokit.metrics.multilabel_records import MultilabelRecords
+from annokit.metrics.population import check_target, target_names
 from annokit.metrics.records import (
     AlignedRecords,
     agreement_bins,
@@ -73,8 +77,9 @@ from annokit.metrics.states_ext import RowMeanState
 __all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
            "evaluate", "resolve_options", "results_from_values"]
 
-#: Agreement bins of ``by="agreement"``: equal-count human-entropy quantile bins.
-AGREEMENT_BINS = 5
+#: Agreement bins of ``by="agreement"``: equal-count human-entropy quantile bins (the one
+#: default, :data:`annokit.core.soft_labels.AGREEMENT_BINS`, also the subsampling curves').
+AGREEMENT_BINS = DEFAULT_AGREEMENT_BINS
 
 _NAN = float("nan")
 
@@ -249,13 +254,18 @@ class EvalPlan:
         return acc
 
     def values(self, states: list[Any] | None, n_rep: int | None) -> np.ndarray:
-        """``(n_names,)`` values, or ``(n_names, n_rep)`` replicate values (NaN without rows)."""
+        """``(n_names,)`` values, or ``(n_names, n_rep, 3)`` replicates (NaN without rows).
+
+        A replicate holds the metric's value and its two bound statistics
+        (:meth:`~annokit.metrics.states.MetricState.bounds`; NaN for metrics without:
+        :data:`~annokit.metrics.results.REPLICATE_FIELDS`).
+        """
         if states is None:
-            return np.full(len(self.names) if n_rep is None else (len(self.names), n_rep), np.nan)
+            shape = len(self.names) if n_rep is None else (len(self.names), n_rep, 3)
+            return np.full(shape, np.nan)
         if n_rep is None:
             return np.array([float(st.compute()) for st in states])
-        return np.stack([np.asarray(st.compute(), dtype=np.float64).reshape(n_rep)
-                         for st in states])
+        return np.stack([_replicate_values(st, n_rep) for st in states])
 
     def estimates(self) -> np.ndarray:
         """Point estimates, shape (n_models, n_groups, n_names)."""
@@ -263,7 +273,8 @@ class EvalPlan:
         return np.array([[self.values(st, None) for st in row] for row in acc])
 
     def replicates(self, keys: np.ndarray, *, seed: int, n_boot: int) -> np.ndarray:
-        """Bootstrap replicate values, shape (n_models, n_groups, n_names, n_boot).
+        """Bootstrap replicates, shape (n_models, n_groups, n_names, n_boot, 3): each metric's
+        value and bound statistics (:meth:`values`).
 
         A chunk of replicates at a time (:func:`~annokit.core.resample.replicate_chunks`):
         the Poisson weights of rows ``lo:hi`` in replicates ``start:stop`` are
@@ -271,7 +282,7 @@ class EvalPlan:
         """
         from annokit.core.progress import progress
 
-        out = np.empty((len(self.probs), len(self.groups), len(self.names), n_boot))
+        out = np.empty((len(self.probs), len(self.groups), len(self.names), n_boot, 3))
         with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
             for start, stop in replicate_chunks(n_boot, keys.size):
                 acc = self.fill(functools.partial(_poisson_rows, keys, seed, start, stop))
@@ -280,6 +291,17 @@ class EvalPlan:
                         out[m, g, :, start:stop] = self.values(st, stop - start)
                 bar.update(stop - start)
         return out
+
+
+def _replicate_values(state: Any, n_rep: int) -> np.ndarray:
+    """``(n_rep, 3)``: the state's replicate values and bound statistics (NaN without bounds)."""
+    out = np.full((n_rep, 3), np.nan)
+    out[:, 0] = np.asarray(state.compute(), dtype=np.float64).reshape(n_rep)
+    bounds = state.bounds()
+    if bounds is not None:
+        for j, stat in enumerate(bounds, start=1):
+            out[:, j] = np.asarray(stat, dtype=np.float64).reshape(n_rep)
+    return out
 
 
 def _poisson_rows(keys: np.ndarray, seed: int, start: int, stop: int, lo: int, hi: int
@@ -315,7 +337,8 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
              confidence: float = 0.95, n_bins: int = 10, ties: TiePolicy | None = None,
              baselines: bool = True,
              batch_size: int | None = None, scale: str | None = None,
-             metric_options: Mapping[str, Any] | None = None) -> EvaluationResult:
+             metric_options: Mapping[str, Any] | None = None,
+             target: str = "votes") -> EvaluationResult:
     """Evaluate registered metrics on aligned records, with intervals, groups and comparisons.
 
     Parameters
@@ -343,7 +366,11 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     seed : int, default=0
         Seeds the bootstrap (with the item ids) and ``ties="random"``.
     confidence : float, default=0.95
-        Level of the percentile intervals.
+        Level of the intervals. Each metric's interval is built as the registry says
+        (:attr:`~annokit.metrics.registry.MetricSpec.interval`): the percentile bootstrap
+        for the means, an interval for the population value from two bound statistics
+        for the binned |gap| metrics (``"bounds"``: the plug-in estimate is biased upward
+        and can lie outside it), none for the MCEs (NaN bounds and the reason).
     n_bins : int, default=10
         Bins of the binned metrics (every registered metric with an ``n_bins`` option).
     ties : {"report", "first", "random"}, optional
@@ -365,6 +392,12 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
         default the second label) or the category ``values`` of the
         order-aware metrics (default: on interval and ratio scales the labels'
         numbers, on ordinal scales the ranks ``0 .. k-1``).
+    target : {"votes", "population"}, default="votes"
+        ``"votes"``: every metric against the collected votes' distribution (the
+        published plug-in values). ``"population"``: against the distribution infinitely
+        many annotators would give (:mod:`annokit.metrics.population`); the metrics it
+        cannot correct are refused by name when asked for, and left out of the default
+        list with their reason in ``not_computed``; the baselines are the chance row only.
 
     Returns
     -------
@@ -388,8 +421,10 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     >>> res = evaluate(rec, n_boot=200)
     >>> list(res.metrics) == list(available(True, True, n_labels=2)), list(res.baselines)
     (True, ['chance', 'oracle'])
-    >>> all(ci.low <= ci.high for ci in res.intervals.values())
+    >>> all(ci.low <= ci.high for ci in res.intervals.values() if ci.method != "none")
     True
+    >>> res.intervals["ece"].method, res.intervals["mce"].method
+    ('bounds', 'none')
     """
     models: dict[str | None, AlignedRecords | MultilabelRecords]
     multilabel = isinstance(records, MultilabelRecords)
@@ -400,6 +435,7 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     first = next(iter(models.values()))
     scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
     names = check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
+    names, not_computed = target_names(check_target(target), names, metrics, multilabel)
     n_boot = check_int("n_boot", n_boot)
     seed = check_int("seed", seed)
     n_bins = check_int("n_bins", n_bins, low=1)
@@ -434,16 +470,12 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     plan = EvalPlan([rec.probs for rec in models.values()], soft, hard, names, options,
                  [None, *groups] if by_kind is not None else groups,
                  [(lo, min(lo + step, n)) for lo in range(0, n, step)])
-    est = plan.estimates()
-    reps = None if not n_boot else plan.replicates(item_keys(first.item_ids), seed=seed,
-                                                   n_boot=n_boot)
-    base: dict[str, dict[str, float]] = {}
-    if baselines:
-        kinds = ("chance", "oracle")
-        b_est = dataclasses.replace(plan, probs=[baseline_probs(first, k) for k in kinds],
-                                    groups=[None]).estimates()
-        base = {k: dict(zip(names, map(float, b_est[i, 0]), strict=True)) for i, k in enumerate(kinds)}
-
+    if target == "population":
+        est, reps, base = _population_pass(plan, first, seed=seed, n_boot=n_boot,
+                                           baselines=baselines)
+    else:
+        est, reps, base = _votes_pass(plan, first, seed=seed, n_boot=n_boot,
+                                      baselines=baselines)
     heads = {model: {"n_items": rec.n_items,
                      "n_unmatched_predictions": rec.n_unmatched_predictions,
                      "n_dropped_items": rec.n_dropped_items,
@@ -465,7 +497,63 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     if isinstance(first, MultilabelRecords):
         result.task = "multilabel"
         result.per_label = _per_label(plan, first.labels.names)
+    result.target, result.not_computed = target, not_computed
     return result
+
+
+def _votes_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int, baselines: bool
+                ) -> tuple[np.ndarray, np.ndarray | None, dict[str, dict[str, float]]]:
+    """Estimates, replicates and baselines against the collected votes."""
+    est = plan.estimates()
+    reps = None if not n_boot else plan.replicates(item_keys(first.item_ids), seed=seed,
+                                                   n_boot=n_boot)
+    base: dict[str, dict[str, float]] = {}
+    if baselines:
+        kinds = ("chance", "oracle")
+        b_est = dataclasses.replace(plan, probs=[baseline_probs(first, k) for k in kinds],
+                                    groups=[None]).estimates()
+        base = {k: dict(zip(plan.names, map(float, b_est[i, 0]), strict=True))
+                for i, k in enumerate(kinds)}
+    return est, reps, base
+
+
+def _population_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int,
+                     baselines: bool
+                     ) -> tuple[np.ndarray, np.ndarray | None, dict[str, dict[str, float]]]:
+    """:func:`_votes_pass` against the population (:mod:`annokit.metrics.population`): the
+    mean-type metrics' posterior estimates; SMECE's kind as under the votes target."""
+    keys = item_keys(first.item_ids)
+    same = [j for j, n in enumerate(plan.names) if n in population.UNCHANGED]
+    fixed = [j for j in range(len(plan.names)) if j not in same]
+    sub = dataclasses.replace(plan, names=tuple(plan.names[j] for j in same))
+    shape = (len(plan.probs), len(plan.groups), 0)
+    est: np.ndarray = np.empty(shape)
+    reps: np.ndarray | None = np.empty(shape + (n_boot, 3))
+    if same:
+        est, reps, _ = _votes_pass(sub, first, seed=seed, n_boot=n_boot, baselines=False)
+    names = [plan.names[j] for j in fixed]
+    p_est, p_reps = population.population_values(
+        plan.probs, first.counts, names, plan.options, plan.groups, keys=keys, seed=seed,
+        n_boot=n_boot)
+    out = np.empty(p_est.shape[:2] + (len(plan.names),))
+    out[..., same], out[..., fixed] = est, p_est
+    all_reps: np.ndarray | None = None
+    base: dict[str, dict[str, float]] = {}
+    if n_boot:
+        all_reps = np.full(out.shape + (n_boot, 3), np.nan)  # results.REPLICATE_FIELDS
+        all_reps[:, :, same] = reps
+        all_reps[..., 0][:, :, fixed] = p_reps  # the population means: no bound statistics
+    if baselines:
+        chance = dataclasses.replace(plan, probs=[baseline_probs(first, "chance")], groups=[None])
+        c_est, _ = population.population_values(
+            chance.probs, first.counts, names, plan.options, [None], keys=keys, seed=seed,
+            n_boot=0)
+        row = np.empty(len(plan.names))
+        if same:
+            row[same] = dataclasses.replace(chance, names=sub.names).estimates()[0, 0]
+        row[fixed] = c_est[0, 0]
+        base = {"chance": dict(zip(plan.names, map(float, row), strict=True))}
+    return out, all_reps, base
 
 
 def _per_label(plan: EvalPlan, labels: Sequence[str]) -> dict[str, dict[str, float]]:

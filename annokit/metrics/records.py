@@ -272,7 +272,7 @@ def _untied(votes: Votes, has: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return keep, maj.labels[keep]
 
 
-def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path], *,
+def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path] | pd.DataFrame, *,
           pred_labels: Sequence[Any] | None = None, on_missing: str = "error",
           ties: TiePolicy = DEFAULT_TIES, rng: np.random.Generator | int | None = None,
           id_field: str | None = None) -> AlignedRecords:
@@ -282,8 +282,9 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
     ----------
     votes : Votes
         Human votes; their item order and label order are kept.
-    predictions : Predictions or path(s)
-        Paths are read with :func:`~annokit.io.predictions.read_predictions`.
+    predictions : Predictions, path(s) or DataFrame
+        Paths and DataFrames (an item column and one column per label, detected as in a
+        file) are read with :func:`~annokit.io.predictions.read_predictions`.
     pred_labels : sequence of str, optional
         The class of each prediction column, in the file's order, by label
         name or alias (``["e", "c", "n"]``). Required unless the predictions
@@ -293,7 +294,7 @@ def align(votes: Votes, predictions: Predictions | str | Path | Sequence[str | P
         What to do with vote items that have no prediction: raise (listing how
         many and the first ids), or keep the intersection, warn and record the
         dropped items.
-    ties : {"report", "first", "random"}, default="report"
+    ties : {"report", "first", "first_seen", "random"}, default=DEFAULT_TIES ("first")
         Tie policy of the human majority (see :func:`annokit.core.soft_labels.majority`).
     rng : numpy Generator or int, optional
         Needed for ``ties="random"``.
@@ -349,7 +350,8 @@ class Join:
     dropped: np.ndarray      # ids of the vote items without a prediction
 
 
-def join_predictions(votes: Votes, predictions: Predictions | str | Path | Sequence[str | Path], *,
+def join_predictions(votes: Votes,
+                     predictions: Predictions | str | Path | Sequence[str | Path] | pd.DataFrame, *,
                      pred_labels: Sequence[Any] | None = None, on_missing: str = "error",
                      id_field: str | None = None) -> tuple[Predictions, Join]:
     """Match prediction rows to vote items by id and columns to labels by name (:func:`align`).

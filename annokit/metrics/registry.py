@@ -60,7 +60,7 @@ from annokit.metrics.states import (
 )
 from annokit.metrics.states_ext import BinaryBinnedState, update_states
 
-__all__ = ["REGISTRY", "SCALES", "TASKS", "MetricSpec", "available", "check_applicable",
+__all__ = ["INTERVAL_METHODS", "REGISTRY", "SCALES", "TASKS", "MetricSpec", "available", "check_applicable",
            "close_matches", "compute"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -71,6 +71,8 @@ SCALES = ("nominal", "ordinal", "interval", "ratio")
 TASKS = ("single", "multilabel")
 _ALL_SCALES = frozenset(SCALES)
 _ORDERED = frozenset(SCALES[1:])
+#: How a metric's bootstrap interval is built (:attr:`MetricSpec.interval`).
+INTERVAL_METHODS = ("percentile", "bounds", "none")
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,15 @@ class MetricSpec:
     task : {"single", "multilabel"}
     n_labels : int or None
         The number of labels the metric requires (2: binary), None for any.
+    interval : {"percentile", "bounds", "none"}
+        How ``evaluate(..., n_boot=...)`` builds the metric's interval
+        (:data:`INTERVAL_METHODS`): the percentile bootstrap of the metric itself (the
+        means); ``"bounds"``: the binned |gap| metrics, whose plug-in is biased upward at
+        the sizes users have, get an interval for their population value from two
+        statistics that bound it (:meth:`~annokit.metrics.states.MetricState.bounds`);
+        ``"none"``: no honest interval is known, ``no_interval`` says why.
+    no_interval : str
+        Why a metric has no interval (``interval="none"``); empty otherwise.
     """
 
     name: str
@@ -129,6 +140,8 @@ class MetricSpec:
     listed: frozenset[str] | None = None
     task: str = "single"
     n_labels: int | None = None
+    interval: str = "percentile"
+    no_interval: str = ""
 
     def applies(self, *, scale: str = "nominal", n_labels: int | None = None,
                 multilabel: bool = False, listing: bool = False) -> bool:
@@ -194,6 +207,8 @@ _EMD = ("Rubner, Tomasi, Guibas (2000). The Earth Mover's Distance as a Metric f
         "Retrieval. IJCV 40(2). DOI:10.1023/A:1026543900054; " + _LEWIDI25)
 _MAE = ("Gaudette, Japkowicz (2009). Evaluation Methods for Ordinal Classification. Canadian AI. "
         "DOI:10.1007/978-3-642-01818-3_25 (absolute error on the ordinal scale, here of the means)")
+_KUMAR = ("Kumar, Liang, Ma (2019). Verified Uncertainty Calibration. NeurIPS. arXiv:1909.10155 "
+          "(the debiased estimator; uncertainty-calibration's unbiased_square_ce)")
 _KULL = ("Kull, Perello-Nieto, Kangsepp, Silva Filho, Song, Flach (2019). Beyond temperature "
          "scaling: classwise-calibrated probabilities. NeurIPS. arXiv:1910.12656; " + _GUO)
 
@@ -217,9 +232,15 @@ def _mean(name: str, summary: str, needs: frozenset[str], lower: bool | None, un
 
 
 def _binned(name: str, summary: str, needs: frozenset[str], citation: str, *, headline: bool,
-            **state_args: Any) -> MetricSpec:
+            interval: str = "bounds", no_interval: str = "", **state_args: Any) -> MetricSpec:
     return MetricSpec(name, summary, needs, True, "probability", citation, _BINS, None,
-                      BinnedState, MappingProxyType(state_args), headline=headline)
+                      BinnedState, MappingProxyType(state_args), headline=headline,
+                      interval=interval, no_interval=no_interval)
+
+
+#: Why the MCEs report no interval.
+_NO_MCE_INTERVAL = ("the maximum over bins is driven by the emptiest bins; no bootstrap or "
+                    "bound statistic covers the population MCE at the usual sizes")
 
 
 _BINARY = MappingProxyType({"n_bins": 10, "positive": 1})
@@ -243,9 +264,10 @@ _SPECS = (
             "bins", _HARD, _GUO, headline=True),
     MetricSpec("ece_adaptive", "Top-label ECE against the hard label with equal-mass bins "
                "(weighted quantiles; tied confidences share a bin)", _HARD, True, "probability",
-               _NIXON, _BINS, None, AdaptiveBinnedState, headline=False),
+               _NIXON, _BINS, None, AdaptiveBinnedState, headline=False, interval="bounds"),
     _binned("mce", "Maximum calibration error: the largest |confidence - accuracy| over "
-            "non-empty equal-width bins", _HARD, _NAEINI, reduce="max", headline=False),
+            "non-empty equal-width bins", _HARD, _NAEINI, reduce="max", headline=False,
+            interval="none", no_interval=_NO_MCE_INTERVAL),
     _binned("classwise_ece", "Classwise ECE (SCE): every class binned on its own probability, "
             "averaged over classes", _HARD, _NIXON, classwise=True, headline=False),
     _binned("smece", "Top-label soft ECE: bin targets are the mean human probability of the "
@@ -297,10 +319,12 @@ _SPECS = (
     # binary: positive-class calibration (annokit.metrics.binary), two labels only
     MetricSpec("ece_binary", "ECE on p(positive) against the positive-class frequency of the "
                "hard label; equal-width bins; positive = label index (default 1)", _HARD, True,
-               "probability", _NAEINI, _BINARY, None, BinaryBinnedState, n_labels=2),
+               "probability", _NAEINI, _BINARY, None, BinaryBinnedState, n_labels=2,
+               interval="bounds"),
     MetricSpec("mce_binary", "MCE on p(positive): the largest |mean p - positive frequency| over "
                "non-empty equal-width bins", _HARD, True, "probability", _NAEINI, _BINARY, None,
-               BinaryBinnedState, MappingProxyType({"reduce": "max"}), n_labels=2),
+               BinaryBinnedState, MappingProxyType({"reduce": "max"}), n_labels=2,
+               interval="none", no_interval=_NO_MCE_INTERVAL),
     # multi-label: per-label Bernoulli rows (annokit.metrics.multilabel), averaged over labels
     MetricSpec("ece_multilabel", "Per-label ECE of p_l against the 0/1 majority per label, "
                "equal-width bins, averaged over labels", _HARD, True, "probability", _KULL, _BINS,
@@ -332,6 +356,12 @@ _SPECS = (
     MetricSpec("kde_ece", "Top-label ECE with the accuracy a ratio of triweight kernel "
                "density estimates (Mix-n-Match rule)", _HARD, True, "probability", _ZHANG,
                _EMPTY, None, KDEECEState, listed=frozenset()),
+    # Kumar et al.'s debiased estimator (issue 32): requested by name, not listed by default
+    MetricSpec("ece_debiased", "Debiased squared L2 top-label calibration error against the hard "
+               "label, equal-width bins (Kumar et al. 2019): unbiased for sum_b P(b) gap_b^2, can be "
+               "negative; sqrt(max(0, .)) is uncertainty-calibration's debias=True value",
+               _HARD, True, "squared probability", _KUMAR, _BINS, None, BinnedState,
+               MappingProxyType({"reduce": "debiased"}), listed=frozenset()),
 )
 
 #: Every registered metric, name -> :class:`MetricSpec`, in output order (read-only).

@@ -15,11 +15,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.core.resample import BootstrapResult, percentile_interval
+from annokit.core.resample import (
+    BootstrapResult,
+    bounds_interval,
+    no_interval,
+    percentile_interval,
+)
 from annokit.errors import InvalidValueError
 from annokit.metrics.registry import REGISTRY
 
-__all__ = ["Difference", "EvaluationResult", "GroupResult", "plain_value", "results_from_values"]
+__all__ = ["REPLICATE_FIELDS", "Difference", "EvaluationResult", "GroupResult",
+           "interval_notes", "metric_interval", "plain_value", "results_from_values"]
+
+#: What a bootstrap replicate holds per metric (the last axis of the engine's replicates):
+#: the metric's value and its lower and upper bound statistics (NaN for metrics without).
+REPLICATE_FIELDS = ("value", "lower", "upper")
 
 _NAN = float("nan")
 
@@ -89,7 +99,9 @@ class EvaluationResult:
         evaluated metric that is the mean of a per-item quantity (registry
         ``per_item``; column mean = metric). Built on first access.
     intervals : dict of str to BootstrapResult
-        Percentile bootstrap intervals per metric (empty when ``n_boot=0``).
+        Bootstrap intervals per metric (empty when ``n_boot=0``), each built by the method
+        its registry entry names (``BootstrapResult.method``: ``"percentile"``,
+        ``"bounds"``, or ``"none"`` with NaN bounds and a ``reason``).
     baselines : dict
         ``{"chance": {...}, "oracle": {...}}``: the same metrics for the
         uniform and the human-distribution predictor on the same items.
@@ -112,6 +124,12 @@ class EvaluationResult:
         evaluate the multi-label metrics; ``n_ties`` then counts tied (item, label) cells.
     per_label : dict of str to dict of str to float
         Multi-label: each metric per label (the metric is their mean).
+    target : {"votes", "population"}
+        What the metrics are measured against: the collected votes' distribution, or
+        the distribution infinitely many annotators would give
+        (:mod:`annokit.metrics.population`).
+    not_computed : dict of str to str
+        Metrics of the default list the target cannot estimate, with the reason.
     """
 
     n_items: int
@@ -137,6 +155,8 @@ class EvaluationResult:
     positive_label: str | None = None
     task: str = "single-label"
     per_label: dict[str, dict[str, float]] = field(default_factory=dict)
+    target: str = "votes"
+    not_computed: dict[str, str] = field(default_factory=dict)
     frame_source: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
     _frame: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -255,15 +275,19 @@ class EvaluationResult:
         for m, v in self.metrics.items():
             ci = self.intervals.get(m)
             text = f"  {m.ljust(width)}  {v:.4f}"
-            if ci is not None:
+            if ci is not None and ci.method == "none":
+                text += "  no interval (1)"
+            elif ci is not None:
                 text += f"  [{ci.low:.4f}, {ci.high:.4f}]"
+                if ci.method == "bounds" and not ci.low <= ci.estimate <= ci.high:
+                    text += " (2)"
             if m in REGISTRY:
                 lower = REGISTRY[m].lower_is_better
                 better = ("" if lower is None
                           else ", lower is better" if lower else ", higher is better")
                 text += f"  {REGISTRY[m].unit}{better}"
             lines.append(text)
-        return "\n".join(lines)
+        return "\n".join(lines + interval_notes(self.intervals))
 
     def _model_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -291,6 +315,7 @@ class EvaluationResult:
             "labels": list(self.labels),
             "task": self.task,
             "scale": self.scale,
+            "target": self.target,
             "positive_label": self.positive_label,
             "n_bins": self.n_bins,
             "tie_policy": self.tie_policy,
@@ -300,6 +325,8 @@ class EvaluationResult:
             "metrics": mine.pop("metrics"),
         }
         out.update(mine)
+        if self.not_computed:
+            out["not_computed"] = dict(self.not_computed)
         if self.per_label:
             out["per_label"] = {k: dict(v) for k, v in self.per_label.items()}
         if self.intervals:
@@ -331,8 +358,46 @@ def plain_value(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _ci(intervals: Mapping[str, BootstrapResult]) -> dict[str, dict[str, float]]:
-    return {k: {"low": float(r.low), "high": float(r.high)} for k, r in intervals.items()}
+def _ci(intervals: Mapping[str, BootstrapResult]) -> dict[str, dict[str, Any]]:
+    """``{"low", "high", "method"}`` per metric; no interval: null bounds and the ``reason``."""
+    out: dict[str, dict[str, Any]] = {}
+    for k, r in intervals.items():
+        if r.method == "none":
+            out[k] = {"low": None, "high": None, "method": r.method, "reason": r.reason}
+        else:
+            out[k] = {"low": float(r.low), "high": float(r.high), "method": r.method}
+    return out
+
+
+def interval_notes(intervals: Mapping[str, BootstrapResult]) -> list[str]:
+    """The footnotes of a table of intervals: (1) why some metrics have none, (2) why a plug-in
+    estimate can lie outside its own interval (``method="bounds"``). Only the notes used."""
+    notes = []
+    none = [k for k, r in intervals.items() if r.method == "none"]
+    if none:
+        reasons = dict.fromkeys(intervals[k].reason for k in none)
+        notes.append(f"(1) no interval for {', '.join(none)}: {'; '.join(reasons)}")
+    outside = [k for k, r in intervals.items()
+               if r.method == "bounds" and not r.low <= r.estimate <= r.high]
+    if outside:
+        notes.append(f"(2) {', '.join(outside)}: the plug-in estimate is biased upward at this "
+                     "size; its interval is for the population value (bounds method, "
+                     "docs/guides/trust.md), so the estimate can lie outside it")
+    return notes
+
+
+def metric_interval(name: str, estimate: float, reps: np.ndarray, confidence: float
+                    ) -> BootstrapResult:
+    """The interval of registry metric ``name`` from its replicates ``(n_boot, 3)``
+    (:data:`REPLICATE_FIELDS`), by the method the registry gives it (:attr:`MetricSpec.interval`)."""
+    spec = REGISTRY[name]
+    if spec.interval == "none":
+        return no_interval(estimate, reps.shape[0], confidence, spec.no_interval,
+                           replicates=reps[:, 0])
+    if spec.interval == "bounds":
+        return bounds_interval(estimate, reps[:, 1], reps[:, 2], confidence,
+                               replicates=reps[:, 0])
+    return percentile_interval(estimate, reps[:, 0], confidence)
 
 
 def _difference(est: float, reps: np.ndarray | None, confidence: float) -> Difference:
@@ -358,7 +423,9 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
     ``heads[model]`` (None: one unnamed model) holds ``n_items``, ``n_unmatched_predictions``,
     ``n_dropped_items``, ``dropped_item_ids``, ``labels``, ``temperature``; ``est`` has shape
     (n_models, n_groups, n_names) and ``reps`` (..., n_boot) or None, group 0 being every
-    item; with ``by``, ``groups`` and ``group_sizes`` describe groups ``1 ..``.
+    item; with ``by``, ``groups`` and ``group_sizes`` describe groups ``1 ..``. ``reps``
+    has shape (n_models, n_groups, n_names, n_boot, 3) (:data:`REPLICATE_FIELDS`); each
+    metric's interval is built as the registry says (:func:`metric_interval`).
     """
     if "accuracy" in baselines.get("chance", {}):  # one chance: the warning's, 1 / n_labels
         from annokit.metrics.records import chance_accuracy
@@ -370,7 +437,7 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
     def interval(m: int, g: int) -> dict[str, BootstrapResult]:
         if reps is None:
             return {}
-        return {name: percentile_interval(float(est[m, g, j]), reps[m, g, j], confidence)
+        return {name: metric_interval(name, float(est[m, g, j]), reps[m, g, j], confidence)
                 for j, name in enumerate(names)}
 
     results: dict[str, EvaluationResult] = {}
@@ -397,7 +464,8 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
     if None in heads:
         return main
     comparisons = {model: {name: _difference(est[m, 0, j] - est[0, 0, j], None if reps is None
-                                             else reps[m, 0, j] - reps[0, 0, j], confidence)
+                                             else reps[m, 0, j, :, 0] - reps[0, 0, j, :, 0],
+                                             confidence)
                            for j, name in enumerate(names)}
                    for m, model in enumerate(results) if m > 0}
     return dataclasses.replace(main, models=results, comparisons=comparisons)

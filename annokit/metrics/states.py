@@ -128,6 +128,24 @@ class MetricState:
             return np.nan
         return self._compute()
 
+    def bounds(self) -> tuple[Any, Any] | None:
+        """Two statistics that bound the metric's population value, or None.
+
+        The binned |gap| metrics (ECE and its kin) return ``(lower, upper)``
+        (:func:`annokit.metrics._binning.gap_bounds`), each a float or shape ``(r,)``;
+        their interval is built from these (registry ``interval="bounds"``). Other
+        states return None. NaN for no weight.
+        """
+        if not self._updated:
+            return (np.nan, np.nan) if self._has_bounds() else None
+        return self._bounds()
+
+    def _has_bounds(self) -> bool:
+        return False
+
+    def _bounds(self) -> tuple[Any, Any] | None:
+        return None
+
     # -- shared helpers
     def _options(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -206,7 +224,7 @@ class ItemMeanState(MetricState):
         return _binning._divide(self._total, self._weight)
 
 
-_REDUCTIONS = ("ece", "max")
+_REDUCTIONS = ("ece", "max", "debiased")
 
 
 class BinnedState(MetricState):
@@ -223,10 +241,12 @@ class BinnedState(MetricState):
     classwise : bool, default False
         Bin every class column on its own probability and average over classes
         (Nixon et al. 2019, SCE) instead of the top label.
-    reduce : {"ece", "max"}, default "ece"
+    reduce : {"ece", "max", "debiased"}, default "ece"
         ``"ece"``: ``sum_b |conf_b - target_b| / W``; ``"max"``: MCE
         ``max_b |conf_b / W_b - target_b / W_b|`` over bins of positive weight
-        (top label only).
+        (top label only); ``"debiased"``: Kumar et al.'s (2019) unbiased squared L2
+        calibration error (:func:`annokit.metrics._binning.debiased_square`; top label,
+        hard target only).
 
     Notes
     -----
@@ -247,9 +267,12 @@ class BinnedState(MetricState):
         self.n_bins = _binning.check_n_bins(n_bins)
         if target not in ("hard", "soft"):
             raise InvalidValueError(f"target must be one of ['hard', 'soft']; got {target!r}")
-        if reduce not in _REDUCTIONS or (reduce == "max" and classwise):
+        if reduce not in _REDUCTIONS or (reduce != "ece" and classwise):
             raise InvalidValueError(f"reduce must be one of {list(_REDUCTIONS)} (top label) "
                                     f"or 'ece' (classwise); got {reduce!r}")
+        if reduce == "debiased" and target != "hard":
+            raise InvalidValueError("reduce='debiased' takes 0/1 targets: target must be "
+                                    f"'hard'; got {target!r}")
         self.target, self.classwise, self.reduce = target, bool(classwise), reduce
         self.needs = frozenset({target})
         self._stats: BinStats | None = None
@@ -283,6 +306,15 @@ class BinnedState(MetricState):
         if self.classwise:
             return _binning.compute_classwise(self._stats, soft=soft)
         return _binning.compute_top(self._stats, soft=soft, reduce=self.reduce)
+
+    def _has_bounds(self) -> bool:
+        return self.reduce == "ece"
+
+    def _bounds(self) -> tuple[Any, Any] | None:
+        if not self._has_bounds() or self._stats is None:
+            return None
+        return _binning.stats_bounds(self._stats, soft=self.target == "soft",
+                                     classwise=self.classwise)
 
 
 class AdaptiveBinnedState(MetricState):
@@ -327,6 +359,7 @@ class AdaptiveBinnedState(MetricState):
         self._hit: list[np.ndarray] = []
         self._weights: list[np.ndarray | None] = []  # None: each item weighs 1
         self._total: Any = None
+        self._cache: BinStats | None = None  # the sums of the current content
 
     def _options(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins}
@@ -334,20 +367,25 @@ class AdaptiveBinnedState(MetricState):
     def _absorb(self, part: tuple[np.ndarray, np.ndarray, np.ndarray | None, Any]) -> None:
         """``part``: the confidences, correctness, weights and total weight of one batch."""
         conf, hit, w, weight = part
+        self._cache = None
         self._conf.append(conf)
         self._hit.append(hit)
         self._weights.append(None if w is None else np.array(w))
         self._total = _add(self._total, np.array(weight, dtype=np.float64))
 
     def _merge(self, other: AdaptiveBinnedState) -> None:
+        self._cache = None
         self._conf += other._conf
         self._hit += other._hit
         self._weights += other._weights
         self._total = _add(self._total, other._total)
 
-    def _compute(self) -> Any:
+    def _bin_stats(self) -> BinStats | None:
+        """The per-bin sums over the equal-mass edges (computed once per content)."""
         if np.ndim(self._total) == 0 and not self._total > 0:
-            return np.nan
+            return None
+        if self._cache is not None:
+            return self._cache
         conf, hit = _joined(self._conf), _joined(self._hit)
         w = None
         if any(x is not None for x in self._weights):
@@ -355,8 +393,21 @@ class AdaptiveBinnedState(MetricState):
                          for c, x in zip(self._conf, self._weights, strict=True)])
             w = None if w.ndim == 1 and np.all(w == 1) else w
         edges = _binning.quantile_edges(conf, self.n_bins, w)
-        return _binning.compute_top(edge_bin_stats(conf, hit, edges, self.n_bins, w,
-                                                   self._total))
+        self._cache = edge_bin_stats(conf, hit, edges, self.n_bins, w, self._total)
+        return self._cache
+
+    def _compute(self) -> Any:
+        stats = self._bin_stats()
+        return np.nan if stats is None else _binning.compute_top(stats)
+
+    def _has_bounds(self) -> bool:
+        return True
+
+    def _bounds(self) -> tuple[Any, Any] | None:
+        stats = self._bin_stats()
+        if stats is None:
+            return np.nan, np.nan
+        return _binning.stats_bounds(stats)
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:

@@ -331,6 +331,15 @@ class BinaryBinnedState(ExtensionState):
         weight, ps, ys = np.moveaxis(self._sums, -2, 0)
         return _binning.reduce_bins(weight, ps, ys, weight.sum(axis=-1), reduce=self.reduce)
 
+    def _has_bounds(self) -> bool:
+        return self.reduce == "ece"
+
+    def _bounds(self) -> tuple[Any, Any] | None:
+        if not self._has_bounds():
+            return None
+        weight, ps, ys = np.moveaxis(self._sums, -2, 0)
+        return _binning.gap_bounds(weight, ps, ys, weight.sum(axis=-1), hard=True)
+
 
 def _binary_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None, h: np.ndarray | None,
                   w: np.ndarray | None, names: Sequence[str]) -> list[Any]:

@@ -98,6 +98,10 @@ class EvaluateOptions:
         default the one its extension names, CSV for any other.
     baselines : bool, default True
         Also compute the chance and oracle rows.
+    target : {"votes", "population"}, default "votes"
+        What the metrics are measured against (``--target``): the collected votes, or the
+        distribution infinitely many annotators would give
+        (:mod:`annokit.metrics.population`; single-label votes, memory engine).
 
     Raises
     ------
@@ -137,6 +141,7 @@ class EvaluateOptions:
     per_item: str | None = None
     baselines: bool = True
     per_item_format: str | None = None
+    target: str = "votes"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -153,6 +158,7 @@ class EvaluateOptions:
         check_open_unit("confidence", self.confidence)
         check_option("ties", self.ties, TIE_POLICIES)
         check_option("on_missing", self.on_missing, ("error", "drop"))
+        check_option("target", self.target, ("votes", "population"))
         if self.per_item_format is not None:
             from annokit.io.table_formats import TABLE_FORMATS
 
@@ -322,6 +328,9 @@ def evaluate_memory(votes: Any, predictions: Any, options: EvaluateOptions | Non
     from annokit.core.soft_votes import is_soft_only
 
     options = EvaluateOptions() if options is None else options
+    if annotator_predictions is not None and options.target != "votes":
+        raise OptionConflictError("--annotator-predictions has no population correction; "
+                                  "use --target votes")
     if not has_paths(predictions):
         if annotator_predictions is None:
             raise OptionConflictError("Missing option '--predictions' (or "
@@ -344,6 +353,9 @@ def multilabel_conflict(options: EvaluateOptions, *, annotator_predictions: Any 
     """Why ``options`` do not apply to multi-label votes, in one line (None: they do); both
     engines ask."""
     o = options
+    if o.target != "votes":
+        return ("--target population evaluates single-label votes; multi-label votes take "
+                "--target votes")
     if (o.temperature_mode or o.by or o.ties not in ("first", "report") or o.positive
             or annotator_predictions is not None or o.model or o.renormalize):
         return ("multi-label votes take --predictions, --pred-labels, --id-field, --on-missing, "
@@ -360,7 +372,10 @@ def read_model_predictions(paths: Any, options: EvaluateOptions, *, row_ids: boo
 
     if isinstance(paths, Predictions):
         return paths
-    return read_predictions(list(_paths(paths)), id_field=options.id_field,
+    import pandas as pd
+
+    source = paths if isinstance(paths, pd.DataFrame) else list(_paths(paths))
+    return read_predictions(source, id_field=options.id_field,
                             renormalize=options.renormalize, atol=options.atol,
                             model=options.model, row_ids=row_ids)
 
@@ -398,6 +413,12 @@ def _single_label(votes: Any, predictions: Any, options: EvaluateOptions) -> Any
 
     o = options
     metrics = resolve_metrics(o.metrics, scale=votes.labels.scale, n_labels=votes.n_labels)
+    refused: dict[str, str] = {}
+    if o.target == "population" and o.metrics == "all" and metrics is not None:
+        from annokit.metrics.population import refusals
+
+        refused = refusals(metrics)
+        metrics = tuple(m for m in metrics if m not in refused)
     preds = read_model_predictions(predictions, o,
                                    row_ids=bool(getattr(votes, "row_ids", False)))
     records = align(votes, preds, pred_labels=o.pred_labels, on_missing=o.on_missing,
@@ -412,8 +433,10 @@ def _single_label(votes: Any, predictions: Any, options: EvaluateOptions) -> Any
     positive = resolve_positive(o.positive, votes.labels)
     result = run_engine(records, metrics, by=o.by, n_boot=o.n_boot, seed=o.seed,
                         confidence=o.confidence, n_bins=o.n_bins, baselines=o.baselines,
-                        metric_options=None if positive is None else {"positive": positive})
+                        metric_options=None if positive is None else {"positive": positive},
+                        target=o.target)
     result.temperature = info
+    result.not_computed = {**refused, **result.not_computed}
     return result
 
 

@@ -11,6 +11,7 @@ One method per module:
 - :mod:`~annokit.quality.glad`: GLAD (Whitehill et al. 2009);
 - :mod:`~annokit.quality.wawa`: Wawa, majority vote weighted by agreement with the majority;
 - :mod:`~annokit.quality.zbs`: Zero-Based Skill (crowd-kit's iterated weighted majority vote);
+- :mod:`~annokit.quality.crowdlab`: CROWDLAB (Goh et al. 2022), votes and a model's probabilities;
 - :mod:`~annokit.quality.spammer`: the Raykar-Yu (2012) spammer score;
 - :mod:`~annokit.quality.filter`: audited annotator filtering and ChaosNLI's gold rule;
 - :mod:`~annokit.quality.aggregate`: the aggregators by name and their accuracy against gold.
@@ -19,7 +20,14 @@ Every estimator follows scikit-learn: keyword-only parameters in the
 constructor, ``fit(votes)`` returns self, fitted attributes end in ``_``.
 """
 
-from annokit.quality.aggregate import AGGREGATORS, Aggregation, aggregate, make_aggregator
+from annokit.quality.aggregate import (
+    AGGREGATORS,
+    MODEL_AGGREGATORS,
+    Aggregation,
+    aggregate,
+    make_aggregator,
+)
+from annokit.quality.crowdlab import CrowdLab
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.filter import (
     CHAOSNLI_MAX_WRONG_RUN,
@@ -48,9 +56,11 @@ __all__ = [
     "GLAD",
     "MACE",
     "METHODS",
+    "MODEL_AGGREGATORS",
     "Aggregation",
     "AnnotatorFlags",
     "Audit",
+    "CrowdLab",
     "DawidSkene",
     "MajorityVote",
     "OneCoinDawidSkene",

@@ -20,7 +20,9 @@ from annokit.core.checks import check_option
 from annokit.core.gold import describe_accuracy, gold_accuracy
 from annokit.core.soft_labels import DEFAULT_TIES, TiePolicy
 from annokit.core.votes import Votes
+from annokit.errors import OptionConflictError
 from annokit.quality.common import require_votes
+from annokit.quality.crowdlab import CrowdLab
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.glad import GLAD
 from annokit.quality.mace import MACE
@@ -28,17 +30,20 @@ from annokit.quality.majority import MajorityVote, WeightedMajorityVote
 from annokit.quality.wawa import Wawa
 from annokit.quality.zbs import ZeroBasedSkill
 
-__all__ = ["AGGREGATORS", "Aggregation", "aggregate", "make_aggregator"]
+__all__ = ["AGGREGATORS", "MODEL_AGGREGATORS", "Aggregation", "aggregate", "make_aggregator"]
 
 #: Names accepted by ``annokit aggregate --method``.
 AGGREGATORS = ("mv", "wmv", "ds", "onecoin", "mace", "glad", "wawa", "zbs")
+
+#: Names of the aggregators that use a model's probabilities as well as the votes.
+MODEL_AGGREGATORS = ("crowdlab",)
 
 #: The aggregators whose labels are a (weighted) majority vote, hence depend on the tie policy.
 _MAJORITY = ("mv", "wmv", "wawa", "zbs")
 
 
 def make_aggregator(method: str, *, ties: TiePolicy = DEFAULT_TIES, rng: Any = 0,
-                    clamp_gold: bool = False):
+                    clamp_gold: bool = False, likelihood: str = "shared"):
     """An unfitted aggregator by its short name (``mv``, ``wmv``, ``ds``, ``onecoin``, ``mace``,
     ``glad``, ``wawa``, ``zbs``).
 
@@ -52,6 +57,9 @@ def make_aggregator(method: str, *, ties: TiePolicy = DEFAULT_TIES, rng: Any = 0
         Seeds MACE's restarts and ``ties="random"``.
     clamp_gold : bool, default=False
         Fix gold items to their gold label while fitting (ds, onecoin, mace).
+    likelihood : {"shared", "confusion"}, default="shared"
+        ``crowdlab`` only (:class:`~annokit.quality.crowdlab.CrowdLab`); ``crowdlab`` is
+        fitted with ``fit(votes, probs)``.
 
     Examples
     --------
@@ -60,7 +68,9 @@ def make_aggregator(method: str, *, ties: TiePolicy = DEFAULT_TIES, rng: Any = 0
     >>> make_aggregator("mv", ties="first_seen").ties
     'first_seen'
     """
-    check_option("method", method, AGGREGATORS)
+    check_option("method", method, AGGREGATORS + MODEL_AGGREGATORS)
+    if method == "crowdlab":
+        return CrowdLab(likelihood=likelihood)
     if method == "mv":
         return MajorityVote(ties=ties, rng=rng)
     if method == "wmv":
@@ -131,16 +141,23 @@ class Aggregation:
         return describe_accuracy(self.accuracy, self.n_gold, self.n_gold_unknown)
 
     def summary(self) -> dict[str, Any]:
-        """The ``annokit aggregate --json`` object (documented in the README)."""
-        return {"method": self.method, "n_items": self.n_items, "n_gold": self.n_gold,
-                "n_gold_unknown_label": self.n_gold_unknown, "accuracy": self.accuracy,
-                "tie_policy": self.tie_policy,
-                "iterations": self.n_iter, "converged": self.converged, "n_ties": self.n_ties}
+        """The ``annokit aggregate --json`` object (documented in the README); ``crowdlab``
+        adds ``model_weight``, ``likelihood`` (the vote model) and ``consensus_quality_mean``."""
+        out = {"method": self.method, "n_items": self.n_items, "n_gold": self.n_gold,
+               "n_gold_unknown_label": self.n_gold_unknown, "accuracy": self.accuracy,
+               "tie_policy": self.tie_policy,
+               "iterations": self.n_iter, "converged": self.converged, "n_ties": self.n_ties}
+        if self.method in MODEL_AGGREGATORS:
+            est = self.estimator
+            out.update(model_weight=float(est.model_weight_), likelihood=est.likelihood,
+                       consensus_quality_mean=float(np.mean(est.consensus_quality_score_)))
+        return out
 
 
 def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIES,
               soft: bool = False, clamp_gold: bool = False,
-              rng: np.random.Generator | int | None = 0) -> Aggregation:
+              rng: np.random.Generator | int | None = 0, probs: Any = None,
+              likelihood: str = "shared") -> Aggregation:
     """Fit one aggregator and tabulate its labels, with accuracy against ``votes.gold``.
 
     Parameters
@@ -155,6 +172,12 @@ def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIE
         Add the posterior of every label (``p_<label>`` columns).
     clamp_gold : bool, default=False
     rng : numpy Generator, int or None, default=0
+    probs : array of shape (n_items, n_labels), optional
+        A model's probabilities, rows in the votes' item order and columns in their label
+        order (:func:`annokit.metrics.model_join.item_probabilities` joins a file): required
+        by ``crowdlab``, refused by the others.
+    likelihood : {"shared", "confusion"}, default="shared"
+        ``crowdlab``'s vote likelihood (:class:`~annokit.quality.crowdlab.CrowdLab`).
 
     Returns
     -------
@@ -169,7 +192,18 @@ def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIE
     (['0', '0'], 0.5, 'first')
     """
     votes = require_votes(votes, "aggregate")
-    est = make_aggregator(method, ties=ties, rng=rng, clamp_gold=clamp_gold).fit(votes)
+    est = make_aggregator(method, ties=ties, rng=rng, clamp_gold=clamp_gold,
+                          likelihood=likelihood)
+    if method in MODEL_AGGREGATORS:
+        if probs is None:
+            raise OptionConflictError(f"--method {method} needs a model's probabilities: give "
+                                      "--predictions FILE (Python: probs=)")
+        est.fit(votes, probs)
+    elif probs is not None:
+        raise OptionConflictError(f"--predictions applies to --method "
+                                  f"{', '.join(MODEL_AGGREGATORS)}, not {method}")
+    else:
+        est.fit(votes)
     majority_like = method in _MAJORITY
 
     def build_table() -> pd.DataFrame:
@@ -178,6 +212,9 @@ def aggregate(votes: Votes, method: str = "mv", *, ties: TiePolicy = DEFAULT_TIE
                               "label": names[est.labels_codes_]})
         if majority_like:
             table["tied"] = est.is_tied_
+        if method in MODEL_AGGREGATORS:
+            table["consensus_quality_score"] = est.consensus_quality_score_
+            table["agreement"] = est.agreement_
         if soft:
             for k, name in enumerate(votes.labels.names):
                 table[f"p_{name}"] = est.posteriors_[:, k]

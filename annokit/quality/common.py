@@ -11,6 +11,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
 from annokit.core.checks import check_int
@@ -26,6 +27,8 @@ __all__ = [
     "require_votes",
     "vote_matrix",
     "warn_not_converged",
+    "with_influence",
+    "withhold_verdicts",
 ]
 
 
@@ -48,7 +51,9 @@ def require_annotators(votes: Any, what: str) -> Votes:
     if not votes.has_annotators:
         raise SchemaError(
             f"{what} needs annotator ids, but {votes.source} has none (counts-only data such as "
-            "ChaosNLI publish no annotator ids); use majority vote or soft labels instead"
+            "ChaosNLI publish no annotator ids); if a column of the file holds them, name it with "
+            "--annotator-col (Python: columns={'annotator': ...}); else use majority vote or "
+            "soft labels instead"
         )
     return votes
 
@@ -153,3 +158,25 @@ def warn_not_converged(name: str, n_iter: int, change: float, tol: float, *,
         f"{what} per vote {change:.3g} > tol {tol:g}); raise max_iter or tol",
         ConvergenceWarning, stacklevel=3,
     )
+
+
+def withhold_verdicts(table: Any, min_votes: int) -> Any:
+    """An annotator table (``n_votes``, ``flagged``, ``reason``) with no verdict for annotators
+    with fewer than ``min_votes`` votes: a score on so few votes says little about the
+    annotator, so they are never flagged, their ``reason`` "too few votes (n < min_votes)"."""
+    check_positive_int("min_votes", min_votes)
+    table = table.copy()
+    few = (table["n_votes"] < min_votes).to_numpy()
+    table.loc[few, "flagged"] = False
+    table["reason"] = table["reason"].astype(object)
+    table.loc[few, "reason"] = [f"too few votes ({n} < {min_votes})"
+                                for n in table.loc[few, "n_votes"]]
+    return table
+
+
+def with_influence(table: pd.DataFrame, influence: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (an ``annotator`` column) with ``alpha_without`` and ``alpha_change`` of
+    ``influence`` (:func:`annokit.core.annotator_agreement.alpha_influence`, by annotator)."""
+    joined = influence.reindex(table["annotator"].astype(str))
+    return table.assign(alpha_without=joined["alpha_without"].to_numpy(),
+                        alpha_change=joined["alpha_change"].to_numpy())

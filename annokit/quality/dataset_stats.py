@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.agreement import krippendorff_alpha
+from annokit.core.checks import seed_or_rng
 from annokit.core.gold import describe_accuracy, gold_accuracy
 from annokit.core.resample import item_keys, seed_from_rng
 from annokit.core.soft_labels import (
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from annokit.core.multilabel import MultilabelTies
 
 __all__ = ["STATS_SCHEMA_VERSION", "DatasetStats", "dataset_stats", "multilabel_stats", "rating_summary",
-                  "soft_stats", "stats_markdown", "stats_table"]
+                  "soft_stats", "stats_markdown", "stats_rows", "stats_table"]
 
 STATS_SCHEMA_VERSION = 1
 
@@ -97,7 +98,8 @@ def _codes(votes: Votes, column: str) -> np.ndarray | None:
 
 def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 1000, confidence: float = 0.95,
                   ties: TiePolicy = DEFAULT_TIES,
-                  rng: np.random.Generator | int | None = 0) -> dict[str, Any]:
+                  rng: np.random.Generator | int | None = 0,
+                  seed: int | None = None) -> dict[str, Any]:
     """Summary statistics of a vote set.
 
     Parameters
@@ -118,6 +120,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         so the same data gives the same bytes. Both coefficients use the same
         replicates, and an item's weights depend on its id, not its row
         (:mod:`annokit.core.resample`).
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -181,6 +185,7 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
     >>> r["ratings"]["votes"]["mean"], r["fleiss_kappa"], r["entropy"]
     (41.666..., None, None)
     """
+    rng = seed_or_rng(seed, rng, "dataset_stats", default=0)
     counts = votes.counts()
     names = votes.labels.names
     per_item = counts.sum(axis=1)
@@ -415,7 +420,9 @@ def _fmt(x: Any, digits: int = 4) -> str:
 
 
 def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v:,}" for k, v in counts.items())
+    """``label: count`` pairs, ``;``-separated, so numeric labels read unambiguously
+    (``0: 1,900; 1: 1,699``, not ``0 1,900, 1 1,699``)."""
+    return "; ".join(f"{k}: {v:,}" for k, v in counts.items())
 
 
 def _labels(stats: dict[str, Any]) -> str:
@@ -430,10 +437,12 @@ def _labels(stats: dict[str, Any]) -> str:
     return text + (f" ({scale})" if scale != "nominal" else "")
 
 
-def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
+def stats_rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     """The rows of ``stats_table``: on numeric scales the ratings' figures replace the lists
     per label (a histogram beyond :data:`LIST_LEVELS` values), and figures set to None by
     :func:`~annokit.quality.rating_stats.by_scale` are left out."""
+    if stats.get("task") == "multilabel":
+        return _multilabel_rows(stats)
     vpi = stats["votes_per_item"]
     ent = stats["entropy"]
     many = (stats.get("ratings") or {}).get("votes") and len(stats["labels"]) > LIST_LEVELS
@@ -468,7 +477,7 @@ def _rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
     if stats.get("majority_counts") is not None:
         rows.append(("majority label counts", _counts(stats["majority_counts"])))
     if "old_majority_counts" in stats:
-        rows.append(("original label counts", _counts(stats["old_majority_counts"])))
+        rows.append(("items per original label", _counts(stats["old_majority_counts"])))
     if "original_label_counts" in stats:
         rows.append(("original annotators' votes per label",
                      _counts(stats["original_label_counts"])))
@@ -549,7 +558,7 @@ def _multilabel_rows(stats: dict[str, Any]) -> list[tuple[str, str]]:
 
 def stats_table(stats: dict[str, Any]) -> str:
     """A plain-text two-column table for the terminal."""
-    rows = _multilabel_rows(stats) if stats.get("task") == "multilabel" else _rows(stats)
+    rows = stats_rows(stats)
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
@@ -557,6 +566,6 @@ def stats_table(stats: dict[str, Any]) -> str:
 def stats_markdown(stats: dict[str, Any]) -> str:
     """A Markdown table (the statistics section of a data card)."""
     lines = ["| statistic | value |", "|---|---|"]
-    rows = _multilabel_rows(stats) if stats.get("task") == "multilabel" else _rows(stats)
+    rows = stats_rows(stats)
     lines += [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.annotator_agreement import alpha_influence
-from annokit.core.checks import check_open_unit, check_option
+from annokit.core.checks import check_open_unit, check_option, seed_or_rng
 from annokit.core.divergence import tvd
 from annokit.core.gold import GOLD_UNKNOWN, GoldAccuracy, gold_accuracy
 from annokit.core.jsonable import finite_or_none, jsonable
@@ -36,7 +36,13 @@ from annokit.core.votes import Votes
 from annokit.errors import AnnokitWarning, DegenerateInputWarning, InvalidValueError, SchemaError
 from annokit.io import votes_table
 from annokit.io.atomic import atomic_paths, check_table_path, dump_table, write_text_atomic
-from annokit.quality.common import check_positive_int, gold_codes, require_annotators
+from annokit.quality.common import (
+    check_positive_int,
+    gold_codes,
+    require_annotators,
+    with_influence,
+    withhold_verdicts,
+)
 from annokit.quality.dawid_skene import DawidSkene, OneCoinDawidSkene
 from annokit.quality.mace import MACE
 from annokit.quality.spammer import spammer_score
@@ -126,6 +132,10 @@ def annotator_scores(votes: Votes, method: str, *, gold: Any = None,
     return np.where(active, scores, np.nan)
 
 
+#: Fewest votes for a verdict of :func:`flag_annotators` (``--min-annotator-votes``).
+MIN_VERDICT_VOTES = 5
+
+
 @dataclass(frozen=True)
 class AnnotatorFlags:
     """Every annotator's score and whether a filter would remove them (``annokit annotators``).
@@ -148,10 +158,17 @@ class AnnotatorFlags:
     threshold: float
     table: pd.DataFrame
     gold: GoldAccuracy | None = None
+    min_votes: int = 1
 
     @property
     def n_flagged(self) -> int:
         return int(self.table["flagged"].sum())
+
+    def with_min_votes(self, min_votes: int) -> AnnotatorFlags:
+        """These flags with no verdict for annotators with fewer than ``min_votes`` votes
+        (:func:`annokit.quality.common.withhold_verdicts`)."""
+        return AnnotatorFlags(self.method, self.threshold,
+                              withhold_verdicts(self.table, min_votes), self.gold, min_votes)
 
     def to_frame(self) -> pd.DataFrame:
         """The scores, one row per annotator indexed by annotator id: ``n_votes``, ``score``,
@@ -161,7 +178,8 @@ class AnnotatorFlags:
         --------
         >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
         ...                    "label": list("110001111000")})
-        >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+        >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25,
+        ...                         min_votes=1)
         >>> flags.to_frame().sort_values("score")[["score", "flagged"]].round(3)
                    score  flagged
         annotator
@@ -179,6 +197,8 @@ class AnnotatorFlags:
         """The ``annokit annotators --json`` object (NaN scores as null)."""
         out = {"method": self.method, "threshold": finite_or_none(self.threshold),
                "n_annotators": len(self.table), "n_flagged": self.n_flagged,
+               "min_votes": self.min_votes,
+               "n_too_few_votes": int((self.table["n_votes"] < self.min_votes).sum()),
                "annotators": jsonable(self.table.to_dict(orient="records"))}
         if self.gold is not None:
             out["gold"] = {"n_items": self.gold.n_items, "n_unknown_label": self.gold.n_unknown}
@@ -186,8 +206,11 @@ class AnnotatorFlags:
 
 
 def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float | None = None,
-                    gold: Any = None, rng: np.random.Generator | int | None = 0) -> AnnotatorFlags:
-    """Score every annotator and mark those the first round of :func:`filter_annotators` removes.
+                    gold: Any = None, rng: np.random.Generator | int | None = 0,
+                    seed: int | None = None,
+                    min_votes: int = MIN_VERDICT_VOTES) -> AnnotatorFlags:
+    """Score every annotator and mark those the first round of :func:`filter_annotators` removes
+    among those with at least ``min_votes`` votes (all of them with ``min_votes=1``).
 
     Parameters
     ----------
@@ -201,6 +224,11 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
         Gold codes (-1 = none); default ``votes.gold``.
     rng : numpy Generator, int or None, default=0
         Seeds MACE.
+    min_votes : int, default=MIN_VERDICT_VOTES (5)
+        Fewest votes for a verdict: an annotator with fewer is scored but never flagged
+        (``reason`` "too few votes"; CLI ``--min-annotator-votes``).
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -215,10 +243,12 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
     --------
     >>> df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
     ...                    "label": list("110001111000")})
-    >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+    >>> flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25,
+    ...                         min_votes=1)
     >>> flags.table[["annotator", "flagged"]].values.tolist(), flags.n_flagged
     ([['x', False], ['y', False], ['z', True]], 1)
     """
+    rng = seed_or_rng(seed, rng, "flag_annotators", default=0)
     votes = require_annotators(votes, "annotator scoring")
     _, annotator_ids = votes.annotator_codes("annotator scoring")
     check_option("method", method, METHODS)
@@ -235,15 +265,8 @@ def flag_annotators(votes: Votes, method: str = "agreement", *, threshold: float
     })
     return AnnotatorFlags(method=method, threshold=float(thr), table=with_influence(
         table, alpha_influence(votes)),
-                          gold=gold_accuracy(g, g) if method == "gold" else None)
-
-
-def with_influence(table: pd.DataFrame, influence: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (an ``annotator`` column) with ``alpha_without`` and ``alpha_change`` of
-    ``influence`` (:func:`annokit.core.annotator_agreement.alpha_influence`, by annotator)."""
-    joined = influence.reindex(table["annotator"].astype(str))
-    return table.assign(alpha_without=joined["alpha_without"].to_numpy(),
-                        alpha_change=joined["alpha_change"].to_numpy())
+                          gold=gold_accuracy(g, g) if method == "gold" else None
+                          ).with_min_votes(min_votes)
 
 
 @dataclass
@@ -349,7 +372,6 @@ class Audit:
         """Write :meth:`to_dict` as JSON, atomically (temporary file + ``os.replace``)."""
         return write_text_atomic(path, self.to_json())
 
-
 def write_filtered(votes: Votes, audit: Audit, out: str | os.PathLike,
                    audit_path: str | os.PathLike, *, format: str | None = None
                    ) -> tuple[Path, Path]:
@@ -388,7 +410,7 @@ def filter_annotators(
     min_votes: int = 2,
     max_wrong_run: int | None = None,
     max_rounds: int = 20,
-    rng: np.random.Generator | int | None = 0,
+    rng: np.random.Generator | int | None = 0, seed: int | None = None,
 ) -> tuple[Votes, Audit]:
     """Remove low-quality annotators and report exactly what was removed.
 
@@ -418,6 +440,8 @@ def filter_annotators(
         Bound on the fixed-point iteration of threshold rules.
     rng : numpy Generator, int or None, default=0
         Seeds MACE; fixed by default so that the filter is reproducible.
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -443,6 +467,7 @@ def filter_annotators(
     >>> audit.removed_annotators, audit.n_votes_removed
     (['z'], 4)
     """
+    rng = seed_or_rng(seed, rng, "filter_annotators", default=0)
     votes = require_annotators(votes, "filter_annotators")
     annotators, annotator_ids = votes.annotator_codes("filter_annotators")
     check_option("method", method, METHODS)
@@ -493,7 +518,7 @@ def filter_annotators(
                 f"the {method} filter would remove every annotator; lower --threshold "
                 "(Python: threshold=)"
             )
-        current = votes.select_votes(keep_vote)
+        current = votes.select_votes(keep_vote, keep_annotators=True)
         if top_fraction is not None:
             converged = True
             break
@@ -506,7 +531,7 @@ def filter_annotators(
     if too_few:
         warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
                       "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
-    return current, audit
+    return current.compact_annotators(), audit
 
 
 def audit_rows(annotator_ids: np.ndarray, flagged: np.ndarray, n_votes: np.ndarray,

@@ -83,6 +83,10 @@ from annokit.report.sections import (
 __all__ = ["build_report", "histogram_edges"]
 
 _HIST_BINS = 20
+#: An agreement bin with fewer items than this per confidence bin (``n < 20 n_bins``) shows a
+#: note instead of its binned calibration figures: their plug-in is mostly bias there
+#: (docs/guides/trust.md).
+MIN_ITEMS_PER_CONFIDENCE_BIN = 20
 _TIES: TiePolicy = "first"
 
 
@@ -170,10 +174,21 @@ def _none_list(a: np.ndarray | None, n: int) -> list[float | None]:
     return [None] * n if a is None else [finite_or_none(v) for v in a]
 
 
+def _bin_interval(name: str, n_items: int, n_bins: int, estimate: float, ci: Any) -> Interval:
+    """An agreement bin's figure, or a note for a binned metric on too few items."""
+    if "n_bins" in REGISTRY[name].options and 0 < n_items < MIN_ITEMS_PER_CONFIDENCE_BIN * n_bins:
+        return Interval(estimate=None, method=None if ci is None else ci.method,
+                        note=f"not shown: {n_items} items in {n_bins} confidence bins, fewer "
+                             f"than {MIN_ITEMS_PER_CONFIDENCE_BIN} per bin; the plug-in "
+                             "estimate would be mostly its upward bias")
+    return _as_interval(estimate, ci)
+
+
 def _as_interval(estimate: float, ci: Any = None) -> Interval:
     if ci is None:
         return Interval(estimate=estimate)
-    return Interval(estimate=estimate, low=ci.low, high=ci.high)
+    return Interval(estimate=estimate, low=ci.low, high=ci.high, method=ci.method,
+                    note=ci.reason or None)
 
 
 def _reliability(probs: np.ndarray, labels: np.ndarray, human: np.ndarray,
@@ -206,8 +221,8 @@ def _model_reports(models: Sequence[ModelPredictions], result: EvaluationResult,
     for m in models:
         res, rec = per_model[m.name], records[m.name]
         per_bin = [BinMetrics(bin=b, n=g.n_items,
-                              metrics={k: _as_interval(g.metrics[k], g.intervals.get(k))
-                                       for k in names})
+                              metrics={k: _bin_interval(k, g.n_items, n_bins, g.metrics[k],
+                                                        g.intervals.get(k)) for k in names})
                    for b, g in enumerate(res.groups or [])]
         out.append(ModelReport(
             name=m.name, sources=[str(s) for s in m.sources], n_items=rec.n_items,

@@ -159,7 +159,11 @@ def _texts(report: Report, key: str, numbers: dict[str, int]) -> tuple[str, str]
                 text += (f" Recommended k = {rec.k} (interval {rec.interval_text()}), "
                          f"{rec.source}, against the {rec.target}")
                 text += ("; drawn as a dotted line and band." if rec.source == "observed" else
-                         "; beyond the observed curve, so not drawn.")
+                         "; not drawn: the curve measures the distance to the votes collected "
+                         "(0 once k is all of them), a different target, so k is not read off "
+                         "it.")
+            elif rec.note:
+                text += f" No k is recommended: {rec.note}."
         return "How many annotations are enough", text
     return key, ""
 

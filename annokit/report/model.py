@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: Bump the minor part for added optional fields, the major part for anything else.
-SCHEMA_VERSION: Final = "3.1"
+SCHEMA_VERSION: Final = "3.2"
 
 #: Significant digits of every float written to report.json.
 FLOAT_DIGITS = 10
@@ -69,11 +69,18 @@ class _Model(BaseModel):
 
 
 class Interval(_Model):
-    """A point estimate with a percentile-bootstrap interval (``low``/``high`` null without bootstrap)."""
+    """A point estimate with a bootstrap interval (``low``/``high`` null without bootstrap)."""
 
     estimate: Number
     low: Number = None
     high: Number = None
+    method: str | None = Field(default=None, description="how the interval was built "
+                               "(annokit.metrics.registry.INTERVAL_METHODS: 'percentile', "
+                               "'bounds': for the population value of a binned metric, which "
+                               "the plug-in estimate may lie outside; 'none'); null without "
+                               "bootstrap")
+    note: str | None = Field(default=None, description="why there is no interval, or why "
+                             "the estimate is not shown")
 
 
 class MetricInfo(_Model):
@@ -233,6 +240,8 @@ class SubsamplingRecommendation(_Model):
                                                        "Dirichlet-multinomial fit to the votes) "
                                                        "or 'pool' (the collected votes)")
     k_limit: int | None = Field(default=None, description="the largest k considered")
+    note: str | None = Field(default=None, description="why no k is given for the target "
+                                                       "asked (the pool is not extrapolated)")
 
     def interval_text(self) -> str:
         """The interval of k, an end not reached written as 'more than' the largest k considered."""
@@ -369,7 +378,7 @@ class PlanSection(_Model):
 class Report(_Model):
     """The agreement-binned analysis report (``report.json``)."""
 
-    schema_version: Literal["3.1"] = SCHEMA_VERSION
+    schema_version: Literal["3.2"] = SCHEMA_VERSION
     annokit_version: str
     title: str
     labels: list[str] = Field(description="label names in label order (scale order on ordered "

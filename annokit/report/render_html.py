@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.report.captions import figure_texts
 from annokit.report.model import Report
+from annokit.report.summary import summary_lines
 from annokit.report.tables import Table, page_sections, report_tables
 
 __all__ = ["render_html"]
@@ -119,6 +120,9 @@ def render_html(report: Report, figures: Mapping[str, str]) -> str:
          f"Entropy in {ENTROPY_UNIT} (natural log); metric units as the metric "
          "registry declares them.</p>"),
         "<nav><ul>" + "".join(nav) + "</ul></nav></header>", "<main>",
+        '<section id="at-a-glance"><h2>At a glance</h2><ul>'
+        + "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(report))
+        + "</ul></section>",
     ]
     if report.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{html.escape(n)}</li>"

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from annokit.core.soft_labels import ENTROPY_UNIT
 from annokit.report.captions import figure_texts
 from annokit.report.model import Report
+from annokit.report.summary import summary_lines
 from annokit.report.tables import Table, page_sections, report_tables
 
 __all__ = ["md_escape", "render_markdown"]
@@ -88,7 +89,8 @@ def render_markdown(report: Report, *, figures: Mapping[str, str] | None = None)
                f"positive label: {report.positive_label}; ")
             + f"seed: {report.settings.seed}. Entropy in {ENTROPY_UNIT} "
             "(natural log); metric units as the registry declares them.")
-    parts = [f"# {md_escape(report.title)}", "", md_escape(meta), ""]
+    parts = [f"# {md_escape(report.title)}", "", md_escape(meta), "", "## At a glance", ""]
+    parts += [f"- {md_escape(line)}" for line in summary_lines(report)] + [""]
     if report.notes:
         parts += ["**Notes**", ""] + [f"- {md_escape(n)}" for n in report.notes] + [""]
     for _anchor, heading, tables in page_sections(report_tables(report)):

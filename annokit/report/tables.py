@@ -15,6 +15,7 @@ from annokit.report.model import (
     PerspectivistReport,
     Report,
 )
+from annokit.report.summary import dataset_tables
 
 __all__ = [
     "Table",
@@ -77,11 +78,18 @@ def fmt_number(value: Any, digits: int = 3) -> str:
 
 
 def fmt_interval(iv: Interval, digits: int = 3) -> str:
-    """``estimate [low, high]``, or the estimate alone without an interval."""
+    """``estimate [low, high]``, or the estimate alone without an interval (``(no interval)``
+    when the metric has none, ``†`` when a plug-in lies outside its population interval)."""
+    if iv.estimate is None and iv.note:
+        return "too few items"
+    if iv.method == "none":
+        return f"{fmt_number(iv.estimate, digits)} (no interval)"
     if iv.low is None or iv.high is None:
         return fmt_number(iv.estimate, digits)
+    mark = ("†" if iv.method == "bounds" and iv.estimate is not None
+            and not iv.low <= iv.estimate <= iv.high else "")
     return (f"{fmt_number(iv.estimate, digits)} [{fmt_number(iv.low, digits)}, "
-            f"{fmt_number(iv.high, digits)}]")
+            f"{fmt_number(iv.high, digits)}]{mark}")
 
 
 def humanize(key: str) -> str:
@@ -123,9 +131,11 @@ def dataset_rows(data: dict[str, Any]) -> list[list[str]]:
     return [[humanize(k), _value(data[k])] for k in sorted(data)]
 
 
-def significance(c: PairwiseDifference, info: MetricInfo | None) -> str:
+def significance(c: PairwiseDifference, info: MetricInfo | None,
+                 values: tuple[Any, Any] | None = None) -> str:
     """A comparison cell: the difference with ``*`` when its interval excludes 0, and whether
-    that is better or worse for a metric with a direction.
+    that is better or worse for a metric with a direction; for a signed metric whose ideal is 0
+    (``lower_is_better`` None), ``values`` (the two models' estimates) say which is closer to 0.
 
     Examples
     --------
@@ -145,6 +155,9 @@ def significance(c: PairwiseDifference, info: MetricInfo | None) -> str:
     if info is not None and info.lower_is_better is not None:
         better = (iv.estimate < 0) == info.lower_is_better
         text += " (better)" if better else " (worse)"
+    elif info is not None and values is not None and None not in values:
+        text += (" (better: closer to 0)" if abs(values[0]) < abs(values[1])
+                 else " (worse: further from 0)")
     return text
 
 
@@ -155,10 +168,7 @@ def _metric_rows(report: Report, cells) -> list[list[str]]:
 
 def report_tables(report: Report) -> list[Table]:
     """All tables, in page order; metric rows follow the registry (``report.metrics``)."""
-    tables = [Table(
-        id="table-dataset", title="Dataset", header=["statistic", "value"],
-        rows=dataset_rows(report.dataset),
-        caption=f"As annokit stats --json; entropy in {ENTROPY_UNIT} (natural log).")]
+    tables = [Table(**t) for t in dataset_tables(report)]
     b = report.binning
     tables.append(Table(
         id="table-bins", title="Agreement bins",
@@ -170,8 +180,11 @@ def report_tables(report: Report) -> list[Table]:
                  if b.method == "quantile" else "User-given bin edges")))
     settings = report.settings
     conf = round(settings.confidence * 100)
-    boot = (f"estimate [{conf}% percentile interval, {settings.n_boot} Poisson-bootstrap "
-            f"replicates of items]" if settings.n_boot else "no bootstrap")
+    boot = (f"estimate [{conf}% interval, {settings.n_boot} Poisson-bootstrap replicates of "
+            "items: percentile for the means; for the binned ECEs an interval for the "
+            "population value from two bound statistics, which the upward-biased plug-in "
+            "estimate can lie outside (†); none for the MCEs]" if settings.n_boot
+            else "no bootstrap")
     baselines = list(report.baselines)
     temperature = [["temperature T", ""] + [fmt_number(m.temperature, 2) for m in report.models]
                    + [""] * len(baselines)]
@@ -205,7 +218,9 @@ def report_tables(report: Report) -> list[Table]:
                                          in zip(report.binning.labels, m.per_bin, strict=True)],
             rows=_metric_rows(report, lambda k, m=m: [fmt_interval(row.metrics[k])
                                                       for row in m.per_bin]),
-            caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}."))
+            caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}. Too few "
+                    f"items: a binned calibration figure of a bin with fewer than 20 items per "
+                    f"confidence bin is not shown (report.json says why)."))
     if report.human_ceiling is not None:
         hc = report.human_ceiling
         tables.append(Table(
@@ -222,10 +237,12 @@ def report_tables(report: Report) -> list[Table]:
         pairs = list(dict.fromkeys((c.model_a, c.model_b) for c in report.comparisons))
         cells = {(c.model_a, c.model_b, c.metric): c for c in report.comparisons}
         infos = {i.name: i for i in report.metrics}
+        estimate = {(m.name, k): v.estimate for m in report.models for k, v in m.metrics.items()}
 
         def diff(k: str) -> list[str]:
-            return ["-" if (a, b, k) not in cells else significance(cells[a, b, k], infos.get(k))
-                    for a, b in pairs]
+            return ["-" if (a, b, k) not in cells else significance(
+                cells[a, b, k], infos.get(k), (estimate.get((a, k)), estimate.get((b, k))))
+                for a, b in pairs]
 
         reference = pairs[0][1]
         tables.append(Table(
@@ -235,7 +252,8 @@ def report_tables(report: Report) -> list[Table]:
             caption=(f"Each column: that model minus {reference}, on the same bootstrap "
                      f"replicates of items (paired). * its {conf}% interval excludes 0 "
                      f"(two-sided p < {1 - settings.confidence:.2g}); better/worse follow the "
-                     "metric's direction. Intervals and p-values: report.json, comparisons.")))
+                     "metric's direction (ideal 0: closer to 0 is better). Intervals and "
+                     "p-values: report.json, comparisons.")))
     aq = report.annotator_quality
     if aq is not None:
         shown = [r for r in aq.annotators if any(r.flagged.values())]
@@ -427,6 +445,6 @@ def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
                  ["table-perspectivist", "table-annotator-quantiles", "table-worst-annotators"]),
                 ("annotators", "Annotators", ["table-annotators"]),
                 ("metrics", "Metric definitions", ["table-metrics"]),
-                ("dataset", "Dataset", ["table-dataset"])]
+                ("dataset", "Dataset", ["table-dataset", "table-dataset-labels"])]
     out = [(a, h, [by_id[i] for i in ids if i in by_id]) for a, h, ids in sections]
     return [(a, h, ts) for a, h, ts in out if ts or a == "figures"]

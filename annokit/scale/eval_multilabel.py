@@ -303,7 +303,7 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
     est = values(res["point"], None)[None, None, :]
     reps = None
     if n_boot:
-        reps = np.empty((1, 1, len(names), n_boot))
+        reps = np.empty((1, 1, len(names), n_boot, 3))  # value and bound statistics
         for (a, b), states in zip(chunks, res["boot"], strict=True):
             reps[0, 0, :, a:b] = values(states, b - a)
     base = {}

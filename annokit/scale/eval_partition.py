@@ -362,7 +362,8 @@ def _stub(names: tuple[str, ...], options: dict[str, dict[str, Any]]) -> EvalPla
 
 
 def values(merged: dict[str, Any], spec: StateSpec) -> dict[str, Any]:
-    """Metric values of merged states: arrays ``[model, group, name(, replicate)]``."""
+    """Metric values of merged states: arrays ``[model, group, name(, replicate, 3)]`` (with
+    replicates, each metric's value and bound statistics: ``EvalPlan.values``)."""
     out: dict[str, Any] = {}
     for key, names in (("point", spec.names), ("baselines", spec.names)):
         if key in merged:

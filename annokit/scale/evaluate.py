@@ -178,6 +178,9 @@ def _perm(pred: DaskPredictions, pred_labels: Any, labels: Any) -> np.ndarray | 
 def dask_refusal(options: EvaluateOptions) -> str | None:
     """Why the Dask engine cannot honour ``options``, in one line naming the option and the
     way out; None when it can. The command line refuses these up front (exit status 2)."""
+    if options.target == "population":
+        return ("--target population runs in memory only: its prior is fitted on the "
+                "items' vote counts and the model's probabilities together; use --engine memory")
     if options.ties == "random":
         return ("--ties random runs in memory only: the in-memory draw follows each item's "
                 "rank in the whole item order (one random stream), which no partition knows; "
@@ -483,7 +486,7 @@ def _result(preds: dict[str | None, DaskPredictions], stats: dict[str, Any],
     est = _with_adaptive(main, "point", names, constant, adaptive)
     reps = None
     if n_boot:
-        reps = np.full(est.shape + (n_boot,), np.nan)
+        reps = np.full(est.shape + (n_boot, 3), np.nan)  # value and bound statistics
         cols = [names.index(n) for n in constant]
         if "boot" in main:  # absent when every metric's state is adaptive-size
             for (a, b), chunk in zip(specs[0].chunks, main["boot"], strict=True):

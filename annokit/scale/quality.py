@@ -21,7 +21,7 @@ from annokit.core.gold import GoldAccuracy, gold_accuracy
 from annokit.core.soft_labels import TiePolicy, majority
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.quality.aggregate import Aggregation
-from annokit.quality.filter import DEFAULT_THRESHOLDS, chance_rescale
+from annokit.quality.filter import DEFAULT_THRESHOLDS, MIN_VERDICT_VOTES, chance_rescale
 from annokit.quality.spammer import spammer_score
 from annokit.scale.em import fit_dask
 from annokit.scale.stats import _part_counts, alpha_influence_dask
@@ -193,13 +193,15 @@ def annotator_scores_dask(votes: DaskVotes, method: str, *,
 
 def flag_annotators_dask(votes: DaskVotes, method: str = "agreement", *,
                          threshold: float | None = None,
-                         rng: np.random.Generator | int | None = 0) -> Any:
+                         rng: np.random.Generator | int | None = 0,
+                         min_votes: int = MIN_VERDICT_VOTES) -> Any:
     """:func:`annokit.quality.filter.flag_annotators` on Dask (an ``AnnotatorFlags``).
 
     ``method="gold"`` is refused: its rule also flags runs of consecutive wrong answers,
     which need the votes' order; score gold accuracy with :func:`annotator_scores_dask`.
     """
-    from annokit.quality.filter import AnnotatorFlags, with_influence
+    from annokit.quality.common import with_influence
+    from annokit.quality.filter import AnnotatorFlags
 
     if method == "gold":
         raise InvalidValueError("method 'gold' flags runs of consecutive wrong gold answers, "
@@ -213,4 +215,5 @@ def flag_annotators_dask(votes: DaskVotes, method: str = "agreement", *,
     out = pd.DataFrame({"annotator": table["annotator"].astype(str),
                         "n_votes": table["n_votes"].astype(np.int64), "score": scores,
                         "flagged": flagged, "reason": list(reasons)})
-    return AnnotatorFlags(method, thr, with_influence(out, alpha_influence_dask(votes)))
+    return AnnotatorFlags(method, thr, with_influence(out, alpha_influence_dask(votes))
+                          ).with_min_votes(min_votes)

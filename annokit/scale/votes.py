@@ -57,7 +57,7 @@ from annokit.errors import DataFormatError, DegenerateInputWarning, InvalidValue
 from annokit.io.lines import LineMap
 from annokit.io.partitions import partition_files
 from annokit.io.ratings import scaled_labels
-from annokit.io.tabular import detect_columns
+from annokit.io.tabular import detect_columns, warn_unused_columns
 from annokit.scale.client import engine_client, require_dask, shuffle_method
 from annokit.scale.progress import compute, persist
 from annokit.scale.vote_parts import code_part, disjoint, finish_part, remap, where_value
@@ -324,6 +324,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         raise SchemaError(f"{name}: a long table needs item and label columns; got {names} "
                           "(name them with --item-col and --label-col; Python: columns={'item': "
                           "..., 'label': ...})")
+    warn_unused_columns(names, roles, columns, name)
     cl = engine_client(client, scheduler=scheduler)
 
     coded = [dask.delayed(code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
@@ -521,7 +522,8 @@ def from_votes(votes: Votes, *, npartitions: int, client: Any = None) -> DaskVot
 
 
 def to_votes(dv: DaskVotes) -> Votes:
-    """Collect Dask votes into memory (small data only), items in key order."""
+    """Collect Dask votes into memory (small data only), items in key order; annotators
+    without a vote (removed by a filter) are not kept."""
     frame, items = dv.compute(dv.frame, dv.items)
     items = items.sort_values("item").reset_index(drop=True)
     code = pd.Index(items["item"].to_numpy()).get_indexer(frame["item"].to_numpy())
@@ -532,4 +534,4 @@ def to_votes(dv: DaskVotes) -> Votes:
                  frame["annotator"].to_numpy().astype(np.int64),
                  annotator_ids=dv.annotator_ids,
                  gold=gold if (gold != GOLD_NONE).any() else None,
-                 duplicates="keep", source=dv.source)
+                 duplicates="keep", source=dv.source).compact_annotators()

@@ -63,8 +63,9 @@ def evaluate_files(votes: Any, predictions: Any, *, options: EvaluateOptions | N
         ``read_options``: ``format``, ``columns``, ``scale``, ``duplicates``, ...) or
         :func:`annokit.scale.votes.read_votes_dask` (a file, directory, glob or list of
         Parquet/CSV partitions; ``columns`` and ``scale`` of ``read_options``).
-    predictions : path or sequence of paths (or what either engine's reader takes)
-        One model's prediction files; may be empty with ``annotator_predictions``.
+    predictions : path, sequence of paths or DataFrame (or what either engine's reader takes)
+        One model's prediction files, or a DataFrame laid out as one (in memory); may be
+        empty with ``annotator_predictions``.
     options : EvaluateOptions, optional
         The same object for both engines.
     engine : {"memory", "dask"}, default "memory"

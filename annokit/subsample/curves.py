@@ -29,9 +29,16 @@ from typing import Any, Literal, cast
 import numpy as np
 import pandas as pd
 
-from annokit.core.checks import check_finite, check_int, check_open_unit, check_option, check_rng
+from annokit.core.checks import (
+    check_finite,
+    check_int,
+    check_open_unit,
+    check_option,
+    check_rng,
+    seed_or_rng,
+)
 from annokit.core.jsonable import finite_or_none
-from annokit.core.soft_labels import ENTROPY_BASE
+from annokit.core.soft_labels import AGREEMENT_BINS, ENTROPY_BASE
 from annokit.core.votes import Votes
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.subsample import engine as _eng
@@ -208,10 +215,10 @@ def subsampling_curve(
     ks: Sequence[int] | None = None,
     *,
     reps: int = REPS,
-    rng: np.random.Generator | int | None = None,
+    rng: np.random.Generator | int | None = None, seed: int | None = None,
     short: ShortPolicy = SHORT,
     method: Literal["auto", "counts", "votes"] = "auto",
-    n_bins: int = 4,
+    n_bins: int = AGREEMENT_BINS,
     interval: float = INTERVAL,
     kl_smoothing: float = 0.5,
     grid: bool = True,
@@ -244,9 +251,10 @@ def subsampling_curve(
         ``"counts"`` draws vote orders from counts, one vote position at a
         time; ``"votes"`` permutes vote rows (needs :class:`Votes`). Both give
         the same distribution of results; ``"auto"`` is ``"counts"`` (faster).
-    n_bins : int, default=4
-        Agreement bins: quantiles of the full-data entropy (nats). Items with
-        equal entropy stay together, so there may be fewer bins.
+    n_bins : int, default=AGREEMENT_BINS (5)
+        Agreement bins: quantiles of the full-data entropy (nats); the default is
+        ``evaluate``'s and the report's (:data:`annokit.core.soft_labels.AGREEMENT_BINS`). Items
+        with equal entropy stay together, so there may be fewer bins.
     interval : float, default=0.95
         Coverage of the percentile interval over repetitions.
     kl_smoothing : float, default=0.5
@@ -266,6 +274,8 @@ def subsampling_curve(
         not depend on ``n_jobs``.
     progress : callable, optional
         Called with the fraction of the work done, in (0, 1] (for a progress bar).
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -294,6 +304,7 @@ def subsampling_curve(
     >>> bool(frame.tvd_mean.is_monotonic_decreasing)
     True
     """
+    rng = seed_or_rng(seed, rng, "subsampling_curve", default=None)
     check_option("short", short, ("error", "skip", "keep"))
     check_option("method", method, ("auto", "counts", "votes"))
     counts, item_ids, _, votes = as_counts(data)

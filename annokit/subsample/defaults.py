@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-__all__ = ["EPSILON", "INTERVAL", "REPS", "SHORT", "TARGET", "TARGETS", "default_ks"]
+__all__ = ["AGREEMENT_BINS", "EPSILON", "INTERVAL", "REPS", "SHORT", "TARGET", "TARGETS",
+           "default_ks"]
 
 #: What a recommended k is measured against: ``"population"``, the per-item
 #: distributions of a Dirichlet-multinomial fitted to the votes (infinitely many
@@ -29,6 +30,10 @@ EPSILON = 0.05
 INTERVAL = 0.95
 #: Repetitions of the subsampling curve.
 REPS = 200
+#: Agreement bins of a curve's ``by_bin`` (the value of
+#: :data:`annokit.core.soft_labels.AGREEMENT_BINS`, evaluate's and the report's default;
+#: written here too so the command line reads it without importing numpy: a test compares them).
+AGREEMENT_BINS = 5
 #: Items with fewer than k votes: counted, warned about and left out at that k.
 SHORT: Final[Literal["skip"]] = "skip"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from annokit.core.checks import check_rng
+from annokit.core.checks import check_rng, seed_or_rng
 from annokit.core.votes import Votes
 from annokit.errors import SchemaError
 from annokit.subsample import engine as _eng
@@ -89,6 +89,7 @@ def subsample_counts(counts: Any, k: int, *, reps: int = 1,
 
 
 def subsample_votes(votes: Votes, k: int, *, rng: np.random.Generator | int | None = None,
+                    seed: int | None = None,
                     short: ShortPolicy = "error") -> Votes:
     """Keep k randomly chosen vote rows per item (by annotator), without replacement.
 
@@ -100,6 +101,8 @@ def subsample_votes(votes: Votes, k: int, *, rng: np.random.Generator | int | No
     short : {"error", "skip", "keep"}, default="error"
         Items with fewer than ``k`` votes: raise, drop them, or keep all their
         votes; always reported with a :class:`DegenerateInputWarning`.
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -122,6 +125,7 @@ def subsample_votes(votes: Votes, k: int, *, rng: np.random.Generator | int | No
     >>> subsample_votes(v, 2, rng=0).votes_per_item().tolist()
     [2, 2]
     """
+    rng = seed_or_rng(seed, rng, "subsample_votes", default=None)
     if not isinstance(votes, Votes):
         raise SchemaError(f"subsample_votes needs a Votes object; got {type(votes).__name__}")
     k = check_k(k)

@@ -29,7 +29,7 @@ from annokit.errors import AnnokitError, InvalidValueError, SchemaError
 from annokit.subsample import engine as _eng
 from annokit.subsample._checks import as_counts, check_ks
 
-__all__ = ["DirichletMultinomial", "ExtrapolatedCurve"]
+__all__ = ["DirichletMultinomial", "ExtrapolatedCurve", "dm_log_likelihood"]
 
 #: Items :meth:`DirichletMultinomial.smallest_k` simulates at most (a seeded uniform sample
 #: above this), so that its cost does not grow with the number of items beyond it.
@@ -82,6 +82,17 @@ def _multinomial(gen: np.random.Generator, m: np.ndarray, pi: np.ndarray) -> np.
     return out
 
 
+def dm_log_likelihood(counts: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """Log Dirichlet-multinomial likelihood of each count row, without the multinomial coefficient.
+
+    ``log B(alpha + x) - log B(alpha)`` (Minka 2000, eq. 52): ``counts`` of shape
+    ``(..., n_labels)``, ``alpha`` broadcast against it (one prior, or one per row).
+    """
+    big_a = alpha.sum(axis=-1)
+    return (gammaln(big_a) - gammaln(counts.sum(axis=-1) + big_a)
+            + (gammaln(counts + alpha) - gammaln(alpha)).sum(axis=-1))
+
+
 class DirichletMultinomial:
     """Global Dirichlet prior over item label distributions, fitted to vote counts.
 
@@ -124,8 +135,7 @@ class DirichletMultinomial:
         def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:
             a = np.exp(theta)
             big_a = a.sum()
-            ll = (gammaln(big_a) - gammaln(n + big_a)
-                  + (gammaln(rows + a) - gammaln(a)).sum(axis=1))
+            ll = dm_log_likelihood(rows, a)
             grad_a = (digamma(big_a) - digamma(n + big_a))[:, None] \
                 + digamma(rows + a) - digamma(a)
             return -float(weight @ ll), -(weight @ grad_a) * a

@@ -32,8 +32,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from annokit.core.checks import check_finite, check_int, check_open_unit, check_option
-from annokit.subsample.plan_alloc import GOALS, Goal, plan_counts
+from annokit.core.checks import (
+    check_finite,
+    check_int,
+    check_open_unit,
+    check_option,
+    check_probs,
+)
+from annokit.errors import InvalidValueError, SchemaError
+from annokit.subsample.plan_alloc import (
+    GOALS,
+    SETTLE_HORIZON,
+    Goal,
+    plan_counts,
+    votes_to_settle,
+)
+from annokit.subsample.plan_posterior import PRIORS
 from annokit.subsample.plan_replay import ReplayResult, replay
 
 if TYPE_CHECKING:
@@ -55,7 +69,10 @@ class PlanResult:
         ``expected_tvd`` (goal distribution: expected TVD of the soft label to the population
         distribution), ``settled``, ``at_max_per_item``, ``extra_votes``, ``expected_after``
         (the same quantity's expected value after the extra votes: P(correct majority) or the
-        expected TVD).
+        expected TVD), ``votes_to_settle`` (more votes from now until the expected value
+        reaches the goal, :func:`~annokit.subsample.plan_alloc.votes_to_settle`; 0 when
+        settled, <NA> beyond :data:`~annokit.subsample.plan_alloc.SETTLE_HORIZON`; computed when
+        this round leaves unsettled items short of the goal, else 0).
     info : dict
         The summary (:meth:`summary`).
     """
@@ -86,7 +103,13 @@ class PlanResult:
         ``expected_after`` (goal majority: expected share of items whose leading label is the
         population majority; goal distribution: expected mean TVD), ``confidence``,
         ``epsilon``, ``max_per_item``, ``alpha``, ``n_draws``, ``horizon``, ``seed``,
-        ``method``."""
+        ``method``, ``votes_to_settle`` (None when this round settles every item; else over
+        the ``n_items`` it leaves short of the goal: ``total``, ``min``, ``median``, ``max``
+        votes from now of those reachable within ``horizon`` votes, and
+        ``n_beyond_horizon``), ``prior`` (``"fitted"``, ``"uniform"`` or ``"model"``) and
+        ``prior_alpha`` (the Dirichlet prior's parameter per label, by label name; with a
+        model, its mean over items), and with a model ``model_prior`` (``concentration`` A and
+        ``temperature`` T)."""
         return dict(self.info)
 
 
@@ -102,7 +125,8 @@ _METHOD = {
 
 def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: float = 0.95,
          epsilon: float = 0.05, max_per_item: int | None = None, alpha: float = 1.0,
-         n_draws: int = 2000, seed: int = 0, bar: object | None = None) -> PlanResult:
+         n_draws: int = 2000, seed: int = 0, bar: object | None = None,
+         prior: str = "fitted", probs: Any = None) -> PlanResult:
     """Where to spend the next ``budget`` votes (module docstring: the model and the rule).
 
     Parameters
@@ -123,11 +147,23 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         get none and are counted in the summary (``n_at_max_per_item``) and flagged in the
         table (``at_max_per_item``).
     alpha : float, default=1.0
-        Dirichlet prior concentration per label (1: the uniform prior).
+        With ``prior="uniform"``: the concentration per label of the symmetric Dirichlet prior
+        (1: the uniform prior).
     n_draws : int, default=2000
         Monte Carlo posterior draws per distinct count vector.
     seed : int, default=0
         The same seed and votes give the same plan.
+    prior : {"fitted", "uniform"}, default="fitted"
+        ``"fitted"``: the Dirichlet prior of the Dirichlet-multinomial fitted to the votes by
+        maximum likelihood (empirical Bayes; the fit of ``subsample --target population``,
+        :func:`~annokit.subsample.plan_posterior.fitted_prior`); ``"uniform"``:
+        ``Dirichlet(alpha, ..., alpha)``, the planner's prior before; ``"model"`` (implied by
+        ``probs``): one prior per item centred on the model's probabilities,
+        ``Dirichlet(A * softmax(log p_i / T))`` with ``A`` and ``T`` fitted to the votes
+        (:func:`~annokit.subsample.plan_posterior.model_prior`).
+    probs : array of shape (n_items, n_labels), optional
+        A model's probabilities, rows in the votes' item order and columns in their label
+        order (``annokit plan --predictions`` joins a file as ``evaluate`` does).
 
     Returns
     -------
@@ -156,6 +192,16 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
     if max_per_item is not None:
         max_per_item = check_int("max_per_item", max_per_item, low=1)
     alpha = check_finite("alpha", alpha, low=0, strict=True)
+    if probs is not None:
+        prior = "model"
+        probs = check_probs(probs, name="plan probs")
+        if probs.shape != (votes.n_items, votes.n_labels):
+            raise SchemaError(f"plan probs must have shape (n_items, n_labels) = "
+                              f"{(votes.n_items, votes.n_labels)}; got {probs.shape}")
+    elif prior == "model":
+        raise InvalidValueError("prior='model' needs a model's probs (annokit plan "
+                                "--predictions FILE)")
+    check_option("prior", prior, PRIORS)
     n_draws = check_int("n_draws", n_draws, low=1)
     seed = check_int("seed", seed)
     counts = votes.counts()
@@ -164,7 +210,8 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
               else n_votes >= max_per_item)
     caps = None if max_per_item is None else np.maximum(max_per_item - n_votes, 0)
     out = plan_counts(counts, budget=budget, goal=goal, confidence=confidence, epsilon=epsilon,
-                      caps=caps, alpha=alpha, n_draws=n_draws, seed=seed, bar=bar)
+                      caps=caps, alpha=alpha, n_draws=n_draws, seed=seed, bar=bar,
+                      prior=prior, probs=probs)
     labels = np.asarray(list(votes.labels.names), dtype=object)
     state = "p_leading" if goal == "majority" else "expected_tvd"
     table = pd.DataFrame({
@@ -174,6 +221,15 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         "extra_votes": out["extra"], "expected_after": out["after"]})
     settled, extra, after = out["settled"], out["extra"], out["after"]
     short = after < confidence if goal == "majority" else after > epsilon
+    need = np.zeros(len(n_votes), dtype=np.int64)
+    if (~settled & short).any():  # the round cannot settle them: how many votes would
+        prior_used = out["alpha_used"]  # the round's prior: a number, per label or per item
+        need[~settled] = votes_to_settle(
+            counts[~settled], goal=goal, confidence=confidence, epsilon=epsilon,
+            alpha=prior_used[~settled] if prior_used.ndim == 2 else prior_used,
+            n_draws=n_draws, seed=seed)
+    table["votes_to_settle"] = pd.array(np.where(need >= 0, need, -1)).astype("Int64")
+    table.loc[need < 0, "votes_to_settle"] = pd.NA
     info = {
         "goal": goal, "budget": budget, "votes_planned": int(extra.sum()),
         "budget_unspent": budget - int(extra.sum()), "n_items": int(len(n_votes)),
@@ -185,9 +241,28 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         "expected_after": float(after.mean()) if len(n_votes) else None,
         "confidence": confidence, "epsilon": epsilon, "max_per_item": max_per_item,
         "alpha": alpha, "n_draws": n_draws, "horizon": int(out["horizon"]), "seed": seed,
-        "method": _METHOD[goal],
+        "method": _METHOD[goal], "prior": prior,
+        "prior_alpha": dict(zip(votes.labels.names, map(float, out["alpha"]), strict=True)),
+        "votes_to_settle": _settle_summary(need, ~settled & short),
     }
+    if out["model_prior"] is not None:
+        info["model_prior"] = {"concentration": float(out["model_prior"][0]),
+                               "temperature": float(out["model_prior"][1])}
     return PlanResult(table=table, info=info)
+
+
+def _settle_summary(need: np.ndarray, short: np.ndarray) -> dict[str, Any] | None:
+    """``votes_to_settle`` of the summary: over the items this round cannot settle, the votes
+    each needs from now (total, min, median, max of those reachable within the horizon) and
+    how many need more than the horizon; None when the round settles every item."""
+    if not short.any():
+        return None
+    reach = need[short & (need >= 0)]
+    return {"n_items": int(short.sum()), "total": int(reach.sum()),
+            "min": int(reach.min()) if reach.size else None,
+            "median": float(np.median(reach)) if reach.size else None,
+            "max": int(reach.max()) if reach.size else None,
+            "n_beyond_horizon": int((short & (need < 0)).sum()), "horizon": SETTLE_HORIZON}
 
 
 #: ``annokit.plan.replay``: the replay is reachable from the public function too.

@@ -7,13 +7,16 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["GOALS", "HORIZON", "Goal", "allocate", "plan_counts"]
+__all__ = ["GOALS", "HORIZON", "SETTLE_HORIZON", "Goal", "allocate", "plan_counts",
+           "votes_to_settle"]
 
 Goal = Literal["majority", "distribution"]
 GOALS = ("majority", "distribution")
 
 #: Largest number of extra votes one item may get in one round (the values are estimated up to it).
 HORIZON = 16
+#: Most extra votes :func:`votes_to_settle` looks ahead; items needing more are counted apart.
+SETTLE_HORIZON = 200
 
 
 def _envelope_gains(values: np.ndarray, caps: np.ndarray) -> np.ndarray:
@@ -77,27 +80,78 @@ def allocate(values: np.ndarray, caps: np.ndarray, budget: int, *,
 def plan_counts(counts: np.ndarray, *, budget: int, goal: Goal = "majority",
                 confidence: float = 0.95, epsilon: float = 0.05,
                 caps: np.ndarray | None = None, alpha: float = 1.0, n_draws: int = 2000,
-                seed: int = 0, bar: object | None = None) -> dict[str, np.ndarray]:
+                seed: int = 0, bar: object | None = None, prior: str = "uniform",
+                probs: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The arrays behind :func:`plan` for a count matrix (parameters checked by the caller).
 
+    ``prior="fitted"`` replaces ``alpha`` by the Dirichlet-multinomial fitted to ``counts``
+    (:func:`~annokit.subsample.plan_posterior.fitted_prior`); ``prior="model"`` by one prior
+    per item centred on the model's ``probs`` (rows aligned to ``counts``;
+    :func:`~annokit.subsample.plan_posterior.model_prior`).
+
     Returns ``now``, ``settled``, ``extra`` (votes per item), ``after`` (the goal's expected
-    value per item after them, in the ``now`` scale) and ``horizon``.
+    value per item after them, in the ``now`` scale), ``horizon`` and ``alpha`` (the prior
+    used, one value per label).
     """
-    from annokit.subsample.plan_posterior import posterior_values
+    from annokit.subsample.plan_posterior import fitted_prior, model_prior, posterior_values
 
     counts = np.asarray(counts, dtype=np.int64)
+    fit = None
+    if prior == "model":
+        fit = model_prior(counts, np.asarray(probs))
+        prior_alpha = fit.alpha.mean(axis=0)
+    else:
+        prior_alpha = (fitted_prior(counts) if prior == "fitted"
+                       else np.full(counts.shape[1], float(alpha)))
+    alpha_used: float | np.ndarray = (alpha if prior == "uniform"
+                                      else prior_alpha if fit is None else fit.alpha)
     n_items = counts.shape[0]
     caps = (np.full(n_items, HORIZON, dtype=np.int64) if caps is None
             else np.clip(np.asarray(caps, dtype=np.int64), 0, None))
     horizon = int(min(HORIZON, budget, caps.max(initial=0)))
-    post = posterior_values(counts, goal=goal, horizon=horizon, n_draws=n_draws, alpha=alpha,
-                            seed=seed, bar=bar)
+    post = posterior_values(counts, goal=goal, horizon=horizon, n_draws=n_draws,
+                            alpha=alpha_used, seed=seed, bar=bar)
     settled = post.now >= confidence if goal == "majority" else post.now <= epsilon
     extra = allocate(post.values, caps, budget, eligible=~settled)
     after_value = post.values[np.arange(n_items), extra]
     after = after_value if goal == "majority" else -after_value
     return {"now": post.now, "settled": settled, "extra": extra, "after": after,
             "expected_now": post.values[:, 0] if goal == "majority" else post.now,
-            "horizon": np.asarray(horizon)}
+            "horizon": np.asarray(horizon), "alpha": prior_alpha,
+            "alpha_used": np.asarray(alpha_used),
+            "model_prior": None if fit is None else np.array([fit.concentration,
+                                                              fit.temperature])}
 
 
+
+
+def votes_to_settle(counts: np.ndarray, *, goal: Goal = "majority", confidence: float = 0.95,
+                    epsilon: float = 0.05, alpha: float | np.ndarray = 1.0,
+                    n_draws: int = 2000, seed: int = 0,
+                    horizon: int = SETTLE_HORIZON) -> np.ndarray:
+    """More votes each item needs, from now, until its expected value reaches the goal: the
+    smallest ``n`` with ``V(n) >= confidence`` (goal majority: the expected probability that
+    the leading label is the population majority) or an expected TVD ``<= epsilon`` (goal
+    distribution), under the posterior of :mod:`annokit.subsample.plan_posterior`; 0 for an
+    item already there, -1 beyond ``horizon`` votes.
+
+    Examples
+    --------
+    >>> need = votes_to_settle(np.array([[9, 1], [3, 0], [5, 5]]), horizon=60)
+    >>> int(need[0]), bool(0 < need[1] <= 60), int(need[2])
+    (0, True, -1)
+
+    A Monte Carlo estimate (``n_draws`` draws): ``V(n)`` rises slowly near the goal, so the
+    ``n`` where it crosses is rough (tens of votes on a 4-1 item); read it as an order of
+    magnitude.
+    """
+    from annokit.subsample.plan_posterior import posterior_values
+
+    counts = np.asarray(counts, dtype=np.int64)
+    if counts.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    values = posterior_values(counts, goal=goal, horizon=horizon, n_draws=n_draws, alpha=alpha,
+                              seed=seed).values
+    reached = values >= confidence if goal == "majority" else -values <= epsilon
+    first = reached.argmax(1)
+    return np.where(reached.any(1), first, -1).astype(np.int64)

@@ -2,9 +2,13 @@
 expected value of the goal after ``n`` more votes, for every item at once.
 
 Model. An item's votes are draws from its population label distribution ``theta``; with the
-uniform prior ``Dirichlet(alpha, ..., alpha)`` (``alpha = 1``) the posterior after the counts
-``c`` is ``Dirichlet(c + alpha)`` and the next votes follow the Dirichlet-multinomial
-predictive distribution (Gelman et al., *Bayesian Data Analysis*, 3rd ed., Sec. 3.4).
+prior ``Dirichlet(alpha)`` the posterior after the counts ``c`` is ``Dirichlet(c + alpha)`` and
+the next votes follow the Dirichlet-multinomial predictive distribution (Gelman et al.,
+*Bayesian Data Analysis*, 3rd ed., Sec. 3.4). ``alpha`` is either the uniform
+``(1, ..., 1)`` or, :func:`fitted_prior`, the one global ``Dirichlet(alpha)`` whose
+Dirichlet-multinomial likelihood of all items' counts is largest: the fit behind
+``subsample --target population`` (:class:`annokit.subsample.extrapolate.DirichletMultinomial`;
+empirical Bayes, Minka 2000).
 
 Values. For ``n = 0, 1, ..., horizon`` extra votes:
 
@@ -22,10 +26,10 @@ Estimation. One Monte Carlo pass per item with common random numbers: ``n_draws`
 every ``n``, which keeps the differences ``V(n+1) - V(n)`` the allocation uses far less noisy
 than independent estimates. Items are processed in blocks, vectorised (no loop over items);
 each block has its own generator seeded by ``(seed, block number)``, so results depend only on
-the seed and the data. The prior is symmetric, so items whose sorted counts agree have the same
-values: each distinct sorted count vector is valued once (a few hundred rows where a dataset
-has thousands of items). For two labels :func:`p_leading_beta` gives the closed form the tests
-compare with.
+the seed and the data. Items whose counts agree have the same values: each distinct count
+vector is valued once (a few hundred rows where a dataset has thousands of items); under a
+symmetric prior the counts are sorted first, so that permutations of one vector share a row.
+For two labels :func:`p_leading_beta` gives the closed form the tests compare with.
 """
 
 from __future__ import annotations
@@ -34,7 +38,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PosteriorValues", "p_leading_beta", "posterior_values", "soft_labels"]
+__all__ = ["PRIORS", "ModelPrior", "PosteriorValues", "fitted_prior", "model_prior",
+           "p_leading_beta", "posterior_values", "soft_labels"]
+
+#: The planner's priors: the uniform ``Dirichlet(1, ..., 1)``, one fitted to the votes, or one
+#: per item centred on a model's probabilities (:func:`model_prior`).
+PRIORS = ("fitted", "uniform", "model")
+
+#: Smallest model probability a prior mean keeps (a zero would make a Dirichlet improper).
+PROB_FLOOR = 1e-4
 
 #: Largest number of array elements (draws x votes x labels x items) held per block.
 BLOCK_ELEMENTS = 4_000_000
@@ -71,6 +83,78 @@ def p_leading_beta(a: np.ndarray, b: np.ndarray, alpha: float = 1.0) -> np.ndarr
     return betainc(np.asarray(b, float) + alpha, np.asarray(a, float) + alpha, 0.5)
 
 
+def fitted_prior(counts: np.ndarray) -> np.ndarray:
+    """``alpha`` of the Dirichlet-multinomial fitted to the count rows (maximum likelihood,
+    :class:`~annokit.subsample.extrapolate.DirichletMultinomial`), shape (n_labels,).
+
+    Items without votes carry no information about ``alpha`` and are left out of the fit;
+    with one label, or no votes at all, the prior is uniform.
+
+    >>> rng = np.random.default_rng(0)
+    >>> counts = np.array([rng.multinomial(5, p) for p in rng.dirichlet([4, 1], 2000)])
+    >>> np.round(fitted_prior(counts), 0).tolist()
+    [4.0, 1.0]
+    """
+    from annokit.subsample.extrapolate import DirichletMultinomial
+
+    counts = np.asarray(counts, dtype=np.int64)
+    voted = counts[counts.sum(1) > 0]
+    if counts.shape[1] < 2 or len(voted) == 0:  # nothing to fit: one label, or no votes
+        return np.ones(counts.shape[1])
+    return DirichletMultinomial().fit(voted).alpha_
+
+
+@dataclass(frozen=True)
+class ModelPrior:
+    """What :func:`model_prior` fitted: ``alpha`` per item and the two numbers behind it."""
+
+    alpha: np.ndarray          # (n_items, n_labels)
+    concentration: float       # A
+    temperature: float         # T
+
+
+def model_prior(counts: np.ndarray, probs: np.ndarray) -> ModelPrior:
+    """One Dirichlet prior per item centred on a model's probabilities, fitted to the votes.
+
+    ``alpha_i = A * softmax(log p_i / T)``: the prior mean of item ``i``'s population
+    distribution is the model's probabilities (floored at ``PROB_FLOOR`` and renormalised)
+    sharpened or flattened by a temperature ``T``, and ``A`` says how far the items' populations
+    spread around it. ``A`` and ``T`` maximise the Dirichlet-multinomial likelihood of all
+    items' counts (empirical Bayes, as :func:`fitted_prior` with a global mean; Minka 2000),
+    so a model that predicts the annotators' distributions well gets a large ``A`` and its
+    items need fewer votes to settle.
+
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.dirichlet([1, 1], 3000)
+    >>> theta = np.array([rng.dirichlet(20 * q) for q in p])
+    >>> counts = np.array([rng.multinomial(6, t) for t in theta])
+    >>> fit = model_prior(counts, p)
+    >>> 12 < fit.concentration < 30, 0.8 < fit.temperature < 1.25
+    (True, True)
+    """
+    from scipy import optimize
+    from scipy.special import gammaln, log_softmax
+
+    counts = np.asarray(counts, dtype=np.float64)
+    logp = np.log(np.maximum(np.asarray(probs, dtype=np.float64), PROB_FLOOR))
+    n = counts.sum(1)
+
+    def mean(log_t: float) -> np.ndarray:
+        return np.exp(log_softmax(logp / np.exp(log_t), axis=1))
+
+    def nll(x: np.ndarray) -> float:
+        a = np.exp(x[0]) * mean(x[1])
+        big = a.sum(1)
+        ll = gammaln(big) - gammaln(n + big) + (gammaln(counts + a) - gammaln(a)).sum(1)
+        return -float(ll.sum())
+
+    res = optimize.minimize(nll, np.array([np.log(10.0), 0.0]), method="L-BFGS-B",
+                            bounds=[(-7.0, 12.0), (-4.0, 4.0)])
+    conc, log_t = float(np.exp(res.x[0])), float(res.x[1])
+    return ModelPrior(alpha=conc * mean(log_t), concentration=conc,
+                      temperature=float(np.exp(log_t)))
+
+
 def soft_labels(counts: np.ndarray) -> np.ndarray:
     """Soft labels of count rows along the last axis; a row without votes is uniform."""
     total = counts.sum(-1, keepdims=True)
@@ -78,8 +162,8 @@ def soft_labels(counts: np.ndarray) -> np.ndarray:
     return np.where(total > 0, counts / np.maximum(total, 1), 1.0 / n_labels)
 
 
-def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int, alpha: float,
-           rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int,
+           alpha: float | np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``now`` and ``values`` for one block of items (see :func:`posterior_values`)."""
     from annokit.core.divergence import tvd
 
@@ -110,8 +194,8 @@ def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int, alpha: flo
 
 
 def posterior_values(counts: np.ndarray, *, goal: str, horizon: int, n_draws: int = 2000,
-                     alpha: float = 1.0, seed: int = 0, bar: object | None = None
-                     ) -> PosteriorValues:
+                     alpha: float | np.ndarray = 1.0, seed: int = 0,
+                     bar: object | None = None) -> PosteriorValues:
     """Settledness now and ``V(n)``, ``n = 0..horizon``, of every item (module docstring).
 
     Parameters
@@ -124,18 +208,33 @@ def posterior_values(counts: np.ndarray, *, goal: str, horizon: int, n_draws: in
     n_draws : int, default=2000
         Posterior draws per item (Monte Carlo standard error of a probability <= 0.5 /
         sqrt(n_draws), about 0.011).
-    alpha : float, default=1.0
-        Dirichlet prior concentration per label (1: uniform).
+    alpha : float or ndarray of shape (n_labels,) or (n_items, n_labels), default=1.0
+        Dirichlet prior concentration, one value for every label (1: uniform), one per
+        label (e.g. :func:`fitted_prior`) or one row per item (:func:`model_prior`).
     seed : int, default=0
     bar : progress bar, optional
         Advanced by the number of distinct count vectors of each block.
     """
     counts = np.asarray(counts, dtype=np.int64)
-    # the prior is symmetric, so the values depend on the counts sorted (the leading label
-    # first): items with the same sorted counts have the same posterior, valued once
-    counts = -np.sort(-counts, axis=1)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if alpha.ndim == 2:  # one prior per item: every item is its own row
+        return _values(counts, alpha, goal, horizon, n_draws, seed, bar)
+    if alpha.ndim == 0 or np.all(alpha == alpha.flat[0]):
+        # a symmetric prior: the values depend on the counts sorted (the leading label
+        # first), so items with the same sorted counts have the same posterior, valued once
+        alpha = float(alpha.flat[0])
+        counts = -np.sort(-counts, axis=1)
     counts, inverse = np.unique(counts, axis=0, return_inverse=True)
+    out = _values(counts, alpha, goal, horizon, n_draws, seed, bar)
     inverse = inverse.reshape(-1)
+    return PosteriorValues(now=out.now[inverse], values=out.values[inverse])
+
+
+def _values(counts: np.ndarray, alpha: float | np.ndarray, goal: str, horizon: int,
+            n_draws: int, seed: int, bar: object | None) -> PosteriorValues:
+    """:func:`posterior_values` of every row of ``counts``, in blocks of rows (``alpha``: one
+    prior for all rows, or one row per count row)."""
+    per_row = np.ndim(alpha) == 2
     n_items, n_labels = counts.shape
     now = np.empty(n_items)
     values = np.empty((n_items, horizon + 1))
@@ -144,8 +243,9 @@ def posterior_values(counts: np.ndarray, *, goal: str, horizon: int, n_draws: in
     for number, start in enumerate(range(0, n_items, size)):  # blocks of items, not items
         stop = min(start + size, n_items)
         rng = np.random.default_rng([seed, number])
+        block_alpha = alpha[start:stop] if per_row else alpha  # type: ignore[index]
         now[start:stop], values[start:stop] = _block(counts[start:stop], goal, horizon,
-                                                     n_draws, alpha, rng)
+                                                     n_draws, block_alpha, rng)
         if bar is not None:
             bar.update(stop - start)  # type: ignore[attr-defined]
-    return PosteriorValues(now=now[inverse], values=values[inverse])
+    return PosteriorValues(now=now, values=values)

@@ -26,7 +26,7 @@ import numpy as np
 from annokit.core.checks import check_int, check_open_unit, check_option
 from annokit.errors import InvalidValueError
 from annokit.subsample.plan_alloc import GOALS, Goal, plan_counts
-from annokit.subsample.plan_posterior import soft_labels
+from annokit.subsample.plan_posterior import PRIORS, soft_labels
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,8 +107,8 @@ def _score(counts: np.ndarray, full: np.ndarray, goal: str, scored: np.ndarray,
 def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds: int = 5,
            goal: Goal = "majority", seeds: Sequence[int] = (0, 1, 2),
            compare: Sequence[int] = (10, 15, 20), confidence: float = 0.95,
-           epsilon: float = 0.05, n_draws: int = 2000, bar: object | None = None
-           ) -> ReplayResult:
+           epsilon: float = 0.05, n_draws: int = 2000, bar: object | None = None,
+           prior: str = "fitted", probs: np.ndarray | None = None) -> ReplayResult:
     """Simulate rounds of :func:`~annokit.subsample.plan.plan` on dense votes and compare them
     with uniform allocation (module docstring).
 
@@ -128,8 +128,12 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
     compare : sequence of int, default=(10, 15, 20)
         Totals per item of the uniform allocations compared with, besides the plan's own
         total ``start + budget_per_item`` (rounded).
-    confidence, epsilon, n_draws
-        Passed to the plan.
+    confidence, epsilon, n_draws, prior
+        Passed to the plan (``prior="fitted"``: refitted to the votes collected so far at
+        each round, as a user planning round after round would).
+    probs : ndarray of shape (n_items, n_labels), optional
+        A model's probabilities, rows aligned to the votes' items: with ``prior="model"``,
+        each item's prior is centred on them (refitted each round).
     bar : progress bar, optional
         Advanced by one per round.
 
@@ -147,6 +151,9 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
     start = check_int("start", start)
     rounds = check_int("rounds", rounds, low=1)
     check_option("goal", goal, GOALS)
+    check_option("prior", prior, PRIORS)
+    if (prior == "model") != (probs is not None):
+        raise InvalidValueError("prior='model' goes with a model's probs (and probs with it)")
     confidence = check_open_unit("confidence", confidence)
     epsilon = check_open_unit("epsilon", epsilon)
     if len(seeds) == 0:
@@ -173,7 +180,7 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
             share = budget * (r + 1) // rounds - placed
             out = plan_counts(order.counts(taken), budget=share, goal=goal,
                               confidence=confidence, epsilon=epsilon, caps=available - taken,
-                              n_draws=n_draws, seed=seed)
+                              n_draws=n_draws, seed=seed, prior=prior, probs=probs)
             taken = taken + out["extra"]
             placed += int(out["extra"].sum())
             if bar is not None:
@@ -197,5 +204,5 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
             "n_items_scored": int(scored.sum()) if goal == "majority" else n_items,
             "n_tied_full": int((~scored).sum()), "start": start,
             "budget_per_item": float(budget_per_item), "rounds": rounds, "seeds": seeds,
-            "planned_votes": planned}
+            "planned_votes": planned, "prior": prior}
     return ReplayResult(table=table, info=info)

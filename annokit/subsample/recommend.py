@@ -11,23 +11,45 @@ answer the same question the same way.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from annokit.core.checks import seed_or_rng
 from annokit.core.jsonable import jsonable
-from annokit.core.soft_labels import ENTROPY_UNIT
+from annokit.core.soft_labels import AGREEMENT_BINS, ENTROPY_UNIT
 from annokit.errors import InvalidValueError
 from annokit.subsample._checks import ShortPolicy, as_counts
 from annokit.subsample.curves import SubsampleCurve, subsampling_curve
 from annokit.subsample.defaults import EPSILON, INTERVAL, REPS, SHORT, TARGET, TARGETS
 from annokit.subsample.extrapolate import DirichletMultinomial
 
-__all__ = ["K_MAX", "Recommendation", "curve_summary", "curve_units", "how_many", "recommend_k"]
+__all__ = ["CURVE_TARGET", "K_MAX", "Recommendation", "curve_summary", "curve_units", "how_many",
+           "named_curve_frame", "recommend_k"]
 
 #: The largest k the population extrapolation searches.
 K_MAX = 5000
+#: What every column of a subsampling curve measures a k-vote subsample against.
+CURVE_TARGET = "pool"
+#: The curve's columns that measure against the pool, and the pool's prefix in the text table.
+POOL_COLUMNS = ("tvd", "jsd", "kl", "wasserstein", "majority_agreement", "entropy_bias")
+
+
+def pool_note(half: int) -> str:
+    """Why the pool target gives no k beyond the observed curve."""
+    return (f"the pool target is the votes collected: it cannot be extrapolated beyond the "
+            f"votes an item has (a k-vote subsample is compared with them up to half the fewest, "
+            f"k = {half}); for more votes per item than that use --target population (Python: "
+            "target='population')")
+
+
+def named_curve_frame(frame: Any) -> Any:
+    """``frame`` (:meth:`SubsampleCurve.to_frame`) with the columns that measure a subsample
+    against the pool of votes named so (``tvd_mean`` -> ``pool_tvd_mean``), for text output."""
+    return frame.rename(columns={c: f"pool_{c}" for c in frame.columns
+                                 if c.split("_mean")[0].removesuffix("_low").removesuffix("_high")
+                                 in POOL_COLUMNS or c in POOL_COLUMNS})
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,9 @@ class Recommendation:
         The ``target`` asked of :func:`recommend_k`.
     k_limit : int or None
         The largest k considered.
+    note : str or None
+        Why no k is given for the target asked (the pool target is not extrapolated), or
+        that a pool recommendation was extrapolated to the population (``extrapolate=True``).
     """
 
     k: int | None
@@ -61,11 +86,12 @@ class Recommendation:
     target: str
     kind: str = "pool"
     k_limit: int | None = None
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"k": self.k, "k_low": self.k_low, "k_high": self.k_high,
                 "epsilon": self.epsilon, "source": self.source, "target": self.target,
-                "kind": self.kind, "k_limit": self.k_limit}
+                "kind": self.kind, "k_limit": self.k_limit, "note": self.note}
 
     def interval_text(self) -> str:
         """The interval of k in words; an end that is not reached says up to where it was sought.
@@ -93,12 +119,13 @@ class Recommendation:
         >>> Recommendation(3, 2, 5, 0.05, "observed", "full data").describe()
         'recommended k = 3 (interval 2-5) for expected TVD < 0.05; observed, against the full data'
         """
+        note = f"; {self.note}" if self.note else ""
         if self.k is None:
             upto = f" {self.k_limit}" if self.k_limit is not None else " the limit"
             return (f"no k up to{upto} reaches expected TVD < {self.epsilon} "
-                    f"({self.source}; target: {self.target})")
+                    f"({self.source}; target: {self.target}){note}")
         return (f"recommended k = {self.k} (interval {self.interval_text()}) for expected "
-                f"TVD < {self.epsilon}; {self.source}, against the {self.target}")
+                f"TVD < {self.epsilon}; {self.source}, against the {self.target}{note}")
 
 
 def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
@@ -107,7 +134,9 @@ def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
     Keys: ``curve`` (:meth:`SubsampleCurve.to_records`), ``target`` (``"pool"`` or
     ``"population"``), ``recommended_k``,
     ``recommended_k_low``, ``recommended_k_high``, ``recommendation_source``,
-    ``recommendation_target``, ``recommendation_k_limit``, ``epsilon``, ``n_items``,
+    ``recommendation_target``, ``recommendation_k_limit``, ``recommendation_note`` (why no
+    k is given for the target asked; None otherwise), ``curve_target`` (what the curve's
+    columns measure against: :data:`CURVE_TARGET`), ``epsilon``, ``n_items``,
     ``reps``, ``seed``, ``interval``, ``short``, ``n_short``, ``kl_smoothing``,
     ``n_votes_min``, ``n_votes_max``, ``by_bin`` (:meth:`SubsampleCurve.by_bin` rows),
     ``units`` (:func:`curve_units`: the unit of each quantity; entropies in nats) and
@@ -123,6 +152,8 @@ def curve_summary(curve: SubsampleCurve, rec: Recommendation) -> dict[str, Any]:
         "recommendation_source": rec.source,
         "recommendation_target": rec.target,
         "recommendation_k_limit": rec.k_limit,
+        "recommendation_note": rec.note,
+        "curve_target": CURVE_TARGET,
         "epsilon": rec.epsilon,
         "n_items": curve.n_items,
         "reps": curve.reps,
@@ -157,8 +188,9 @@ def _first_below(ks: np.ndarray, curve: np.ndarray, epsilon: float) -> int | Non
 
 
 def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
-                target: str = TARGET, extrapolate: bool = True, counts: Any = None,
+                target: str = TARGET, extrapolate: bool = False, counts: Any = None,
                 reps: int = 50, rng: np.random.Generator | int | None = None,
+                seed: int | None = None,
                 k_max: int = K_MAX) -> Recommendation:
     """Smallest k whose expected TVD to the population (or to the pool of votes) is below ``epsilon``.
 
@@ -176,13 +208,17 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
         available). ``"pool"``: k against the pool of collected votes (the full
         data; the observed curve first, the extrapolation only when it does not
         reach ``epsilon``).
-    extrapolate : bool, default=True
-        ``target="pool"``: when no observed k reaches ``epsilon``, use the
-        Dirichlet-multinomial's predicted TVD to the population instead.
+    extrapolate : bool, default=False
+        ``target="pool"``: when no observed k reaches ``epsilon``, give a k against the
+        population instead (the Dirichlet-multinomial's predicted TVD; ``kind`` is then
+        ``"population"``, and ``note`` says so). By default no k is given, and ``note`` says
+        why: the pool cannot be extrapolated beyond the votes an item has.
     counts : array-like of shape (n_items, n_labels) or Votes, optional
         The data of the curve (default: the counts the curve keeps).
     reps, rng, k_max :
         Repetitions, randomness and largest k of the extrapolation.
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -217,6 +253,7 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
     >>> rec.source, 5 < rec.k <= 50, rec.k_low <= rec.k <= rec.k_high
     ('observed', True, True)
     """
+    rng = seed_or_rng(seed, rng, "recommend_k", default=None)
     if not np.isfinite(epsilon) or not (0 < epsilon <= 1):
         raise InvalidValueError(f"epsilon must be in (0, 1]; got {epsilon!r}")
     if target not in TARGETS:
@@ -249,11 +286,15 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
                 k_limit=int(ks[-1]))
     if not extrapolate:
         return Recommendation(None, None, None, float(epsilon), "not reached", pool,
-                              k_limit=curve.n_votes_min // 2)
+                              k_limit=curve.n_votes_min // 2,
+                              note=pool_note(curve.n_votes_min // 2))
     if counts is None:
         raise InvalidValueError("the observed curve never gets below epsilon="
                                 f"{epsilon}; pass counts= to extrapolate, or extrapolate=False")
-    return _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max, interval=interval)
+    rec = _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max, interval=interval,
+                        kind="population")
+    return replace(rec, note="the pool curve does not reach the tolerance: extrapolated to "
+                             "the population (extrapolate=True)")
 
 
 def _extrapolated(counts: Any, epsilon: float, *, reps: int,
@@ -274,7 +315,8 @@ def how_many(data: Any, ks: Sequence[int] | None = None, *, target: str = TARGET
              epsilon: float = EPSILON, reps: int = REPS,
              rng: np.random.Generator | int | None = None, short: ShortPolicy = SHORT,
              interval: float = INTERVAL, n_jobs: int = 1,
-             progress: Callable[[float], None] | None = None
+             progress: Callable[[float], None] | None = None,
+             n_bins: int = AGREEMENT_BINS, seed: int | None = None,
              ) -> tuple[SubsampleCurve, Recommendation]:
     """How many annotations are enough: the subsampling curve and the recommended k.
 
@@ -289,9 +331,12 @@ def how_many(data: Any, ks: Sequence[int] | None = None, *, target: str = TARGET
         Default: 1, 2, 5, 10, ... up to the most votes on an item
         (:func:`~annokit.subsample.defaults.default_ks`).
     target, epsilon : as :func:`recommend_k`
-    reps, short, interval, n_jobs, progress : as :func:`~annokit.subsample.subsampling_curve`
+    reps, short, interval, n_jobs, progress, n_bins : as :func:`~annokit.subsample.subsampling_curve`
     rng : numpy Generator, int seed or None
         Seeds the curve and the extrapolation.
+    seed : int, optional
+        The same as ``rng=`` an int, the name ``evaluate``, ``plan`` and ``build_report`` use
+        (give one of the two).
 
     Returns
     -------
@@ -304,6 +349,7 @@ def how_many(data: Any, ks: Sequence[int] | None = None, *, target: str = TARGET
     >>> curve.ks.tolist(), rec.kind
     ([1, 2, 5, 10], 'population')
     """
+    rng = seed_or_rng(seed, rng, "how_many")
     curve = subsampling_curve(data, ks, reps=reps, rng=rng, short=short, interval=interval,
-                              n_jobs=n_jobs, progress=progress)
+                              n_jobs=n_jobs, progress=progress, n_bins=n_bins)
     return curve, recommend_k(curve, epsilon, target=target, rng=rng)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from annokit.core.checks import check_option, check_probs, check_rng
+from annokit.core.checks import check_option, check_probs, check_rng, seed_or_rng
 from annokit.core.divergence import KL_EPS, kl_divergence, tvd
 from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
@@ -83,6 +83,7 @@ class SplitHalf:
 
 
 def split_half(data: Votes | Any, k: int = 20, *, rng: np.random.Generator | int | None = None,
+               seed: int | None = None,
                reference: Literal["full", "rest"] = "full",
                short: Literal["error", "skip"] = "error") -> SplitHalf:
     """Two disjoint k-vote subsamples per item (H1, H2) and their DistCE.
@@ -100,6 +101,8 @@ def split_half(data: Votes | Any, k: int = 20, *, rng: np.random.Generator | int
         keeps H1 and H2 independent of the reference.
     short : {"error", "skip"}, default="error"
         Items with too few votes for two halves (and a non-empty rest).
+    seed : int, optional
+        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
@@ -117,6 +120,7 @@ def split_half(data: Votes | Any, k: int = 20, *, rng: np.random.Generator | int
     >>> sh.h1.shape, bool((sh.distce_h1 <= 1).all())
     ((2, 3), True)
     """
+    rng = seed_or_rng(seed, rng, "split_half", default=None)
     check_option("reference", reference, ("full", "rest"))
     check_option("short", short, ("error", "skip"))
     k = check_k(k)

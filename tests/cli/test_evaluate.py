@@ -12,7 +12,7 @@ from annokit.metrics.registry import REGISTRY, available
 
 #: Keys of ``--json`` documented in README.md (a public interface).
 TOP_KEYS = ["n_items", "n_unmatched_predictions", "n_dropped_items", "dropped_item_ids", "labels",
-            "task", "scale", "positive_label", "n_bins", "tie_policy", "n_ties", "units",
+            "task", "scale", "target", "positive_label", "n_bins", "tie_policy", "n_ties", "units",
             "lower_is_better", "metrics", "baselines", "metric_selection", "metric_names"]
 #: ``--json`` lists exactly the registered metrics (records always give soft and hard labels).
 REQUIRED_METRICS = list(available(True, True, n_labels=2))  # two labels: the binary metrics too
@@ -65,7 +65,12 @@ def test_table_output(small):
     assert lines[0] == "items: 3   labels: no, yes (nominal)   bins: 10   positive class: yes"
     assert lines[1].startswith("unmatched prediction rows (ignored): 1   dropped vote items: 0")
     assert any(line.startswith("accuracy") and "1.0000" in line for line in lines)
-    assert any(line.startswith("ent_ce ") and line.endswith("nats") for line in lines)
+    assert any(line.startswith("ent_ce ") and line.split()[-2:] == ["nats", "lower"]
+               for line in lines)
+    # issue 35 item 6: the direction column the report has, in words
+    assert any(line.startswith("ent_ce_signed ") and line.endswith("nats                  near 0")
+               for line in lines)
+    assert any(line.startswith("accuracy ") and line.endswith(" higher") for line in lines)
 
 
 def test_per_item_csv(small, tmp_path):
@@ -95,7 +100,11 @@ def test_bootstrap_json_has_intervals(small):
     out = json.loads(first.stdout)
     assert list(out["ci"]) == REQUIRED_METRICS
     for name, ci in out["ci"].items():
-        assert ci["low"] <= out["metrics"][name] + 1e-12 or name in ("mce",)
+        assert ci["method"] == REGISTRY[name].interval
+        if ci["method"] == "none":  # the MCEs: no honest interval, and why (issue 32)
+            assert ci["low"] is None and ci["high"] is None and ci["reason"]
+            continue
+        assert ci["low"] <= out["metrics"][name] + 1e-12
         assert ci["low"] <= ci["high"]
     assert out["bootstrap"] == {"n_boot": 50, "confidence": 0.95, "seed": 3}
     table = run(*args[:-5], "--n-boot", "20")
@@ -358,3 +367,22 @@ def test_values_rounding_to_zero_never_print_as_negative_zero():
 
     assert [_num(v) for v in (-1e-17, -0.0, 0.0, -0.00004, -0.00005, 0.25)] == [
         "0.0000", "0.0000", "0.0000", "0.0000", "-0.0001", "0.2500"]
+
+
+def test_target_population_option_and_json_key(small):
+    """``--target population`` (annokit.metrics.population): the JSON says so and lists the
+    binned metrics it does not compute; naming one of them is refused in one line."""
+    votes, preds = small
+    result = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                 "--target", "population", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["target"] == "population" and "ece" in out["not_computed"]
+    assert "ece" not in out["metrics"] and "jsd" in out["metrics"]
+    refused = run("--votes", votes, "--predictions", preds, "--pred-labels", "no,yes",
+                  "--target", "population", "--metrics", "ece")
+    assert refused.exit_code == 1
+    assert "target='population' cannot estimate ece (not a mean" in refused.output
+    dask = run("--votes", votes, "--predictions", preds, "--target", "population",
+               "--engine", "dask")
+    assert dask.exit_code == 2 and "--target population runs in memory only" in dask.output

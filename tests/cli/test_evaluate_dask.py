@@ -15,6 +15,8 @@ pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
 
 from annokit.cli import main  # noqa: E402
 
+from _shared import assert_close_documents  # noqa: E402
+
 LABELS = ["pos", "neg", "neu"]
 
 
@@ -56,7 +58,7 @@ def _same(mem, got):
     for name, value in mem["metrics"].items():
         assert got["metrics"][name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
     for name, ci in mem["ci"].items():
-        assert got["ci"][name] == pytest.approx(ci, rel=1e-12, abs=1e-15), name
+        assert_close_documents(got["ci"][name], ci, f"ci.{name}", rel=1e-12, abs_tol=1e-15)
 
 
 @pytest.mark.parametrize("args", [

@@ -53,7 +53,8 @@ def test_annotators_table_marks_flagged(runner, small):
     assert res.exit_code == 0, res.output
     first = res.output.splitlines()[1]
     assert first.startswith("s ") and "*" in first
-    assert res.output.strip().endswith("(method agreement, threshold 0.1)")
+    assert res.output.strip().endswith("(method agreement, threshold 0.1); 0 with too few votes "
+                                       "for a verdict (fewer than 5: --min-annotator-votes)")
 
 
 def test_filter_writes_votes_and_audit_and_is_idempotent(runner, small, tmp_path):
@@ -252,6 +253,27 @@ def test_unbounded_threshold_help_shows_no_range(runner):
     for command in ("annotators", "filter"):
         text = runner.invoke(main, [command, "--help"]).output
         assert "[x<=None]" not in text and "x<=" not in text, command
+
+
+@pytest.mark.parametrize("method", ["onecoin", "agreement", "ds"])
+def test_no_annotator_with_too_few_votes_is_flagged_by_default(runner, shared_data, method):
+    """Issue 35 item 8: on dog (109 annotators, 10 of them with one vote) no annotator with
+    fewer than --min-annotator-votes (default 5) votes gets a verdict."""
+    path = str(shared_data("dog", "answer.csv"))
+    out = json.loads(runner.invoke(main, ["annotators", path, "--method", method, "--json"]).stdout)
+    rows = out["annotators"]
+    assert out["min_votes"] == 5
+    assert out["n_too_few_votes"] == sum(r["n_votes"] < 5 for r in rows) == 18
+    assert not any(r["flagged"] for r in rows if r["n_votes"] < 5)
+    assert all(r["reason"] == f"too few votes ({r['n_votes']} < 5)" for r in rows
+               if r["n_votes"] < 5)
+    text = runner.invoke(main, ["annotators", path, "--method", method]).stdout.splitlines()
+    assert text[-1].endswith("); 18 with too few votes for a verdict (fewer than 5: "
+                             "--min-annotator-votes)")
+    assert sum(line.endswith("-  too few votes") for line in text) == 18
+    every = json.loads(runner.invoke(main, ["annotators", path, "--method", method,
+                                            "--min-annotator-votes", "1", "--json"]).stdout)
+    assert every["n_too_few_votes"] == 0 and every["n_flagged"] >= out["n_flagged"]
 
 
 def test_annotators_pairs_table_json_and_out(runner, shared_data, tmp_path):

@@ -154,3 +154,28 @@ def test_stats_gold_in_another_case_is_counted_not_added(tmp_path):
     out = json.loads(run("stats", str(tmp_path / "v.csv"), "--gold", str(tmp_path / "g.csv"),
                          "--n-boot", "0", "--json").stdout)
     assert out["labels"] == ["cat", "dog"] and out["gold"]["n_unknown_label"] == 2
+
+
+def test_numeric_labels_read_unambiguously(tmp_path):
+    """Issue 35 item 10: 'votes per label 0 1,900, 1 1,699' on dog read as four numbers."""
+    path = tmp_path / "v.csv"
+    path.write_text("item,annotator,label\n" + "".join(
+        f"i{i},a{a},{(i + a) % 2}\n" for i in range(700) for a in range(3)))
+    out = CliRunner().invoke(main, ["stats", str(path)]).stdout.splitlines()
+    rows = {line[:37].strip(): line[37:].strip() for line in out}
+    assert rows["votes per label"].strip() == "0: 1,050; 1: 1,050"
+    assert rows["majority label counts"].strip() == "0: 350; 1: 350"
+
+
+def test_a_path_typo_suggests_near_files(tmp_path):
+    """Issue 35 item 10: chaosNLI_snli.json against .jsonl, as options already suggest."""
+    (tmp_path / "chaosNLI_snli.jsonl").write_text("")
+    (tmp_path / "other.csv").write_text("item,annotator,label\ni,a,x\n")
+    result = CliRunner().invoke(main, ["stats", str(tmp_path / "chaosNLI_snli.json")])
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {tmp_path / 'chaosNLI_snli.json'}: no such file; did you "
+                             "mean chaosNLI_snli.jsonl?\n")
+    predictions = CliRunner().invoke(main, ["evaluate", str(tmp_path / "other.csv"),
+                                            "--predictions", str(tmp_path / "othr.csv")])
+    assert predictions.stderr.splitlines()[-1] == (
+        f"Error: prediction file not found: {tmp_path / 'othr.csv'}; did you mean other.csv?")

@@ -191,7 +191,8 @@ def test_default_options_work_on_ten_vote_crowd_sets(shared_data, path, first_li
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == first_line
-    ks = [int(line.split()[0]) for line in lines[2:-3]]
+    assert lines[1].startswith("curve: k-vote subsamples against the pool")  # issue 35 item 3
+    ks = [int(line.split()[0]) for line in lines[3:-3]]
     assert lines[-3] == ("units: tvd probability, jsd sqrt(nats), kl nats, majority_agreement rate, "
                          "entropy_bias nats, majority_tie_rate rate")
     assert ks == [1, 2, 5, int(first_line.split()[2].split("-")[-1])]  # 1, 2, 5 .. most votes
@@ -257,3 +258,38 @@ def test_report_epsilon_and_target_need_subsample(votes_csv, tmp_path):
                                        "--target", "pool", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert result.stderr.endswith("Error: --target applies to the recommended k: add --subsample\n")
+
+
+@pytest.mark.parametrize(("folder", "name", "half"), [("dog", "answer.csv", 5),
+                                                      ("snow2008_rte", "rte.standardized.tsv", 5)])
+def test_target_pool_answers_for_the_pool_or_says_why(shared_data, folder, name, half):
+    """Issue 35 item 3: --target pool on a crowd set with 10 votes per item no longer prints a k
+    against the population; the curve's columns name the pool they measure against."""
+    path = str(shared_data(folder, name))
+    result = run("--votes", path, "--reps", "20", "--target", "pool")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1] == ("curve: k-vote subsamples against the pool (all votes of each item; "
+                        "pool_* columns)")
+    assert lines[2].split()[:4] == ["k", "pool_tvd_mean", "pool_tvd_low", "pool_tvd_high"]
+    assert "population" not in lines[-1].split(";")[0]
+    assert lines[-1] == (
+        f"no k up to {half} reaches expected TVD < 0.05 (not reached; target: full data (10+ "
+        f"votes per item; k up to {half} considered)); the pool target is the votes collected: "
+        "it cannot be extrapolated beyond the votes an item has (a k-vote subsample is compared "
+        f"with them up to half the fewest, k = {half}); for more votes per item than that use "
+        "--target population (Python: target='population')")
+    out = json.loads(run("--votes", path, "--reps", "20", "--target", "pool", "--json").stdout)
+    assert (out["target"], out["recommended_k"], out["curve_target"]) == ("pool", None, "pool")
+    assert out["recommendation_note"].startswith("the pool target is the votes collected")
+
+
+def test_bins_option_sets_the_by_bin_rows(shared_data):
+    """Issue 35 item 9: by_bin defaults to evaluate's 5 agreement bins; --bins changes it."""
+    path = str(shared_data("dog", "answer.csv"))
+    default = json.loads(run("--votes", path, "--reps", "5", "--k", "1", "--json").stdout)
+    three = json.loads(run("--votes", path, "--reps", "5", "--k", "1", "--json",
+                           "--bins", "3").stdout)
+    assert len({r["bin"] for r in default["by_bin"]}) <= 5
+    assert len({r["bin"] for r in three["by_bin"]}) <= 3 < len({r["bin"] for r in
+                                                                  default["by_bin"]})

@@ -29,3 +29,24 @@ def test_errors():
         make_votes(n_annotators=5, votes_per_item=6)
     with pytest.raises(VoteSchemaError, match="need n_items >= 1"):
         make_votes(n_items=0)
+
+
+def test_make_model_probs_accuracy_is_binomial():
+    """make_model_probs: the argmax equals the truth with the stated probability (a known
+    population: 20,000 items, tolerance 4 binomial standard errors) and rows are distributions."""
+    from annokit.io.synthetic import make_model_probs
+
+    truth = np.random.default_rng(0).integers(0, 4, 20_000)
+    probs = make_model_probs(truth, 4, accuracy=0.92, rng=5)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    acc = float(np.mean(probs.argmax(axis=1) == truth))
+    assert abs(acc - 0.92) < 4 * np.sqrt(0.92 * 0.08 / truth.size)
+    wrong = probs.argmax(axis=1) != truth
+    assert np.unique(probs.argmax(axis=1)[wrong] - truth[wrong]).size > 1  # errors spread
+
+
+def test_make_model_probs_rejects_bad_truth():
+    from annokit.io.synthetic import make_model_probs
+
+    with pytest.raises(VoteSchemaError, match=r"truth codes in \[0, 2\)"):
+        make_model_probs(np.array([0, 2]), 2)

@@ -124,8 +124,9 @@ def test_json_lists_exactly_the_registered_metrics_with_units_and_direction():
     assert doc["units"] == {name: REGISTRY[name].unit for name in ALL}
     assert doc["lower_is_better"] == {name: REGISTRY[name].lower_is_better for name in ALL}
     assert list(doc) == ["n_items", "n_unmatched_predictions", "n_dropped_items",
-                         "dropped_item_ids", "labels", "task", "scale", "positive_label", "n_bins",
-                         "tie_policy", "n_ties", "units", "lower_is_better", "metrics", "baselines"]
+                         "dropped_item_ids", "labels", "task", "scale", "target",
+                         "positive_label", "n_bins", "tie_policy", "n_ties", "units",
+                         "lower_is_better", "metrics", "baselines"]
     for kind in ("chance", "oracle"):
         assert list(doc["baselines"][kind]) == list(ALL)
     json.dumps(doc, allow_nan=False)
@@ -208,9 +209,13 @@ def test_bootstrap_is_seeded_and_shared_by_every_metric():
     assert not np.array_equal(_bounds(a), _bounds(c))
     for name in ALL:
         r = a.intervals[name]
-        assert r.low <= r.high and r.estimate == pytest.approx(a.metrics[name])
+        assert r.method == REGISTRY[name].interval
+        assert r.estimate == pytest.approx(a.metrics[name])
+        assert r.low <= r.high if r.method != "none" else np.isnan([r.low, r.high]).all()
     doc = a.to_dict()
-    assert doc["ci"]["ece"] == {"low": a.intervals["ece"].low, "high": a.intervals["ece"].high}
+    assert doc["ci"]["ece"] == {"low": a.intervals["ece"].low, "high": a.intervals["ece"].high,
+                                "method": "bounds"}
+    assert doc["ci"]["mce"]["low"] is None and doc["ci"]["mce"]["reason"]
     assert doc["bootstrap"] == {"n_boot": 60, "confidence": 0.95, "seed": 5}
     json.dumps(doc, allow_nan=False)
 
@@ -226,8 +231,17 @@ def test_a_replicate_is_the_metric_on_poisson_repeated_rows():
     for name in ALL:
         opts = {"n_bins": 10} if "n_bins" in REGISTRY[name].options else {}
         want = compute(name, p, h, y, **opts)
-        assert res.intervals[name].low == pytest.approx(want, rel=1e-12, abs=1e-15), name
-        assert res.intervals[name].high == res.intervals[name].low
+        r = res.intervals[name]
+        assert r.replicates[0] == pytest.approx(want, rel=1e-12, abs=1e-15), name
+        if r.method == "percentile":
+            assert r.low == pytest.approx(want, rel=1e-12, abs=1e-15), name
+            assert r.high == r.low
+        elif r.method == "bounds":  # the bound statistics of the repeated rows
+            state = REGISTRY[name].state(**opts).update(p, h, y)
+            lower, upper = state.bounds()
+            assert r.low == pytest.approx(abs(lower) if np.isfinite(lower) else 0.0,
+                                          rel=1e-12, abs=1e-15), name
+            assert r.high == pytest.approx(max(upper, r.low), rel=1e-12, abs=1e-15), name
 
 
 @settings(max_examples=15, deadline=None)

@@ -37,6 +37,8 @@ EXPECTED_NAMES = ("accuracy", "ece", "ece_adaptive", "mce", "classwise_ece", "sm
 ORDINAL_NAMES = ("wasserstein", "manhattan", "lewidi_ce", "mean_abs_error", "rps", "rps_soft")
 BINARY_NAMES = ("ece_binary", "mce_binary")
 MULTILABEL_NAMES = ("ece_multilabel", "brier_multilabel", "bce_multilabel")
+#: The estimators of issue 32, requested by name only.
+ESTIMATOR_NAMES = ("ece_debiased",)
 #: Order-aware: their value changes when the categories are reordered.
 ORDER_AWARE = ("wasserstein", "mean_abs_error", "rps", "rps_soft")
 #: The calibration estimators of issue 32 (not listed by default) and their options.
@@ -132,7 +134,7 @@ def test_declaration_check_catches_a_gap(field, value, missing):
 
 def test_names_order_and_read_only():
     assert tuple(REGISTRY) == (EXPECTED_NAMES + ORDINAL_NAMES + BINARY_NAMES + MULTILABEL_NAMES
-                               + tuple(CALIBRATION_OPTIONS))
+                               + tuple(CALIBRATION_OPTIONS) + ESTIMATOR_NAMES)
     with pytest.raises(TypeError):
         REGISTRY["new"] = REGISTRY["ece"]  # type: ignore[index]
     with pytest.raises(AttributeError):
@@ -191,7 +193,7 @@ def _expected_options(name):
     if name in BINARY_NAMES:
         return {"n_bins": 10, "positive": 1}
     binned = ("ece", "ece_adaptive", "mce", "classwise_ece", "smece", "smece_classwise",
-              "ece_multilabel")
+              "ece_multilabel", "ece_debiased")
     if name in CALIBRATION_OPTIONS:
         return CALIBRATION_OPTIONS[name]
     return {"n_bins": 10} if name in binned else {}
@@ -395,7 +397,9 @@ def _uniform_values(k):
             # every item correct at confidence 1/k; TACE is classwise (as classwise_ece);
             # MacroCE has no wrong prediction, so it is ICE_pos alone
             "ece_sweep": 1 - 1 / k, "smooth_ece": 1 - 1 / k, "tace": 2 * (k - 1) / k**2,
-            "macro_ce": 1 - 1 / k, "kde_ece": 1 - 1 / k}
+            "macro_ce": 1 - 1 / k, "kde_ece": 1 - 1 / k,
+            # one bin, every item a hit (no target variance): the squared gap
+            "ece_debiased": (1 - 1 / k) ** 2}
 
 
 @pytest.mark.parametrize("name", SINGLE_NAMES + list(BINARY_NAMES))
@@ -430,6 +434,7 @@ def test_one_hot_model_equal_to_one_hot_humans(name):
     # (distances 1, 2, 1 for hard 0, 2, 1)
     ("wasserstein", 4 / 3), ("mean_abs_error", 4 / 3), ("rps", 4 / 3), ("rps_soft", 4 / 3),
     ("manhattan", 2.0), ("lewidi_ce", -np.log(1e-12 + 1e-9)),
+    ("ece_debiased", 1.0),  # one bin of three misses: gap 1, no target variance
 ])
 def test_one_hot_model_always_wrong(name, expected):
     hard = np.array([0, 2, 1])

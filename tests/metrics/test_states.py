@@ -71,7 +71,8 @@ def test_merge_does_not_touch_the_other_state():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"target": "both"}, r"target must be one of \['hard', 'soft'\]; got 'both'"),
-    ({"reduce": "mean"}, r"reduce must be one of \['ece', 'max'\]"),
+    ({"reduce": "mean"}, r"reduce must be one of \['ece', 'max', 'debiased'\]"),
+    ({"reduce": "debiased", "target": "soft"}, r"reduce='debiased' takes 0/1 targets"),
     ({"reduce": "max", "classwise": True}, r"reduce must be one of .*got 'max'"),
     ({"n_bins": 0}, "n_bins must be a positive integer; got 0"),
 ])

@@ -119,3 +119,16 @@ def test_what_the_votes_do_not_allow():
         evaluate_memory(votes, [])
     with pytest.raises(OptionConflictError, match="^multi-label votes take --predictions, "):
         evaluate_memory(votes, preds, EvaluateOptions(by="agreement"), multilabel=True)
+
+
+def test_target_option_checked_and_refused_where_no_correction_exists():
+    """``EvaluateOptions.target`` (annokit.metrics.population): checked, and refused in one line
+    for multi-label votes and annotator predictions."""
+    with pytest.raises(InvalidValueError, match="target"):
+        workflow.EvaluateOptions(target="crowd")
+    options = workflow.EvaluateOptions(target="population")
+    assert "--target population evaluates single-label votes" in \
+        workflow.multilabel_conflict(options)
+    votes = Votes.from_counts([[3, 1], [0, 4]], labels=["a", "b"], item_ids=["x", "y"])
+    with pytest.raises(OptionConflictError, match="--annotator-predictions has no population"):
+        workflow.evaluate_memory(votes, [], options, annotator_predictions="any.csv")

@@ -324,7 +324,7 @@ def test_flag_annotators_is_the_first_round_of_the_filter():
     df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
                        "label": list("110001111000")})
     votes = Votes.from_long(df)
-    flags = flag_annotators(votes, "agreement", threshold=0.25)
+    flags = flag_annotators(votes, "agreement", threshold=0.25, min_votes=1)  # every verdict
     _kept, audit = filter_annotators(votes, method="agreement", threshold=0.25)
     first = audit.annotators.loc[audit.annotators["round"] == 1, "annotator"].tolist()
     assert flags.table.loc[flags.table.flagged, "annotator"].tolist() == first == ["z"]
@@ -345,7 +345,7 @@ def test_annotator_flags_as_a_frame_and_a_short_repr():
 
     df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),
                        "label": list("110001111000")})
-    flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25)
+    flags = flag_annotators(Votes.from_long(df), "agreement", threshold=0.25, min_votes=1)
     frame = flags.to_frame()
     assert frame.index.name == "annotator" and list(frame.index) == ["x", "y", "z"]
     assert list(frame.columns) == ["n_votes", "score", "flagged", "reason", "alpha_without",

@@ -25,9 +25,9 @@ def test_recipe_prints_the_comparison_table(capsys):
         pytest.skip(f"shared data not found at {DATA_ROOT}")
     module = _recipe()
     assert module.main(["--data", str(DATA_ROOT), "--sets", "snli", "--goals", "majority",
-                        "--seeds", "0", "--items", "300"]) == 0
+                        "--seeds", "0", "--items", "300", "--priors", "fitted"]) == 0
     out = capsys.readouterr().out
-    assert "## ChaosNLI-SNLI, goal majority" in out
+    assert "## ChaosNLI-SNLI, goal majority, prior fitted" in out
     methods = [line.split()[0] for line in out.splitlines()
                if line.startswith(("plan ", "uniform-"))]
     assert methods == ["plan", "uniform-10", "uniform-13", "uniform-15", "uniform-18",

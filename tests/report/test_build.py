@@ -73,7 +73,12 @@ def test_overall_and_per_bin_numbers_are_the_engines():
             assert (iv.estimate, iv.low, iv.high) == (ref.metrics[name], ref.intervals[name].low,
                                                       ref.intervals[name].high), (m.name, name)
             for b, g in zip(m.per_bin, ref.groups, strict=True):
-                assert b.n == g.n_items and b.metrics[name].estimate == g.metrics[name]
+                small = "n_bins" in REGISTRY[name].options and g.n_items < 20 * 7
+                assert b.n == g.n_items
+                if small:  # a note instead of a figure that would be mostly bias (issue 32)
+                    assert b.metrics[name].estimate is None and "not shown" in b.metrics[name].note
+                else:
+                    assert b.metrics[name].estimate == g.metrics[name]
     maj = majority(votes.counts(), ties="first").labels
     assert rep.models[0].per_bin[0].metrics["accuracy"].estimate == pytest.approx(
         (probs[idx == 0].argmax(1) == maj[idx == 0]).mean(), abs=1e-15)
@@ -103,7 +108,9 @@ def test_a_model_predicting_the_human_distribution_has_zero_human_calibration_er
     m = rep.models[0]
     for key in ("dist_ce", "ent_ce", "kl", "smece"):
         assert m.metrics[key].estimate == pytest.approx(0.0, abs=1e-12)
-        assert all(b.metrics[key].estimate == pytest.approx(0.0, abs=1e-12) for b in m.per_bin)
+        assert all(b.metrics[key].estimate == pytest.approx(0.0, abs=1e-12)
+                   or (key == "smece" and b.metrics[key].note)  # a bin too small (issue 32)
+                   for b in m.per_bin)
     assert m.metrics["rank_cs"].estimate == 1.0
 
 

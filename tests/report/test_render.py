@@ -297,3 +297,26 @@ def test_written_markdown_links_every_figure(hostile_report, tmp_path):
                                          (0.0004, "0.000"), (-1.25, "-1.250")])
 def test_numbers_that_round_to_zero_have_no_sign(value, text):
     assert fmt_number(value) == text
+
+
+@pytest.mark.parametrize(("rec", "expected"), [
+    ({"k": 55, "k_low": 49, "k_high": 60, "epsilon": 0.05, "source": "extrapolated",
+      "target": "population distribution (Dirichlet-multinomial fit)", "kind": "population"},
+     " Recommended k = 55 (interval 49 to 60), extrapolated, against the population distribution "
+     "(Dirichlet-multinomial fit); not drawn: the curve measures the distance to the votes "
+     "collected (0 once k is all of them), a different target, so k is not read off it."),
+    ({"k": None, "epsilon": 0.05, "source": "not reached", "target": "full data", "kind": "pool",
+      "k_limit": 2, "note": "the pool target is the votes collected"},
+     " No k is recommended: the pool target is the votes collected."),
+])
+def test_subsampling_caption_does_not_contradict_the_drawn_curve(rec, expected):
+    """Issue 35 item 3: the curve reaches 0 at all votes; a population k is not 'beyond' it."""
+    votes = _votes(["a", "b"])
+    rep = build_report(votes, {"m": np.full((votes.n_items, 2), 0.5)}, bins=1, n_boot=0,
+                       ceiling=False,
+                       subsampling=[{"k": 1, "tvd_mean": 0.3, "tvd_low": 0.2, "tvd_high": 0.4},
+                                    {"k": 4, "tvd_mean": 0.0, "tvd_low": 0.0, "tvd_high": 0.0}],
+                       subsampling_recommendation=rec)
+    caption = figure_texts(rep, ["subsampling"])[0].caption
+    assert caption.endswith(" Dashed: the tolerance, expected TVD 0.05." + expected)
+    assert "beyond the observed curve" not in caption

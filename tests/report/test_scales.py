@@ -229,7 +229,7 @@ def test_report_with_every_section_validates_against_the_schema(ordinal):
     _, _, _, rep = ordinal
     data = json.loads(dump_json(rep))
     jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
-    assert data["schema_version"] == "3.1" and data["scale"] == "ordinal"
+    assert data["schema_version"] == "3.2" and data["scale"] == "ordinal"
     assert data["perspectivist"]["scores"]["lewidi_error_rate"] is not None
 
 

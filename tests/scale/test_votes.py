@@ -317,3 +317,36 @@ def test_a_file_only_the_in_memory_readers_read_is_refused_with_the_way_out(tmp_
                        r"tables in \.parquet, \.csv or \.tsv files; read this file with "
                        r"--engine memory \(Python: annokit\.io\.read_votes\)$"):
         read_votes_dask(path, client=False)
+
+
+def test_collected_filter_result_counts_the_annotators_of_its_rows(dask_client):
+    """Issue 35 item 4: the Dask collect of filtered votes names only annotators with a vote
+    (compared with the in-memory filter)."""
+    import warnings
+
+    from annokit.errors import AnnokitWarning
+    from annokit.quality import filter_annotators
+    from annokit.scale.filter import filter_annotators_dask
+
+    votes = read_votes(pd.DataFrame(_long(n_items=40, seed=3, n_ann=9)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AnnokitWarning)
+        kept_dask, audit = filter_annotators_dask(from_votes(votes, npartitions=3, client=dask_client),
+                                                  method="entropy", top_fraction=0.3)
+        kept, _ = filter_annotators(votes, method="entropy", top_fraction=0.3)
+    back = to_votes(kept_dask)
+    assert len(audit.annotators) > 0
+    assert back.n_annotators == len(np.unique(back.annotator_index)) == kept.n_annotators
+    assert sorted(back.annotator_ids.tolist()) == sorted(kept.annotator_ids.tolist())
+
+
+def test_a_misspelled_annotator_column_warns_on_dask(dask_client, tmp_path):
+    """Issue 35 item 1, the same warning as in memory."""
+    from annokit.errors import DegenerateInputWarning
+
+    path = tmp_path / "votes.csv"
+    _long(n_items=10).rename(columns={"annotator": "anotator"}).to_csv(path, index=False)
+    with pytest.warns(DegenerateInputWarning, match=r"no annotator column was found, and "
+                      r"column\(s\) \['anotator'\] are not read .*--annotator-col"):
+        votes = read_votes_dask(str(path), client=dask_client)
+    assert votes.annotator_ids is None

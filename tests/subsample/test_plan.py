@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import annokit
 from annokit.core.votes import LabelSet, Votes
-from annokit.errors import InvalidValueError
+from annokit.errors import InvalidValueError, SchemaError
 from annokit.subsample.plan_alloc import GOALS, allocate
 from annokit.subsample.plan_posterior import p_leading_beta, posterior_values
 
@@ -132,10 +132,11 @@ def test_allocation_looks_past_a_zero_one_vote_gain():
 
 def test_plan_spends_on_unsettled_items_and_reports_the_state():
     votes = _votes([[8, 0, 0], [2, 2, 0], [1, 1, 1], [3, 1, 0]])
-    result = annokit.plan(votes, budget=10)
+    result = annokit.plan(votes, budget=10, prior="uniform")
     table = result.to_frame()
     assert list(table.columns) == ["item", "n_votes", "leading_label", "p_leading", "settled",
-                                   "at_max_per_item", "extra_votes", "expected_after"]
+                                   "at_max_per_item", "extra_votes", "expected_after",
+                                   "votes_to_settle"]
     assert table["settled"].tolist() == [True, False, False, False]
     assert table["extra_votes"].iloc[0] == 0
     assert 0 < result.extra_votes.sum() <= 10
@@ -150,7 +151,7 @@ def test_plan_spends_on_unsettled_items_and_reports_the_state():
 
 def test_plan_distribution_goal():
     votes = _votes([[30, 30, 30], [1, 1, 0], [2, 0, 0]])
-    result = annokit.plan(votes, budget=6, goal="distribution", epsilon=0.1)
+    result = annokit.plan(votes, budget=6, goal="distribution", epsilon=0.1, prior="uniform")
     table = result.to_frame()
     assert "expected_tvd" in table and table["settled"].tolist() == [True, False, False]
     assert (table["expected_after"] <= table["expected_tvd"] + 1e-12).all()
@@ -252,3 +253,136 @@ def test_posterior_values_take_items_without_votes():
                           n_draws=40_000)
     assert pv.values.shape == (2, 3) and np.isfinite(pv.values).all()
     np.testing.assert_allclose(pv.now, [24 / 81, 2 / 7], atol=0.004)
+
+
+def test_votes_to_settle_is_where_the_value_reaches_the_goal():
+    """Issue 35 item 7: from the same posterior values the allocation uses."""
+    from annokit.subsample.plan_alloc import votes_to_settle
+
+    counts = np.array([[9, 1], [3, 0], [4, 1], [4, 4]])
+    need = votes_to_settle(counts, horizon=60, seed=1)
+    values = posterior_values(counts, goal="majority", horizon=60, seed=1).values
+    assert need[0] == 0 and need[3] == -1  # settled now; a tie beyond 60 votes
+    assert (need[1:3] > 0).all()
+    for i, n in enumerate(need):
+        assert (n == -1 and values[i].max() < 0.95) or (
+            values[i, n] >= 0.95 > values[i, :n].max(initial=0))
+    tvd_need = votes_to_settle(counts, goal="distribution", epsilon=0.2, horizon=60, seed=1)
+    tvd = -posterior_values(counts, goal="distribution", horizon=60, seed=1).values
+    for i, n in enumerate(tvd_need):
+        assert (n == -1 and tvd[i].min() > 0.2) or (tvd[i, n] <= 0.2 < tvd[i, :n].min(initial=1))
+
+
+def test_plan_says_how_many_votes_would_settle_what_the_round_cannot(shared_data):
+    """RTE, budget 500: hundreds of items unsettled before and after the round (issue 35
+    item 7: 394 under the uniform prior)."""
+    from click.testing import CliRunner
+
+    from annokit.cli import main
+    from annokit.io import read_votes
+
+    path = shared_data("snow2008_rte", "rte.standardized.tsv")
+    result = annokit.plan(read_votes(path), budget=500)
+    info, table = result.summary(), result.table
+    need = info["votes_to_settle"]
+    short = ~table["settled"]
+    n = info["n_cannot_settle"]
+    assert need["n_items"] == n > 300
+    assert need["total"] == int(table.loc[short, "votes_to_settle"].sum())
+    assert need["n_beyond_horizon"] == int(table.loc[short, "votes_to_settle"].isna().sum())
+    assert (table.loc[~short, "votes_to_settle"] == 0).all()
+    out = CliRunner().invoke(main, ["plan", str(path), "--budget", "0"]).stdout.splitlines()
+    beyond = need["n_beyond_horizon"]
+    reach = n - beyond
+    assert out[-1] == (
+        f"to settle those {n} items: about {need['total']:,} more votes in total for {reach} "
+        f"items (per item {need['min']} to {need['max']}, median {need['median']:g}); {beyond} "
+        "items need more than 200 each (votes near a tie: their population may have no clear "
+        "majority); choose --budget accordingly")
+
+
+def test_a_round_that_settles_every_item_says_nothing_more():
+    votes = _votes([[9, 0], [5, 0]], names=("a", "b"))
+    info = annokit.plan(votes, budget=20).summary()
+    assert info["n_cannot_settle"] == 0 and info["votes_to_settle"] is None
+
+# -- the prior fitted to the votes -----------------------------------------------------------
+
+
+def test_fitted_prior_is_the_population_fit_and_stated():
+    """The plan's default prior is the Dirichlet-multinomial fitted to the votes (Minka 2000;
+    the fit of ``subsample --target population``), stated in the summary by label."""
+    from annokit.subsample.extrapolate import DirichletMultinomial
+
+    rng = np.random.default_rng(1)
+    counts = np.array([rng.multinomial(4, p) for p in rng.dirichlet([3.0, 1.0, 0.5], 300)])
+    votes = _votes(counts)
+    summary = annokit.plan(votes, budget=0).summary()
+    assert summary["prior"] == "fitted"
+    want = DirichletMultinomial().fit(counts).alpha_
+    np.testing.assert_allclose(list(summary["prior_alpha"].values()), want)
+    assert list(summary["prior_alpha"]) == ["a", "b", "c"]
+    uniform = annokit.plan(votes, budget=0, prior="uniform").summary()
+    assert uniform["prior_alpha"] == {"a": 1.0, "b": 1.0, "c": 1.0}
+    with pytest.raises(InvalidValueError, match="prior"):
+        annokit.plan(votes, budget=0, prior="flat")
+
+
+def test_asymmetric_prior_matches_the_beta_closed_form():
+    """Two labels, prior Beta(alpha_a, alpha_b): P(theta_a > 1/2 | a, b) is
+    I_1/2(b + alpha_b, a + alpha_a) (the regularized incomplete beta function); the Monte Carlo
+    ``now`` agrees within 4 standard errors of 20,000 draws."""
+    from scipy.special import betainc
+
+
+
+    counts = np.array([[3, 1], [2, 2], [5, 0], [1, 2]])
+    alpha = np.array([2.5, 0.7])
+    got = posterior_values(counts, goal="majority", horizon=1, n_draws=20_000, alpha=alpha).now
+    p_first = betainc(counts[:, 1] + alpha[1], counts[:, 0] + alpha[0], 0.5)
+    leading_first = counts[:, 0] >= counts[:, 1]
+    want = np.where(leading_first, p_first, 1 - p_first)
+    assert np.all(np.abs(got - want) < 4 * np.sqrt(want * (1 - want) / 20_000) + 1e-9)
+
+
+def test_symmetric_vector_prior_gives_the_scalar_values():
+
+
+    counts = np.array([[3, 1, 0], [0, 2, 2], [1, 1, 1]])
+    one = posterior_values(counts, goal="distribution", horizon=3, n_draws=300, alpha=1.0)
+    vec = posterior_values(counts, goal="distribution", horizon=3, n_draws=300,
+                           alpha=np.ones(3))
+    np.testing.assert_array_equal(one.values, vec.values)
+
+
+# -- a prior centred on a model's probabilities ----------------------------------------------
+
+
+def test_model_prior_recovers_a_known_population():
+    """model_prior: populations drawn from Dirichlet(A * softmax(log p / T)) with A = 15, T = 1.5
+    (empirical Bayes on 4,000 items x 5 votes); the fit finds A and T within 20%."""
+    from scipy.special import softmax
+
+    from annokit.subsample.plan_posterior import model_prior
+
+    rng = np.random.default_rng(2)
+    p = rng.dirichlet([1.0, 1.0, 1.0], 4000)
+    mean = softmax(np.log(p) / 1.5, axis=1)
+    theta = np.array([rng.dirichlet(15 * m) for m in mean])
+    counts = np.array([rng.multinomial(5, t) for t in theta])
+    fit = model_prior(counts, p)
+    assert abs(fit.concentration / 15 - 1) < 0.2 and abs(fit.temperature / 1.5 - 1) < 0.2
+
+
+def test_plan_with_probs_uses_the_model_prior_and_states_it():
+    rng = np.random.default_rng(0)
+    counts = rng.multinomial(3, [0.6, 0.3, 0.1], size=40)
+    probs = rng.dirichlet([2, 1, 1], 40)
+    votes = _votes(counts)
+    summary = annokit.plan(votes, budget=30, probs=probs).summary()
+    assert summary["prior"] == "model" and set(summary["model_prior"]) == {"concentration",
+                                                                            "temperature"}
+    with pytest.raises(InvalidValueError, match="prior='model' needs a model's probs"):
+        annokit.plan(votes, budget=0, prior="model")
+    with pytest.raises(SchemaError, match=r"plan probs must have shape \(n_items, n_labels\)"):
+        annokit.plan(votes, budget=0, probs=probs[:5])

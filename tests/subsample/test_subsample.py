@@ -315,13 +315,15 @@ def test_recommendation_extrapolates_beyond_the_votes():
     curve = subsampling_curve(counts, [1, 2, 3], reps=20, rng=0)
     bare = dataclasses.replace(curve, counts=None)
     with pytest.raises(VoteSchemaError, match="never gets below epsilon=0.05; pass counts="):
-        recommend_k(bare, 0.05, target="pool")
+        recommend_k(bare, 0.05, target="pool", extrapolate=True)
     with pytest.raises(VoteSchemaError, match="target='population' needs counts="):
         recommend_k(bare, 0.05)
-    assert recommend_k(curve, 0.05, target="pool", extrapolate=False).source == "not reached"
-    rec = recommend_k(curve, 0.05, target="pool", counts=counts, rng=1)
+    refused = recommend_k(curve, 0.05, target="pool")  # issue 35: the pool is not extrapolated
+    assert (refused.k, refused.source, refused.kind) == (None, "not reached", "pool")
+    rec = recommend_k(curve, 0.05, target="pool", counts=counts, rng=1, extrapolate=True)
     assert rec.source == "extrapolated" and rec.k > 6 and rec.k_low <= rec.k <= rec.k_high
-    assert recommend_k(curve, 0.05, target="pool", rng=1) == rec  # the curve keeps its counts
+    assert rec.kind == "population"  # the answer is for the population, and says so
+    assert recommend_k(curve, 0.05, target="pool", rng=1, extrapolate=True) == rec
     # E TVD ~ c / sqrt(k): halving epsilon needs about four times the votes
     rec2 = recommend_k(curve, 0.025, counts=counts, rng=1)
     assert 3 < rec2.k / rec.k < 5

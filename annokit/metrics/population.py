@@ -1,0 +1,314 @@
+"""The population target: each metric against the distribution infinitely many annotators would give.
+
+``evaluate(..., target="population")`` (:func:`annokit.metrics.engine.evaluate`) estimates
+``mean_i f(q_i, p_i)``, where ``q_i`` is the model's distribution on item ``i`` and ``p_i`` the
+item's population distribution of votes, from the ``n_i`` votes collected on each item. The
+plug-in ``f(q_i, x_i / n_i)`` (``target="votes"``) also measures the vote noise: at 5 votes per
+item its JSD is about 1.5x, its KL about 2x the population value.
+
+Estimator (empirical Bayes with a posterior-predictive bias correction). A prior for
+``p_i`` *given the model's* ``q_i``: a scale mixture of Dirichlets,
+``p_i | q_i ~ sum_c pi_c Dirichlet(kappa_c m_i)``, ``m_i = softmax(a log q_i + b)``, fitted by
+maximum marginal (Dirichlet-multinomial) likelihood of the counts (the formula of
+:func:`annokit.subsample.extrapolate.dm_log_likelihood`). The prior is conditional on ``q_i``
+because a useful model is informative about ``p_i``: a prior that ignores ``q_i`` pulls
+``p_i`` away from ``q_i`` and over-estimates every distance (measured in
+``recipes/population_target.py``). For each item, ``S`` draws ``p_is`` from the posterior
+(a mixture of ``Dirichlet(kappa_c m_i + x_i)``) and, for each, ``n_i`` replicate votes
+``y_is ~ Multinomial(n_i, p_is)`` give
+
+    e_i = f(q_i, x_i / n_i) - mean_s f(q_i, y_is / n_i) + mean_s f(q_i, p_is),
+
+the plug-in minus the posterior expectation of its bias. Under a correct prior ``E[e_i] =
+E[f(q_i, p_i)]`` (the tower property); under a wrong one the first two terms still cancel
+the part of the plug-in's bias the prior gets wrong to first order. The metric is the mean of
+``e_i``; hard-label metrics use the population majority ``argmax p`` (``accuracy`` is then
+the posterior probability that the model's argmax is the population majority), the votes'
+and the replicates' majorities taking the first label on ties. Every per-item value is the
+registry's own row function (:func:`annokit.metrics.kernels.item_values` and the order-aware
+states' ``item_values``).
+
+Intervals: the Poisson bootstrap of the items (:func:`annokit.core.resample.poisson_weights`)
+resamples the ``e_i``, which carry their own votes' noise: resampling the primary units of a
+two-stage sample carries the second stage's variance too (Cochran 1977, Sampling Techniques,
+section 10.4), so the intervals include the vote sampling.
+
+Not corrected: metrics that are not a mean over items of a per-item value (the binned
+calibration errors: ECE, MCE, classwise and adaptive ECE, the binary ones): refused under
+the population target with that reason. SMECE and its classwise form are linear in the soft
+label within each bin, so their bin targets are already unbiased for the population's: they
+are computed as under the votes target.
+
+The draws come from one Philox stream seeded by ``seed``, items in the records' order: the
+same records and seed give the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+from scipy.special import digamma, logsumexp
+
+from annokit.errors import InvalidValueError
+from annokit.metrics import kernels
+from annokit.metrics.registry import REGISTRY
+from annokit.metrics.states_ext import RowMeanState
+from annokit.subsample.extrapolate import dm_log_likelihood
+
+__all__ = ["BLOCK", "DRAWS", "TARGETS", "UNCHANGED", "PopulationPrior", "check_target",
+           "fit_prior", "item_estimates", "population_values", "refusals", "target_names",
+           "unbiased_brier_soft", "uncorrected_metrics"]
+
+#: The targets of :func:`annokit.metrics.engine.evaluate`.
+TARGETS = ("votes", "population")
+#: Posterior draws per item (measured in ``recipes/population_target.py``: the Monte
+#: Carlo noise averages over items; 16 keeps the bias within the recipe's tolerances).
+DRAWS = 16
+#: Dirichlet components of the prior's scale mixture.
+COMPONENTS = 3
+#: Items per block of posterior draws (memory: ``BLOCK x DRAWS x n_labels`` per array).
+BLOCK = 8192
+#: Items the prior is fitted on at most (a seeded uniform sample above this).
+MAX_FIT_ITEMS = 4_000
+_FLOOR = 1e-6  # the model probabilities' floor in log q
+_TINY = 1e-8  # added to every Dirichlet parameter (a component may put ~0 mass on a label)
+
+#: Metrics computed under the population target as under the votes target (linear in the
+#: soft label inside each bin), and why.
+UNCHANGED = ("smece", "smece_classwise")
+
+
+def uncorrected_metrics() -> dict[str, str]:
+    """Registered metrics the population target cannot estimate, with the reason."""
+    out = {}
+    for name, spec in REGISTRY.items():
+        if name in UNCHANGED or spec.task != "single":
+            continue
+        if spec.per_item is None and not issubclass(spec.state_class, RowMeanState):
+            out[name] = ("not a mean of per-item values (a binned or rank-based reduction): "
+                         "its bias from the few votes is not corrected; use --target votes")
+    return out
+
+
+def refusals(names: Sequence[str]) -> dict[str, str]:
+    """The metrics of ``names`` that ``target="population"`` refuses, with the reason."""
+    bad = uncorrected_metrics()
+    return {name: bad[name] for name in names if name in bad}
+
+
+def check_target(target: Any) -> str:
+    if target not in TARGETS:
+        raise InvalidValueError(f"target must be one of {list(TARGETS)}; got {target!r} "
+                                "(--target votes|population)")
+    return str(target)
+
+
+def target_names(target: str, names: tuple[str, ...], metrics: Any, multilabel: bool
+                  ) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The metrics the target evaluates, and those left out of the default list with why."""
+    if target == "votes":
+        return names, {}
+    if multilabel:
+        raise InvalidValueError("target='population' evaluates single-label votes; multi-label "
+                                "votes have no population correction (use --target votes)")
+    refused = refusals(names)
+    if refused and metrics is not None:
+        raise InvalidValueError("target='population' cannot estimate "
+                                + "; ".join(f"{k} ({v})" for k, v in refused.items()))
+    return tuple(n for n in names if n not in refused), refused
+
+
+@dataclass(frozen=True)
+class PopulationPrior:
+    """``p | q ~ sum_c weights[c] Dirichlet(kappa[c] softmax(slope[c] log q + offset))``."""
+
+    slope: np.ndarray
+    offset: np.ndarray
+    kappa: np.ndarray
+    weights: np.ndarray
+
+    def means(self, probs: np.ndarray) -> np.ndarray:
+        """Each component's mean for each item, shape (n, n_components, n_labels)."""
+        logq = np.log(np.maximum(probs, _FLOOR))
+        z = self.slope[None, :, None] * logq[:, None, :] + self.offset
+        m = np.exp(z - z.max(axis=-1, keepdims=True))
+        return m / m.sum(axis=-1, keepdims=True)
+
+    def alphas(self, probs: np.ndarray) -> np.ndarray:
+        """Each component's Dirichlet parameters, shape (n, n_components, n_labels)."""
+        return self.kappa[None, :, None] * self.means(probs) + _TINY
+
+    def responsibilities(self, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        """Posterior probability of each component, shape (n, n_components)."""
+        ll = np.log(self.weights) + dm_log_likelihood(counts[:, None, :], self.alphas(probs))
+        return np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
+
+
+def _unpack(theta: np.ndarray, k: int, c: int) -> PopulationPrior:
+    logw = np.r_[0.0, theta[c + k - 1 + c:]]
+    return PopulationPrior(theta[:c], np.r_[0.0, theta[c:c + k - 1]],
+                           np.exp(theta[c + k - 1:c + k - 1 + c]),
+                           np.exp(logw - logsumexp(logw)))
+
+
+def _nll_grad(prior: PopulationPrior, counts: np.ndarray, logq: np.ndarray
+              ) -> tuple[float, np.ndarray]:
+    """Negative log marginal likelihood and its gradient in ``(slope, offset[1:], log kappa,
+    weight logits[1:])``; d/d alpha of the Dirichlet-multinomial is Minka (2000), eq. 53."""
+    z = prior.slope[None, :, None] * logq[:, None, :] + prior.offset
+    m = np.exp(z - z.max(axis=-1, keepdims=True))
+    m /= m.sum(axis=-1, keepdims=True)  # (n, c, k)
+    alpha = prior.kappa[None, :, None] * m + _TINY
+    x = counts[:, None, :]
+    ll = np.log(prior.weights) + dm_log_likelihood(x, alpha)
+    total = logsumexp(ll, axis=1, keepdims=True)
+    r = np.exp(ll - total)  # responsibilities (n, c)
+    big_a = alpha.sum(axis=-1, keepdims=True)
+    g = (digamma(big_a) - digamma(x.sum(axis=-1, keepdims=True) + big_a)
+         + digamma(x + alpha) - digamma(alpha))
+    rg = r[..., None] * g
+    d_logk = (rg * (alpha - _TINY)).sum(axis=(0, 2))
+    h = rg * prior.kappa[None, :, None]  # d/dm (n, c, k)
+    dz = m * (h - (m * h).sum(axis=-1, keepdims=True))
+    d_w = (r - prior.weights).sum(axis=0)[1:]
+    grad = np.r_[(dz * logq[:, None, :]).sum(axis=(0, 2)), dz.sum(axis=(0, 1))[1:], d_logk, d_w]
+    return -float(total.sum()), -grad
+
+
+def fit_prior(counts: np.ndarray, probs: np.ndarray, *, seed: int = 0,
+              components: int = COMPONENTS) -> PopulationPrior:
+    """Maximum marginal likelihood of the counts under :class:`PopulationPrior` (L-BFGS-B)."""
+    n, k = counts.shape
+    if n > MAX_FIT_ITEMS:
+        rows = np.sort(np.random.default_rng(seed).choice(n, MAX_FIT_ITEMS, replace=False))
+        counts, probs = counts[rows], probs[rows]
+    logq = np.log(np.maximum(probs, _FLOOR))
+
+    def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        prior = _unpack(theta, k, components)
+        return _nll_grad(prior, counts, logq)
+
+    theta0 = np.r_[np.ones(components), np.zeros(k - 1),
+                   np.log(np.geomspace(1.0, 30.0, components)), np.zeros(components - 1)]
+    bounds = ([(-20.0, 20.0)] * (components + k - 1) + [(-9.0, 9.0)] * components
+              + [(-20.0, 20.0)] * (components - 1))
+    res = optimize.minimize(nll, theta0, jac=True, method="L-BFGS-B", bounds=bounds)
+    return _unpack(res.x, k, components)
+
+
+def _item_matrix(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
+                 probs: np.ndarray, soft: np.ndarray, hard: np.ndarray) -> np.ndarray:
+    """Per-row values of the mean-type metrics ``names``, shape (n_rows, len(names))."""
+    out = np.empty((probs.shape[0], len(names)))
+    fused = [j for j, name in enumerate(names) if REGISTRY[name].per_item is not None]
+    if fused:
+        out[:, fused] = kernels.item_values(
+            probs, soft, hard, tuple(REGISTRY[names[j]].per_item for j in fused))
+    for j, name in enumerate(names):
+        if j not in fused:
+            state = REGISTRY[name].state(**options[name])
+            assert isinstance(state, RowMeanState)  # uncorrected_metrics() left out the rest
+            out[:, j] = state.item_values(probs, soft, hard)
+    return out
+
+
+def _dirichlet(gen: np.random.Generator, alpha: np.ndarray) -> np.ndarray:
+    g = gen.standard_gamma(alpha)
+    total = g.sum(axis=-1, keepdims=True)
+    empty = total[..., 0] <= 0  # every gamma underflowed: the largest parameter's label
+    if empty.any():
+        g[empty] = np.eye(alpha.shape[-1])[alpha[empty].argmax(axis=-1)]
+        total = g.sum(axis=-1, keepdims=True)
+    return g / total
+
+
+def item_estimates(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
+                   probs: np.ndarray, counts: np.ndarray, *, prior: PopulationPrior,
+                   seed: int, draws: int = DRAWS) -> np.ndarray:
+    """``e_i`` of every mean-type metric of ``names`` (module docstring), shape (n, len(names)).
+
+    Items in blocks of :data:`BLOCK` rows (a constant: the draws come from one stream, block
+    after block in item order, so the same records and seed give the same values).
+    """
+    block = BLOCK
+    gen = np.random.Generator(np.random.Philox(seed))
+    n, k = counts.shape
+    out = np.empty((n, len(names)))
+    for lo in range(0, n, block):
+        x, q = counts[lo:lo + block], probs[lo:lo + block]
+        votes = x.sum(axis=1)
+        resp = prior.responsibilities(x, q)
+        comp = (gen.random((x.shape[0], draws, 1)) > np.cumsum(resp, axis=1)[:, None, :]).sum(-1)
+        comp = np.minimum(comp, len(prior.kappa) - 1)
+        alpha = np.take_along_axis(prior.alphas(q), comp[..., None], axis=1) + x[:, None, :]
+        pop = _dirichlet(gen, alpha)
+        rep = gen.multinomial(np.broadcast_to(votes[:, None], pop.shape[:-1]), pop)
+        qs = np.repeat(q, draws, axis=0)
+        plug = _item_matrix(names, options, q, x / votes[:, None], x.argmax(axis=1))
+        flat = pop.reshape(-1, k)
+        at_pop = _item_matrix(names, options, qs, flat, flat.argmax(axis=1))
+        rflat = rep.reshape(-1, k)
+        at_rep = _item_matrix(names, options, qs, rflat / np.repeat(votes, draws)[:, None],
+                              rflat.argmax(axis=1))
+        m = len(names)
+        out[lo:lo + block] = (plug - at_rep.reshape(-1, draws, m).mean(axis=1)
+                              + at_pop.reshape(-1, draws, m).mean(axis=1))
+    for j, name in enumerate(names):
+        if REGISTRY[name].per_item == "brier_soft":
+            out[:, j] = unbiased_brier_soft(probs, counts, fallback=out[:, j])
+    return out
+
+
+def unbiased_brier_soft(probs: np.ndarray, counts: np.ndarray, *, fallback: np.ndarray
+                        ) -> np.ndarray:
+    """The exact unbiased estimator of ``sum_j (q_j - p_j)^2`` from an item's votes.
+
+    ``x_j`` votes of ``n`` on label ``j`` are multinomial, so ``E[x_j / n] = p_j`` and
+    ``E[x_j (x_j - 1) / (n (n - 1))] = p_j^2`` (the multinomial's second factorial moment);
+    the estimate ``sum_j q_j^2 - 2 q_j x_j / n + x_j (x_j - 1) / (n (n - 1))`` is unbiased
+    whatever the prior. Items with one vote have no unbiased estimator: ``fallback`` there.
+
+    Examples
+    --------
+    >>> q = np.array([[0.5, 0.5]]); x = np.array([[2, 0]])
+    >>> float(unbiased_brier_soft(q, x, fallback=np.zeros(1))[0])  # p_0^2 estimated as 1
+    0.5
+    """
+    x = np.asarray(counts, dtype=np.float64)
+    n = x.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        second = (x * (x - 1.0)).sum(axis=1) / (n * (n - 1.0))
+        value = (probs * probs).sum(axis=1) - 2.0 * (probs * x).sum(axis=1) / n + second
+    return np.where(n >= 2, value, fallback)
+
+
+def population_values(models: Sequence[np.ndarray], counts: np.ndarray,
+                      names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
+                      groups: Sequence[np.ndarray | None], *, keys: np.ndarray, seed: int,
+                      n_boot: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Estimates ``(n_models, n_groups, n_names)`` and bootstrap replicates (``..., n_boot``)
+    of the population target for the mean-type metrics ``names``; one prior per model."""
+    from annokit.core.resample import poisson_weights, replicate_chunks
+
+    est = np.empty((len(models), len(groups), len(names)))
+    reps = None if not n_boot else np.empty(est.shape + (n_boot,))
+    for m, probs in enumerate(models):
+        prior = fit_prior(counts, probs, seed=seed)
+        e = item_estimates(names, options, probs, counts, prior=prior, seed=seed)
+        for g, rows in enumerate(groups):
+            eg = e if rows is None else e[rows]
+            est[m, g] = eg.mean(axis=0) if eg.shape[0] else np.nan
+        if reps is None:
+            continue
+        for start, stop in replicate_chunks(n_boot, counts.shape[0]):
+            w = poisson_weights(keys, seed, start, stop)
+            for g, rows in enumerate(groups):
+                wg = w if rows is None else w[:, rows]
+                eg = e if rows is None else e[rows]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    reps[m, g, :, start:stop] = (wg @ eg / wg.sum(axis=1)[:, None]).T
+    return est, reps
