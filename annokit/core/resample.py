@@ -73,6 +73,7 @@ __all__ = [
     "BootstrapResult",
     "as_item_keys",
     "bounds_interval",
+    "normal_interval",
     "bootstrap_ci",
     "bootstrap_replicates",
     "item_keys",
@@ -286,7 +287,7 @@ class BootstrapResult:
         Replicates dropped: total weight zero or a non-finite statistic.
     replicates : ndarray of shape (n_boot,)
         Every replicate's statistic (NaN for the invalid ones).
-    method : {"percentile", "bounds", "none"}
+    method : {"percentile", "normal", "bounds", "none"}
         ``"percentile"`` (:func:`percentile_interval`), ``"bounds"``
         (:func:`bounds_interval`) or ``"none"`` (:func:`no_interval`: no honest interval).
     reason : str
@@ -350,6 +351,36 @@ def percentile_interval(estimate: float, replicates: Any, confidence: float) -> 
     low, high = np.quantile(valid, [tail, 1 - tail]) if valid.size else (np.nan, np.nan)
     return BootstrapResult(float(estimate), float(low), float(high), int(reps.size), confidence,
                            int(reps.size - valid.size), reps)
+
+
+def normal_interval(estimate: float, replicates: Any, confidence: float) -> BootstrapResult:
+    """The normal interval with the bootstrap standard error (Efron & Tibshirani 1993, eq. 13.5).
+
+    ``estimate -/+ z * sd(replicates)``, ``z`` the standard normal's ``(1 + confidence) / 2``
+    quantile and ``sd`` the standard deviation of the finite replicates. Used for the means
+    over items: their sampling distribution is close to normal at the sizes users have, and
+    the standard deviation of 200 replicates is far steadier than their 2.5% and 97.5%
+    quantiles (five replicates in each tail), whose noise costs the percentile interval 1-3
+    points of coverage (``recipes/interval_coverage.py``).
+
+    Examples
+    --------
+    >>> r = normal_interval(0.5, [0.4, 0.6, float("nan")], 0.95)
+    >>> round(r.low, 4), round(r.high, 4), r.method, r.n_invalid
+    (0.2228, 0.7772, 'normal', 1)
+    """
+    from statistics import NormalDist
+
+    confidence = check_open_unit("confidence", confidence)
+    reps = np.asarray(replicates, dtype=np.float64)
+    if reps.ndim != 1:
+        raise SchemaError(f"replicates must be 1-D; got shape {reps.shape}")
+    valid = reps[np.isfinite(reps)]
+    half = NormalDist().inv_cdf((1 + confidence) / 2) * (float(valid.std(ddof=1))
+                                                          if valid.size > 1 else np.nan)
+    return BootstrapResult(float(estimate), float(estimate - half), float(estimate + half),
+                           int(reps.size), confidence, int(reps.size - valid.size), reps,
+                           method="normal")
 
 
 def bounds_interval(estimate: float, lower: Any, upper: Any, confidence: float, *,

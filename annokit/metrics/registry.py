@@ -72,7 +72,7 @@ TASKS = ("single", "multilabel")
 _ALL_SCALES = frozenset(SCALES)
 _ORDERED = frozenset(SCALES[1:])
 #: How a metric's bootstrap interval is built (:attr:`MetricSpec.interval`).
-INTERVAL_METHODS = ("percentile", "bounds", "none")
+INTERVAL_METHODS = ("percentile", "normal", "bounds", "none")
 
 
 @dataclass(frozen=True)
@@ -114,10 +114,12 @@ class MetricSpec:
     task : {"single", "multilabel"}
     n_labels : int or None
         The number of labels the metric requires (2: binary), None for any.
-    interval : {"percentile", "bounds", "none"}
+    interval : {"percentile", "normal", "bounds", "none"}
         How ``evaluate(..., n_boot=...)`` builds the metric's interval
-        (:data:`INTERVAL_METHODS`): the percentile bootstrap of the metric itself (the
-        means); ``"bounds"``: the binned |gap| metrics, whose plug-in is biased upward at
+        (:data:`INTERVAL_METHODS`): the percentile bootstrap of the metric itself;
+        ``"normal"`` (the means over items): the estimate plus or minus the normal quantile
+        times the bootstrap standard error (:func:`annokit.core.resample.normal_interval`);
+        ``"bounds"``: the binned |gap| metrics, whose plug-in is biased upward at
         the sizes users have, get an interval for their population value from two
         statistics that bound it (:meth:`~annokit.metrics.states.MetricState.bounds`);
         ``"none"``: no honest interval is known, ``no_interval`` says why.
@@ -228,7 +230,7 @@ _BINS = MappingProxyType({"n_bins": 10})
 def _mean(name: str, summary: str, needs: frozenset[str], lower: bool | None, unit: str,
           citation: str, *, headline: bool) -> MetricSpec:
     return MetricSpec(name, summary, needs, lower, unit, citation, _EMPTY, name, ItemMeanState,
-                      MappingProxyType({"quantity": name}), headline=headline)
+                      MappingProxyType({"quantity": name}), headline=headline, interval="normal")
 
 
 def _binned(name: str, summary: str, needs: frozenset[str], citation: str, *, headline: bool,
@@ -254,7 +256,7 @@ def _ordinal(name: str, quantity: str, summary: str, needs: frozenset[str], unit
     """An order-aware mean; ``scales`` where valid, listed on the ordered scales only."""
     return MetricSpec(name, summary, needs, True, unit, citation, _VALUES if values else _EMPTY,
                       None, OrdinalState, MappingProxyType({"quantity": quantity}), scales=scales,
-                      listed=_ORDERED)
+                      listed=_ORDERED, interval="normal")
 
 
 _SPECS = (

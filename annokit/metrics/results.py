@@ -19,6 +19,7 @@ from annokit.core.resample import (
     BootstrapResult,
     bounds_interval,
     no_interval,
+    normal_interval,
     percentile_interval,
 )
 from annokit.errors import InvalidValueError
@@ -101,7 +102,7 @@ class EvaluationResult:
     intervals : dict of str to BootstrapResult
         Bootstrap intervals per metric (empty when ``n_boot=0``), each built by the method
         its registry entry names (``BootstrapResult.method``: ``"percentile"``,
-        ``"bounds"``, or ``"none"`` with NaN bounds and a ``reason``).
+        ``"normal"`` (the means), ``"bounds"``, or ``"none"`` with NaN bounds and a ``reason``).
     baselines : dict
         ``{"chance": {...}, "oracle": {...}}``: the same metrics for the
         uniform and the human-distribution predictor on the same items.
@@ -397,6 +398,8 @@ def metric_interval(name: str, estimate: float, reps: np.ndarray, confidence: fl
     if spec.interval == "bounds":
         return bounds_interval(estimate, reps[:, 1], reps[:, 2], confidence,
                                replicates=reps[:, 0])
+    if spec.interval == "normal":
+        return normal_interval(estimate, reps[:, 0], confidence)
     return percentile_interval(estimate, reps[:, 0], confidence)
 
 

@@ -76,6 +76,7 @@ class Interval(_Model):
     high: Number = None
     method: str | None = Field(default=None, description="how the interval was built "
                                "(annokit.metrics.registry.INTERVAL_METHODS: 'percentile', "
+                               "'normal': the means, estimate -/+ z x bootstrap standard error, "
                                "'bounds': for the population value of a binned metric, which "
                                "the plug-in estimate may lie outside; 'none'); null without "
                                "bootstrap")

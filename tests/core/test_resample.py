@@ -309,3 +309,17 @@ def test_seed_from_rng():
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_normal_interval_equals_scipy_norm_interval_with_the_bootstrap_se():
+    """Efron & Tibshirani (1993) eq. 13.5: estimate -/+ z sd(replicates); scipy.stats.norm
+    gives the same ends; invalid replicates are counted and left out."""
+    from scipy import stats
+
+    from annokit.core.resample import normal_interval
+
+    reps = np.random.default_rng(3).normal(0.3, 0.02, 200)
+    r = normal_interval(0.31, np.append(reps, np.nan), 0.9)
+    low, high = stats.norm.interval(0.9, loc=0.31, scale=reps.std(ddof=1))
+    assert (r.low, r.high) == pytest.approx((low, high), abs=1e-14)
+    assert r.method == "normal" and r.n_invalid == 1 and r.n_boot == 201

@@ -201,7 +201,7 @@ def test_interval_methods_in_the_json_and_the_text():
     doc = json.loads(json.dumps(res.to_dict()))
     ci = doc["ci"]
     assert set(ci) == set(res.metrics)
-    assert ci["accuracy"]["method"] == "percentile" and ci["ece"]["method"] == "bounds"
+    assert ci["accuracy"]["method"] == "normal" and ci["ece"]["method"] == "bounds"
     assert ci["mce"] == {"low": None, "high": None, "method": "none",
                          "reason": REGISTRY["mce"].no_interval}
     assert all(isinstance(v["low"], float) for k, v in ci.items() if k != "mce")
