@@ -254,7 +254,7 @@ def predictions_from_frame(df: pd.DataFrame, locations: Any, *, source: str,
             vals = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
             bad = np.isnan(vals)
             if bad.any():  # text only where a value did not parse
-                bad[bad] = ~df[c][bad].astype(str).str.lower().isin(["nan"]).to_numpy()
+                bad[bad] = ~df[c][bad].map(str).str.lower().isin(["nan"]).to_numpy()
             if bad.any():
                 i = int(np.argmax(bad))
                 value = df[c].iloc[i]

@@ -421,7 +421,7 @@ def dump_json(report: Report) -> str:
     --------
     >>> iv = Interval(estimate=1 / 3, low=float("nan"))
     >>> json.dumps(jsonable(iv.model_dump(), digits=FLOAT_DIGITS), sort_keys=True)
-    '{"estimate": 0.3333333333, "high": null, "low": null}'
+    '{"estimate": 0.3333333333, "high": null, "low": null, "method": null, "note": null}'
     """
     data = jsonable(report.model_dump(mode="python"), digits=FLOAT_DIGITS)
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
