@@ -353,7 +353,8 @@ def percentile_interval(estimate: float, replicates: Any, confidence: float) -> 
                            int(reps.size - valid.size), reps)
 
 
-def normal_interval(estimate: float, replicates: Any, confidence: float) -> BootstrapResult:
+def normal_interval(estimate: float, replicates: Any, confidence: float, *,
+                    support: tuple[float, float] = (-np.inf, np.inf)) -> BootstrapResult:
     """The normal interval with the bootstrap standard error (Efron & Tibshirani 1993, eq. 13.5).
 
     ``estimate -/+ z * sd(replicates)``, ``z`` the standard normal's ``(1 + confidence) / 2``
@@ -361,13 +362,17 @@ def normal_interval(estimate: float, replicates: Any, confidence: float) -> Boot
     over items: their sampling distribution is close to normal at the sizes users have, and
     the standard deviation of 200 replicates is far steadier than their 2.5% and 97.5%
     quantiles (five replicates in each tail), whose noise costs the percentile interval 1-3
-    points of coverage (``recipes/interval_coverage.py``).
+    points of coverage (``recipes/interval_coverage.py``). ``support`` is the range of values the
+    statistic can take (e.g. ``(0, 1)`` for a rate): the ends are clipped to it, which can only
+    raise the coverage (not when the estimate itself lies outside it).
 
     Examples
     --------
     >>> r = normal_interval(0.5, [0.4, 0.6, float("nan")], 0.95)
     >>> round(r.low, 4), round(r.high, 4), r.method, r.n_invalid
     (0.2228, 0.7772, 'normal', 1)
+    >>> normal_interval(0.05, [0.0, 0.1], 0.95, support=(0.0, 1.0)).low
+    0.0
     """
     from statistics import NormalDist
 
@@ -378,9 +383,11 @@ def normal_interval(estimate: float, replicates: Any, confidence: float) -> Boot
     valid = reps[np.isfinite(reps)]
     half = NormalDist().inv_cdf((1 + confidence) / 2) * (float(valid.std(ddof=1))
                                                           if valid.size > 1 else np.nan)
-    return BootstrapResult(float(estimate), float(estimate - half), float(estimate + half),
-                           int(reps.size), confidence, int(reps.size - valid.size), reps,
-                           method="normal")
+    low, high = float(estimate - half), float(estimate + half)
+    if support[0] <= estimate <= support[1]:  # a bias-corrected estimate may lie outside
+        low, high = max(low, support[0]), min(high, support[1])
+    return BootstrapResult(float(estimate), low, high, int(reps.size), confidence,
+                           int(reps.size - valid.size), reps, method="normal")
 
 
 def bounds_interval(estimate: float, lower: Any, upper: Any, confidence: float, *,

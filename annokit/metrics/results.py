@@ -263,8 +263,8 @@ class EvaluationResult:
         ...                                  [[3, 1], [0, 4], [2, 2]])
         >>> evaluate(rec, metrics=["kl", "brier"], n_boot=50)
         EvaluationResult(n_items=3, scale='nominal', n_boot=50, confidence=0.95)
-          kl     0.0832  [0.0062, 0.1669]  nats, lower is better
-          brier  0.1933  [0.1063, 0.3200]  squared probability, lower is better
+          kl     0.0832  [0.0000, 0.1934]  nats, lower is better
+          brier  0.1933  [0.0763, 0.3103]  squared probability, lower is better
         """
         head = (f"EvaluationResult(n_items={self.n_items}, scale={self.scale!r}"
                 + (f", n_boot={self.n_boot}, confidence={self.confidence:g}"
@@ -399,8 +399,16 @@ def metric_interval(name: str, estimate: float, reps: np.ndarray, confidence: fl
         return bounds_interval(estimate, reps[:, 1], reps[:, 2], confidence,
                                replicates=reps[:, 0])
     if spec.interval == "normal":
-        return normal_interval(estimate, reps[:, 0], confidence)
+        return normal_interval(estimate, reps[:, 0], confidence, support=_support(spec))
     return percentile_interval(estimate, reps[:, 0], confidence)
+
+
+def _support(spec: Any) -> tuple[float, float]:
+    """The values a mean-type metric can take: rates in [0, 1], the other errors and scores
+    (a direction) at least 0, a signed quantity (``ent_ce_signed``) any real."""
+    if spec.unit == "rate":
+        return (0.0, 1.0)
+    return (-np.inf, np.inf) if spec.lower_is_better is None else (0.0, np.inf)
 
 
 def _difference(est: float, reps: np.ndarray | None, confidence: float) -> Difference:

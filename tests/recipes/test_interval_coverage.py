@@ -16,6 +16,6 @@ def test_the_recipe_prints_a_coverage_table_per_population_and_model():
                           "--population", "5000"], capture_output=True, text=True, check=True,
                          cwd=ROOT).stdout
     assert out.count("## ") == 4
-    for name in ("| ece | bounds |", "| mce | none |", "| jsd | percentile |",
+    for name in ("| ece | bounds |", "| mce | none |", "| jsd | normal |",
                  "| ece_debiased | percentile |"):
         assert name in out
