@@ -1,31 +1,39 @@
-"""Calibration estimators of the ECE literature beyond fixed bins: ECE-sweep, TACE and MacroCE.
+"""Calibration estimators of the ECE literature beyond fixed bins: ECE-sweep and MacroCE, and
+the pass that fills every calibration estimator's state.
 
 Every one compares the model's top-label (or per-class) probabilities with the hard label (the
 human majority, as ``ece`` does) and follows the state protocol of
 :mod:`annokit.metrics.states` (``update`` with weights None, ``(n,)`` or ``(r, n)``;
 ``merge``; ``compute``). One read of a batch, :data:`CALIBRATION_PASS`, fills all of them
-(and the grid states of :mod:`annokit.metrics.calibration_smooth`): it checks the values as
-every pass does and computes each row's top-label confidence and correctness once.
+(with TACE, :mod:`annokit.metrics.calibration_tace`, and the grid states of
+:mod:`annokit.metrics.calibration_smooth`): it checks the values as every pass does and
+computes each row's top-label confidence and correctness once (only the checks when no
+state of the batch reads the top label).
 
 Memory and Dask
 ---------------
 - :class:`MacroCEState` is mergeable in constant memory (four sums per replicate).
-- :class:`SweepECEState` and :class:`TACEState` keep their rows: their bins are quantiles of
-  all confidences (for ECE-sweep, at every number of bins tried), which no constant-size
-  summary gives exactly. ECE-sweep keeps 16 bytes per item (confidence, correctness);
-  TACE keeps the probability rows and the label, ``8 k + 8`` bytes per item; both keep 8
-  more per item (and replicate) when the batches are weighted. On the Dask engine they take its generic
-  path: each partition fills a state and the tree reduction merges them, so the rows of
-  every partition are gathered on the worker that computes the value (the same memory as
-  in memory, on one worker). ``ece_adaptive`` has its own selection path
+- :class:`SweepECEState` (and TACE) keep their rows: their bins are quantiles of all
+  confidences (for ECE-sweep, at every number of bins tried), which no constant-size
+  summary gives exactly. ECE-sweep keeps 16 bytes per item (confidence, correctness), 8
+  more per item (and replicate) when the batches are weighted. On the Dask engine they
+  take its generic path: each partition fills a state and the tree reduction merges them,
+  so the rows of every partition are gathered on the worker that computes the value (the
+  same memory as in memory, on one worker). ``ece_adaptive`` has its own selection path
   (:mod:`annokit.scale.eval_adaptive`); these do not.
+
+Speed
+-----
+With unit weights and at least :data:`BUCKETED_MIN` rows, ECE-sweep finds the ranks of its
+equal-mass edges by bucket counts instead of sorting every confidence
+(:mod:`annokit.metrics._buckets`): the same bins, the sums up to rounding.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numba
@@ -33,13 +41,13 @@ import numpy as np
 
 from annokit.core.checks import SIMPLEX_ATOL
 from annokit.errors import InvalidValueError, SchemaError
-from annokit.metrics import _binning
+from annokit.metrics import _binning, _buckets
 from annokit.metrics import kernels as _kernels
 from annokit.metrics import sums as _sums
-from annokit.metrics.states import StatePass, edge_bin_stats
+from annokit.metrics.states import StatePass
 from annokit.metrics.states_ext import ExtensionState
 
-__all__ = ["CALIBRATION_PASS", "MacroCEState", "SweepECEState", "TACEState", "sweep_ece",
+__all__ = ["CALIBRATION_PASS", "MacroCEState", "SweepECEState", "check_rows", "sweep_ece",
            "top_label_rows"]
 
 
@@ -62,6 +70,8 @@ class CalibrationState(ExtensionState):
     """
 
     needs = frozenset({"hard"})
+    #: Whether ``_part`` reads the top-label confidence and correctness (else they are empty).
+    uses_top_label = True
 
     @property
     def filled_by(self) -> StatePass:
@@ -108,6 +118,66 @@ def _top_label(p: np.ndarray, h: np.ndarray, conf: np.ndarray, hit: np.ndarray,
     return True
 
 
+@numba.njit(cache=True, nogil=True)
+def _top_label3(p: np.ndarray, h: np.ndarray, conf: np.ndarray, hit: np.ndarray,
+                atol: float) -> bool:  # pragma: no cover - numba
+    """:func:`_top_label` for three labels, without a branch per row (LLVM vectorises it):
+    the same values, and False when any row fails (not at the first)."""
+    ok = True
+    for i in range(p.shape[0]):
+        a, b, c = p[i, 0], p[i, 1], p[i, 2]
+        top = b if b > a else a
+        best = 1 if b > a else 0
+        best = 2 if c > top else best
+        top = c if c > top else top
+        conf[i] = top
+        hit[i] = 1.0 if best == h[i] else 0.0
+        total = a + b + c
+        ok &= (a >= 0.0) & (a < np.inf) & (b >= 0.0) & (b < np.inf) & (c >= 0.0) \
+            & (c < np.inf) & (abs(total - 1.0) <= atol) & (h[i] >= 0) & (h[i] < 3)
+    return ok
+
+
+@numba.njit(cache=True, nogil=True)
+def _labelled_rows_ok(p: np.ndarray, h: np.ndarray, atol: float) -> bool:  # pragma: no cover
+    """The checks of :func:`_top_label` without its outputs (no branch per row)."""
+    ok = True
+    k = p.shape[1]
+    for i in range(p.shape[0]):
+        total = 0.0
+        for j in range(k):
+            v = p[i, j]
+            ok &= (v >= 0.0) & (v < np.inf)
+            total += v
+        ok &= (abs(total - 1.0) <= atol) & (h[i] >= 0) & (h[i] < k)
+    return ok
+
+
+@numba.njit(cache=True, nogil=True)
+def _labelled_rows_ok3(p: np.ndarray, h: np.ndarray, atol: float) -> bool:  # pragma: no cover
+    """:func:`_labelled_rows_ok` for three labels, vectorised: a NaN or infinite entry makes
+    the row's sum fail the tolerance, so the entries need only ``min >= 0``."""
+    good = 0
+    for i in range(p.shape[0]):
+        a, b, c = p[i, 0], p[i, 1], p[i, 2]
+        good += (min(a, min(b, c)) >= 0.0) & (abs(a + b + c - 1.0) <= atol) & (h[i] >= 0) \
+            & (h[i] < 3)
+    return good == p.shape[0]
+
+
+def check_rows(p: np.ndarray, h: np.ndarray, soft: np.ndarray | None = None,
+               w: np.ndarray | None = None, *, names: Sequence[str] = _sums.NAMES) -> None:
+    """The checks of :func:`top_label_rows`, for states that do not read the top label."""
+    atol = SIMPLEX_ATOL - 1e-12
+    rows_ok = _labelled_rows_ok3 if p.shape[1] == 3 else _labelled_rows_ok
+    ok = all(_kernels._run_parts(lambda a, b: rows_ok(p[a:b], h[a:b], atol),
+                                 p.shape[0])) and (soft is None or all(_kernels._run_parts(
+                                     lambda a, b: _rows_ok(soft[a:b], atol), p.shape[0]))) and (
+        w is None or bool(np.isfinite(w).all() and (not w.size or w.min() >= 0)))
+    if not ok:
+        _sums.check_values(p, soft, h, w, names=names)
+
+
 def top_label_rows(p: np.ndarray, h: np.ndarray, soft: np.ndarray | None = None,
                    w: np.ndarray | None = None, *,
                    names: Sequence[str] = _sums.NAMES) -> tuple[np.ndarray, np.ndarray]:
@@ -121,8 +191,10 @@ def top_label_rows(p: np.ndarray, h: np.ndarray, soft: np.ndarray | None = None,
     n = p.shape[0]
     conf, hit = np.empty(n), np.empty(n)
 
+    kernel = _top_label3 if p.shape[1] == 3 else _top_label
+
     def rows(atol: float) -> bool:  # chunks of rows on threads (the kernels' chunks)
-        return all(_kernels._run_parts(lambda a, b: _top_label(
+        return all(_kernels._run_parts(lambda a, b: kernel(
             p[a:b], h[a:b], conf[a:b], hit[a:b], atol), n))
 
     atol = SIMPLEX_ATOL - 1e-12
@@ -142,7 +214,11 @@ def _calibration_parts(states: list[Any], p: np.ndarray, s: np.ndarray | None,
     then each state's part."""
     if h is None:  # pragma: no cover - update_many checks the labels each state needs
         raise SchemaError("the calibration estimators need hard labels")
-    conf, hit = top_label_rows(p, h, s, w, names=names)
+    if any(st.uses_top_label for st in states):
+        conf, hit = top_label_rows(p, h, s, w, names=names)
+    else:
+        check_rows(p, h, s, w, names=names)
+        conf = hit = np.zeros(0)
     return [st._part(p, h, w, conf, hit) for st in states]
 
 
@@ -193,15 +269,32 @@ def _prefix(W: np.ndarray, C: np.ndarray, Y: np.ndarray
     return PW, PC, PY
 
 
+def _monotone(w: np.ndarray, y: np.ndarray) -> bool:
+    return bool(np.all(np.diff(y / w) >= 0))
+
+
+def _sweep_bins(sums: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                total: float) -> int:
+    """``b*``: the largest ``b <= n - 1`` such that the bin accuracies of ``sums(b')`` are
+    non-decreasing for every ``b' <= b`` (Roelofs et al. 2022, Sec. 4, ECE_sweep)."""
+    b_max = max(1, math.ceil(total) - 1)  # Roelofs et al. sweep b = 2, ..., n - 1
+    b = 1
+    while b < b_max and _monotone(*sums(b + 1)[::2]):
+        b += 1
+    return b
+
+
+def _binned_error(w: np.ndarray, c: np.ndarray, y: np.ndarray, total: float, norm: int) -> float:
+    return float((np.sum(w * np.abs(y / w - c / w) ** norm) / total) ** (1.0 / norm))
+
+
 def _sweep_groups(W: np.ndarray, C: np.ndarray, Y: np.ndarray, norm: int) -> float:
     """ECE-sweep from the weight, confidence and hit sums of each distinct confidence (sorted).
 
     Equal-mass bins with ``b`` bins: edge ``e_j`` is the weighted inverted-CDF ``j / b``
     quantile (the first value whose cumulative weight reaches ``j W / b``), and a value
     ``c`` falls in bin ``#{j : c > e_j}``; on distinct confidences with unit weights this
-    is Roelofs et al.'s split of the sorted items, ``floor(rank b / n)``. ``b*`` is the
-    largest ``b <= n - 1`` such that the bin accuracies are non-decreasing for every
-    ``b' <= b`` (Roelofs et al. 2022, Sec. 4, ECE_sweep).
+    is Roelofs et al.'s split of the sorted items, ``floor(rank b / n)``.
     """
     D = W.size
     PW, PC, PY = _prefix(W, C, Y)
@@ -214,18 +307,11 @@ def _sweep_groups(W: np.ndarray, C: np.ndarray, Y: np.ndarray, norm: int) -> flo
         lo, hi = np.concatenate(([0], cuts)), np.concatenate((cuts, [D]))
         return PW[hi] - PW[lo], PC[hi] - PC[lo], PY[hi] - PY[lo]
 
-    def monotone(w: np.ndarray, y: np.ndarray) -> bool:
-        return bool(np.all(np.diff(y / w) >= 0))
-
-    b_max = max(1, math.ceil(total) - 1)  # Roelofs et al. sweep b = 2, ..., n - 1
-    if monotone(W, Y):  # every coarser partition of a monotone sequence is monotone too
-        b = b_max
+    if _monotone(W, Y):  # every coarser partition of a monotone sequence is monotone too
+        b = max(1, math.ceil(total) - 1)
     else:  # the finest partition breaks monotonicity, so the sweep stops before it
-        b = 1
-        while b < b_max and monotone(*sums(b + 1)[::2]):
-            b += 1
-    w, c, y = sums(b)
-    return float((np.sum(w * np.abs(y / w - c / w) ** norm) / total) ** (1.0 / norm))
+        b = _sweep_bins(sums, total)
+    return _binned_error(*sums(b), total, norm)
 
 
 def sweep_ece(conf: np.ndarray, hit: np.ndarray, weights: np.ndarray | None = None, *,
@@ -300,14 +386,42 @@ def _unit_groups(conf: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndar
     key = np.empty(conf.size, np.uint64)
     _keys(np.ascontiguousarray(conf, np.float64).view(np.uint64), hit, key)
     key.sort()
-    bits, W, Y = np.empty(conf.size, np.uint64), np.empty(conf.size), np.empty(conf.size)
+    return _sorted_groups(key)
+
+
+def _sorted_groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct confidences of sorted keys (confidence bits, hit appended), their counts
+    and hits."""
+    bits, W, Y = np.empty(key.size, np.uint64), np.empty(key.size), np.empty(key.size)
     d = _groups(key, bits, W, Y)
     return bits[:d].view(np.float64), W[:d], Y[:d]
+
+
+
+
+#: From this many rows on, unit-weight ECE-sweep (and TACE) find their equal-mass edges by
+#: bucketed ranks (:mod:`annokit.metrics._buckets`) instead of sorting every value.
+BUCKETED_MIN = 1 << 17
+
+
+def _sweep_bucketed(conf: np.ndarray, hit: np.ndarray, norm: int) -> float:
+    """ECE-sweep of unit weights from bucketed ranks: the same bins as :func:`_sweep_groups`
+    (the edge of rank ``ceil(j n / b)``, ties in one bin), only the buckets that hold an
+    edge sorted. When the buckets' accuracies are monotone the distinct confidences' may be
+    too: every bucket is sorted and :func:`_sweep_groups` decides."""
+    tb = _buckets.TopBuckets(conf, hit)
+    if tb.bucket_monotone():
+        v, W, Y = _sorted_groups(tb.sort_all())
+        return _sweep_groups(W, v * W, Y, norm)
+    total = float(conf.size)
+    return _binned_error(*tb.cuts(_sweep_bins(tb.cuts, total)), total, norm)
 
 
 def _sweep_unit(conf: np.ndarray, hit: np.ndarray, norm: int) -> float:
     if not conf.size:
         return float("nan")
+    if conf.size >= BUCKETED_MIN:
+        return _sweep_bucketed(conf, hit, norm)
     v, W, Y = _unit_groups(conf, hit)
     return _sweep_groups(W, v * W, Y, norm)
 
@@ -333,10 +447,12 @@ class SweepECEState(_RowsState):
     stay in one bin (the authors' sort splits them arbitrarily), and integer weights equal
     repeated rows. The sweep runs ``b = 2, 3, ...`` up to ``n - 1`` (``ceil(W) - 1``); when
     the accuracies of the distinct confidences are already monotone every ``b`` is, and
-    ``b* = n - 1`` is taken at once. Each step costs ``O(b log n)`` after one sort, so a
-    sweep that stops at ``b*`` costs ``O(b*^2 log n)``: small (``b*`` grows like
-    ``n^(1/3)`` for a smooth calibration curve), but a model whose accuracy is monotone
-    at every scale except the finest can sweep far.
+    ``b* = n - 1`` is taken at once. Each step costs ``O(b log n)`` after one sort (with
+    unit weights and many rows: after one counting pass, plus one pass over the rows per
+    doubling of ``b``), so a sweep that stops at ``b*`` costs ``O(b*^2 log n)``: small
+    (``b*`` grows like ``n^(1/3)`` for a smooth calibration curve), but a model whose
+    accuracy is monotone at every scale except the finest can sweep far (every bucket is
+    then sorted, as one sort of every confidence).
 
     Memory grows linearly: 16 bytes per item, plus 8 per item and replicate with weights
     (the rows are kept; see the module notes for Dask).
@@ -371,76 +487,6 @@ class SweepECEState(_RowsState):
         if w.ndim == 1:
             return _sweep_sorted(c, y, w[order], self.norm)
         return np.array([_sweep_sorted(c, y, wr[order], self.norm) for wr in w])
-
-
-# --------------------------------------------------------------------------- TACE
-
-class TACEState(_RowsState):
-    """Thresholded adaptive calibration error (TACE): classwise, equal-mass bins per class.
-
-    Parameters
-    ----------
-    n_bins : int, default 10
-        Equal-mass bins per class.
-    threshold : float, default 0.001
-        Only predictions ``p_ij >= threshold`` enter class ``j``'s bins (Nixon et al. 2019).
-
-    Notes
-    -----
-    For each class ``j`` the predictions ``p_ij >= threshold`` are binned on their value
-    with equal-mass bins (the weighted quantile edges of ``ece_adaptive``, tied values in
-    one bin), and ``TACE_j = sum_b W_b/W_j |acc_b - conf_b|`` with ``acc_b`` the weighted
-    fraction of the bin's items whose hard label is ``j``; ``TACE`` is the mean of
-    ``TACE_j`` over the classes with a prediction above the threshold. Nixon et al. write
-    ``1/(K R) sum_k sum_r |acc(r, k) - conf(r, k)|``: the same when every bin holds the
-    same mass; bins here are weighted by their mass so that tied values (which keep
-    bins unequal) count for what they hold.
-
-    Memory grows linearly: the probability rows and labels, ``8 k + 8`` bytes per item,
-    plus 8 per item and replicate with weights (see the module notes for Dask).
-
-    Examples
-    --------
-    >>> s = TACEState(n_bins=1).update([[0.9, 0.1], [0.6, 0.4]], hard=[0, 1])
-    >>> round(s.compute(), 6)
-    0.25
-    """
-
-    def __init__(self, *, n_bins: int = 10, threshold: float = 1e-3) -> None:
-        super().__init__()
-        self.n_bins = _binning.check_n_bins(n_bins)
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
-                or not 0 <= threshold < 1:
-            raise InvalidValueError(f"threshold must be a number in [0, 1); got {threshold!r}")
-        self.threshold = float(threshold)
-
-    def _options(self) -> dict[str, Any]:
-        return {"n_bins": self.n_bins, "threshold": self.threshold}
-
-    def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
-              hit: np.ndarray) -> Any:
-        return (p.T.copy(), h, w), _total(h.size, w)
-
-    def _compute(self) -> Any:
-        (probs, hard), w = self._columns()
-        unit = w is None or (w.ndim == 1 and bool(np.all(w == 1)))
-        w = np.ones(hard.size) if w is None else w
-        per_class = []
-        for j in range(probs.shape[0]):  # a loop over classes; each class is vectorised
-            keep = probs[j] >= self.threshold
-            if not keep.any():
-                continue
-            c, y, wj = probs[j][keep], (hard[keep] == j).astype(np.float64), w[..., keep]
-            total = np.sum(wj, axis=-1)
-            edges = _binning.quantile_edges(c, self.n_bins, None if unit else wj)
-            stats = edge_bin_stats(c, y, edges, self.n_bins, None if unit else wj, total)
-            per_class.append(_binning.compute_top(stats))
-        if not per_class:
-            return np.full(w.shape[0], np.nan) if w.ndim == 2 else float("nan")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a replicate without weight
-            out = np.nanmean(np.array(per_class, dtype=np.float64), axis=0)
-        return float(out) if np.ndim(out) == 0 else out
 
 
 # --------------------------------------------------------------------------- MacroCE

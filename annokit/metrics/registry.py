@@ -48,8 +48,9 @@ from typing import Any
 import numpy as np
 
 from annokit.errors import InvalidValueError
-from annokit.metrics.calibration_estimators import MacroCEState, SweepECEState, TACEState
+from annokit.metrics.calibration_estimators import MacroCEState, SweepECEState
 from annokit.metrics.calibration_smooth import KDEECEState, SmoothECEState
+from annokit.metrics.calibration_tace import TACEState
 from annokit.metrics.multilabel import MultilabelBinnedState, MultilabelState
 from annokit.metrics.ordinal import OrdinalState
 from annokit.metrics.states import (

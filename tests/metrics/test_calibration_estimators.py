@@ -1,4 +1,4 @@
-"""The calibration estimators of issue 32 against their references.
+"""The calibration estimators of the ECE literature against their references.
 
 - ``smooth_ece``: relplot's ``smECE`` (Błasiok & Nakkiran 2023), the package itself.
 - ``kde_ece``: Zhang et al.'s ``ece_kde_binary`` (Mix-n-Match-Calibration, util_evaluation.py),
@@ -19,8 +19,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from annokit.errors import InvalidValueError
 from annokit.metrics import REGISTRY, available, compute
-from annokit.metrics.calibration_estimators import sweep_ece
+from annokit.metrics import calibration_estimators as ce
+from annokit.metrics import calibration_tace as ct
+from annokit.metrics.calibration_estimators import BUCKETED_MIN, sweep_ece
 from annokit.metrics.workflow import resolve_metrics
 
 NEW = ("ece_sweep", "smooth_ece", "tace", "macro_ce", "kde_ece")
@@ -202,6 +205,85 @@ def test_tace_threshold_drops_small_predictions(n_bins):
     got = compute("tace", probs, hard=hard, n_bins=n_bins)
     assert got == pytest.approx(thresholded_adaptive(probs, hard, n_bins, 1e-3), rel=1e-12)
     assert got != pytest.approx(thresholded_adaptive(probs, hard, n_bins, 0.0), rel=1e-6)
+
+
+# --------------------------------------------------------------------------- bucketed ranks
+
+def _large(seed: int, kind: str, k: int = 3):
+    """BUCKETED_MIN + 1000 rows: Dirichlet probabilities (``tied``: rounded to 0.01;
+    ``onehot``: half of them one-hot), labels drawn from them (``flat``: at random)."""
+    rng = np.random.default_rng(seed)
+    n = BUCKETED_MIN + 1000
+    probs = rng.dirichlet(np.full(k, 0.6), n)
+    if kind == "tied":
+        probs = np.round(probs, 2)
+        probs[:, -1] = 1 - probs[:, :-1].sum(axis=1)
+        probs = np.clip(probs, 0.0, 1.0)
+    if kind == "onehot":
+        probs[: n // 2] = np.eye(k)[rng.integers(0, k, n // 2)]
+    hard = (probs.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1).clip(0, k - 1)
+    if kind == "flat":
+        hard = rng.integers(0, k, n)
+    return probs, hard
+
+
+@pytest.mark.parametrize("kind", ["calibrated", "flat", "tied"])
+def test_ece_sweep_bucketed_ranks_equal_the_full_sort(kind):
+    """Unit weights from BUCKETED_MIN rows on: bucket counts instead of one sort, the same
+    bins (the sums agree to rounding)."""
+    probs, hard = _large(10, kind)
+    conf, hit = top(probs, hard)
+    v, W, Y = ce._unit_groups(conf, hit)
+    for norm in (1, 2):
+        full = ce._sweep_groups(W, v * W, Y, norm)
+        assert sweep_ece(conf, hit, norm=norm) == pytest.approx(full, rel=1e-9)
+        assert ce._sweep_bucketed(conf, hit, norm) == pytest.approx(full, rel=1e-9)
+
+
+@pytest.mark.parametrize("kind, threshold, n_bins", [("calibrated", 1e-3, 10), ("tied", 1e-3, 7),
+                                                     ("onehot", 0.0, 15), ("flat", 0.05, 10)])
+def test_tace_bucketed_equals_the_class_by_class_path(kind, threshold, n_bins):
+    """Many unit-weight rows (bucketed edges, one binning pass) against the class-by-class
+    ``np.quantile`` path the weighted rows take; in one batch, in two merged ones, and with
+    unit weights given."""
+    probs, hard = _large(11, kind)
+    state = ct.TACEState(n_bins=n_bins, threshold=threshold)
+    expected = np.mean(state._per_class(np.ascontiguousarray(probs.T), hard, None))
+    one = state.update(probs, hard=hard).compute()
+    a = ct.TACEState(n_bins=n_bins, threshold=threshold).update(probs[:9000], hard=hard[:9000])
+    a.merge(ct.TACEState(n_bins=n_bins, threshold=threshold).update(probs[9000:],
+                                                                    hard=hard[9000:]))
+    ones = ct.TACEState(n_bins=n_bins, threshold=threshold).update(
+        probs, hard=hard, weights=np.ones(hard.size)).compute()
+    for got in (one, a.compute(), ones):
+        assert got == pytest.approx(expected, rel=1e-9)
+
+
+def test_tace_edges_are_numpy_quantiles_bit_for_bit():
+    rng = np.random.default_rng(12)
+    for m in (1, 2, 7, 1000, 1001):
+        x = np.sort(np.round(rng.random(m), 3))
+        vi = (m - 1) * np.linspace(0.0, 1.0, 11)
+        assert np.array_equal(ct._tace_edges(vi, lambda r, x=x: x[r], m),
+                              np.quantile(x, np.linspace(0.0, 1.0, 11)))
+
+
+def test_three_label_kernels_equal_the_general_ones():
+    rng = np.random.default_rng(13)
+    probs = rng.dirichlet([1.0, 1.0, 1.0], 5000)
+    probs[:100] = np.array([0.5, 0.5, 0.0])  # ties: the first maximum
+    hard = rng.integers(0, 3, 5000)
+    out = [(np.empty(5000), np.empty(5000)) for _ in range(2)]
+    assert ce._top_label(probs, hard, *out[0], 1e-9) and ce._top_label3(probs, hard, *out[1],
+                                                                           1e-9)
+    assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+    for bad in (np.nan, np.inf, -np.inf, -0.1):
+        p = probs.copy()
+        p[7, 1] = bad
+        assert not ce._labelled_rows_ok3(p, hard, 1e-9)
+        assert not ce._labelled_rows_ok(p, hard, 1e-9)
+        with pytest.raises(InvalidValueError):
+            compute("tace", p, hard=hard)
 
 
 # --------------------------------------------------------------------------- MacroCE

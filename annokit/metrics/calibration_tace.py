@@ -1,0 +1,205 @@
+"""TACE, the thresholded adaptive calibration error (Nixon et al. 2019): classwise ECE with
+equal-mass bins per class.
+
+A state of :data:`annokit.metrics.calibration_estimators.CALIBRATION_PASS` that keeps its
+rows: each class's bins are quantiles of all its predictions, which no constant-size summary
+gives exactly (``8 k + 8`` bytes per item, 8 more per item and replicate with weights). With
+unit weights and many rows the edges come from bucket counts (:mod:`annokit.metrics._buckets`,
+counted as the rows arrive; the counts add over batches) and one pass bins the rows; the
+values are those of the class-by-class path up to the rounding of the bin sums. On the Dask
+engine it takes the generic path (see :mod:`annokit.metrics.calibration_estimators`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from annokit.errors import InvalidValueError
+from annokit.metrics import _binning, _buckets
+from annokit.metrics.calibration_estimators import BUCKETED_MIN, _RowsState, _total
+from annokit.metrics.states import edge_bin_stats
+
+__all__ = ["TACEState"]
+
+
+class TACEState(_RowsState):
+    """Thresholded adaptive calibration error (TACE): classwise, equal-mass bins per class.
+
+    Parameters
+    ----------
+    n_bins : int, default 10
+        Equal-mass bins per class.
+    threshold : float, default 0.001
+        Only predictions ``p_ij >= threshold`` enter class ``j``'s bins (Nixon et al. 2019).
+
+    Notes
+    -----
+    For each class ``j`` the predictions ``p_ij >= threshold`` are binned on their value
+    with equal-mass bins (the weighted quantile edges of ``ece_adaptive``, tied values in
+    one bin), and ``TACE_j = sum_b W_b/W_j |acc_b - conf_b|`` with ``acc_b`` the weighted
+    fraction of the bin's items whose hard label is ``j``; ``TACE`` is the mean of
+    ``TACE_j`` over the classes with a prediction above the threshold. Nixon et al. write
+    ``1/(K R) sum_k sum_r |acc(r, k) - conf(r, k)|``: the same when every bin holds the
+    same mass; bins here are weighted by their mass so that tied values (which keep
+    bins unequal) count for what they hold.
+
+    Memory grows linearly: the probability rows and labels, ``8 k + 8`` bytes per item,
+    plus 8 per item and replicate with weights (see the module notes for Dask).
+
+    Examples
+    --------
+    >>> s = TACEState(n_bins=1).update([[0.9, 0.1], [0.6, 0.4]], hard=[0, 1])
+    >>> round(s.compute(), 6)
+    0.25
+    """
+
+    def __init__(self, *, n_bins: int = 10, threshold: float = 1e-3) -> None:
+        super().__init__()
+        self.n_bins = _binning.check_n_bins(n_bins)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
+                or not 0 <= threshold < 1:
+            raise InvalidValueError(f"threshold must be a number in [0, 1); got {threshold!r}")
+        self.threshold = float(threshold)
+        self._counts: np.ndarray | None = None  # bucket counts, while every batch is unweighted
+        self._seen = False
+
+    def _options(self) -> dict[str, Any]:
+        return {"n_bins": self.n_bins, "threshold": self.threshold}
+
+    #: TACE reads the probability rows, not the top label: its pass only checks the batch.
+    uses_top_label = False
+
+    def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
+              hit: np.ndarray) -> Any:
+        # rows kept as (k, n), a view of a row-major copy; with unit weights the bucket
+        # counts of _tace_bucketed too (they add over batches)
+        rows = p.copy()
+        if w is not None:
+            return (rows.T, h, w), _total(h.size, w), None
+        return (rows.T, h, w), float(h.size), _buckets.class_counts(rows, self.threshold)
+
+    def _absorb(self, part: tuple[tuple[np.ndarray, ...], Any, Any]) -> None:
+        rows, weight, counts = part
+        super()._absorb((rows, weight))
+        self._add_counts(counts)
+
+    def _merge(self, other: _RowsState) -> None:
+        if isinstance(other, TACEState) and other._seen:
+            self._add_counts(other._counts)
+        super()._merge(other)
+
+    def _add_counts(self, counts: np.ndarray | None) -> None:
+        """Add a batch's bucket counts; None (weighted rows) ends the bucketed path."""
+        self._counts = counts if not self._seen else (
+            None if self._counts is None or counts is None else self._counts + counts)
+        self._seen = True
+
+    def _compute(self) -> Any:
+        (probs, hard), w = self._columns()
+        unit = w is None or (w.ndim == 1 and bool(np.all(w == 1)))
+        if unit and hard.size >= BUCKETED_MIN:
+            rows = probs.T if probs.T.flags.c_contiguous else np.ascontiguousarray(probs.T)
+            per_class = _tace_bucketed(rows, hard, self.n_bins, self.threshold,
+                                       self._counts if w is None else None)
+        else:
+            per_class = self._per_class(probs, hard, None if unit else w)
+        if not per_class:
+            return np.full(w.shape[0], np.nan) if w is not None and w.ndim == 2 \
+                else float("nan")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a replicate without weight
+            out = np.nanmean(np.array(per_class, dtype=np.float64), axis=0)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def _per_class(self, probs: np.ndarray, hard: np.ndarray, w: np.ndarray | None
+                   ) -> list[Any]:
+        """Each class's binned error, class by class (each class vectorised)."""
+        out = []
+        for j in range(probs.shape[0]):
+            keep = probs[j] >= self.threshold
+            if not keep.any():
+                continue
+            c, y = probs[j][keep], (hard[keep] == j).astype(np.float64)
+            wj = None if w is None else w[..., keep]
+            total = float(c.size) if wj is None else np.sum(wj, axis=-1)
+            edges = _binning.quantile_edges(c, self.n_bins, wj)
+            out.append(_binning.compute_top(edge_bin_stats(c, y, edges, self.n_bins, wj, total)))
+        return out
+
+
+def _tace_edges(vi: np.ndarray, at: Callable[[np.ndarray], np.ndarray], m: int) -> np.ndarray:
+    """``np.quantile(x, q)`` (its ``linear`` method) from the order statistics ``at(ranks)``
+    of ``m`` values, at numpy's virtual indexes ``vi = (m - 1) q``."""
+    prev = np.floor(vi)
+    top = vi >= m - 1  # numpy takes the last value there
+    lo = np.where(top, m - 1, prev).astype(np.int64)
+    hi = np.where(top, m - 1, prev + 1).astype(np.int64)
+    return _binning._lerp(at(lo), at(hi), vi - np.where(top, -1.0, prev))
+
+
+def _bin_table(cum: np.ndarray, vi: dict[int, np.ndarray], n_bins: int, threshold: float
+               ) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Per class and bucket, the bin of every value in it, or ``-1 - tag`` for a bucket that
+    holds an order statistic an edge needs (tags listed class by class, in bucket order)."""
+    k, m = cum.shape[0], cum.shape[1] - 1
+    table = np.zeros((k, m), np.int64)
+    tags = []
+    for j, v in vi.items():
+        lo = np.floor(v).astype(np.int64)
+        hi = np.minimum(lo + 1, cum[j, -1] - 1)
+        b_lo, b_hi = (np.searchsorted(cum[j], r, side="right") - 1 for r in (lo, hi))
+        # a bucket without an order statistic is above the edges whose upper order
+        # statistic lies in an earlier bucket, and below every other edge
+        table[j] = np.clip(np.searchsorted(np.sort(b_hi), np.arange(m), side="left") - 1,
+                           0, n_bins - 1)
+        tags += [(j, int(b)) for b in np.unique(np.concatenate((b_lo, b_hi)))]
+    for i, (j, b) in enumerate(tags):
+        table[j, b] = -1 - i
+    if threshold > 0:  # bucket 0: exactly the predictions below the threshold
+        table[:, 0] = _buckets.SKIP
+    return table, tags
+
+
+def _tace_bucketed(rows: np.ndarray, hard: np.ndarray, n_bins: int, threshold: float,
+                   counts: np.ndarray | None = None) -> list[float]:
+    """Each class's TACE term for unit weights, with the bins of the class-by-class path.
+
+    The bucket counts (:func:`_buckets.class_counts`) locate the order statistics each
+    ``np.quantile`` edge interpolates; every bucket without one lies wholly inside one bin,
+    so one pass adds its items to their bin and gathers the items of the other buckets,
+    which give the exact edges and are binned on them.
+    """
+    counts = _buckets.class_counts(rows, threshold) if counts is None else counts
+    cum = np.concatenate((np.zeros((counts.shape[0], 1), np.int64), np.cumsum(counts, 1)), 1)
+    vi = {j: (cum[j, -1] - 1) * np.linspace(0.0, 1.0, n_bins + 1)
+          for j in range(counts.shape[0]) if cum[j, -1] > 0}
+    table, tags = _bin_table(cum, vi, n_bins, threshold)
+    sums, (t, v, y) = _buckets.class_bin(rows, hard, threshold, table, n_bins,
+                                         int(sum(counts[j, b] for j, b in tags)))
+    cuts = np.searchsorted(t, np.arange(len(tags) + 1))
+    out = []
+    for j in vi:
+        mine = [i for i, (jj, _) in enumerate(tags) if jj == j]
+        lo, hi = cuts[mine[0]], cuts[mine[-1] + 1]  # class j's gathered items, by value
+        x, hits = v[lo:hi], y[lo:hi]
+        # the gathered rank r of bucket B sits at (items gathered before B) + r - cum[j, B]
+        first = np.array([cum[j, tags[i][1]] for i in mine])
+        before = cuts[mine] - lo
+
+        def at(r: np.ndarray, first: np.ndarray = first, before: np.ndarray = before,
+               x: np.ndarray = x) -> np.ndarray:
+            b = np.searchsorted(first, r, side="right") - 1
+            return x[before[b] + r - first[b]]
+
+        edges = _tace_edges(vi[j], at, int(cum[j, -1]))
+        idx = _binning.bin_index(x, edges)
+        count = sums[j, :, 0] + np.bincount(idx, minlength=n_bins)
+        hit = sums[j, :, 1] + np.bincount(idx, hits, minlength=n_bins)
+        conf = sums[j, :, 2] + np.bincount(idx, x, minlength=n_bins)
+        out.append(_binning.compute_top(_binning.BinStats(float(cum[j, -1]), count, conf,
+                                                          hit=hit)))
+    return out
