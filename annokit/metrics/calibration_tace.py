@@ -82,7 +82,7 @@ class TACEState(_RowsState):
             return (rows.T, h, w), _total(h.size, w), None
         return (rows.T, h, w), float(h.size), _buckets.class_counts(rows, self.threshold)
 
-    def _absorb(self, part: tuple[tuple[np.ndarray, ...], Any, Any]) -> None:
+    def _absorb(self, part: Any) -> None:  # (rows, weight, bucket counts or None)
         rows, weight, counts = part
         super()._absorb((rows, weight))
         self._add_counts(counts)

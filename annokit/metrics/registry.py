@@ -359,7 +359,7 @@ _SPECS = (
     MetricSpec("kde_ece", "Top-label ECE with the accuracy a ratio of triweight kernel "
                "density estimates (Mix-n-Match rule)", _HARD, True, "probability", _ZHANG,
                _EMPTY, None, KDEECEState, listed=frozenset()),
-    # Kumar et al.'s debiased estimator (issue 32): requested by name, not listed by default
+    # Kumar et al.'s debiased estimator: requested by name, not listed by default
     MetricSpec("ece_debiased", "Debiased squared L2 top-label calibration error against the hard "
                "label, equal-width bins (Kumar et al. 2019): unbiased for sum_b P(b) gap_b^2, can be "
                "negative; sqrt(max(0, .)) is uncertainty-calibration's debias=True value",

@@ -1,4 +1,4 @@
-"""The intervals of the binned metrics (issue 32) and ``ece_debiased`` (Kumar et al. 2019).
+"""The intervals of the binned metrics (the bounds method) and ``ece_debiased`` (Kumar et al. 2019).
 
 Sources: Kumar, Liang, Ma (2019), Verified Uncertainty Calibration, NeurIPS, arXiv:1909.10155
 (the debiased estimator; the reference implementation is uncertainty-calibration's
