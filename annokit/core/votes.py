@@ -32,15 +32,18 @@ from annokit.core.labels import (
     as_str_values,
 )
 from annokit.core.vote_views import VoteViews
-from annokit.errors import InvalidValueError, SchemaError
+from annokit.errors import InvalidValueError, Option, SchemaError
 
 __all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
 
 DuplicatePolicy = Literal["error", "first", "last", "keep"]
-#: How to accept repeated (item, annotator) votes, for messages: the command-line option,
-#: then the Python argument.
-DUPLICATES_HINT = ("keep one vote of each with --duplicates first|last, or all as multi-label "
-                   "votes with --duplicates keep (Python: duplicates='first', 'last' or 'keep')")
+#: The options that accept repeated (item, annotator) votes, named in :data:`DUPLICATES_HINT`.
+DUPLICATES_OPTIONS = (Option("duplicates", ("first", "last")), Option("duplicates", "keep"),
+                      Option("duplicates", ("first", "last", "keep"), aside=True))
+#: How to accept repeated (item, annotator) votes, for messages: a template naming
+#: :data:`DUPLICATES_OPTIONS` (an error raised with ``options=DUPLICATES_OPTIONS`` spells them).
+DUPLICATES_HINT = ("keep one vote of each with {0}, or all as multi-label votes with {1}{2}"
+                   .format(*DUPLICATES_OPTIONS))
 
 
 class Votes(VoteViews):
@@ -227,7 +230,7 @@ class Votes(VoteViews):
             n_pairs = int(pd.Series(key[dup_mask]).nunique())
             raise SchemaError(
                 f"{self.source}: {n_pairs} (item, annotator) pair(s) have more than one vote, e.g. "
-                f"{first_offenders(pairs)}; {DUPLICATES_HINT}"
+                f"{first_offenders(pairs)}; {DUPLICATES_HINT}", options=DUPLICATES_OPTIONS
             )
         self.n_duplicate_pairs = int(pd.Series(key[dup_mask]).nunique())
         keep = ~pd.Series(key).duplicated(keep=policy).to_numpy()

@@ -122,7 +122,7 @@ def votes_from_tables(
             try:
                 table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
             except InputError as exc:
-                raise type(exc)(str(exc).replace(" at row", " (dictionary entry)")) from None
+                raise exc.retold(lambda m: m.replace(" at row", " (dictionary entry)")) from None
             label_codes = coders[label].map(table_map[label_lookup])
             ann_codes = ann_ids = None
             if annotator is not None:

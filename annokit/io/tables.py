@@ -363,8 +363,8 @@ _ROW = re.compile(r"\(row (\d+)\)")
 def rows_as_lines(exc: InputError, df: pd.DataFrame | Mapping[Any, Any]) -> InputError:
     """``exc`` (raised about the rows of ``df``, e.g. by :meth:`Votes.from_long`) with each
     ``(row N)`` written as the file line, ``(line L)``; the same class."""
-    msg = _ROW.sub(lambda m: f"({row_where(df, int(m.group(1)))})", str(exc))
-    return exc if msg == str(exc) else type(exc)(msg)
+    out = exc.retold(lambda m: _ROW.sub(lambda r: f"({row_where(df, int(r.group(1)))})", m))
+    return exc if str(out) == str(exc) else out
 
 
 def cell_where(path: Path | Input | str, df: pd.DataFrame, row: int, column: str) -> str:
