@@ -16,7 +16,8 @@ ChaosNLI's consecutive-wrong-answers rule) is the row order.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -34,7 +35,7 @@ from annokit.core.labels import (
 from annokit.core.vote_views import VoteViews
 from annokit.errors import InvalidValueError, Option, SchemaError
 
-__all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
+__all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "ReadInfo", "Votes"]
 
 DuplicatePolicy = Literal["error", "first", "last", "keep"]
 #: The options that accept repeated (item, annotator) votes, named in :data:`DUPLICATES_HINT`.
@@ -42,8 +43,45 @@ DUPLICATES_OPTIONS = (Option("duplicates", ("first", "last")), Option("duplicate
                       Option("duplicates", ("first", "last", "keep"), aside=True))
 #: How to accept repeated (item, annotator) votes, for messages: a template naming
 #: :data:`DUPLICATES_OPTIONS` (an error raised with ``options=DUPLICATES_OPTIONS`` spells them).
-DUPLICATES_HINT = ("keep one vote of each with {0}, or all as multi-label votes with {1}{2}"
-                   .format(*DUPLICATES_OPTIONS))
+_ONE, _ALL, _PYTHON = DUPLICATES_OPTIONS
+DUPLICATES_HINT = f"keep one vote of each with {_ONE}, or all as multi-label votes with {_ALL}{_PYTHON}"
+
+
+@dataclass(frozen=True)
+class ReadInfo:
+    """What a reader of :mod:`annokit.io` found beside the votes, set once by the reader.
+
+    Attributes
+    ----------
+    format : str
+        The reader: ``"mturk"``, ``"toloka"``, ``"labelstudio"``, ``"prodigy"``,
+        ``"argilla"``, ``"lewidi"`` or ``"hf"`` (Hugging Face responses).
+    details : mapping
+        The reader's own account (its docstring lists the keys): the columns or fields used,
+        what was excluded and why, the checks of a LeWiDi split, ...
+
+    Examples
+    --------
+    >>> info = ReadInfo("mturk", {"excluded": {"Rejected": 1}})
+    >>> info.format, info.details["excluded"]
+    ('mturk', {'Rejected': 1})
+    """
+
+    format: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _reader_details(fmt: str) -> property:
+    """A read-only alias of ``read_details.details`` for votes read as ``fmt`` (None for
+    others), under the attribute name the reader used before :class:`ReadInfo`."""
+
+    def details(self: Votes) -> Any:
+        info = self.read_details
+        return info.details if info is not None and info.format == fmt else None
+
+    return property(details, doc=f"Deprecated: ``read_details.details`` of votes read as "
+                                 f"{fmt!r} (None otherwise); kept as a read-only alias for one "
+                                 "release.")
 
 
 class Votes(VoteViews):
@@ -84,6 +122,14 @@ class Votes(VoteViews):
     n_duplicate_pairs : int
         (item, annotator) pairs that had more than one vote before ``duplicates="first" |
         "last"`` kept one (0 otherwise).
+    read_info : str or None
+        Set by :mod:`annokit.io`: one line saying how the input was read.
+    read_details : ReadInfo or None
+        Set by the readers of platform exports, LeWiDi splits and Hugging Face responses: the
+        format read and the reader's details. The former per-reader attributes ``hf_info``,
+        ``labelstudio_info``, ``mturk_info``, ``toloka_info``, ``prodigy_info``,
+        ``argilla_info`` and ``lewidi_info`` are deprecated read-only aliases of
+        ``read_details.details``, kept for one release.
     ``a == b`` is :meth:`equals` (value equality), so ``Votes.from_long(v.to_long()) == v``;
     a ``Votes`` is therefore unhashable, like other mutable containers.
     """
@@ -98,16 +144,17 @@ class Votes(VoteViews):
     _item_ids: Any
     # What the readers of :mod:`annokit.io` add (None for votes built in Python): a one-line
     # account of how the input was read, how repeated (item, annotator) votes were treated, and
-    # the details of a platform export or a LeWiDi split.
+    # the details of a platform export or a LeWiDi split (one ReadInfo).
     read_info: str | None = None
     duplicates_info: dict[str, Any] | None = None
-    hf_info: dict[str, Any] | None = None
-    labelstudio_info: dict[str, Any] | None = None
-    mturk_info: dict[str, Any] | None = None
-    toloka_info: dict[str, Any] | None = None
-    prodigy_info: dict[str, Any] | None = None
-    argilla_info: dict[str, Any] | None = None
-    lewidi_info: dict[str, Any] | None = None
+    read_details: ReadInfo | None = None
+    hf_info = _reader_details("hf")
+    labelstudio_info = _reader_details("labelstudio")
+    mturk_info = _reader_details("mturk")
+    toloka_info = _reader_details("toloka")
+    prodigy_info = _reader_details("prodigy")
+    argilla_info = _reader_details("argilla")
+    lewidi_info = _reader_details("lewidi")
     #: "counts" or "soft labels" when the input was published already counted
     #: (:mod:`annokit.io.counts`); ``row_ids``: its item ids are the array's row positions.
     input_kind: str | None = None

@@ -22,7 +22,7 @@ Examples
 ...                            {"user_id": "b", "value": "no", "status": "discarded"}]},
 ...     {"id": "q2", "label": [{"user_id": "a", "value": "no", "status": "submitted"}]}])
 >>> votes = from_hf_responses(ds, item="id", responses="label")
->>> votes.counts().tolist(), votes.hf_info["excluded"]
+>>> votes.counts().tolist(), votes.read_details.details["excluded"]
 ([[0, 1], [1, 0]], {'discarded': 1})
 """
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.labels import LabelSet
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import SchemaError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,7 +84,7 @@ def from_hf_responses(dataset: datasets.Dataset | Any, *, item: str = "id",
     Returns
     -------
     Votes
-        With ``read_info`` and ``hf_info`` (mapping, ``excluded`` {status: responses},
+        With ``read_info`` and ``read_details.details`` (mapping, ``excluded`` {status: responses},
         ``empty``: responses without a value, ``records_without_votes``: records left with
         no vote, which are not items).
 
@@ -155,8 +155,9 @@ def from_hf_responses(dataset: datasets.Dataset | Any, *, item: str = "id",
     votes = Votes.from_long(frame, annotator="annotator" if who is not None else None,
                             labels=labels, duplicates=duplicates, source=source)
     no_votes = table.num_rows - int(np.unique(parents[keep]).size)
-    votes.hf_info = {"mapping": mapping, "excluded": excluded, "empty": int(empty_mask.sum()),
-                     "records": table.num_rows, "records_without_votes": no_votes}
+    votes.read_details = ReadInfo("hf", {
+        "mapping": mapping, "excluded": excluded, "empty": int(empty_mask.sum()),
+        "records": table.num_rows, "records_without_votes": no_votes})
     excl = ", ".join(f"{k} {v}" for k, v in excluded.items()) or "none"
     votes.read_info = (f"{source}: Hugging Face responses, {table.num_rows} records; {mapping}; "
                        f"excluded responses: {excl}; empty answers: {int(empty_mask.sum())}; records "

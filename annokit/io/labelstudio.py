@@ -11,7 +11,7 @@ an ``id``, its ``data`` and a list of ``annotations``, each made by one user
 - annotator: ``completed_by`` (its ``id``; ``email`` with ``annotator="email"``);
 - label: the value of the one Choices / Rating / Number control, or the control named by
   ``from_name=``. Several ticked choices are several votes of one annotator on one item
-  (multi-label data; ``votes.labelstudio_info["multi_choice"]`` counts such answers).
+  (multi-label data; ``votes.read_details.details["multi_choice"]`` counts such answers).
 
 Cancelled (skipped) annotations are excluded and counted; an annotation without a value
 for the control is counted as blank; the mapping and the counts are in ``read_info``.
@@ -26,7 +26,7 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "export.json"
 >>> _ = path.write_text(json.dumps(tasks))
 >>> votes = read_labelstudio(path)
->>> votes.n_votes, votes.labelstudio_info["cancelled"]
+>>> votes.n_votes, votes.read_details.details["cancelled"]
 (1, 1)
 """
 
@@ -40,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io.source import Input, loads_json
 
@@ -116,7 +116,7 @@ def read_labelstudio(path: str | os.PathLike | Input, *, item: str | None = None
     Returns
     -------
     Votes
-        With ``read_info`` and ``labelstudio_info`` (``item``, ``label``, ``tasks``,
+        With ``read_info`` and ``read_details.details`` (``item``, ``label``, ``tasks``,
         ``annotations``, ``cancelled``, ``blank``, ``multi_choice``).
 
     Raises
@@ -190,7 +190,7 @@ def read_labelstudio(path: str | os.PathLike | Input, *, item: str | None = None
             "label": label_text, "tasks": len(doc), "annotations": counts["annotations"],
             "cancelled": counts["cancelled"], "blank": counts["blank"],
             "multi_choice": counts["multi_choice"]}
-    votes.labelstudio_info = info
+    votes.read_details = ReadInfo("labelstudio", info)
     votes.read_info = (f"{name}: Label Studio export, {len(doc)} tasks; item={info['item']!r}, "
                        f"annotator='completed_by', label=control {label_text!r}; cancelled "
                        f"annotations: {info['cancelled']}; blank: {info['blank']}; multi-choice "

@@ -42,7 +42,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option, first_offenders
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import (
     AnnokitError,
     DataFormatError,
@@ -173,7 +173,7 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         Extra attributes: ``annotator_metadata`` (DataFrame indexed by annotator id, in
         ``annotator_ids`` order, NaN where an annotator has no record), ``read_info``
         (one line: layout, scale, mismatch counts with the first item ids) and
-        ``lewidi_info`` (a dict: ``edition``, ``dataset``, ``split``, ``scale``
+        ``read_details.details`` (a dict: ``edition``, ``dataset``, ``split``, ``scale``
         ("nominal", "ordinal" or "multilabel"), ``label_values``, ``multilabel``,
         ``soft_label_mismatches`` / ``hard_label_mismatches`` (item ids),
         ``hard_label_ties`` (items whose file label is one of tied top labels),
@@ -277,7 +277,7 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         "repeated_pairs": repeated, "duplicates": duplicates,
         "duplicate_votes_removed": votes.n_duplicates_removed,
     }
-    votes.lewidi_info = info
+    votes.read_details = ReadInfo("lewidi", info)
     votes.duplicates_info = None if duplicates == "error" or multilabel else {
         "policy": duplicates, "repeated_pairs": len(repeated),
         "votes_removed": votes.n_duplicates_removed}

@@ -39,7 +39,7 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "batch.csv"
 >>> _ = path.write_text(text)
 >>> votes = read_mturk(path)
->>> votes.counts().tolist(), votes.mturk_info["excluded"]
+>>> votes.counts().tolist(), votes.read_details.details["excluded"]
 ([[0, 2], [1, 1]], {'Rejected': 1})
 """
 
@@ -55,7 +55,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.labels import LabelSet
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import SchemaError
 from annokit.io.source import Input
 from annokit.io.tables import read_table, row_where
@@ -164,7 +164,7 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     Returns
     -------
     Votes
-        With ``read_info`` (the mapping and what was excluded, one line) and ``mturk_info``
+        With ``read_info`` (the mapping and what was excluded, one line) and ``read_details`` (a :class:`~annokit.core.votes.ReadInfo` whose ``details`` are
         (a dict: ``item``, ``label``, ``items_per_hit``, ``excluded`` {status: assignments},
         ``blank_answers``, ``flags`` {``fields``, ``flagged_votes``, ``action``}).
 
@@ -273,7 +273,7 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
         other = "keep" if flags == "drop" else "drop"
         flag_text = (f"; flag field(s) {info['flags']['fields']}: {n_flagged} flagged vote(s) "
                      f"{action} (--flags {other} to {other} them)")
-    votes.mturk_info = info
+    votes.read_details = ReadInfo("mturk", info)
     excl = ", ".join(f"{k} {v}" for k, v in info["excluded"].items()) or "none"
     votes.read_info = (f"{name}: Mechanical Turk batch results, {len(numbers)} item(s) per HIT; "
                        f"item={item_text!r}, annotator='WorkerId', label={info['label']!r}; "

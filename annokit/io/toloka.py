@@ -30,7 +30,7 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "assignments.tsv"
 >>> _ = path.write_text(text)
 >>> votes = read_toloka(path)
->>> votes.counts().tolist(), votes.toloka_info["excluded"]
+>>> votes.counts().tolist(), votes.read_details.details["excluded"]
 ([[0, 1], [1, 0]], {'REJECTED': 1})
 """
 
@@ -44,7 +44,7 @@ from typing import Any
 import pandas as pd
 
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import SchemaError
 from annokit.io.export_common import Answers, answers_to_votes, counted
 from annokit.io.source import Input
@@ -122,7 +122,7 @@ def read_toloka(path: str | os.PathLike | Input, *, item: str | None = None,
     Returns
     -------
     Votes
-        With ``gold`` from the control tasks, ``read_info`` and ``toloka_info`` (``item``,
+        With ``gold`` from the control tasks, ``read_info`` and ``read_details.details`` (``item``,
         ``label``, ``gold``, ``rows``, ``excluded`` {status: rows}, ``training``, ``blank``,
         ``control_items``).
 
@@ -177,7 +177,7 @@ def read_toloka(path: str | os.PathLike | Input, *, item: str | None = None,
                             "excluded": dict(sorted(excluded.items())), "training": n_training,
                             "blank": answers.left_out["blank responses"],
                             "control_items": control}
-    votes.toloka_info = info
+    votes.read_details = ReadInfo("toloka", info)
     votes.read_info = (f"{name}: Toloka results, {len(status)} rows; item={item_col!r}, "
                        f"annotator={_WORKER!r}, label={label_col!r}, gold="
                        f"{golden if golden else 'none'} ({control} control item(s)); rows excluded by "

@@ -371,3 +371,15 @@ def test_repeated_pairs_are_found_in_votes_not_grouped_by_item():
     assert not Votes.from_long(df.drop(index=4), duplicates="keep").has_duplicate_pairs()
     with pytest.raises(VoteSchemaError, match=r"1 \(item, annotator\) pair\(s\) have more than"):
         Votes.from_long(df)
+
+
+def test_read_details_and_the_deprecated_per_reader_aliases():
+    """A reader sets one ReadInfo; the former per-reader attributes read it (None otherwise)."""
+    from annokit.core.votes import ReadInfo
+
+    votes = Votes.from_long(pd.DataFrame({"item": ["q"], "annotator": ["a"], "label": ["x"]}))
+    assert votes.read_details is None and votes.mturk_info is None
+    votes.read_details = ReadInfo("mturk", {"excluded": {"Rejected": 1}})
+    assert votes.mturk_info == {"excluded": {"Rejected": 1}} and votes.lewidi_info is None
+    with pytest.raises(AttributeError):
+        votes.mturk_info = {}
