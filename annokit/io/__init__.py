@@ -22,15 +22,9 @@ from annokit.io.arrow import VoteCounts, count_batches, votes_from_arrow
 from annokit.io.atomic import write_table
 from annokit.io.chaosnli import read_chaosnli
 from annokit.io.counts import read_count_array, read_count_table
-from annokit.io.dispatch import (
-    FORMATS,
-    VOTE_FORMATS,
-    Format,
-    ReadOptions,
-    VoteFormat,
-    read_votes,
-    sniff_format,
-)
+from annokit.io.dispatch import FORMATS, read_votes
+from annokit.io.dispatch import Format as Format  # the type of read_votes' format
+from annokit.io.dispatch import sniff_format as sniff_format
 from annokit.io.hf import from_hf, to_hf
 from annokit.io.hf_responses import from_hf_responses
 from annokit.io.labelstudio import read_labelstudio
@@ -57,10 +51,6 @@ __all__ = [
     "FORMATS",
     "MAX_COUNT_BYTES",
     "REGISTRY",
-    "VOTE_FORMATS",
-    "Format",
-    "ReadOptions",
-    "VoteFormat",
     "VoteCounts",
     "attach_gold",
     "check_count_size",
@@ -88,7 +78,6 @@ __all__ = [
     "read_table",
     "read_toloka",
     "read_votes",
-    "sniff_format",
     "read_wide",
     "partition_files",
     "to_hf",

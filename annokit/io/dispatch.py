@@ -4,6 +4,60 @@ accepts, and one helper that refuses an option the chosen format does not take.
 The options are :class:`ReadOptions` (the keyword arguments of :func:`read_votes`); a refusal
 names the option by its key (an :class:`annokit.errors.Option`), which Python spells
 ``no_header=True`` and the command line ``--no-header``.
+
+Inputs
+------
+Every input goes through one boundary (:mod:`annokit.io.source`): a regular file or ``-`` for
+standard input (FIFOs, devices and directories are refused), UTF-8 with or without a
+byte-order mark, strict JSON, unique column names. A path may also be the name of a registered
+dataset (``"chaosnli-snli"``), loaded from the cache. A directory, a glob
+(``"votes/part-*.csv"``) or a list of Parquet/CSV/TSV partitions is read as the long table of
+the files concatenated in order (:mod:`annokit.io.partitions`: the same header in every file;
+errors name the partition and its line or row). A DataFrame is a long or wide table already
+read: its columns are detected exactly as a file's (``format`` "auto", "long" or "wide";
+``columns``, ``labels``, ``gold`` (a gold file), ``duplicates``, ``missing`` and ``scale``
+apply as to a file). The layout chosen is stated in ``votes.read_info`` (e.g.
+``"votes.csv: long table (csv); item='item', ..."``).
+
+Formats (:data:`VOTE_FORMATS`)
+------------------------------
+"auto" sniffs the file and refuses a file that fits no layout. "chaosnli" reads ChaosNLI JSON
+Lines; "long" a table of one row per vote (:func:`annokit.io.read_long`), "wide" one of one
+column per annotator. The exports of annotation tools (:mod:`annokit.io.exports`): "mturk"
+reads Mechanical Turk batch results (:func:`annokit.io.mturk.read_mturk`), "toloka" a Toloka
+results TSV (:func:`annokit.io.toloka.read_toloka`), "labelstudio" a Label Studio JSON export
+(:func:`annokit.io.labelstudio.read_labelstudio`) or its JSON-MIN and CSV exports
+(:mod:`annokit.io.labelstudio_flat`), "prodigy" Prodigy's ``db-out`` JSONL
+(:func:`annokit.io.prodigy.read_prodigy`), "argilla" Argilla records
+(:func:`annokit.io.argilla.read_argilla`); for these, ``columns`` may name only the ``item`` and
+``label`` columns (MTurk: ``Input.*``/``Answer.*`` names or families; Label Studio: a ``data``
+field and the control's ``from_name``; Argilla: the question). "lewidi" reads a LeWiDi
+2023/2025 split file (:func:`annokit.io.lewidi.read_lewidi`, which also takes a folder and
+``split=``). "lists" reads JSON Lines with one row per item and a list of its labels, such as
+graded ratings released without annotator ids (:func:`annokit.io.lists.read_label_lists`:
+``columns`` may name ``item`` and ``label``, the list field). "counts" reads a count matrix
+(``.npy``/``.npz`` of shape (items, labels), read without ``format`` too) or a table with an
+item column and one count column per label (detected when those columns are the declared
+``labels``); "soft" the same layouts holding probabilities (:mod:`annokit.io.counts`).
+
+Options
+-------
+``columns`` names column roles (``item``, ``annotator``, ``label``, ``gold``) of long tables,
+and ``item`` and ``gold`` of wide tables; columns not named are detected from common
+spellings, and two columns that could fill one role are refused. ``gold`` is a separate gold
+file for long and wide tables (a blank gold cell means no gold). ``duplicates`` says what to do
+with repeated (item, annotator) votes: refuse them, keep the first or last vote of each, or
+keep all (multi-label votes); unless refused, the number of repeated pairs and what was done
+is appended to ``votes.read_info``, and votes left out are also a warning (a LeWiDi file
+applies it to annotators repeated in a 2023 item). ``missing`` lists cell texts that mean "no
+value" besides the empty cell (by default ``NA``, ``nan``, ``None`` and ``null`` are labels as
+written). ``scale`` is the label set's level of measurement
+(:func:`annokit.io.ratings.apply_scale`): ordinal labels keep the order of ``labels``, or
+numeric order for numeric labels read without ``labels``. ``sep`` is sniffed from the first
+lines whatever the extension says (:mod:`annokit.io.delimited`). ``flags`` keeps or drops the
+flagged votes of Mechanical Turk batches with flag fields (a "cannot judge" checkbox beside the
+answer), counted in ``read_info`` either way. ``item_ids`` of a count or probability array are
+by default the row positions ``"0"``, ``"1"``, ... (stated).
 """
 
 from __future__ import annotations
@@ -353,107 +407,46 @@ def read_votes(
     flags: Literal["drop", "keep"] | None = None,
     item_ids: str | os.PathLike | None = None,
 ) -> Votes:
-    """Read votes from a file in any supported format.
+    """Read votes from a file, a DataFrame or partitions, in any supported format.
 
-    Every input goes through one boundary (:mod:`annokit.io.source`): a regular file or
-    ``-`` for standard input (FIFOs, devices and directories are refused), UTF-8 with or
-    without a byte-order mark, strict JSON, unique column names (a directory is read as
-    partitions, below). The layout chosen is stated
-    in ``votes.read_info`` (e.g. ``"votes.csv: long table (csv); item='item', ..."``).
+    The inputs, formats and options are described in :mod:`annokit.io.dispatch`.
 
     Parameters
     ----------
-    path : path-like or pandas DataFrame
-        A ChaosNLI ``.jsonl`` file, or a CSV / TSV / JSON Lines / Parquet table,
-        ``-`` for standard input, or the name of a registered dataset (``"chaosnli-snli"``),
-        which is then loaded from the cache. A directory, a glob (``"votes/part-*.csv"``) or
-        a list of Parquet/CSV/TSV partitions is read as the long table of the files
-        concatenated in order (:mod:`annokit.io.partitions`: the same header in every file;
-        errors name the partition and its line or row). A DataFrame is a long or wide table already
-        read: its columns are detected exactly as a file's (``format`` "auto", "long" or
-        "wide"; ``columns``, ``labels``, ``gold`` (a gold file), ``duplicates``, ``missing``
-        and ``scale`` apply as to a file).
+    path : path-like, list of path-likes, ``"-"``, registered dataset name or DataFrame
     format : str, one of FORMATS
-        "auto" sniffs the file and refuses a file that fits no layout. The exports of
-        annotation tools (:mod:`annokit.io.exports`): "mturk" reads Mechanical Turk batch
-        results (:func:`annokit.io.mturk.read_mturk`), "toloka" a Toloka results TSV
-        (:func:`annokit.io.toloka.read_toloka`), "labelstudio" a Label Studio JSON export
-        (:func:`annokit.io.labelstudio.read_labelstudio`) or its JSON-MIN and CSV exports
-        (:mod:`annokit.io.labelstudio_flat`), "prodigy" Prodigy's ``db-out`` JSONL
-        (:func:`annokit.io.prodigy.read_prodigy`), "argilla" Argilla records
-        (:func:`annokit.io.argilla.read_argilla`); for these, ``columns`` may name only the
-        ``item`` and ``label`` columns (MTurk: ``Input.*``/``Answer.*`` names or families;
-        Label Studio: a ``data`` field and the control's ``from_name``; Argilla: the
-        question). "lewidi" reads a LeWiDi 2023/2025 split file
-        (:func:`annokit.io.lewidi.read_lewidi`, which also takes a folder and ``split=``).
-        "lists" reads JSON Lines with one row per item and a list of its labels, such as
-        graded ratings released without annotator ids
-        (:func:`annokit.io.lists.read_label_lists`: ``columns`` may name ``item`` and
-        ``label``, the list field). "counts" reads a count matrix (``.npy``/``.npz`` of shape
-        (items, labels), read without ``format`` too) or a table with an item column and one
-        count column per label (detected when those columns are the declared ``labels``);
-        "soft" the same layouts holding probabilities (:mod:`annokit.io.counts`).
-    columns : mapping, optional
-        Column roles (``item``, ``annotator``, ``label``, ``gold``) for long tables, and
-        ``item`` and ``gold`` for wide tables (see :func:`annokit.io.read_long`). Columns not
-        named are detected from common spellings; two columns that could fill one role are
-        refused.
+        "auto" sniffs the file; the others force a format (:data:`VOTE_FORMATS`).
+    columns : mapping of role to column name, optional
     labels : LabelSet or sequence of names, optional
     gold : path-like, optional
-        A separate gold file for long and wide tables; a blank gold cell means no gold.
+        A separate gold file (long and wide tables).
     duplicates : {"error", "first", "last", "keep"}
-        Repeated (item, annotator) votes (the CLI's ``--duplicates``): refuse them, keep the
-        first or last vote of each, or keep all (multi-label votes). Unless refused, the
-        number of repeated pairs and what was done is appended to ``votes.read_info``, and
-        votes left out are also a warning. A LeWiDi file applies it to annotators repeated
-        in a 2023 item (:func:`annokit.io.lewidi.read_lewidi`).
     no_header : bool, default=False
         A headerless CSV/TSV long table: item, annotator, label (see :func:`read_long`).
     missing : sequence of str
-        Cell texts that mean "no value" besides the empty cell. By default ``NA``, ``nan``,
-        ``None`` and ``null`` are labels as written.
     max_count_bytes : int
-        Refuse votes whose dense item x label count matrix would need more memory than this
-        (the message gives the estimate).
+        Refuse votes whose dense item x label count matrix needs more memory than this.
     scale : {"nominal", "ordinal", "interval", "ratio"}, optional
-        The label set's level of measurement (:func:`annokit.io.ratings.apply_scale`):
-        ordinal labels keep the order of ``labels``, or numeric order for numeric labels
-        read without ``labels``. None keeps the label set's own (nominal by default).
     sep : str, optional
-        The separator of a CSV/TSV votes file (``","``, ``";"``, ``"\\t"``, ``"|"``; CLI
-        ``--sep``). Default: sniffed from the first lines whatever the extension says
-        (:mod:`annokit.io.delimited`); the choice is stated in ``read_info``.
     flags : {"drop", "keep"}, optional
-        Mechanical Turk batches with flag fields (a "cannot judge" checkbox beside the answer,
-        :func:`annokit.io.mturk.read_mturk`): drop (the default) or keep the flagged votes;
-        either way they are counted in ``read_info``.
     item_ids : path-like, optional
-        The item ids of a count or probability array (CLI ``--item-ids``): one per line, or a
-        1-D ``.npy`` array; by default the row positions ``"0"``, ``"1"``, ... (stated).
+        Ids of the rows of a count or probability array: one per line, or a 1-D ``.npy``.
 
     Raises
     ------
-    DataFormatError
-        Unreadable, ambiguous or malformed input; the message names the file, line or row
-        and column.
-    SchemaError
-        Missing, repeated or conflicting columns.
+    DataFormatError, SchemaError
+        Unreadable, ambiguous or malformed input, naming the file, line or row and column;
+        missing, repeated or conflicting columns.
     InvalidValueError
-        Options that do not apply to the format, or a count matrix over ``max_count_bytes``.
+        An option the format does not accept, or a count matrix over ``max_count_bytes``.
 
     Examples
     --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"task": ["q1", "q1", "q2"], "worker": ["w1", "w2", "w1"],
     ...                    "answer": ["yes", "no", "yes"]})
-    >>> votes = read_votes(df)
-    >>> votes.read_info
+    >>> read_votes(df).read_info
     "DataFrame: long table; columns item='task', annotator='worker', label='answer'"
-    >>> votes.counts(as_frame=True)
-    label  no  yes
-    item
-    q1      1    1
-    q2      0    1
     """
     check_option("format", format, FORMATS)
     if flags is not None:
@@ -461,10 +454,7 @@ def read_votes(
     options = ReadOptions(columns=columns, labels=labels, gold=gold, duplicates=duplicates,
                           no_header=no_header, missing=missing, max_count_bytes=max_count_bytes,
                           sep=sep, flags=flags, item_ids=item_ids)
-    if item_ids is not None and not (format in ("counts", "soft") or (
-            not isinstance(path, (pd.DataFrame, list, tuple)) and is_array(path))):
-        where = "DataFrame" if isinstance(path, pd.DataFrame) else str(path)
-        refuse_options(where, format, ReadOptions(item_ids=item_ids), frozenset())
+    _check_item_ids(path, format, options)
     if scale is not None:
         return _read_scaled(path, format, scale, options)
     if isinstance(path, pd.DataFrame):
@@ -480,6 +470,16 @@ def read_votes(
     if str(path) in REGISTRY and not Path(path).exists():
         return load_dataset(str(path))
     return _read_file(Input(path, what="votes"), format, options)
+
+
+def _check_item_ids(path: Any, format: str, options: ReadOptions) -> None:
+    """Refuse ``item_ids`` before anything is read unless the input is an array (or read as
+    counts or soft labels): they name an array's rows."""
+    if options.item_ids is None or format in ("counts", "soft") or (
+            not isinstance(path, (pd.DataFrame, list, tuple)) and is_array(path)):
+        return
+    where = "DataFrame" if isinstance(path, pd.DataFrame) else str(path)
+    refuse_options(where, format, ReadOptions(item_ids=options.item_ids), frozenset())
 
 
 def _keywords(options: ReadOptions) -> dict[str, Any]:

@@ -165,8 +165,9 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     -------
     Votes
         With ``read_info`` (the mapping and what was excluded, one line) and
-        ``read_details.details`` (a dict: ``item``, ``label``, ``items_per_hit``, ``excluded`` {status: assignments},
-        ``blank_answers``, ``flags`` {``fields``, ``flagged_votes``, ``action``}).
+        ``read_details.details`` (a dict: ``item``, ``label``, ``items_per_hit``, ``excluded``
+        {status: assignments}, ``blank_answers``, ``flags`` {``fields``, ``flagged_votes``,
+        ``action``}).
 
     Raises
     ------

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from annokit.cli import main
 from annokit.errors import InvalidValueError
-from annokit.io import FORMATS, VOTE_FORMATS, read_votes
-from annokit.io.dispatch import ARRAY_FORMATS, ReadOptions, refuse_options
+from annokit.io import FORMATS, read_votes
+from annokit.io.dispatch import ARRAY_FORMATS, VOTE_FORMATS, ReadOptions, refuse_options
 
 
 def test_every_format_has_one_entry():
