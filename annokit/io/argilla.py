@@ -178,8 +178,7 @@ def read_argilla(path: str | os.PathLike | Input, *, item: str | None = None,
     shape = "flat" if flat else "nested"
     votes.read_details = ReadInfo("argilla", {
         "shape": shape, "item": item or "id", "question": question, "records": len(records),
-        "left_out": left, "records_without_responses": empty_records,
-        "multi_label": answers.multi})
+        "left_out": left, "records_without_responses": empty_records, "multi_label": answers.multi})
     votes.read_info = (f"{name}: Argilla records ({shape}), {len(records)} records; "
                        f"item={item or 'id'!r}, annotator=user_id, label=question {question!r}; "
                        f"left out responses: {counted(Counter(left))}; records without a "

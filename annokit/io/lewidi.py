@@ -49,6 +49,7 @@ from annokit.errors import (
     DegenerateInputWarning,
     InputError,
     InvalidValueError,
+    Option,
 )
 from annokit.io.lewidi_checks import annotator_table, check_against_file, file_soft_labels
 from annokit.io.source import Input, loads_json
@@ -159,7 +160,7 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         annotator) pair): refuse, keep the first or last vote, or keep both (multi-label
         votes). The file's own soft labels and counts are checked against the votes as
         written, before one vote of a pair is dropped; the pairs and what was done are
-        stated in ``read_info`` and ``lewidi_info["repeated_pairs"]``. In a 2025 file an
+        stated in ``read_info`` and ``read_details.details["repeated_pairs"]``. In a 2025 file an
         annotator is a key of ``annotations`` and cannot repeat; the labels of one
         multi-label response are one answer, not repeats.
 
@@ -197,82 +198,38 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     ...         "soft_label": {"0": 0.67, "1": 0.33}, "split": "dev"}
     >>> _ = (d / "Toy_dev.json").write_text(json.dumps({"1": item}))
     >>> v = read_lewidi(d, split="dev")
-    >>> v.counts().tolist(), v.lewidi_info["edition"], v.lewidi_info["soft_label_mismatches"]
+    >>> info = v.read_details.details
+    >>> v.counts().tolist(), info["edition"], info["soft_label_mismatches"]
     ([[2, 1]], 2023, [])
     """
     check_option("unannotated", unannotated, ("error", "skip"))
     check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
     source = path if isinstance(path, Input) else Input(lewidi_split_file(path, split), what="votes")
     file, name = source.path, source.name
-    doc = loads_json(source.text, name)
-    if not isinstance(doc, dict) or not doc:
-        raise DataFormatError(f"{name}: expected a non-empty JSON object of items keyed by id; "
-                              f"got {type(doc).__name__ if doc else 'an empty object'}")
+    ids, records = _items_of(loads_json(source.text, name), name)
     m = _SPLIT_FILE.match(name)
     dataset = m["dataset"] if m else Path(name).stem
     split = split or (m["split"].lower() if m else None)
-
-    ids, records = [], []
-    for key, rec in doc.items():
-        if not isinstance(rec, dict):
-            raise DataFormatError(f"{name}, item {key!r}: expected an object; got {type(rec).__name__}")
-        ids.append(str(key))
-        records.append(rec)
-    kinds = {type(r.get("annotations")).__name__ for r in records if r.get("annotations") not in _EMPTY}
-    if not kinds:
-        raise DataFormatError(
-            f"{name}: none of its {len(records)} items has annotations (a test split released "
-            "without labels?); there are no votes to read")
-    if not kinds <= {"str", "dict"} or len(kinds) > 1:
-        raise DataFormatError(f"{name}: annotations must all be comma-separated strings (2023) "
-                              f"or all objects keyed by annotator (2025); found {sorted(kinds)}")
-    edition = 2023 if kinds == {"str"} else 2025
-
-    empty = [i for i, r in enumerate(records) if r.get("annotations") in _EMPTY]
-    if empty and unannotated == "error":
-        raise DataFormatError(
-            f"{name}: {len(empty)} item(s) have no annotations, e.g. "
-            f"{first_offenders([ids[i] for i in empty])}; give a split file with annotations "
-            "(Python: unannotated='skip' leaves these items out, counted)")
-    if empty:
-        warnings.warn(f"{name}: {len(empty)} item(s) without annotations left out, e.g. "
-                      f"{first_offenders([ids[i] for i in empty])}", DegenerateInputWarning,
-                      stacklevel=2)
-        keep = sorted(set(range(len(records))) - set(empty))
-        skipped = [ids[i] for i in empty]
-        ids, records = [ids[i] for i in keep], [records[i] for i in keep]
-    else:
-        skipped = []
-
+    edition = _edition(records, name)
+    ids, records, skipped = _annotated(ids, records, name, unannotated)
     multilabel = edition == 2025 and (
         any(isinstance(v, dict) for r in records for v in (r.get("soft_label") or {}).values())
         or dataset.lower().startswith("varierr"))
-    item_of, ann_of, raw = _votes_of(records, ids, edition, multilabel, name)
-    labelset, value_to_name, mapped = _label_names(raw, _soft_keys(records), dataset, labels)
-    label_strings = raw if value_to_name is None else [value_to_name[v] for v in raw]
-    try:
-        label_index = labelset.encode(np.asarray(label_strings, dtype=object), where=name)
-    except InputError as exc:
-        raise DataFormatError(f"{name}: {exc}") from None
-
-    ann_codes, ann_ids = pd.factorize(pd.Series(ann_of, dtype=object), sort=False)
-    meta = _item_metadata(records, numeric=value_to_name is not None)
-    votes = Votes(np.asarray(item_of, dtype=np.int64), label_index, item_ids=np.asarray(ids, dtype=object),
-                  labels=labelset, annotator_index=ann_codes, annotator_ids=np.asarray(ann_ids, dtype=object),
-                  item_metadata=meta, duplicates="keep", source=name)
+    votes, mapped = _votes_as_written(records, ids, edition, multilabel, name, dataset, labels)
     checks = check_against_file(votes, multilabel=multilabel)  # the votes as the file wrote them
     repeated = [] if multilabel else repeated_pairs(votes)
     if repeated and duplicates != "keep":
-        votes = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids, labels=labelset,
-                      annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
-                      item_metadata=meta, duplicates=duplicates, source=name)
-    scale = "multilabel" if multilabel else getattr(labelset, "scale", "nominal")
+        votes = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids,
+                      labels=votes.labels, annotator_index=votes.annotator_index,
+                      annotator_ids=votes.annotator_ids, item_metadata=votes.item_metadata,
+                      duplicates=duplicates, source=name)
+    scale = "multilabel" if multilabel else getattr(votes.labels, "scale", "nominal")
     ann_meta, meta_info = annotator_table(votes, records, edition, file, dataset,
                                           annotator_metadata, name)
     votes.annotator_metadata = ann_meta
     info: dict[str, Any] = {
         "edition": edition, "dataset": dataset, "split": split, "file": str(file) if file else name,
-        "scale": scale, "multilabel": multilabel, "label_values": list(labelset.names),
+        "scale": scale, "multilabel": multilabel, "label_values": list(votes.labels.names),
         "severity_mapped": mapped, "skipped_unannotated": skipped, **checks, **meta_info,
         "repeated_pairs": repeated, "duplicates": duplicates,
         "duplicate_votes_removed": votes.n_duplicates_removed,
@@ -282,17 +239,92 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         "policy": duplicates, "repeated_pairs": len(repeated),
         "votes_removed": votes.n_duplicates_removed}
     votes.read_info = _summary(name, info, votes)
+    _warn_departures(name, info, votes)
+    return votes
+
+
+def _items_of(doc: Any, name: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """The item ids and records of a split file's JSON object."""
+    if not isinstance(doc, dict) or not doc:
+        raise DataFormatError(f"{name}: expected a non-empty JSON object of items keyed by id; "
+                              f"got {type(doc).__name__ if doc else 'an empty object'}")
+    ids, records = [], []
+    for key, rec in doc.items():
+        if not isinstance(rec, dict):
+            raise DataFormatError(f"{name}, item {key!r}: expected an object; got {type(rec).__name__}")
+        ids.append(str(key))
+        records.append(rec)
+    return ids, records
+
+
+def _edition(records: list[dict[str, Any]], name: str) -> int:
+    """2023 (annotations as comma-separated strings) or 2025 (objects keyed by annotator)."""
+    kinds = {type(r.get("annotations")).__name__ for r in records if r.get("annotations") not in _EMPTY}
+    if not kinds:
+        raise DataFormatError(
+            f"{name}: none of its {len(records)} items has annotations (a test split released "
+            "without labels?); there are no votes to read")
+    if not kinds <= {"str", "dict"} or len(kinds) > 1:
+        raise DataFormatError(f"{name}: annotations must all be comma-separated strings (2023) "
+                              f"or all objects keyed by annotator (2025); found {sorted(kinds)}")
+    return 2023 if kinds == {"str"} else 2025
+
+
+def _annotated(ids: list[str], records: list[dict[str, Any]], name: str, unannotated: str
+               ) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    """The ids and records of the items with annotations, and the ids of those skipped
+    (``unannotated="skip"``, warned about)."""
+    empty = [i for i, r in enumerate(records) if r.get("annotations") in _EMPTY]
+    if not empty:
+        return ids, records, []
+    if unannotated == "error":
+        skip = Option("unannotated", "skip")
+        raise DataFormatError(
+            f"{name}: {len(empty)} item(s) have no annotations, e.g. "
+            f"{first_offenders([ids[i] for i in empty])}; give a split file with annotations "
+            f"({skip} leaves these items out, counted)", options=[skip])
+    warnings.warn(f"{name}: {len(empty)} item(s) without annotations left out, e.g. "
+                  f"{first_offenders([ids[i] for i in empty])}", DegenerateInputWarning,
+                  stacklevel=3)
+    keep = sorted(set(range(len(records))) - set(empty))
+    return [ids[i] for i in keep], [records[i] for i in keep], [ids[i] for i in empty]
+
+
+def _votes_as_written(records: list[dict[str, Any]], ids: list[str], edition: int,
+                      multilabel: bool, name: str, dataset: str, labels: LabelSet | None
+                      ) -> tuple[Votes, Any]:
+    """The votes as the file wrote them (repeated pairs kept) and the severity mapping of
+    the label names (:func:`_label_names`)."""
+    item_of, ann_of, raw = _votes_of(records, ids, edition, multilabel, name)
+    labelset, value_to_name, mapped = _label_names(raw, _soft_keys(records), dataset, labels)
+    label_strings = raw if value_to_name is None else [value_to_name[v] for v in raw]
+    try:
+        label_index = labelset.encode(np.asarray(label_strings, dtype=object), where=name)
+    except InputError as exc:
+        raise DataFormatError(f"{name}: {exc}") from None
+    ann_codes, ann_ids = pd.factorize(pd.Series(ann_of, dtype=object), sort=False)
+    meta = _item_metadata(records, numeric=value_to_name is not None)
+    votes = Votes(np.asarray(item_of, dtype=np.int64), label_index,
+                  item_ids=np.asarray(ids, dtype=object), labels=labelset,
+                  annotator_index=ann_codes, annotator_ids=np.asarray(ann_ids, dtype=object),
+                  item_metadata=meta, duplicates="keep", source=name)
+    return votes, mapped
+
+
+def _warn_departures(name: str, info: dict[str, Any], votes: Votes) -> None:
+    """Warn about votes left out of repeated pairs and about the file's own fields (soft and
+    hard labels, counts) that disagree with its votes."""
+    repeated, duplicates = info["repeated_pairs"], info["duplicates"]
     if votes.n_duplicates_removed:
         warnings.warn(f"{name}: {len(repeated)} repeated (item, annotator) pair(s); the "
                       f"{duplicates} vote of each kept, {votes.n_duplicates_removed} vote(s) left "
-                      f"out (--duplicates {duplicates})", DegenerateInputWarning, stacklevel=2)
+                      f"out (--duplicates {duplicates})", DegenerateInputWarning, stacklevel=4)
     bad = [(k, info[k]) for k in ("soft_label_mismatches", "hard_label_mismatches",
                                   "count_mismatches") if info[k]]
     if bad:
         warnings.warn(f"{name}: the votes disagree with the file's own fields: " + "; ".join(
             f"{k.replace('_', ' ')}: {len(v)} item(s), e.g. {first_offenders(v)}" for k, v in bad),
-            DegenerateInputWarning, stacklevel=2)
-    return votes
+            DegenerateInputWarning, stacklevel=4)
 
 
 def repeated_pairs(votes: Votes) -> list[tuple[str, str]]:
