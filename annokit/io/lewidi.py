@@ -18,7 +18,29 @@ Two layouts, told apart by the type of ``annotations``:
 
 Ids are kept as written. The file's own ``soft_label`` and ``hard_label`` are kept in
 ``item_metadata`` and checked against the votes; mismatches are counted, warned about and
-reported in ``votes.read_info`` and ``votes.lewidi_info``, never replaced.
+reported in ``votes.read_info`` and ``votes.read_details``, never replaced.
+
+What a read returns
+-------------------
+One vote per (item, annotator, label); a multi-label response (VariErrNLI) is several votes by
+one annotator on an item. ``item_metadata`` keeps ``soft_label``, ``hard_label`` (2023),
+``text``, ``annotation_task``, ``lang``, ``split``, ``other_info``, the raw
+``annotators``/``annotations`` and the stated counts. ``annotator_metadata`` is a DataFrame
+indexed by annotator id, in ``annotator_ids`` order, NaN where an annotator has no record;
+``read_info`` one line (layout, scale, mismatch counts with the first item ids);
+``read_details.details`` a dict: ``edition``, ``dataset``, ``split``, ``scale`` ("nominal",
+"ordinal" or "multilabel"), ``label_values``, ``multilabel``, ``soft_label_mismatches`` /
+``hard_label_mismatches`` (item ids), ``hard_label_ties`` (items whose file label is one of
+tied top labels), ``count_mismatches``, ``skipped_unannotated``, ``repeated_pairs`` ((item,
+annotator) pairs with more than one vote), ``duplicates`` (the policy applied to them),
+``duplicate_votes_removed`` and the metadata join counts.
+
+Demographics (``annotator_metadata``): 2025 sets publish them in
+``<Dataset>_annotators_meta.json``, read leniently, as the organisers published it (trailing
+commas, ``NaN``: :func:`annokit.io.source.loads_json_lenient`), and what was tolerated is
+stated; a metadata file that cannot be read at all is one warning naming the file and line,
+never an error: the votes are read without it. 2023 files carry per-annotator fields in
+``other_info``; those constant for each annotator are used.
 
 References
 ----------
@@ -145,42 +167,19 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         ``soft_label``, then as first voted.
     annotator_metadata : path-like, bool or None
         2025 demographics: None looks for ``<Dataset>_annotators_meta.json`` beside the
-        file, a path reads that file, False skips it. (2023 files carry per-annotator
-        fields in ``other_info``; those constant for each annotator are used.) The file is
-        read leniently, as the organisers published it (trailing commas, ``NaN``:
-        :func:`annokit.io.source.loads_json_lenient`), and what was tolerated is stated;
-        a metadata file that cannot be read at all is one warning naming the file and
-        line, never an error: the votes are read without it.
+        file, a path reads that file, False skips it (see the module docstring).
     unannotated : {"error", "skip"}, default="error"
-        Items without annotations (a test split released without labels): refuse, or
-        leave them out, counted and warned about. A file where no item has annotations is
-        always refused.
+        Items without annotations (a test split released without labels): refuse, or leave
+        them out, counted and warned about (a file with no annotated item is refused).
     duplicates : {"error", "first", "last", "keep"}, default="error"
         An annotator named twice in one 2023 item's ``annotators`` (a repeated (item,
         annotator) pair): refuse, keep the first or last vote, or keep both (multi-label
-        votes). The file's own soft labels and counts are checked against the votes as
-        written, before one vote of a pair is dropped; the pairs and what was done are
-        stated in ``read_info`` and ``read_details.details["repeated_pairs"]``. In a 2025 file an
-        annotator is a key of ``annotations`` and cannot repeat; the labels of one
-        multi-label response are one answer, not repeats.
+        votes); see :func:`_resolve_repeated`.
 
     Returns
     -------
     Votes
-        One vote per (item, annotator, label); a multi-label response (VariErrNLI) is
-        several votes by one annotator on an item. ``item_metadata`` keeps ``soft_label``,
-        ``hard_label`` (2023), ``text``, ``annotation_task``, ``lang``, ``split``,
-        ``other_info``, the raw ``annotators``/``annotations`` and the stated counts.
-        Extra attributes: ``annotator_metadata`` (DataFrame indexed by annotator id, in
-        ``annotator_ids`` order, NaN where an annotator has no record), ``read_info``
-        (one line: layout, scale, mismatch counts with the first item ids) and
-        ``read_details.details`` (a dict: ``edition``, ``dataset``, ``split``, ``scale``
-        ("nominal", "ordinal" or "multilabel"), ``label_values``, ``multilabel``,
-        ``soft_label_mismatches`` / ``hard_label_mismatches`` (item ids),
-        ``hard_label_ties`` (items whose file label is one of tied top labels),
-        ``count_mismatches``, ``skipped_unannotated``, ``repeated_pairs`` ((item,
-        annotator) pairs with more than one vote), ``duplicates`` (the policy applied to
-        them), ``duplicate_votes_removed`` and the metadata join counts).
+        With ``annotator_metadata``, ``read_info`` and ``read_details`` (see the module).
 
     Raises
     ------
@@ -198,9 +197,8 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     ...         "soft_label": {"0": 0.67, "1": 0.33}, "split": "dev"}
     >>> _ = (d / "Toy_dev.json").write_text(json.dumps({"1": item}))
     >>> v = read_lewidi(d, split="dev")
-    >>> info = v.read_details.details
-    >>> v.counts().tolist(), info["edition"], info["soft_label_mismatches"]
-    ([[2, 1]], 2023, [])
+    >>> v.counts().tolist(), v.read_details.details["soft_label_mismatches"]
+    ([[2, 1]], [])
     """
     check_option("unannotated", unannotated, ("error", "skip"))
     check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
@@ -208,25 +206,16 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     file, name = source.path, source.name
     ids, records = _items_of(loads_json(source.text, name), name)
     m = _SPLIT_FILE.match(name)
-    dataset = m["dataset"] if m else Path(name).stem
-    split = split or (m["split"].lower() if m else None)
+    dataset, split = (m["dataset"], split or m["split"].lower()) if m else (Path(name).stem, split)
     edition = _edition(records, name)
     ids, records, skipped = _annotated(ids, records, name, unannotated)
-    multilabel = edition == 2025 and (
-        any(isinstance(v, dict) for r in records for v in (r.get("soft_label") or {}).values())
-        or dataset.lower().startswith("varierr"))
+    multilabel = _multilabel(edition, records, dataset)
     votes, mapped = _votes_as_written(records, ids, edition, multilabel, name, dataset, labels)
     checks = check_against_file(votes, multilabel=multilabel)  # the votes as the file wrote them
-    repeated = [] if multilabel else repeated_pairs(votes)
-    if repeated and duplicates != "keep":
-        votes = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids,
-                      labels=votes.labels, annotator_index=votes.annotator_index,
-                      annotator_ids=votes.annotator_ids, item_metadata=votes.item_metadata,
-                      duplicates=duplicates, source=name)
+    votes, repeated = _resolve_repeated(votes, duplicates, multilabel)
     scale = "multilabel" if multilabel else getattr(votes.labels, "scale", "nominal")
-    ann_meta, meta_info = annotator_table(votes, records, edition, file, dataset,
-                                          annotator_metadata, name)
-    votes.annotator_metadata = ann_meta
+    votes.annotator_metadata, meta_info = annotator_table(votes, records, edition, file, dataset,
+                                                          annotator_metadata, name)
     info: dict[str, Any] = {
         "edition": edition, "dataset": dataset, "split": split, "file": str(file) if file else name,
         "scale": scale, "multilabel": multilabel, "label_values": list(votes.labels.names),
@@ -235,12 +224,35 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         "duplicate_votes_removed": votes.n_duplicates_removed,
     }
     votes.read_details = ReadInfo("lewidi", info)
-    votes.duplicates_info = None if duplicates == "error" or multilabel else {
-        "policy": duplicates, "repeated_pairs": len(repeated),
-        "votes_removed": votes.n_duplicates_removed}
+    votes.duplicates_info = None if duplicates == "error" or multilabel else {"policy": duplicates,
+        "repeated_pairs": len(repeated), "votes_removed": votes.n_duplicates_removed}
     votes.read_info = _summary(name, info, votes)
     _warn_departures(name, info, votes)
     return votes
+
+
+def _resolve_repeated(votes: Votes, duplicates: DuplicatePolicy, multilabel: bool
+                      ) -> tuple[Votes, list[tuple[str, str]]]:
+    """The votes with repeated (item, annotator) pairs resolved by ``duplicates``, and the
+    pairs. The file's own soft labels and counts were checked against the votes as written,
+    before one vote of a pair is dropped; the pairs and what was done are stated in
+    ``read_info`` and ``read_details.details["repeated_pairs"]``. In a 2025 file an annotator
+    is a key of ``annotations`` and cannot repeat; the labels of one multi-label response are
+    one answer, not repeats."""
+    repeated = [] if multilabel else repeated_pairs(votes)
+    if repeated and duplicates != "keep":
+        votes = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids,
+                      labels=votes.labels, annotator_index=votes.annotator_index,
+                      annotator_ids=votes.annotator_ids, item_metadata=votes.item_metadata,
+                      duplicates=duplicates, source=votes.source)
+    return votes, repeated
+
+
+def _multilabel(edition: int, records: list[dict[str, Any]], dataset: str) -> bool:
+    """Whether a split holds multi-label responses (2025: per-label soft labels, VariErrNLI)."""
+    return edition == 2025 and (
+        any(isinstance(v, dict) for r in records for v in (r.get("soft_label") or {}).values())
+        or dataset.lower().startswith("varierr"))
 
 
 def _items_of(doc: Any, name: str) -> tuple[list[str], list[dict[str, Any]]]:
