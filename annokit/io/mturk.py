@@ -265,7 +265,7 @@ def _answers(df: pd.DataFrame, numbers: list[str], chosen: dict[str, str],
              name: str) -> pd.DataFrame:
     """One row per answer (item, annotator, label, flagged), items numbered within a HIT."""
     def where(blank: pd.Series) -> str:  # the file line of the first row flagged
-        return row_where(df, int(df.index[np.argmax(blank.to_numpy())]))
+        return row_where(df, int(df.index[int(np.argmax(blank.to_numpy()))]))
 
     blank_workers = df["WorkerId"].isna()
     if blank_workers.any():

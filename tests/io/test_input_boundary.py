@@ -131,7 +131,7 @@ def test_no_header_reads_item_annotator_label(tmp_path):
     assert read_votes(_write(tmp_path / "two.tsv", "1\tx\n2\ty\n"), no_header=True).n_votes == 2
     with pytest.raises(SchemaError, match="a headerless long file has 2 .* got 5"):
         read_votes(_write(tmp_path / "five.csv", "1,2,3,4,5\n"), no_header=True)
-    with pytest.raises(InvalidValueError, match="--no-header applies to CSV and TSV files"):
+    with pytest.raises(InvalidValueError, match="no_header=True applies to CSV and TSV files"):
         read_long(_write(tmp_path / "v.jsonl", '{"item": 1, "label": 2}\n'), no_header=True)
 
 
