@@ -314,7 +314,7 @@ def test_errors_have_their_specific_type(make, error, match):
 
 
 def test_value_equality_and_to_frame():
-    """Issue 15: ``Votes.from_long(v.to_long()) == v`` (value equality) and a plain long frame."""
+    """``Votes.from_long(v.to_long()) == v`` (value equality) and a plain long frame."""
     v = Votes.from_long(long_df(), labels=LabelSet(["yes", "no"], aliases={"y": "yes"}),
                         item_columns=["text"])
     assert Votes.from_long(v.to_long()) == v
@@ -336,7 +336,7 @@ def test_value_equality_and_to_frame():
     assert gold.gold.tolist() == [1, -1] and not hasattr(gold, "gold_labels")  # one way to gold
 
 
-# -- pandas in and out (issue 21, item 10) -------------------------------------------------
+# -- pandas in and out ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("columns", [("task", "worker", "answer"), ("question", "rater", "response"),
                                      ("item_id", "annotator_id", "label")])

@@ -1,4 +1,4 @@
-"""Column and header options on every command that reads votes (issue 12, item 2)."""
+"""Column and header options on every command that reads votes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The input boundary (annokit.io.source, io.tables): one test per reader defect of issue 12."""
+"""The input boundary (annokit.io.source, io.tables): one test per reader defect found."""
 
 from __future__ import annotations
 
