@@ -16,8 +16,7 @@ ChaosNLI's consecutive-wrong-answers rule) is the row order.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -32,6 +31,7 @@ from annokit.core.labels import (
     LabelSet,
     as_str_values,
 )
+from annokit.core.read_info import ReadInfo, reader_details
 from annokit.core.vote_views import VoteViews
 from annokit.errors import InvalidValueError, Option, SchemaError
 
@@ -45,43 +45,6 @@ DUPLICATES_OPTIONS = (Option("duplicates", ("first", "last")), Option("duplicate
 #: :data:`DUPLICATES_OPTIONS` (an error raised with ``options=DUPLICATES_OPTIONS`` spells them).
 _ONE, _ALL, _PYTHON = DUPLICATES_OPTIONS
 DUPLICATES_HINT = f"keep one vote of each with {_ONE}, or all as multi-label votes with {_ALL}{_PYTHON}"
-
-
-@dataclass(frozen=True)
-class ReadInfo:
-    """What a reader of :mod:`annokit.io` found beside the votes, set once by the reader.
-
-    Attributes
-    ----------
-    format : str
-        The reader: ``"mturk"``, ``"toloka"``, ``"labelstudio"``, ``"prodigy"``,
-        ``"argilla"``, ``"lewidi"`` or ``"hf"`` (Hugging Face responses).
-    details : mapping
-        The reader's own account (its docstring lists the keys): the columns or fields used,
-        what was excluded and why, the checks of a LeWiDi split, ...
-
-    Examples
-    --------
-    >>> info = ReadInfo("mturk", {"excluded": {"Rejected": 1}})
-    >>> info.format, info.details["excluded"]
-    ('mturk', {'Rejected': 1})
-    """
-
-    format: str
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-
-def _reader_details(fmt: str) -> property:
-    """A read-only alias of ``read_details.details`` for votes read as ``fmt`` (None for
-    others), under the attribute name the reader used before :class:`ReadInfo`."""
-
-    def details(self: Votes) -> Any:
-        info = self.read_details
-        return info.details if info is not None and info.format == fmt else None
-
-    return property(details, doc=f"Deprecated: ``read_details.details`` of votes read as "
-                                 f"{fmt!r} (None otherwise); kept as a read-only alias for one "
-                                 "release.")
 
 
 class Votes(VoteViews):
@@ -125,11 +88,9 @@ class Votes(VoteViews):
     read_info : str or None
         Set by :mod:`annokit.io`: one line saying how the input was read.
     read_details : ReadInfo or None
-        Set by the readers of platform exports, LeWiDi splits and Hugging Face responses: the
-        format read and the reader's details. The former per-reader attributes ``hf_info``,
-        ``labelstudio_info``, ``mturk_info``, ``toloka_info``, ``prodigy_info``,
-        ``argilla_info`` and ``lewidi_info`` are deprecated read-only aliases of
-        ``read_details.details``, kept for one release.
+        Set by the readers of platform exports, LeWiDi splits and Hugging Face responses
+        (:mod:`annokit.core.read_info`); ``hf_info``, ``mturk_info``, ``lewidi_info``, ... are
+        its deprecated read-only aliases, kept for one release.
     ``a == b`` is :meth:`equals` (value equality), so ``Votes.from_long(v.to_long()) == v``;
     a ``Votes`` is therefore unhashable, like other mutable containers.
     """
@@ -142,19 +103,18 @@ class Votes(VoteViews):
     gold: np.ndarray | None
     #: Item ids as given: an object ndarray of str, or a loader's pyarrow string array.
     _item_ids: Any
-    # What the readers of :mod:`annokit.io` add (None for votes built in Python): a one-line
-    # account of how the input was read, how repeated (item, annotator) votes were treated, and
-    # the details of a platform export or a LeWiDi split (one ReadInfo).
+    # What the readers of :mod:`annokit.io` add (None for votes built in Python): how the input
+    # was read, how repeated (item, annotator) votes were treated, the reader's details.
     read_info: str | None = None
     duplicates_info: dict[str, Any] | None = None
     read_details: ReadInfo | None = None
-    hf_info = _reader_details("hf")
-    labelstudio_info = _reader_details("labelstudio")
-    mturk_info = _reader_details("mturk")
-    toloka_info = _reader_details("toloka")
-    prodigy_info = _reader_details("prodigy")
-    argilla_info = _reader_details("argilla")
-    lewidi_info = _reader_details("lewidi")
+    hf_info = reader_details("hf")
+    labelstudio_info = reader_details("labelstudio")
+    mturk_info = reader_details("mturk")
+    toloka_info = reader_details("toloka")
+    prodigy_info = reader_details("prodigy")
+    argilla_info = reader_details("argilla")
+    lewidi_info = reader_details("lewidi")
     #: "counts" or "soft labels" when the input was published already counted
     #: (:mod:`annokit.io.counts`); ``row_ids``: its item ids are the array's row positions.
     input_kind: str | None = None
