@@ -35,7 +35,7 @@ from annokit.core.agreement_gwet import (
     SCALE_WEIGHTS,
     agreement_weights,
     analytic_se,
-    annotator_label_sums,
+    chance_block_sums,
     coefficient_from_sums,
     item_terms,
 )
@@ -178,7 +178,8 @@ def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, 
             n_cells = chance.n_annotators * k
             codes = (votes[1]["annotator"].to_numpy().astype(np.int64) * k
                      + votes[1]["label"].to_numpy().astype(np.int64))[by_row]
-            cells = (np.searchsorted(row[by_row], np.arange(order.size + 1)), codes, n_cells)
+            cells = (np.searchsorted(row[by_row], np.arange(order.size + 1)).astype(np.int64),
+                     codes.astype(np.int32), n_cells)
         point = gwet.sum(axis=0)
         if cells is not None:
             point = np.concatenate([point, np.bincount(cells[1], minlength=cells[2])])
@@ -196,9 +197,9 @@ def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, 
                 out["pairs_reps"][start:stop] = pair_weights(arr, w)
             if chance is not None:
                 w_all = np.hstack([w, poisson_weights(rest, seed, start, stop)])
-                sums = w_all @ gwet
+                sums, cell_sums, _ = chance_block_sums(w_all, gwet, cells)
                 if cells is not None:
-                    sums = np.hstack([sums, annotator_label_sums(w_all, *cells)])
+                    sums = np.hstack([sums, cell_sums])
                 out["chance_reps"][start:stop] = sums
     return out
 
