@@ -5,11 +5,13 @@ Percent agreement, Gwet's AC1/AC2, Brennan-Prediger and Conger's kappa
 per-item terms (``w @ terms``) and, for Conger's kappa, each annotator's votes per label
 weighted by the Poisson weight of the vote's item (``w @ X`` for the sparse items x
 (annotator, label) matrix ``X``). :func:`block_sums` computes both for a block of replicates in
-one pass over the items and their votes: an item's weights are read once, as small integers
-uint8 (a Poisson(1) count is at most 20) so that a block of replicates of a million items
-is 32 MB, and each vote adds them to its cell. The cell sums are integers, added exactly in int32; the term sums are
-added item after item, so a replicate's sums do not depend on how replicates are blocked.
-Imported on first use (``import annokit`` does not import numba).
+one pass over the items and their votes: an item's weights are read once, as uint8 (a
+Poisson(1) count is at most 20, so a block of 32 replicates of a million items is 32 MB), and
+each vote adds them to its cell. The cell sums are integers, added exactly in int32; the term
+sums are added item after item, so a replicate's sums do not depend on how replicates are
+blocked. A block of many replicates reads the items and votes once for all of them (a chunk
+of the float64 weights holds few replicates when there are many items). Imported on first use
+(``import annokit`` does not import numba).
 """
 
 from __future__ import annotations

@@ -495,16 +495,7 @@ def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
     if a.shape != b.shape or a.size == 0:
         raise SchemaError(f"cohen_kappa needs two non-empty label sequences of equal length; "
                           f"got {a.size} and {b.size}")
-    if labels is None:
-        distinct = pd.unique(pd.Series(np.concatenate([a, b])).map(scalar_to_str))
-        if numeric_names(distinct) is not None:
-            labels = LabelSet(ordered_names(distinct, "ordinal"))
-        elif weights is None:
-            labels = LabelSet(sorted(distinct))
-        else:
-            raise InvalidValueError(f"weighted kappa needs the order of labels "
-                                    f"{list(distinct)[:8]}; pass labels=[...] in order")
-    labels = LabelSet.coerce(labels)
+    labels = _kappa_labels(a, b, labels, weights)
     k = len(labels)
     cells = labels.encode(a, where="first") * k + labels.encode(b, where="second")
     v = kappa_disagreement(weights, k)
@@ -521,6 +512,21 @@ def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
         warnings.warn("cohen_kappa: the chance disagreement is 0 (one label throughout), kappa is "
                       "undefined (nan)", DegenerateInputWarning, stacklevel=2)
     return _with_ci(point, stat, cells.size, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+def _kappa_labels(a: np.ndarray, b: np.ndarray, labels: Any, weights: str | None) -> LabelSet:
+    """:func:`cohen_kappa`'s categories: ``labels``, else the distinct labels (in numeric
+    order when they are numbers; weighted kappa on other labels needs their order)."""
+    if labels is None:
+        distinct = pd.unique(pd.Series(np.concatenate([a, b])).map(scalar_to_str))
+        if numeric_names(distinct) is not None:
+            labels = LabelSet(ordered_names(distinct, "ordinal"))
+        elif weights is None:
+            labels = LabelSet(sorted(distinct))
+        else:
+            raise InvalidValueError(f"weighted kappa needs the order of labels "
+                                    f"{list(distinct)[:8]}; pass labels=[...] in order")
+    return LabelSet.coerce(labels)
 
 
 def kappa_disagreement(weights: str | None, k: int) -> np.ndarray:

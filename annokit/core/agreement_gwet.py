@@ -1,6 +1,7 @@
 """Percent agreement, Gwet's AC1/AC2, Brennan-Prediger and Conger's kappa (Gwet 2014).
 
-All four share the observed agreement of Gwet (2014, eq. 2.6 with weights, 3.x): with
+All four share the observed agreement of Gwet (2014, ch. 2 for several raters with missing
+ratings; ch. 3 for the weights): with
 ``n_ik`` votes for category ``k`` on item ``i``, ``m_i`` votes on it and the weights
 ``w_kl`` (1 on the diagonal; the identity without weights),
 
@@ -23,6 +24,10 @@ The chance terms :math:`\\pi_k` and :math:`p_{gk}` use every vote, those on item
 included (Gwet 2014; irrCAC does the same), and ``q`` is the number of categories of the label
 set, used or not. Bootstrap replicates weight every item sum by the item's Poisson count
 (:mod:`annokit.core.resample`), the same replicates as Krippendorff's alpha.
+
+The handbook is cited by chapter (2: nominal ratings, several raters, missing ratings; 3: the
+weights for ordinal, interval and ratio data; 4: AC1; 5: the variances), not by equation: the
+equation numbers could not be checked against the printed book.
 
 References
 ----------
@@ -55,7 +60,7 @@ __all__ = ["GWET_COEFFICIENTS", "SCALE_WEIGHTS", "WEIGHTS", "ChanceCoefficient",
 
 #: The named weightings of Gwet (2014, ch. 3), those of irrCAC's ``Weights``.
 WEIGHTS = ("identity", "ordinal", "linear", "quadratic", "radical", "ratio")
-#: The weights that match each level of measurement (Gwet 2014, sec. 3.4).
+#: The weights that match each level of measurement (Gwet 2014, ch. 3).
 SCALE_WEIGHTS = {"nominal": "identity", "ordinal": "ordinal", "interval": "quadratic",
                  "ratio": "ratio"}
 #: The coefficients of this module, in the order ``stats`` prints them.
@@ -68,7 +73,7 @@ def agreement_weights(name: str, values: Any = None, *, n: int | None = None) ->
     Parameters
     ----------
     name : {"identity", "ordinal", "linear", "quadratic", "radical", "ratio"}
-        Gwet (2014, sec. 3.4): ``ordinal`` uses the categories' ranks only,
+        Gwet (2014, ch. 3): ``ordinal`` uses the categories' ranks only,
         ``1 - C(|k - l| + 1, 2) / max``; ``linear``, ``quadratic`` and ``radical`` are
         ``1 - (|x_k - x_l| / (x_max - x_min))^p`` with p = 1, 2, 1/2; ``ratio`` is
         ``1 - ((x_k - x_l)/(x_k + x_l))^2 / ((x_max - x_min)/(x_max + x_min))^2``.
@@ -136,7 +141,7 @@ def _weights_matrix(weights: Any, q: int, values: Any) -> tuple[np.ndarray, str]
 
 
 def item_terms(counts: np.ndarray, wmat: np.ndarray) -> np.ndarray:
-    """Per item: ``[m_i >= 2, p_a,i, m_i >= 1, n_i1/m_i, ..., n_iq/m_i]`` (Gwet 2014, eq. 2.6).
+    """Per item: ``[m_i >= 2, p_a,i, m_i >= 1, n_i1/m_i, ..., n_iq/m_i]`` (Gwet 2014, ch. 2).
 
     ``p_a,i`` is the item's weighted agreement :math:`\\sum_k n_{ik}(n^*_{ik} - 1)/(m_i(m_i - 1))`
     (0 below two votes). Sums of these columns over items, with any item weights, give every
@@ -193,7 +198,7 @@ def coefficient_from_sums(name: str, sums: np.ndarray, wmat: np.ndarray,
 
 def analytic_se(name: str, sums: np.ndarray, moments: np.ndarray, wmat: np.ndarray
                 ) -> float | None:
-    r"""Gwet's (2014) linearised standard error of AC1/AC2 and Brennan-Prediger (as irrCAC
+    r"""Gwet's (2014, ch. 5) linearised standard error of AC1/AC2 and Brennan-Prediger (as irrCAC
     reports it, with no finite-population correction); None for the other coefficients.
 
     ``sums`` and ``moments`` are the sums over items of :func:`item_terms` rows ``T_i`` and of
@@ -439,7 +444,7 @@ def percent_agreement(data: Any, *, weights: Any = None, values: Any = None, n_b
 def gwet_ac1(data: Any, *, weights: Any = None, values: Any = None, n_boot: int = 0,
              confidence: float = 0.95, rng: Any = None, keys: Any = None) -> Any:
     """Gwet's AC1 (AC2 with weights): chance agreement from how far the labels' prevalences
-    are from uniform (Gwet 2008; 2014, eq. 4.x; module docstring).
+    are from uniform (Gwet 2008; 2014, ch. 4; module docstring).
     Examples
     --------
     >>> round(gwet_ac1([[3, 0], [0, 3], [2, 1]]).value, 4)  # pe = 2 * (5/9)(4/9)

@@ -337,6 +337,87 @@ def _median(values: np.ndarray, mult: np.ndarray) -> float:
     return float(np.median(np.array([lo, hi])))
 
 
+def _count_figures(hist: list[dict[str, Any]], votes: DaskVotes, *, base: float, ties: str
+                   ) -> dict[str, Any]:
+    """The figures of the count vectors, from the partitions' histograms (:func:`_patterns`):
+    sizes, votes per item, entropy, agreement, ties, counts per label, ratings and gold."""
+    k = len(votes.labels)
+    names = list(votes.labels.names)
+    merged: Counter[tuple[int, ...]] = Counter()
+    for h in hist:
+        rows, mult = h["patterns"]
+        for row, c in zip(map(tuple, rows.tolist()), mult.tolist(), strict=True):
+            merged[row] += c
+    rows = np.array(sorted(merged), dtype=np.int64).reshape(-1, k)
+    mult = np.array([merged[tuple(r)] for r in rows.tolist()], dtype=np.int64)
+    per_item = rows.sum(axis=1)
+    ent = entropy(distributions(rows), base=base)
+    share = rows.max(axis=1) / per_item
+    maj = majority(rows, ties="first")
+    label_counts = (rows * mult[:, None]).sum(axis=0)
+    majority_counts = np.bincount(maj.labels, weights=mult, minlength=k).astype(np.int64)
+    result: dict[str, Any] = {
+        "schema_version": STATS_SCHEMA_VERSION,
+        "source": votes.source,
+        "read_as": f"{votes.source}: Dask engine, {votes.npartitions} partitions",
+        "n_items": votes.n_items,
+        "n_votes": votes.n_votes,
+        "n_annotators": votes.n_annotators,
+        "labels": names,
+        "scale": getattr(votes.labels, "scale", "nominal"),
+        "votes_per_item": {"min": int(per_item.min()), "median": _median(per_item, mult),
+                           "max": int(per_item.max())},
+        "entropy": {"base": base, "unit": entropy_unit(base), "mean": _exact_mean(ent, mult),
+                    "median": _median(ent, mult)},
+        "agreement": {"mean": _exact_mean(share, mult), "median": _median(share, mult),
+                      **unanimous(share == 1, mult)},
+        "ties": int(mult[maj.is_tied].sum()),
+        "tie_policy": ties,
+        "majority_change": None,
+        "label_counts": {n: int(c) for n, c in zip(names, label_counts, strict=True)},
+        "majority_counts": {n: int(c) for n, c in zip(names, majority_counts, strict=True)},
+    }
+    gold = [h["gold"] for h in hist if h["gold"] is not None]
+    result["ratings"] = rating_summary(rows, votes.labels, mult)
+    result["gold"] = None
+    if gold:
+        acc = sum((g[0] for g in gold), GoldAccuracy(0, 0, 0))
+        result["gold"] = {"n_items": acc.n_items, "majority_accuracy": acc.accuracy,
+                          "n_tied": sum(g[1] for g in gold), "tie_policy": ties,
+                          "n_unknown_label": acc.n_unknown}
+    return result
+
+
+def _agreement_results(agree: list[dict[str, np.ndarray]], labels: Any, n_boot: int,
+                       confidence: float) -> dict[str, Any]:
+    """Krippendorff's alpha (at the labels' level) and Fleiss' kappa from the partitions'
+    sums (:func:`_agreement_part`)."""
+    k = len(labels)
+    scale = getattr(labels, "scale", "nominal")
+    n_single = sum(a["n_single"] for a in agree)
+    point = np.sum([a["point"] for a in agree], axis=0)
+    reps = np.sum([a["reps"] for a in agree], axis=0)
+    n_pairable = int(point[0])
+    values = labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float)
+    if values is None:  # LabelSet gives every interval and ratio label set its values
+        raise ValueError(f"a label set on the {scale} scale has no label values")
+    alpha_fn = _alpha if scale == "nominal" else _level_alpha(
+        scale, np.sum([a["pairs"] for a in agree], axis=0),
+        np.sum([a["pairs_reps"] for a in agree], axis=0), values)
+    result: dict[str, Any] = {}
+    for key, f in (("krippendorff_alpha", alpha_fn), ("fleiss_kappa", _kappa)):
+        if n_pairable == 0:
+            result[key] = None
+            continue
+        if n_single:
+            warnings.warn(f"{key}: {n_single} item(s) with fewer than two votes cannot be paired "
+                          "and were left out", DegenerateInputWarning, stacklevel=3)
+        result[key] = _coefficient(key, f, point, reps, n_pairable, n_boot, confidence)
+    if result["krippendorff_alpha"] is not None:
+        result["krippendorff_alpha"]["level"] = scale
+    return result
+
+
 def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: int = 1000,
                        confidence: float = 0.95, ties: str = "first",
                        rng: np.random.Generator | int | None = 0,
@@ -371,7 +452,6 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
     k = len(votes.labels)
-    names = list(votes.labels.names)
     seed = seed_from_rng(rng) if n_boot else 0
     parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True))
     wname = SCALE_WEIGHTS[scale]
@@ -382,72 +462,11 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
             for f, i in parts]
     both = votes.compute(both)[0]
     hist, agree = [h for h, _ in both], [a for _, a in both]
-
-    merged: Counter[tuple[int, ...]] = Counter()
-    for h in hist:
-        rows, mult = h["patterns"]
-        for row, c in zip(map(tuple, rows.tolist()), mult.tolist(), strict=True):
-            merged[row] += c
-    rows = np.array(sorted(merged), dtype=np.int64).reshape(-1, k)
-    mult = np.array([merged[tuple(r)] for r in rows.tolist()], dtype=np.int64)
-    per_item = rows.sum(axis=1)
-    ent = entropy(distributions(rows), base=base)
-    share = rows.max(axis=1) / per_item
-    maj = majority(rows, ties="first")
-    label_counts = (rows * mult[:, None]).sum(axis=0)
-    majority_counts = np.bincount(maj.labels, weights=mult, minlength=k).astype(np.int64)
-
-    result: dict[str, Any] = {
-        "schema_version": STATS_SCHEMA_VERSION,
-        "source": votes.source,
-        "read_as": f"{votes.source}: Dask engine, {votes.npartitions} partitions",
-        "n_items": votes.n_items,
-        "n_votes": votes.n_votes,
-        "n_annotators": votes.n_annotators,
-        "labels": names,
-        "scale": scale,
-        "votes_per_item": {"min": int(per_item.min()), "median": _median(per_item, mult),
-                           "max": int(per_item.max())},
-        "entropy": {"base": base, "unit": entropy_unit(base), "mean": _exact_mean(ent, mult),
-                    "median": _median(ent, mult)},
-        "agreement": {"mean": _exact_mean(share, mult), "median": _median(share, mult),
-                      **unanimous(share == 1, mult)},
-        "ties": int(mult[maj.is_tied].sum()),
-        "tie_policy": ties,
-        "majority_change": None,
-        "label_counts": {n: int(c) for n, c in zip(names, label_counts, strict=True)},
-        "majority_counts": {n: int(c) for n, c in zip(names, majority_counts, strict=True)},
-    }
-    gold = [h["gold"] for h in hist if h["gold"] is not None]
-    result["ratings"] = rating_summary(rows, votes.labels, mult)
-    result["gold"] = None
-    if gold:
-        acc = sum((g[0] for g in gold), GoldAccuracy(0, 0, 0))
-        result["gold"] = {"n_items": acc.n_items, "majority_accuracy": acc.accuracy,
-                          "n_tied": sum(g[1] for g in gold), "tie_policy": ties,
-                          "n_unknown_label": acc.n_unknown}
-    n_single = sum(a["n_single"] for a in agree)
-    point = np.sum([a["point"] for a in agree], axis=0)
-    reps = np.sum([a["reps"] for a in agree], axis=0)
-    n_pairable = int(point[0])
-    values = votes.labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float)
-    if values is None:  # LabelSet gives every interval and ratio label set its values
-        raise ValueError(f"a label set on the {scale} scale has no label values")
-    alpha_fn = _alpha if not ordered else _level_alpha(
-        scale, np.sum([a["pairs"] for a in agree], axis=0),
-        np.sum([a["pairs_reps"] for a in agree], axis=0), values)
-    for key, f in (("krippendorff_alpha", alpha_fn), ("fleiss_kappa", _kappa)):
-        if n_pairable == 0:
-            result[key] = None
-            continue
-        if n_single:
-            warnings.warn(f"{key}: {n_single} item(s) with fewer than two votes cannot be paired "
-                          "and were left out", DegenerateInputWarning, stacklevel=2)
-        result[key] = _coefficient(key, f, point, reps, n_pairable, int(n_boot), confidence)
-    if result["krippendorff_alpha"] is not None:
-        result["krippendorff_alpha"]["level"] = scale
-    result.update(_chance_results(agree, chance, wname, n_pairable, n_single, int(n_boot),
-                                  confidence, k))
+    result = _count_figures(hist, votes, base=base, ties=ties)
+    result.update(_agreement_results(agree, votes.labels, int(n_boot), confidence))
+    n_pairable = int(np.sum([a["point"][0] for a in agree]))
+    result.update(_chance_results(agree, chance, wname, n_pairable,
+                                  sum(a["n_single"] for a in agree), int(n_boot), confidence, k))
     if not math.isfinite(result["entropy"]["mean"]):  # pragma: no cover - defensive
         raise InvalidValueError("entropy is not finite")
     return DatasetStats(by_scale(result))
