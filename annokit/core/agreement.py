@@ -98,12 +98,21 @@ def intervals_together(prepared: Sequence[tuple[Prepared, bool]], keys: Any, res
         figures are bit for bit those of :func:`krippendorff_alpha` and :func:`fleiss_kappa`.
     rest : ndarray, optional
         Keys of the items with one vote, which only the chance terms read.
+    budget : int
+        Weights per chunk (float64); the chance coefficients' blocks hold ``8 * budget``
+        bytes of uint8 weights besides.
 
     Returns
     -------
     list of AgreementResult
         In the order of ``prepared``; a coefficient's replicate with no weight on its items is
         NaN (left out, counted in ``n_invalid``).
+
+    Notes
+    -----
+    The chance-corrected coefficients (statistics with a ``group``,
+    :class:`~annokit.core.agreement_gwet.ChanceSums`) read blocks of several chunks: one pass
+    over the items and votes per block gives all of them (:class:`_Blocks`).
     """
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
