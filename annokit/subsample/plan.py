@@ -47,7 +47,7 @@ from annokit.subsample.plan_alloc import (
     plan_counts,
     votes_to_settle,
 )
-from annokit.subsample.plan_posterior import PRIORS
+from annokit.subsample.plan_posterior import ESTIMATES, PRIORS, estimate_of
 from annokit.subsample.plan_replay import ReplayResult, replay
 
 if TYPE_CHECKING:
@@ -117,16 +117,23 @@ _METHOD = {
     "majority": "Dirichlet(counts + alpha) posterior; P(leading label = population majority) by "
                 "Monte Carlo; votes to the largest expected gains in P(correct majority) "
                 "(KG(*): best average gain over the next m votes)",
-    "distribution": "Dirichlet(counts + alpha) posterior; expected TVD of the soft label to the "
-                    "population distribution by Monte Carlo; votes to the largest expected "
+    "distribution": "Dirichlet(counts + alpha) posterior; expected TVD of the {estimate} to "
+                    "the population distribution by Monte Carlo; votes to the largest expected "
                     "reductions (KG(*): best average reduction over the next m votes)",
 }
+_ESTIMATE_NAMES = {"proportions": "soft label", "posterior_mean": "posterior mean"}
+
+
+def _method(goal: str, estimate: str) -> str:
+    """The summary's ``method``: the posterior, the value and the rule, in one line."""
+    return _METHOD[goal].format(estimate=_ESTIMATE_NAMES[estimate])
 
 
 def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: float = 0.95,
          epsilon: float = 0.05, max_per_item: int | None = None, alpha: float = 1.0,
          n_draws: int = 2000, seed: int = 0, bar: object | None = None,
-         prior: str = "fitted", probs: Any = None) -> PlanResult:
+         prior: str = "fitted", probs: Any = None,
+         estimate: str = "posterior_mean") -> PlanResult:
     """Where to spend the next ``budget`` votes (module docstring: the model and the rule).
 
     Parameters
@@ -164,6 +171,11 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
     probs : array of shape (n_items, n_labels), optional
         A model's probabilities, rows in the votes' item order and columns in their label
         order (``annokit plan --predictions`` joins a file as ``evaluate`` does).
+    estimate : {"posterior_mean", "proportions"}, default="posterior_mean"
+        Goal distribution: the estimate of each item's distribution whose expected TVD is
+        valued and reported, and which the table gives (``estimate_<label>`` columns): the
+        posterior mean ``(c + alpha) / (n + sum(alpha))`` under the prior, or the raw
+        proportions of the votes (the soft label; the planner's estimate before).
 
     Returns
     -------
@@ -183,15 +195,41 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
     >>> int(result.extra_votes.sum()) <= 40
     True
     """
-    import pandas as pd
+    args = _checked(votes, budget=budget, goal=goal, confidence=confidence, epsilon=epsilon,
+                    max_per_item=max_per_item, alpha=alpha, n_draws=n_draws, seed=seed,
+                    prior=prior, probs=probs, estimate=estimate)
+    counts = votes.counts()
+    n_votes = counts.sum(1)
+    max_per_item = args["max_per_item"]
+    caps = None if max_per_item is None else np.maximum(max_per_item - n_votes, 0)
+    out = plan_counts(counts, caps=caps, bar=bar, **args.options)
+    need = _votes_to_settle(counts, out, args)
+    table = _table(votes, counts, out, args, need)
+    info = _info(votes, out, args, need, n_votes=int(n_votes.sum()),
+                 n_at_max=int(table["at_max_per_item"].sum()))
+    return PlanResult(table=table, info=info)
 
-    budget = check_int("budget", budget)
+
+@dataclass(frozen=True)
+class _Args:
+    """The checked parameters of :func:`plan`: ``options`` as :func:`plan_counts` takes them."""
+
+    options: dict[str, Any]
+    max_per_item: int | None
+
+    def __getitem__(self, name: str) -> Any:
+        return self.max_per_item if name == "max_per_item" else self.options[name]
+
+
+def _checked(votes: Votes, *, budget: int, goal: str, confidence: float, epsilon: float,
+             max_per_item: int | None, alpha: float, n_draws: int, seed: int, prior: str,
+             probs: Any, estimate: str) -> _Args:
+    """:func:`plan`'s parameters checked (:class:`InvalidValueError` or :class:`SchemaError`
+    naming the first wrong); ``probs`` imply ``prior="model"``."""
     check_option("goal", goal, GOALS)
-    confidence = check_open_unit("confidence", confidence)
-    epsilon = check_open_unit("epsilon", epsilon)
+    check_option("estimate", estimate, ESTIMATES)
     if max_per_item is not None:
         max_per_item = check_int("max_per_item", max_per_item, low=1)
-    alpha = check_finite("alpha", alpha, low=0, strict=True)
     if probs is not None:
         prior = "model"
         probs = check_probs(probs, name="plan probs")
@@ -202,53 +240,89 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         raise InvalidValueError("prior='model' needs a model's probs (annokit plan "
                                 "--predictions FILE)")
     check_option("prior", prior, PRIORS)
-    n_draws = check_int("n_draws", n_draws, low=1)
-    seed = check_int("seed", seed)
-    counts = votes.counts()
+    options = {"budget": check_int("budget", budget), "goal": goal,
+               "confidence": check_open_unit("confidence", confidence),
+               "epsilon": check_open_unit("epsilon", epsilon),
+               "alpha": check_finite("alpha", alpha, low=0, strict=True),
+               "n_draws": check_int("n_draws", n_draws, low=1), "seed": check_int("seed", seed),
+               "prior": prior, "probs": probs, "estimate": estimate}
+    return _Args(options=options, max_per_item=max_per_item)
+
+
+def _short(out: dict[str, np.ndarray], args: _Args) -> np.ndarray:
+    """Unsettled items whose expected value after the round is still short of the goal."""
+    after = out["after"]
+    short = after < args["confidence"] if args["goal"] == "majority" else after > args["epsilon"]
+    return ~out["settled"] & short
+
+
+def _votes_to_settle(counts: np.ndarray, out: dict[str, np.ndarray], args: _Args) -> np.ndarray:
+    """Votes each item needs from now to reach the goal (0 when settled, or when the round
+    settles every item; -1 beyond the horizon), under the round's prior."""
+    settled = out["settled"]
+    need = np.zeros(len(counts), dtype=np.int64)
+    if _short(out, args).any():  # the round cannot settle them: how many votes would
+        prior_used = out["alpha_used"]  # the round's prior: a number, per label or per item
+        need[~settled] = votes_to_settle(
+            counts[~settled], goal=args["goal"], confidence=args["confidence"],
+            epsilon=args["epsilon"],
+            alpha=prior_used[~settled] if prior_used.ndim == 2 else prior_used,
+            n_draws=args["n_draws"], seed=args["seed"], estimate=args["estimate"])
+    return need
+
+
+def _table(votes: Votes, counts: np.ndarray, out: dict[str, np.ndarray], args: _Args,
+           need: np.ndarray) -> pd.DataFrame:
+    """The per-item table of :class:`PlanResult`."""
+    import pandas as pd
+
     n_votes = counts.sum(1)
+    max_per_item = args["max_per_item"]
     at_max = (np.zeros(len(n_votes), dtype=bool) if max_per_item is None
               else n_votes >= max_per_item)
-    caps = None if max_per_item is None else np.maximum(max_per_item - n_votes, 0)
-    out = plan_counts(counts, budget=budget, goal=goal, confidence=confidence, epsilon=epsilon,
-                      caps=caps, alpha=alpha, n_draws=n_draws, seed=seed, bar=bar,
-                      prior=prior, probs=probs)
     labels = np.asarray(list(votes.labels.names), dtype=object)
-    state = "p_leading" if goal == "majority" else "expected_tvd"
+    state = "p_leading" if args["goal"] == "majority" else "expected_tvd"
     table = pd.DataFrame({
         "item": votes.item_ids, "n_votes": n_votes,
         "leading_label": np.where(n_votes > 0, labels[counts.argmax(1)], None),
         state: out["now"], "settled": out["settled"], "at_max_per_item": at_max,
         "extra_votes": out["extra"], "expected_after": out["after"]})
-    settled, extra, after = out["settled"], out["extra"], out["after"]
-    short = after < confidence if goal == "majority" else after > epsilon
-    need = np.zeros(len(n_votes), dtype=np.int64)
-    if (~settled & short).any():  # the round cannot settle them: how many votes would
-        prior_used = out["alpha_used"]  # the round's prior: a number, per label or per item
-        need[~settled] = votes_to_settle(
-            counts[~settled], goal=goal, confidence=confidence, epsilon=epsilon,
-            alpha=prior_used[~settled] if prior_used.ndim == 2 else prior_used,
-            n_draws=n_draws, seed=seed)
     table["votes_to_settle"] = pd.array(np.where(need >= 0, need, -1)).astype("Int64")
     table.loc[need < 0, "votes_to_settle"] = pd.NA
+    if args["goal"] == "distribution":
+        values = estimate_of(counts, args["estimate"], out["alpha_used"])
+        for j, name in enumerate(votes.labels.names):
+            table[f"estimate_{name}"] = values[:, j]
+    return table
+
+
+def _info(votes: Votes, out: dict[str, np.ndarray], args: _Args, need: np.ndarray, *,
+          n_votes: int, n_at_max: int) -> dict[str, Any]:
+    """The summary of :class:`PlanResult` (keys in :meth:`PlanResult.summary`)."""
+    settled, extra, after = out["settled"], out["extra"], out["after"]
+    n_items, budget, goal = len(settled), args["budget"], args["goal"]
+    short = _short(out, args)
     info = {
         "goal": goal, "budget": budget, "votes_planned": int(extra.sum()),
-        "budget_unspent": budget - int(extra.sum()), "n_items": int(len(n_votes)),
-        "n_votes": int(n_votes.sum()), "n_settled": int(settled.sum()),
+        "budget_unspent": budget - int(extra.sum()), "n_items": int(n_items),
+        "n_votes": n_votes, "n_settled": int(settled.sum()),
         "n_unsettled": int((~settled).sum()), "n_items_planned": int((extra > 0).sum()),
-        "n_cannot_settle": int((~settled & short).sum()),
-        "n_at_max_per_item": int(at_max.sum()),
-        "expected_now": float(out["expected_now"].mean()) if len(n_votes) else None,
-        "expected_after": float(after.mean()) if len(n_votes) else None,
-        "confidence": confidence, "epsilon": epsilon, "max_per_item": max_per_item,
-        "alpha": alpha, "n_draws": n_draws, "horizon": int(out["horizon"]), "seed": seed,
-        "method": _METHOD[goal], "prior": prior,
+        "n_cannot_settle": int(short.sum()), "n_at_max_per_item": n_at_max,
+        "expected_now": float(out["expected_now"].mean()) if n_items else None,
+        "expected_after": float(after.mean()) if n_items else None,
+        "confidence": args["confidence"], "epsilon": args["epsilon"],
+        "max_per_item": args["max_per_item"], "alpha": args["alpha"],
+        "n_draws": args["n_draws"], "horizon": int(out["horizon"]), "seed": args["seed"],
+        "method": _method(goal, args["estimate"]), "prior": args["prior"],
         "prior_alpha": dict(zip(votes.labels.names, map(float, out["alpha"]), strict=True)),
-        "votes_to_settle": _settle_summary(need, ~settled & short),
+        "votes_to_settle": _settle_summary(need, short),
     }
+    if goal == "distribution":
+        info["estimate"] = args["estimate"]
     if out["model_prior"] is not None:
         info["model_prior"] = {"concentration": float(out["model_prior"][0]),
                                "temperature": float(out["model_prior"][1])}
-    return PlanResult(table=table, info=info)
+    return info
 
 
 def _settle_summary(need: np.ndarray, short: np.ndarray) -> dict[str, Any] | None:
