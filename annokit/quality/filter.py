@@ -400,18 +400,11 @@ def write_filtered(votes: Votes, audit: Audit, out: str | os.PathLike,
     return out, audit_path
 
 
-def filter_annotators(
-    votes: Votes,
-    *,
-    method: str,
-    threshold: float | None = None,
-    top_fraction: float | None = None,
-    gold: Any = None,
-    min_votes: int = 2,
-    max_wrong_run: int | None = None,
-    max_rounds: int = 20,
-    rng: np.random.Generator | int | None = 0, seed: int | None = None,
-) -> tuple[Votes, Audit]:
+def filter_annotators(votes: Votes, *, method: str, threshold: float | None = None,
+                      top_fraction: float | None = None, gold: Any = None, min_votes: int = 2,
+                      max_wrong_run: int | None = None, max_rounds: int = 20,
+                      rng: np.random.Generator | int | None = 0,
+                      seed: int | None = None) -> tuple[Votes, Audit]:
     """Remove low-quality annotators and report exactly what was removed.
 
     Parameters
@@ -469,7 +462,28 @@ def filter_annotators(
     """
     rng = seed_or_rng(seed, rng, "filter_annotators", default=0)
     votes = require_annotators(votes, "filter_annotators")
-    annotators, annotator_ids = votes.annotator_codes("filter_annotators")
+    threshold, max_wrong_run = _checked(votes, method, threshold, top_fraction, min_votes,
+                                        max_rounds, max_wrong_run)
+    g = _require_gold(votes, method, gold)
+    run = _Rounds(votes, method, top_fraction, g, max_wrong_run, rng)
+    threshold, converged = run.run(threshold, max_rounds)
+    if not converged:
+        run.notes.append(warn_unconverged(max_rounds))
+    audit = _build_audit(votes, run.current, run.keep_vote, method, threshold, top_fraction,
+                         run.n_rounds, run.rows, min_votes, run.notes)
+    too_few = int(audit.items.too_few_votes.sum())
+    if too_few:
+        warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
+                      "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
+    return run.current.compact_annotators(), audit
+
+
+def _checked(votes: Votes, method: str, threshold: float | None, top_fraction: float | None,
+             min_votes: int, max_rounds: int,
+             max_wrong_run: int | None) -> tuple[float | None, int | None]:
+    """:func:`filter_annotators`' options checked: the threshold (the method's default unless
+    a fraction is given) and the gold rule's longest run of wrong answers."""
+    votes.annotator_codes("filter_annotators")
     check_option("method", method, METHODS)
     check_positive_int("min_votes", min_votes)
     check_positive_int("max_rounds", max_rounds)
@@ -485,53 +499,64 @@ def filter_annotators(
                  if threshold == math.inf else "")
         raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}{would} "
                                 "(CLI: --threshold)")
-    g = _require_gold(votes, method, gold)
-    if method == "gold":
-        if max_wrong_run is None:
-            max_wrong_run = CHAOSNLI_MAX_WRONG_RUN
-        check_positive_int("max_wrong_run", max_wrong_run)
-    elif max_wrong_run is not None:
-        raise InvalidValueError("max_wrong_run applies only to method='gold'")
+    return threshold, max_wrong_run
 
-    keep_vote = np.ones(votes.n_votes, dtype=bool)
-    removed = np.zeros(len(annotator_ids), dtype=bool)
-    rows: list[dict[str, Any]] = []
-    notes: list[str] = []
-    n_rounds = 0
-    current = votes
-    converged = False
-    for n_rounds in range(1, max_rounds + 1):
-        flagged, scores, reasons, used = _flag(current, method, threshold, top_fraction, g[
-            _item_map(votes, current)], max_wrong_run, rng)
-        flagged &= ~removed
-        if top_fraction is not None:
-            threshold = used
-        if not flagged.any():
-            converged = True
-            break
-        rows += audit_rows(annotator_ids, flagged, current.votes_per_annotator(), scores,
-                           used, reasons, n_rounds)
-        removed |= flagged
-        keep_vote = ~removed[annotators]
-        if not keep_vote.any():
+
+class _Rounds:
+    """The filter's rounds: score the annotators still in, remove those flagged, until none is
+    flagged (a threshold's fixed point) or after one round (a fraction)."""
+
+    def __init__(self, votes: Votes, method: str, top_fraction: float | None, gold: np.ndarray,
+                 max_wrong_run: int | None, rng: Any) -> None:
+        if method == "gold":
+            if max_wrong_run is None:
+                max_wrong_run = CHAOSNLI_MAX_WRONG_RUN
+            check_positive_int("max_wrong_run", max_wrong_run)
+        elif max_wrong_run is not None:
+            raise InvalidValueError("max_wrong_run applies only to method='gold'")
+        self.votes, self.method, self.top_fraction = votes, method, top_fraction
+        self.gold, self.max_wrong_run, self.rng = gold, max_wrong_run, rng
+        self.annotators, self.annotator_ids = votes.annotator_codes("filter_annotators")
+        self.keep_vote = np.ones(votes.n_votes, dtype=bool)
+        self.removed = np.zeros(len(self.annotator_ids), dtype=bool)
+        self.rows: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.n_rounds = 0
+        self.current = votes
+
+    def run(self, threshold: float | None, max_rounds: int) -> tuple[float | None, bool]:
+        """Every round; returns the threshold used (a fraction's score cut) and whether the
+        rounds stopped before ``max_rounds``."""
+        converged = False
+        for self.n_rounds in range(1, max_rounds + 1):
+            flagged, scores, reasons, used = _flag(
+                self.current, self.method, threshold, self.top_fraction,
+                self.gold[_item_map(self.votes, self.current)], self.max_wrong_run, self.rng)
+            flagged &= ~self.removed
+            if self.top_fraction is not None:
+                threshold = used
+            if not flagged.any():
+                converged = True
+                break
+            self._remove(flagged, scores, used, reasons)
+            if self.top_fraction is not None:
+                converged = True
+                break
+        return threshold, converged
+
+    def _remove(self, flagged: np.ndarray, scores: np.ndarray, used: float,
+                reasons: Any) -> None:
+        """Audit rows for this round's flagged annotators; their votes leave ``current``."""
+        self.rows += audit_rows(self.annotator_ids, flagged, self.current.votes_per_annotator(),
+                                scores, used, reasons, self.n_rounds)
+        self.removed |= flagged
+        self.keep_vote = ~self.removed[self.annotators]
+        if not self.keep_vote.any():
             raise InvalidValueError(
-                f"the {method} filter would remove every annotator; lower --threshold "
+                f"the {self.method} filter would remove every annotator; lower --threshold "
                 "(Python: threshold=)"
             )
-        current = votes.select_votes(keep_vote, keep_annotators=True)
-        if top_fraction is not None:
-            converged = True
-            break
-    if not converged:
-        notes.append(warn_unconverged(max_rounds))
-
-    audit = _build_audit(votes, current, keep_vote, method, threshold, top_fraction, n_rounds,
-                         rows, min_votes, notes)
-    too_few = int(audit.items.too_few_votes.sum())
-    if too_few:
-        warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
-                      "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
-    return current.compact_annotators(), audit
+        self.current = self.votes.select_votes(self.keep_vote, keep_annotators=True)
 
 
 def audit_rows(annotator_ids: np.ndarray, flagged: np.ndarray, n_votes: np.ndarray,

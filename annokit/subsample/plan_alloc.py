@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 __all__ = ["GOALS", "HORIZON", "SETTLE_HORIZON", "Goal", "allocate", "plan_counts",
-           "round_prior", "votes_to_settle"]
+           "RANKS", "activelab_extra", "allocate_by_score", "round_prior", "votes_to_settle"]
 
 Goal = Literal["majority", "distribution"]
 GOALS = ("majority", "distribution")
@@ -77,6 +77,38 @@ def allocate(values: np.ndarray, caps: np.ndarray, budget: int, *,
     return np.bincount(item[order], minlength=n_items).astype(np.int64)
 
 
+def allocate_by_score(score: np.ndarray, caps: np.ndarray, budget: int) -> np.ndarray:
+    """Extra votes per item by a relabelling score, lowest first, one vote per item per pass
+    (ActiveLab's batches: the ``budget`` lowest-scored items get one vote each; a budget above
+    the number of items goes round again), never above ``caps``; ties go to the earlier item.
+
+    >>> allocate_by_score(np.array([0.9, 0.2, 0.5]), np.array([3, 1, 3]), 5).tolist()
+    [2, 1, 2]
+    """
+    caps = np.maximum(np.asarray(caps, dtype=np.int64), 0)
+    n_items = len(caps)
+    rank = np.empty(n_items, dtype=np.int64)
+    rank[np.argsort(score, kind="stable")] = np.arange(n_items)
+    item = np.repeat(np.arange(n_items), caps)
+    sweep = np.arange(len(item)) - np.repeat(np.cumsum(caps) - caps, caps)  # pass number
+    chosen = item[np.lexsort((rank[item], sweep))[:budget]]
+    return np.bincount(chosen, minlength=n_items).astype(np.int64)
+
+
+def activelab_extra(counts: np.ndarray, probs: np.ndarray, caps: np.ndarray,
+                    budget: int) -> np.ndarray:
+    """Extra votes per item by ActiveLab's score
+    (:func:`~annokit.quality.crowdlab_active.activelab_scores`) and :func:`allocate_by_score`."""
+    from annokit.quality.crowdlab_active import activelab_scores
+
+    return allocate_by_score(activelab_scores(counts, probs).score, caps, budget)
+
+
+#: How a round ranks items: the expected gain in the goal's value under the posterior
+#: (``"value"``), or ActiveLab's relabelling score from the votes and a model (``"activelab"``).
+RANKS = ("value", "activelab")
+
+
 def round_prior(counts: np.ndarray, prior: str, alpha: float = 1.0,
                 probs: np.ndarray | None = None) -> tuple[float | np.ndarray, np.ndarray,
                                                            np.ndarray | None]:
@@ -103,15 +135,18 @@ def plan_counts(counts: np.ndarray, *, budget: int, goal: Goal = "majority",
                 confidence: float = 0.95, epsilon: float = 0.05,
                 caps: np.ndarray | None = None, alpha: float = 1.0, n_draws: int = 2000,
                 seed: int = 0, bar: object | None = None, prior: str = "uniform",
-                probs: np.ndarray | None = None,
-                estimate: str = "proportions") -> dict[str, np.ndarray]:
+                probs: np.ndarray | None = None, estimate: str = "proportions",
+                rank: str = "value") -> dict[str, np.ndarray]:
     """The arrays behind :func:`plan` for a count matrix (parameters checked by the caller).
 
     ``prior="fitted"`` replaces ``alpha`` by the Dirichlet-multinomial fitted to ``counts``
     (:func:`~annokit.subsample.plan_posterior.fitted_prior`); ``prior="model"`` by one prior
     per item centred on the model's ``probs`` (rows aligned to ``counts``;
     :func:`~annokit.subsample.plan_posterior.model_prior`); :func:`round_prior`. ``estimate``
-    names the distribution estimate goal ``distribution`` values.
+    names the distribution estimate goal ``distribution`` values. ``rank="activelab"`` places
+    the votes by ActiveLab's score instead (:func:`allocate_by_score`; every item with room is
+    eligible, as ActiveLab has no stopping rule); the posterior still gives ``now`` and
+    ``after``.
 
     Returns ``now``, ``settled``, ``extra`` (votes per item), ``after`` (the goal's expected
     value per item after them, in the ``now`` scale), ``horizon`` and ``alpha`` (the prior
@@ -128,7 +163,10 @@ def plan_counts(counts: np.ndarray, *, budget: int, goal: Goal = "majority",
     post = posterior_values(counts, goal=goal, horizon=horizon, n_draws=n_draws,
                             alpha=alpha_used, seed=seed, bar=bar, estimate=estimate)
     settled = post.now >= confidence if goal == "majority" else post.now <= epsilon
-    extra = allocate(post.values, caps, budget, eligible=~settled)
+    if rank == "activelab":
+        extra = activelab_extra(counts, np.asarray(probs), np.minimum(caps, horizon), budget)
+    else:
+        extra = allocate(post.values, caps, budget, eligible=~settled)
     after_value = post.values[np.arange(n_items), extra]
     after = after_value if goal == "majority" else -after_value
     return {"now": post.now, "settled": settled, "extra": extra, "after": after,

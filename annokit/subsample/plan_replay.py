@@ -25,7 +25,15 @@ import numpy as np
 
 from annokit.core.checks import check_int, check_open_unit, check_option
 from annokit.errors import InvalidValueError
-from annokit.subsample.plan_alloc import GOALS, Goal, plan_counts, round_prior
+from annokit.subsample.plan_alloc import (
+    GOALS,
+    HORIZON,
+    RANKS,
+    Goal,
+    activelab_extra,
+    plan_counts,
+    round_prior,
+)
 from annokit.subsample.plan_posterior import ESTIMATES, PRIORS, estimate_of, soft_labels
 
 if TYPE_CHECKING:
@@ -128,15 +136,18 @@ class _Target:
 
 def _check(start: int, rounds: int, goal: str, seeds: Sequence[int], prior: str,
            probs: np.ndarray | None, confidence: float, epsilon: float,
-           estimate: str) -> tuple[int, int, list[int], float, float]:
+           estimate: str, rank: str) -> tuple[int, int, list[int], float, float]:
     """The replay's parameters, checked (:class:`InvalidValueError` naming the first wrong)."""
     start = check_int("start", start)
     rounds = check_int("rounds", rounds, low=1)
     check_option("goal", goal, GOALS)
     check_option("prior", prior, PRIORS)
     check_option("estimate", estimate, ESTIMATES)
+    check_option("rank", rank, RANKS)
     if (prior == "model") != (probs is not None):
         raise InvalidValueError("prior='model' goes with a model's probs (and probs with it)")
+    if rank == "activelab" and probs is None:
+        raise InvalidValueError("rank='activelab' needs a model's probs (and prior='model')")
     confidence = check_open_unit("confidence", confidence)
     epsilon = check_open_unit("epsilon", epsilon)
     if len(seeds) == 0:
@@ -153,10 +164,15 @@ def _plan_rounds(order: _Order, available: np.ndarray, *, start: int, budget: in
     placed = 0
     for r in range(rounds):
         share = budget * (r + 1) // rounds - placed
-        out = plan_counts(order.counts(taken), budget=share, caps=available - taken,
-                          seed=seed, **options)
-        taken = taken + out["extra"]
-        placed += int(out["extra"].sum())
+        counts = order.counts(taken)
+        if options["rank"] == "activelab":  # ActiveLab needs no posterior values
+            extra = activelab_extra(counts, options["probs"],
+                                    np.minimum(available - taken, HORIZON), share)
+        else:
+            extra = plan_counts(counts, budget=share, caps=available - taken, seed=seed,
+                                **options)["extra"]
+        taken = taken + extra
+        placed += int(extra.sum())
         if bar is not None:
             bar.update(1)  # type: ignore[attr-defined]
     return taken
@@ -180,7 +196,7 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
            compare: Sequence[int] = (10, 15, 20), confidence: float = 0.95,
            epsilon: float = 0.05, n_draws: int = 2000, bar: object | None = None,
            prior: str = "fitted", probs: np.ndarray | None = None,
-           estimate: str = "proportions") -> ReplayResult:
+           estimate: str = "proportions", rank: str = "value") -> ReplayResult:
     """Simulate rounds of :func:`~annokit.subsample.plan.plan` on dense votes and compare them
     with uniform allocation (module docstring).
 
@@ -204,27 +220,21 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
         Passed to the plan (``prior="fitted"``: refitted to the votes collected so far at
         each round, as a user planning round after round would).
     probs : ndarray of shape (n_items, n_labels), optional
-        A model's probabilities, rows aligned to the votes' items: with ``prior="model"``,
-        each item's prior is centred on them (refitted each round).
+        A model's probabilities, rows aligned to the votes' items (``prior="model"``).
     estimate : {"proportions", "posterior_mean"}, default="proportions"
         Goal distribution: the estimate the plan values and every method is scored by (the
-        raw proportions of the votes, or the posterior mean under ``prior`` refitted to each
-        method's final counts); the same for all methods, so they differ only in where the
-        votes went.
+        posterior mean: under ``prior`` refitted to each method's final counts).
+    rank : {"value", "activelab"}, default="value"
+        How the plan places the votes (:data:`~annokit.subsample.plan_alloc.RANKS`).
     bar : progress bar, optional
         Advanced by one per round.
 
     Returns
     -------
-    ReplayResult
-
-    Raises
-    ------
-    InvalidValueError
-        A parameter out of range.
+    ReplayResult (:class:`InvalidValueError` for a parameter out of range)
     """
     start, rounds, seeds, confidence, epsilon = _check(
-        start, rounds, goal, seeds, prior, probs, confidence, epsilon, estimate)
+        start, rounds, goal, seeds, prior, probs, confidence, epsilon, estimate, rank)
     totals = sorted({int(round(start + float(budget_per_item))),
                      *(check_int("compare", k, low=1) for k in compare)})
     full = votes.counts()
@@ -235,7 +245,7 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
     target = _Target.of(full, goal)
     items, labels = np.asarray(votes.item_index), np.asarray(votes.label_index)
     options = {"goal": goal, "confidence": confidence, "epsilon": epsilon, "n_draws": n_draws,
-               "prior": prior, "probs": probs, "estimate": estimate}
+               "prior": prior, "probs": probs, "estimate": estimate, "rank": rank}
     rows: dict[str, list[float]] = {"plan": [], **{f"uniform-{k}": [] for k in totals}}
     spent: dict[str, list[float]] = {name: [] for name in rows}
     planned = []
@@ -254,5 +264,6 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
             "n_items_scored": int(target.scored.sum()) if goal == "majority" else n_items,
             "n_tied_full": int((~target.scored).sum()), "start": start,
             "budget_per_item": float(budget_per_item), "rounds": rounds, "seeds": seeds,
-            "planned_votes": planned, "prior": prior, "estimate": estimate}
+            "planned_votes": planned, "prior": prior, "estimate": estimate,
+            "rank": rank}
     return ReplayResult(table=_table(rows, spent, seeds), info=info)
