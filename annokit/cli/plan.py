@@ -30,7 +30,7 @@ _JSON_KEYS = (
     "n_items_planned, n_cannot_settle, n_at_max_per_item, expected_now, expected_after, "
     "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, prior, "
     "prior_alpha (the Dirichlet prior per label), model_prior (with --predictions), estimate "
-    "(--goal distribution), read_as, "
+    "(--goal distribution), rank (with --rank activelab), read_as, "
     "out, "
     "output (with --out: what was written)")
 
@@ -71,6 +71,11 @@ _JSON_KEYS = (
               help="--goal distribution: the estimate of each item's distribution whose TVD the "
                    "plan values: the posterior mean under the prior, (counts + alpha) / (n + "
                    "sum alpha), or the raw proportions of the votes (the soft label).")
+@click.option("--rank", type=click.Choice(["value", "activelab"]), default="value",
+              show_default=True,
+              help="value: votes to the largest expected gains in the goal under the posterior; "
+                   "activelab (with --predictions): to the lowest ActiveLab scores (CROWDLAB's "
+                   "consensus quality, Goh and Mueller 2023), one vote per item per pass.")
 @prediction_options("With it each item's prior is centred on the model's probabilities, "
                     "its spread and a temperature fitted to the votes.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
@@ -82,7 +87,7 @@ _JSON_KEYS = (
               help="Print the summary as one JSON object (keys below).")
 def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float,
          epsilon: float, max_per_item: int | None, seed: int, prior: str, estimate: str,
-         out_path: str | None,
+         rank: str, out_path: str | None,
          out_format: str | None, as_json: bool, **model_args: Any) -> None:
     """Where to spend the next votes: per item, how many more votes to collect now for the
     goal, under a Dirichlet posterior of each item's population label distribution (its prior
@@ -117,12 +122,15 @@ def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float
         join = join_model(votes, model_args)
         votes, probs = join.votes, join.probs
     else:
+        if rank == "activelab":
+            raise click.UsageError("--rank activelab needs --predictions FILE (ActiveLab scores "
+                                   "items from the votes and a model)")
         _no_join_options(model_args)
     with progress(desc="plan", unit="count vectors") as bar:
         result = run_plan(votes, budget=budget, goal=goal,  # type: ignore[arg-type]
                           confidence=confidence, epsilon=epsilon, max_per_item=max_per_item,
                           seed=seed, bar=bar, prior=prior, probs=probs,
-                          estimate=estimate.replace("-", "_"))
+                          estimate=estimate.replace("-", "_"), rank=rank)
     info = result.summary()
     output = None
     if out_path is not None:

@@ -42,6 +42,7 @@ from annokit.core.checks import (
 from annokit.errors import InvalidValueError, SchemaError
 from annokit.subsample.plan_alloc import (
     GOALS,
+    RANKS,
     SETTLE_HORIZON,
     Goal,
     plan_counts,
@@ -124,16 +125,20 @@ _METHOD = {
 _ESTIMATE_NAMES = {"proportions": "soft label", "posterior_mean": "posterior mean"}
 
 
-def _method(goal: str, estimate: str) -> str:
+def _method(goal: str, estimate: str, rank: str) -> str:
     """The summary's ``method``: the posterior, the value and the rule, in one line."""
-    return _METHOD[goal].format(estimate=_ESTIMATE_NAMES[estimate])
+    text = _METHOD[goal].format(estimate=_ESTIMATE_NAMES[estimate])
+    if rank == "activelab":
+        text = text.split("; votes to")[0] + ("; votes to the lowest ActiveLab scores (Goh and "
+                                               "Mueller 2023), one per item per pass")
+    return text
 
 
 def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: float = 0.95,
          epsilon: float = 0.05, max_per_item: int | None = None, alpha: float = 1.0,
          n_draws: int = 2000, seed: int = 0, bar: object | None = None,
-         prior: str = "fitted", probs: Any = None,
-         estimate: str = "posterior_mean") -> PlanResult:
+         prior: str = "fitted", probs: Any = None, estimate: str = "posterior_mean",
+         rank: str = "value") -> PlanResult:
     """Where to spend the next ``budget`` votes (module docstring: the model and the rule).
 
     Parameters
@@ -147,12 +152,11 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         Goal majority: an item is settled when P(its leading label is the population
         majority) >= confidence.
     epsilon : float in (0, 1), default=0.05
-        Goal distribution: an item is settled when the expected TVD of its soft label to the
-        population distribution is <= epsilon.
+        Goal distribution: an item is settled when the expected TVD of its estimate
+        (``estimate``) to the population distribution is <= epsilon.
     max_per_item : int, optional
         Most votes an item may have in total after this round (>= 1); items already there
-        get none and are counted in the summary (``n_at_max_per_item``) and flagged in the
-        table (``at_max_per_item``).
+        get none (``n_at_max_per_item`` in the summary, ``at_max_per_item`` in the table).
     alpha : float, default=1.0
         With ``prior="uniform"``: the concentration per label of the symmetric Dirichlet prior
         (1: the uniform prior).
@@ -160,14 +164,12 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         Monte Carlo posterior draws per distinct count vector.
     seed : int, default=0
         The same seed and votes give the same plan.
-    prior : {"fitted", "uniform"}, default="fitted"
-        ``"fitted"``: the Dirichlet prior of the Dirichlet-multinomial fitted to the votes by
-        maximum likelihood (empirical Bayes; the fit of ``subsample --target population``,
-        :func:`~annokit.subsample.plan_posterior.fitted_prior`); ``"uniform"``:
-        ``Dirichlet(alpha, ..., alpha)``, the planner's prior before; ``"model"`` (implied by
-        ``probs``): one prior per item centred on the model's probabilities,
-        ``Dirichlet(A * softmax(log p_i / T))`` with ``A`` and ``T`` fitted to the votes
-        (:func:`~annokit.subsample.plan_posterior.model_prior`).
+    prior : {"fitted", "uniform", "model"}, default="fitted"
+        ``"fitted"``: the Dirichlet of the Dirichlet-multinomial fitted to the votes (empirical
+        Bayes, as ``subsample --target population``; :func:`.plan_posterior.fitted_prior`);
+        ``"uniform"``: ``Dirichlet(alpha, ..., alpha)``; ``"model"`` (implied by ``probs``):
+        ``Dirichlet(A * softmax(log p_i / T))`` per item, ``A`` and ``T`` fitted to the votes
+        (:func:`.plan_posterior.model_prior`).
     probs : array of shape (n_items, n_labels), optional
         A model's probabilities, rows in the votes' item order and columns in their label
         order (``annokit plan --predictions`` joins a file as ``evaluate`` does).
@@ -176,6 +178,10 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
         valued and reported, and which the table gives (``estimate_<label>`` columns): the
         posterior mean ``(c + alpha) / (n + sum(alpha))`` under the prior, or the raw
         proportions of the votes (the soft label; the planner's estimate before).
+    rank : {"value", "activelab"}, default="value"
+        ``"value"``: votes to the largest expected gains (module docstring); ``"activelab"``
+        (needs ``probs``): to the lowest ActiveLab scores, one vote per item per pass, no
+        stopping rule (:func:`.plan_alloc.allocate_by_score`; Goh and Mueller 2023).
 
     Returns
     -------
@@ -197,7 +203,7 @@ def plan(votes: Votes, *, budget: int, goal: Goal = "majority", confidence: floa
     """
     args = _checked(votes, budget=budget, goal=goal, confidence=confidence, epsilon=epsilon,
                     max_per_item=max_per_item, alpha=alpha, n_draws=n_draws, seed=seed,
-                    prior=prior, probs=probs, estimate=estimate)
+                    prior=prior, probs=probs, estimate=estimate, rank=rank)
     counts = votes.counts()
     n_votes = counts.sum(1)
     max_per_item = args["max_per_item"]
@@ -223,11 +229,15 @@ class _Args:
 
 def _checked(votes: Votes, *, budget: int, goal: str, confidence: float, epsilon: float,
              max_per_item: int | None, alpha: float, n_draws: int, seed: int, prior: str,
-             probs: Any, estimate: str) -> _Args:
+             probs: Any, estimate: str, rank: str) -> _Args:
     """:func:`plan`'s parameters checked (:class:`InvalidValueError` or :class:`SchemaError`
     naming the first wrong); ``probs`` imply ``prior="model"``."""
     check_option("goal", goal, GOALS)
     check_option("estimate", estimate, ESTIMATES)
+    check_option("rank", rank, RANKS)
+    if rank == "activelab" and probs is None:
+        raise InvalidValueError("rank='activelab' needs a model's probs (annokit plan "
+                                "--predictions FILE --rank activelab)")
     if max_per_item is not None:
         max_per_item = check_int("max_per_item", max_per_item, low=1)
     if probs is not None:
@@ -245,7 +255,7 @@ def _checked(votes: Votes, *, budget: int, goal: str, confidence: float, epsilon
                "epsilon": check_open_unit("epsilon", epsilon),
                "alpha": check_finite("alpha", alpha, low=0, strict=True),
                "n_draws": check_int("n_draws", n_draws, low=1), "seed": check_int("seed", seed),
-               "prior": prior, "probs": probs, "estimate": estimate}
+               "prior": prior, "probs": probs, "estimate": estimate, "rank": rank}
     return _Args(options=options, max_per_item=max_per_item)
 
 
@@ -313,12 +323,14 @@ def _info(votes: Votes, out: dict[str, np.ndarray], args: _Args, need: np.ndarra
         "confidence": args["confidence"], "epsilon": args["epsilon"],
         "max_per_item": args["max_per_item"], "alpha": args["alpha"],
         "n_draws": args["n_draws"], "horizon": int(out["horizon"]), "seed": args["seed"],
-        "method": _method(goal, args["estimate"]), "prior": args["prior"],
+        "method": _method(goal, args["estimate"], args["rank"]), "prior": args["prior"],
         "prior_alpha": dict(zip(votes.labels.names, map(float, out["alpha"]), strict=True)),
         "votes_to_settle": _settle_summary(need, short),
     }
     if goal == "distribution":
         info["estimate"] = args["estimate"]
+    if args["rank"] != "value":
+        info["rank"] = args["rank"]
     if out["model_prior"] is not None:
         info["model_prior"] = {"concentration": float(out["model_prior"][0]),
                                "temperature": float(out["model_prior"][1])}

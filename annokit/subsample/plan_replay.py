@@ -63,7 +63,9 @@ class ReplayResult:
         ``goal``, ``measure``, ``n_items``, ``n_items_scored`` (items with a unique full-data
         majority for goal majority; all items for goal distribution), ``n_tied_full``,
         ``start``, ``budget_per_item``, ``rounds``, ``seeds``, ``planned_votes`` (votes the
-        plan placed per seed; at most the budget).
+        plan placed per seed; at most the budget), ``prior``, ``estimate``, ``rank``, and for
+        goal distribution with ``estimate="posterior_mean"``, ``proportions``: each method's
+        mean TVD per seed scored by the raw soft label instead.
     """
 
     table: pd.DataFrame
@@ -248,6 +250,7 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
                "prior": prior, "probs": probs, "estimate": estimate, "rank": rank}
     rows: dict[str, list[float]] = {"plan": [], **{f"uniform-{k}": [] for k in totals}}
     spent: dict[str, list[float]] = {name: [] for name in rows}
+    raw: dict[str, list[float]] = {name: [] for name in rows}
     planned = []
     for seed in seeds:
         order = _Order(items, labels, n_items, n_labels, np.random.default_rng(seed))
@@ -258,6 +261,7 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
                                *((f"uniform-{k}", np.minimum(k, available)) for k in totals)]:
             rows[name].append(_score(order.counts(per_item), target, estimate, prior, probs))
             spent[name].append(float(per_item.mean()))
+            raw[name].append(_score(order.counts(per_item), target, "proportions", prior, None))
     measure = ("share of items whose full-data majority the final majority recovers"
                if goal == "majority" else _MEASURES[estimate])
     info = {"goal": goal, "measure": measure, "n_items": n_items,
@@ -266,4 +270,6 @@ def replay(votes: Votes, *, start: int = 3, budget_per_item: float = 10, rounds:
             "budget_per_item": float(budget_per_item), "rounds": rounds, "seeds": seeds,
             "planned_votes": planned, "prior": prior, "estimate": estimate,
             "rank": rank}
+    if goal == "distribution" and estimate != "proportions":
+        info["proportions"] = raw  # every method's final soft label, per seed
     return ReplayResult(table=_table(rows, spent, seeds), info=info)
