@@ -20,7 +20,7 @@ def _rotated(n_groups: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray,
     patterns = np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2], [0, 0, 1], [1, 1, 2], [2, 2, 0],
                          [0, 1, 1], [1, 2, 2], [2, 0, 0]])
     rows = []
-    for g in range(n_groups):
+    for _ in range(n_groups):
         base = patterns[rng.integers(len(patterns))]
         rows += [np.roll(base, r) for r in range(3)]
     labels = np.array(rows)

@@ -257,7 +257,7 @@ def test_posterior_values_take_items_without_votes():
 
 
 def test_votes_to_settle_is_where_the_value_reaches_the_goal():
-    """Issue 35 item 7: from the same posterior values the allocation uses."""
+    """Votes to settle come from the same posterior values the allocation uses."""
     from annokit.subsample.plan_alloc import votes_to_settle
 
     counts = np.array([[9, 1], [3, 0], [4, 1], [4, 4]])
@@ -275,8 +275,8 @@ def test_votes_to_settle_is_where_the_value_reaches_the_goal():
 
 
 def test_plan_says_how_many_votes_would_settle_what_the_round_cannot(shared_data):
-    """RTE, budget 500: hundreds of items unsettled before and after the round (issue 35
-    item 7: 394 under the uniform prior)."""
+    """RTE, budget 500: hundreds of items unsettled before and after the round (394 under
+    the uniform prior)."""
     from click.testing import CliRunner
 
     from annokit.cli import main
