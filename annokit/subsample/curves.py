@@ -340,7 +340,7 @@ def _included(n: np.ndarray, ks_arr: np.ndarray, short: str,
         short_items(n, int(ks_arr[np.argmax(n_short > 0)]), "error", ids=item_ids)
     elif n_short.any():
         worst = int(ks_arr.max())
-        short_items(n, worst, short, ids=item_ids)  # warns once, for the largest k
+        short_items(n, worst, short, ids=item_ids, stacklevel=4)  # warns once, largest k
     included = np.ones((len(ks_arr), n_items), dtype=bool)
     if short == "skip":
         included = n[None, :] >= ks_arr[:, None]
