@@ -8,8 +8,10 @@ more votes raise the expected value of the goal most:
 * ``goal="majority"``: the expected number of items whose leading label is the population
   majority (an item is *settled* when P(its leading label is the population majority) >=
   ``confidence``);
-* ``goal="distribution"``: minus the expected total variation distance (TVD) of the soft labels
-  to the population distributions (settled when the expected TVD <= ``epsilon``).
+* ``goal="distribution"``: minus the expected total variation distance (TVD) of the estimates
+  of the items' distributions to the population distributions (settled when the expected TVD <=
+  ``epsilon``); the estimate is the posterior mean under the prior (``estimate``; the raw
+  proportions of the votes with ``estimate="proportions"``), the one the table reports.
 
 Allocation. ``V_i(n)``, the expected value of item ``i`` after ``n`` more votes, is estimated
 for ``n = 0..horizon``. The gain of one more vote is taken from the upper concave envelope of
@@ -20,7 +22,9 @@ needed because the one-vote gain of a majority is often zero (at 2-1 one vote ca
 other label lead) although two or three votes help. The budget goes, vote by vote, to the
 largest such gains (a greedy pass that is exact for concave values), never above ``budget``
 in total nor above ``max_per_item`` votes per item, and only to unsettled items with a
-positive gain: the stopping rule. Ties go to the earlier item. Annotator quality is not used
+positive gain: the stopping rule. Ties go to the earlier item. With a model, ``rank="activelab"``
+places the votes by ActiveLab's score instead (Goh and Mueller 2023;
+:mod:`annokit.quality.crowdlab_active`). Annotator quality is not used
 (no Dawid-Skene): votes are exchangeable draws from the item's population, which is the
 quantity the goals name.
 """
@@ -67,13 +71,15 @@ class PlanResult:
     table : pandas.DataFrame
         One row per item: ``item``, ``n_votes``, ``leading_label`` (first in label order when
         tied), ``p_leading`` (goal majority: P(leading label is the population majority)) or
-        ``expected_tvd`` (goal distribution: expected TVD of the soft label to the population
+        ``expected_tvd`` (goal distribution: expected TVD of the estimate to the population
         distribution), ``settled``, ``at_max_per_item``, ``extra_votes``, ``expected_after``
         (the same quantity's expected value after the extra votes: P(correct majority) or the
         expected TVD), ``votes_to_settle`` (more votes from now until the expected value
         reaches the goal, :func:`~annokit.subsample.plan_alloc.votes_to_settle`; 0 when
         settled, <NA> beyond :data:`~annokit.subsample.plan_alloc.SETTLE_HORIZON`; computed when
-        this round leaves unsettled items short of the goal, else 0).
+        this round leaves unsettled items short of the goal, else 0), and for goal
+        distribution ``estimate_<label>``: each item's estimate (the posterior mean, or the
+        soft label with ``estimate="proportions"``).
     info : dict
         The summary (:meth:`summary`).
     """
@@ -109,8 +115,9 @@ class PlanResult:
         votes from now of those reachable within ``horizon`` votes, and
         ``n_beyond_horizon``), ``prior`` (``"fitted"``, ``"uniform"`` or ``"model"``) and
         ``prior_alpha`` (the Dirichlet prior's parameter per label, by label name; with a
-        model, its mean over items), and with a model ``model_prior`` (``concentration`` A and
-        ``temperature`` T)."""
+        model, its mean over items), with a model ``model_prior`` (``concentration`` A and
+        ``temperature`` T), for goal distribution ``estimate`` (``"posterior_mean"`` or
+        ``"proportions"``), and with ``rank="activelab"`` ``rank``."""
         return dict(self.info)
 
 

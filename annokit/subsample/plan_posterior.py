@@ -18,7 +18,8 @@ Values. For ``n = 0, 1, ..., horizon`` extra votes:
   highest posterior probability of being the argmax, so ``V(n)`` is the expected probability of
   a correct majority after ``n`` more votes, the value the knowledge-gradient policy maximises
   (Frazier, Powell and Dayanik 2008; for crowd labels Chen, Lin and Zhou 2015, JMLR 16).
-* ``distribution``: ``V(n) = -E[TVD(soft label of c + d_n, theta)]``.
+* ``distribution``: ``V(n) = -E[TVD(estimate of c + d_n, theta)]``, the estimate the posterior
+  mean ``(c + d_n + alpha) / (n_c + n + sum(alpha))`` or the raw proportions (``estimate``).
 
 Estimation. One Monte Carlo pass per item with common random numbers: ``n_draws`` draws of
 ``theta`` from the posterior, and for each a sequence of ``horizon`` votes drawn from ``theta``
