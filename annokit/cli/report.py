@@ -159,6 +159,16 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.option("--bins", default="5", show_default=True, metavar="N|E0,E1,...",
               help="Agreement bins: N equal-count human-entropy quantile bins, or edges in nats "
                    "(natural log).")
+@click.option("--bin-on", "bin_on", type=click.Choice(["votes", "population"]), default="votes",
+              show_default=True,
+              help="Cut the agreement bins on each item's vote entropy, or on the posterior mean "
+                   "of its population entropy (corrects the regression to the mean of a cut on "
+                   "the entropy of a few votes).")
+@click.option("--population", "population", type=click.Choice(["auto", "always", "never"]),
+              default="auto", show_default=True,
+              help="Population-target figures (evaluate --target population) beside the "
+                   "votes-target ones, overall and per bin; auto: when the median number of "
+                   "votes per item is below 20.")
 @click.option("--temperature", "temperatures", multiple=True, metavar="NAME=T",
               help="Add a copy of model NAME scaled with temperature T (named 'NAME T=T').")
 @click.option("--fit-temperature-on", "fit_temperature_on", multiple=True,
@@ -205,10 +215,10 @@ def _n_groups(bin_spec: int | list[float]) -> int:
               help="Output directory (created, or replaced if it holds an earlier report).")
 @click.option("--json", "as_json", is_flag=True, help="Also print report.json on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, temperatures,
-           fit_temperature_on, n_boot, metric_names, n_bins, no_ceiling, subsample_ks, subsample_reps,
-           epsilon, target, plan_budget, plan_goal, seed, positive, annotator_predictions, title,
-           png, out, as_json, quiet):
+def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, bin_on, population,
+           temperatures, fit_temperature_on, n_boot, metric_names, n_bins, no_ceiling, subsample_ks,
+           subsample_reps, epsilon, target, plan_budget, plan_goal, seed, positive,
+           annotator_predictions, title, png, out, as_json, quiet):
     """Write the agreement-binned analysis report of one or more models to --out:
     report.html (self-contained page), report.md, report.json (versioned schema)
     and figures/.
@@ -233,7 +243,7 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
         n_boot=n_boot, n_bins=n_bins, subsample_ks=subsample_ks, subsample_reps=subsample_reps,
         epsilon=epsilon, target=target, plan_budget=plan_budget, plan_goal=plan_goal,
         pred_labels=pred_labels, id_field=id_field, on_missing=on_missing, metrics=metric_names,
-        no_ceiling=no_ceiling, seed=seed, positive=positive,
+        no_ceiling=no_ceiling, seed=seed, positive=positive, bin_on=bin_on, population=population,
         annotator_predictions=annotator_predictions,
         title=title or f"annokit report: {Path(votes_path).name}")
     from annokit.io.atomic import check_outputs

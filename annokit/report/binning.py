@@ -9,9 +9,9 @@ That entropy is itself an estimate from a few votes, and a cut on a noisy value 
 noise: the items of the lowest-entropy bin are on average less agreed in the population than
 their votes show, and those of the highest bin more (regression to the mean). With
 ``bin_on="population"`` the cut is on :func:`population_entropy` instead, the posterior mean
-of each item's population entropy under the population target's fitted prior
-(:mod:`annokit.metrics.population`), which shrinks each item toward what the other items and
-the model's prediction say.
+of each item's population entropy under the population target's prior fitted to all
+items' votes (:mod:`annokit.metrics.population`), which shrinks each item toward what the other
+items say.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class AgreementBins:
         return len(self.binning.counts)
 
 
-def agreement_binning(h_human: np.ndarray, bins: int | Sequence[float]) -> AgreementBins:
+def agreement_binning(h_human: np.ndarray, bins: int | Sequence[float], *,
+                      cut_on: str = "votes") -> AgreementBins:
     """Cut the items into agreement bins on ``h_human``; one warning names the empty bins."""
     edges, bin_idx, method, notes = agreement_bins(h_human, bins)  # warns and notes merged bins
     n_agree = edges.size - 1
@@ -72,7 +73,7 @@ def agreement_binning(h_human: np.ndarray, bins: int | Sequence[float]) -> Agree
         entropy_base=ENTROPY_BASE, edges=edges.tolist(), counts=bin_counts.tolist(),
         mean_entropy=[float(h_human[bin_idx == b].mean()) if bin_counts[b] else None
                       for b in range(n_agree)],
-        labels=[f"{edges[b]:.2f}-{edges[b + 1]:.2f}" for b in range(n_agree)])
+        labels=[f"{edges[b]:.2f}-{edges[b + 1]:.2f}" for b in range(n_agree)], cut_on=cut_on)
     return AgreementBins(binning=binning, index=bin_idx,
                          groups=pd.Categorical(bin_idx, categories=range(n_agree)),
                          entropy=h_human, notes=notes)
@@ -103,32 +104,38 @@ def dirichlet_entropy(alpha: np.ndarray) -> np.ndarray:
     return digamma(total + 1.0) - (a * digamma(a + 1.0)).sum(axis=-1) / total
 
 
-def population_entropy(counts: np.ndarray, probs: np.ndarray, *, seed: int = 0) -> np.ndarray:
+def population_entropy(counts: np.ndarray, *, seed: int = 0) -> np.ndarray:
     """Posterior mean of each item's population entropy (nats), 12 decimals.
 
-    The prior is the population target's (:func:`annokit.metrics.population.fit_prior`: a
-    mixture of Dirichlets centred on a function of the model's ``probs``, fitted to all
-    items' counts by maximum marginal likelihood); each item's posterior is the mixture of
-    ``Dirichlet(alpha_c + x_i)`` with the components' posterior weights, whose mean entropy
-    is :func:`dirichlet_entropy`'s, averaged with those weights. Deterministic for a seed
-    (the seed only picks the items the prior is fitted on when there are many).
+    The prior is the population target's (:func:`annokit.metrics.population.fit_prior`, a
+    mixture of Dirichlets fitted to all items' counts by maximum marginal likelihood) given a
+    uniform model, so that it depends on the votes alone: the bins are the same for every
+    model, and no model's predictions select the items it is scored on. Each item's posterior
+    is the mixture of ``Dirichlet(alpha_c + x_i)`` with the components' posterior weights; its
+    mean entropy is :func:`dirichlet_entropy`'s, averaged with those weights. Deterministic for
+    a seed (the seed only picks the items the prior is fitted on when there are many).
 
     Parameters
     ----------
     counts : ndarray of shape (n_items, n_labels)
         Votes per label.
-    probs : ndarray of shape (n_items, n_labels)
-        The model's predictions the prior is conditional on.
     seed : int, default 0
 
     Returns
     -------
     ndarray of shape (n_items,)
+
+    Examples
+    --------
+    >>> x = np.array([[5, 0, 0]] * 30 + [[2, 2, 1]] * 30)
+    >>> h = population_entropy(x)
+    >>> bool(h[0] > 0.0), bool(h[-1] < np.log(3))  # shrunk toward each other
+    (True, True)
     """
     from annokit.metrics.population import fit_prior
 
     x = np.asarray(counts, dtype=np.float64)
-    q = np.asarray(probs, dtype=np.float64)
+    q = np.full(x.shape, 1.0 / x.shape[1])
     prior = fit_prior(x, q, seed=seed)
     weights = prior.responsibilities(x, q)  # (n, components)
     per_component = dirichlet_entropy(prior.alphas(q) + x[:, None, :])

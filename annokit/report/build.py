@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ import pandas as pd
 
 import annokit
 from annokit.core.annotator_agreement import alpha_influence, annotator_pairs, pair_matrix
-from annokit.core.checks import check_int, check_open_unit
+from annokit.core.checks import check_int, check_open_unit, check_option
 from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import (
     ENTROPY_BASE,
@@ -52,8 +51,15 @@ from annokit.metrics.ceiling import default_votes_per_half, split_half_ceiling
 from annokit.metrics.engine import EvaluationResult, evaluate
 from annokit.metrics.records import AlignedRecords, agreement_entropy
 from annokit.metrics.registry import REGISTRY
-from annokit.report.binning import HIST_BINS, AgreementBins, agreement_binning, entropy_edges
+from annokit.report.binning import (
+    HIST_BINS,
+    AgreementBins,
+    agreement_binning,
+    entropy_edges,
+    population_entropy,
+)
 from annokit.report.inputs import ModelPredictions
+from annokit.report.intervals import as_interval, bin_interval, noted
 from annokit.report.model import (
     AnnotatorPairs,
     AnnotatorQuality,
@@ -73,7 +79,8 @@ from annokit.report.model import (
     SubsamplingPoint,
     SubsamplingRecommendation,
 )
-from annokit.report.options import ReportOptions
+from annokit.report.options import BIN_ON, ReportOptions
+from annokit.report.population_figures import population_section
 from annokit.report.sections import (
     ORDERED_SCALES,
     binary_section,
@@ -84,26 +91,7 @@ from annokit.report.sections import (
 
 __all__ = ["build", "build_report", "histogram_edges"]
 
-#: An agreement bin with fewer items than this per confidence bin (``n < 20 n_bins``) shows a
-#: note instead of its binned calibration figures: their plug-in is mostly bias there
-#: (docs/guides/trust.md).
-MIN_ITEMS_PER_CONFIDENCE_BIN = 20
 _TIES: TiePolicy = "first"
-
-
-@contextmanager
-def _noted(notes: list[str], prefix: str = ""):
-    """Turn the DegenerateInputWarnings raised inside into report notes (each message once)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DegenerateInputWarning)
-        yield
-    for w in caught:
-        if issubclass(w.category, DegenerateInputWarning):
-            msg = f"{prefix}{w.message}"
-            if msg not in notes:
-                notes.append(msg)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _as_predictions(name: str, value: Any, votes: Votes) -> ModelPredictions:
@@ -175,23 +163,6 @@ def _none_list(a: np.ndarray | None, n: int) -> list[float | None]:
     return [None] * n if a is None else [finite_or_none(v) for v in a]
 
 
-def _bin_interval(name: str, n_items: int, n_bins: int, estimate: float, ci: Any) -> Interval:
-    """An agreement bin's figure, or a note for a binned metric on too few items."""
-    if "n_bins" in REGISTRY[name].options and 0 < n_items < MIN_ITEMS_PER_CONFIDENCE_BIN * n_bins:
-        return Interval(estimate=None, method=None if ci is None else ci.method,
-                        note=f"not shown: {n_items} items in {n_bins} confidence bins, fewer "
-                             f"than {MIN_ITEMS_PER_CONFIDENCE_BIN} per bin; the plug-in "
-                             "estimate would be mostly its upward bias")
-    return _as_interval(estimate, ci)
-
-
-def _as_interval(estimate: float, ci: Any = None) -> Interval:
-    if ci is None:
-        return Interval(estimate=estimate)
-    return Interval(estimate=estimate, low=ci.low, high=ci.high, method=ci.method,
-                    note=ci.reason or None)
-
-
 def _reliability(probs: np.ndarray, labels: np.ndarray, human: np.ndarray,
                  n_bins: int) -> Reliability:
     from annokit.metrics.calibration import reliability_diagram
@@ -222,13 +193,13 @@ def _model_reports(models: Sequence[ModelPredictions], result: EvaluationResult,
     for m in models:
         res, rec = per_model[m.name], records[m.name]
         per_bin = [BinMetrics(bin=b, n=g.n_items,
-                              metrics={k: _bin_interval(k, g.n_items, n_bins, g.metrics[k],
+                              metrics={k: bin_interval(k, g.n_items, n_bins, g.metrics[k],
                                                         g.intervals.get(k)) for k in names})
                    for b, g in enumerate(res.groups or [])]
         out.append(ModelReport(
             name=m.name, sources=[str(s) for s in m.sources], n_items=rec.n_items,
             temperature=m.temperature, temperature_note=m.temperature_note,
-            metrics={k: _as_interval(res.metrics[k], res.intervals.get(k)) for k in names},
+            metrics={k: as_interval(res.metrics[k], res.intervals.get(k)) for k in names},
             per_bin=per_bin,
             reliability=_reliability(rec.probs, rec.majority.labels, rec.human, n_bins),
             histograms={k: _histogram(frames[m.name][k].to_numpy(), edges[k]) for k in hist_keys},
@@ -288,8 +259,8 @@ def build_report(
     votes_per_half: int | None = None, subsampling: Sequence[Mapping[str, Any]] | None = None,
     subsampling_recommendation: Mapping[str, Any] | None = None, title: str | None = None,
     quality_methods: Sequence[str] = ("ds", "agreement"), positive: int | str | None = None,
-    annotator_predictions: Any = None, seed: int = 0,
-    progress: Callable[[str], None] | None = None,
+    annotator_predictions: Any = None, seed: int = 0, bin_on: str = "votes",
+    population: str = "auto", progress: Callable[[str], None] | None = None,
 ) -> Report:
     """Build the agreement-binned analysis report.
 
@@ -301,9 +272,11 @@ def build_report(
         Predictions aligned with ``votes`` (row i = ``votes.item_ids[i]``, columns in
         ``votes.labels`` order), e.g. ``AlignedRecords.probs``. Later models are compared
         with the first.
-    bins, n_boot, confidence, n_bins, metrics, ceiling, votes_per_half, title, quality_methods, positive, seed
+    bins, n_boot, confidence, n_bins, metrics, ceiling, votes_per_half, title, quality_methods
         As the fields of the same name of :class:`~annokit.report.options.ReportOptions`;
         :func:`build` takes that object itself (and its other report options).
+    positive, seed, bin_on, population
+        Likewise.
     subsampling, subsampling_recommendation, annotator_predictions, progress
         As for :func:`build`.
 
@@ -328,7 +301,7 @@ def build_report(
     options = ReportOptions(bins=bins, n_boot=n_boot, confidence=confidence, n_bins=n_bins,
                             metrics=metrics, ceiling=ceiling, votes_per_half=votes_per_half,
                             title=title, quality_methods=quality_methods, positive=positive,
-                            seed=seed)
+                            seed=seed, bin_on=bin_on, population=population)
     return build(votes, models, options, subsampling=subsampling,
                  subsampling_recommendation=subsampling_recommendation,
                  annotator_predictions=annotator_predictions, progress=progress)
@@ -364,13 +337,16 @@ def build(votes: Votes, models: Sequence[ModelPredictions] | Mapping[str, Any],
     _check_options(options.n_boot, options.confidence, options.seed)
     check_positive(options.positive, tuple(votes.labels.names))
     counts, human = human_rows(votes, slice(None))  # soft labels only: their distributions
-    bins = agreement_binning(agreement_entropy(human), options.bins)
+    bins = agreement_binning(_cut_entropy(votes, counts, human, options), options.bins,
+                             cut_on=options.bin_on)
     step("binning")
 
     records = _records(models, votes, counts)
     result = _evaluate(records, models, bins, options)
     reports, human_distribution = _model_sections(models, result, records, human, bins,
                                                   options.n_bins)
+    population = population_section(votes, records, result.names, bins.groups, options,
+                                    bins.notes)
     step("models")
     human_ceiling = None
     if options.ceiling:
@@ -394,6 +370,7 @@ def build(votes: Votes, models: Sequence[ModelPredictions] | Mapping[str, Any],
         human_entropy=_histogram(bins.entropy, entropy_edges(counts.shape[1])),
         human_ceiling=human_ceiling, annotator_quality=annotator_quality,
         human_distribution=human_distribution, perspectivist=perspectivist,
+        population=population,
         subsampling=[SubsamplingPoint(**{k: row.get(k) for k in SubsamplingPoint.model_fields})
                      for row in subsampling] if subsampling else None,
         subsampling_recommendation=_recommendation(subsampling, subsampling_recommendation),
@@ -405,12 +382,24 @@ def build(votes: Votes, models: Sequence[ModelPredictions] | Mapping[str, Any],
     return report
 
 
+def _cut_entropy(votes: Votes, counts: np.ndarray, human: np.ndarray,
+                 options: ReportOptions) -> np.ndarray:
+    """The entropy per item the agreement bins are cut on (``options.bin_on``)."""
+    check_option("bin_on", options.bin_on, BIN_ON)
+    if options.bin_on == "votes":
+        return agreement_entropy(human)
+    if is_soft_only(votes):
+        raise InputError("bin_on='population' cuts the agreement bins on a posterior given the "
+                         "votes; these are soft labels only (no votes): use bin_on='votes'")
+    return population_entropy(counts, seed=int(options.seed))
+
+
 def _evaluate(records: Mapping[str, AlignedRecords], models: Sequence[ModelPredictions],
               bins: AgreementBins, options: ReportOptions) -> EvaluationResult:
     """Every model, overall and per agreement bin, in one call of the engine; its degenerate
     input warnings become notes."""
     positive = options.positive
-    with _noted(bins.notes):
+    with noted(bins.notes):
         return evaluate(records if len(records) > 1 else records[models[0].name],
                         options.metrics, by=bins.groups, n_boot=int(options.n_boot),
                         seed=int(options.seed), confidence=options.confidence,
@@ -491,7 +480,7 @@ def _annotator_quality(votes: Votes, methods: Sequence[str],
     """Scores and flags of every annotator under each method (thresholds: the quality defaults)."""
     from annokit.quality import DEFAULT_THRESHOLDS, annotator_scores
 
-    with _noted(notes, "annotator quality: "):
+    with noted(notes, "annotator quality: "):
         scores = {m: annotator_scores(votes, m, rng=0) for m in methods}
     thresholds = {m: float(DEFAULT_THRESHOLDS[m]) for m in methods}
     flagged = {m: np.nan_to_num(scores[m], nan=np.inf) < thresholds[m] for m in methods}

@@ -35,8 +35,8 @@ class ReportOptions:
         or explicit edges in nats (:func:`annokit.metrics.records.agreement_bins`).
     bin_on : {"votes", "population"}, default "votes"
         The entropy the bins are cut on: that of each item's collected votes (the published
-        report), or the posterior mean of the entropy of its population distribution under
-        the first model's fitted prior (:func:`annokit.report.binning.population_entropy`),
+        report), or the posterior mean of the entropy of its population distribution under a
+        prior fitted to all items' votes (:func:`annokit.report.binning.population_entropy`),
         which corrects the regression to the mean of a cut on noisy vote entropies.
     n_boot : int, default 1000
         Poisson-bootstrap replicates over items (0: no intervals).

@@ -307,7 +307,7 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
                                conf=conf, alpha=alpha)
             ax.set_ylabel(ylabel)
             ax.set_title(name, pad=14, fontsize=8.5)
-        _reliability_legend(fig, axes[0, 0], tiny.any())
+        _reliability_legend(fig, axes[0, 0], bool(tiny.any()))
         if title:
             fig.suptitle(mpl_text(title), fontsize=10, fontweight="bold", y=0.985)
         _adjust(fig, 2, 1, bottom=1.0, top=0.65, wspace=0.9)

@@ -172,7 +172,12 @@ def report_tables(report: Report) -> list[Table]:
     tables.append(_bins_table(report))
     boot = _bootstrap_text(report)
     tables += _global_tables(report, boot)
-    tables += [_model_bins_table(report, i, boot) for i in range(len(report.models))]
+    if report.population is not None:
+        tables.append(_population_table(report, boot))
+    for i in range(len(report.models)):
+        tables.append(_model_bins_table(report, i, boot))
+        if report.population is not None:
+            tables.append(_population_bins_table(report, i, boot))
     if report.human_ceiling is not None:
         tables.append(_ceiling_table(report))
     if report.comparisons:
@@ -199,7 +204,20 @@ def _bins_table(report: Report) -> Table:
         rows=[[str(i), f"[{b.edges[i]:.3f}, {b.edges[i + 1]:.3f}{']' if i == len(b.counts) - 1 else ')'}",
                str(n), fmt_number(b.mean_entropy[i])] for i, n in enumerate(b.counts)],
         caption=("Equal-count bins cut at human-entropy quantiles (Nie et al. 2020)"
-                 if b.method == "quantile" else "User-given bin edges"))
+                 if b.method == "quantile" else "User-given bin edges") + _cut_text(b.cut_on))
+
+
+def _cut_text(cut_on: str) -> str:
+    """What the bins were cut on, and what a cut on noisy entropies does."""
+    if cut_on == "population":
+        return (", cut on the posterior mean of each item's population entropy (the population "
+                "target's prior fitted to all items' votes), which corrects the regression to "
+                "the mean of a cut on the entropy of a few votes (docs: How much to trust a "
+                "number).")
+    return (", cut on the entropy of each item's votes. With few votes per item that entropy "
+            "is noisy: the lowest-entropy bin holds items less agreed in the population than "
+            "their votes show, the highest bin items more agreed (regression to the mean); "
+            "report --bin-on population cuts on the population estimate instead.")
 
 
 def _bootstrap_text(report: Report) -> str:
@@ -207,8 +225,9 @@ def _bootstrap_text(report: Report) -> str:
     settings = report.settings
     conf = round(settings.confidence * 100)
     return (f"estimate [{conf}% interval, {settings.n_boot} Poisson-bootstrap replicates of "
-            "items: percentile for the means; for the binned ECEs an interval for the "
-            "population value from two bound statistics, which the upward-biased plug-in "
+            "items, by the method of each metric's registry entry: for the means the estimate "
+            "plus or minus z bootstrap standard errors; for the binned ECEs an interval for "
+            "the population value from two bound statistics, which the upward-biased plug-in "
             "estimate can lie outside (†); none for the MCEs]" if settings.n_boot
             else "no bootstrap")
 
@@ -254,6 +273,47 @@ def _model_bins_table(report: Report, i: int, boot: str) -> Table:
         caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}. Too few "
                 f"items: a binned calibration figure of a bin with fewer than 20 items per "
                 f"confidence bin is not shown (report.json says why).")
+
+
+def _population_table(report: Report, boot: str) -> Table:
+    """The population-target figures beside the votes-target ones, two columns per model."""
+    pop = report.population
+    assert pop is not None
+    infos = [i for i in report.metrics if i.name in pop.metrics]
+    by_name = {m.name: m for m in pop.models}
+    header = ["metric", "unit"]
+    for m in report.models:
+        header += [f"{m.name}: votes", f"{m.name}: population"]
+    return Table(
+        id="table-population", title="Against the votes and against the population",
+        header=header,
+        rows=[[metric_header(info), info.unit]
+              + [cell for m in report.models
+                 for cell in (fmt_interval(m.metrics[info.name]),
+                              fmt_interval(by_name[m.name].metrics[info.name]))]
+              for info in infos],
+        caption=(f"Shown because {pop.reason}. Votes: each metric against the collected "
+                 "votes (the published value, as in the global table); population: against "
+                 "the distribution infinitely many annotators would give, by "
+                 f"{pop.method}; {boot}. Not estimated against the population: "
+                 + (", ".join(pop.not_computed) or "none") + " (report.json says why)."),
+        highlight=frozenset(1 + i for i, info in enumerate(infos) if info.headline))
+
+
+def _population_bins_table(report: Report, i: int, boot: str) -> Table:
+    pop = report.population
+    assert pop is not None
+    m = next(p for p in pop.models if p.name == report.models[i].name)
+    infos = [info for info in report.metrics if info.name in pop.metrics]
+    return Table(
+        id=f"table-bins-model-{i}-population",
+        title=f"Per agreement bin, against the population: {m.name}",
+        header=["metric", "unit"] + [f"{lab} (n={row.n})" for lab, row
+                                     in zip(report.binning.labels, m.per_bin, strict=True)],
+        rows=[[metric_header(info), info.unit]
+              + [fmt_interval(row.metrics[info.name]) for row in m.per_bin] for info in infos],
+        caption=(f"As the table before, against each item's population distribution "
+                 f"(target population) instead of its votes; {boot}."))
 
 
 def _ceiling_table(report: Report) -> Table:
@@ -466,7 +526,7 @@ def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
     heading, tables), sections without tables left out; ``figures`` (no tables) always listed.
     """
     by_id = {t.id: t for t in tables}
-    sections = [("summary", "Summary", ["table-global", "table-comparisons"]),
+    sections = [("summary", "Summary", ["table-global", "table-population", "table-comparisons"]),
                 ("figures", "Figures", []),
                 ("bins", "Agreement bins and the human ceiling", ["table-bins", "table-ceiling"]),
                 ("details", "Per-bin tables", [t.id for t in tables

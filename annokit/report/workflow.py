@@ -75,7 +75,7 @@ def run_report(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]]
                                                    loaded.votes, notes=notes)
     curve = None
     if options.subsample is not None:
-        ks = None if options.subsample == "default" else list(options.subsample)
+        ks = None if isinstance(options.subsample, str) else list(options.subsample)
         curve = subsampling_rows(loaded.votes, ks, reps=options.subsample_reps,
                                  rng=options.seed, notes=notes, epsilon=options.epsilon,
                                  target=options.subsample_target)
