@@ -216,8 +216,9 @@ def _cut_text(cut_on: str) -> str:
                 "number).")
     return (", cut on the entropy of each item's votes. With few votes per item that entropy "
             "is noisy: the lowest-entropy bin holds items less agreed in the population than "
-            "their votes show, the highest bin items more agreed (regression to the mean); "
-            "report --bin-on population cuts on the population estimate instead.")
+            "their votes show, and the bins differ less in population agreement than their "
+            "ranges say (regression to the mean); report --bin-on population cuts on the "
+            "population estimate instead.")
 
 
 def _bootstrap_text(report: Report) -> str:

@@ -27,8 +27,9 @@ def run(*args):
 
 
 #: ``annokit report`` without the population-target figures, which the few votes of these
-#: files would add (``--population auto``); they are tested by the first test below and in
-#: tests/report/test_population_figures.py, and cost a prior fit per model.
+#: files would add (``--population auto``); they cost a prior fit per model and are tested by
+#: test_report_adds_the_population_figures_below_20_votes_per_item and in
+#: tests/report/test_population_figures.py.
 REPORT = ("report", "--population", "never")
 
 
@@ -58,10 +59,26 @@ def files(tmp_path):
     return votes, paths
 
 
+def test_report_adds_the_population_figures_below_20_votes_per_item(files, tmp_path):
+    votes, paths = files
+    result = run("report", "--votes", votes, "--model", f"good={paths['good', 'dev']},"
+                 f"{paths['good', 'test']}", "--pred-labels", "b,a", "--bins", "2", "--n-boot", "0",
+                 "--no-ceiling", "--bin-on", "population", "--out", tmp_path / "rep", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["population"]["median_votes"] == 6.0 and "below 20" in data["population"]["reason"]
+    assert [m["name"] for m in data["population"]["models"]] == ["good"]
+    assert "jsd" in data["population"]["metrics"] and "ece" in data["population"]["not_computed"]
+    assert data["binning"]["cut_on"] == "population"
+    page = (tmp_path / "rep" / "report.md").read_text()
+    assert "Against the votes and against the population" in page
+    assert "cut on the posterior mean of each item's population entropy" in page
+
+
 def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     votes, paths = files
     out = tmp_path / "rep"
-    result = run("report", "--votes", votes,
+    result = run(*REPORT, "--votes", votes,
                  "--model", f"good={paths['good', 'dev']},{paths['good', 'test']}",
                  "--model", f"sharp={paths['sharp', 'dev']},{paths['sharp', 'test']}",
                  "--pred-labels", "b,a", "--bins", "3", "--n-boot", "40",
