@@ -84,6 +84,8 @@ def fmt_interval(iv: Interval, digits: int = 3) -> str:
         return "too few items"
     if iv.method == "none":
         return f"{fmt_number(iv.estimate, digits)} (no interval)"
+    if iv.low is None and iv.note and iv.note.startswith("no interval"):
+        return f"{fmt_number(iv.estimate, digits)} (too few items for an interval)"
     if iv.low is None or iv.high is None:
         return fmt_number(iv.estimate, digits)
     mark = ("†" if iv.method == "bounds" and iv.estimate is not None
@@ -273,7 +275,8 @@ def _model_bins_table(report: Report, i: int, boot: str) -> Table:
         rows=_metric_rows(report, lambda k: [fmt_interval(row.metrics[k]) for row in m.per_bin]),
         caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}. Too few "
                 f"items: a binned calibration figure of a bin with fewer than 20 items per "
-                f"confidence bin is not shown (report.json says why).")
+                f"confidence bin is not shown, and a bin of fewer than 20 items has no "
+                f"intervals (report.json says why).")
 
 
 def _population_table(report: Report, boot: str) -> Table:
