@@ -4,7 +4,7 @@ Row ``i`` of a block is ``p[k i + j]``, ``t[k i + j]``, ``y[i]``: the value chec
 of one row (:func:`_row_ok`), its hard-label quantities (:func:`_row_hard`), those
 without a log (:func:`_row_plain`), the
 row sums and prediction (:func:`_row_head`), what each class adds to the per-item
-quantities (:func:`_class_terms`, summed by :func:`_add9`), the two RankCS flags
+quantities (:func:`_class_terms`, summed by :func:`_add_terms`), the two RankCS flags
 (:func:`_row_rank`), the quantities in :data:`~annokit.metrics.sums.ITEM_QUANTITIES`
 order (:func:`_row_values`) and the bin of a probability (:func:`_bin`). They
 branch on no value (selects only), so that the loops calling them vectorise.
@@ -13,10 +13,18 @@ Each is compiled once by numba (per argument types) and marked ``alwaysinline``
 for LLVM (:func:`~annokit.metrics._simd.always_inline`), which inlines it into
 every loop that calls it, where the loop's constant number of classes unrolls it.
 numba's own ``inline="always"`` copied and re-typed each function's IR at every
-call site: with it, a first call compiled for 4-5x longer (issue 22).
+call site: with it, a first call compiled for 4-5x longer.
+
+What each row function returns is named, in order, beside it (:data:`VALUES`,
+:data:`HARD_VALUES`, :data:`PLAIN_VALUES`, :data:`RANK_VALUES`, :data:`CLASS_TERMS`);
+:mod:`annokit.metrics._block` checks those names against the table of per-item
+quantities (:data:`annokit.metrics.sums.QUANTITIES`) at import and builds its stores
+and bit masks from them.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numba
 import numpy as np
@@ -33,7 +41,21 @@ from annokit.core.divergence_rows import (
 from annokit.metrics._fastlog import log as _log
 from annokit.metrics._simd import always_inline as _always_inline
 
-__all__: list[str] = []
+__all__ = ["CLASS_TERMS", "HARD_VALUES", "PLAIN_VALUES", "RANK_VALUES", "VALUES"]
+
+#: What :func:`_row_hard` returns, in order.
+HARD_VALUES = ("accuracy", "brier", "nll_majority")
+#: What :func:`_row_plain` returns, in order.
+PLAIN_VALUES = ("accuracy", "dist_ce", "brier", "brier_soft")
+#: What :func:`_row_rank` returns, in order.
+RANK_VALUES = ("rank_cs", "rank_cs_tie_aware")
+#: What :func:`_class_terms` returns for one class, in order (summed over classes by
+#: :func:`_add_terms`).
+CLASS_TERMS = ("p log p", "soft log soft", "|p - soft|", "kl", "js", "brier", "brier_soft",
+               "nll_majority", "nll")
+#: What :func:`_row_values` returns, in order.
+VALUES = ("accuracy", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl", "brier",
+          "brier_soft", "nll_majority", "nll", "rank_cs", "rank_cs_tie_aware")
 
 _INF = np.inf
 _inline = numba.njit(nogil=True, error_model="numpy")
@@ -131,11 +153,28 @@ def _class_terms(pj, tj, lp, lt, isp, ist, hit, log_eps):  # pragma: no cover
             -lc if hit else 0.0, -tj * lc)
 
 
-@_inline
-def _add9(a, b):  # pragma: no cover - compiled
-    _always_inline()
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5],
-            a[6] + b[6], a[7] + b[7], a[8] + b[8])
+def _generated(name: str, signature: str, lines: list[str], decorator: Any, **constants: Any
+               ) -> Any:
+    """A compiled function from generated source: ``def name(signature):`` then ``lines``.
+
+    For the functions whose length is a count of quantities (one line per tuple position):
+    the source is written out from the count, so that a new quantity changes no position
+    by hand, and LLVM sees the same straight-line code as a hand-written function.
+    ``constants``: the globals the lines read.
+    """
+    namespace: dict[str, Any] = {"_always_inline": _always_inline, **constants}
+    source = f"def {name}({signature}):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(compile(source, f"<annokit.metrics._rows {name}>", "exec"), namespace)  # noqa: S102
+    return decorator(namespace[name])
+
+
+#: ``_add_terms(a, b)``: the class terms of :data:`CLASS_TERMS` added position by position.
+_add_terms = _generated("_add_terms", "a, b", [
+    "_always_inline()",
+    "return (" + " ".join(f"a[{q}] + b[{q}]," for q in range(len(CLASS_TERMS))) + ")"],
+    _inline)
+#: No class terms yet (zeros), the start of a sum of :func:`_add_terms`.
+ZERO_TERMS = (0.0,) * len(CLASS_TERMS)
 
 
 @_inline
