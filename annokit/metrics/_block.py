@@ -18,10 +18,6 @@ import numpy as np
 
 from annokit.metrics._fastlog import log as _log
 from annokit.metrics._rows import (
-    HARD_VALUES,
-    PLAIN_VALUES,
-    RANK_VALUES,
-    VALUES,
     ZERO_TERMS,
     _add_terms,
     _bin,
@@ -55,20 +51,19 @@ _inline = numba.njit(nogil=True, error_model="numpy", inline="always")
 _reassoc = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
 
 
-def _check_rows() -> None:
-    """The row functions return the quantities of :data:`~annokit.metrics.sums.QUANTITIES` in
-    the orders the loops below store them in (names beside each row function, _rows)."""
-    for what, have, want in (("_row_values", VALUES, ITEM_QUANTITIES),
-                             ("_row_hard", HARD_VALUES, HARD_QUANTITIES),
-                             ("_row_plain + _row_rank", PLAIN_VALUES + RANK_VALUES,
-                              NO_LOG_QUANTITIES)):
-        if have != want:
-            raise ImportError(f"annokit.metrics._rows.{what} returns {list(have)}, but "
-                              f"sums.QUANTITIES lists {list(want)}: add the quantity to the "
-                              "row function (and its names beside it) in table order")
+def _check_groups() -> None:
+    """The quantities without a log are the groups of the two row functions without one
+    (``"plain"``: :func:`_row_plain`, then ``"rank"``: :func:`_row_rank`), in that order."""
+    plain = tuple(q.name for q in QUANTITIES if q.group == "plain")
+    rank = tuple(q.name for q in QUANTITIES if q.group == "rank")
+    if plain + rank != NO_LOG_QUANTITIES:
+        raise ImportError(f"sums.QUANTITIES: the quantities without a log "
+                          f"{list(NO_LOG_QUANTITIES)} must be the group 'plain' {list(plain)} "
+                          f"(computed by _rows._row_plain) followed by the group 'rank' "
+                          f"{list(rank)} (_rows._row_rank)")
 
 
-_check_rows()
+_check_groups()
 
 
 def _store(name: str, n: int) -> object:
@@ -82,9 +77,9 @@ def _store(name: str, n: int) -> object:
 
 
 #: Stores of the quantities of ITEM_QUANTITIES, of _values_hard and of _values_plain.
-_store_values = _store("_store_values", len(VALUES))
-_store_hard = _store("_store_hard", len(HARD_VALUES))
-_store_plain = _store("_store_plain", len(PLAIN_VALUES) + len(RANK_VALUES))
+_store_values = _store("_store_values", len(ITEM_QUANTITIES))
+_store_hard = _store("_store_hard", len(HARD_QUANTITIES))
+_store_plain = _store("_store_plain", len(NO_LOG_QUANTITIES))
 
 
 # Each loop is written for any k; _kernel passes the constant 3 or 2 (unrolled, SIMD) or k.

@@ -15,11 +15,12 @@ every loop that calls it, where the loop's constant number of classes unrolls it
 numba's own ``inline="always"`` copied and re-typed each function's IR at every
 call site: with it, a first call compiled for 4-5x longer.
 
-What each row function returns is named, in order, beside it (:data:`VALUES`,
-:data:`HARD_VALUES`, :data:`PLAIN_VALUES`, :data:`RANK_VALUES`, :data:`CLASS_TERMS`);
-:mod:`annokit.metrics._block` checks those names against the table of per-item
-quantities (:data:`annokit.metrics.sums.QUANTITIES`) at import and builds its stores
-and bit masks from them.
+Each row function returns its quantities in the order of the table of per-item
+quantities, :data:`annokit.metrics.sums.QUANTITIES`: :func:`_row_values` every one,
+:func:`_row_hard` those against the hard labels, :func:`_row_plain` the group ``"plain"``
+and :func:`_row_rank` the group ``"rank"``; :mod:`annokit.metrics._block` builds its
+stores and bit masks from the table (and checks the groups at import), and the tests
+compare every column with the numpy oracle.
 """
 
 from __future__ import annotations
@@ -41,21 +42,12 @@ from annokit.core.divergence_rows import (
 from annokit.metrics._fastlog import log as _log
 from annokit.metrics._simd import always_inline as _always_inline
 
-__all__ = ["CLASS_TERMS", "HARD_VALUES", "PLAIN_VALUES", "RANK_VALUES", "VALUES"]
+__all__ = ["CLASS_TERMS"]
 
-#: What :func:`_row_hard` returns, in order.
-HARD_VALUES = ("accuracy", "brier", "nll_majority")
-#: What :func:`_row_plain` returns, in order.
-PLAIN_VALUES = ("accuracy", "dist_ce", "brier", "brier_soft")
-#: What :func:`_row_rank` returns, in order.
-RANK_VALUES = ("rank_cs", "rank_cs_tie_aware")
 #: What :func:`_class_terms` returns for one class, in order (summed over classes by
-#: :func:`_add_terms`).
-CLASS_TERMS = ("p log p", "soft log soft", "|p - soft|", "kl", "js", "brier", "brier_soft",
-               "nll_majority", "nll")
-#: What :func:`_row_values` returns, in order.
-VALUES = ("accuracy", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl", "brier",
-          "brier_soft", "nll_majority", "nll", "rank_cs", "rank_cs_tie_aware")
+#: :func:`_add_terms`; :func:`_row_values` reads them by position).
+CLASS_TERMS = ("p log p", "soft log soft", "|p - soft|", "soft log(soft / p)", "Jensen-Shannon",
+               "(p - one-hot)^2", "(p - soft)^2", "-log p of the hard label", "-soft log p")
 
 _INF = np.inf
 _inline = numba.njit(nogil=True, error_model="numpy")
@@ -84,7 +76,8 @@ def _row_ok(p, t, y, i, k, atol, has_t=True):  # pragma: no cover - compiled
 
 @_inline
 def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
-    """accuracy, brier, nll_majority (the order of _HARD), as in _values_full."""
+    """The quantities against the hard labels (accuracy, Brier, NLL of the majority, in table
+    order), as in _row_values."""
     _always_inline()
     o, lab, pred, brier, ph = k * i, y[i], 0, 0.0, 0.0
     conf = p[o]
@@ -101,9 +94,9 @@ def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
 
 @_inline
 def _row_plain(p, t, y, i, k):  # pragma: no cover - compiled
-    """accuracy, dist_ce, brier, brier_soft (the order of kernels._PLAIN, the RankCS flags
-    aside), with no log: the same operations in the same order as _row_head, _class_terms
-    and _row_values, so the values are those of the full row."""
+    """The group ``"plain"`` of the table (accuracy, DistCE, Brier hard and soft), with no
+    log: the same operations in the same order as _row_head, _class_terms and _row_values,
+    so the values are those of the full row."""
     _always_inline()
     o, lab, pred, dist, brier, bsoft = k * i, y[i], 0, 0.0, 0.0, 0.0
     conf = p[o]
@@ -179,7 +172,8 @@ ZERO_TERMS = (0.0,) * len(CLASS_TERMS)
 
 @_inline
 def _row_rank(p, t, i, k):  # pragma: no cover - compiled
-    """(RankCS, tie-aware RankCS) of row i as 0/1 (see _row_values)."""
+    """The group ``"rank"`` of the table, (RankCS, tie-aware RankCS) of row i as 0/1 (see
+    _row_values)."""
     _always_inline()
     o, same, mono = k * i, True, True
     for a in range(k - 1):
@@ -194,7 +188,7 @@ def _row_rank(p, t, i, k):  # pragma: no cover - compiled
 
 @_inline
 def _row_values(hit, s, rank):  # pragma: no cover - compiled
-    """Every quantity of sums.ITEM_QUANTITIES, in that order, from the summed class terms.
+    """Every quantity of the table (sums.QUANTITIES), in its order, from the summed class terms.
 
     Definitions: :mod:`annokit.metrics.sums`. ``log(max(p, eps)) = max(log
     p, log eps)``; every log term has its weight as a factor and ``_log(0)`` is
