@@ -208,12 +208,12 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     _print(run, metric_names, as_json=as_json)
 
 
-def _options(given: dict[str, Any]) -> Any:
+def _options(o: dict[str, Any]) -> Any:
     """The command's options as :class:`annokit.metrics.workflow.EvaluateOptions`, refusing
-    the combinations that do not go together (usage errors)."""
+    the combinations that do not go together (usage errors; the engine's options checked
+    too)."""
     from annokit.metrics.workflow import EvaluateOptions, option_conflict
 
-    o = given
     if not o["pred_paths"] and o["annotator_path"] is None:
         raise click.UsageError("Missing option '--predictions' (or --annotator-predictions).")
     conflict = option_conflict(temperature=o["temperature"], fit_temperature_on=o["fit_paths"],
@@ -232,6 +232,7 @@ def _options(given: dict[str, Any]) -> Any:
         oracle_temperature=o["oracle_temperature"],
         temperature_objective=o["temperature_objective"], positive=o["positive"],
         per_item=o["per_item_path"], per_item_format=o["out_format"], target=o["target"])
+    check_engine(o["engine"], o["scheduler"])
     if not o["pred_paths"] and (options.temperature_mode or o["per_item_path"] or o["by"]
                                 or o["n_boot"] or o["positive"] is not None
                                 or o["metric_names"] is not None):

@@ -563,14 +563,15 @@ def _group_rows(result: EvaluationResult) -> list[str]:
     """The metrics of each group (``by``), one column per group."""
     from annokit.core.soft_labels import ENTROPY_UNIT
 
+    groups = result.groups or []
     what = f" (bins of human entropy, {ENTROPY_UNIT})" if result.by == "agreement" else ""
     lines = ["", f"by {result.by}{what}: " + "   ".join(f"{g.group} ({g.n_items} items)"
-                                                       for g in result.groups)]
-    head = f"{'metric':<20}" + "".join(f"{g.group!s:>13}" for g in result.groups)
+                                                       for g in groups)]
+    head = f"{'metric':<20}" + "".join(f"{g.group!s:>13}" for g in groups)
     lines += [head, "-" * len(head)]
     for name in result.names:
         lines.append(f"{name:<20}" + "".join(f"{format_value(g.metrics[name]):>13}"
-                                             for g in result.groups))
+                                             for g in groups))
     return lines
 
 
