@@ -362,13 +362,6 @@ def test_chance_row_accuracy_is_the_warnings_chance(small):
         "0.5000"]
 
 
-def test_values_rounding_to_zero_never_print_as_negative_zero():
-    from annokit.cli.evaluate import _num
-
-    assert [_num(v) for v in (-1e-17, -0.0, 0.0, -0.00004, -0.00005, 0.25)] == [
-        "0.0000", "0.0000", "0.0000", "0.0000", "-0.0001", "0.2500"]
-
-
 def test_target_population_option_and_json_key(small):
     """``--target population`` (annokit.metrics.population): the JSON says so and lists the
     binned metrics it does not compute; naming one of them is refused in one line."""
