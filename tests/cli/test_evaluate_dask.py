@@ -1,4 +1,4 @@
-"""``annokit evaluate --engine dask`` with the options it used to refuse (issue 25, item 3):
+"""``annokit evaluate --engine dask`` with the options beyond the plain evaluation:
 temperatures (fixed, fitted on dev files) and ``--model``, through the command line, equal to
 ``--engine memory`` to 1e-12; what stays impossible is refused up front in one line."""
 

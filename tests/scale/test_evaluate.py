@@ -492,8 +492,9 @@ def test_prediction_files_only_memory_reads_are_read_once_and_joined(tmp_path, k
 
 
 def test_calibration_estimators_equal_in_memory_on_any_partitioning():
-    """Issue 32's estimators on Dask: the grid and sum states merge; the row-keeping ones
-    (ece_sweep, tace) gather their rows through the generic tree reduction. Tie-heavy rows."""
+    """The calibration estimators of the ECE literature on Dask: the grid and sum states
+    merge; the row-keeping ones (ece_sweep, tace) gather their rows through the generic tree
+    reduction. Tie-heavy rows."""
     names = ["ece_sweep", "smooth_ece", "tace", "macro_ce", "kde_ece"]
     n, k = 60, 3
     votes = _votes(n=n, k=k, seed=11)

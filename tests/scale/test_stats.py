@@ -36,7 +36,7 @@ def _compare(mem, got):
     for key in EXACT:  # identical, not close
         assert got[key] == mem[key], key
     for key in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "gwet_ac1",
-                "brennan_prediger", "conger_kappa"):  # issue 33: the same figures on Dask
+                "brennan_prediger", "conger_kappa"):  # the same figures on Dask
         if mem[key] is None:
             assert got[key] is None
             continue
@@ -146,7 +146,7 @@ def test_ordered_scales_equal_in_memory(scale, npartitions):
 
 @pytest.mark.parametrize("scale", ["nominal", "ordinal"])
 def test_influence_and_pairs_equal_in_memory(scale):
-    """Issue 33: alpha without each annotator and the pair table, partition sums added."""
+    """Alpha without each annotator and the pair table, partition sums added."""
     import dask
 
     from annokit.core.annotator_agreement import alpha_influence, annotator_pairs
