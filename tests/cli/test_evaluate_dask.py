@@ -1,6 +1,7 @@
 """``annokit evaluate --engine dask`` with the options beyond the plain evaluation:
-temperatures (fixed, fitted on dev files) and ``--model``, through the command line, equal to
-``--engine memory`` to 1e-12; what stays impossible is refused up front in one line."""
+temperatures (fixed, fitted on dev files), ``--model`` and ``--target population``, through the
+command line, equal to ``--engine memory`` to 1e-12; what stays impossible is refused up front
+in one line."""
 
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ def _json(*args):
 def _same(mem, got):
     assert got["temperature"] == {**mem["temperature"], "value": pytest.approx(
         mem["temperature"]["value"], rel=1e-12)}
+    assert got["target"] == mem["target"] and got.get("not_computed") == mem.get("not_computed")
     assert list(got["metrics"]) == list(mem["metrics"])
     for name, value in mem["metrics"].items():
         assert got["metrics"][name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
@@ -65,6 +67,8 @@ def _same(mem, got):
     pytest.param(["--model", "roberta", "--temperature", "1.7", "--n-boot", "20"], id="fixed"),
     pytest.param(["--model", "bert", "--fit-temperature-on", "{dev}", "--temperature-objective",
                   "nll_soft", "--n-boot", "20", "--by", "agreement"], id="fit-nll_soft-by"),
+    pytest.param(["--model", "roberta", "--temperature", "1.3", "--target", "population",
+                  "--n-boot", "20"], id="population-target"),
 ])
 def test_same_numbers_as_memory(data, args):
     args = [a.format(dev=data / "dev.jsonl") for a in args]
