@@ -71,7 +71,7 @@ class EvalJob:
     @property
     def state_names(self) -> tuple[str, ...]:
         """The metrics filled as states: all, or under the population target those it
-        computes as under the votes target (the others come from :func:`_population`)."""
+        computes as under the votes target (the others: :func:`job_result`)."""
         if self.setup.target == "population":
             return tuple(n for n in self.setup.names if n in UNCHANGED)
         return self.setup.names
@@ -94,7 +94,8 @@ class EvalJob:
 
     def specs(self, edges: np.ndarray | None, n_kept: int, max_part: int) -> list[ep.StateSpec]:
         """The state specs: point values and constant-size replicates, then one per chunk of
-        the adaptive metrics' replicates (their point values: :mod:`eval_adaptive`)."""
+        the adaptive metrics' replicates (their point values:
+        :mod:`annokit.scale.eval_adaptive`)."""
         s, n_boot, budget = self.setup, self.setup.n_boot, self.budget
         chunks = tuple(replicate_chunks(n_boot, max(max_part, 1), budget=budget))
         specs = [ep.StateSpec(self.constant, s.options, self.policy, edges,
