@@ -1,14 +1,19 @@
-"""Agreement benchmarks (issue 33): ``stats`` with every coefficient, influence, pairs, peers.
+"""Agreement benchmarks: ``stats`` with every coefficient, influence, pairs, peers.
 
     python benchmarks/bench_agreement.py [--votes 1e7] [--repeat 3] [--baseline /path/to/checkout]
 
 1. ``dataset_stats(votes)`` (1000 bootstrap replicates; alpha, Fleiss' kappa, percent agreement,
    AC1, Brennan-Prediger, Conger's kappa on one pass of replicate weights) on a seeded long table
    of N votes (10 per item, 3 labels, 1,000 annotators), votes read beforehand. With
-   ``--baseline`` the same call is timed on another checkout of annokit (e.g. a worktree of the
-   commit before issue 33, which computed alpha and kappa only) in the same run, alternating,
-   each in a fresh subprocess. Target: at most 1.5x the baseline.
-2. ``alpha_influence`` and ``annotator_pairs`` (1,000 annotators) on the same votes.
+   ``--baseline`` the same call is timed on another checkout of annokit (e.g. ``git archive`` of
+   the commit before ``annokit/core/agreement_gwet.py`` was added, which computed alpha and
+   kappa only) in the same run, alternating, each in a fresh subprocess. Target: at most 1.5x
+   the baseline.
+2. ``alpha_influence`` and ``annotator_pairs`` (1,000 annotators) on the same votes, against
+   what the peers take for the same figures: ``krippendorff.alpha`` recomputed without each
+   annotator, and irrCAC's Conger coefficient (Cohen's kappa for two annotators) per pair,
+   each timed on a few annotators or pairs and multiplied out (the difference to annokit's
+   figures printed).
 3. Peers on a subset (the first 20,000 items): ``krippendorff.alpha`` (value only) and irrCAC
    0.4.4's AC1, Brennan-Prediger and Conger (values and analytic standard errors, categories
    given) against annokit's values without bootstrap.
@@ -79,19 +84,64 @@ def time_stats(checkout: Path, path: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def annotator_figures(path: Path) -> None:
+def annotator_figures(path: Path, n_peer: int = 3) -> None:
     import time
+    import warnings
+
+    import numpy as np
+    import pandas as pd
 
     from annokit.core.annotator_agreement import alpha_influence, annotator_pairs
     from annokit.io import read_votes
 
     votes = read_votes(path)
+    out = {}
     for name, fn in (("alpha_influence", alpha_influence),
                      ("annotator_pairs", lambda v: annotator_pairs(v, min_shared=10))):
         t0 = time.perf_counter()
-        out = fn(votes)
-        print(f"{name}: {len(out):,} rows, {time.perf_counter() - t0:.2f} s "
-              f"({votes.n_annotators:,} annotators, {votes.n_votes:,} votes)")
+        out[name] = fn(votes)
+        print(f"{name}: {len(out[name]):,} rows, {time.perf_counter() - t0:.2f} s "
+              f"({votes.n_annotators:,} annotators, {votes.n_votes:,} votes)", flush=True)
+    try:
+        import krippendorff
+    except ImportError:
+        print("  krippendorff not installed")
+    else:
+        t0 = time.perf_counter()
+        diff = 0.0
+        for g in range(n_peer):
+            keep = votes.annotator_index != g
+            k = len(votes.labels)
+            counts = np.bincount(votes.item_index[keep] * k + votes.label_index[keep],
+                                 minlength=votes.n_items * k).reshape(-1, k)
+            ref = krippendorff.alpha(value_counts=counts, level_of_measurement="nominal")
+            diff = max(diff, abs(ref - out["alpha_influence"]["alpha_without"].iloc[g]))
+        each = (time.perf_counter() - t0) / n_peer
+        print(f"  krippendorff.alpha without each annotator: {each:.2f} s each, "
+              f"{each * votes.n_annotators:.0f} s for {votes.n_annotators:,} (|diff| {diff:.1e})")
+    try:
+        from irrCAC.raw import CAC
+    except ImportError:
+        print("  irrCAC not installed (pip install --no-deps irrCAC==0.4.4)")
+        return
+    pairs = out["annotator_pairs"]
+    ids = np.asarray(votes.annotator_ids).astype(str)
+    names = np.asarray(votes.labels.names, dtype=object)
+    t0 = time.perf_counter()
+    diff = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _, row in pairs.head(n_peer).iterrows():
+            g, h = (int(np.flatnonzero(ids == row[c])[0]) for c in ("annotator_1", "annotator_2"))
+            mine = np.isin(votes.annotator_index, [g, h])
+            wide = pd.DataFrame({"i": votes.item_index[mine], "a": votes.annotator_index[mine],
+                                 "v": names[votes.label_index[mine]]}).pivot(
+                index="i", columns="a", values="v").dropna()
+            est = CAC(wide, categories=list(names), digits=16).conger()["est"]
+            diff = max(diff, abs(est["coefficient_value"] - row["kappa"]))
+    each = (time.perf_counter() - t0) / n_peer
+    print(f"  irrCAC Cohen's kappa (conger, two annotators) per pair: {each:.2f} s each, "
+          f"{each * len(pairs):.0f} s for {len(pairs):,} pairs (|diff| {diff:.1e})", flush=True)
 
 
 def peers(path: Path, n_items: int = 20_000) -> None:

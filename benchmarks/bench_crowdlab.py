@@ -8,7 +8,7 @@ sets (Wei et al. 2022; CIFAR-10N itself is not in the shared data): 50,000 items
 150,000 votes by 747 annotators, 10 classes. Each annotator's accuracy is drawn from
 Beta(8, 2) (mean 0.8), a wrong vote is uniform over the other classes, and each item's three
 annotators are distinct, drawn uniformly. The model is
-:func:`annokit.io.synthetic.make_model_probs` at 67% accuracy (the issue's CIFAR-10N model).
+:func:`annokit.io.synthetic.make_model_probs` at 67% accuracy (a CIFAR-10N-like model).
 Files: ``votes.csv`` (item, annotator, label), ``gold.csv`` (item, gold), ``preds.csv``
 (item, prob_0 ... prob_9).
 

@@ -182,7 +182,7 @@ def _responses(votes) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def _train_distribution(train) -> tuple[dict[str, float], bool]:
-    multilabel = train.lewidi_info["multilabel"]
+    multilabel = train.read_details.details["multilabel"]
     counts = train.counts().sum(axis=0).astype(float)
     total = n_responses(train).sum() if multilabel else counts.sum()
     return dict(zip(train.labels.names, counts / total, strict=True)), multilabel
@@ -206,13 +206,13 @@ def score_set(dataset: str, files: dict[str, Path], notes: list[str]) -> list[di
                 notes.append(f"{dataset}: no train split, so no train-dist baseline")
                 continue
             scores = _score(votes, baseline, train_dist)
-            rows.append({"edition": votes.lewidi_info["edition"], "dataset": dataset, "split": split,
-                         "baseline": baseline, "n_items": votes.n_items, **scores})
+            rows.append({"edition": votes.read_details.details["edition"], "dataset": dataset,
+                         "split": split, "baseline": baseline, "n_items": votes.n_items, **scores})
     return rows
 
 
 def _score(votes, baseline: str, train_dist) -> dict[str, float]:
-    info = votes.lewidi_info
+    info = votes.read_details.details
     names = votes.labels.names
     n, k = votes.n_items, votes.n_labels
     meta = votes.item_metadata

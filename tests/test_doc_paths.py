@@ -1,4 +1,4 @@
-"""Every import path the docs name exists (issue 35 item 9): ``annokit.x.y`` in the text and
+"""Every import path the docs name exists: ``annokit.x.y`` in the text and
 ``from annokit.x import y`` in the examples of README.md, ARCHITECTURE.md and docs/."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Every default a public docstring states equals the signature's (issue 35 item 9: ``align``'s
-``ties`` was documented as "report" while it defaulted to "first")."""
+"""Every default a public docstring states equals the signature's (``align``'s ``ties``
+once was documented as "report" while it defaulted to "first")."""
 
 from __future__ import annotations
 

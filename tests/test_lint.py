@@ -18,8 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RUFF_PATHS = ["annokit", "tests", "benchmarks", "recipes", "docs", ".ci"]
 
-#: Files whose findings are not yet fixed (issue 22, item 7: they were being edited when the
-#: checks were introduced). Their findings are tolerated, nothing else's; a listed file that has
+#: Files whose findings are not yet fixed (they were being edited when the checks were
+#: introduced). Their findings are tolerated, nothing else's; a listed file that has
 #: become clean fails the test, so the list only shrinks. The goal is for both to be empty.
 PENDING: dict[str, set[str]] = {
     "ruff": set(),

@@ -23,7 +23,7 @@ import warnings
 
 import click
 
-from annokit.cli._common import echo_warning, one_line
+from annokit.cli._common import echo_warning, error_message, one_line
 from annokit.errors import AnnokitError
 
 __all__ = ["COMMANDS", "EXIT_CODES", "main"]
@@ -110,7 +110,7 @@ def _error_line(exc: Exception) -> tuple[str, int]:
     """The one line printed for an error and the exit status: 1 for input, data or
     environment errors, 3 for anything unexpected (an annokit defect)."""
     if isinstance(exc, AnnokitError):
-        return one_line(exc), 1
+        return error_message(exc), 1
     if isinstance(exc, (OSError, MemoryError, RecursionError)):
         return _describe(exc), 1
     return (f"unexpected {type(exc).__name__}: {one_line(exc)[:300]} "

@@ -65,6 +65,38 @@ def one_line(message: Any) -> str:
     return term_safe(" ".join(str(message).split()), keep_newlines=False)
 
 
+#: The keys of the library's read options that have a command-line flag ("--" + the key with
+#: dashes; a column role ``columns[role]`` is ``--ROLE-col``): :func:`column_options`,
+#: ``--format`` and ``--gold``.
+CLI_READ_OPTIONS = frozenset({"format", "no_header", "missing", "scale", "duplicates", "sep",
+                              "labels", "flags", "item_ids", "gold", "columns"})
+
+
+def cli_option(option: Any) -> str:
+    """An :class:`annokit.errors.Option` as the command line spells it: ``--no-header``,
+    ``--duplicates first|last``, ``--item-col``; an option the command line does not have
+    keeps its Python spelling, marked ``Python: max_count_bytes=``; an aside is the Python
+    spelling in brackets, `` (Python: duplicates='first', 'last' or 'keep')``."""
+    if option.aside:
+        return f" (Python: {option.python()})"
+    if option.role is not None:
+        return f"--{option.role}-col"
+    if option.key not in CLI_READ_OPTIONS:
+        return f"Python: {option.python()}"
+    flag = "--" + option.key.replace("_", "-")
+    if option.value is None or option.value is True:
+        return flag
+    if isinstance(option.value, tuple):
+        return f"{flag} {'|'.join(str(v) for v in option.value)}"
+    return f"{flag} {option.value}"
+
+
+def error_message(exc: Any) -> str:
+    """An :class:`~annokit.errors.AnnokitError` on one line, its options spelled for the
+    command line (:func:`cli_option`)."""
+    return one_line(exc.render(cli_option))
+
+
 def echo(text: str = "", **kwargs: Any) -> None:
     """``click.echo`` for human-readable text: control characters from the data escaped."""
     click.echo(term_safe(text), **kwargs)

@@ -43,7 +43,8 @@ def _labels(value: str | None) -> list[str] | None:
 
 def _metric_names(ctx: click.Context, param: click.Parameter, value: str | None
                   ) -> tuple[str, ...] | str | None:
-    """``--metrics``: ``all`` or registry names, checked against the registry (close matches named)."""
+    """``--metrics``: ``all`` or registry names
+    (:func:`annokit.metrics.registry.resolve_metric_names`)."""
     if value is None:
         return None
     names = [v.strip() for v in value.split(",")]
@@ -52,15 +53,13 @@ def _metric_names(ctx: click.Context, param: click.Parameter, value: str | None
     if any(not n for n in names):
         raise click.BadParameter(f"empty metric name in {value!r}; give registry names separated "
                                  "by commas, e.g. accuracy,manhattan,lewidi_ce, or all")
-    from annokit.metrics.registry import REGISTRY, close_matches
+    from annokit.errors import InvalidValueError
+    from annokit.metrics.registry import resolve_metric_names
 
-    for name in names:
-        if name not in REGISTRY:
-            near = close_matches(name)
-            hint = f"did you mean {', '.join(near)}? " if near else ""
-            raise click.BadParameter(f"unknown metric {name!r}; {hint}valid names: all, "
-                                     f"{', '.join(REGISTRY)}")
-    return tuple(dict.fromkeys(names))
+    try:
+        return resolve_metric_names(names)
+    except InvalidValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def select_metrics(wanted: tuple[str, ...] | str | None, *, scale: str, n_labels: int | None,
@@ -185,35 +184,16 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     perspectivist view: each (item, annotator) prediction against that
     annotator's vote.
     """
-    from annokit.errors import OptionConflictError
-    from annokit.io.atomic import check_outputs, describe_output
-    from annokit.metrics.workflow import EvaluateOptions, option_conflict, per_item_format
-    from annokit.scale.workflow import dask_refusals, evaluate_files
+    options = _options(dict(locals()))  # the parameters above, by name
+    from annokit.io.atomic import check_outputs
+    from annokit.metrics.workflow import per_item_format
 
-    if not pred_paths and annotator_path is None:
-        raise click.UsageError("Missing option '--predictions' (or --annotator-predictions).")
-    conflict = option_conflict(temperature=temperature, fit_temperature_on=fit_paths,
-                               oracle_temperature=oracle_temperature,
-                               temperature_objective=temperature_objective)
-    if conflict is not None:
-        raise click.UsageError(conflict)
-    if out_format is not None and per_item_path is None:
-        raise click.UsageError("--out-format applies to --per-item")
-    check_bootstrap(n_boot, n_bins, n_groups=6 if by else 1)
-    options = EvaluateOptions(
-        metrics=metric_names, n_boot=n_boot, seed=seed, n_bins=n_bins, ties=ties, by=by,
-        on_missing=on_missing, renormalize=renormalize, id_field=id_field, model=model,
-        pred_labels=_labels(pred_labels), temperature=temperature, fit_temperature_on=fit_paths,
-        oracle_temperature=oracle_temperature, temperature_objective=temperature_objective,
-        positive=positive, per_item=per_item_path, per_item_format=out_format, target=target)
     check_engine(engine, scheduler)
-    if not pred_paths and (options.temperature_mode or per_item_path or by or n_boot
-                           or positive is not None or metric_names is not None):
-        raise click.UsageError("--per-item, --by, --n-boot, --positive, --metrics and the "
-                               "temperature options need --predictions")
     inputs = {"--votes": votes_path, "--predictions": pred_paths,
               "--fit-temperature-on": fit_paths, "--annotator-predictions": annotator_path}
     if engine == "dask":
+        from annokit.scale.workflow import dask_refusals
+
         reason = dask_refusals(options, annotator_predictions=annotator_path is not None,
                                multilabel=multilabel, predictions=bool(pred_paths))
         if reason is not None:
@@ -223,6 +203,52 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
     dataset = per_item_format(options) == "parquet" and engine == "dask" and not multilabel
     check_outputs({"--per-item": per_item_path}, inputs,
                   directories=["--per-item"] if dataset else [])
+    run = _run(votes_path, pred_paths, options, engine=engine, scheduler=scheduler, fmt=fmt,
+               annotator_path=annotator_path, multilabel=multilabel)
+    _print(run, metric_names, as_json=as_json)
+
+
+def _options(o: dict[str, Any]) -> Any:
+    """The command's options as :class:`annokit.metrics.workflow.EvaluateOptions`, refusing
+    the combinations that do not go together (usage errors; the engine's options checked
+    too)."""
+    from annokit.metrics.workflow import EvaluateOptions, option_conflict
+
+    if not o["pred_paths"] and o["annotator_path"] is None:
+        raise click.UsageError("Missing option '--predictions' (or --annotator-predictions).")
+    conflict = option_conflict(temperature=o["temperature"], fit_temperature_on=o["fit_paths"],
+                               oracle_temperature=o["oracle_temperature"],
+                               temperature_objective=o["temperature_objective"])
+    if conflict is not None:
+        raise click.UsageError(conflict)
+    if o["out_format"] is not None and o["per_item_path"] is None:
+        raise click.UsageError("--out-format applies to --per-item")
+    check_bootstrap(o["n_boot"], o["n_bins"], n_groups=6 if o["by"] else 1)
+    options = EvaluateOptions(
+        metrics=o["metric_names"], n_boot=o["n_boot"], seed=o["seed"], n_bins=o["n_bins"],
+        ties=o["ties"], by=o["by"], on_missing=o["on_missing"], renormalize=o["renormalize"],
+        id_field=o["id_field"], model=o["model"], pred_labels=_labels(o["pred_labels"]),
+        temperature=o["temperature"], fit_temperature_on=o["fit_paths"],
+        oracle_temperature=o["oracle_temperature"],
+        temperature_objective=o["temperature_objective"], positive=o["positive"],
+        per_item=o["per_item_path"], per_item_format=o["out_format"], target=o["target"])
+    check_engine(o["engine"], o["scheduler"])
+    if not o["pred_paths"] and (options.temperature_mode or o["per_item_path"] or o["by"]
+                                or o["n_boot"] or o["positive"] is not None
+                                or o["metric_names"] is not None):
+        raise click.UsageError("--per-item, --by, --n-boot, --positive, --metrics and the "
+                               "temperature options need --predictions")
+    return options
+
+
+def _run(votes_path: str, pred_paths: tuple[str, ...], options: Any, *, engine: str,
+         scheduler: str | None, fmt: Format, annotator_path: str | None, multilabel: bool
+         ) -> Any:
+    """:func:`annokit.scale.workflow.evaluate_files` on the command's inputs; its warnings on
+    stderr, an option conflict as a usage error, running out of memory as one line."""
+    from annokit.errors import OptionConflictError
+    from annokit.scale.workflow import evaluate_files
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -232,142 +258,40 @@ def evaluate(votes_path: str, pred_paths: tuple[str, ...], annotator_path: str |
                                          if multilabel else "error"), None
             else:
                 votes, read = votes_path, {"format": fmt, **read_options(multilabel=multilabel)}
-            run = evaluate_files(votes, list(pred_paths), options=options, engine=engine,
-                                 read_options=read, annotator_predictions=annotator_path,
-                                 multilabel=multilabel)
+            return evaluate_files(votes, list(pred_paths), options=options, engine=engine,
+                                  read_options=read, annotator_predictions=annotator_path,
+                                  multilabel=multilabel)
         except OptionConflictError as exc:
             raise click.UsageError(str(exc)) from None
         except MemoryError:
-            raise memory_error(("--n-bins", n_bins, 10), ("--n-boot", n_boot, 0)) from None
+            raise memory_error(("--n-bins", options.n_bins, 10),
+                               ("--n-boot", options.n_boot, 0)) from None
         finally:
             for w in caught:
                 echo_warning(w.message)
+
+
+def _print(run: Any, metric_names: Any, *, as_json: bool) -> None:
+    """The JSON document or the tables (:mod:`annokit.metrics.results`), and the file written."""
+    from annokit.io.atomic import describe_output
+    from annokit.metrics.results import annotator_table, metric_selection, result_table
+
     result, view = run.result, run.annotators
     if result is None:  # annotator predictions only
         echo_json(with_duplicates({"annotators": view.to_dict()}, run.votes)) if as_json else \
-            echo(_annotator_table(view))
+            echo(annotator_table(view))
         return
     if as_json:
-        doc = {**result.to_dict(), **_selection(metric_names, result)}
+        doc = {**result.to_dict(), **metric_selection(metric_names, result)}
         if view is not None:
             doc["annotators"] = view.to_dict()
         if run.output is not None:
             doc["output"] = run.output
         echo_json(with_duplicates(doc, run.votes))
         return
-    if result.task == "multilabel":
-        echo(_multilabel_table(result))
+    if result.task == "multilabel" or view is None:
+        echo(result_table(result))
     else:
-        echo(_table(result) + ("" if view is None else "\n\n" + _annotator_table(view)))
+        echo(result_table(result) + "\n\n" + annotator_table(view))
     if run.output is not None:
         echo(f"wrote {describe_output(run.output)}")
-
-
-def _multilabel_table(result: Any) -> str:
-    head = f"{'metric':<20}" + "".join(f"{name!s:>12}" for name in result.labels)
-    lines = [_table(result), "", "per label:", head, "-" * len(head)]
-    for name, values in result.per_label.items():
-        lines.append(f"{name:<20}" + "".join(f"{values[label]:>12.4f}" for label in result.labels))
-    return "\n".join(lines)
-
-
-def _selection(wanted: Any, result: Any) -> dict[str, Any]:
-    """``metric_selection`` (``default``, ``all`` or ``names``) and ``metric_names``, what was
-    computed, in output order (the keys of ``metrics``)."""
-    kind = "default" if wanted is None else "all" if wanted == "all" else "names"
-    return {"metric_selection": kind, "metric_names": list(result.names)}
-
-
-def _num(value: float) -> str:
-    """Four decimals; a value that rounds to zero prints as 0.0000, never -0.0000 (a float
-    rounding residue of a difference, e.g. under the gap's ">= 0" heading)."""
-    text = f"{value:.4f}"
-    return "0.0000" if text == "-0.0000" else text
-
-
-def _annotator_table(view) -> str:
-    lines = [(f"per annotator ({view.scale} scale): {view.n_pairs} (item, annotator) pairs, "
-             f"{view.n_items} items, {view.n_annotators} annotators; unmatched predictions "
-             f"{view.n_unmatched_predictions}, votes without a prediction "
-             f"{view.n_votes_without_prediction}")]
-    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.scores.items()]
-    lines += ["pooled view (the model's labels pooled per item):"]
-    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.pooled.items()]
-    lines += ["gap (per-annotator minus pooled, >= 0):"]
-    lines += [f"  {name:<26}{_num(value):>10}" for name, value in view.gap.items()]
-    for name, dist in view.over_annotators.items():
-        lines.append(f"over annotators, {name}: " + "  ".join(
-            f"{k} {_num(v)}" for k, v in dist.items()))
-    for name, rows in view.worst.items():
-        lines.append(f"worst by {name}: " + ", ".join(
-            f"{r['annotator']} ({_num(r['value'])}, {r['n_pairs']} pairs)" for r in rows))
-    return "\n".join(lines)
-
-
-def _table(result) -> str:
-    from annokit.core.soft_labels import ENTROPY_UNIT
-    from annokit.metrics.results import interval_notes
-
-    lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale}"
-             + (", multi-label" if result.task == "multilabel" else "") + ")   "
-             f"bins: {result.n_bins}"
-             + (f"   positive class: {result.positive_label}" if result.positive_label else ""),
-             (f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "
-             f"dropped vote items: {result.n_dropped_items}   "
-             + (f"tied (item, label) cells: {result.n_ties} (policy {result.tie_policy}: "
-                "left out of the majority set)" if result.task == "multilabel" and
-                result.tie_policy == "exclude" else
-                f"tied (item, label) cells: {result.n_ties} (policy {result.tie_policy})"
-                if result.task == "multilabel" else
-                f"tied majorities: {result.n_ties} (policy {result.tie_policy})"))]
-    if result.temperature is not None:
-        t = result.temperature
-        extra = (f", objective {t['objective']}, fitted on {t['n_fit_items']} items"
-                 if t["mode"] != "fixed" else "")
-        lines.append(f"temperature: {t['value']:.4g} ({t['mode']}{extra})")
-    if result.target != "votes":
-        lines.append("target: the population distribution (infinitely many annotators; "
-                     "annokit.metrics.population)"
-                     + (f"; not computed: {', '.join(result.not_computed)}"
-                        if result.not_computed else ""))
-    ci = bool(result.intervals)
-    head = f"{'metric':<20}{'model':>10}"
-    if ci:
-        head += f"{'95% CI':>22}"
-    head += f"{'chance':>10}{'oracle':>10}  {'unit':<20}  better"
-    lines += ["", head, "-" * len(head)]
-    units = result.units
-    for name in result.names:
-        row = f"{name:<20}{_num(result.metrics[name]):>10}"
-        if ci:
-            r = result.intervals[name]
-            text = "no interval (1)" if r.method == "none" else f"[{_num(r.low)}, {_num(r.high)}]"
-            if r.method == "bounds" and not r.low <= r.estimate <= r.high:
-                text += " (2)"
-            row += f"{text:>22}"
-        for kind in ("chance", "oracle"):
-            row += f"{_num(result.baselines[kind][name]):>10}" if kind in result.baselines \
-                else f"{'':>10}"
-        lines.append(f"{row}  {units[name]:<20}  {_better(name)}")
-    if ci:
-        lines += interval_notes(result.intervals)
-    if result.groups:
-        what = (f" (bins of human entropy, {ENTROPY_UNIT})" if result.by == "agreement" else "")
-        lines += ["", f"by {result.by}{what}: " + "   ".join(f"{g.group} ({g.n_items} items)"
-                                                               for g in result.groups)]
-        head = f"{'metric':<20}" + "".join(f"{g.group!s:>13}" for g in result.groups)
-        lines += [head, "-" * len(head)]
-        for name in result.names:
-            lines.append(f"{name:<20}" + "".join(f"{_num(g.metrics[name]):>13}"
-                                                 for g in result.groups))
-    return "\n".join(lines)
-
-
-def _better(name: str) -> str:
-    """The direction column (the report's arrows in words): lower, higher or near 0."""
-    from annokit.metrics.registry import REGISTRY
-
-    spec = REGISTRY.get(name)
-    if spec is None:
-        return ""
-    return {True: "lower", False: "higher", None: "near 0"}[spec.lower_is_better]

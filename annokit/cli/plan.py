@@ -29,7 +29,8 @@ _JSON_KEYS = (
     "goal, budget, votes_planned, budget_unspent, n_items, n_votes, n_settled, n_unsettled, "
     "n_items_planned, n_cannot_settle, n_at_max_per_item, expected_now, expected_after, "
     "confidence, epsilon, max_per_item, alpha, n_draws, horizon, seed, method, prior, "
-    "prior_alpha (the Dirichlet prior per label), model_prior (with --predictions), read_as, "
+    "prior_alpha (the Dirichlet prior per label), model_prior (with --predictions), estimate "
+    "(--goal distribution), rank (with --rank activelab), read_as, "
     "out, "
     "output (with --out: what was written)")
 
@@ -65,6 +66,16 @@ _JSON_KEYS = (
                    "Dirichlet-multinomial fitted to the votes (as subsample --target "
                    "population fits it), or the uniform Dirichlet(1, ..., 1). With "
                    "--predictions: one prior per item centred on the model's probabilities.")
+@click.option("--estimate", type=click.Choice(["posterior-mean", "proportions"]),
+              default="posterior-mean", show_default=True,
+              help="--goal distribution: the estimate of each item's distribution whose TVD the "
+                   "plan values: the posterior mean under the prior, (counts + alpha) / (n + "
+                   "sum alpha), or the raw proportions of the votes (the soft label).")
+@click.option("--rank", type=click.Choice(["value", "activelab"]), default="value",
+              show_default=True,
+              help="value: votes to the largest expected gains in the goal under the posterior; "
+                   "activelab (with --predictions): to the lowest ActiveLab scores (CROWDLAB's "
+                   "consensus quality, Goh and Mueller 2023), one vote per item per pass.")
 @prediction_options("With it each item's prior is centred on the model's probabilities, "
                     "its spread and a temperature fitted to the votes.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), default=None,
@@ -75,7 +86,8 @@ _JSON_KEYS = (
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as one JSON object (keys below).")
 def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float,
-         epsilon: float, max_per_item: int | None, seed: int, prior: str, out_path: str | None,
+         epsilon: float, max_per_item: int | None, seed: int, prior: str, estimate: str,
+         rank: str, out_path: str | None,
          out_format: str | None, as_json: bool, **model_args: Any) -> None:
     """Where to spend the next votes: per item, how many more votes to collect now for the
     goal, under a Dirichlet posterior of each item's population label distribution (its prior
@@ -110,11 +122,15 @@ def plan(votes_path: str, fmt: Format, budget: int, goal: str, confidence: float
         join = join_model(votes, model_args)
         votes, probs = join.votes, join.probs
     else:
+        if rank == "activelab":
+            raise click.UsageError("--rank activelab needs --predictions FILE (ActiveLab scores "
+                                   "items from the votes and a model)")
         _no_join_options(model_args)
     with progress(desc="plan", unit="count vectors") as bar:
         result = run_plan(votes, budget=budget, goal=goal,  # type: ignore[arg-type]
                           confidence=confidence, epsilon=epsilon, max_per_item=max_per_item,
-                          seed=seed, bar=bar, prior=prior, probs=probs)
+                          seed=seed, bar=bar, prior=prior, probs=probs,
+                          estimate=estimate.replace("-", "_"), rank=rank)
     info = result.summary()
     output = None
     if out_path is not None:
@@ -144,8 +160,9 @@ def summary_lines(info: dict, *, read_as: str | None = None) -> list[str]:
     majority = info["goal"] == "majority"
     rule = (f"P(leading label is the population majority) >= {info['confidence']:g}" if majority
             else f"expected TVD to the population distribution <= {info['epsilon']:g}")
+    estimate = {"posterior_mean": "posterior means"}.get(info.get("estimate", ""), "soft labels")
     what = ("expected share of items whose leading label is the population majority"
-            if majority else "expected mean TVD of the soft labels to the population")
+            if majority else f"expected mean TVD of the {estimate} to the population")
     lines = [f"read as: {read_as}"] if read_as else []
     lines += [
         f"{info['n_items']} items, {info['n_votes']} votes; goal {info['goal']} (settled: {rule})",

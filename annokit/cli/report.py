@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -22,7 +23,7 @@ from annokit.cli._common import (
     single_label,
     votes_input,
 )
-from annokit.cli.evaluate import METRICS_OPTION, select_metrics
+from annokit.cli.evaluate import METRICS_OPTION
 from annokit.cli.subsample import (  # the memory check and the shared options of subsample
     BYTES_PER_REP_AND_K,
     EPSILON_OPTION,
@@ -158,6 +159,16 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.option("--bins", default="5", show_default=True, metavar="N|E0,E1,...",
               help="Agreement bins: N equal-count human-entropy quantile bins, or edges in nats "
                    "(natural log).")
+@click.option("--bin-on", "bin_on", type=click.Choice(["votes", "population"]), default="votes",
+              show_default=True,
+              help="Cut the agreement bins on each item's vote entropy, or on the posterior mean "
+                   "of its population entropy (corrects the regression to the mean of a cut on "
+                   "the entropy of a few votes).")
+@click.option("--population", "population", type=click.Choice(["auto", "always", "never"]),
+              default="auto", show_default=True,
+              help="Population-target figures (evaluate --target population) beside the "
+                   "votes-target ones, overall and per bin; auto: when the median number of "
+                   "votes per item is below 20.")
 @click.option("--temperature", "temperatures", multiple=True, metavar="NAME=T",
               help="Add a copy of model NAME scaled with temperature T (named 'NAME T=T').")
 @click.option("--fit-temperature-on", "fit_temperature_on", multiple=True,
@@ -204,10 +215,10 @@ def _n_groups(bin_spec: int | list[float]) -> int:
               help="Output directory (created, or replaced if it holds an earlier report).")
 @click.option("--json", "as_json", is_flag=True, help="Also print report.json on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, temperatures,
-           fit_temperature_on, n_boot, metric_names, n_bins, no_ceiling, subsample_ks, subsample_reps,
-           epsilon, target, plan_budget, plan_goal, seed, positive, annotator_predictions, title,
-           png, out, as_json, quiet):
+def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, bin_on, population,
+           temperatures, fit_temperature_on, n_boot, metric_names, n_bins, no_ceiling, subsample_ks,
+           subsample_reps, epsilon, target, plan_budget, plan_goal, seed, positive,
+           annotator_predictions, title, png, out, as_json, quiet):
     """Write the agreement-binned analysis report of one or more models to --out:
     report.html (self-contained page), report.md, report.json (versioned schema)
     and figures/.
@@ -223,18 +234,45 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
     order; with two labels the positive-class calibration (--positive); with
     --annotator-predictions the per-annotator evaluation.
     """
-    from annokit.core.soft_votes import is_soft_only, soft_only_message
-    from annokit.errors import InputError
     from annokit.io import read_votes
-    from annokit.report import (
-        build_report,
-        dump_json,
-        load_annotator_predictions,
-        load_models,
-        subsampling_rows,
-        write_report,
-    )
-    from annokit.report.sections import check_positive
+    from annokit.report import dump_json, write_report
+    from annokit.report.workflow import run_report
+
+    options, specs = _options(
+        bins=bins, models=models, temperatures=temperatures, fit_temperature_on=fit_temperature_on,
+        n_boot=n_boot, n_bins=n_bins, subsample_ks=subsample_ks, subsample_reps=subsample_reps,
+        epsilon=epsilon, target=target, plan_budget=plan_budget, plan_goal=plan_goal,
+        pred_labels=pred_labels, id_field=id_field, on_missing=on_missing, metrics=metric_names,
+        no_ceiling=no_ceiling, seed=seed, positive=positive, bin_on=bin_on, population=population,
+        annotator_predictions=annotator_predictions,
+        title=title or f"annokit report: {Path(votes_path).name}")
+    from annokit.io.atomic import check_outputs
+
+    check_outputs({"--out": out}, {"--votes": votes_path,
+                                   "--model": [p for _, v in specs for p in _paths(v)],
+                                   "--fit-temperature-on": [p for _, ps in
+                                                            options.fit_temperature_on for p in ps],
+                                   "--annotator-predictions": annotator_predictions},
+                  directories=["--out"])
+    # stages: votes, each model read, build_report's five, written
+    with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
+        votes, options = _checked_votes(read_votes(votes_path, format=fmt, **read_options()),
+                                        options, bins)
+        rep = run_report(votes, {n: _paths(v) for n, v in specs}, options, progress=progress)
+        path = write_report(rep, out, png=png)
+        progress("written")
+    if as_json:
+        click.echo(dump_json(rep), nl=False)
+    echo(f"report written to {path.resolve() / 'report.html'} (also report.md, report.json, "
+               "figures/)", err=as_json)
+
+
+def _options(*, bins, models, temperatures, fit_temperature_on, n_boot, n_bins, subsample_ks,
+             subsample_reps, epsilon, target, plan_budget, plan_goal, metrics, no_ceiling,
+             **given) -> tuple[Any, list[tuple[str, str]]]:
+    """The options parsed and checked before any work (sizes, specs, what needs what), as the
+    workflow's options object, and the ``--model`` specs."""
+    from annokit.report.options import ReportOptions
 
     bin_spec = _bins(bins)
     # every agreement bin and every model (with its temperature copies) is bootstrapped
@@ -250,74 +288,55 @@ def report(votes_path, fmt, models, pred_labels, id_field, on_missing, bins, tem
         raise click.BadParameter(f"names must be unique; got {names}", param_hint="'--model'")
     fixed = [_temperature(s, names) for s in temperatures]
     fitted = [_fit_on(s, names) for s in fit_temperature_on]
+    subsample = _subsample(subsample_ks, subsample_reps, epsilon, target)
+    if plan_goal is not None and plan_budget is None:
+        raise click.UsageError("--plan-goal applies to the plan section: add --plan-budget N")
+    options = ReportOptions(
+        bins=bin_spec, n_boot=n_boot, n_bins=n_bins, metrics=metrics, ceiling=not no_ceiling,
+        temperatures=tuple(fixed), fit_temperature_on=tuple(fitted), subsample=subsample,
+        subsample_reps=subsample_reps, epsilon=epsilon, subsample_target=target,
+        plan_budget=plan_budget, plan_goal=plan_goal or "majority", **given)
+    return options, specs
+
+
+def _subsample(subsample_ks: str | None, reps: int, epsilon: Any, target: Any
+               ) -> tuple[int, ...] | str | None:
+    """``--subsample``: None, "default" or the k asked for, with what it needs checked."""
+    if subsample_ks is None:
+        for option, value, default in (("--epsilon", epsilon, EPSILON), ("--target", target, TARGET)):
+            if value != default:
+                raise click.UsageError(f"{option} applies to the recommended k: add --subsample")
+        return None
     ks = None
-    if subsample_ks is not None and subsample_ks.strip() != "default":
+    if subsample_ks.strip() != "default":
         ks = int_list(subsample_ks, "--subsample")
         if max(ks) > K_MAX:
             raise click.BadParameter(f"k must be at most {K_MAX:,}; got {max(ks)}",
                                      param_hint="'--subsample'")
-    if subsample_ks is not None:
-        n_ks = len(ks) if ks is not None else N_DEFAULT_KS
-        check_memory("--subsample-reps", subsample_reps,
-                     subsample_reps * n_ks * BYTES_PER_REP_AND_K,
-                     what=f"results of {subsample_reps} repetitions x {n_ks} values of k")
+    n_ks = len(ks) if ks is not None else N_DEFAULT_KS
+    check_memory("--subsample-reps", reps, reps * n_ks * BYTES_PER_REP_AND_K,
+                 what=f"results of {reps} repetitions x {n_ks} values of k")
+    return "default" if ks is None else tuple(ks)
+
+
+def _checked_votes(votes: Any, options: Any, bins: str) -> tuple[Any, Any]:
+    """The votes the report can use (soft labels only refuse what needs votes; multi-label votes
+    are refused), and the options with the agreement bins the votes allow."""
+    from dataclasses import replace
+
+    from annokit.core.soft_votes import is_soft_only, soft_only_message
+    from annokit.errors import InputError
+    from annokit.report.sections import check_positive
+
+    if is_soft_only(votes):  # the distributions make the report; no ceiling, no draws
+        for option, on in (("report --subsample", options.subsample is not None),
+                           ("--annotator-predictions", options.annotator_predictions is not None)):
+            if on:
+                raise InputError(soft_only_message(votes.source, option))
     else:
-        for option, value, default in (("--epsilon", epsilon, EPSILON), ("--target", target, TARGET)):
-            if value != default:
-                raise click.UsageError(f"{option} applies to the recommended k: add --subsample")
-    if plan_goal is not None and plan_budget is None:
-        raise click.UsageError("--plan-goal applies to the plan section: add --plan-budget N")
-    from annokit.io.atomic import check_outputs
-
-    check_outputs({"--out": out}, {"--votes": votes_path,
-                                   "--model": [p for _, v in specs for p in _paths(v)],
-                                   "--fit-temperature-on": [p for _, ps in fitted for p in ps],
-                                   "--annotator-predictions": annotator_predictions},
-                  directories=["--out"])
-    notes: list[str] = []
-    # stages: votes, each model read, build_report's five, written
-    with _Progress(length=len(models) + 7, enabled=not quiet) as progress:
-        votes = read_votes(votes_path, format=fmt, **read_options())
-        if is_soft_only(votes):  # the distributions make the report; no ceiling, no draws
-            for option, on in (("report --subsample", subsample_ks is not None),
-                               ("--annotator-predictions", annotator_predictions is not None)):
-                if on:
-                    raise InputError(soft_only_message(votes.source, option))
-        else:
-            votes = single_label(votes, "report")
-        check_positive(positive, tuple(votes.labels.names), option="--positive")
-        bin_spec = _check_bins_for(bins, bin_spec, votes.n_items)
-        metrics = select_metrics(metric_names, scale=votes.labels.scale, n_labels=votes.n_labels)
-        progress("votes")
-        loaded = load_models(votes, {n: _paths(v) for n, v in specs}, pred_labels=pred_labels,
-                             id_field=id_field, on_missing=on_missing, temperatures=fixed,
-                             fit_temperature_on=fitted, progress=progress)
-        per_annotator = None
-        if annotator_predictions is not None:
-            per_annotator = load_annotator_predictions(annotator_predictions, votes, loaded.votes,
-                                                       notes=notes)
-        curve = None
-        if subsample_ks is not None:
-            curve = subsampling_rows(loaded.votes, ks, reps=subsample_reps, rng=seed, notes=notes,
-                                     epsilon=epsilon, target=target)
-        rep = build_report(loaded.votes, loaded.models, bins=bin_spec, n_boot=n_boot,
-                           metrics=metrics,
-                           n_bins=n_bins, ceiling=not no_ceiling, seed=seed, subsampling=curve,
-                           positive=positive, annotator_predictions=per_annotator,
-                           title=title or f"annokit report: {Path(votes_path).name}",
-                           progress=progress)
-        rep.notes = loaded.notes + notes + rep.notes
-        if plan_budget is not None:
-            from annokit.report.inputs import plan_section
-
-            rep.plan = plan_section(votes, budget=plan_budget, goal=plan_goal or "majority",
-                                    seed=seed)
-        path = write_report(rep, out, png=png)
-        progress("written")
-    if as_json:
-        click.echo(dump_json(rep), nl=False)
-    echo(f"report written to {path.resolve() / 'report.html'} (also report.md, report.json, "
-               "figures/)", err=as_json)
+        votes = single_label(votes, "report")
+    check_positive(options.positive, tuple(votes.labels.names), option="--positive")
+    return votes, replace(options, bins=_check_bins_for(bins, options.bins, votes.n_items))
 
 
 __all__ = ["report"]

@@ -98,31 +98,31 @@ def intervals_together(prepared: Sequence[tuple[Prepared, bool]], keys: Any, res
         figures are bit for bit those of :func:`krippendorff_alpha` and :func:`fleiss_kappa`.
     rest : ndarray, optional
         Keys of the items with one vote, which only the chance terms read.
+    budget : int
+        Weights per chunk (float64); the chance coefficients' blocks hold ``8 * budget``
+        bytes of uint8 weights besides.
 
     Returns
     -------
     list of AgreementResult
         In the order of ``prepared``; a coefficient's replicate with no weight on its items is
         NaN (left out, counted in ``n_invalid``).
-    """
-    from annokit.core.progress import progress
 
+    Notes
+    -----
+    The chance-corrected coefficients (statistics with a ``group``,
+    :class:`~annokit.core.agreement_gwet.ChanceSums`) read blocks of several chunks: one pass
+    over the items and votes per block gives all of them (:class:`_Blocks`).
+    """
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
     check_open_unit("confidence", confidence)
     keys = as_item_keys(keys, len(keys))
     rest = None if rest is None or not len(rest) else as_item_keys(rest, len(rest))
     reps = [np.empty(n_boot) for _ in prepared]
-    with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
-        for start, stop in replicate_chunks(n_boot, keys.shape[0], budget=budget):
-            w = poisson_weights(keys, seed, start, stop)
-            w_all = w if rest is None else np.hstack([w, poisson_weights(rest, seed, start, stop)])
-            for (part, all_items), out in zip(prepared, reps, strict=True):
-                ws = w_all if all_items else w
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    values = part[1](ws)
-                out[start:stop] = np.where(ws.sum(axis=1) > 0, values, np.nan)
-            bar.update(stop - start)
+    blocks = _Blocks([part[1] for part, _ in prepared], n_boot, budget)
+    _replicate_values(prepared, reps, blocks, keys, rest, n_boot=n_boot, seed=seed,
+                      budget=budget)
     results = []
     for (part, _), values in zip(prepared, reps, strict=True):
         if n_boot == 0:
@@ -132,6 +132,73 @@ def intervals_together(prepared: Sequence[tuple[Prepared, bool]], keys: Any, res
         results.append(AgreementResult(part[0], ci.low, ci.high, part[2], ci.n_boot,
                                        ci.confidence, ci.n_invalid))
     return results
+
+
+def _replicate_values(prepared: Sequence[tuple[Prepared, bool]], reps: list[np.ndarray],
+                      blocks: _Blocks, keys: np.ndarray, rest: np.ndarray | None, *,
+                      n_boot: int, seed: int, budget: int) -> None:
+    """Fill ``reps`` with every coefficient's replicates, one chunk of weights at a time; the
+    statistics of a group (:class:`_Blocks`) read blocks of several chunks."""
+    from annokit.core.progress import progress
+
+    with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
+        for start, stop in replicate_chunks(n_boot, keys.shape[0], budget=budget):
+            w = poisson_weights(keys, seed, start, stop)
+            w_all = w if rest is None else np.hstack([w, poisson_weights(rest, seed, start, stop)])
+            for j, ((part, all_items), out) in enumerate(zip(prepared, reps, strict=True)):
+                if j in blocks.members:
+                    continue
+                ws = w_all if all_items else w
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    values = part[1](ws)
+                out[start:stop] = np.where(ws.sum(axis=1) > 0, values, np.nan)
+            blocks.add(w_all, start, stop, reps)
+            bar.update(stop - start)
+    blocks.flush(reps)
+
+
+class _Blocks:
+    """The statistics that read a group's sums in blocks of replicates (those with a ``group``:
+    :class:`~annokit.core.agreement_gwet.ChanceSums`, which read every row): the chunks'
+    weights are gathered as uint8, and one pass over a block gives every coefficient of the
+    group, so the items and votes are read once per block rather than once per chunk."""
+
+    def __init__(self, stats: Sequence[Any], n_boot: int, budget: int) -> None:
+        self.groups: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
+        self.members: set[int] = set()
+        for j, stat in enumerate(stats):
+            group = getattr(stat, "group", None)
+            if group is None:
+                continue
+            self.members.add(j)
+            self.groups.setdefault(id(group), (group, []))[1].append((j, stat.index))
+        self.budget, self.n_boot = budget, n_boot
+        self.buf: np.ndarray | None = None  # the weights of the block, uint8 (reps, rows)
+        self.first = 0  # the block's first replicate
+        self.filled = 0
+
+    def add(self, w_all: np.ndarray, start: int, stop: int, reps: list[np.ndarray]) -> None:
+        if not self.groups:
+            return
+        n = stop - start
+        if self.buf is None or self.filled + n > self.buf.shape[0]:
+            self.flush(reps)
+            cap = min(group.max_reps(self.budget) for group, _ in self.groups.values())
+            size = min(max(cap, n), self.n_boot - start)
+            if self.buf is None or self.buf.shape[0] != size:
+                self.buf = np.empty((size, w_all.shape[1]), dtype=np.uint8)
+            self.first = start
+        self.buf[self.filled:self.filled + n] = w_all
+        self.filled += n
+
+    def flush(self, reps: list[np.ndarray]) -> None:
+        if self.buf is None or not self.filled:
+            return
+        for group, columns in self.groups.values():
+            values = group.values(self.buf[:self.filled])
+            for j, index in columns:
+                reps[j][self.first:self.first + self.filled] = values[:, index]
+        self.filled = 0
 
 
 def coefficient_interval(point: float, stat: Callable[[np.ndarray], np.ndarray], n_items: int,
@@ -437,16 +504,7 @@ def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
     if a.shape != b.shape or a.size == 0:
         raise SchemaError(f"cohen_kappa needs two non-empty label sequences of equal length; "
                           f"got {a.size} and {b.size}")
-    if labels is None:
-        distinct = pd.unique(pd.Series(np.concatenate([a, b])).map(scalar_to_str))
-        if numeric_names(distinct) is not None:
-            labels = LabelSet(ordered_names(distinct, "ordinal"))
-        elif weights is None:
-            labels = LabelSet(sorted(distinct))
-        else:
-            raise InvalidValueError(f"weighted kappa needs the order of labels "
-                                    f"{list(distinct)[:8]}; pass labels=[...] in order")
-    labels = LabelSet.coerce(labels)
+    labels = _kappa_labels(a, b, labels, weights)
     k = len(labels)
     cells = labels.encode(a, where="first") * k + labels.encode(b, where="second")
     v = kappa_disagreement(weights, k)
@@ -463,6 +521,21 @@ def cohen_kappa(first: Any, second: Any, *, weights: str | None = None,
         warnings.warn("cohen_kappa: the chance disagreement is 0 (one label throughout), kappa is "
                       "undefined (nan)", DegenerateInputWarning, stacklevel=2)
     return _with_ci(point, stat, cells.size, keys, n_boot=n_boot, confidence=confidence, rng=rng)
+
+
+def _kappa_labels(a: np.ndarray, b: np.ndarray, labels: Any, weights: str | None) -> LabelSet:
+    """:func:`cohen_kappa`'s categories: ``labels``, else the distinct labels (in numeric
+    order when they are numbers; weighted kappa on other labels needs their order)."""
+    if labels is None:
+        distinct = pd.unique(pd.Series(np.concatenate([a, b])).map(scalar_to_str))
+        if numeric_names(distinct) is not None:
+            labels = LabelSet(ordered_names(distinct, "ordinal"))
+        elif weights is None:
+            labels = LabelSet(sorted(distinct))
+        else:
+            raise InvalidValueError(f"weighted kappa needs the order of labels "
+                                    f"{list(distinct)[:8]}; pass labels=[...] in order")
+    return LabelSet.coerce(labels)
 
 
 def kappa_disagreement(weights: str | None, k: int) -> np.ndarray:

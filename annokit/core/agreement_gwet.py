@@ -1,6 +1,7 @@
 """Percent agreement, Gwet's AC1/AC2, Brennan-Prediger and Conger's kappa (Gwet 2014).
 
-All four share the observed agreement of Gwet (2014, eq. 2.6 with weights, 3.x): with
+All four share the observed agreement of Gwet (2014, ch. 2 for several raters with missing
+ratings; ch. 3 for the weights): with
 ``n_ik`` votes for category ``k`` on item ``i``, ``m_i`` votes on it and the weights
 ``w_kl`` (1 on the diagonal; the identity without weights),
 
@@ -24,6 +25,10 @@ included (Gwet 2014; irrCAC does the same), and ``q`` is the number of categorie
 set, used or not. Bootstrap replicates weight every item sum by the item's Poisson count
 (:mod:`annokit.core.resample`), the same replicates as Krippendorff's alpha.
 
+The handbook is cited by chapter (2: nominal ratings, several raters, missing ratings; 3: the
+weights for ordinal, interval and ratio data; 4: AC1; 5: the variances), not by equation: the
+equation numbers could not be checked against the printed book.
+
 References
 ----------
 Gwet, K. L. (2014). Handbook of Inter-Rater Reliability (4th ed.). Advanced Analytics, LLC.
@@ -37,7 +42,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,13 +54,13 @@ from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InvalidValueError, SchemaError
 
 __all__ = ["GWET_COEFFICIENTS", "SCALE_WEIGHTS", "WEIGHTS", "ChanceCoefficient",
-           "agreement_weights", "analytic_se", "annotator_label_sums", "brennan_prediger",
-           "chance_coefficients", "coefficient_from_sums", "conger_kappa", "gwet_ac1",
+           "ChanceSums", "agreement_weights", "analytic_se", "brennan_prediger",
+           "chance_block_sums", "chance_coefficients", "coefficient_from_sums", "conger_kappa", "gwet_ac1",
            "item_terms", "percent_agreement"]
 
 #: The named weightings of Gwet (2014, ch. 3), those of irrCAC's ``Weights``.
 WEIGHTS = ("identity", "ordinal", "linear", "quadratic", "radical", "ratio")
-#: The weights that match each level of measurement (Gwet 2014, sec. 3.4).
+#: The weights that match each level of measurement (Gwet 2014, ch. 3).
 SCALE_WEIGHTS = {"nominal": "identity", "ordinal": "ordinal", "interval": "quadratic",
                  "ratio": "ratio"}
 #: The coefficients of this module, in the order ``stats`` prints them.
@@ -68,7 +73,7 @@ def agreement_weights(name: str, values: Any = None, *, n: int | None = None) ->
     Parameters
     ----------
     name : {"identity", "ordinal", "linear", "quadratic", "radical", "ratio"}
-        Gwet (2014, sec. 3.4): ``ordinal`` uses the categories' ranks only,
+        Gwet (2014, ch. 3): ``ordinal`` uses the categories' ranks only,
         ``1 - C(|k - l| + 1, 2) / max``; ``linear``, ``quadratic`` and ``radical`` are
         ``1 - (|x_k - x_l| / (x_max - x_min))^p`` with p = 1, 2, 1/2; ``ratio`` is
         ``1 - ((x_k - x_l)/(x_k + x_l))^2 / ((x_max - x_min)/(x_max + x_min))^2``.
@@ -136,7 +141,7 @@ def _weights_matrix(weights: Any, q: int, values: Any) -> tuple[np.ndarray, str]
 
 
 def item_terms(counts: np.ndarray, wmat: np.ndarray) -> np.ndarray:
-    """Per item: ``[m_i >= 2, p_a,i, m_i >= 1, n_i1/m_i, ..., n_iq/m_i]`` (Gwet 2014, eq. 2.6).
+    """Per item: ``[m_i >= 2, p_a,i, m_i >= 1, n_i1/m_i, ..., n_iq/m_i]`` (Gwet 2014, ch. 2).
 
     ``p_a,i`` is the item's weighted agreement :math:`\\sum_k n_{ik}(n^*_{ik} - 1)/(m_i(m_i - 1))`
     (0 below two votes). Sums of these columns over items, with any item weights, give every
@@ -193,7 +198,7 @@ def coefficient_from_sums(name: str, sums: np.ndarray, wmat: np.ndarray,
 
 def analytic_se(name: str, sums: np.ndarray, moments: np.ndarray, wmat: np.ndarray
                 ) -> float | None:
-    r"""Gwet's (2014) linearised standard error of AC1/AC2 and Brennan-Prediger (as irrCAC
+    r"""Gwet's (2014, ch. 5) linearised standard error of AC1/AC2 and Brennan-Prediger (as irrCAC
     reports it, with no finite-population correction); None for the other coefficients.
 
     ``sums`` and ``moments`` are the sums over items of :func:`item_terms` rows ``T_i`` and of
@@ -248,14 +253,22 @@ def _annotator_cells(votes: Votes, order: np.ndarray | None) -> tuple[np.ndarray
     return indptr.astype(np.int64), cells.astype(np.int32), len(ids) * k
 
 
-def annotator_label_sums(w: np.ndarray, indptr: np.ndarray, cells: np.ndarray,
-                         n_cells: int) -> np.ndarray:
-    """``(r, n_cells)``: each annotator x label cell's votes weighted by their items' weights
-    ``w`` (r, n_items), the votes grouped by item (``indptr``) with their ``cells``; one
-    compiled pass over the votes (numba, imported on first use)."""
-    from annokit.core._agreement_sums import cell_sums
+def chance_block_sums(wt: np.ndarray, terms: np.ndarray,
+                      cells: tuple[np.ndarray, np.ndarray, int] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sums of a block of replicates over the rows of ``terms`` (:func:`item_terms`), in one
+    compiled pass (numba, imported on first use): ``wt @ terms`` (R, T), the annotator x label
+    vote sums (R, n_cells) of Conger's kappa when ``cells`` (``indptr``, each vote's cell,
+    ``n_cells``: the votes grouped by row) is given, and each replicate's total weight (R,).
 
-    return cell_sums(np.ascontiguousarray(w, dtype=np.float64), indptr, cells, n_cells)
+    ``wt`` (R, n_rows): whole weights in 0..255 (Poisson counts; cast to uint8).
+    """
+    from annokit.core._agreement_sums import block_sums
+
+    wt = np.ascontiguousarray(wt, dtype=np.uint8)
+    if cells is None:
+        cells = (np.zeros(terms.shape[0] + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), 0)
+    return block_sums(wt, np.ascontiguousarray(terms, dtype=np.float64), *cells)
 
 
 def chance_coefficients(data: Any, *, names: Any = GWET_COEFFICIENTS, weights: Any = None,
@@ -264,7 +277,9 @@ def chance_coefficients(data: Any, *, names: Any = GWET_COEFFICIENTS, weights: A
     """Prepare the coefficients ``names`` of ``data`` (counts or Votes) for a shared bootstrap.
 
     ``order`` (Votes only): the items in the order of the count rows, ``counts()[order]``
-    (the statistics sort items by id). Conger's kappa needs Votes with annotator ids.
+    (the statistics sort items by id). Conger's kappa needs Votes with annotator ids. The
+    coefficients' statistics share one :class:`ChanceSums`: one pass over the items and votes
+    per block of replicates gives all of them.
     """
     counts = data.counts() if isinstance(data, Votes) else check_counts(
         data, allow_empty_rows=True)
@@ -282,49 +297,83 @@ def chance_coefficients(data: Any, *, names: Any = GWET_COEFFICIENTS, weights: A
     n_pair = int(terms[:, 0].sum())
     if n_pair == 0:
         raise SchemaError("agreement needs at least one item with two or more votes")
-    out = []
-    moments = terms.T @ terms
-    shared = _SharedSums(terms)
+    names = tuple(names)
     for name in names:
         check_option("coefficient", name, GWET_COEFFICIENTS)
-        c = _prepare(name, data, shared, wmat, wname, order, n_pair)
-        out.append(replace(c, se=analytic_se(name, terms.sum(axis=0), moments, wmat)))
+    cells = None
+    if "conger_kappa" in names:
+        if not isinstance(data, Votes):
+            raise SchemaError("conger_kappa needs Votes with annotator ids, not a count matrix")
+        cells = _annotator_cells(data, order)
+    shared = ChanceSums(terms, cells, wmat, names)
+    points = shared.point()
+    moments = terms.T @ terms
+    out = []
+    for j, name in enumerate(names):
+        if not np.isfinite(points[j]):
+            warnings.warn(f"{name}: the chance agreement is 1, the coefficient is undefined (nan)",
+                          DegenerateInputWarning, stacklevel=3)
+        out.append(ChanceCoefficient(name, float(points[j]), _Column(shared, j), n_pair, wname,
+                                     analytic_se(name, terms.sum(axis=0), moments, wmat)))
     return out
 
 
-class _SharedSums:
-    """``w @ terms`` of the last weights seen: the coefficients of one
-    :func:`chance_coefficients` call read the same sums of a chunk of replicates once."""
+class ChanceSums:
+    """The sums every coefficient of one :func:`chance_coefficients` call reads, and their
+    values for a block of replicates (``values``) or for float weights (``__call__``, the last
+    weights seen kept, so the coefficients of a chunk read the sums once)."""
 
-    def __init__(self, terms: np.ndarray) -> None:
-        self.terms = terms
+    def __init__(self, terms: np.ndarray, cells: tuple[np.ndarray, np.ndarray, int] | None,
+                 wmat: np.ndarray, names: tuple[str, ...]) -> None:
+        self.terms, self.cells, self.wmat, self.names = terms, cells, wmat, names
+        self.n_rows = terms.shape[0]
         self.last: tuple[np.ndarray, np.ndarray] | None = None
+
+    def max_reps(self, budget: int) -> int:
+        """Replicates per block: ``8 * budget`` bytes of uint8 weights (the bytes of ``budget``
+        float64 weights) and at most ``budget`` cell sums."""
+        n_cells = 0 if self.cells is None else self.cells[2]
+        return max(1, min(8 * budget // max(self.n_rows, 1), budget // max(n_cells, 1)))
+
+    def _coefficients(self, sums: np.ndarray, cell_sums: np.ndarray | None) -> np.ndarray:
+        q = self.wmat.shape[0]
+        out = np.empty((sums.shape[0], len(self.names)))
+        for j, name in enumerate(self.names):
+            a = None if name != "conger_kappa" or cell_sums is None else \
+                cell_sums.reshape(sums.shape[0], -1, q)
+            out[:, j] = coefficient_from_sums(name, sums, self.wmat, a)
+        return out
+
+    def point(self) -> np.ndarray:
+        """The coefficients with every item's weight 1 (``(n_names,)``)."""
+        ones = np.ones((1, self.n_rows))
+        cell_sums = None if self.cells is None else np.bincount(
+            self.cells[1], minlength=self.cells[2]).astype(np.float64)[None, :]
+        return self._coefficients(ones @ self.terms, cell_sums)[0]
+
+    def values(self, wt: np.ndarray) -> np.ndarray:
+        """``(R, n_names)``: the coefficients of a block of replicates ``wt`` (R, n_rows),
+        NaN where the replicate puts no weight on any row."""
+        sums, cell_sums, total = chance_block_sums(wt, self.terms, self.cells)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = self._coefficients(sums, cell_sums if self.cells is not None else None)
+        out[total == 0] = np.nan
+        return out
 
     def __call__(self, w: np.ndarray) -> np.ndarray:
         if self.last is None or self.last[0] is not w:
-            self.last = (w, w @ self.terms)
+            self.last = (w, self.values(np.atleast_2d(w)))
         return self.last[1]
 
 
-def _prepare(name: str, data: Any, sums: _SharedSums, wmat: np.ndarray, wname: str,
-             order: np.ndarray | None, n_pair: int) -> ChanceCoefficient:
-    if name != "conger_kappa":
-        def stat(w: np.ndarray) -> np.ndarray:
-            return coefficient_from_sums(name, sums(w), wmat)
-    else:
-        if not isinstance(data, Votes):
-            raise SchemaError("conger_kappa needs Votes with annotator ids, not a count matrix")
-        indptr, cells, n_cells = _annotator_cells(data, order)
-        q = wmat.shape[0]
+class _Column:
+    """One coefficient's statistic of item weights: a column of :class:`ChanceSums`."""
 
-        def stat(w: np.ndarray) -> np.ndarray:
-            a = annotator_label_sums(w, indptr, cells, n_cells)
-            return coefficient_from_sums(name, sums(w), wmat, a.reshape(len(w), -1, q))
-    value = float(stat(np.ones((1, sums.terms.shape[0])))[0])
-    if not np.isfinite(value):
-        warnings.warn(f"{name}: the chance agreement is 1, the coefficient is undefined (nan)",
-                      DegenerateInputWarning, stacklevel=4)
-    return ChanceCoefficient(name, value, stat, n_pair, wname)
+    def __init__(self, group: ChanceSums, index: int) -> None:
+        self.group, self.index = group, index
+
+    def __call__(self, w: np.ndarray) -> np.ndarray:
+        return self.group(w)[:, self.index]
 
 
 def _one(name: str, data: Any, *, weights: Any, values: Any, n_boot: int, confidence: float,
@@ -395,7 +444,7 @@ def percent_agreement(data: Any, *, weights: Any = None, values: Any = None, n_b
 def gwet_ac1(data: Any, *, weights: Any = None, values: Any = None, n_boot: int = 0,
              confidence: float = 0.95, rng: Any = None, keys: Any = None) -> Any:
     """Gwet's AC1 (AC2 with weights): chance agreement from how far the labels' prevalences
-    are from uniform (Gwet 2008; 2014, eq. 4.x; module docstring).
+    are from uniform (Gwet 2008; 2014, ch. 4; module docstring).
     Examples
     --------
     >>> round(gwet_ac1([[3, 0], [0, 3], [2, 1]]).value, 4)  # pe = 2 * (5/9)(4/9)

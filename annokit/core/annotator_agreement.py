@@ -143,27 +143,6 @@ def influence_frame(sums: tuple[np.ndarray, ...], level: str, values: np.ndarray
     }).set_index("annotator")
 
 
-def _vote_pairs(item: np.ndarray, who: np.ndarray, label: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every pair of votes on one item by two annotators, first annotator code < second:
-    (annotator 1, annotator 2, label 1, label 2)."""
-    order = np.lexsort((who, item))
-    item, who, label = item[order], who[order], label[order]
-    start = np.searchsorted(item, item)  # first vote of each vote's item
-    end = np.searchsorted(item, item, side="right")
-    out: list[tuple[np.ndarray, ...]] = []
-    for d in range(1, int((end - start).max(initial=1))):
-        j = np.flatnonzero(np.arange(item.size) + d < end)
-        a, b = j, j + d
-        differ = who[a] != who[b]  # an annotator's repeated votes on an item are not a pair
-        out.append((who[a][differ], who[b][differ], label[a][differ], label[b][differ]))
-    if not out:
-        empty = np.zeros(0, np.int64)
-        return empty, empty, empty, empty
-    g, h, la, lb = (np.concatenate(x) for x in zip(*out, strict=True))
-    return g, h, la, lb
-
-
 def annotator_pairs(votes: Votes, *, min_shared: int = 10, weights: Any = "scale"
                     ) -> pd.DataFrame:
     """Cohen's kappa and percent agreement of every pair of annotators with enough shared items.
@@ -202,11 +181,34 @@ def pair_tables(item: np.ndarray, who: np.ndarray, label: np.ndarray, n_annotato
                 k: int) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of annotators who share an item (keys ``first * n_annotators + second``,
     sorted) and their (k, k) contingency tables, from votes on whole items: sums over items,
-    so the tables of disjoint sets of items add up (:func:`merge_pair_tables`)."""
-    g, h, la, lb = _vote_pairs(item, who, label)
-    keys, inverse = np.unique(g * n_annotators + h, return_inverse=True)
-    tables = np.bincount(inverse * k * k + la * k + lb, minlength=keys.size * k * k)
-    return keys, tables.reshape(keys.size, k, k)
+    so the tables of disjoint sets of items add up (:func:`merge_pair_tables`).
+
+    An annotator's repeated votes on an item are not paired with each other; each is paired
+    with the other annotators' votes. One compiled pass over the pairs of votes that share an
+    item (:mod:`annokit.core._pair_tables`).
+    """
+    from annokit.core._pair_tables import count_pairs, fill_pairs
+
+    who = np.asarray(who, dtype=np.int64)
+    label = np.asarray(label, dtype=np.int64)
+    order = np.lexsort((who, np.asarray(item)))  # by item, then annotator
+    item_sorted = np.asarray(item)[order]
+    new = np.ones(item_sorted.size, dtype=bool)
+    new[1:] = item_sorted[1:] != item_sorted[:-1]
+    vote_item = np.cumsum(new) - 1
+    item_ptr = np.append(np.flatnonzero(new), item_sorted.size).astype(np.int64)
+    item_who, item_label = who[order], label[order]
+    by_who = np.argsort(item_who, kind="stable")
+    who_ptr = np.zeros(n_annotators + 1, dtype=np.int64)
+    np.cumsum(np.bincount(item_who, minlength=n_annotators), out=who_ptr[1:])
+    per_first = count_pairs(by_who, who_ptr, vote_item, item_ptr, item_who)
+    offsets = np.zeros(n_annotators + 1, dtype=np.int64)
+    np.cumsum(per_first, out=offsets[1:])
+    keys = np.empty(int(offsets[-1]), dtype=np.int64)
+    tables = np.empty((keys.size, k, k), dtype=np.int64)
+    fill_pairs(by_who, who_ptr, vote_item, item_label, item_ptr, item_who, item_label, k,
+               offsets, keys, tables)
+    return keys, tables
 
 
 def merge_pair_tables(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

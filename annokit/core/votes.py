@@ -31,16 +31,20 @@ from annokit.core.labels import (
     LabelSet,
     as_str_values,
 )
+from annokit.core.read_info import ReadInfo, reader_details
 from annokit.core.vote_views import VoteViews
-from annokit.errors import InvalidValueError, SchemaError
+from annokit.errors import InvalidValueError, Option, SchemaError
 
-__all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "Votes"]
+__all__ = ["CHAOSNLI_NLI_LABELS", "LabelSet", "ReadInfo", "Votes"]
 
 DuplicatePolicy = Literal["error", "first", "last", "keep"]
-#: How to accept repeated (item, annotator) votes, for messages: the command-line option,
-#: then the Python argument.
-DUPLICATES_HINT = ("keep one vote of each with --duplicates first|last, or all as multi-label "
-                   "votes with --duplicates keep (Python: duplicates='first', 'last' or 'keep')")
+#: The options that accept repeated (item, annotator) votes, named in :data:`DUPLICATES_HINT`.
+DUPLICATES_OPTIONS = (Option("duplicates", ("first", "last")), Option("duplicates", "keep"),
+                      Option("duplicates", ("first", "last", "keep"), aside=True))
+#: How to accept repeated (item, annotator) votes, for messages: a template naming
+#: :data:`DUPLICATES_OPTIONS` (an error raised with ``options=DUPLICATES_OPTIONS`` spells them).
+_ONE, _ALL, _PYTHON = DUPLICATES_OPTIONS
+DUPLICATES_HINT = f"keep one vote of each with {_ONE}, or all as multi-label votes with {_ALL}{_PYTHON}"
 
 
 class Votes(VoteViews):
@@ -81,6 +85,12 @@ class Votes(VoteViews):
     n_duplicate_pairs : int
         (item, annotator) pairs that had more than one vote before ``duplicates="first" |
         "last"`` kept one (0 otherwise).
+    read_info : str or None
+        Set by :mod:`annokit.io`: one line saying how the input was read.
+    read_details : ReadInfo or None
+        Set by the readers of platform exports, LeWiDi splits and Hugging Face responses
+        (:mod:`annokit.core.read_info`); ``hf_info``, ``mturk_info``, ``lewidi_info``, ... are
+        its deprecated read-only aliases, kept for one release.
     ``a == b`` is :meth:`equals` (value equality), so ``Votes.from_long(v.to_long()) == v``;
     a ``Votes`` is therefore unhashable, like other mutable containers.
     """
@@ -93,18 +103,18 @@ class Votes(VoteViews):
     gold: np.ndarray | None
     #: Item ids as given: an object ndarray of str, or a loader's pyarrow string array.
     _item_ids: Any
-    # What the readers of :mod:`annokit.io` add (None for votes built in Python): a one-line
-    # account of how the input was read, how repeated (item, annotator) votes were treated, and
-    # the details of a platform export or a LeWiDi split.
+    # What the readers of :mod:`annokit.io` add (None for votes built in Python): how the input
+    # was read, how repeated (item, annotator) votes were treated, the reader's details.
     read_info: str | None = None
     duplicates_info: dict[str, Any] | None = None
-    hf_info: dict[str, Any] | None = None
-    labelstudio_info: dict[str, Any] | None = None
-    mturk_info: dict[str, Any] | None = None
-    toloka_info: dict[str, Any] | None = None
-    prodigy_info: dict[str, Any] | None = None
-    argilla_info: dict[str, Any] | None = None
-    lewidi_info: dict[str, Any] | None = None
+    read_details: ReadInfo | None = None
+    hf_info = reader_details("hf")
+    labelstudio_info = reader_details("labelstudio")
+    mturk_info = reader_details("mturk")
+    toloka_info = reader_details("toloka")
+    prodigy_info = reader_details("prodigy")
+    argilla_info = reader_details("argilla")
+    lewidi_info = reader_details("lewidi")
     #: "counts" or "soft labels" when the input was published already counted
     #: (:mod:`annokit.io.counts`); ``row_ids``: its item ids are the array's row positions.
     input_kind: str | None = None
@@ -135,74 +145,82 @@ class Votes(VoteViews):
         self.labels = labels
         self.source = source
         self.item_ids = item_ids
-        item_index = np.asarray(item_index)
-        label_index = np.asarray(label_index)
-        if item_index.shape != label_index.shape or item_index.ndim != 1:
-            raise SchemaError(
-                f"{source}: item_index and label_index must be 1-D of equal length; got "
-                f"{item_index.shape} and {label_index.shape}"
-            )
-        n_items = len(self._item_ids)
         # _coded: the codes come from a loader's dictionary coding of the votes themselves, so
         # they are in range and every item has a vote by construction; those scans are skipped
-        self.item_index = self._check_codes(item_index, n_items, "item_index", _coded)
-        self.label_index = self._check_codes(label_index, len(labels), "label_index", _coded)
-        if not _ids_unique and pd.Index(self.item_ids).has_duplicates:
-            dup = pd.Index(self.item_ids)[pd.Index(self.item_ids).duplicated()].unique()
-            raise SchemaError(f"{source}: item ids must be unique; repeated {first_offenders(dup)}")
-
-        if annotator_index is None:
-            if annotator_ids is not None:
-                raise SchemaError(f"{source}: annotator_ids given without annotator_index")
-            self.annotator_index = None
-            self.annotator_ids = None
-        else:
-            annotator_index = np.asarray(annotator_index)
-            if annotator_index.shape != item_index.shape:
-                raise SchemaError(
-                    f"{source}: annotator_index has shape {annotator_index.shape}, "
-                    f"expected {item_index.shape}"
-                )
-            if annotator_ids is None:
-                annotator_ids = np.arange(int(annotator_index.max()) + 1 if annotator_index.size
-                                          else 0).astype(str)
-            self.annotator_ids = np.asarray(annotator_ids, dtype=object).reshape(-1)
-            self.annotator_index = self._check_codes(
-                annotator_index, len(self.annotator_ids), "annotator_index", _coded
-            )
-
-        if item_metadata is None:
-            item_metadata = pd.DataFrame(index=pd.RangeIndex(n_items))
-        elif len(item_metadata) != n_items:
-            raise SchemaError(
-                f"{source}: item_metadata has {len(item_metadata)} rows for {n_items} items"
-            )
-        self.item_metadata = item_metadata.reset_index(drop=True)
-
-        if gold is None:
-            self.gold = None
-        else:
-            self.gold = check_gold_codes(gold, n_items, len(labels), source)
-
+        self._set_codes(np.asarray(item_index), np.asarray(label_index), _coded, _ids_unique)
+        self._set_annotators(annotator_index, annotator_ids, _coded)
+        self._set_item_fields(item_metadata, gold)
         self.n_duplicates_removed = 0
         self.n_duplicate_pairs = 0
         # every (item, annotator) pair is unique once duplicates were refused or resolved
         self._unique_pairs = self.annotator_index is None or duplicates != "keep"
         if self.annotator_index is not None and duplicates != "keep":
             self._resolve_duplicates(duplicates)
+        if not _coded:
+            self._check_every_item_voted()
 
-        if _coded:
+    # -- construction helpers -------------------------------------------------
+
+    def _set_codes(self, item_index: np.ndarray, label_index: np.ndarray, coded: bool,
+                   ids_unique: bool) -> None:
+        """The item and label codes, checked against the item ids and labels; unique item ids."""
+        if item_index.shape != label_index.shape or item_index.ndim != 1:
+            raise SchemaError(
+                f"{self.source}: item_index and label_index must be 1-D of equal length; got "
+                f"{item_index.shape} and {label_index.shape}"
+            )
+        self.item_index = self._check_codes(item_index, self.n_items, "item_index", coded)
+        self.label_index = self._check_codes(label_index, len(self.labels), "label_index", coded)
+        if not ids_unique and pd.Index(self.item_ids).has_duplicates:
+            dup = pd.Index(self.item_ids)[pd.Index(self.item_ids).duplicated()].unique()
+            raise SchemaError(f"{self.source}: item ids must be unique; repeated "
+                              f"{first_offenders(dup)}")
+
+    def _set_annotators(self, annotator_index: Any, annotator_ids: Any, coded: bool) -> None:
+        """The annotator codes and ids (ids ``"0"``, ``"1"``, ... when only codes are given),
+        or None for both when annotators are unknown."""
+        if annotator_index is None:
+            if annotator_ids is not None:
+                raise SchemaError(f"{self.source}: annotator_ids given without annotator_index")
+            self.annotator_index = None
+            self.annotator_ids = None
             return
-        voted = np.zeros(n_items, dtype=bool)
+        annotator_index = np.asarray(annotator_index)
+        if annotator_index.shape != self.item_index.shape:
+            raise SchemaError(
+                f"{self.source}: annotator_index has shape {annotator_index.shape}, "
+                f"expected {self.item_index.shape}"
+            )
+        if annotator_ids is None:
+            annotator_ids = np.arange(int(annotator_index.max()) + 1 if annotator_index.size
+                                      else 0).astype(str)
+        self.annotator_ids = np.asarray(annotator_ids, dtype=object).reshape(-1)
+        self.annotator_index = self._check_codes(
+            annotator_index, len(self.annotator_ids), "annotator_index", coded
+        )
+
+    def _set_item_fields(self, item_metadata: pd.DataFrame | None, gold: Any) -> None:
+        """Per-item metadata (an empty frame of n_items rows by default) and gold codes."""
+        n_items = self.n_items
+        if item_metadata is None:
+            item_metadata = pd.DataFrame(index=pd.RangeIndex(n_items))
+        elif len(item_metadata) != n_items:
+            raise SchemaError(
+                f"{self.source}: item_metadata has {len(item_metadata)} rows for {n_items} items"
+            )
+        self.item_metadata = item_metadata.reset_index(drop=True)
+        self.gold = (None if gold is None
+                     else check_gold_codes(gold, n_items, len(self.labels), self.source))
+
+    def _check_every_item_voted(self) -> None:
+        voted = np.zeros(self.n_items, dtype=bool)
         voted[self.item_index] = True  # not a bincount: no int64 copy of the codes
         empty = np.flatnonzero(~voted)
         if empty.size:
             raise SchemaError(
-                f"{source}: {empty.size} item(s) have zero votes, e.g. "
+                f"{self.source}: {empty.size} item(s) have zero votes, e.g. "
                 f"{first_offenders(self.item_ids[empty])}"
             )
-
-    # -- construction helpers -------------------------------------------------
 
     def _check_codes(self, codes: np.ndarray, n: int, name: str, coded: bool = False) -> np.ndarray:
         if codes.size and codes.dtype.kind not in "iu":
@@ -227,7 +245,7 @@ class Votes(VoteViews):
             n_pairs = int(pd.Series(key[dup_mask]).nunique())
             raise SchemaError(
                 f"{self.source}: {n_pairs} (item, annotator) pair(s) have more than one vote, e.g. "
-                f"{first_offenders(pairs)}; {DUPLICATES_HINT}"
+                f"{first_offenders(pairs)}; {DUPLICATES_HINT}", options=DUPLICATES_OPTIONS
             )
         self.n_duplicate_pairs = int(pd.Series(key[dup_mask]).nunique())
         keep = ~pd.Series(key).duplicated(keep=policy).to_numpy()

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io.export_common import Answers, answers_to_votes, counted, label_values
 from annokit.io.source import Input, json_object_lines, loads_json
@@ -127,7 +127,7 @@ def read_argilla(path: str | os.PathLike | Input, *, item: str | None = None,
     Returns
     -------
     Votes
-        With ``read_info`` and ``argilla_info`` (``shape``, ``item``, ``question``, ``records``,
+        With ``read_info`` and ``read_details.details`` (``shape``, ``item``, ``question``, ``records``,
         ``left_out`` {reason: responses}, ``records_without_responses``, ``multi_label``).
 
     Raises
@@ -176,9 +176,9 @@ def read_argilla(path: str | os.PathLike | Input, *, item: str | None = None,
     votes = answers_to_votes(answers, name=name, labels=labels, duplicates=duplicates,
                              nothing=f"{len(records)} record(s), left out: {counted(left)}")
     shape = "flat" if flat else "nested"
-    votes.argilla_info = {"shape": shape, "item": item or "id", "question": question,
-                          "records": len(records), "left_out": left,
-                          "records_without_responses": empty_records, "multi_label": answers.multi}
+    votes.read_details = ReadInfo("argilla", {
+        "shape": shape, "item": item or "id", "question": question, "records": len(records),
+        "left_out": left, "records_without_responses": empty_records, "multi_label": answers.multi})
     votes.read_info = (f"{name}: Argilla records ({shape}), {len(records)} records; "
                        f"item={item or 'id'!r}, annotator=user_id, label=question {question!r}; "
                        f"left out responses: {counted(Counter(left))}; records without a "

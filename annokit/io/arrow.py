@@ -76,26 +76,12 @@ def votes_from_tables(
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    import pyarrow as pa
-
     if n_rows == 0:
         raise SchemaError(f"{source} has no votes")
     roles = {item: "item id", label: "label"}
     if annotator is not None:
         roles[annotator] = "annotator id"
-    coders = {col: _ColumnCoder(n_rows, mostly_distinct=col == item) for col in roles}
-    start = 0
-    for table in tables:
-        for col, what in roles.items():
-            arr = table.column(col)
-            if arr.null_count:
-                row = start + int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
-                raise SchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
-            if pa.types.is_dictionary(arr.type):
-                coders[col].add(arr)
-            else:
-                coders[col].add(_dictionary_encode(arr), encoded=True)
-        start += table.num_rows
+    coders = _code_tables(tables, roles, n_rows, item, source)
 
     def values_of(col: str) -> tuple[pa.ChunkedArray, np.ndarray]:
         """The column's distinct str values, none blank, and the lookup from its stored codes
@@ -122,7 +108,7 @@ def votes_from_tables(
             try:
                 table_map = labelset.encode(label_dict, where=f"{source}, column {label!r}")
             except InputError as exc:
-                raise type(exc)(str(exc).replace(" at row", " (dictionary entry)")) from None
+                raise exc.retold(lambda m: m.replace(" at row", " (dictionary entry)")) from None
             label_codes = coders[label].map(table_map[label_lookup])
             ann_codes = ann_ids = None
             if annotator is not None:
@@ -151,6 +137,28 @@ _FP_LENGTH_MIX = np.uint64(0x9E3779B97F4A7C15)
 _FP_MIN_VALUES = 1 << 18  # below this Arrow's hash table fits in cache and is as fast
 _FP_BLOCK = 1 << 13  # strings per block: keeps the per-byte uint64 buffers in cache
 _LITTLE = sys.byteorder == "little"
+
+
+def _code_tables(tables: Iterable[pa.Table], roles: dict[str, str], n_rows: int, item: str,
+                 source: str) -> dict[str, _ColumnCoder]:
+    """One coder per column of ``roles`` (column: what it holds), fed table by table; a
+    missing value is refused naming its row."""
+    import pyarrow as pa
+
+    coders = {col: _ColumnCoder(n_rows, mostly_distinct=col == item) for col in roles}
+    start = 0
+    for table in tables:
+        for col, what in roles.items():
+            arr = table.column(col)
+            if arr.null_count:
+                row = start + int(np.argmax(arr.is_null().to_numpy(zero_copy_only=False)))
+                raise SchemaError(f"{source}: {what} is missing at row {row} (column {col!r})")
+            if pa.types.is_dictionary(arr.type):
+                coders[col].add(arr)
+            else:
+                coders[col].add(_dictionary_encode(arr), encoded=True)
+        start += table.num_rows
+    return coders
 
 
 class _ColumnCoder:

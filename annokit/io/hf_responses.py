@@ -22,7 +22,7 @@ Examples
 ...                            {"user_id": "b", "value": "no", "status": "discarded"}]},
 ...     {"id": "q2", "label": [{"user_id": "a", "value": "no", "status": "submitted"}]}])
 >>> votes = from_hf_responses(ds, item="id", responses="label")
->>> votes.counts().tolist(), votes.hf_info["excluded"]
+>>> votes.counts().tolist(), votes.read_details.details["excluded"]
 ([[0, 1], [1, 0]], {'discarded': 1})
 """
 
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.labels import LabelSet
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import SchemaError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,7 +84,7 @@ def from_hf_responses(dataset: datasets.Dataset | Any, *, item: str = "id",
     Returns
     -------
     Votes
-        With ``read_info`` and ``hf_info`` (mapping, ``excluded`` {status: responses},
+        With ``read_info`` and ``read_details.details`` (mapping, ``excluded`` {status: responses},
         ``empty``: responses without a value, ``records_without_votes``: records left with
         no vote, which are not items).
 
@@ -97,49 +97,19 @@ def from_hf_responses(dataset: datasets.Dataset | Any, *, item: str = "id",
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = dataset.data.table if hasattr(dataset, "data") and hasattr(dataset.data, "table") \
-        else dataset
-    if not isinstance(table, pa.Table):
-        raise SchemaError(f"{source}: expected a datasets.Dataset or a pyarrow.Table; got "
-                          f"{type(dataset).__name__}")
-    ids = _column(table, item, "item ids", source)
-    lists = _column(table, responses, "responses", source)
-    if not pa.types.is_list(lists.type) and not pa.types.is_large_list(lists.type):
-        raise SchemaError(f"{source}: column {responses!r} is {lists.type}, not a list of "
-                          "responses")
+    table, ids, lists = _item_and_response_columns(dataset, item, responses, source)
     parents = pc.list_parent_indices(lists).to_numpy()
     flat = pc.list_flatten(lists)
-    status = None
     if pa.types.is_struct(flat.type):
-        fields = [flat.type.field(i).name for i in range(flat.type.num_fields)]
-        if value_field not in fields:
-            raise SchemaError(f"{source}: responses in {responses!r} have fields {fields}, "
-                              f"no {value_field!r} (value_field=)")
-        values = flat.field(value_field)
-        who = flat.field(annotator_field) if annotator_field in fields else None
-        status = flat.field(status_field) if status_field in fields else None
-        mapping = (f"item={item!r}, annotator={responses}[].{annotator_field if who is not None else '?'}, "
-                   f"label={responses}[].{value_field}")
+        values, who, status, mapping = _response_fields(flat, item, responses, annotator_field,
+                                                        value_field, status_field, source)
     else:
-        values, who = flat, None
+        values, who, status = flat, None, None
         if annotators is not None:
-            users = _column(table, annotators, "annotator ids", source)
-            bad = pc.not_equal(pc.list_value_length(users), pc.list_value_length(lists))
-            bad = np.flatnonzero(bad.fill_null(True).to_numpy(zero_copy_only=False))
-            if bad.size:
-                raise SchemaError(f"{source}: record {int(bad[0])} (item {ids[int(bad[0])]}): "
-                                  f"{annotators!r} and {responses!r} have different lengths")
-            who = pc.list_flatten(users)
+            who = _parallel_annotators(table, annotators, lists, ids, responses, source)
         mapping = (f"item={item!r}, annotator={annotators!r}, label={responses!r}"
                    if annotators else f"item={item!r}, annotators unknown, label={responses!r}")
-    keep = np.ones(len(values), dtype=bool)
-    excluded: dict[str, int] = {}
-    if status is not None:
-        text = pc.fill_null(pc.cast(status, pa.string()), "(none)")
-        kept = pc.is_in(text, value_set=pa.array(list(statuses), pa.string()))
-        keep &= kept.to_numpy(zero_copy_only=False)
-        dropped = pc.value_counts(pc.filter(text, pc.invert(kept))).to_pylist()
-        excluded = {d["values"]: int(d["counts"]) for d in sorted(dropped, key=lambda d: d["values"])}
+    keep, excluded = _kept_by_status(status, statuses, len(values))
     empty_mask = values.is_null().to_numpy(zero_copy_only=False) & keep
     keep &= ~values.is_null().to_numpy(zero_copy_only=False)
     frame = pd.DataFrame({
@@ -155,10 +125,76 @@ def from_hf_responses(dataset: datasets.Dataset | Any, *, item: str = "id",
     votes = Votes.from_long(frame, annotator="annotator" if who is not None else None,
                             labels=labels, duplicates=duplicates, source=source)
     no_votes = table.num_rows - int(np.unique(parents[keep]).size)
-    votes.hf_info = {"mapping": mapping, "excluded": excluded, "empty": int(empty_mask.sum()),
-                     "records": table.num_rows, "records_without_votes": no_votes}
+    votes.read_details = ReadInfo("hf", {
+        "mapping": mapping, "excluded": excluded, "empty": int(empty_mask.sum()),
+        "records": table.num_rows, "records_without_votes": no_votes})
     excl = ", ".join(f"{k} {v}" for k, v in excluded.items()) or "none"
     votes.read_info = (f"{source}: Hugging Face responses, {table.num_rows} records; {mapping}; "
                        f"excluded responses: {excl}; empty answers: {int(empty_mask.sum())}; records "
                        f"without a vote (not items): {no_votes}")
     return votes
+
+
+def _item_and_response_columns(dataset: Any, item: str, responses: str, source: str
+                               ) -> tuple[Any, Any, Any]:
+    """The dataset's Arrow table, its item ids and its list column of responses."""
+    import pyarrow as pa
+
+    table = dataset.data.table if hasattr(dataset, "data") and hasattr(dataset.data, "table") \
+        else dataset
+    if not isinstance(table, pa.Table):
+        raise SchemaError(f"{source}: expected a datasets.Dataset or a pyarrow.Table; got "
+                          f"{type(dataset).__name__}")
+    ids = _column(table, item, "item ids", source)
+    lists = _column(table, responses, "responses", source)
+    if not pa.types.is_list(lists.type) and not pa.types.is_large_list(lists.type):
+        raise SchemaError(f"{source}: column {responses!r} is {lists.type}, not a list of "
+                          "responses")
+    return table, ids, lists
+
+
+def _response_fields(flat: Any, item: str, responses: str, annotator_field: str,
+                     value_field: str, status_field: str, source: str) -> tuple[Any, Any, Any, str]:
+    """The values, annotators and statuses of response objects (None for a field they do
+    not have), and the mapping for ``read_info``."""
+    fields = [flat.type.field(i).name for i in range(flat.type.num_fields)]
+    if value_field not in fields:
+        raise SchemaError(f"{source}: responses in {responses!r} have fields {fields}, "
+                          f"no {value_field!r} (value_field=)")
+    who = flat.field(annotator_field) if annotator_field in fields else None
+    status = flat.field(status_field) if status_field in fields else None
+    mapping = (f"item={item!r}, annotator={responses}[].{annotator_field if who is not None else '?'}, "
+               f"label={responses}[].{value_field}")
+    return flat.field(value_field), who, status, mapping
+
+
+def _parallel_annotators(table: Any, annotators: str, lists: Any, ids: Any, responses: str,
+                         source: str) -> Any:
+    """The annotator ids of a list column parallel to the answers, flattened; lists of other
+    lengths refused, naming the first record."""
+    import pyarrow.compute as pc
+
+    users = _column(table, annotators, "annotator ids", source)
+    bad = pc.not_equal(pc.list_value_length(users), pc.list_value_length(lists))
+    bad = np.flatnonzero(bad.fill_null(True).to_numpy(zero_copy_only=False))
+    if bad.size:
+        raise SchemaError(f"{source}: record {int(bad[0])} (item {ids[int(bad[0])]}): "
+                          f"{annotators!r} and {responses!r} have different lengths")
+    return pc.list_flatten(users)
+
+
+def _kept_by_status(status: Any, statuses: Sequence[str], n: int
+                    ) -> tuple[np.ndarray, dict[str, int]]:
+    """Which responses have a status read as votes (all, without statuses), and how many of
+    each other status."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keep = np.ones(n, dtype=bool)
+    if status is None:
+        return keep, {}
+    text = pc.fill_null(pc.cast(status, pa.string()), "(none)")
+    kept = pc.is_in(text, value_set=pa.array(list(statuses), pa.string()))
+    keep &= kept.to_numpy(zero_copy_only=False)
+    dropped = pc.value_counts(pc.filter(text, pc.invert(kept))).to_pylist()
+    return keep, {d["values"]: int(d["counts"]) for d in sorted(dropped, key=lambda d: d["values"])}

@@ -11,7 +11,7 @@ an ``id``, its ``data`` and a list of ``annotations``, each made by one user
 - annotator: ``completed_by`` (its ``id``; ``email`` with ``annotator="email"``);
 - label: the value of the one Choices / Rating / Number control, or the control named by
   ``from_name=``. Several ticked choices are several votes of one annotator on one item
-  (multi-label data; ``votes.labelstudio_info["multi_choice"]`` counts such answers).
+  (multi-label data; ``votes.read_details.details["multi_choice"]`` counts such answers).
 
 Cancelled (skipped) annotations are excluded and counted; an annotation without a value
 for the control is counted as blank; the mapping and the counts are in ``read_info``.
@@ -26,7 +26,7 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "export.json"
 >>> _ = path.write_text(json.dumps(tasks))
 >>> votes = read_labelstudio(path)
->>> votes.n_votes, votes.labelstudio_info["cancelled"]
+>>> votes.n_votes, votes.read_details.details["cancelled"]
 (1, 1)
 """
 
@@ -40,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io.source import Input, loads_json
 
@@ -116,7 +116,7 @@ def read_labelstudio(path: str | os.PathLike | Input, *, item: str | None = None
     Returns
     -------
     Votes
-        With ``read_info`` and ``labelstudio_info`` (``item``, ``label``, ``tasks``,
+        With ``read_info`` and ``read_details.details`` (``item``, ``label``, ``tasks``,
         ``annotations``, ``cancelled``, ``blank``, ``multi_choice``).
 
     Raises
@@ -132,21 +132,8 @@ def read_labelstudio(path: str | os.PathLike | Input, *, item: str | None = None
     rows: list[tuple[str, str, Any]] = []
     counts: Counter[str] = Counter()
     controls: set[str] = set()
-    multi_users: list[tuple[str, str]] = []
     for pos, task in enumerate(doc):
-        where = f"{name}, task {pos + 1} (id {task.get('id')!r})"
-        if "annotations" not in task:
-            raise DataFormatError(f"{where}: no 'annotations' list (is this a JSON-MIN or CSV "
-                                  "export? use the full JSON export)")
-        data = task.get("data") if isinstance(task.get("data"), dict) else {}
-        raw = task.get("id") if item is None else data.get(item)
-        if raw is None or isinstance(raw, (list, dict)) or str(raw).strip() == "":
-            raise DataFormatError(f"{where}: no item id in "
-                                  f"{'id' if item is None else 'data.' + item}")
-        item_id = scalar_to_str(raw)
-        anns = task["annotations"]
-        if not isinstance(anns, list):
-            raise DataFormatError(f"{where}: 'annotations' is not a list")
+        where, item_id, anns = _task(task, pos, item, name)
         for ann in anns:
             counts["annotations"] += 1
             if not isinstance(ann, dict):
@@ -160,14 +147,8 @@ def read_labelstudio(path: str | os.PathLike | Input, *, item: str | None = None
                 counts["blank"] += 1
                 continue
             controls.add(str(control))
-            if len(values) > 1:
-                counts["multi_choice"] += 1
-                multi_users.append((item_id, who))
-            for value in values:
-                if isinstance(value, (list, dict)) or value is None:
-                    raise DataFormatError(f"{where}: label value {value!r} is not a scalar "
-                                          "(taxonomy and nested answers are not read)")
-                rows.append((item_id, who, scalar_to_str(value)))
+            counts["multi_choice"] += len(values) > 1
+            rows.extend((item_id, who, label) for label in _scalars(values, where))
     if len(controls) > 1:
         raise SchemaError(f"{name}: answers from several controls {sorted(controls)}; say which "
                           "holds the label with --label-col (Python: from_name=)")
@@ -176,13 +157,7 @@ def read_labelstudio(path: str | os.PathLike | Input, *, item: str | None = None
                           f"{counts['cancelled']} cancelled, {counts['blank']} blank annotations")
     long = pd.DataFrame(rows, columns=["item", "annotator", "label"])
     if counts["multi_choice"]:
-        # several choices of one user: one vote each; a user annotating a task twice is
-        # still a duplicate under ``duplicates``
-        pair = long[["item", "annotator", "label"]].duplicated()
-        if pair.any():
-            first = long[pair].iloc[0]
-            raise SchemaError(f"{name}: item {first['item']!r}: annotator "
-                              f"{first['annotator']!r} gave label {first['label']!r} twice")
+        _check_multi_choice(long, name)
         duplicates = "keep"
     votes = Votes.from_long(long, labels=labels, duplicates=duplicates, source=name)
     label_text = next(iter(controls))
@@ -190,9 +165,46 @@ def read_labelstudio(path: str | os.PathLike | Input, *, item: str | None = None
             "label": label_text, "tasks": len(doc), "annotations": counts["annotations"],
             "cancelled": counts["cancelled"], "blank": counts["blank"],
             "multi_choice": counts["multi_choice"]}
-    votes.labelstudio_info = info
+    votes.read_details = ReadInfo("labelstudio", info)
     votes.read_info = (f"{name}: Label Studio export, {len(doc)} tasks; item={info['item']!r}, "
                        f"annotator='completed_by', label=control {label_text!r}; cancelled "
                        f"annotations: {info['cancelled']}; blank: {info['blank']}; multi-choice "
                        f"answers: {info['multi_choice']}")
     return votes
+
+
+def _task(task: dict[str, Any], pos: int, item: str | None, name: str
+          ) -> tuple[str, str, list[Any]]:
+    """Where a task is (for messages), its item id and its annotations."""
+    where = f"{name}, task {pos + 1} (id {task.get('id')!r})"
+    if "annotations" not in task:
+        raise DataFormatError(f"{where}: no 'annotations' list (is this a JSON-MIN or CSV "
+                              "export? use the full JSON export)")
+    data: dict[str, Any] = task["data"] if isinstance(task.get("data"), dict) else {}
+    raw = task.get("id") if item is None else data.get(item)
+    if raw is None or isinstance(raw, (list, dict)) or str(raw).strip() == "":
+        raise DataFormatError(f"{where}: no item id in "
+                              f"{'id' if item is None else 'data.' + item}")
+    anns = task["annotations"]
+    if not isinstance(anns, list):
+        raise DataFormatError(f"{where}: 'annotations' is not a list")
+    return where, scalar_to_str(raw), anns
+
+
+def _scalars(values: list[Any], where: str) -> list[str]:
+    """An answer's values as label texts; nested values are refused."""
+    for value in values:
+        if isinstance(value, (list, dict)) or value is None:
+            raise DataFormatError(f"{where}: label value {value!r} is not a scalar "
+                                  "(taxonomy and nested answers are not read)")
+    return [scalar_to_str(value) for value in values]
+
+
+def _check_multi_choice(long: pd.DataFrame, name: str) -> None:
+    """Several choices of one user are one vote each; the same label twice is refused (a user
+    annotating a task twice is still a duplicate under ``duplicates``)."""
+    pair = long[["item", "annotator", "label"]].duplicated()
+    if pair.any():
+        first = long[pair].iloc[0]
+        raise SchemaError(f"{name}: item {first['item']!r}: annotator "
+                          f"{first['annotator']!r} gave label {first['label']!r} twice")

@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import DataFormatError, SchemaError
 from annokit.io.export_common import Answers, answers_to_votes, counted, label_values
 from annokit.io.source import Input, loads_json
@@ -132,7 +132,7 @@ def read_labelstudio_flat(path: str | os.PathLike | Input, *, item: str | None =
     Returns
     -------
     Votes
-        With ``read_info`` and ``labelstudio_info`` (``export``, ``item``, ``label``,
+        With ``read_info`` and ``read_details.details`` (``export``, ``item``, ``label``,
         ``records``, ``unannotated``, ``cancelled``, ``blank``, ``multi_choice``).
 
     Raises
@@ -171,11 +171,11 @@ def read_labelstudio_flat(path: str | os.PathLike | Input, *, item: str | None =
     left = dict(answers.left_out)
     votes = answers_to_votes(answers, name=name, labels=labels, duplicates=duplicates,
                              nothing=f"{len(df)} record(s), left out: {counted(left)}")
-    votes.labelstudio_info = {"export": kind, "item": item_key, "label": label_key,
-                              "records": len(df), "unannotated": left.get(
-                                  "tasks without annotation", 0),
-                              "cancelled": left.get("cancelled", 0), "blank": left.get("blank", 0),
-                              "multi_choice": answers.multi}
+    votes.read_details = ReadInfo("labelstudio", {
+        "export": kind, "item": item_key, "label": label_key, "records": len(df),
+        "unannotated": left.get("tasks without annotation", 0),
+        "cancelled": left.get("cancelled", 0), "blank": left.get("blank", 0),
+        "multi_choice": answers.multi})
     votes.read_info = (f"{name}: Label Studio {kind} export, {len(df)} records; item={item_key!r}, "
                        f"annotator='annotator', label=control {label_key!r}; left out: "
                        f"{counted(left)}; multi-choice answers: {answers.multi} (cancelled "

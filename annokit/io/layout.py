@@ -125,8 +125,17 @@ def frame_layout(sample: pd.DataFrame, name: str, *, fmt: str = "auto",
         raise SchemaError(f"{name}: item ({item!r}) and annotator ({annotator!r}) columns; any of "
                           f"{others} could be the label; name it with --label-col (Python: "
                           "columns={'label': ...})")
-    if not others and roles["gold"] is not None:
-        raise SchemaError(f"{name}: item ({item!r}) and gold ({roles['gold']!r}) columns only: a "
+    return _item_without_label(sample, name, fmt, columns, item, others, roles["gold"])
+
+
+def _item_without_label(sample: pd.DataFrame, name: str, fmt: str,
+                        columns: Mapping[str, str | None] | None, item: str, others: list[str],
+                        gold: str | None) -> Layout:
+    """The layout of a table with an item column but neither annotator nor label columns by
+    name: long when item ids repeat (or ``fmt`` says so), else wide (one row per item)."""
+    given = dict(columns or {})
+    if not others and gold is not None:
+        raise SchemaError(f"{name}: item ({item!r}) and gold ({gold!r}) columns only: a "
                           "gold file (give it with --gold), not votes; votes need a label column "
                           "(--label-col)")
     repeats = _repeats(sample[item])

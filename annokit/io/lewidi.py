@@ -18,7 +18,29 @@ Two layouts, told apart by the type of ``annotations``:
 
 Ids are kept as written. The file's own ``soft_label`` and ``hard_label`` are kept in
 ``item_metadata`` and checked against the votes; mismatches are counted, warned about and
-reported in ``votes.read_info`` and ``votes.lewidi_info``, never replaced.
+reported in ``votes.read_info`` and ``votes.read_details``, never replaced.
+
+What a read returns
+-------------------
+One vote per (item, annotator, label); a multi-label response (VariErrNLI) is several votes by
+one annotator on an item. ``item_metadata`` keeps ``soft_label``, ``hard_label`` (2023),
+``text``, ``annotation_task``, ``lang``, ``split``, ``other_info``, the raw
+``annotators``/``annotations`` and the stated counts. ``annotator_metadata`` is a DataFrame
+indexed by annotator id, in ``annotator_ids`` order, NaN where an annotator has no record;
+``read_info`` one line (layout, scale, mismatch counts with the first item ids);
+``read_details.details`` a dict: ``edition``, ``dataset``, ``split``, ``scale`` ("nominal",
+"ordinal" or "multilabel"), ``label_values``, ``multilabel``, ``soft_label_mismatches`` /
+``hard_label_mismatches`` (item ids), ``hard_label_ties`` (items whose file label is one of
+tied top labels), ``count_mismatches``, ``skipped_unannotated``, ``repeated_pairs`` ((item,
+annotator) pairs with more than one vote), ``duplicates`` (the policy applied to them),
+``duplicate_votes_removed`` and the metadata join counts.
+
+Demographics (``annotator_metadata``): 2025 sets publish them in
+``<Dataset>_annotators_meta.json``, read leniently, as the organisers published it (trailing
+commas, ``NaN``: :func:`annokit.io.source.loads_json_lenient`), and what was tolerated is
+stated; a metadata file that cannot be read at all is one warning naming the file and line,
+never an error: the votes are read without it. 2023 files carry per-annotator fields in
+``other_info``; those constant for each annotator are used.
 
 References
 ----------
@@ -42,13 +64,14 @@ import pandas as pd
 
 from annokit.core.checks import check_option, first_offenders
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import (
     AnnokitError,
     DataFormatError,
     DegenerateInputWarning,
     InputError,
     InvalidValueError,
+    Option,
 )
 from annokit.io.lewidi_checks import annotator_table, check_against_file, file_soft_labels
 from annokit.io.source import Input, loads_json
@@ -144,42 +167,19 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         ``soft_label``, then as first voted.
     annotator_metadata : path-like, bool or None
         2025 demographics: None looks for ``<Dataset>_annotators_meta.json`` beside the
-        file, a path reads that file, False skips it. (2023 files carry per-annotator
-        fields in ``other_info``; those constant for each annotator are used.) The file is
-        read leniently, as the organisers published it (trailing commas, ``NaN``:
-        :func:`annokit.io.source.loads_json_lenient`), and what was tolerated is stated;
-        a metadata file that cannot be read at all is one warning naming the file and
-        line, never an error: the votes are read without it.
+        file, a path reads that file, False skips it (see the module docstring).
     unannotated : {"error", "skip"}, default="error"
-        Items without annotations (a test split released without labels): refuse, or
-        leave them out, counted and warned about. A file where no item has annotations is
-        always refused.
+        Items without annotations (a test split released without labels): refuse, or leave
+        them out, counted and warned about (a file with no annotated item is refused).
     duplicates : {"error", "first", "last", "keep"}, default="error"
         An annotator named twice in one 2023 item's ``annotators`` (a repeated (item,
         annotator) pair): refuse, keep the first or last vote, or keep both (multi-label
-        votes). The file's own soft labels and counts are checked against the votes as
-        written, before one vote of a pair is dropped; the pairs and what was done are
-        stated in ``read_info`` and ``lewidi_info["repeated_pairs"]``. In a 2025 file an
-        annotator is a key of ``annotations`` and cannot repeat; the labels of one
-        multi-label response are one answer, not repeats.
+        votes); see :func:`_resolve_repeated`.
 
     Returns
     -------
     Votes
-        One vote per (item, annotator, label); a multi-label response (VariErrNLI) is
-        several votes by one annotator on an item. ``item_metadata`` keeps ``soft_label``,
-        ``hard_label`` (2023), ``text``, ``annotation_task``, ``lang``, ``split``,
-        ``other_info``, the raw ``annotators``/``annotations`` and the stated counts.
-        Extra attributes: ``annotator_metadata`` (DataFrame indexed by annotator id, in
-        ``annotator_ids`` order, NaN where an annotator has no record), ``read_info``
-        (one line: layout, scale, mismatch counts with the first item ids) and
-        ``lewidi_info`` (a dict: ``edition``, ``dataset``, ``split``, ``scale``
-        ("nominal", "ordinal" or "multilabel"), ``label_values``, ``multilabel``,
-        ``soft_label_mismatches`` / ``hard_label_mismatches`` (item ids),
-        ``hard_label_ties`` (items whose file label is one of tied top labels),
-        ``count_mismatches``, ``skipped_unannotated``, ``repeated_pairs`` ((item,
-        annotator) pairs with more than one vote), ``duplicates`` (the policy applied to
-        them), ``duplicate_votes_removed`` and the metadata join counts).
+        With ``annotator_metadata``, ``read_info`` and ``read_details`` (see the module).
 
     Raises
     ------
@@ -197,27 +197,80 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     ...         "soft_label": {"0": 0.67, "1": 0.33}, "split": "dev"}
     >>> _ = (d / "Toy_dev.json").write_text(json.dumps({"1": item}))
     >>> v = read_lewidi(d, split="dev")
-    >>> v.counts().tolist(), v.lewidi_info["edition"], v.lewidi_info["soft_label_mismatches"]
-    ([[2, 1]], 2023, [])
+    >>> v.counts().tolist(), v.read_details.details["soft_label_mismatches"]
+    ([[2, 1]], [])
     """
     check_option("unannotated", unannotated, ("error", "skip"))
     check_option("duplicates", duplicates, ("error", "first", "last", "keep"))
     source = path if isinstance(path, Input) else Input(lewidi_split_file(path, split), what="votes")
     file, name = source.path, source.name
-    doc = loads_json(source.text, name)
+    ids, records = _items_of(loads_json(source.text, name), name)
+    m = _SPLIT_FILE.match(name)
+    dataset, split = (m["dataset"], split or m["split"].lower()) if m else (Path(name).stem, split)
+    edition = _edition(records, name)
+    ids, records, skipped = _annotated(ids, records, name, unannotated)
+    multilabel = _multilabel(edition, records, dataset)
+    votes, mapped = _votes_as_written(records, ids, edition, multilabel, name, dataset, labels)
+    checks = check_against_file(votes, multilabel=multilabel)  # the votes as the file wrote them
+    votes, repeated = _resolve_repeated(votes, duplicates, multilabel)
+    scale = "multilabel" if multilabel else getattr(votes.labels, "scale", "nominal")
+    votes.annotator_metadata, meta_info = annotator_table(votes, records, edition, file, dataset,
+                                                          annotator_metadata, name)
+    info: dict[str, Any] = {
+        "edition": edition, "dataset": dataset, "split": split, "file": str(file) if file else name,
+        "scale": scale, "multilabel": multilabel, "label_values": list(votes.labels.names),
+        "severity_mapped": mapped, "skipped_unannotated": skipped, **checks, **meta_info,
+        "repeated_pairs": repeated, "duplicates": duplicates,
+        "duplicate_votes_removed": votes.n_duplicates_removed,
+    }
+    votes.read_details = ReadInfo("lewidi", info)
+    votes.duplicates_info = None if duplicates == "error" or multilabel else {"policy": duplicates,
+        "repeated_pairs": len(repeated), "votes_removed": votes.n_duplicates_removed}
+    votes.read_info = _summary(name, info, votes)
+    _warn_departures(name, info, votes)
+    return votes
+
+
+def _resolve_repeated(votes: Votes, duplicates: DuplicatePolicy, multilabel: bool
+                      ) -> tuple[Votes, list[tuple[str, str]]]:
+    """The votes with repeated (item, annotator) pairs resolved by ``duplicates``, and the
+    pairs. The file's own soft labels and counts were checked against the votes as written,
+    before one vote of a pair is dropped; the pairs and what was done are stated in
+    ``read_info`` and ``read_details.details["repeated_pairs"]``. In a 2025 file an annotator
+    is a key of ``annotations`` and cannot repeat; the labels of one multi-label response are
+    one answer, not repeats."""
+    repeated = [] if multilabel else repeated_pairs(votes)
+    if repeated and duplicates != "keep":
+        votes = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids,
+                      labels=votes.labels, annotator_index=votes.annotator_index,
+                      annotator_ids=votes.annotator_ids, item_metadata=votes.item_metadata,
+                      duplicates=duplicates, source=votes.source)
+    return votes, repeated
+
+
+def _multilabel(edition: int, records: list[dict[str, Any]], dataset: str) -> bool:
+    """Whether a split holds multi-label responses (2025: per-label soft labels, VariErrNLI)."""
+    return edition == 2025 and (
+        any(isinstance(v, dict) for r in records for v in (r.get("soft_label") or {}).values())
+        or dataset.lower().startswith("varierr"))
+
+
+def _items_of(doc: Any, name: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """The item ids and records of a split file's JSON object."""
     if not isinstance(doc, dict) or not doc:
         raise DataFormatError(f"{name}: expected a non-empty JSON object of items keyed by id; "
                               f"got {type(doc).__name__ if doc else 'an empty object'}")
-    m = _SPLIT_FILE.match(name)
-    dataset = m["dataset"] if m else Path(name).stem
-    split = split or (m["split"].lower() if m else None)
-
     ids, records = [], []
     for key, rec in doc.items():
         if not isinstance(rec, dict):
             raise DataFormatError(f"{name}, item {key!r}: expected an object; got {type(rec).__name__}")
         ids.append(str(key))
         records.append(rec)
+    return ids, records
+
+
+def _edition(records: list[dict[str, Any]], name: str) -> int:
+    """2023 (annotations as comma-separated strings) or 2025 (objects keyed by annotator)."""
     kinds = {type(r.get("annotations")).__name__ for r in records if r.get("annotations") not in _EMPTY}
     if not kinds:
         raise DataFormatError(
@@ -226,27 +279,34 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
     if not kinds <= {"str", "dict"} or len(kinds) > 1:
         raise DataFormatError(f"{name}: annotations must all be comma-separated strings (2023) "
                               f"or all objects keyed by annotator (2025); found {sorted(kinds)}")
-    edition = 2023 if kinds == {"str"} else 2025
+    return 2023 if kinds == {"str"} else 2025
 
+
+def _annotated(ids: list[str], records: list[dict[str, Any]], name: str, unannotated: str
+               ) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    """The ids and records of the items with annotations, and the ids of those skipped
+    (``unannotated="skip"``, warned about)."""
     empty = [i for i, r in enumerate(records) if r.get("annotations") in _EMPTY]
-    if empty and unannotated == "error":
+    if not empty:
+        return ids, records, []
+    if unannotated == "error":
+        skip = Option("unannotated", "skip")
         raise DataFormatError(
             f"{name}: {len(empty)} item(s) have no annotations, e.g. "
             f"{first_offenders([ids[i] for i in empty])}; give a split file with annotations "
-            "(Python: unannotated='skip' leaves these items out, counted)")
-    if empty:
-        warnings.warn(f"{name}: {len(empty)} item(s) without annotations left out, e.g. "
-                      f"{first_offenders([ids[i] for i in empty])}", DegenerateInputWarning,
-                      stacklevel=2)
-        keep = sorted(set(range(len(records))) - set(empty))
-        skipped = [ids[i] for i in empty]
-        ids, records = [ids[i] for i in keep], [records[i] for i in keep]
-    else:
-        skipped = []
+            f"({skip} leaves these items out, counted)", options=[skip])
+    warnings.warn(f"{name}: {len(empty)} item(s) without annotations left out, e.g. "
+                  f"{first_offenders([ids[i] for i in empty])}", DegenerateInputWarning,
+                  stacklevel=3)
+    keep = sorted(set(range(len(records))) - set(empty))
+    return [ids[i] for i in keep], [records[i] for i in keep], [ids[i] for i in empty]
 
-    multilabel = edition == 2025 and (
-        any(isinstance(v, dict) for r in records for v in (r.get("soft_label") or {}).values())
-        or dataset.lower().startswith("varierr"))
+
+def _votes_as_written(records: list[dict[str, Any]], ids: list[str], edition: int,
+                      multilabel: bool, name: str, dataset: str, labels: LabelSet | None
+                      ) -> tuple[Votes, Any]:
+    """The votes as the file wrote them (repeated pairs kept) and the severity mapping of
+    the label names (:func:`_label_names`)."""
     item_of, ann_of, raw = _votes_of(records, ids, edition, multilabel, name)
     labelset, value_to_name, mapped = _label_names(raw, _soft_keys(records), dataset, labels)
     label_strings = raw if value_to_name is None else [value_to_name[v] for v in raw]
@@ -254,45 +314,29 @@ def read_lewidi(path: str | os.PathLike | Input, *, split: str | None = None,
         label_index = labelset.encode(np.asarray(label_strings, dtype=object), where=name)
     except InputError as exc:
         raise DataFormatError(f"{name}: {exc}") from None
-
     ann_codes, ann_ids = pd.factorize(pd.Series(ann_of, dtype=object), sort=False)
     meta = _item_metadata(records, numeric=value_to_name is not None)
-    votes = Votes(np.asarray(item_of, dtype=np.int64), label_index, item_ids=np.asarray(ids, dtype=object),
-                  labels=labelset, annotator_index=ann_codes, annotator_ids=np.asarray(ann_ids, dtype=object),
+    votes = Votes(np.asarray(item_of, dtype=np.int64), label_index,
+                  item_ids=np.asarray(ids, dtype=object), labels=labelset,
+                  annotator_index=ann_codes, annotator_ids=np.asarray(ann_ids, dtype=object),
                   item_metadata=meta, duplicates="keep", source=name)
-    checks = check_against_file(votes, multilabel=multilabel)  # the votes as the file wrote them
-    repeated = [] if multilabel else repeated_pairs(votes)
-    if repeated and duplicates != "keep":
-        votes = Votes(votes.item_index, votes.label_index, item_ids=votes.item_ids, labels=labelset,
-                      annotator_index=votes.annotator_index, annotator_ids=votes.annotator_ids,
-                      item_metadata=meta, duplicates=duplicates, source=name)
-    scale = "multilabel" if multilabel else getattr(labelset, "scale", "nominal")
-    ann_meta, meta_info = annotator_table(votes, records, edition, file, dataset,
-                                          annotator_metadata, name)
-    votes.annotator_metadata = ann_meta
-    info: dict[str, Any] = {
-        "edition": edition, "dataset": dataset, "split": split, "file": str(file) if file else name,
-        "scale": scale, "multilabel": multilabel, "label_values": list(labelset.names),
-        "severity_mapped": mapped, "skipped_unannotated": skipped, **checks, **meta_info,
-        "repeated_pairs": repeated, "duplicates": duplicates,
-        "duplicate_votes_removed": votes.n_duplicates_removed,
-    }
-    votes.lewidi_info = info
-    votes.duplicates_info = None if duplicates == "error" or multilabel else {
-        "policy": duplicates, "repeated_pairs": len(repeated),
-        "votes_removed": votes.n_duplicates_removed}
-    votes.read_info = _summary(name, info, votes)
+    return votes, mapped
+
+
+def _warn_departures(name: str, info: dict[str, Any], votes: Votes) -> None:
+    """Warn about votes left out of repeated pairs and about the file's own fields (soft and
+    hard labels, counts) that disagree with its votes."""
+    repeated, duplicates = info["repeated_pairs"], info["duplicates"]
     if votes.n_duplicates_removed:
         warnings.warn(f"{name}: {len(repeated)} repeated (item, annotator) pair(s); the "
                       f"{duplicates} vote of each kept, {votes.n_duplicates_removed} vote(s) left "
-                      f"out (--duplicates {duplicates})", DegenerateInputWarning, stacklevel=2)
+                      f"out (--duplicates {duplicates})", DegenerateInputWarning, stacklevel=4)
     bad = [(k, info[k]) for k in ("soft_label_mismatches", "hard_label_mismatches",
                                   "count_mismatches") if info[k]]
     if bad:
         warnings.warn(f"{name}: the votes disagree with the file's own fields: " + "; ".join(
             f"{k.replace('_', ' ')}: {len(v)} item(s), e.g. {first_offenders(v)}" for k, v in bad),
-            DegenerateInputWarning, stacklevel=2)
-    return votes
+            DegenerateInputWarning, stacklevel=4)
 
 
 def repeated_pairs(votes: Votes) -> list[tuple[str, str]]:

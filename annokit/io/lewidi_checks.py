@@ -129,7 +129,8 @@ def file_soft_labels(votes: Votes) -> np.ndarray:
     DataFormatError
         A soft label that is not an object of numbers over known labels.
     """
-    multilabel = bool((votes.lewidi_info or {}).get("multilabel", False))
+    details = votes.read_details.details if votes.read_details is not None else {}
+    multilabel = bool(details.get("multilabel", False))
     probs, _, bad = _soft_arrays(votes, multilabel)
     if bad.any():
         ids = votes.item_ids[bad][:5].tolist()

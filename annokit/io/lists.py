@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from annokit.core.checks import first_offenders
 from annokit.core.labels import LabelSet, scalar_to_str
 from annokit.core.scales import ordered_names
 from annokit.core.votes import DuplicatePolicy, Votes
-from annokit.errors import DataFormatError, DegenerateInputWarning, SchemaError
+from annokit.errors import DataFormatError, DegenerateInputWarning, Option, SchemaError
 from annokit.io.source import Input, json_object_lines, loads_json
 from annokit.io.tables import table_kind
 from annokit.io.tabular import ROLE_SPELLINGS
@@ -186,16 +186,55 @@ def read_label_lists(path: str | os.PathLike | Input, *,
     given = dict(columns or {})
     unknown = sorted(k for k, v in given.items() if v and k not in ("item", "label", "annotator"))
     if unknown:
+        item, label, ann = (Option("columns", role=r) for r in ("item", "label", "annotator"))
         raise SchemaError(f"{name}: a file of label lists has an item field, a list field and "
-                          f"maybe a list of annotators; {unknown} do not apply (--item-col, "
-                          "--label-col and --annotator-col do)")
+                          f"maybe a list of annotators; {unknown} do not apply ({item}, "
+                          f"{label} and {ann} do)", options=[item, label, ann])
     rows, lines = json_object_lines(source.text, name)
     if not rows:
         raise DataFormatError(f"{name}: no rows")
     item_col = _pick_item(rows, given.get("item"), name)
     ann_col = _pick_annotators(rows, given.get("annotator"), name)
     list_col, unread = _pick_list(rows, given.get("label"), name, ann_col)
+    keep, sizes, flat, who, empty = _lists(rows, lines, item_col, list_col, ann_col, name)
+    row_of = np.repeat(np.asarray(keep), sizes)  # the row of each vote
+    labels, label_index, note = _code_labels(flat, lambda at: lines[row_of[at]], list_col, name)
+    item_ids = np.asarray([scalar_to_str(rows[i][item_col]) for i in keep], dtype=object)
+    meta = pd.DataFrame([{k: v for k, v in rows[i].items()
+                          if k not in (item_col, list_col, ann_col)} for i in keep])
+    ann_codes: np.ndarray | None = None
+    ann_ids: np.ndarray | None = None
+    if ann_col is not None:
+        ann_codes, found = pd.factorize(pd.Series(who, dtype=object), sort=False)
+        ann_ids = np.asarray(found, dtype=object)
+    votes = Votes(np.repeat(np.arange(len(keep)), sizes), label_index, item_ids=item_ids,
+                  labels=labels, item_metadata=meta, annotator_index=ann_codes,
+                  annotator_ids=ann_ids, duplicates=duplicates, source=name)
+    votes.read_info = (
+        f"{name}: label lists (JSON Lines, one row per item); item={item_col!r}, "
+        f"labels={list_col!r}" + (f" (other lists not read: {unread})" if unread else "")
+        + _counts_text(votes, np.asarray(sizes)) + note
+        + ("; annotators unknown (no ids in the file): per-annotator scores are not available"
+           if ann_col is None else f"; annotators={ann_col!r} ({votes.n_annotators} annotators)")
+        + (f"; {len(empty)} item(s) with no labels left out" if empty else ""))
+    return votes
 
+
+def _counts_text(votes: Votes, n: np.ndarray) -> str:
+    """Items, votes per item and the labels, for ``read_info``."""
+    labels = votes.labels
+    kind = (f"interval scale, {len(labels)} distinct values from {labels.names[0]} to "
+            f"{labels.names[-1]}"
+            if labels.scale == "interval" else f"nominal labels {list(labels.names)[:8]}")
+    return (f"; {votes.n_items} items, {int(n.sum())} votes ({int(n.min())}-{int(n.max())} per "
+            f"item); {kind}")
+
+
+def _lists(rows: list[dict[str, Any]], lines: list[int], item_col: str, list_col: str,
+           ann_col: str | None, name: str
+           ) -> tuple[list[int], list[int], list[Any], list[str], list[str]]:
+    """The rows with labels, their number of labels, the labels in row order, the annotator
+    of each label (with ``ann_col``) and the items with an empty list (warned about)."""
     keep: list[int] = []
     sizes: list[int] = []
     flat: list[Any] = []
@@ -227,53 +266,34 @@ def read_label_lists(path: str | os.PathLike | Input, *,
         raise DataFormatError(f"{name}: no row has labels in {list_col!r}")
     if empty:
         warnings.warn(f"{name}: {len(empty)} item(s) with an empty {list_col!r} left out, e.g. "
-                      f"{first_offenders(empty)}", DegenerateInputWarning, stacklevel=2)
+                      f"{first_offenders(empty)}", DegenerateInputWarning, stacklevel=3)
+    return keep, sizes, flat, who, empty
+
+
+def _code_labels(flat: list[Any], line_of: Callable[[int], int], list_col: str, name: str
+                 ) -> tuple[LabelSet, np.ndarray, str]:
+    """The label set (numbers: an interval scale in numeric order, jitter rounded; texts:
+    nominal), the label code of each vote and a note on the rounding for ``read_info``."""
     is_number = np.fromiter((not isinstance(v, str) for v in flat), dtype=bool, count=len(flat))
     if is_number.any() and not is_number.all():
         first_text = int(np.argmin(is_number))
-        row_of = np.repeat(np.asarray(keep), sizes)[first_text]
-        raise DataFormatError(f"line {lines[row_of]} of {name}: {list_col!r} mixes numbers and "
-                              f"texts ({flat[first_text]!r}); give one kind of label")
+        raise DataFormatError(f"line {line_of(first_text)} of {name}: {list_col!r} mixes numbers "
+                              f"and texts ({flat[first_text]!r}); give one kind of label")
     note = ""
     if is_number.all():
         x = np.asarray(flat, dtype=np.float64)
         if not np.isfinite(x).all():
             at = int(np.argmin(np.isfinite(x)))
-            raise DataFormatError(f"line {lines[np.repeat(np.asarray(keep), sizes)[at]]} of "
-                                  f"{name}: {list_col!r} holds {flat[at]!r}, not a finite number")
+            raise DataFormatError(f"line {line_of(at)} of {name}: {list_col!r} holds "
+                                  f"{flat[at]!r}, not a finite number")
         offset = np.abs(x - np.rint(x))
         if 0 < offset.max() <= JITTER:
             x = np.rint(x)
             note = (f"; values within {JITTER:g} of whole numbers read as whole numbers "
                     f"(largest offset {offset.max():.2g})")
         text = np.asarray([scalar_to_str(v) for v in x], dtype=object)
-        distinct = pd.unique(text)
-        labels = LabelSet(ordered_names(distinct, "interval"), scale="interval")
+        labels = LabelSet(ordered_names(pd.unique(text), "interval"), scale="interval")
     else:
         text = np.asarray(flat, dtype=object)
         labels = LabelSet(list(pd.unique(text)))
-    label_index = labels.encode(text, where=name)
-    item_ids = np.asarray([scalar_to_str(rows[i][item_col]) for i in keep], dtype=object)
-    meta = pd.DataFrame([{k: v for k, v in rows[i].items()
-                          if k not in (item_col, list_col, ann_col)} for i in keep])
-    ann_codes: np.ndarray | None = None
-    ann_ids: np.ndarray | None = None
-    if ann_col is not None:
-        ann_codes, found = pd.factorize(pd.Series(who, dtype=object), sort=False)
-        ann_ids = np.asarray(found, dtype=object)
-    votes = Votes(np.repeat(np.arange(len(keep)), sizes), label_index, item_ids=item_ids,
-                  labels=labels, item_metadata=meta, annotator_index=ann_codes,
-                  annotator_ids=ann_ids, duplicates=duplicates, source=name)
-    n = np.asarray(sizes)
-    kind = (f"interval scale, {len(labels)} distinct values from {labels.names[0]} to "
-            f"{labels.names[-1]}"
-            if is_number.all() else f"nominal labels {list(labels.names)[:8]}")
-    votes.read_info = (
-        f"{name}: label lists (JSON Lines, one row per item); item={item_col!r}, "
-        f"labels={list_col!r}" + (f" (other lists not read: {unread})" if unread else "")
-        + f"; {len(keep)} items, {int(n.sum())} votes ({int(n.min())}-{int(n.max())} per item); "
-        + kind + note + ("; annotators unknown (no ids in the file): per-annotator scores are "
-                         "not available" if ann_col is None else
-                         f"; annotators={ann_col!r} ({votes.n_annotators} annotators)")
-        + (f"; {len(empty)} item(s) with no labels left out" if empty else ""))
-    return votes
+    return labels, labels.encode(text, where=name), note

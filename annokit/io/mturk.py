@@ -39,7 +39,7 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "batch.csv"
 >>> _ = path.write_text(text)
 >>> votes = read_mturk(path)
->>> votes.counts().tolist(), votes.mturk_info["excluded"]
+>>> votes.counts().tolist(), votes.read_details.details["excluded"]
 ([[0, 2], [1, 1]], {'Rejected': 1})
 """
 
@@ -55,7 +55,7 @@ import pandas as pd
 
 from annokit.core.checks import check_option
 from annokit.core.labels import LabelSet
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import SchemaError
 from annokit.io.source import Input
 from annokit.io.tables import read_table, row_where
@@ -164,9 +164,10 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     Returns
     -------
     Votes
-        With ``read_info`` (the mapping and what was excluded, one line) and ``mturk_info``
-        (a dict: ``item``, ``label``, ``items_per_hit``, ``excluded`` {status: assignments},
-        ``blank_answers``, ``flags`` {``fields``, ``flagged_votes``, ``action``}).
+        With ``read_info`` (the mapping and what was excluded, one line) and
+        ``read_details.details`` (a dict: ``item``, ``label``, ``items_per_hit``, ``excluded``
+        {status: assignments}, ``blank_answers``, ``flags`` {``fields``, ``flagged_votes``,
+        ``action``}).
 
     Raises
     ------
@@ -177,72 +178,11 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
     name = source.name
     check_option("flags", flags, ("drop", "keep"))
     df = read_table(source, sep=sep)
-    columns = [str(c) for c in df.columns]
-    missing = [c for c in _REQUIRED if c not in columns]
-    if missing:
-        raise SchemaError(f"{name}: not Mechanical Turk batch results: missing column(s) "
-                          f"{missing}; got {columns[:8]}{' ...' if len(columns) > 8 else ''}")
-    answers = _families(columns, "Answer.")
-    inputs = _families(columns, "Input.")
-    chosen = _pick(answers, label, "label", name, "Answer.")
-    if chosen is None:
-        responses = [f for b, f in answers.items() if not _is_flag(df, f, b)]
-        if len(answers) == 1:
-            chosen = next(iter(answers.values()))
-        elif len(responses) == 1:
-            chosen = responses[0]
-        else:
-            raise SchemaError(f"{name}: {len(answers)} answer columns {sorted(answers)}"
-                              f"{'' if responses else ' all holding checkbox values'}; say which "
-                              "holds the label with --label-col (Python: label=)")
-    flag_families = {b: f for b, f in answers.items() if f is not chosen and _is_flag(df, f, b)}
+    chosen, flag_families, item_family = _mapping(df, item, label, name)
     numbers = sorted(chosen, key=lambda n: (n != "", int(n) if n else 0))
-    item_family = _pick(inputs, item, "item id", name, "Input.")
-    if item_family is None:
-        ids = [cols for base, cols in inputs.items() if base.lower() in _ID_NAMES
-               and set(numbers) <= set(cols)]
-        item_family = ids[0] if len(ids) == 1 else None
-    if item_family is not None and not set(numbers) <= set(item_family):
-        raise SchemaError(f"{name}: the label columns are numbered {numbers} but the item "
-                          f"columns {sorted(item_family.values())} are not")
-
     n_rows = len(df)
-    if "AssignmentStatus" in df.columns:
-        status = df["AssignmentStatus"].fillna("(blank)")
-        keep = status.isin(list(statuses))
-    else:  # a hand-made file without statuses: every row is an assignment to read
-        status = pd.Series("", index=df.index)
-        keep = pd.Series(True, index=df.index)
-    excluded = status[~keep].value_counts().sort_index()
-    df = df[keep.to_numpy()]
-    def where(blank: pd.Series) -> str:  # the file line of the first row flagged
-        return row_where(df, int(df.index[np.argmax(blank.to_numpy())]))
-
-    blank_workers = df["WorkerId"].isna()
-    if blank_workers.any():
-        raise SchemaError(f"{where(blank_workers)} of {name}: blank WorkerId")
-
-    parts = []
-    for n in numbers:
-        labels_n = df[chosen[n]]
-        ticked = np.zeros(len(df), dtype=bool)
-        for base, family in flag_families.items():
-            ticked |= _ticked(df, family, base, n, name)
-        if item_family is not None:
-            items_n = df[item_family[n]]
-            blank = items_n.isna() & labels_n.notna()
-            if blank.any():
-                raise SchemaError(f"{where(blank)} of {name}, column {item_family[n]}: blank "
-                                  "item id")
-        else:
-            hit = df["HITId"].astype(str)
-            items_n = hit + f"#{n}" if len(numbers) > 1 else hit
-        parts.append(pd.DataFrame({"item": items_n.to_numpy(dtype=object),
-                                   "annotator": df["WorkerId"].to_numpy(dtype=object),
-                                   "label": labels_n.to_numpy(dtype=object),
-                                   "flagged": ticked}))
-    long = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["item", "annotator", "label", "flagged"])
+    df, excluded = _by_status(df, statuses)
+    long = _answers(df, numbers, chosen, flag_families, item_family, name)
     blank_answers = int(long["label"].isna().sum())
     long = long[long["label"].notna()]
     flagged = long["flagged"].to_numpy(dtype=bool)
@@ -265,20 +205,105 @@ def read_mturk(path: str | os.PathLike | Input, *, item: str | None = None,
                             "assignments": n_rows,
                             "excluded": {str(k): int(v) for k, v in excluded.items()},
                             "blank_answers": blank_answers}
-    flag_text = ""
-    if flag_families:
-        action = "dropped" if flags == "drop" else "kept"
-        info["flags"] = {"fields": [_family_text(f) for f in flag_families.values()],
-                         "flagged_votes": n_flagged, "action": action}
-        other = "keep" if flags == "drop" else "drop"
-        flag_text = (f"; flag field(s) {info['flags']['fields']}: {n_flagged} flagged vote(s) "
-                     f"{action} (--flags {other} to {other} them)")
-    votes.mturk_info = info
+    flag_text = _flag_details(info, flag_families, flags, n_flagged)
+    votes.read_details = ReadInfo("mturk", info)
     excl = ", ".join(f"{k} {v}" for k, v in info["excluded"].items()) or "none"
     votes.read_info = (f"{name}: Mechanical Turk batch results, {len(numbers)} item(s) per HIT; "
                        f"item={item_text!r}, annotator='WorkerId', label={info['label']!r}; "
                        f"excluded assignments: {excl}; blank answers: {blank_answers}{flag_text}")
     return votes
+
+
+def _mapping(df: pd.DataFrame, item: str | None, label: str | None, name: str
+             ) -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str] | None]:
+    """Which columns hold the label (an ``Answer.*`` family), the flags beside it and the item
+    ids (an ``Input.*`` family, or None: the HIT id)."""
+    columns = [str(c) for c in df.columns]
+    missing = [c for c in _REQUIRED if c not in columns]
+    if missing:
+        raise SchemaError(f"{name}: not Mechanical Turk batch results: missing column(s) "
+                          f"{missing}; got {columns[:8]}{' ...' if len(columns) > 8 else ''}")
+    answers = _families(columns, "Answer.")
+    inputs = _families(columns, "Input.")
+    chosen = _pick(answers, label, "label", name, "Answer.")
+    if chosen is None:
+        responses = [f for b, f in answers.items() if not _is_flag(df, f, b)]
+        if len(answers) == 1:
+            chosen = next(iter(answers.values()))
+        elif len(responses) == 1:
+            chosen = responses[0]
+        else:
+            raise SchemaError(f"{name}: {len(answers)} answer columns {sorted(answers)}"
+                              f"{'' if responses else ' all holding checkbox values'}; say which "
+                              "holds the label with --label-col (Python: label=)")
+    flag_families = {b: f for b, f in answers.items() if f is not chosen and _is_flag(df, f, b)}
+    item_family = _pick(inputs, item, "item id", name, "Input.")
+    if item_family is None:
+        ids = [cols for base, cols in inputs.items() if base.lower() in _ID_NAMES
+               and set(chosen) <= set(cols)]
+        item_family = ids[0] if len(ids) == 1 else None
+    if item_family is not None and not set(chosen) <= set(item_family):
+        numbers = sorted(chosen, key=lambda n: (n != "", int(n) if n else 0))
+        raise SchemaError(f"{name}: the label columns are numbered {numbers} but the item "
+                          f"columns {sorted(item_family.values())} are not")
+    return chosen, flag_families, item_family
+
+
+def _by_status(df: pd.DataFrame, statuses: Sequence[str]) -> tuple[pd.DataFrame, pd.Series]:
+    """The assignments whose status counts as votes, and how many of each other status."""
+    if "AssignmentStatus" in df.columns:
+        status = df["AssignmentStatus"].fillna("(blank)")
+        keep = status.isin(list(statuses))
+    else:  # a hand-made file without statuses: every row is an assignment to read
+        status = pd.Series("", index=df.index)
+        keep = pd.Series(True, index=df.index)
+    return df[keep.to_numpy()], status[~keep].value_counts().sort_index()
+
+
+def _answers(df: pd.DataFrame, numbers: list[str], chosen: dict[str, str],
+             flag_families: dict[str, dict[str, str]], item_family: dict[str, str] | None,
+             name: str) -> pd.DataFrame:
+    """One row per answer (item, annotator, label, flagged), items numbered within a HIT."""
+    def where(blank: pd.Series) -> str:  # the file line of the first row flagged
+        return row_where(df, int(df.index[int(np.argmax(blank.to_numpy()))]))
+
+    blank_workers = df["WorkerId"].isna()
+    if blank_workers.any():
+        raise SchemaError(f"{where(blank_workers)} of {name}: blank WorkerId")
+    parts = []
+    for n in numbers:
+        labels_n = df[chosen[n]]
+        ticked = np.zeros(len(df), dtype=bool)
+        for base, family in flag_families.items():
+            ticked |= _ticked(df, family, base, n, name)
+        if item_family is not None:
+            items_n = df[item_family[n]]
+            blank = items_n.isna() & labels_n.notna()
+            if blank.any():
+                raise SchemaError(f"{where(blank)} of {name}, column {item_family[n]}: blank "
+                                  "item id")
+        else:
+            hit = df["HITId"].astype(str)
+            items_n = hit + f"#{n}" if len(numbers) > 1 else hit
+        parts.append(pd.DataFrame({"item": items_n.to_numpy(dtype=object),
+                                   "annotator": df["WorkerId"].to_numpy(dtype=object),
+                                   "label": labels_n.to_numpy(dtype=object),
+                                   "flagged": ticked}))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["item", "annotator", "label", "flagged"])
+
+
+def _flag_details(info: dict[str, Any], flag_families: dict[str, dict[str, str]], flags: str,
+                  n_flagged: int) -> str:
+    """``info["flags"]`` set when the batch has flag fields; the text for ``read_info``."""
+    if not flag_families:
+        return ""
+    action = "dropped" if flags == "drop" else "kept"
+    info["flags"] = {"fields": [_family_text(f) for f in flag_families.values()],
+                     "flagged_votes": n_flagged, "action": action}
+    other = "keep" if flags == "drop" else "drop"
+    return (f"; flag field(s) {info['flags']['fields']}: {n_flagged} flagged vote(s) "
+            f"{action} (--flags {other} to {other} them)")
 
 
 def _family_text(family: dict[str, str]) -> str:

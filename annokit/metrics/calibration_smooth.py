@@ -29,8 +29,9 @@ import numpy as np
 
 from annokit.metrics import kernels as _kernels
 from annokit.metrics.calibration_estimators import CalibrationState, _add, _total
+from annokit.metrics.spec import EMPTY, MetricSpec
 
-__all__ = ["KDEECEState", "SmoothECEState", "linear_bin"]
+__all__ = ["METRICS", "METRICS_AFTER", "KDEECEState", "SmoothECEState", "linear_bin"]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -221,6 +222,19 @@ class SmoothECEState(_GridState):
                 else:
                     hi = mid
         return _smooth_ece_at(weight, residual, hi)
+
+
+#: The metric this module registers (collected by :mod:`annokit.metrics.registry`), in output
+#: order after :data:`METRICS_AFTER`; asked for by name or ``--metrics all``, not listed by
+#: default.
+METRICS = (
+    MetricSpec("smooth_ece", "Smooth ECE: the top-label residual kernel-smoothed over the "
+               "confidence, bandwidth at its fixed point (relplot smECE)", frozenset({"hard"}),
+               True, "probability", "Błasiok, Nakkiran (2023). Smooth ECE: Principled "
+               "Reliability Diagrams via Kernel Smoothing. arXiv:2309.12236; the relplot "
+               "package", EMPTY, None, SmoothECEState, listed=frozenset()),
+)
+METRICS_AFTER = "ece_sweep"
 
 
 # --------------------------------------------------------------------------- KDE ECE

@@ -109,6 +109,22 @@ def _groups(by: Any, split: SplitHalf, n_input: int) -> Any:
     return labels[split.item_positions]
 
 
+def _votes_per_half(votes: Votes | Any, votes_per_half: int | None) -> int:
+    """``votes_per_half`` checked, or by default half the median votes per item."""
+    if votes_per_half is None:
+        n_votes = (votes.votes_per_item() if isinstance(votes, Votes)
+                   else np.asarray(votes).sum(axis=1))
+        k = default_votes_per_half(n_votes)
+        if k < 1:
+            raise InvalidValueError("too few votes per item for two disjoint halves: the median "
+                                    "item has fewer than two votes")
+        return k
+    if isinstance(votes_per_half, bool) or not isinstance(votes_per_half, (int, np.integer)) \
+            or votes_per_half < 1:
+        raise InvalidValueError(f"votes_per_half must be >= 1; got {votes_per_half!r}")
+    return int(votes_per_half)
+
+
 def split_half_ceiling(votes: Votes | Any, votes_per_half: int | None = None, *,
                        reference: Literal["full", "rest"] = "full",
                        metrics: Sequence[str] | None = None, by: Any = None, n_boot: int = 0,
@@ -174,18 +190,7 @@ def split_half_ceiling(votes: Votes | Any, votes_per_half: int | None = None, *,
     >>> c.n_items, 0.0 <= c.vs_reference.metrics["accuracy"] <= 1.0
     (4, True)
     """
-    if votes_per_half is None:
-        n_votes = (votes.votes_per_item() if isinstance(votes, Votes)
-                   else np.asarray(votes).sum(axis=1))
-        k = default_votes_per_half(n_votes)
-        if k < 1:
-            raise InvalidValueError("too few votes per item for two disjoint halves: the median "
-                                    "item has fewer than two votes")
-    else:
-        if isinstance(votes_per_half, bool) or not isinstance(votes_per_half, (int, np.integer)) \
-                or votes_per_half < 1:
-            raise InvalidValueError(f"votes_per_half must be >= 1; got {votes_per_half!r}")
-        k = int(votes_per_half)
+    k = _votes_per_half(votes, votes_per_half)
     n_input = votes.n_items if isinstance(votes, Votes) else len(np.asarray(votes))
     sh = split_half(votes, k, rng=rng, reference=reference, short="skip")
     labels = votes.labels if isinstance(votes, Votes) else None
@@ -193,11 +198,10 @@ def split_half_ceiling(votes: Votes | Any, votes_per_half: int | None = None, *,
     options = {"by": groups, "n_boot": n_boot, "seed": seed, "confidence": confidence,
                "n_bins": n_bins, "baselines": False}
 
-    def records(counts: np.ndarray) -> AlignedRecords:
-        return AlignedRecords.from_arrays(sh.h1, counts, labels=labels, item_ids=sh.item_ids,
-                                          ties="first")
+    def vs(counts: np.ndarray) -> EvaluationResult:  # H1 evaluated as a model against counts
+        return evaluate(AlignedRecords.from_arrays(sh.h1, counts, labels=labels,
+                                                   item_ids=sh.item_ids, ties="first"),
+                        metrics, **options)
 
-    return SplitHalfCeiling(
-        votes_per_half=k, split=sh,
-        vs_reference=evaluate(records(sh.reference_counts), metrics, **options),
-        vs_half=evaluate(records(sh.counts_h2), metrics, **options))
+    return SplitHalfCeiling(votes_per_half=k, split=sh, vs_reference=vs(sh.reference_counts),
+                            vs_half=vs(sh.counts_h2))

@@ -56,6 +56,8 @@ from annokit.metrics import sums as _sums
 from annokit.metrics._binning import BinStats
 from annokit.metrics._block import (
     BLOCK_ROWS,
+    HARD_QUANTITIES,
+    N_VALUES,
     _bin_impl,
     _check_impl,
     _scatter_impl,
@@ -68,7 +70,7 @@ from annokit.metrics._block import (
     _wsum,
     _wtotal,
 )
-from annokit.metrics.sums import ITEM_QUANTITIES, NAMES, BatchSums
+from annokit.metrics.sums import ITEM_QUANTITIES, NAMES, QUANTITIES, BatchSums
 
 __all__ = ["BLOCK_ROWS", "CHUNK_ROWS", "MAX_THREADS", "PARALLEL_MIN_ROWS", "batch_sums",
            "item_values"]
@@ -84,17 +86,28 @@ MAX_THREADS: int | None = None
 #: Interleaved copies of the bin accumulators (breaks store-to-load dependency chains).
 _LANES = 4
 #: The quantities of the hard-label row function, in its output order.
-_HARD = tuple(q for q in ITEM_QUANTITIES if _sums.quantity_needs(q) == "hard")
+_HARD = HARD_QUANTITIES
 #: The quantities without a log, in the output order of :func:`_values_plain`.
 _PLAIN = _sums.NO_LOG_QUANTITIES
 #: The value columns of each ``vmode`` (1 hard labels only, 2 every quantity, 3 no log).
 _COLUMNS = {1: _HARD, 2: ITEM_QUANTITIES, 3: _PLAIN}
+
+
+def _grouped(quantities: tuple[str, ...], key: Any) -> tuple[tuple[str, ...], ...]:
+    """``quantities`` in groups of equal ``key(quantity)``, groups and members in table order."""
+    keys = {q.name: key(q) for q in QUANTITIES}
+    order = dict.fromkeys(keys[q] for q in quantities)
+    return tuple(tuple(q for q in quantities if keys[q] == g) for g in order)
+
+
 #: The columns of each vmode computed together (a call computes the groups holding what it
 #: asks for, so that one metric alone skips the logs of the others, while the number of
-#: compiled kernels stays small: one per set of groups).
+#: compiled kernels stays small: one per set of groups), from the table's groups
+#: (:data:`annokit.metrics.sums.QUANTITIES`): with logs (vmode 2) every quantity without a
+#: log is one group, as they cost little next to a log.
 _GROUPS = {1: (_HARD,),
-           2: (("nll_majority", "nll"), ("ent_ce", "ent_ce_signed", "kl"), ("jsd",), _PLAIN),
-           3: (_PLAIN[:4], _PLAIN[4:])}
+           2: _grouped(ITEM_QUANTITIES, lambda q: q.group if q.logs else ""),
+           3: _grouped(_PLAIN, lambda q: q.group)}
 _LOG_EPS = float(np.log(KL_EPS))
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -146,10 +159,13 @@ def _kernel(k_const: int, vmode: int, mask: int, bins: int, has_t: bool) -> Any:
     only checks and bins the rows, and ``bins`` (0 none, 1 top-label, 2 top-label
     and classwise) is a constant (ECE alone: the checks, argmax and bin in one SIMD
     loop). Weights, hard labels and the per-item output are run-time flags
-    everywhere. So a command compiles one or two kernels of about 2 s each (issue 22:
-    the first call took 21-40x a compiled one when every variant was compiled into
-    one function).
+    everywhere. So a command compiles one or two kernels of about 2 s each (the first
+    call took 21-40x a compiled one when every variant was compiled into one function).
     """
+    # One numba function over 60 lines, on purpose: the branches on the closure's constants
+    # (vmode, k_const, bins) must sit in the compiled function itself, where numba drops the
+    # ones the constants leave out before compiling; moved into helpers called with those
+    # values as arguments, every variant would be typed and compiled into every kernel.
     values = vmode > 0
 
     @_jit
@@ -168,7 +184,7 @@ def _kernel(k_const: int, vmode: int, mask: int, bins: int, has_t: bool) -> Any:
         nbins = n_bins > 0 if values else bins > 0
         classwise = classwise_rt if values else bins == 2
         r, nq = items.shape
-        vals = np.empty((12 + 2 * kk) * _B)
+        vals = np.empty((N_VALUES + 2 * kk) * _B)
         binned = np.empty(kk * _B, dtype=np.int32)
         topc, topt, toph = np.empty(_B), np.empty(_B), np.empty(_B)
         topb = np.empty(_B, dtype=np.int32)
@@ -303,8 +319,8 @@ def _bins_only(k: int, vmode: tuple[int, int], has_t: bool) -> tuple[int, int]:
     Such a kernel bins the rows exactly as the bins-only one does (the same ``_top3`` /
     ``_top_impl`` and ``_scatter_impl``, with the bins read at run time), so its bin sums
     are the same bit for bit, and a command that evaluates and then draws a reliability
-    diagram (``report``, ``demo``) compiles one kernel, not two (issue 36: about a third of
-    a first ``demo``'s compile time). Its per-item sums are computed and dropped.
+    diagram (``report``, ``demo``) compiles one kernel, not two (about a third of a first
+    ``demo``'s compile time). Its per-item sums are computed and dropped.
     """
     key = k if k in (2, 3) else 0
     ready = sorted(r for r in _READY if r[0] == key and r[1] == 2 and r[4] == has_t)

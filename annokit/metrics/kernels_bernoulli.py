@@ -7,7 +7,7 @@ The one implementation of the sufficient statistics of the binary states
 reads a batch once, in blocks of :data:`~annokit.metrics.kernels.BLOCK_ROWS`
 rows: one loop checks the block's values, then the loops of every requested
 statistic read the block while it is in cache, so that all the states of one
-kind are filled from one pass (issue 22: one state protocol, the kinds fused
+kind are filled from one pass (one state protocol, the kinds fused
 alike). Chunks run on threads as in :mod:`annokit.metrics.kernels` (the same
 cut, so the sums do not depend on the number of threads); the tests compare
 the sums with numpy loops written from the definitions.

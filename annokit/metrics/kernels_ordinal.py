@@ -15,7 +15,7 @@ source. A batch is read in blocks of :data:`~annokit.metrics.kernels.BLOCK_ROWS`
 rows: one loop checks every row as :func:`annokit.metrics.sums.check_values` and
 writes the quantity into a block buffer, then the weighted sums of the block
 (:func:`~annokit.metrics.kernels._wsum`, ``(r, n)`` bootstrap weights too), so the
-inputs are read once (issue 22: the numpy rows took 48-156x one ``numpy.sum``
+inputs are read once (numpy rows took 48-156x one ``numpy.sum``
 pass). Every order-aware state of a batch is filled from one such pass
 (:func:`ordinal_parts`: one check per row, each requested quantity's loop over the
 block while it is in cache). Chunks run on threads as in :mod:`annokit.metrics.kernels`

@@ -423,6 +423,25 @@ def annotator_evaluation(sums: PairSums, annotator_ids: np.ndarray, *, labels: t
         pooled=pooled, gap=gap, over_annotators=over, worst=worst, per_annotator=table)
 
 
+def _inputs(votes: Votes, predictions: Any, scale: str, values: Any, normalizer: float | None,
+            n_worst: Any) -> tuple[pd.DataFrame, Any, float, tuple[np.ndarray, np.ndarray]]:
+    """The inputs of :func:`evaluate_annotators` checked: the prediction table, the category
+    values, the normaliser ``s`` of the distances, and the votes' annotator index and ids."""
+    if scale not in _SCALES:
+        raise InvalidValueError(f"scale must be one of {list(_SCALES)}; got {scale!r}")
+    if votes.annotator_index is None or votes.annotator_ids is None:
+        raise SchemaError("perspectivist evaluation needs annotator ids; these votes have none")
+    if isinstance(n_worst, bool) or not isinstance(n_worst, (int, np.integer)) or n_worst < 0:
+        raise InvalidValueError(f"n_worst must be an integer >= 0; got {n_worst!r}")
+    frame = read_annotator_predictions(predictions)
+    k = len(votes.labels.names)
+    v = check_values_option(values, k)
+    s = float(k if normalizer is None else normalizer)
+    if scale != "nominal" and not (np.isfinite(s) and s > 0):
+        raise InvalidValueError(f"normalizer must be a positive number; got {normalizer!r}")
+    return frame, v, s, (votes.annotator_index, votes.annotator_ids)
+
+
 def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal",
                         values: Any = None, normalizer: float | None = None,
                         quantiles: tuple[float, ...] = (0.1, 0.25, 0.75, 0.9),
@@ -471,25 +490,15 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
     >>> res.scores["lewidi_error_rate"], res.pooled["tvd"], res.gap["error_rate"]
     (0.5, 0.0, 0.5)
     """
-    if scale not in _SCALES:
-        raise InvalidValueError(f"scale must be one of {list(_SCALES)}; got {scale!r}")
-    if votes.annotator_index is None or votes.annotator_ids is None:
-        raise SchemaError("perspectivist evaluation needs annotator ids; these votes have none")
-    if isinstance(n_worst, bool) or not isinstance(n_worst, (int, np.integer)) or n_worst < 0:
-        raise InvalidValueError(f"n_worst must be an integer >= 0; got {n_worst!r}")
-    frame = read_annotator_predictions(predictions)
     names = tuple(votes.labels.names)
-    k, n_ann = len(names), len(votes.annotator_ids)
-    ordered = scale != "nominal"
-    v = check_values_option(values, k)
-    s = float(k if normalizer is None else normalizer)
-    if ordered and not (np.isfinite(s) and s > 0):
-        raise InvalidValueError(f"normalizer must be a positive number; got {normalizer!r}")
-
+    k = len(names)
+    frame, v, s, (ann_index, ann_ids) = _inputs(votes, predictions, scale, values, normalizer,
+                                                n_worst)
+    n_ann = len(ann_ids)
     item = _codes(frame["item"].to_numpy(), votes.item_ids)
-    ann = _codes(frame["annotator"].to_numpy(), votes.annotator_ids)
+    ann = _codes(frame["annotator"].to_numpy(), ann_ids)
     check_repeated_pairs(frame, item, ann, n_ann)
-    vote_key = votes.item_index.astype(np.int64) * n_ann + votes.annotator_index
+    vote_key = votes.item_index.astype(np.int64) * n_ann + ann_index
     key = np.where((item >= 0) & (ann >= 0), item.astype(np.int64) * n_ann + ann, -1)
     pos = first_vote_of(vote_key, key)
     matched = pos >= 0
@@ -499,9 +508,9 @@ def evaluate_annotators(votes: Votes, predictions: Any, *, scale: str = "nominal
     vote_pos = pos[matched]
     sums = pair_sums(pred_all[matched], None if probs_all is None else probs_all[matched],
                      votes.label_index[vote_pos], votes.item_index[vote_pos],
-                     votes.annotator_index[vote_pos], k=k, n_annotators=n_ann, scale=scale,
+                     ann_index[vote_pos], k=k, n_annotators=n_ann, scale=scale,
                      values=v, normalizer=s, n_votes_covered=vote_pos.size)  # distinct pairs
-    return annotator_evaluation(sums, votes.annotator_ids, labels=names,
+    return annotator_evaluation(sums, ann_ids, labels=names,
                                 n_unmatched_predictions=int((~matched).sum()),
                                 n_votes=votes.n_votes, quantiles=quantiles, n_worst=n_worst)
 

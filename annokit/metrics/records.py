@@ -479,42 +479,52 @@ def agreement_bins(human_entropy: Any, bins: int | Sequence[float] = 5, *,
         raise SchemaError(f"human entropy must be a non-empty 1-D array; got shape {h.shape}")
     notes: list[str] = []
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
-        if bins < 1:
-            raise InvalidValueError(f"bins must be a positive integer or a list of edges; got {bins}")
-        q = np.linspace(0.0, 1.0, int(bins) + 1)
-        edges = np.quantile(h, q) if counts is None else _counted_quantile(h, counts, q)
-        unique = np.unique(edges)
-        msg = None
-        if unique.size == 1:  # every item has the same entropy: one bin [H, H]
-            unique = np.array([unique[0], unique[0]])
-            if bins > 1:
-                msg = (f"every item has the same human entropy ({h[0]:.4g} {ENTROPY_UNIT}): "
-                       f"{int(bins)} bins requested, 1 formed")
-        elif unique.size < edges.size:
-            msg = (f"{edges.size - unique.size} repeated entropy quantile(s) merged: "
-                   f"{int(bins)} bins requested, {unique.size - 1} formed (many items share "
-                   "one entropy value)")
-        if msg:
-            warnings.warn(msg, DegenerateInputWarning, stacklevel=3)
-            notes.append(msg)
-        edges = unique
-        method = "quantile"
+        edges, method = _quantile_edges(h, bins, counts, notes), "quantile"
     else:
-        given = list(bins) if np.iterable(bins) else [bins]
-        edges = np.asarray(given, dtype=np.float64)
-        if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)):
-            raise InvalidValueError(f"bin edges must be at least two finite numbers; got "
-                                    f"{given}")
-        if np.any(np.diff(edges) <= 0):
-            raise InvalidValueError(f"bin edges must be strictly increasing; got {edges.tolist()}")
-        outside = (h < edges[0]) | (h > edges[-1])
-        if outside.any():
-            raise InvalidValueError(
-                f"bin edges [{edges[0]}, {edges[-1]}] leave out {int(outside.sum())} item(s) "
-                f"with human entropy {h[outside][:3].round(4).tolist()}...; widen the edges")
-        method = "edges"
+        edges, method = _given_edges(h, bins), "edges"
     index = np.clip(np.searchsorted(edges, h, side="right") - 1, 0, edges.size - 2)
     return edges, index, method, notes
+
+
+def _quantile_edges(h: np.ndarray, bins: int, counts: Any, notes: list[str]) -> np.ndarray:
+    """Cut points at the ``b / bins`` quantiles of ``h``, repeated ones merged (warned, and
+    noted in ``notes``)."""
+    if bins < 1:
+        raise InvalidValueError(f"bins must be a positive integer or a list of edges; got {bins}")
+    q = np.linspace(0.0, 1.0, int(bins) + 1)
+    edges = np.quantile(h, q) if counts is None else _counted_quantile(h, counts, q)
+    unique = np.unique(edges)
+    msg = None
+    if unique.size == 1:  # every item has the same entropy: one bin [H, H]
+        unique = np.array([unique[0], unique[0]])
+        if bins > 1:
+            msg = (f"every item has the same human entropy ({h[0]:.4g} {ENTROPY_UNIT}): "
+                   f"{int(bins)} bins requested, 1 formed")
+    elif unique.size < edges.size:
+        msg = (f"{edges.size - unique.size} repeated entropy quantile(s) merged: "
+               f"{int(bins)} bins requested, {unique.size - 1} formed (many items share "
+               "one entropy value)")
+    if msg:
+        warnings.warn(msg, DegenerateInputWarning, stacklevel=4)
+        notes.append(msg)
+    return unique
+
+
+def _given_edges(h: np.ndarray, bins: Any) -> np.ndarray:
+    """Edges given: at least two, finite, strictly increasing, covering every entropy."""
+    given = list(bins) if np.iterable(bins) else [bins]
+    edges = np.asarray(given, dtype=np.float64)
+    if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)):
+        raise InvalidValueError(f"bin edges must be at least two finite numbers; got "
+                                f"{given}")
+    if np.any(np.diff(edges) <= 0):
+        raise InvalidValueError(f"bin edges must be strictly increasing; got {edges.tolist()}")
+    outside = (h < edges[0]) | (h > edges[-1])
+    if outside.any():
+        raise InvalidValueError(
+            f"bin edges [{edges[0]}, {edges[-1]}] leave out {int(outside.sum())} item(s) "
+            f"with human entropy {h[outside][:3].round(4).tolist()}...; widen the edges")
+    return edges
 
 
 def _counted_quantile(values: np.ndarray, counts: Any, q: np.ndarray) -> np.ndarray:

@@ -7,11 +7,12 @@ whose mean it is (if any), and the state class that computes it
 (:mod:`annokit.metrics.states`). The engine, the CLI, the per-item CSV, the
 report and the docs read names, units and directions from here.
 
-To add a metric: add its per-item quantity to :mod:`annokit.metrics.sums` and
-:mod:`annokit.metrics.kernels` (or write a new state class in :mod:`annokit.metrics.states`,
-or an :class:`~annokit.metrics.states_ext.ExtensionState` in its own module) and add one
-:class:`MetricSpec` below; ``tests/metrics/test_registry.py`` then checks it
-for mergeability, invariances and input rejection.
+To add a metric: write its state and its :class:`MetricSpec` in one metric module of
+:data:`METRIC_MODULES` (a module-level ``METRICS``; :mod:`annokit.metrics.calibration_smooth`
+declares ``smooth_ece`` so), and its tests in that module's test file;
+``tests/metrics/test_registry.py`` then checks it for mergeability, invariances, input
+rejection and a complete declaration. The metrics below are declared here, beside the
+states of several modules. Every name check goes through :func:`resolve_metric_names`.
 
 Applicability
 -------------
@@ -40,8 +41,8 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -49,130 +50,23 @@ import numpy as np
 
 from annokit.errors import InvalidValueError
 from annokit.metrics.calibration_estimators import MacroCEState, SweepECEState, TACEState
-from annokit.metrics.calibration_smooth import KDEECEState, SmoothECEState
+from annokit.metrics.calibration_smooth import KDEECEState
 from annokit.metrics.multilabel import MultilabelBinnedState, MultilabelState
 from annokit.metrics.ordinal import OrdinalState
+from annokit.metrics.spec import EMPTY, INTERVAL_METHODS, SCALES, TASKS, MetricSpec
 from annokit.metrics.states import (
     AdaptiveBinnedState,
     BinnedState,
     ItemMeanState,
-    MetricState,
 )
 from annokit.metrics.states_ext import BinaryBinnedState, update_states
 
-__all__ = ["INTERVAL_METHODS", "REGISTRY", "SCALES", "TASKS", "MetricSpec", "available", "check_applicable",
-           "close_matches", "compute"]
+__all__ = ["INTERVAL_METHODS", "METRIC_MODULES", "REGISTRY", "SCALES", "TASKS", "MetricSpec",
+           "available", "check_applicable", "close_matches", "compute", "resolve_metric_names"]
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-#: Label scales, from unordered to numbers with a true zero.
-SCALES = ("nominal", "ordinal", "interval", "ratio")
-#: ``"single"``: one label per vote; ``"multilabel"``: any subset of labels per vote.
-TASKS = ("single", "multilabel")
+_EMPTY = EMPTY
 _ALL_SCALES = frozenset(SCALES)
 _ORDERED = frozenset(SCALES[1:])
-#: How a metric's bootstrap interval is built (:attr:`MetricSpec.interval`).
-INTERVAL_METHODS = ("percentile", "normal", "bounds", "none")
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """One registered metric.
-
-    Attributes
-    ----------
-    name : str
-        The key in ``annokit evaluate --json`` ``"metrics"``.
-    summary : str
-        One line.
-    needs : frozenset of str
-        Labels it needs besides the model probabilities: subset of ``{"soft", "hard"}``.
-    lower_is_better : bool or None
-        None for a signed quantity whose ideal is 0 (``ent_ce_signed``).
-    unit : str
-        ``"probability"``, ``"rate"``, ``"nats"``, ``"squared probability"`` (Brier,
-        RPS: sums of squared probability differences), ``"scale points"`` (distances
-        on the label values), ...
-    citation : str
-        Author(s), year, venue, arXiv/DOI.
-    options : Mapping
-        Accepted options with their defaults, e.g. ``{"n_bins": 10}``.
-    per_item : str or None
-        The per-item quantity (:data:`annokit.metrics.sums.ITEM_QUANTITIES`)
-        whose mean this metric is; None for the binned metrics.
-    state_class : type
-        A :class:`~annokit.metrics.states.MetricState` subclass.
-    state_args : Mapping
-        Fixed constructor arguments of ``state_class`` (e.g. ``classwise=True``).
-    headline : bool
-        One of the few metrics a summary shows first (the report's per-bin and
-        per-item figures); every metric is still in the full tables.
-    scales : frozenset of str
-        Label scales (:data:`SCALES`) on which the metric is meaningful.
-    listed : frozenset of str or None
-        Scales on which :func:`available` lists it by default; None: ``scales``.
-    task : {"single", "multilabel"}
-    n_labels : int or None
-        The number of labels the metric requires (2: binary), None for any.
-    interval : {"percentile", "normal", "bounds", "none"}
-        How ``evaluate(..., n_boot=...)`` builds the metric's interval
-        (:data:`INTERVAL_METHODS`): the percentile bootstrap of the metric itself;
-        ``"normal"`` (the means over items): the estimate plus or minus the normal quantile
-        times the bootstrap standard error (:func:`annokit.core.resample.normal_interval`);
-        ``"bounds"``: the binned |gap| metrics, whose plug-in is biased upward at
-        the sizes users have, get an interval for their population value from two
-        statistics that bound it (:meth:`~annokit.metrics.states.MetricState.bounds`);
-        ``"none"``: no honest interval is known, ``no_interval`` says why.
-    no_interval : str
-        Why a metric has no interval (``interval="none"``); empty otherwise.
-    """
-
-    name: str
-    summary: str
-    needs: frozenset[str]
-    lower_is_better: bool | None
-    unit: str
-    citation: str
-    options: Mapping[str, Any]
-    per_item: str | None
-    state_class: type
-    state_args: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
-    headline: bool = False
-    scales: frozenset[str] = _ALL_SCALES
-    listed: frozenset[str] | None = None
-    task: str = "single"
-    n_labels: int | None = None
-    interval: str = "percentile"
-    no_interval: str = ""
-
-    def applies(self, *, scale: str = "nominal", n_labels: int | None = None,
-                multilabel: bool = False, listing: bool = False) -> bool:
-        """Whether the metric applies to data of this scale, task and number of labels.
-
-        ``listing=True`` asks whether :func:`available` lists it (``listed``
-        scales, and a required ``n_labels`` stated); otherwise whether it may be
-        requested (``scales``; an unknown ``n_labels`` is not refused).
-        """
-        scales = (self.scales if self.listed is None else self.listed) if listing else self.scales
-        if scale not in scales or (self.task == "multilabel") != bool(multilabel):
-            return False
-        if self.n_labels is None:
-            return True
-        return n_labels == self.n_labels if listing else n_labels in (None, self.n_labels)
-
-    def state(self, **options: Any) -> MetricState:
-        """A fresh state with ``options`` (defaults from :attr:`options`).
-
-        Raises
-        ------
-        InvalidValueError
-            An option the metric does not accept, or an invalid value.
-        """
-        unknown = sorted(set(options) - set(self.options))
-        if unknown:
-            raise InvalidValueError(f"metric {self.name!r} accepts options "
-                                    f"{sorted(self.options)}; got {unknown}")
-        return self.state_class(**self.state_args, **{**self.options, **options})
 
 
 _NAEINI = ("Naeini, Cooper, Hauskrecht (2015). Obtaining Well Calibrated Probabilities Using "
@@ -216,8 +110,6 @@ _KULL = ("Kull, Perello-Nieto, Kangsepp, Silva Filho, Song, Flach (2019). Beyond
 
 _ROELOFS = ("Roelofs, Cain, Shlens, Mozer (2022). Mitigating Bias in Calibration Error "
             "Estimation. AISTATS. arXiv:2012.08668")
-_BLASIOK = ("Błasiok, Nakkiran (2023). Smooth ECE: Principled Reliability Diagrams via Kernel "
-            "Smoothing. arXiv:2309.12236; the relplot package")
 _SI = ("Si, Zhao, Chen, Boyd-Graber (2022). Re-Examining Calibration: The Case of Question "
        "Answering. Findings of EMNLP. arXiv:2205.12507")
 _ZHANG = ("Zhang, Kailkhura, Han (2020). Mix-n-Match: Ensemble and Compositional Methods for "
@@ -345,9 +237,6 @@ _SPECS = (
     MetricSpec("ece_sweep", "Top-label ECE with equal-mass bins, as many as keep the bin "
                "accuracies monotone in confidence", _HARD, True, "probability", _ROELOFS,
                MappingProxyType({"norm": 1}), None, SweepECEState, listed=frozenset()),
-    MetricSpec("smooth_ece", "Smooth ECE: the top-label residual kernel-smoothed over the "
-               "confidence, bandwidth at its fixed point (relplot smECE)", _HARD, True,
-               "probability", _BLASIOK, _EMPTY, None, SmoothECEState, listed=frozenset()),
     MetricSpec("tace", "Thresholded adaptive calibration error: classwise, equal-mass bins "
                "per class over predictions >= threshold", _HARD, True, "probability", _NIXON,
                MappingProxyType({"n_bins": 10, "threshold": 1e-3}), None, TACEState,
@@ -358,7 +247,7 @@ _SPECS = (
     MetricSpec("kde_ece", "Top-label ECE with the accuracy a ratio of triweight kernel "
                "density estimates (Mix-n-Match rule)", _HARD, True, "probability", _ZHANG,
                _EMPTY, None, KDEECEState, listed=frozenset()),
-    # Kumar et al.'s debiased estimator (issue 32): requested by name, not listed by default
+    # Kumar et al.'s debiased estimator: requested by name, not listed by default
     MetricSpec("ece_debiased", "Debiased squared L2 top-label calibration error against the hard "
                "label, equal-width bins (Kumar et al. 2019): unbiased for sum_b P(b) gap_b^2, can be "
                "negative; sqrt(max(0, .)) is uncertainty-calibration's debias=True value",
@@ -366,8 +255,34 @@ _SPECS = (
                MappingProxyType({"reduce": "debiased"}), listed=frozenset()),
 )
 
+#: The modules that declare metrics beside their states: a module-level ``METRICS`` tuple of
+#: :class:`MetricSpec`, placed in output order after the registered metric named by its
+#: ``METRICS_AFTER`` (at the end when it has none).
+METRIC_MODULES = ("annokit.metrics.calibration_smooth",)
+
+
+def _collect(specs: tuple[MetricSpec, ...]) -> tuple[MetricSpec, ...]:
+    """``specs`` with the metrics of :data:`METRIC_MODULES` in their places; a name declared
+    twice, or a ``METRICS_AFTER`` that names no metric, stops the import."""
+    out = list(specs)
+    for module_name in METRIC_MODULES:
+        module = importlib.import_module(module_name)
+        after = getattr(module, "METRICS_AFTER", None)
+        names = [spec.name for spec in out]
+        if after is not None and after not in names:
+            raise ImportError(f"{module_name}.METRICS_AFTER names no registered metric: {after!r}")
+        at = len(out) if after is None else names.index(after) + 1
+        out[at:at] = module.METRICS
+    names = [spec.name for spec in out]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ImportError(f"metrics registered twice: {twice}")
+    return tuple(out)
+
+
 #: Every registered metric, name -> :class:`MetricSpec`, in output order (read-only).
-REGISTRY: Mapping[str, MetricSpec] = MappingProxyType({spec.name: spec for spec in _SPECS})
+REGISTRY: Mapping[str, MetricSpec] = MappingProxyType(
+    {spec.name: spec for spec in _collect(_SPECS)})
 
 
 def close_matches(name: Any) -> list[str]:
@@ -386,14 +301,41 @@ def close_matches(name: Any) -> list[str]:
     return list(dict.fromkeys(found))[:3]
 
 
+def _unknown(name: Any) -> InvalidValueError:
+    """The one message for a name that is not registered (the engine, ``compute`` and the CLI)."""
+    near = close_matches(name)
+    hint = f"did you mean {', '.join(near)}? " if near else ""
+    return InvalidValueError(f"unknown metric {name!r}; {hint}registered: {', '.join(REGISTRY)}")
+
+
 def _spec(name: str) -> MetricSpec:
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
-        near = close_matches(name)
-        hint = f"did you mean {', '.join(near)}? " if near else ""
-        raise InvalidValueError(f"unknown metric {name!r}; {hint}registered: "
-                                f"{', '.join(REGISTRY)}") from None
+        raise _unknown(name) from None
+
+
+def resolve_metric_names(names: Any) -> tuple[str, ...]:
+    """Registry names asked for (one name or several), checked: in the order given, each once.
+
+    Whether they apply to the data is :func:`check_applicable`'s question.
+
+    Raises
+    ------
+    InvalidValueError
+        No name, or a name that is not registered (the message names close matches).
+
+    Examples
+    --------
+    >>> resolve_metric_names(["kl", "ece", "kl"]), resolve_metric_names("ece")
+    (('kl', 'ece'), ('ece',))
+    """
+    wanted = [names] if isinstance(names, str) else list(names)
+    if not wanted:
+        raise InvalidValueError(f"no metric named; registered: {', '.join(REGISTRY)}")
+    for name in wanted:
+        _spec(name)
+    return tuple(dict.fromkeys(wanted))
 
 
 def compute(name: str, probs: Any, soft: Any = None, hard: Any = None, *, weights: Any = None,
@@ -502,8 +444,8 @@ def check_applicable(names: Any, *, scale: str = "nominal", n_labels: int | None
     """
     _check_data(scale, multilabel)
     out = []
-    for name in ([names] if isinstance(names, str) else list(names)):
-        spec = _spec(name)
+    for name in resolve_metric_names(names):
+        spec = REGISTRY[name]
         if not spec.applies(scale=scale, n_labels=n_labels, multilabel=multilabel):
             want = ", ".join(s for s in SCALES if s in spec.scales)
             want += " multi-label data" if spec.task == "multilabel" else " single-label data"

@@ -2,7 +2,9 @@
 
 :func:`results_from_values` turns merged metric values (in memory or from the
 Dask engine) into an :class:`EvaluationResult`; its ``to_dict`` is the documented
-``annokit evaluate --json`` document.
+``annokit evaluate --json`` document, and :func:`result_table` (with
+:func:`annotator_table` for the perspectivist view) the text table ``annokit evaluate``
+prints.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from annokit.core.resample import (
 from annokit.errors import InvalidValueError
 from annokit.metrics.registry import REGISTRY
 
-__all__ = ["REPLICATE_FIELDS", "Difference", "EvaluationResult", "GroupResult",
-           "interval_notes", "metric_interval", "plain_value", "results_from_values"]
+__all__ = ["REPLICATE_FIELDS", "Difference", "EvaluationResult", "GroupResult", "annotator_table",
+           "format_value", "interval_notes", "metric_interval", "metric_selection", "plain_value",
+           "result_table", "results_from_values"]
 
 #: What a bootstrap replicate holds per metric (the last axis of the engine's replicates):
 #: the metric's value and its lower and upper bound statistics (NaN for metrics without).
@@ -480,3 +483,129 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
                            for j, name in enumerate(names)}
                    for m, model in enumerate(results) if m > 0}
     return dataclasses.replace(main, models=results, comparisons=comparisons)
+
+
+# --------------------------------------------------------------------------- text tables
+
+def format_value(value: float) -> str:
+    """Four decimals; a value that rounds to zero prints as 0.0000, never -0.0000 (a float
+    rounding residue of a difference, e.g. under the gap's ">= 0" heading)."""
+    text = f"{value:.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
+def metric_selection(wanted: Any, result: EvaluationResult) -> dict[str, Any]:
+    """``metric_selection`` (``default``, ``all`` or ``names``: what ``wanted`` was) and
+    ``metric_names``, what was computed, in output order (the keys of ``metrics``)."""
+    kind = "default" if wanted is None else "all" if wanted == "all" else "names"
+    return {"metric_selection": kind, "metric_names": list(result.names)}
+
+
+def _direction(name: str) -> str:
+    """The direction column (the report's arrows in words): lower, higher or near 0."""
+    spec = REGISTRY.get(name)
+    if spec is None:
+        return ""
+    return {True: "lower", False: "higher", None: "near 0"}[spec.lower_is_better]
+
+
+def _header_lines(result: EvaluationResult) -> list[str]:
+    """Items, labels, bins; unmatched rows, dropped items, ties; temperature and target."""
+    if result.task == "multilabel":
+        ties = f"tied (item, label) cells: {result.n_ties} (policy {result.tie_policy}" + (
+            ": left out of the majority set)" if result.tie_policy == "exclude" else ")")
+    else:
+        ties = f"tied majorities: {result.n_ties} (policy {result.tie_policy})"
+    lines = [f"items: {result.n_items}   labels: {', '.join(result.labels)} ({result.scale}"
+             + (", multi-label" if result.task == "multilabel" else "") + ")   "
+             f"bins: {result.n_bins}"
+             + (f"   positive class: {result.positive_label}" if result.positive_label else ""),
+             f"unmatched prediction rows (ignored): {result.n_unmatched_predictions}   "
+             f"dropped vote items: {result.n_dropped_items}   " + ties]
+    if result.temperature is not None:
+        t = result.temperature
+        extra = (f", objective {t['objective']}, fitted on {t['n_fit_items']} items"
+                 if t["mode"] != "fixed" else "")
+        lines.append(f"temperature: {t['value']:.4g} ({t['mode']}{extra})")
+    if result.target != "votes":
+        lines.append("target: the population distribution (infinitely many annotators; "
+                     "annokit.metrics.population)"
+                     + (f"; not computed: {', '.join(result.not_computed)}"
+                        if result.not_computed else ""))
+    return lines
+
+
+def _metric_rows(result: EvaluationResult) -> list[str]:
+    """One row per metric: value, interval (with bootstrap replicates), baselines, unit,
+    direction; the interval notes below."""
+    ci = bool(result.intervals)
+    head = f"{'metric':<20}{'model':>10}" + (f"{'95% CI':>22}" if ci else "")
+    head += f"{'chance':>10}{'oracle':>10}  {'unit':<20}  better"
+    lines = ["", head, "-" * len(head)]
+    units = result.units
+    for name in result.names:
+        row = f"{name:<20}{format_value(result.metrics[name]):>10}"
+        if ci:
+            r = result.intervals[name]
+            text = ("no interval (1)" if r.method == "none"
+                    else f"[{format_value(r.low)}, {format_value(r.high)}]")
+            if r.method == "bounds" and not r.low <= r.estimate <= r.high:
+                text += " (2)"
+            row += f"{text:>22}"
+        for kind in ("chance", "oracle"):
+            row += (f"{format_value(result.baselines[kind][name]):>10}"
+                    if kind in result.baselines else f"{'':>10}")
+        lines.append(f"{row}  {units[name]:<20}  {_direction(name)}")
+    return lines + (interval_notes(result.intervals) if ci else [])
+
+
+def _group_rows(result: EvaluationResult) -> list[str]:
+    """The metrics of each group (``by``), one column per group."""
+    from annokit.core.soft_labels import ENTROPY_UNIT
+
+    groups = result.groups or []
+    what = f" (bins of human entropy, {ENTROPY_UNIT})" if result.by == "agreement" else ""
+    lines = ["", f"by {result.by}{what}: " + "   ".join(f"{g.group} ({g.n_items} items)"
+                                                       for g in groups)]
+    head = f"{'metric':<20}" + "".join(f"{g.group!s:>13}" for g in groups)
+    lines += [head, "-" * len(head)]
+    for name in result.names:
+        lines.append(f"{name:<20}" + "".join(f"{format_value(g.metrics[name]):>13}"
+                                             for g in groups))
+    return lines
+
+
+def result_table(result: EvaluationResult) -> str:
+    """``annokit evaluate``'s table: the run, one row per metric, the groups; multi-label
+    results add one column per label."""
+    lines = _header_lines(result) + _metric_rows(result)
+    if result.groups:
+        lines += _group_rows(result)
+    if result.task == "multilabel":
+        head = f"{'metric':<20}" + "".join(f"{name!s:>12}" for name in result.labels)
+        lines += ["", "per label:", head, "-" * len(head)]
+        for name, values in result.per_label.items():
+            lines.append(f"{name:<20}" + "".join(f"{values[label]:>12.4f}"
+                                                 for label in result.labels))
+    return "\n".join(lines)
+
+
+def annotator_table(view: Any) -> str:
+    """The perspectivist view (:class:`annokit.metrics.perspectivist.AnnotatorEvaluation`):
+    per-annotator scores, the pooled view, the gap, their spread and the worst annotators."""
+    lines = [(f"per annotator ({view.scale} scale): {view.n_pairs} (item, annotator) pairs, "
+             f"{view.n_items} items, {view.n_annotators} annotators; unmatched predictions "
+             f"{view.n_unmatched_predictions}, votes without a prediction "
+             f"{view.n_votes_without_prediction}")]
+    for title, scores in ((None, view.scores),
+                          ("pooled view (the model's labels pooled per item):", view.pooled),
+                          ("gap (per-annotator minus pooled, >= 0):", view.gap)):
+        lines += [title] if title else []
+        lines += [f"  {name:<26}{format_value(value):>10}" for name, value in scores.items()]
+    for name, dist in view.over_annotators.items():
+        lines.append(f"over annotators, {name}: " + "  ".join(
+            f"{k} {format_value(v)}" for k, v in dist.items()))
+    for name, rows in view.worst.items():
+        lines.append(f"worst by {name}: " + ", ".join(
+            f"{r['annotator']} ({format_value(r['value'])}, {r['n_pairs']} pairs)" for r in rows))
+    return "\n".join(lines)

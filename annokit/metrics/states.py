@@ -339,7 +339,7 @@ class AdaptiveBinnedState(MetricState):
     torchmetrics-style and torch-uncertainty implementations that cut the
     sorted items into equal-count groups split tied values by sort position
     instead; on tie-heavy data (e.g. many one-hot predictions) the two rules can
-    give noticeably different values (up to 24% on the data of issue 11), and
+    give noticeably different values (up to 24% on tie-heavy data), and
     bins here can be empty or unequal.
 
     Examples

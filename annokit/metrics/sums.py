@@ -60,25 +60,77 @@ __all__ = [
     "ITEM_QUANTITIES",
     "NAMES",
     "NO_LOG_QUANTITIES",
+    "QUANTITIES",
     "RANK_SORT_KIND",
     "TVD_QUANTITY",
     "BatchSums",
     "BinStats",
+    "Quantity",
     "check_values",
     "prepare",
     "quantity_needs",
 ]
 
+@dataclass(frozen=True)
+class Quantity:
+    """One per-item quantity: its name, the labels it is computed against, its logs and its
+    kernel group.
+
+    ``logs``: ``""`` none (the kernels' cheaper pass without logs), ``"p"`` the log of the
+    model probabilities, ``"pt"`` those of the model and of the soft labels, ``"own"`` its
+    own logs (Jensen-Shannon's, of the mixture). ``group``: the quantities a kernel computes
+    together (:data:`annokit.metrics.kernels._GROUPS`): a metric alone computes its group,
+    not every quantity; the groups without a log are computed together whenever a log is.
+    """
+
+    name: str
+    needs: str
+    logs: str
+    group: str
+
+
+#: Every per-item quantity, once, in the order of :func:`item_values` columns by default;
+#: the kernels build their column tuples, bit masks and groups from it (checked at import).
+QUANTITIES = (
+    Quantity("accuracy", "hard", "", "plain"),
+    Quantity("ent_ce", "soft", "pt", "entropy"),
+    Quantity("ent_ce_signed", "soft", "pt", "entropy"),
+    Quantity("dist_ce", "soft", "", "plain"),
+    Quantity("jsd", "soft", "own", "jsd"),
+    Quantity("kl", "soft", "pt", "entropy"),
+    Quantity("brier", "hard", "", "plain"),
+    Quantity("brier_soft", "soft", "", "plain"),
+    Quantity("nll_majority", "hard", "p", "nll"),
+    Quantity("nll", "soft", "p", "nll"),
+    Quantity("rank_cs", "soft", "", "rank"),
+    Quantity("rank_cs_tie_aware", "soft", "", "rank"),
+)
+_BY_NAME = {q.name: q for q in QUANTITIES}
+
+
+def _check_table() -> None:
+    """Names unique, ``needs``/``logs`` known, a group either all with logs or all without."""
+    if len(_BY_NAME) != len(QUANTITIES):
+        raise ImportError("sums.QUANTITIES: a per-item quantity is listed twice")
+    for q in QUANTITIES:
+        if q.needs not in ("hard", "soft") or q.logs not in ("", "p", "pt", "own"):
+            raise ImportError(f"sums.QUANTITIES: {q.name!r} has needs={q.needs!r}, "
+                              f"logs={q.logs!r}; expected needs hard or soft, logs '', p, pt "
+                              "or own")
+        if any(bool(o.logs) != bool(q.logs) for o in QUANTITIES if o.group == q.group):
+            raise ImportError(f"sums.QUANTITIES: group {q.group!r} mixes quantities with and "
+                              "without logs")
+
+
+_check_table()
+
 #: The per-item quantities, in the order of :func:`item_values` columns by default.
-ITEM_QUANTITIES = ("accuracy", "ent_ce", "ent_ce_signed", "dist_ce", "jsd", "kl", "brier",
-                   "brier_soft", "nll_majority", "nll", "rank_cs", "rank_cs_tie_aware")
+ITEM_QUANTITIES = tuple(q.name for q in QUANTITIES)
 
 #: Quantities computed against the hard labels; the others need the soft labels.
-_HARD = frozenset({"accuracy", "brier", "nll_majority"})
-#: Quantities with logs in their formula.
-_LOGS = frozenset({"ent_ce", "ent_ce_signed", "jsd", "kl", "nll_majority", "nll"})
+_HARD = frozenset(q.name for q in QUANTITIES if q.needs == "hard")
 #: The quantities without a log, in ITEM_QUANTITIES order (the kernels have a cheaper pass).
-NO_LOG_QUANTITIES = tuple(q for q in ITEM_QUANTITIES if q not in _LOGS)
+NO_LOG_QUANTITIES = tuple(q.name for q in QUANTITIES if not q.logs)
 #: The per-item quantity of DistCE, the total variation distance (Baan et al. 2022, Eq. 7).
 TVD_QUANTITY = "dist_ce"
 

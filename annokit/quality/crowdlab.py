@@ -188,6 +188,31 @@ def _majority(v: _VoteArrays, probs: np.ndarray) -> np.ndarray:
     return cand.argmax(axis=1)
 
 
+def fit_arrays(v: _VoteArrays, probs: np.ndarray,
+               likelihood: str = "shared") -> tuple[np.ndarray, np.ndarray, _Stats]:
+    """CROWDLAB's two passes on coded votes: ``(consensus, majority, stats)`` (paper section
+    3: weights at the majority vote, then again at the first posterior's top label)."""
+    peer = _peer_agreement(v)
+    mv = _majority(v, probs)
+    first = _stats(v, probs, mv, peer, likelihood)
+    top = first.post == first.post.max(axis=1, keepdims=True)
+    consensus = np.where(top.sum(axis=1) == 1, top.argmax(axis=1), mv)
+    return consensus, mv, _stats(v, probs, consensus, peer, likelihood)
+
+
+def pooled_vote_arrays(counts: np.ndarray) -> _VoteArrays:
+    """Coded votes of a count matrix with every vote from one pooled annotator: CROWDLAB's
+    inputs when annotators are unknown or treated as exchangeable (one shared weight)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    n_items, k = counts.shape
+    cells = np.arange(n_items * k)
+    flat = counts.ravel()
+    return _VoteArrays(item=np.repeat(cells // k, flat), label=np.repeat(cells % k, flat),
+                       annotator=np.zeros(int(flat.sum()), dtype=np.int64),
+                       counts=counts.astype(np.float64),
+                       n_votes=counts.sum(axis=1).astype(np.float64), n_annotators=1)
+
+
 def _keep_best(cand: np.ndarray, score: np.ndarray) -> np.ndarray:
     """Among the candidate labels of each row, keep those with the highest score."""
     masked = np.where(cand, score, -np.inf)
@@ -292,12 +317,7 @@ class CrowdLab:
         if not v.multi.any() or votes.n_labels < 2:
             raise SchemaError("CrowdLab needs two labels or more and items with two votes or "
                               "more (its weights are estimated on them); every item has one vote")
-        peer = _peer_agreement(v)
-        mv = _majority(v, probs)
-        first = _stats(v, probs, mv, peer, self.likelihood)
-        top = first.post == first.post.max(axis=1, keepdims=True)
-        consensus = np.where(top.sum(axis=1) == 1, top.argmax(axis=1), mv)
-        stats = _stats(v, probs, consensus, peer, self.likelihood)
+        consensus, mv, stats = fit_arrays(v, probs, self.likelihood)
         self._set(votes, v, consensus, mv, stats)
         return self
 

@@ -52,6 +52,47 @@ class DatasetStats(dict):
     """What :func:`dataset_stats` and :func:`multilabel_stats` return: the ``stats --json``
     object (a plain dict: keys, JSON and equality as documented) with a table view.
 
+    The keys of :func:`dataset_stats`:
+
+    ``read_as`` (the format and columns the reader chose, or None for votes built in
+    memory), ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
+    ``scale`` (the label set's level of measurement),
+    ``votes_per_item`` {min, median, max}, ``entropy`` {base, mean, median},
+    ``agreement`` {mean, median, n_unanimous, unanimous_share} (share of the top label;
+    items whose votes all carry one label), ``ties`` (items
+    whose top label is tied), ``tie_policy`` (the majority's tie policy),
+    ``majority_change`` {rate, n_changed,
+    n_compared, n_tied} or None, ``label_counts`` (votes per label),
+    ``majority_counts`` {label: items whose majority it is, ties resolved by
+    ``tie_policy``}, ``old_majority_counts`` / ``original_label_counts``
+    (when the data carry original labels), ``gold`` {n_items, majority_accuracy,
+    n_tied, tie_policy, n_unknown_label} or None (``n_items``: items whose gold is one
+    of the labels, the accuracy's denominator; ``n_unknown_label``: items whose gold
+    label is not among the votes' labels, left out; ``majority_accuracy`` is None
+    when every gold label is unknown), ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
+    ci_high, n_items, n_boot, confidence, n_invalid} (``n_invalid``: bootstrap
+    replicates on which the coefficient is undefined, left out of the interval);
+    ``percent_agreement``, ``gwet_ac1``, ``brennan_prediger`` and ``conger_kappa``
+    (:mod:`annokit.core.agreement_gwet`; Gwet 2014), the same objects with ``weights``
+    (those of the scale, :data:`~annokit.core.agreement_gwet.SCALE_WEIGHTS`: the weighted
+    versions, AC2, on ordered scales) and ``se``, Gwet's analytic standard error where it
+    equals irrCAC's (AC1/AC2 and Brennan-Prediger; None for the others), on the same
+    bootstrap replicates; items with fewer
+    than two votes are left out of their observed agreement, and ``conger_kappa`` is None
+    without annotator ids;
+    alpha is at the labels' ``level`` (ordinal, interval and ratio differences on
+    ordered scales), kappa is nominal. ``ratings``: on an ordered scale with
+    numeric labels, ``item_mean``, ``item_sd`` (sample) and ``bimodality``
+    (Sarle's coefficient; ``n_bimodal`` items above 5/9) as {mean, median,
+    n_items} over items, and ``votes``, the distribution of every vote's number
+    (:func:`annokit.quality.rating_stats.vote_values`: mean, sd, quantiles, histogram);
+    None otherwise.
+
+    Figures of unordered categories are None on scales where they mean nothing
+    (:func:`annokit.quality.rating_stats.by_scale`): ``majority_counts`` and
+    ``fleiss_kappa`` on ordered scales, and ``entropy``, ``agreement`` and ``ties`` as
+    well on interval and ratio scales (an exact value is not a category).
+
     Examples
     --------
     >>> s = dataset_stats(Votes.from_counts([[3, 1], [2, 2]], labels=["yes", "no"]), n_boot=0)
@@ -125,45 +166,8 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
 
     Returns
     -------
-    dict
-        ``read_as`` (the format and columns the reader chose, or None for votes built in
-        memory), ``n_items``, ``n_votes``, ``n_annotators`` (None when unknown), ``labels``,
-        ``scale`` (the label set's level of measurement),
-        ``votes_per_item`` {min, median, max}, ``entropy`` {base, mean, median},
-        ``agreement`` {mean, median, n_unanimous, unanimous_share} (share of the top label;
-        items whose votes all carry one label), ``ties`` (items
-        whose top label is tied), ``tie_policy`` (the majority's tie policy),
-        ``majority_change`` {rate, n_changed,
-        n_compared, n_tied} or None, ``label_counts`` (votes per label),
-        ``majority_counts`` {label: items whose majority it is, ties resolved by
-        ``tie_policy``}, ``old_majority_counts`` / ``original_label_counts``
-        (when the data carry original labels), ``gold`` {n_items, majority_accuracy,
-        n_tied, tie_policy, n_unknown_label} or None (``n_items``: items whose gold is one
-        of the labels, the accuracy's denominator; ``n_unknown_label``: items whose gold
-        label is not among the votes' labels, left out; ``majority_accuracy`` is None
-        when every gold label is unknown), ``krippendorff_alpha`` and ``fleiss_kappa`` {value, ci_low,
-        ci_high, n_items, n_boot, confidence, n_invalid} (``n_invalid``: bootstrap
-        replicates on which the coefficient is undefined, left out of the interval);
-        ``percent_agreement``, ``gwet_ac1``, ``brennan_prediger`` and ``conger_kappa``
-        (:mod:`annokit.core.agreement_gwet`; Gwet 2014), the same objects with ``weights``
-        (those of the scale, :data:`~annokit.core.agreement_gwet.SCALE_WEIGHTS`: the weighted
-        versions, AC2, on ordered scales) and ``se``, Gwet's analytic standard error where it
-        equals irrCAC's (AC1/AC2 and Brennan-Prediger; None for the others), on the same
-        bootstrap replicates; items with fewer
-        than two votes are left out of their observed agreement, and ``conger_kappa`` is None
-        without annotator ids;
-        alpha is at the labels' ``level`` (ordinal, interval and ratio differences on
-        ordered scales), kappa is nominal. ``ratings``: on an ordered scale with
-        numeric labels, ``item_mean``, ``item_sd`` (sample) and ``bimodality``
-        (Sarle's coefficient; ``n_bimodal`` items above 5/9) as {mean, median,
-        n_items} over items, and ``votes``, the distribution of every vote's number
-        (:func:`annokit.quality.rating_stats.vote_values`: mean, sd, quantiles, histogram);
-        None otherwise.
-
-        Figures of unordered categories are None on scales where they mean nothing
-        (:func:`annokit.quality.rating_stats.by_scale`): ``majority_counts`` and
-        ``fleiss_kappa`` on ordered scales, and ``entropy``, ``agreement`` and ``ties`` as
-        well on interval and ratio scales (an exact value is not a category).
+    DatasetStats
+        A dict; its keys are listed in :class:`DatasetStats`.
 
     Notes
     -----
@@ -187,17 +191,27 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
     """
     rng = seed_or_rng(seed, rng, "dataset_stats", default=0)
     counts = votes.counts()
-    names = votes.labels.names
-    per_item = counts.sum(axis=1)
-    probs = distributions(counts)
-    ent = entropy(probs, base=base)
     gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     maj = vote_majority(votes, ties=ties, rng=gen)
     published = _codes(votes, "majority_label")
     new_majority = published if published is not None and (published >= 0).all() else maj.labels
-    old = _codes(votes, "old_label")
+    result = _vote_figures(votes, counts, base, maj, new_majority)
+    result.update(_original_labels(votes, new_majority, maj))
+    result["gold"] = _gold(votes, maj)
+    result["ratings"] = rating_summary(counts, votes.labels)
+    result.update(agreement_stats(votes, counts, n_boot=n_boot, confidence=confidence,
+                                  rng=rng))
+    return DatasetStats(by_scale(result))
 
-    result: dict[str, Any] = {
+
+def _vote_figures(votes: Votes, counts: np.ndarray, base: float, maj: Any,
+                  new_majority: np.ndarray) -> dict[str, Any]:
+    """The figures of the votes themselves: sizes, votes per item, entropy, agreement, ties,
+    the counts per label and per majority label (``majority_change`` None until compared)."""
+    names = votes.labels.names
+    per_item = counts.sum(axis=1)
+    ent = entropy(distributions(counts), base=base)
+    return {
         "schema_version": STATS_SCHEMA_VERSION,
         "source": votes.source,
         "read_as": getattr(votes, "read_info", None),
@@ -219,23 +233,32 @@ def dataset_stats(votes: Votes, *, base: float = ENTROPY_BASE, n_boot: int = 100
         "label_counts": _label_counts(votes.label_index, names),
         "majority_counts": _label_counts(new_majority, names),
     }
+
+
+def _original_labels(votes: Votes, new_majority: np.ndarray, maj: Any) -> dict[str, Any]:
+    """``majority_change`` and ``old_majority_counts`` against the items' ``old_label``, and
+    ``original_label_counts`` of their ``old_labels``, where the data carry them."""
+    names = votes.labels.names
+    out: dict[str, Any] = {}
+    old = _codes(votes, "old_label")
     if old is not None:
-        result["majority_change"] = majority_change(new_majority, old, tied=maj.tied).to_dict()
-        result["old_majority_counts"] = _label_counts(old, names)
+        out["majority_change"] = majority_change(new_majority, old, tied=maj.tied).to_dict()
+        out["old_majority_counts"] = _label_counts(old, names)
     if "old_labels" in votes.item_metadata.columns:
         flat = votes.item_metadata["old_labels"].explode().dropna().to_numpy(dtype=object)
-        result["original_label_counts"] = _label_counts(
+        out["original_label_counts"] = _label_counts(
             votes.labels.encode(flat) if flat.size else np.zeros(0, dtype=np.int64), names)
-    result["gold"] = None
+    return out
+
+
+def _gold(votes: Votes, maj: Any) -> dict[str, Any] | None:
+    """The majority vote's accuracy against the gold labels, or None without gold."""
     acc = gold_accuracy(maj.labels, votes.gold)
-    if acc.n_gold:
-        result["gold"] = {"n_items": acc.n_items, "majority_accuracy": acc.accuracy,
-                          "n_tied": gold_accuracy(maj.labels, votes.gold, maj.is_tied).n_items,
-                          "tie_policy": maj.policy, "n_unknown_label": acc.n_unknown}
-    result["ratings"] = rating_summary(counts, votes.labels)
-    result.update(agreement_stats(votes, counts, n_boot=n_boot, confidence=confidence,
-                                  rng=rng))
-    return DatasetStats(by_scale(result))
+    if not acc.n_gold:
+        return None
+    return {"n_items": acc.n_items, "majority_accuracy": acc.accuracy,
+            "n_tied": gold_accuracy(maj.labels, votes.gold, maj.is_tied).n_items,
+            "tie_policy": maj.policy, "n_unknown_label": acc.n_unknown}
 
 
 def agreement_stats(votes: Votes, counts: np.ndarray, *, n_boot: int, confidence: float,

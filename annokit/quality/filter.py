@@ -1,16 +1,14 @@
 """Audited annotator filtering: scores, thresholds, ChaosNLI's gold rule.
 
-:func:`filter_annotators` scores every annotator with one method, removes the
-flagged annotators' votes, and returns the filtered votes with an
-:class:`Audit` that lists every removed annotator (score, threshold, reason,
-round), the votes and items affected, items left with too few votes and the
-total variation distance each item's soft label moved. Nothing leaves the
-votes without appearing in the audit.
+:func:`filter_annotators` scores every annotator with one method, removes the flagged
+annotators' votes, and returns the filtered votes with an :class:`Audit` that lists every
+removed annotator (score, threshold, reason, round), the votes and items affected, items left
+with too few votes and the total variation distance each item's soft label moved. Nothing
+leaves the votes without appearing in the audit.
 
-Threshold rules are applied until a fixed point: after removing the flagged
-annotators the remaining ones are scored again (their scores depend on the
-others' votes), until a round flags nobody. Hence filtering the output again
-with the same rule changes nothing.
+Threshold rules are applied until a fixed point: after removing the flagged annotators the
+remaining ones are scored again (their scores depend on the others' votes), until a round flags
+nobody. Hence filtering the output again with the same rule changes nothing.
 """
 
 from __future__ import annotations
@@ -68,14 +66,14 @@ CHAOSNLI_MAX_WRONG_RUN = 4
 
 METHODS = ("ds", "onecoin", "mace", "agreement", "gold", "entropy")
 
-#: Score below the threshold -> flagged. Scores: ds = Raykar-Yu spammer score of the
-#: Dawid-Skene confusion matrices (0 spammer .. 1 perfect); onecoin = one-coin skill
-#: minus chance (1/n_labels), rescaled to [0, 1]; mace = MACE competence; agreement =
-#: mean share of co-annotators agreeing, minus chance, rescaled; gold = accuracy on
-#: gold items; entropy = normalised label-usage entropy. The defaults were chosen from
-#: the injected-spammer study (recipes/spammer_study.py) on RTE, dog, bluebirds and face:
-#: each is the value where uniform-random spammers with 20+ votes are caught with high
-#: recall while annotators significantly better than chance are rarely removed.
+#: Score below the threshold -> flagged. Scores: ds = Raykar-Yu spammer score of the Dawid-Skene
+#: confusion matrices (0 spammer .. 1 perfect); onecoin = one-coin skill minus chance
+#: (1/n_labels), rescaled to [0, 1]; mace = MACE competence; agreement = mean share of
+#: co-annotators agreeing, minus chance, rescaled; gold = accuracy on gold items; entropy =
+#: normalised label-usage entropy. The defaults were chosen from the injected-spammer study
+#: (recipes/spammer_study.py) on RTE, dog, bluebirds and face: each is the value where
+#: uniform-random spammers with 20+ votes are caught with high recall while annotators
+#: significantly better than chance are rarely removed.
 DEFAULT_THRESHOLDS = {"ds": 0.15, "onecoin": 0.25, "mace": 0.3, "agreement": 0.1,
                       "gold": CHAOSNLI_MIN_GOLD_ACCURACY, "entropy": 0.1}
 
@@ -145,10 +143,10 @@ class AnnotatorFlags:
     method : str
     threshold : float
     table : DataFrame
-        One row per annotator: ``annotator``, ``n_votes``, ``score`` (NaN without
-        evidence), ``flagged``, ``reason`` (None when not flagged), ``alpha_without``
-        (Krippendorff's alpha at the labels' level without the annotator; NaN when undefined)
-        and ``alpha_change`` (its difference from alpha with everyone).
+        One row per annotator: ``annotator``, ``n_votes``, ``score`` (NaN without evidence),
+        ``flagged``, ``reason`` (None when not flagged), ``alpha_without`` (Krippendorff's alpha
+        at the labels' level without the annotator; NaN when undefined) and ``alpha_change``
+        (its difference from alpha with everyone).
     gold : GoldAccuracy or None
         Under ``method="gold"``: the gold items scored (``n_items``) and those whose gold label
         is not among the votes' labels (``n_unknown``, never right or wrong).
@@ -283,13 +281,13 @@ class Audit:
         Scoring rounds run; the last one flags nobody (a fixed point), except under
         ``top_fraction`` (one round) or when ``max_rounds`` was reached.
     annotators : DataFrame
-        One row per removed annotator: ``annotator``, ``n_votes``, ``score``,
-        ``threshold``, ``reason``, ``round``.
+        One row per removed annotator: ``annotator``, ``n_votes``, ``score``, ``threshold``,
+        ``reason``, ``round``.
     items : DataFrame
-        One row per item of the input: ``item``, ``n_votes_before``,
-        ``n_votes_after``, ``removed`` (no vote left), ``too_few_votes`` (kept but
-        below ``min_votes``), ``tvd`` (total variation distance between the vote
-        distributions before and after; NaN for removed items), ``majority_changed``.
+        One row per item of the input: ``item``, ``n_votes_before``, ``n_votes_after``,
+        ``removed`` (no vote left), ``too_few_votes`` (kept but below ``min_votes``), ``tvd``
+        (total variation distance between the vote distributions before and after; NaN for
+        removed items), ``majority_changed``.
     n_votes_before, n_votes_after, n_annotators_before, n_annotators_after : int
     min_votes : int
     """
@@ -400,18 +398,11 @@ def write_filtered(votes: Votes, audit: Audit, out: str | os.PathLike,
     return out, audit_path
 
 
-def filter_annotators(
-    votes: Votes,
-    *,
-    method: str,
-    threshold: float | None = None,
-    top_fraction: float | None = None,
-    gold: Any = None,
-    min_votes: int = 2,
-    max_wrong_run: int | None = None,
-    max_rounds: int = 20,
-    rng: np.random.Generator | int | None = 0, seed: int | None = None,
-) -> tuple[Votes, Audit]:
+def filter_annotators(votes: Votes, *, method: str, threshold: float | None = None,
+                      top_fraction: float | None = None, gold: Any = None, min_votes: int = 2,
+                      max_wrong_run: int | None = None, max_rounds: int = 20,
+                      rng: np.random.Generator | int | None = 0,
+                      seed: int | None = None) -> tuple[Votes, Audit]:
     """Remove low-quality annotators and report exactly what was removed.
 
     Parameters
@@ -419,17 +410,16 @@ def filter_annotators(
     votes : Votes
         With annotator ids.
     method : {"ds", "onecoin", "mace", "agreement", "gold", "entropy"}
-        The score (see :func:`annotator_scores`). ``"gold"`` is ChaosNLI's rule:
-        accuracy on gold items below ``threshold`` (default 0.75) or at least
-        ``max_wrong_run`` (default 4) consecutive wrong gold answers in vote order.
+        The score (see :func:`annotator_scores`). ``"gold"`` is ChaosNLI's rule: accuracy on
+        gold items below ``threshold`` (default 0.75) or at least ``max_wrong_run`` (default 4)
+        consecutive wrong gold answers in vote order.
     threshold : float, optional
-        Annotators scoring below it are removed. Default
-        ``DEFAULT_THRESHOLDS[method]`` unless ``top_fraction`` is given.
+        Annotators scoring below it are removed. Default ``DEFAULT_THRESHOLDS[method]`` unless
+        ``top_fraction`` is given.
     top_fraction : float in (0, 1), optional
-        Instead of a threshold, remove this fraction of the annotators with
-        votes, lowest scores first (rounded up; one round only). Re-applying a
-        fraction removes more; for an idempotent rule re-use
-        ``audit.threshold``.
+        Instead of a threshold, remove this fraction of the annotators with votes, lowest
+        scores first (rounded up; one round only). Re-applying a fraction removes more; for an
+        idempotent rule re-use ``audit.threshold``.
     gold : array-like of shape (n_items,), optional
         Gold codes (-1 = none); default ``votes.gold``.
     min_votes : int, default=2
@@ -438,16 +428,15 @@ def filter_annotators(
         Gold rule only; default 4 (ChaosNLI).
     max_rounds : int, default=20
         Bound on the fixed-point iteration of threshold rules.
-    rng : numpy Generator, int or None, default=0
-        Seeds MACE; fixed by default so that the filter is reproducible.
-    seed : int, optional
-        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
+    rng, seed : numpy Generator, int or None, default=0; int, optional
+        Seeds MACE (fixed by default: the filter is reproducible); ``seed`` is the same as
+        ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
     filtered : Votes
-        The votes of the kept annotators (vote order preserved); items left
-        with no vote are removed (and listed in the audit).
+        The votes of the kept annotators (vote order preserved); items left with no vote are
+        removed (and listed in the audit).
     audit : Audit
 
     Raises
@@ -455,8 +444,8 @@ def filter_annotators(
     SchemaError
         No annotator ids, or the gold rule without gold labels.
     InvalidValueError
-        An unknown method, both threshold and top_fraction, a threshold that is
-        not finite or would remove every annotator.
+        An unknown method, both threshold and top_fraction, a threshold that is not finite or
+        would remove every annotator.
 
     Examples
     --------
@@ -469,7 +458,26 @@ def filter_annotators(
     """
     rng = seed_or_rng(seed, rng, "filter_annotators", default=0)
     votes = require_annotators(votes, "filter_annotators")
-    annotators, annotator_ids = votes.annotator_codes("filter_annotators")
+    threshold, max_wrong_run, g = _checked(votes, method, threshold, top_fraction, min_votes,
+                                           max_rounds, max_wrong_run, gold)
+    run = _Rounds(votes, method, top_fraction, g, max_wrong_run, rng)
+    threshold, converged = run.run(threshold, max_rounds)
+    run.notes += [] if converged else [warn_unconverged(max_rounds)]
+    audit = _build_audit(votes, run.current, run.keep_vote, method, threshold, top_fraction,
+                         run.n_rounds, run.rows, min_votes, run.notes)
+    too_few = int(audit.items.too_few_votes.sum())
+    if too_few:
+        warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
+                      "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
+    return run.current.compact_annotators(), audit
+
+
+def _checked(votes: Votes, method: str, threshold: float | None, top_fraction: float | None,
+             min_votes: int, max_rounds: int, max_wrong_run: int | None,
+             gold: Any) -> tuple[float | None, int | None, np.ndarray]:
+    """:func:`filter_annotators`' options checked: the threshold (the method's default unless
+    a fraction is given), the gold rule's longest run of wrong answers, and the gold codes."""
+    votes.annotator_codes("filter_annotators")
     check_option("method", method, METHODS)
     check_positive_int("min_votes", min_votes)
     check_positive_int("max_rounds", max_rounds)
@@ -487,51 +495,52 @@ def filter_annotators(
                                 "(CLI: --threshold)")
     g = _require_gold(votes, method, gold)
     if method == "gold":
-        if max_wrong_run is None:
-            max_wrong_run = CHAOSNLI_MAX_WRONG_RUN
+        max_wrong_run = CHAOSNLI_MAX_WRONG_RUN if max_wrong_run is None else max_wrong_run
         check_positive_int("max_wrong_run", max_wrong_run)
     elif max_wrong_run is not None:
         raise InvalidValueError("max_wrong_run applies only to method='gold'")
+    return threshold, max_wrong_run, g
 
-    keep_vote = np.ones(votes.n_votes, dtype=bool)
-    removed = np.zeros(len(annotator_ids), dtype=bool)
-    rows: list[dict[str, Any]] = []
-    notes: list[str] = []
-    n_rounds = 0
-    current = votes
-    converged = False
-    for n_rounds in range(1, max_rounds + 1):
-        flagged, scores, reasons, used = _flag(current, method, threshold, top_fraction, g[
-            _item_map(votes, current)], max_wrong_run, rng)
-        flagged &= ~removed
-        if top_fraction is not None:
-            threshold = used
-        if not flagged.any():
-            converged = True
-            break
-        rows += audit_rows(annotator_ids, flagged, current.votes_per_annotator(), scores,
-                           used, reasons, n_rounds)
-        removed |= flagged
-        keep_vote = ~removed[annotators]
-        if not keep_vote.any():
-            raise InvalidValueError(
-                f"the {method} filter would remove every annotator; lower --threshold "
-                "(Python: threshold=)"
-            )
-        current = votes.select_votes(keep_vote, keep_annotators=True)
-        if top_fraction is not None:
-            converged = True
-            break
-    if not converged:
-        notes.append(warn_unconverged(max_rounds))
 
-    audit = _build_audit(votes, current, keep_vote, method, threshold, top_fraction, n_rounds,
-                         rows, min_votes, notes)
-    too_few = int(audit.items.too_few_votes.sum())
-    if too_few:
-        warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
-                      "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
-    return current.compact_annotators(), audit
+class _Rounds:
+    """The filter's rounds: score the annotators still in, remove those flagged, until none is
+    flagged (a threshold's fixed point) or after one round (a fraction)."""
+
+    def __init__(self, votes: Votes, method: str, top_fraction: float | None, gold: np.ndarray,
+                 max_wrong_run: int | None, rng: Any) -> None:
+        self.votes, self.method, self.top_fraction = votes, method, top_fraction
+        self.gold, self.max_wrong_run, self.rng = gold, max_wrong_run, rng
+        self.annotators, self.annotator_ids = votes.annotator_codes("filter_annotators")
+        self.keep_vote = np.ones(votes.n_votes, dtype=bool)
+        self.removed = np.zeros(len(self.annotator_ids), dtype=bool)
+        self.rows: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.n_rounds, self.current = 0, votes
+
+    def run(self, threshold: float | None, max_rounds: int) -> tuple[float | None, bool]:
+        """Every round; returns the threshold used (a fraction's score cut) and whether the
+        rounds stopped before ``max_rounds``."""
+        for self.n_rounds in range(1, max_rounds + 1):
+            flagged, scores, reasons, used = _flag(
+                self.current, self.method, threshold, self.top_fraction,
+                self.gold[_item_map(self.votes, self.current)], self.max_wrong_run, self.rng)
+            flagged &= ~self.removed
+            if self.top_fraction is not None:
+                threshold = used
+            if not flagged.any():
+                return threshold, True
+            self.rows += audit_rows(self.annotator_ids, flagged,
+                                    self.current.votes_per_annotator(), scores, used, reasons,
+                                    self.n_rounds)
+            self.removed |= flagged
+            self.keep_vote = ~self.removed[self.annotators]
+            if not self.keep_vote.any():
+                raise InvalidValueError(f"the {self.method} filter would remove every "
+                                        "annotator; lower --threshold (Python: threshold=)")
+            self.current = self.votes.select_votes(self.keep_vote, keep_annotators=True)
+            if self.top_fraction is not None:
+                return threshold, True
+        return threshold, False
 
 
 def audit_rows(annotator_ids: np.ndarray, flagged: np.ndarray, n_votes: np.ndarray,
@@ -625,14 +634,10 @@ def _build_audit(before: Votes, after: Votes, keep_vote, method, threshold, top_
     maj_before = break_ties(counts_before == counts_before.max(axis=1, keepdims=True))
     maj_after = break_ties(counts_after == counts_after.max(axis=1, keepdims=True))
     items = pd.DataFrame({
-        "item": before.item_ids.astype(object),
-        "n_votes_before": n_before,
-        "n_votes_after": n_after,
-        "removed": ~kept,
-        "too_few_votes": kept & (n_after < min_votes),
-        "tvd": moved,
-        "majority_changed": kept & (maj_before != maj_after),
-    })
+        "item": before.item_ids.astype(object), "n_votes_before": n_before,
+        "n_votes_after": n_after, "removed": ~kept,
+        "too_few_votes": kept & (n_after < min_votes), "tvd": moved,
+        "majority_changed": kept & (maj_before != maj_after)})
     annotators = pd.DataFrame(rows, columns=["annotator", "n_votes", "score", "threshold",
                                              "reason", "round"])
     active_before = int((before.votes_per_annotator() > 0).sum())
@@ -642,5 +647,4 @@ def _build_audit(before: Votes, after: Votes, keep_vote, method, threshold, top_
         n_votes_before=before.n_votes, n_votes_after=int(keep_vote.sum()),
         n_annotators_before=active_before,
         n_annotators_after=int((after.votes_per_annotator() > 0).sum()),
-        min_votes=min_votes, notes=notes,
-    )
+        min_votes=min_votes, notes=notes)

@@ -114,43 +114,14 @@ def annotator_stats(votes: Votes, *, gold: Any = None, alpha: bool = True) -> pd
     """
     votes = require_annotators(votes, "annotator_stats")
     ann, annotator_ids = votes.annotator_codes("annotator_stats")
-    n_ann, n_labels = len(annotator_ids), votes.n_labels
-    item, lab = votes.item_index, votes.label_index
+    n_ann = len(annotator_ids)
     counts = votes.counts()
-    m = counts.sum(axis=1)
     n_votes = np.bincount(ann, minlength=n_ann)
-
-    def per_ann_mean(values, mask):
-        num = np.bincount(ann[mask], weights=values[mask], minlength=n_ann)
-        den = np.bincount(ann[mask], minlength=n_ann)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(den > 0, num / den, np.nan), den
-
-    m_v = m[item]
-    shared = m_v >= 2
-    same = counts[item, lab]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pair_agree = (same - 1) / (m_v - 1)
-    agreement, _ = per_ann_mean(np.where(shared, pair_agree, 0.0), shared)
-
-    loo = counts[item].astype(np.int64)
-    loo[np.arange(len(lab)), lab] -= 1
-    top = loo == loo.max(axis=1, keepdims=True)
-    loo_hit = top[np.arange(len(lab)), lab] / top.sum(axis=1)
-    loo_agreement, _ = per_ann_mean(np.where(shared, loo_hit, 0.0), shared)
-
+    agreement, loo_agreement = _agreement_columns(votes, ann, n_ann, counts)
     g = gold_codes(votes, gold, what="annotator_stats")
-    g_v = g[item]
-    on_gold = g_v >= 0
-    gold_acc, n_gold = per_ann_mean((lab == g_v).astype(np.float64), on_gold)
-
-    usage = votes.annotator_label_counts().astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = usage / usage.sum(axis=1, keepdims=True)
-        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-        ent = -terms.sum(axis=1) / np.log(n_labels) if n_labels > 1 else np.zeros(n_ann)
-    ent = np.where(n_votes > 0, np.maximum(ent, 0.0), np.nan)
-
+    g_v = g[votes.item_index]
+    gold_acc, n_gold = _per_annotator_mean(ann, n_ann, (votes.label_index == g_v).astype(
+        np.float64), g_v >= 0)
     table = pd.DataFrame({
         "annotator": annotator_ids.astype(object),
         "n_votes": n_votes,
@@ -159,7 +130,7 @@ def annotator_stats(votes: Votes, *, gold: Any = None, alpha: bool = True) -> pd
         "n_gold": n_gold,
         "gold_accuracy": gold_acc,
         "max_consecutive_wrong": max_consecutive_wrong(votes, g),
-        "label_entropy": ent,
+        "label_entropy": _label_entropy(votes, n_votes),
     })
     if alpha:
         without = _alpha_without(votes, counts)
@@ -167,6 +138,47 @@ def annotator_stats(votes: Votes, *, gold: Any = None, alpha: bool = True) -> pd
         table["alpha_without"] = without
         table["alpha_delta"] = total - without
     return table
+
+
+def _per_annotator_mean(ann: np.ndarray, n_ann: int, values: np.ndarray, mask: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Each annotator's mean of ``values`` over their votes in ``mask`` (NaN for none), and
+    how many votes that is."""
+    num = np.bincount(ann[mask], weights=values[mask], minlength=n_ann)
+    den = np.bincount(ann[mask], minlength=n_ann)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan), den
+
+
+def _agreement_columns(votes: Votes, ann: np.ndarray, n_ann: int, counts: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """``agreement`` (the share of the other votes on the item that agree with the vote) and
+    ``loo_majority_agreement`` (a tie among the others counts ``1 / n_tied``), per annotator
+    over their votes on items with another vote."""
+    item, lab = votes.item_index, votes.label_index
+    m_v = counts.sum(axis=1)[item]
+    shared = m_v >= 2
+    same = counts[item, lab]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pair_agree = (same - 1) / (m_v - 1)
+    agreement, _ = _per_annotator_mean(ann, n_ann, np.where(shared, pair_agree, 0.0), shared)
+    loo = counts[item].astype(np.int64)
+    loo[np.arange(len(lab)), lab] -= 1
+    top = loo == loo.max(axis=1, keepdims=True)
+    loo_hit = top[np.arange(len(lab)), lab] / top.sum(axis=1)
+    loo_agreement, _ = _per_annotator_mean(ann, n_ann, np.where(shared, loo_hit, 0.0), shared)
+    return agreement, loo_agreement
+
+
+def _label_entropy(votes: Votes, n_votes: np.ndarray) -> np.ndarray:
+    """The normalised entropy of each annotator's label usage (NaN without votes)."""
+    n_labels = votes.n_labels
+    usage = votes.annotator_label_counts().astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = usage / usage.sum(axis=1, keepdims=True)
+        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+        ent = -terms.sum(axis=1) / np.log(n_labels) if n_labels > 1 else np.zeros(len(n_votes))
+    return np.where(n_votes > 0, np.maximum(ent, 0.0), np.nan)
 
 
 def _alpha_without(votes: Votes, counts: np.ndarray) -> np.ndarray:

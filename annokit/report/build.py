@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ import pandas as pd
 
 import annokit
 from annokit.core.annotator_agreement import alpha_influence, annotator_pairs, pair_matrix
-from annokit.core.checks import check_int, check_open_unit
+from annokit.core.checks import check_int, check_open_unit, check_option
 from annokit.core.jsonable import finite_or_none
 from annokit.core.soft_labels import (
     ENTROPY_BASE,
@@ -50,19 +49,27 @@ from annokit.core.votes import Votes
 from annokit.errors import DegenerateInputWarning, InputError, InvalidValueError, SchemaError
 from annokit.metrics.ceiling import default_votes_per_half, split_half_ceiling
 from annokit.metrics.engine import EvaluationResult, evaluate
-from annokit.metrics.records import AlignedRecords, agreement_bins, agreement_entropy
+from annokit.metrics.records import AlignedRecords, agreement_entropy
 from annokit.metrics.registry import REGISTRY
+from annokit.report.binning import (
+    HIST_BINS,
+    AgreementBins,
+    agreement_binning,
+    entropy_edges,
+    population_entropy,
+)
 from annokit.report.inputs import ModelPredictions
+from annokit.report.intervals import as_interval, bin_interval, noted
 from annokit.report.model import (
     AnnotatorPairs,
     AnnotatorQuality,
     AnnotatorRow,
     BinCeiling,
     BinMetrics,
-    Binning,
     Histogram,
     HumanCeiling,
     Interval,
+    LabelDistribution,
     MetricInfo,
     ModelReport,
     PairwiseDifference,
@@ -72,6 +79,8 @@ from annokit.report.model import (
     SubsamplingPoint,
     SubsamplingRecommendation,
 )
+from annokit.report.options import BIN_ON, ReportOptions
+from annokit.report.population_figures import population_section
 from annokit.report.sections import (
     ORDERED_SCALES,
     binary_section,
@@ -80,29 +89,9 @@ from annokit.report.sections import (
     perspectivist_section,
 )
 
-__all__ = ["build_report", "histogram_edges"]
+__all__ = ["build", "build_report", "histogram_edges"]
 
-_HIST_BINS = 20
-#: An agreement bin with fewer items than this per confidence bin (``n < 20 n_bins``) shows a
-#: note instead of its binned calibration figures: their plug-in is mostly bias there
-#: (docs/guides/trust.md).
-MIN_ITEMS_PER_CONFIDENCE_BIN = 20
 _TIES: TiePolicy = "first"
-
-
-@contextmanager
-def _noted(notes: list[str], prefix: str = ""):
-    """Turn the DegenerateInputWarnings raised inside into report notes (each message once)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DegenerateInputWarning)
-        yield
-    for w in caught:
-        if issubclass(w.category, DegenerateInputWarning):
-            msg = f"{prefix}{w.message}"
-            if msg not in notes:
-                notes.append(msg)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _as_predictions(name: str, value: Any, votes: Votes) -> ModelPredictions:
@@ -141,7 +130,7 @@ def _records(models: Sequence[ModelPredictions], votes: Votes, counts: np.ndarra
 
 
 def histogram_edges(unit: str, values: Sequence[np.ndarray], *, n_labels: int,
-                    signed: bool = False, n_bins: int = _HIST_BINS) -> np.ndarray:
+                    signed: bool = False, n_bins: int = HIST_BINS) -> np.ndarray:
     """Edges shared by the histograms of one per-item quantity of several models.
 
     The range starts at the quantity's natural scale, which the data may
@@ -174,23 +163,6 @@ def _none_list(a: np.ndarray | None, n: int) -> list[float | None]:
     return [None] * n if a is None else [finite_or_none(v) for v in a]
 
 
-def _bin_interval(name: str, n_items: int, n_bins: int, estimate: float, ci: Any) -> Interval:
-    """An agreement bin's figure, or a note for a binned metric on too few items."""
-    if "n_bins" in REGISTRY[name].options and 0 < n_items < MIN_ITEMS_PER_CONFIDENCE_BIN * n_bins:
-        return Interval(estimate=None, method=None if ci is None else ci.method,
-                        note=f"not shown: {n_items} items in {n_bins} confidence bins, fewer "
-                             f"than {MIN_ITEMS_PER_CONFIDENCE_BIN} per bin; the plug-in "
-                             "estimate would be mostly its upward bias")
-    return _as_interval(estimate, ci)
-
-
-def _as_interval(estimate: float, ci: Any = None) -> Interval:
-    if ci is None:
-        return Interval(estimate=estimate)
-    return Interval(estimate=estimate, low=ci.low, high=ci.high, method=ci.method,
-                    note=ci.reason or None)
-
-
 def _reliability(probs: np.ndarray, labels: np.ndarray, human: np.ndarray,
                  n_bins: int) -> Reliability:
     from annokit.metrics.calibration import reliability_diagram
@@ -221,13 +193,13 @@ def _model_reports(models: Sequence[ModelPredictions], result: EvaluationResult,
     for m in models:
         res, rec = per_model[m.name], records[m.name]
         per_bin = [BinMetrics(bin=b, n=g.n_items,
-                              metrics={k: _bin_interval(k, g.n_items, n_bins, g.metrics[k],
+                              metrics={k: bin_interval(k, g.n_items, n_bins, g.metrics[k],
                                                         g.intervals.get(k)) for k in names})
                    for b, g in enumerate(res.groups or [])]
         out.append(ModelReport(
             name=m.name, sources=[str(s) for s in m.sources], n_items=rec.n_items,
             temperature=m.temperature, temperature_note=m.temperature_note,
-            metrics={k: _as_interval(res.metrics[k], res.intervals.get(k)) for k in names},
+            metrics={k: as_interval(res.metrics[k], res.intervals.get(k)) for k in names},
             per_bin=per_bin,
             reliability=_reliability(rec.probs, rec.majority.labels, rec.human, n_bins),
             histograms={k: _histogram(frames[m.name][k].to_numpy(), edges[k]) for k in hist_keys},
@@ -281,24 +253,14 @@ def _check_options(n_boot: Any, confidence: Any, seed: Any) -> None:
 
 
 def build_report(
-    votes: Votes,
-    models: Sequence[ModelPredictions] | Mapping[str, Any],
-    *,
-    bins: int | Sequence[float] = 5,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    n_bins: int = 10,
-    metrics: Sequence[str] | None = None,
-    ceiling: bool = True,
-    votes_per_half: int | None = None,
-    subsampling: Sequence[Mapping[str, Any]] | None = None,
-    subsampling_recommendation: Mapping[str, Any] | None = None,
-    title: str | None = None,
-    quality_methods: Sequence[str] = ("ds", "agreement"),
-    positive: int | str | None = None,
-    annotator_predictions: Any = None,
-    seed: int = 0,
-    progress: Callable[[str], None] | None = None,
+    votes: Votes, models: Sequence[ModelPredictions] | Mapping[str, Any], *,
+    bins: int | Sequence[float] = 5, n_boot: int = 1000, confidence: float = 0.95,
+    n_bins: int = 10, metrics: Sequence[str] | None = None, ceiling: bool = True,
+    votes_per_half: int | None = None, subsampling: Sequence[Mapping[str, Any]] | None = None,
+    subsampling_recommendation: Mapping[str, Any] | None = None, title: str | None = None,
+    quality_methods: Sequence[str] = ("ds", "agreement"), positive: int | str | None = None,
+    annotator_predictions: Any = None, seed: int = 0, bin_on: str = "votes",
+    population: str = "auto", progress: Callable[[str], None] | None = None,
 ) -> Report:
     """Build the agreement-binned analysis report.
 
@@ -307,55 +269,16 @@ def build_report(
     votes : Votes
         The human votes; define the items and the label order.
     models : sequence of ModelPredictions, or mapping of name to probs or AlignedRecords
-        Predictions aligned with ``votes`` (row i = ``votes.item_ids[i]``,
-        columns in ``votes.labels`` order), e.g. ``AlignedRecords.probs``.
-        Later models are compared with the first.
-    bins : int or sequence of float, default 5
-        Agreement bins: the number of equal-count human-entropy quantile bins,
-        or explicit edges in nats (:func:`annokit.metrics.records.agreement_bins`).
-    n_boot : int, default 1000
-        Poisson-bootstrap replicates over items (0: no intervals).
-    confidence : float, default 0.95
-        Coverage of the percentile intervals.
-    n_bins : int, default 10
-        Equal-width confidence bins of the binned metrics (ECE, SMECE, ...) and
-        of the reliability diagrams.
-    metrics : sequence of str, optional
-        Registry names to report; default every registered metric.
-    ceiling : bool, default True
-        Compute the split-half human ceiling (needs items with >= 2 votes).
-    votes_per_half : int, optional
-        Votes per half in the ceiling (default: half the median number of votes
-        per item); items with fewer than twice that many votes are left out and counted.
-    subsampling : sequence of mapping, optional
-        A precomputed "how many annotations are enough" curve: rows with ``k``,
-        ``tvd_mean``, ``tvd_low``, ``tvd_high`` and optionally ``jsd_mean``,
-        ``kl_mean``, ``majority_agreement``, ``entropy_bias``
-        (:func:`annokit.report.inputs.subsampling_rows`).
-    subsampling_recommendation : mapping, optional
-        The recommended k with its interval and tolerance
-        (:meth:`annokit.subsample.Recommendation.to_dict`: ``k``, ``k_low``, ``k_high``,
-        ``epsilon``, ``source``, ``target``); default: the ``recommendation`` attribute
-        of ``subsampling`` when it has one (as :func:`~annokit.report.inputs.subsampling_rows`
-        returns).
-    title : str, optional
-    quality_methods : sequence of str, default ("ds", "agreement")
-        Annotator-quality scores (:func:`annokit.quality.annotator_scores`)
-        reported when the votes carry annotator ids; empty to skip.
-    positive : str or int, optional
-        Two labels only: the positive class of ``ece_binary``, ``mce_binary`` and
-        the positive-class reliability diagrams, a label name or index (default:
-        the second label); passed to the engine as ``metric_options={"positive": ...}``.
-    annotator_predictions : DataFrame or path, optional
-        Predictions per (item, annotator)
-        (:func:`annokit.metrics.perspectivist.read_annotator_predictions`): adds the
-        per-annotator evaluation (:func:`annokit.metrics.perspectivist.evaluate_annotators`
-        on the votes' scale). Items and annotators must be the votes'.
-    seed : int, default 0
-        Seeds the bootstrap (with the item ids) and the ceiling split; the same
-        seed gives the same report.
-    progress : callable, optional
-        Called with a short stage name after each stage (for progress bars).
+        Predictions aligned with ``votes`` (row i = ``votes.item_ids[i]``, columns in
+        ``votes.labels`` order), e.g. ``AlignedRecords.probs``. Later models are compared
+        with the first.
+    bins, n_boot, confidence, n_bins, metrics, ceiling, votes_per_half, title, quality_methods
+        As the fields of the same name of :class:`~annokit.report.options.ReportOptions`;
+        :func:`build` takes that object itself (and its other report options).
+    positive, seed, bin_on, population
+        Likewise.
+    subsampling, subsampling_recommendation, annotator_predictions, progress
+        As for :func:`build`.
 
     Returns
     -------
@@ -364,9 +287,8 @@ def build_report(
     Raises
     ------
     InputError
-        If predictions do not match the votes' shape, or options are invalid (a
-        ``positive`` that is not one of two labels; annotator predictions naming an
-        item or annotator the votes do not have).
+        Predictions that do not match the votes' shape, or invalid options (a ``positive`` that
+        is not one of two labels; annotator predictions naming an unknown item or annotator).
 
     Examples
     --------
@@ -376,7 +298,118 @@ def build_report(
     >>> [b.n for b in rep.models[0].per_bin], rep.models[0].metrics["accuracy"].estimate
     ([2, 2], 1.0)
     """
+    options = ReportOptions(bins=bins, n_boot=n_boot, confidence=confidence, n_bins=n_bins,
+                            metrics=metrics, ceiling=ceiling, votes_per_half=votes_per_half,
+                            title=title, quality_methods=quality_methods, positive=positive,
+                            seed=seed, bin_on=bin_on, population=population)
+    return build(votes, models, options, subsampling=subsampling,
+                 subsampling_recommendation=subsampling_recommendation,
+                 annotator_predictions=annotator_predictions, progress=progress)
+
+
+def build(votes: Votes, models: Sequence[ModelPredictions] | Mapping[str, Any],
+          options: ReportOptions, *, subsampling: Sequence[Mapping[str, Any]] | None = None,
+          subsampling_recommendation: Mapping[str, Any] | None = None,
+          annotator_predictions: Any = None,
+          progress: Callable[[str], None] | None = None) -> Report:
+    """The report of ``models`` on ``votes`` with ``options``: bins, model sections, assembly.
+
+    Parameters
+    ----------
+    votes, models
+        As for :func:`build_report`.
+    options : ReportOptions
+        Its report options (those of the workflow that reads files are not read here).
+    subsampling : sequence of mapping, optional
+        A precomputed "how many annotations are enough" curve
+        (:func:`annokit.report.inputs.subsampling_rows`).
+    subsampling_recommendation : mapping, optional
+        The recommended k (:meth:`annokit.subsample.Recommendation.to_dict`); default: the
+        ``recommendation`` attribute of ``subsampling`` when it has one.
+    annotator_predictions : DataFrame or path, optional
+        Predictions per (item, annotator) (:func:`annokit.report.inputs.load_annotator_predictions`):
+        the per-annotator evaluation. Items and annotators must be the votes'.
+    progress : callable, optional
+        Called with a short stage name after each stage (for progress bars).
+    """
     step = progress or (lambda _name: None)
+    models = _model_list(models, votes)
+    _check_options(options.n_boot, options.confidence, options.seed)
+    check_positive(options.positive, tuple(votes.labels.names))
+    counts, human = human_rows(votes, slice(None))  # soft labels only: their distributions
+    bins = agreement_binning(_cut_entropy(votes, counts, human, options), options.bins,
+                             cut_on=options.bin_on)
+    step("binning")
+
+    records = _records(models, votes, counts)
+    result = _evaluate(records, models, bins, options)
+    reports, human_distribution = _model_sections(models, result, records, human, bins,
+                                                  options.n_bins)
+    population = population_section(votes, records, result.names, bins.groups, options,
+                                    bins.notes)
+    step("models")
+    human_ceiling = None
+    if options.ceiling:
+        human_ceiling = _ceiling(votes, bins.groups, options.votes_per_half, result.names,
+                                 options.n_bins, options.seed, bins.notes)
+    step("ceiling")
+    annotator_quality, perspectivist = _annotator_sections(
+        votes, options.quality_methods, annotator_predictions, result.scale, bins.notes)
+    step("annotators")
+    report = Report(
+        annokit_version=annokit.__version__,
+        title=options.title or "annokit agreement-binned report",
+        labels=list(votes.labels.names), scale=result.scale,
+        positive_label=result.positive_label,
+        dataset=_dataset_summary(votes, n_boot=min(int(options.n_boot), 1000),
+                                 seed=int(options.seed), notes=bins.notes),
+        metrics=_metric_infos(result.names), binning=bins.binning, models=reports,
+        baselines={kind: {k: vals[k] for k in result.names}
+                   for kind, vals in result.baselines.items()},
+        comparisons=_comparisons(result),
+        human_entropy=_histogram(bins.entropy, entropy_edges(counts.shape[1])),
+        human_ceiling=human_ceiling, annotator_quality=annotator_quality,
+        human_distribution=human_distribution, perspectivist=perspectivist,
+        population=population,
+        subsampling=[SubsamplingPoint(**{k: row.get(k) for k in SubsamplingPoint.model_fields})
+                     for row in subsampling] if subsampling else None,
+        subsampling_recommendation=_recommendation(subsampling, subsampling_recommendation),
+        settings=Settings(seed=int(options.seed), n_boot=int(options.n_boot),
+                          confidence=options.confidence, n_bins=options.n_bins,
+                          tie_policy=result.tie_policy),
+        notes=bins.notes)
+    step("done")
+    return report
+
+
+def _cut_entropy(votes: Votes, counts: np.ndarray, human: np.ndarray,
+                 options: ReportOptions) -> np.ndarray:
+    """The entropy per item the agreement bins are cut on (``options.bin_on``)."""
+    check_option("bin_on", options.bin_on, BIN_ON)
+    if options.bin_on == "votes":
+        return agreement_entropy(human)
+    if is_soft_only(votes):
+        raise InputError("bin_on='population' cuts the agreement bins on a posterior given the "
+                         "votes; these are soft labels only (no votes): use bin_on='votes'")
+    return population_entropy(counts, seed=int(options.seed))
+
+
+def _evaluate(records: Mapping[str, AlignedRecords], models: Sequence[ModelPredictions],
+              bins: AgreementBins, options: ReportOptions) -> EvaluationResult:
+    """Every model, overall and per agreement bin, in one call of the engine; its degenerate
+    input warnings become notes."""
+    positive = options.positive
+    with noted(bins.notes):
+        return evaluate(records if len(records) > 1 else records[models[0].name],
+                        options.metrics, by=bins.groups, n_boot=int(options.n_boot),
+                        seed=int(options.seed), confidence=options.confidence,
+                        n_bins=options.n_bins,
+                        metric_options=None if positive is None else {"positive": positive})
+
+
+def _model_list(models: Sequence[ModelPredictions] | Mapping[str, Any], votes: Votes
+                ) -> list[ModelPredictions]:
+    """The models as a non-empty list of ModelPredictions with unique names."""
     if isinstance(models, Mapping):
         models = [_as_predictions(str(k), v, votes) for k, v in models.items()]
     models = list(models)
@@ -385,61 +418,39 @@ def build_report(
     model_names = [m.name for m in models]
     if len(set(model_names)) != len(model_names):
         raise InputError(f"model names must be unique; got {model_names}")
-    _check_options(n_boot, confidence, seed)
-    check_positive(positive, tuple(votes.labels.names))
+    return models
 
-    counts, human = human_rows(votes, slice(None))  # soft labels only: their distributions
-    n_labels = counts.shape[1]
-    h_human = agreement_entropy(human)
-    edges, bin_idx, method, notes = agreement_bins(h_human, bins)  # warns and notes merged bins
-    n_agree = edges.size - 1
-    bin_counts = np.bincount(bin_idx, minlength=n_agree)
-    empty = np.flatnonzero(bin_counts == 0)
-    if empty.size:  # one warning for all of them
-        msg = (f"agreement bin {empty[0]} is empty" if empty.size == 1 else
-               f"{empty.size:,} of {n_agree:,} agreement bins are empty (bins "
-               f"{', '.join(map(str, empty[:5].tolist()))}"
-               + (f" and {empty.size - 5:,} more" if empty.size > 5 else "") + ")")
-        warnings.warn(msg, DegenerateInputWarning, stacklevel=2)
-        notes.append(msg)
-    binning = Binning(
-        method=method,
-        # a count of bins is what makes agreement_bins cut at quantiles
-        requested_bins=int(bins) if isinstance(bins, (int, np.integer)) else n_agree,
-        entropy_base=ENTROPY_BASE, edges=edges.tolist(), counts=bin_counts.tolist(),
-        mean_entropy=[float(h_human[bin_idx == b].mean()) if bin_counts[b] else None
-                      for b in range(n_agree)],
-        labels=[f"{edges[b]:.2f}-{edges[b + 1]:.2f}" for b in range(n_agree)])
-    groups = pd.Categorical(bin_idx, categories=range(n_agree))
-    step("binning")
 
-    records = _records(models, votes, counts)
-    with _noted(notes):
-        result = evaluate(records if len(records) > 1 else records[models[0].name], metrics,
-                          by=groups, n_boot=int(n_boot), seed=int(seed), confidence=confidence,
-                          n_bins=n_bins,
-                          metric_options=None if positive is None else {"positive": positive})
-    names = result.names
-    entropy_edges = np.linspace(0.0, float(np.log(n_labels) / np.log(ENTROPY_BASE)),
-                                _HIST_BINS + 1)
-    reports = _model_reports(models, result, records, n_bins, entropy_edges)
+def _model_sections(models: Sequence[ModelPredictions], result: EvaluationResult,
+                    records: Mapping[str, AlignedRecords], human: np.ndarray,
+                    bins: AgreementBins, n_bins: int
+                    ) -> tuple[list[ModelReport], LabelDistribution | None]:
+    """Every model's section, with what depends on the scale: on ordered scales the label
+    distributions (and the human one, returned), with a positive label its reliability."""
+    reports = _model_reports(models, result, records, n_bins, entropy_edges(human.shape[1]))
     human_distribution = None
     if result.scale in ORDERED_SCALES:
-        human_distribution = label_distribution(human, bin_idx, n_agree)
+        human_distribution = label_distribution(human, bins.index, bins.n_bins)
         for rep in reports:
-            rep.label_distribution = label_distribution(records[rep.name].probs, bin_idx,
-                                                        n_agree)
+            rep.label_distribution = label_distribution(records[rep.name].probs, bins.index,
+                                                        bins.n_bins)
     if result.positive_label is not None:
         for rep in reports:
             rep.binary_reliability = binary_section(records[rep.name], result.positive_label,
                                                     n_bins)
-    step("models")
+    return reports, human_distribution
 
-    human_ceiling = None
-    if ceiling:
-        human_ceiling = _ceiling(votes, groups, votes_per_half, names, n_bins, seed, notes)
-    step("ceiling")
 
+def _metric_infos(names: Sequence[str]) -> list[MetricInfo]:
+    return [MetricInfo(name=k, summary=REGISTRY[k].summary, unit=REGISTRY[k].unit,
+                       lower_is_better=REGISTRY[k].lower_is_better,
+                       citation=REGISTRY[k].citation, headline=REGISTRY[k].headline)
+            for k in names]
+
+
+def _annotator_sections(votes: Votes, quality_methods: Sequence[str], annotator_predictions: Any,
+                        scale: str, notes: list[str]) -> tuple[Any, Any]:
+    """Annotator quality (votes with annotator ids) and the per-annotator evaluation."""
     annotator_quality = None
     if quality_methods and votes.has_annotators:
         annotator_quality = _annotator_quality(votes, quality_methods, notes)
@@ -448,39 +459,9 @@ def build_report(
         source = annotator_predictions.attrs.get("source") \
             if isinstance(annotator_predictions, pd.DataFrame) \
             else Path(annotator_predictions).name
-        perspectivist = perspectivist_section(votes, annotator_predictions, scale=result.scale,
+        perspectivist = perspectivist_section(votes, annotator_predictions, scale=scale,
                                               notes=notes, source=source)
-    step("annotators")
-    dataset = _dataset_summary(votes, n_boot=min(int(n_boot), 1000), seed=int(seed), notes=notes)
-    report = Report(
-        annokit_version=annokit.__version__,
-        title=title or "annokit agreement-binned report",
-        labels=list(votes.labels.names),
-        scale=result.scale,
-        positive_label=result.positive_label,
-        dataset=dataset,
-        metrics=[MetricInfo(name=k, summary=REGISTRY[k].summary, unit=REGISTRY[k].unit,
-                            lower_is_better=REGISTRY[k].lower_is_better,
-                            citation=REGISTRY[k].citation, headline=REGISTRY[k].headline)
-                 for k in names],
-        binning=binning,
-        models=reports,
-        baselines={kind: {k: vals[k] for k in names} for kind, vals in result.baselines.items()},
-        comparisons=_comparisons(result),
-        human_entropy=_histogram(h_human, entropy_edges),
-        human_ceiling=human_ceiling,
-        annotator_quality=annotator_quality,
-        human_distribution=human_distribution,
-        perspectivist=perspectivist,
-        subsampling=[SubsamplingPoint(**{k: row.get(k) for k in SubsamplingPoint.model_fields})
-                     for row in subsampling] if subsampling else None,
-        subsampling_recommendation=_recommendation(subsampling, subsampling_recommendation),
-        settings=Settings(seed=int(seed), n_boot=int(n_boot), confidence=confidence,
-                          n_bins=n_bins, tie_policy=result.tie_policy),
-        notes=notes,
-    )
-    step("done")
-    return report
+    return annotator_quality, perspectivist
 
 
 def _recommendation(rows: Any, given: Mapping[str, Any] | None
@@ -499,7 +480,7 @@ def _annotator_quality(votes: Votes, methods: Sequence[str],
     """Scores and flags of every annotator under each method (thresholds: the quality defaults)."""
     from annokit.quality import DEFAULT_THRESHOLDS, annotator_scores
 
-    with _noted(notes, "annotator quality: "):
+    with noted(notes, "annotator quality: "):
         scores = {m: annotator_scores(votes, m, rng=0) for m in methods}
     thresholds = {m: float(DEFAULT_THRESHOLDS[m]) for m in methods}
     flagged = {m: np.nan_to_num(scores[m], nan=np.inf) < thresholds[m] for m in methods}

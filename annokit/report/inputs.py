@@ -128,18 +128,10 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
         alignment error (missing predictions with ``on_missing="error"``, label
         mismatch, ...).
     """
-    from annokit.metrics.records import align, read_predictions
-    from annokit.metrics.temperature import temperature_scale
+    from annokit.metrics.records import read_predictions
 
     step = progress or (lambda _name: None)
-    names = [str(n) for n in models]
-    if not names:
-        raise InputError("a report needs at least one model")
-    for what, pairs in (("temperatures", temperatures), ("fit_temperature_on", fit_temperature_on)):
-        unknown = [n for n, _ in pairs if n not in models]
-        if unknown:
-            raise InputError(f"{what} names model(s) {unknown} that are not among the models "
-                             f"{names}")
+    _check_model_names(models, temperatures, fit_temperature_on)
     notes: list[str] = []
     kind = getattr(votes, "input_kind", None)
     if kind is not None:  # one sentence: the votes were published already counted
@@ -154,16 +146,47 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
         step(f"read {name}")
     all_votes = votes  # dev files for a fitted temperature are joined to every vote item
     if on_missing == "drop":
-        keep = np.ones(votes.n_items, dtype=bool)
-        for p, _ in preds.values():
-            keep &= np.isin(votes.item_ids, np.asarray(p.item_ids, dtype=object))
-        if not keep.all():
-            dropped = votes.item_ids[~keep]
-            msg = (f"{dropped.size} of {votes.n_items} vote items have no prediction from at "
-                   f"least one model and are left out, e.g. {list(dropped[:5])}")
-            warnings.warn(msg, DegenerateInputWarning, stacklevel=2)
-            notes.append(msg)
-            votes = votes.select_items(keep)
+        votes = _common_items(votes, [p for p, _ in preds.values()], notes)
+    records, out = _aligned(votes, preds, pred_labels, notes)
+    out += _fixed_temperatures(records, temperatures, {m.name: m.sources for m in out})
+    out += _fitted_temperatures(records, all_votes, fit_temperature_on, id_field=id_field,
+                                pred_labels=pred_labels, notes=notes)
+    return LoadedModels(votes=votes, models=out, notes=notes)
+
+
+def _check_model_names(models: Mapping[str, Any], temperatures: Sequence[tuple[str, Any]],
+                       fit_temperature_on: Sequence[tuple[str, Any]]) -> None:
+    """At least one model, and temperatures only for models given."""
+    names = [str(n) for n in models]
+    if not names:
+        raise InputError("a report needs at least one model")
+    for what, pairs in (("temperatures", temperatures), ("fit_temperature_on", fit_temperature_on)):
+        unknown = [n for n, _ in pairs if n not in models]
+        if unknown:
+            raise InputError(f"{what} names model(s) {unknown} that are not among the models "
+                             f"{names}")
+
+
+def _common_items(votes: Votes, predictions: Sequence[Any], notes: list[str]) -> Votes:
+    """The votes of the items every model predicts; the others are warned about and noted."""
+    keep = np.ones(votes.n_items, dtype=bool)
+    for p in predictions:
+        keep &= np.isin(votes.item_ids, np.asarray(p.item_ids, dtype=object))
+    if keep.all():
+        return votes
+    dropped = votes.item_ids[~keep]
+    msg = (f"{dropped.size} of {votes.n_items} vote items have no prediction from at "
+           f"least one model and are left out, e.g. {list(dropped[:5])}")
+    warnings.warn(msg, DegenerateInputWarning, stacklevel=3)
+    notes.append(msg)
+    return votes.select_items(keep)
+
+
+def _aligned(votes: Votes, preds: Mapping[str, tuple[Any, list[str]]], pred_labels: Any,
+             notes: list[str]) -> tuple[dict[str, Any], list[ModelPredictions]]:
+    """Each model's predictions joined to the votes (every vote item must have one)."""
+    from annokit.metrics.records import align
+
     records = {}
     out: list[ModelPredictions] = []
     for name, (p, sources) in preds.items():
@@ -173,12 +196,32 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
             notes.append(f"model {name}: {rec.n_unmatched_predictions} prediction rows for items "
                          "not in the votes were ignored")
         out.append(ModelPredictions(name=name, probs=rec.probs, sources=sources))
-    sources_of = {m.name: m.sources for m in out}
+    return records, out
+
+
+def _fixed_temperatures(records: Mapping[str, Any], temperatures: Sequence[tuple[str, float]],
+                        sources_of: Mapping[str, Sequence[str]]) -> list[ModelPredictions]:
+    """The copies ``"name T=T"`` scaled with a given temperature."""
+    from annokit.metrics.temperature import temperature_scale
+
+    out = []
     for name, t in temperatures:
         scaled, info = temperature_scale(records[name], temperature=t)
         out.append(ModelPredictions(name=f"{name} T={info['value']:g}", probs=scaled.probs,
                                     sources=sources_of[name], temperature=info["value"],
                                     temperature_note="fixed temperature"))
+    return out
+
+
+def _fitted_temperatures(records: Mapping[str, Any], all_votes: Votes,
+                         fit_temperature_on: Sequence[tuple[str, Any]], *, id_field: str | None,
+                         pred_labels: Any, notes: list[str]) -> list[ModelPredictions]:
+    """The copies ``"name TS"`` with a temperature fitted on other prediction files' items that
+    have votes (joined to all the votes read)."""
+    from annokit.metrics.records import align, read_predictions
+    from annokit.metrics.temperature import temperature_scale
+
+    out = []
     for name, value in fit_temperature_on:
         paths = _as_paths(value)
         with warnings.catch_warnings():  # dev files cover other items than the votes: expected
@@ -193,7 +236,7 @@ def load_models(votes: Votes, models: Mapping[str, PathLike | Sequence[PathLike]
         out.append(ModelPredictions(name=f"{name} TS", probs=scaled.probs,
                                     sources=[p.name for p in paths],
                                     temperature=info["value"], temperature_note=note))
-    return LoadedModels(votes=votes, models=out, notes=notes)
+    return out
 
 
 class SubsamplingRows(list):

@@ -35,6 +35,8 @@ __all__ = [
     "HumanCeiling",
     "Interval",
     "PlanItem",
+    "PopulationModel",
+    "PopulationSection",
     "PlanSection",
     "LabelDistribution",
     "MetricInfo",
@@ -54,7 +56,7 @@ __all__ = [
 ]
 
 #: Bump the minor part for added optional fields, the major part for anything else.
-SCHEMA_VERSION: Final = "3.2"
+SCHEMA_VERSION: Final = "3.3"
 
 #: Significant digits of every float written to report.json.
 FLOAT_DIGITS = 10
@@ -109,6 +111,12 @@ class Binning(_Model):
     counts: list[int] = Field(description="items per bin")
     mean_entropy: list[Number] = Field(description="mean human entropy per bin")
     labels: list[str] = Field(description="display label of each bin")
+    cut_on: Literal["votes", "population"] = Field(
+        default="votes",
+        description="'votes': the entropy of each item's collected votes; 'population': the "
+                    "posterior mean of its population entropy (annokit.report.binning."
+                    "population_entropy), which corrects the regression to the mean of a cut on "
+                    "noisy vote entropies; edges and mean_entropy refer to it")
 
 
 class BinMetrics(_Model):
@@ -201,6 +209,27 @@ class ModelReport(_Model):
         default=None, description="mean predicted distribution (ordered scales only)")
     binary_reliability: BinaryReliability | None = Field(
         default=None, description="positive-class reliability (two labels only)")
+
+
+class PopulationModel(_Model):
+    """One model's figures against the population target (``evaluate(target="population")``)."""
+
+    name: str
+    metrics: dict[str, Interval] = Field(description="global metrics against the population")
+    per_bin: list[BinMetrics] = Field(description="the same per agreement bin")
+
+
+class PopulationSection(_Model):
+    """The population-target figures that stand beside the votes-target ones."""
+
+    reason: str = Field(description="why they are shown (the median number of votes per item "
+                                    "below the threshold, or asked for)")
+    median_votes: float = Field(description="median number of votes per item")
+    method: str = Field(description="how the figures are estimated")
+    metrics: list[str] = Field(description="the metrics estimated against the population")
+    not_computed: dict[str, str] = Field(description="reported metrics the population target "
+                                                     "does not estimate, with the reason")
+    models: list[PopulationModel]
 
 
 class PairwiseDifference(_Model):
@@ -379,7 +408,7 @@ class PlanSection(_Model):
 class Report(_Model):
     """The agreement-binned analysis report (``report.json``)."""
 
-    schema_version: Literal["3.2"] = SCHEMA_VERSION
+    schema_version: Literal["3.3"] = SCHEMA_VERSION
     annokit_version: str
     title: str
     labels: list[str] = Field(description="label names in label order (scale order on ordered "
@@ -409,6 +438,10 @@ class Report(_Model):
         default=None, description="mean human vote distribution (ordered scales only)")
     perspectivist: PerspectivistReport | None = Field(
         default=None, description="per-annotator evaluation (with annotator predictions)")
+    population: PopulationSection | None = Field(
+        default=None, description="the population-target figures beside the votes-target ones "
+                                  "(by default when the median number of votes per item is "
+                                  "below 20); null otherwise")
     settings: Settings
     notes: list[str] = Field(default_factory=list,
                              description="warnings and decisions a reader should know about")

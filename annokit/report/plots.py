@@ -217,6 +217,59 @@ def _panel_grid(n: int, max_cols: int, *, width: Any, height: float) -> tuple:
     return fig, axes, axes.ravel()[:n], ncols, nrows
 
 
+def _reliability_panel(ax, target: np.ndarray, *, edges: np.ndarray, count: np.ndarray,
+                       conf: np.ndarray, alpha: np.ndarray) -> None:
+    """One reliability panel: bars at the observed ``target`` (hatched below :data:`TINY_BIN`
+    items), the gap to the mean confidence, and the items per bin above."""
+    width = np.diff(edges)
+    centers = edges[:-1] + width / 2
+    ok = count > 0
+    tiny = ok & (count < TINY_BIN)
+    small = len(centers) > 12
+    ax.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=0.9,
+            label="perfect calibration", zorder=1)
+    for j in np.flatnonzero(ok & ~tiny):
+        ax.bar(centers[j], target[j], width=width[j] * 0.9, zorder=2,
+               color=matplotlib.colors.to_rgba(OKABE_ITO[0], alpha[j]),
+               edgecolor=OKABE_ITO[0], linewidth=0.6,
+               label="observed" if j == np.flatnonzero(ok & ~tiny)[0] else None)
+    for j in np.flatnonzero(tiny):  # hollow and hatched, a dot at the value (even at 0)
+        ax.bar(centers[j], target[j], width=width[j] * 0.9, zorder=2, color="none",
+               edgecolor=OKABE_ITO[0], linewidth=0.6, hatch="////")
+        ax.plot(centers[j], target[j], marker="o", markersize=4, color=OKABE_ITO[0],
+                markerfacecolor="white", zorder=5, clip_on=False)
+    # the gap: a segment at the bin's right quarter, from the bar top to the mean
+    # confidence, so it never covers the bar and the bars never hide it
+    xg = centers[ok] + width[ok] * 0.3
+    ax.vlines(xg, target[ok], conf[ok], color=OKABE_ITO[3], linewidth=2.0, zorder=3,
+              label="gap to confidence")
+    ax.hlines(conf[ok], centers[ok] - width[ok] * 0.45, centers[ok] + width[ok] * 0.45,
+              color=HUMAN_COLOR, linewidth=1.4, zorder=4, label="mean confidence")
+    for b, (c, n) in enumerate(zip(centers, count, strict=True)):
+        text, col = (("empty", "#888888") if n == 0 else
+                     (f"{int(n)}", OKABE_ITO[3] if tiny[b] else "#333333"))
+        ax.text(c, 1.03, text, ha="center", va="bottom", color=col,
+                fontsize=6 if small or n == 0 else 7,
+                rotation=90 if small or n == 0 else 0)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.16)
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_xlabel("model confidence, top-label probability [probability]")
+
+
+def _reliability_legend(fig, ax, tiny: bool) -> None:
+    """One legend below both panels, "observed" first (and the hatch of the tiny bins)."""
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: labels[i] != "observed")
+    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+    if tiny:
+        handles.append(matplotlib.patches.Patch(facecolor="white", edgecolor=OKABE_ITO[0],
+                                                hatch="////"))
+        labels.append(f"fewer than {TINY_BIN} items")
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+
+
 def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Format = "svg"):
     """Hard (against the majority) and soft (against mean human probability) reliability diagrams.
 
@@ -239,12 +292,9 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
     edges = np.asarray(bins["edges"], dtype=float)
     count = np.asarray(bins["count"], dtype=float)
     conf = np.asarray(bins["confidence"], dtype=float)
-    width = np.diff(edges)
-    centers = edges[:-1] + width / 2
     ok = count > 0
     tiny = ok & (count < TINY_BIN)
     alpha = np.where(ok, 0.25 + 0.75 * count / max(1.0, count.max()), 0.0)
-    small = len(centers) > 12
     with matplotlib.rc_context(_RC):
         fig, axes = _figure(2, width=9.6, height=3.8)
         for ax, key, name, ylabel in (
@@ -253,47 +303,11 @@ def reliability_diagrams(bins: Mapping[str, Any], *, title: str = "", fmt: Forma
                 (axes[0, 1], "soft_target",
                  "soft labels: human probability of the predicted label",
                  "mean human probability [probability]")):
-            target = np.asarray(bins[key], dtype=float)
-            ax.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=0.9,
-                    label="perfect calibration", zorder=1)
-            for j in np.flatnonzero(ok & ~tiny):
-                ax.bar(centers[j], target[j], width=width[j] * 0.9, zorder=2,
-                       color=matplotlib.colors.to_rgba(OKABE_ITO[0], alpha[j]),
-                       edgecolor=OKABE_ITO[0], linewidth=0.6,
-                       label="observed" if j == np.flatnonzero(ok & ~tiny)[0] else None)
-            for j in np.flatnonzero(tiny):  # hollow and hatched, a dot at the value (even at 0)
-                ax.bar(centers[j], target[j], width=width[j] * 0.9, zorder=2, color="none",
-                       edgecolor=OKABE_ITO[0], linewidth=0.6, hatch="////")
-                ax.plot(centers[j], target[j], marker="o", markersize=4, color=OKABE_ITO[0],
-                        markerfacecolor="white", zorder=5, clip_on=False)
-            # the gap: a segment at the bin's right quarter, from the bar top to the mean
-            # confidence, so it never covers the bar and the bars never hide it
-            xg = centers[ok] + width[ok] * 0.3
-            ax.vlines(xg, target[ok], conf[ok], color=OKABE_ITO[3], linewidth=2.0, zorder=3,
-                      label="gap to confidence")
-            ax.hlines(conf[ok], centers[ok] - width[ok] * 0.45, centers[ok] + width[ok] * 0.45,
-                      color=HUMAN_COLOR, linewidth=1.4, zorder=4, label="mean confidence")
-            for b, (c, n) in enumerate(zip(centers, count, strict=True)):
-                text, col = (("empty", "#888888") if n == 0 else
-                             (f"{int(n)}", OKABE_ITO[3] if tiny[b] else "#333333"))
-                ax.text(c, 1.03, text, ha="center", va="bottom", color=col,
-                        fontsize=6 if small or n == 0 else 7,
-                        rotation=90 if small or n == 0 else 0)
-            ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1.16)
-            ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
-            ax.set_xlabel("model confidence, top-label probability [probability]")
+            _reliability_panel(ax, np.asarray(bins[key], dtype=float), edges=edges, count=count,
+                               conf=conf, alpha=alpha)
             ax.set_ylabel(ylabel)
             ax.set_title(name, pad=14, fontsize=8.5)
-        handles, labels = axes[0, 0].get_legend_handles_labels()
-        order = sorted(range(len(labels)), key=lambda i: labels[i] != "observed")
-        handles, labels = [handles[i] for i in order], [labels[i] for i in order]
-        if tiny.any():
-            handles.append(matplotlib.patches.Patch(facecolor="white", edgecolor=OKABE_ITO[0],
-                                                    hatch="////"))
-            labels.append(f"fewer than {TINY_BIN} items")
-        fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
-                   bbox_to_anchor=(0.5, 0.0))
+        _reliability_legend(fig, axes[0, 0], bool(tiny.any()))
         if title:
             fig.suptitle(mpl_text(title), fontsize=10, fontweight="bold", y=0.985)
         _adjust(fig, 2, 1, bottom=1.0, top=0.65, wspace=0.9)
@@ -413,6 +427,21 @@ def per_bin_bars(bin_labels: Sequence[str], values: Mapping[str, Mapping[str, Se
     return render(fig, fmt)
 
 
+def _recommendation_marks(ax, x: np.ndarray, epsilon: float | None, recommended_k: int | None,
+                          k_interval: tuple[int | None, int | None] | None) -> None:
+    """The tolerance (dashed), the recommended k (dotted) and its interval (a band)."""
+    if epsilon is not None:
+        ax.axhline(epsilon, color="grey", linestyle="--",
+                   label=f"tolerance ε = {epsilon:g} (TVD)")
+    if recommended_k is not None:
+        ax.axvline(recommended_k, color=HUMAN_COLOR, linestyle=":",
+                   label=f"recommended k = {recommended_k}")
+        if k_interval is not None and k_interval[0] is not None:
+            hi = k_interval[1] if k_interval[1] is not None else float(x.max())
+            ax.axvspan(k_interval[0], hi, color=HUMAN_COLOR, alpha=0.08, linewidth=0,
+                       label=f"interval of k: {k_interval[0]} to {hi:g}")
+
+
 def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[float],
                       high: Sequence[float], *, jsd: Sequence[float] | None = None,
                       majority_agreement: Sequence[float] | None = None,
@@ -466,16 +495,7 @@ def subsampling_curve(k: Sequence[int], mean: Sequence[float], low: Sequence[flo
         if jsd is not None:
             ax.plot(x, np.asarray(jsd, float), marker="s", color=OKABE_ITO[1],
                     linestyle="--", label="Jensen-Shannon distance (mean)")
-        if epsilon is not None:
-            ax.axhline(epsilon, color="grey", linestyle="--",
-                       label=f"tolerance ε = {epsilon:g} (TVD)")
-        if recommended_k is not None:
-            ax.axvline(recommended_k, color=HUMAN_COLOR, linestyle=":",
-                       label=f"recommended k = {recommended_k}")
-            if k_interval is not None and k_interval[0] is not None:
-                hi = k_interval[1] if k_interval[1] is not None else float(x.max())
-                ax.axvspan(k_interval[0], hi, color=HUMAN_COLOR, alpha=0.08, linewidth=0,
-                           label=f"interval of k: {k_interval[0]} to {hi:g}")
+        _recommendation_marks(ax, x, epsilon, recommended_k, k_interval)
         ax.set_ylabel("TVD to all votes [probability]" if jsd is None
                       else "TVD [probability], JSD [sqrt(nats)]")
         ax.set_title(title)

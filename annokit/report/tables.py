@@ -84,6 +84,8 @@ def fmt_interval(iv: Interval, digits: int = 3) -> str:
         return "too few items"
     if iv.method == "none":
         return f"{fmt_number(iv.estimate, digits)} (no interval)"
+    if iv.low is None and iv.note and iv.note.startswith("no interval"):
+        return f"{fmt_number(iv.estimate, digits)} (too few items for an interval)"
     if iv.low is None or iv.high is None:
         return fmt_number(iv.estimate, digits)
     mark = ("†" if iv.method == "bounds" and iv.estimate is not None
@@ -169,26 +171,77 @@ def _metric_rows(report: Report, cells) -> list[list[str]]:
 def report_tables(report: Report) -> list[Table]:
     """All tables, in page order; metric rows follow the registry (``report.metrics``)."""
     tables = [Table(**t) for t in dataset_tables(report)]
+    tables.append(_bins_table(report))
+    boot = _bootstrap_text(report)
+    tables += _global_tables(report, boot)
+    if report.population is not None:
+        tables.append(_population_table(report, boot))
+    for i in range(len(report.models)):
+        tables.append(_model_bins_table(report, i, boot))
+        if report.population is not None:
+            tables.append(_population_bins_table(report, i, boot))
+    if report.human_ceiling is not None:
+        tables.append(_ceiling_table(report))
+    if report.comparisons:
+        tables.append(_comparisons_table(report))
+    if report.annotator_quality is not None:
+        tables.append(_annotators_table(report))
+    if report.human_distribution is not None:
+        tables.append(_distribution_table(report, report.human_distribution))
+    if report.perspectivist is not None:
+        tables += _perspectivist_tables(report.perspectivist)
+    if report.subsampling:
+        tables += _subsampling_tables(report)
+    if report.plan is not None:
+        tables += _plan_tables(report)
+    return tables
+
+
+def _bins_table(report: Report) -> Table:
     b = report.binning
-    tables.append(Table(
+    return Table(
         id="table-bins", title="Agreement bins",
         header=["bin", f"human entropy range ({ENTROPY_UNIT})", "items",
                 f"mean entropy ({ENTROPY_UNIT})"],
         rows=[[str(i), f"[{b.edges[i]:.3f}, {b.edges[i + 1]:.3f}{']' if i == len(b.counts) - 1 else ')'}",
                str(n), fmt_number(b.mean_entropy[i])] for i, n in enumerate(b.counts)],
         caption=("Equal-count bins cut at human-entropy quantiles (Nie et al. 2020)"
-                 if b.method == "quantile" else "User-given bin edges")))
+                 if b.method == "quantile" else "User-given bin edges") + _cut_text(b.cut_on))
+
+
+def _cut_text(cut_on: str) -> str:
+    """What the bins were cut on, and what a cut on noisy entropies does."""
+    if cut_on == "population":
+        return (", cut on the posterior mean of each item's population entropy (the population "
+                "target's prior fitted to all items' votes), which corrects the regression to "
+                "the mean of a cut on the entropy of a few votes (docs: How much to trust a "
+                "number).")
+    return (", cut on the entropy of each item's votes. With few votes per item that entropy "
+            "is noisy: the lowest-entropy bin holds items less agreed in the population than "
+            "their votes show, and the bins differ less in population agreement than their "
+            "ranges say (regression to the mean); report --bin-on population cuts on the "
+            "population estimate instead.")
+
+
+def _bootstrap_text(report: Report) -> str:
+    """How the intervals of the metric tables were built, for their captions."""
     settings = report.settings
     conf = round(settings.confidence * 100)
-    boot = (f"estimate [{conf}% interval, {settings.n_boot} Poisson-bootstrap replicates of "
-            "items: percentile for the means; for the binned ECEs an interval for the "
-            "population value from two bound statistics, which the upward-biased plug-in "
+    return (f"estimate [{conf}% interval, {settings.n_boot} Poisson-bootstrap replicates of "
+            "items, by the method of each metric's registry entry: for the means the estimate "
+            "plus or minus z bootstrap standard errors; for the binned ECEs an interval for "
+            "the population value from two bound statistics, which the upward-biased plug-in "
             "estimate can lie outside (†); none for the MCEs]" if settings.n_boot
             else "no bootstrap")
+
+
+def _global_tables(report: Report, boot: str) -> list[Table]:
+    """The global metrics of every model beside the baselines, and the metrics' definitions."""
+    settings = report.settings
     baselines = list(report.baselines)
     temperature = [["temperature T", ""] + [fmt_number(m.temperature, 2) for m in report.models]
                    + [""] * len(baselines)]
-    tables.append(Table(
+    return [Table(
         id="table-global", title="Global metrics",
         header=["metric", "unit"] + [m.name for m in report.models] + baselines,
         rows=temperature + _metric_rows(report, lambda k: [
@@ -206,83 +259,128 @@ def report_tables(report: Report) -> list[Table]:
                  + ("" if report.positive_label is None else
                     f"; positive label of the binary metrics (ece_binary, mce_binary): "
                     f"{report.positive_label}") + "."),
-        highlight=frozenset(1 + i for i, info in enumerate(report.metrics) if info.headline)))
-    tables.append(Table(
+        highlight=frozenset(1 + i for i, info in enumerate(report.metrics) if info.headline)),
+        Table(
         id="table-metrics", title="Metrics", header=["metric", "unit", "definition", "reference"],
         rows=[[metric_header(i), i.unit, i.summary, i.citation] for i in report.metrics],
-        caption="From the annokit metric registry (annokit.metrics.registry.REGISTRY)."))
-    for i, m in enumerate(report.models):
-        tables.append(Table(
-            id=f"table-bins-model-{i}", title=f"Per agreement bin: {m.name}",
-            header=["metric", "unit"] + [f"{lab} (n={row.n})" for lab, row
-                                         in zip(report.binning.labels, m.per_bin, strict=True)],
-            rows=_metric_rows(report, lambda k, m=m: [fmt_interval(row.metrics[k])
-                                                      for row in m.per_bin]),
-            caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}. Too few "
-                    f"items: a binned calibration figure of a bin with fewer than 20 items per "
-                    f"confidence bin is not shown (report.json says why)."))
-    if report.human_ceiling is not None:
-        hc = report.human_ceiling
-        tables.append(Table(
-            id="table-ceiling", title="Human ceiling (split-half)",
-            header=["metric", "unit"] + [f"{lab} (n={c.n})" for lab, c
-                                         in zip(report.binning.labels, hc.per_bin, strict=True)]
-            + [f"all (n={hc.overall.n})", "H1 vs H2, all"],
-            rows=_metric_rows(report, lambda k: [fmt_number(c.vs_reference.get(k))
-                                                 for c in hc.per_bin]
-                              + [fmt_number(hc.overall.vs_reference.get(k)),
-                                 fmt_number(hc.overall.vs_half.get(k))]),
-            caption=hc.method + "; every column but the last: H1 against all votes."))
-    if report.comparisons:
-        pairs = list(dict.fromkeys((c.model_a, c.model_b) for c in report.comparisons))
-        cells = {(c.model_a, c.model_b, c.metric): c for c in report.comparisons}
-        infos = {i.name: i for i in report.metrics}
-        estimate = {(m.name, k): v.estimate for m in report.models for k, v in m.metrics.items()}
+        caption="From the annokit metric registry (annokit.metrics.registry.REGISTRY).")]
 
-        def diff(k: str) -> list[str]:
-            return ["-" if (a, b, k) not in cells else significance(
-                cells[a, b, k], infos.get(k), (estimate.get((a, k)), estimate.get((b, k))))
-                for a, b in pairs]
 
-        reference = pairs[0][1]
-        tables.append(Table(
-            id="table-comparisons", title=f"Differences from the first model, {reference}",
-            header=["metric", "unit"] + [a for a, _ in pairs],
-            rows=_metric_rows(report, diff),
-            caption=(f"Each column: that model minus {reference}, on the same bootstrap "
-                     f"replicates of items (paired). * its {conf}% interval excludes 0 "
-                     f"(two-sided p < {1 - settings.confidence:.2g}); better/worse follow the "
-                     "metric's direction (ideal 0: closer to 0 is better). Intervals and "
-                     "p-values: report.json, comparisons.")))
+def _model_bins_table(report: Report, i: int, boot: str) -> Table:
+    m = report.models[i]
+    return Table(
+        id=f"table-bins-model-{i}", title=f"Per agreement bin: {m.name}",
+        header=["metric", "unit"] + [f"{lab} (n={row.n})" for lab, row
+                                     in zip(report.binning.labels, m.per_bin, strict=True)],
+        rows=_metric_rows(report, lambda k: [fmt_interval(row.metrics[k]) for row in m.per_bin]),
+        caption=f"Columns: agreement bins (human entropy, {ENTROPY_UNIT}); {boot}. Too few "
+                f"items: a binned calibration figure of a bin with fewer than 20 items per "
+                f"confidence bin is not shown, and a bin of fewer than 20 items has no "
+                f"intervals (report.json says why).")
+
+
+def _population_table(report: Report, boot: str) -> Table:
+    """The population-target figures beside the votes-target ones, two columns per model."""
+    pop = report.population
+    assert pop is not None
+    infos = [i for i in report.metrics if i.name in pop.metrics]
+    by_name = {m.name: m for m in pop.models}
+    header = ["metric", "unit"]
+    for m in report.models:
+        header += [f"{m.name}: votes", f"{m.name}: population"]
+    return Table(
+        id="table-population", title="Against the votes and against the population",
+        header=header,
+        rows=[[metric_header(info), info.unit]
+              + [cell for m in report.models
+                 for cell in (fmt_interval(m.metrics[info.name]),
+                              fmt_interval(by_name[m.name].metrics[info.name]))]
+              for info in infos],
+        caption=(f"Shown because {pop.reason}. Votes: each metric against the collected "
+                 "votes (the published value, as in the global table); population: against "
+                 "the distribution infinitely many annotators would give, by "
+                 f"{pop.method}; {boot}. Not estimated against the population: "
+                 + (", ".join(pop.not_computed) or "none") + " (report.json says why)."),
+        highlight=frozenset(1 + i for i, info in enumerate(infos) if info.headline))
+
+
+def _population_bins_table(report: Report, i: int, boot: str) -> Table:
+    pop = report.population
+    assert pop is not None
+    m = next(p for p in pop.models if p.name == report.models[i].name)
+    infos = [info for info in report.metrics if info.name in pop.metrics]
+    return Table(
+        id=f"table-bins-model-{i}-population",
+        title=f"Per agreement bin, against the population: {m.name}",
+        header=["metric", "unit"] + [f"{lab} (n={row.n})" for lab, row
+                                     in zip(report.binning.labels, m.per_bin, strict=True)],
+        rows=[[metric_header(info), info.unit]
+              + [fmt_interval(row.metrics[info.name]) for row in m.per_bin] for info in infos],
+        caption=(f"As the table before, against each item's population distribution "
+                 f"(target population) instead of its votes; {boot}."))
+
+
+def _ceiling_table(report: Report) -> Table:
+    hc = report.human_ceiling
+    assert hc is not None
+    return Table(
+        id="table-ceiling", title="Human ceiling (split-half)",
+        header=["metric", "unit"] + [f"{lab} (n={c.n})" for lab, c
+                                     in zip(report.binning.labels, hc.per_bin, strict=True)]
+        + [f"all (n={hc.overall.n})", "H1 vs H2, all"],
+        rows=_metric_rows(report, lambda k: [fmt_number(c.vs_reference.get(k))
+                                             for c in hc.per_bin]
+                          + [fmt_number(hc.overall.vs_reference.get(k)),
+                             fmt_number(hc.overall.vs_half.get(k))]),
+        caption=hc.method + "; every column but the last: H1 against all votes.")
+
+
+def _comparisons_table(report: Report) -> Table:
+    settings = report.settings
+    conf = round(settings.confidence * 100)
+    pairs = list(dict.fromkeys((c.model_a, c.model_b) for c in report.comparisons))
+    cells = {(c.model_a, c.model_b, c.metric): c for c in report.comparisons}
+    infos = {i.name: i for i in report.metrics}
+    estimate = {(m.name, k): v.estimate for m in report.models for k, v in m.metrics.items()}
+
+    def diff(k: str) -> list[str]:
+        return ["-" if (a, b, k) not in cells else significance(
+            cells[a, b, k], infos.get(k), (estimate.get((a, k)), estimate.get((b, k))))
+            for a, b in pairs]
+
+    reference = pairs[0][1]
+    return Table(
+        id="table-comparisons", title=f"Differences from the first model, {reference}",
+        header=["metric", "unit"] + [a for a, _ in pairs],
+        rows=_metric_rows(report, diff),
+        caption=(f"Each column: that model minus {reference}, on the same bootstrap "
+                 f"replicates of items (paired). * its {conf}% interval excludes 0 "
+                 f"(two-sided p < {1 - settings.confidence:.2g}); better/worse follow the "
+                 "metric's direction (ideal 0: closer to 0 is better). Intervals and "
+                 "p-values: report.json, comparisons."))
+
+
+def _annotators_table(report: Report) -> Table:
     aq = report.annotator_quality
-    if aq is not None:
-        shown = [r for r in aq.annotators if any(r.flagged.values())]
-        shown = shown or aq.annotators[:10]
-        tables.append(Table(
-            id="table-annotators", title="Annotator quality",
-            header=["annotator", "votes"] + [f"{m} score" for m in aq.methods]
-            + [f"flagged by {m}" for m in aq.methods] + ["alpha without", "alpha change"],
-            rows=[[r.annotator, str(r.n_votes)] + [fmt_number(r.scores[m]) for m in aq.methods]
-                  + ["yes" if r.flagged[m] else "" for m in aq.methods]
-                  + [fmt_number(r.alpha_without), fmt_number(r.alpha_change)] for r in shown],
-            caption=(f"{len(shown)} of {aq.n_annotators} annotators shown (flagged by any method, "
-                     "else the lowest scores); flagged: "
-                     + ", ".join(f"{m} {aq.n_flagged[m]} (score < {aq.thresholds[m]:g})"
-                                 for m in aq.methods)
-                     + ". Scores from annokit.quality.annotator_scores; higher is better. "
-                     f"Alpha without: Krippendorff's alpha ({report.scale}) without the "
-                     f"annotator, against {fmt_number(aq.alpha)} with everyone (change > 0: "
-                     "agreement rises without them; annokit.core.annotator_agreement)."
-                     + _influence_note(aq))))
-    if report.human_distribution is not None:
-        tables.append(_distribution_table(report, report.human_distribution))
-    if report.perspectivist is not None:
-        tables += _perspectivist_tables(report.perspectivist)
-    if report.subsampling:
-        tables += _subsampling_tables(report)
-    if report.plan is not None:
-        tables += _plan_tables(report)
-    return tables
+    assert aq is not None
+    shown = [r for r in aq.annotators if any(r.flagged.values())]
+    shown = shown or aq.annotators[:10]
+    return Table(
+        id="table-annotators", title="Annotator quality",
+        header=["annotator", "votes"] + [f"{m} score" for m in aq.methods]
+        + [f"flagged by {m}" for m in aq.methods] + ["alpha without", "alpha change"],
+        rows=[[r.annotator, str(r.n_votes)] + [fmt_number(r.scores[m]) for m in aq.methods]
+              + ["yes" if r.flagged[m] else "" for m in aq.methods]
+              + [fmt_number(r.alpha_without), fmt_number(r.alpha_change)] for r in shown],
+        caption=(f"{len(shown)} of {aq.n_annotators} annotators shown (flagged by any method, "
+                 "else the lowest scores); flagged: "
+                 + ", ".join(f"{m} {aq.n_flagged[m]} (score < {aq.thresholds[m]:g})"
+                             for m in aq.methods)
+                 + ". Scores from annokit.quality.annotator_scores; higher is better. "
+                 f"Alpha without: Krippendorff's alpha ({report.scale}) without the "
+                 f"annotator, against {fmt_number(aq.alpha)} with everyone (change > 0: "
+                 "agreement rises without them; annokit.core.annotator_agreement)."
+                 + _influence_note(aq)))
 
 
 def _influence_note(aq: Any) -> str:
@@ -432,7 +530,7 @@ def page_sections(tables: list[Table]) -> list[tuple[str, str, list[Table]]]:
     heading, tables), sections without tables left out; ``figures`` (no tables) always listed.
     """
     by_id = {t.id: t for t in tables}
-    sections = [("summary", "Summary", ["table-global", "table-comparisons"]),
+    sections = [("summary", "Summary", ["table-global", "table-population", "table-comparisons"]),
                 ("figures", "Figures", []),
                 ("bins", "Agreement bins and the human ceiling", ["table-bins", "table-ceiling"]),
                 ("details", "Per-bin tables", [t.id for t in tables

@@ -35,7 +35,7 @@ from annokit.core.agreement_gwet import (
     SCALE_WEIGHTS,
     agreement_weights,
     analytic_se,
-    annotator_label_sums,
+    chance_block_sums,
     coefficient_from_sums,
     item_terms,
 )
@@ -178,7 +178,8 @@ def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, 
             n_cells = chance.n_annotators * k
             codes = (votes[1]["annotator"].to_numpy().astype(np.int64) * k
                      + votes[1]["label"].to_numpy().astype(np.int64))[by_row]
-            cells = (np.searchsorted(row[by_row], np.arange(order.size + 1)), codes, n_cells)
+            cells = (np.searchsorted(row[by_row], np.arange(order.size + 1)).astype(np.int64),
+                     codes.astype(np.int32), n_cells)
         point = gwet.sum(axis=0)
         if cells is not None:
             point = np.concatenate([point, np.bincount(cells[1], minlength=cells[2])])
@@ -196,9 +197,9 @@ def _agreement_part(counts: np.ndarray, items: pd.DataFrame, k: int, seed: int, 
                 out["pairs_reps"][start:stop] = pair_weights(arr, w)
             if chance is not None:
                 w_all = np.hstack([w, poisson_weights(rest, seed, start, stop)])
-                sums = w_all @ gwet
+                sums, cell_sums, _ = chance_block_sums(w_all, gwet, cells)
                 if cells is not None:
-                    sums = np.hstack([sums, annotator_label_sums(w_all, *cells)])
+                    sums = np.hstack([sums, cell_sums])
                 out["chance_reps"][start:stop] = sums
     return out
 
@@ -336,6 +337,87 @@ def _median(values: np.ndarray, mult: np.ndarray) -> float:
     return float(np.median(np.array([lo, hi])))
 
 
+def _count_figures(hist: list[dict[str, Any]], votes: DaskVotes, *, base: float, ties: str
+                   ) -> dict[str, Any]:
+    """The figures of the count vectors, from the partitions' histograms (:func:`_patterns`):
+    sizes, votes per item, entropy, agreement, ties, counts per label, ratings and gold."""
+    k = len(votes.labels)
+    names = list(votes.labels.names)
+    merged: Counter[tuple[int, ...]] = Counter()
+    for h in hist:
+        rows, mult = h["patterns"]
+        for row, c in zip(map(tuple, rows.tolist()), mult.tolist(), strict=True):
+            merged[row] += c
+    rows = np.array(sorted(merged), dtype=np.int64).reshape(-1, k)
+    mult = np.array([merged[tuple(r)] for r in rows.tolist()], dtype=np.int64)
+    per_item = rows.sum(axis=1)
+    ent = entropy(distributions(rows), base=base)
+    share = rows.max(axis=1) / per_item
+    maj = majority(rows, ties="first")
+    label_counts = (rows * mult[:, None]).sum(axis=0)
+    majority_counts = np.bincount(maj.labels, weights=mult, minlength=k).astype(np.int64)
+    result: dict[str, Any] = {
+        "schema_version": STATS_SCHEMA_VERSION,
+        "source": votes.source,
+        "read_as": f"{votes.source}: Dask engine, {votes.npartitions} partitions",
+        "n_items": votes.n_items,
+        "n_votes": votes.n_votes,
+        "n_annotators": votes.n_annotators,
+        "labels": names,
+        "scale": getattr(votes.labels, "scale", "nominal"),
+        "votes_per_item": {"min": int(per_item.min()), "median": _median(per_item, mult),
+                           "max": int(per_item.max())},
+        "entropy": {"base": base, "unit": entropy_unit(base), "mean": _exact_mean(ent, mult),
+                    "median": _median(ent, mult)},
+        "agreement": {"mean": _exact_mean(share, mult), "median": _median(share, mult),
+                      **unanimous(share == 1, mult)},
+        "ties": int(mult[maj.is_tied].sum()),
+        "tie_policy": ties,
+        "majority_change": None,
+        "label_counts": {n: int(c) for n, c in zip(names, label_counts, strict=True)},
+        "majority_counts": {n: int(c) for n, c in zip(names, majority_counts, strict=True)},
+    }
+    gold = [h["gold"] for h in hist if h["gold"] is not None]
+    result["ratings"] = rating_summary(rows, votes.labels, mult)
+    result["gold"] = None
+    if gold:
+        acc = sum((g[0] for g in gold), GoldAccuracy(0, 0, 0))
+        result["gold"] = {"n_items": acc.n_items, "majority_accuracy": acc.accuracy,
+                          "n_tied": sum(g[1] for g in gold), "tie_policy": ties,
+                          "n_unknown_label": acc.n_unknown}
+    return result
+
+
+def _agreement_results(agree: list[dict[str, np.ndarray]], labels: Any, n_boot: int,
+                       confidence: float) -> dict[str, Any]:
+    """Krippendorff's alpha (at the labels' level) and Fleiss' kappa from the partitions'
+    sums (:func:`_agreement_part`)."""
+    k = len(labels)
+    scale = getattr(labels, "scale", "nominal")
+    n_single = sum(a["n_single"] for a in agree)
+    point = np.sum([a["point"] for a in agree], axis=0)
+    reps = np.sum([a["reps"] for a in agree], axis=0)
+    n_pairable = int(point[0])
+    values = labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float)
+    if values is None:  # LabelSet gives every interval and ratio label set its values
+        raise ValueError(f"a label set on the {scale} scale has no label values")
+    alpha_fn = _alpha if scale == "nominal" else _level_alpha(
+        scale, np.sum([a["pairs"] for a in agree], axis=0),
+        np.sum([a["pairs_reps"] for a in agree], axis=0), values)
+    result: dict[str, Any] = {}
+    for key, f in (("krippendorff_alpha", alpha_fn), ("fleiss_kappa", _kappa)):
+        if n_pairable == 0:
+            result[key] = None
+            continue
+        if n_single:
+            warnings.warn(f"{key}: {n_single} item(s) with fewer than two votes cannot be paired "
+                          "and were left out", DegenerateInputWarning, stacklevel=3)
+        result[key] = _coefficient(key, f, point, reps, n_pairable, n_boot, confidence)
+    if result["krippendorff_alpha"] is not None:
+        result["krippendorff_alpha"]["level"] = scale
+    return result
+
+
 def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: int = 1000,
                        confidence: float = 0.95, ties: str = "first",
                        rng: np.random.Generator | int | None = 0,
@@ -370,7 +452,6 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise InvalidValueError(f"n_boot must be >= 0; got {n_boot!r}")
     k = len(votes.labels)
-    names = list(votes.labels.names)
     seed = seed_from_rng(rng) if n_boot else 0
     parts = list(zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True))
     wname = SCALE_WEIGHTS[scale]
@@ -381,72 +462,11 @@ def dataset_stats_dask(votes: DaskVotes, *, base: float = ENTROPY_BASE, n_boot: 
             for f, i in parts]
     both = votes.compute(both)[0]
     hist, agree = [h for h, _ in both], [a for _, a in both]
-
-    merged: Counter[tuple[int, ...]] = Counter()
-    for h in hist:
-        rows, mult = h["patterns"]
-        for row, c in zip(map(tuple, rows.tolist()), mult.tolist(), strict=True):
-            merged[row] += c
-    rows = np.array(sorted(merged), dtype=np.int64).reshape(-1, k)
-    mult = np.array([merged[tuple(r)] for r in rows.tolist()], dtype=np.int64)
-    per_item = rows.sum(axis=1)
-    ent = entropy(distributions(rows), base=base)
-    share = rows.max(axis=1) / per_item
-    maj = majority(rows, ties="first")
-    label_counts = (rows * mult[:, None]).sum(axis=0)
-    majority_counts = np.bincount(maj.labels, weights=mult, minlength=k).astype(np.int64)
-
-    result: dict[str, Any] = {
-        "schema_version": STATS_SCHEMA_VERSION,
-        "source": votes.source,
-        "read_as": f"{votes.source}: Dask engine, {votes.npartitions} partitions",
-        "n_items": votes.n_items,
-        "n_votes": votes.n_votes,
-        "n_annotators": votes.n_annotators,
-        "labels": names,
-        "scale": scale,
-        "votes_per_item": {"min": int(per_item.min()), "median": _median(per_item, mult),
-                           "max": int(per_item.max())},
-        "entropy": {"base": base, "unit": entropy_unit(base), "mean": _exact_mean(ent, mult),
-                    "median": _median(ent, mult)},
-        "agreement": {"mean": _exact_mean(share, mult), "median": _median(share, mult),
-                      **unanimous(share == 1, mult)},
-        "ties": int(mult[maj.is_tied].sum()),
-        "tie_policy": ties,
-        "majority_change": None,
-        "label_counts": {n: int(c) for n, c in zip(names, label_counts, strict=True)},
-        "majority_counts": {n: int(c) for n, c in zip(names, majority_counts, strict=True)},
-    }
-    gold = [h["gold"] for h in hist if h["gold"] is not None]
-    result["ratings"] = rating_summary(rows, votes.labels, mult)
-    result["gold"] = None
-    if gold:
-        acc = sum((g[0] for g in gold), GoldAccuracy(0, 0, 0))
-        result["gold"] = {"n_items": acc.n_items, "majority_accuracy": acc.accuracy,
-                          "n_tied": sum(g[1] for g in gold), "tie_policy": ties,
-                          "n_unknown_label": acc.n_unknown}
-    n_single = sum(a["n_single"] for a in agree)
-    point = np.sum([a["point"] for a in agree], axis=0)
-    reps = np.sum([a["reps"] for a in agree], axis=0)
-    n_pairable = int(point[0])
-    values = votes.labels.values if scale in ("interval", "ratio") else np.arange(k, dtype=float)
-    if values is None:  # LabelSet gives every interval and ratio label set its values
-        raise ValueError(f"a label set on the {scale} scale has no label values")
-    alpha_fn = _alpha if not ordered else _level_alpha(
-        scale, np.sum([a["pairs"] for a in agree], axis=0),
-        np.sum([a["pairs_reps"] for a in agree], axis=0), values)
-    for key, f in (("krippendorff_alpha", alpha_fn), ("fleiss_kappa", _kappa)):
-        if n_pairable == 0:
-            result[key] = None
-            continue
-        if n_single:
-            warnings.warn(f"{key}: {n_single} item(s) with fewer than two votes cannot be paired "
-                          "and were left out", DegenerateInputWarning, stacklevel=2)
-        result[key] = _coefficient(key, f, point, reps, n_pairable, int(n_boot), confidence)
-    if result["krippendorff_alpha"] is not None:
-        result["krippendorff_alpha"]["level"] = scale
-    result.update(_chance_results(agree, chance, wname, n_pairable, n_single, int(n_boot),
-                                  confidence, k))
+    result = _count_figures(hist, votes, base=base, ties=ties)
+    result.update(_agreement_results(agree, votes.labels, int(n_boot), confidence))
+    n_pairable = int(np.sum([a["point"][0] for a in agree]))
+    result.update(_chance_results(agree, chance, wname, n_pairable,
+                                  sum(a["n_single"] for a in agree), int(n_boot), confidence, k))
     if not math.isfinite(result["entropy"]["mean"]):  # pragma: no cover - defensive
         raise InvalidValueError("entropy is not finite")
     return DatasetStats(by_scale(result))

@@ -190,6 +190,13 @@ def multilabel_stats_dask(votes: Any, *, n_boot: int = 1000, confidence: float =
              for f, i in zip(votes.frame.to_delayed(), votes.items.to_delayed(), strict=True)]
     res = compute(votes.client, [tree(parts, _merge)], desc="multi-label stats")[0]
     check_responses(votes.source, *merge_repeated(res["repeated"]))
+    return _stats(res, votes, ties=ties, n_boot=int(n_boot), confidence=confidence)
+
+
+def _stats(res: dict[str, Any], votes: Any, *, ties: str, n_boot: int, confidence: float
+           ) -> DatasetStats:
+    """The statistics from the partitions' merged sums (:func:`_merge`)."""
+    labels = votes.labels
     answered, sizes = res["answered"], res["set_sizes"]
     n_resp = res["n_responses"]
     per_label = {}
@@ -197,7 +204,7 @@ def multilabel_stats_dask(votes: Any, *, n_boot: int = 1000, confidence: float =
         per_label[name] = {"tick_rate": float(res["ticks"][j] / n_resp),
                            "majority_items": int(res["majority"][j]),
                            "tied_items": int(res["tied"][j]),
-                           "krippendorff_alpha": _alpha(res, j, int(n_boot), confidence)
+                           "krippendorff_alpha": _alpha(res, j, n_boot, confidence)
                            if res["n_pairable"] else None}
     nonzero = np.flatnonzero(answered)
     n_items = res["n_items"]

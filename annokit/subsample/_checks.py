@@ -50,8 +50,9 @@ def check_ks(ks: Any) -> np.ndarray:
 
 
 def short_items(n: np.ndarray, k: int, short: str, *,
-                ids: Sequence[Any] | np.ndarray | None) -> np.ndarray:
-    """Mask of items with fewer than ``k`` votes; raise or warn per ``short``."""
+                ids: Sequence[Any] | np.ndarray | None, stacklevel: int = 3) -> np.ndarray:
+    """Mask of items with fewer than ``k`` votes; raise or warn per ``short`` (the warning
+    ``stacklevel`` levels up: 3, the caller of the public function calling this)."""
     check_option("short", short, ("error", "skip", "keep"))
     mask = n < k
     if not mask.any():
@@ -66,7 +67,7 @@ def short_items(n: np.ndarray, k: int, short: str, *,
                                 "or short='keep' (--short keep) to use all their votes")
     action = "left out at that k" if short == "skip" else "kept with all their votes"
     warnings.warn(f"{what}; {action} (short={short!r}, --short {short})", DegenerateInputWarning,
-                  stacklevel=3)
+                  stacklevel=stacklevel)
     return mask
 
 

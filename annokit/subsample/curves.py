@@ -10,6 +10,22 @@ The split-half "human ceiling" and the histogram comparison of Baan et al.
 extrapolation beyond the observed number of votes in
 :mod:`annokit.subsample.extrapolate`. Everything public is re-exported here.
 
+Measures. Per item, with ``p`` the full-data distribution and ``q = x / k``:
+``TVD = 1/2 sum_j |q_j - p_j|`` (Baan et al. 2022, DistCE, footnote 5);
+``JSD = sqrt(H(m) - (H(p) + H(q)) / 2)``, ``m = (p + q) / 2``, natural log
+(Nie et al. 2020, Table 5 convention); entropy bias ``H(q) - H(p)`` in nats
+(:data:`annokit.core.soft_labels.ENTROPY_BASE`); KL is
+``KL(p || (x + a) / (k + L a))`` with the pseudo-count ``a = kl_smoothing``: a k-vote
+estimate gives zero probability to any label nobody in the subsample chose, and KL against
+it would be infinite (or ~34 nats per missing label under the 1e-15 clip of
+:func:`~annokit.core.divergence.kl_divergence`); 0.5 is the Jeffreys / Krichevsky-Trofimov
+estimator. TVD and JSD use the unsmoothed estimate ``x / k``.
+Majority agreement is ``|S & F| / |S|`` with ``S`` the top labels of the
+k-vote counts and ``F`` those of the full data: a tied k-vote majority
+counts as the chance that a uniformly random pick among its tied labels is
+a full-data majority label, and a full-data tie accepts any of its tied
+labels. ``majority_tie_rate`` reports how often the k-vote majority is tied.
+
 References
 ----------
 Baan, Aziz, Plank, Fernandez (2022). Stop Measuring Calibration When Humans
@@ -210,89 +226,58 @@ def _entropy_bins(counts: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarr
     return edges, bins, sizes
 
 
-def subsampling_curve(
-    data: Votes | Any,
-    ks: Sequence[int] | None = None,
-    *,
-    reps: int = REPS,
-    rng: np.random.Generator | int | None = None, seed: int | None = None,
-    short: ShortPolicy = SHORT,
-    method: Literal["auto", "counts", "votes"] = "auto",
-    n_bins: int = AGREEMENT_BINS,
-    interval: float = INTERVAL,
-    kl_smoothing: float = 0.5,
-    grid: bool = True,
-    n_jobs: int = 1,
-    progress: Callable[[float], None] | None = None,
-) -> SubsampleCurve:
+def subsampling_curve(data: Votes | Any, ks: Sequence[int] | None = None, *, reps: int = REPS,
+                      rng: np.random.Generator | int | None = None, seed: int | None = None,
+                      short: ShortPolicy = SHORT,
+                      method: Literal["auto", "counts", "votes"] = "auto",
+                      n_bins: int = AGREEMENT_BINS, interval: float = INTERVAL,
+                      kl_smoothing: float = 0.5, grid: bool = True, n_jobs: int = 1,
+                      progress: Callable[[float], None] | None = None) -> SubsampleCurve:
     """Subsampling curves: how far k-vote label distributions are from the full data.
 
-    For each repetition, each item's votes are put in a uniformly random order
-    and the first k votes form the k-vote estimate, for every k in ``ks`` (so
-    the k-vote subsamples of one repetition are nested; each is an exact
-    uniform k-subsample). Per repetition, each metric is averaged over items;
-    the curve reports the mean over repetitions and a percentile interval.
+    For each repetition, each item's votes are put in a uniformly random order and the first
+    k votes form the k-vote estimate, for every k in ``ks`` (so the k-vote subsamples of one
+    repetition are nested; each is an exact uniform k-subsample). Per repetition, each metric
+    is averaged over items; the curve reports the mean over repetitions and a percentile
+    interval.
 
     Parameters
     ----------
     data : Votes or array-like of shape (n_items, n_labels)
         Votes, or their counts.
     ks : sequence of int, optional
-        Votes per item to draw. Default: 1, 2, 5, 10, 20, 50, ... up to the
-        most votes on an item, and that number itself
-        (:func:`annokit.subsample.defaults.default_ks`).
+        Votes per item to draw. Default: 1, 2, 5, 10, 20, 50, ... up to the most votes on an
+        item, and that number itself (:func:`annokit.subsample.defaults.default_ks`).
     reps : int, default=200
-    rng : numpy Generator, int seed or None
+    rng, seed : numpy Generator, int seed or None; int, optional
+        ``seed``: the same as ``rng=`` an int (the name ``evaluate`` uses); give one of them.
     short : {"error", "skip", "keep"}, default="skip"
-        Items with fewer than k votes: raise, leave them out at that k (with
-        a warning), or use all their votes at that k. Counted in ``n_short``
-        either way.
+        Items with fewer than k votes: raise, leave them out at that k (with a warning), or
+        use all their votes at that k. Counted in ``n_short`` either way.
     method : {"auto", "counts", "votes"}, default="auto"
-        ``"counts"`` draws vote orders from counts, one vote position at a
-        time; ``"votes"`` permutes vote rows (needs :class:`Votes`). Both give
-        the same distribution of results; ``"auto"`` is ``"counts"`` (faster).
+        ``"counts"`` draws vote orders from counts, one vote position at a time; ``"votes"``
+        permutes vote rows (needs :class:`Votes`). Both give the same distribution of
+        results; ``"auto"`` is ``"counts"`` (faster).
     n_bins : int, default=AGREEMENT_BINS (5)
-        Agreement bins: quantiles of the full-data entropy (nats); the default is
-        ``evaluate``'s and the report's (:data:`annokit.core.soft_labels.AGREEMENT_BINS`). Items
-        with equal entropy stay together, so there may be fewer bins.
+        Agreement bins: quantiles of the full-data entropy (nats), as ``evaluate`` and the
+        report bin; items with equal entropy stay together, so there may be fewer bins.
     interval : float, default=0.95
         Coverage of the percentile interval over repetitions.
     kl_smoothing : float, default=0.5
-        Pseudo-count added to every label of the k-vote estimate inside KL,
-        ``KL(p_full || (x + a) / (k + L a))``: a k-vote estimate gives zero
-        probability to any label nobody in the subsample chose, and KL against
-        it would be infinite (or ~34 nats per missing label under the 1e-15
-        clip of :func:`~annokit.core.divergence.kl_divergence`). 0.5 is the
-        Jeffreys / Krichevsky-Trofimov estimator. TVD and JSD use the
-        unsmoothed estimate ``x / k``.
+        Pseudo-count ``a`` added to every label of the k-vote estimate inside KL (module
+        docstring: the measures).
     grid : bool, default=True
-        Also compute the mean TVD at every k up to half the fewest votes per
-        item, for :func:`~annokit.subsample.recommend_k`.
+        Also compute the mean TVD at every k up to half the fewest votes per item, for
+        :func:`~annokit.subsample.recommend_k`.
     n_jobs : int, default=1
-        Threads working on chunks of repetitions (numpy releases the GIL).
-        Each chunk has its own generator spawned from ``rng``, so results do
-        not depend on ``n_jobs``.
+        Threads working on chunks of repetitions (numpy releases the GIL). Each chunk has its
+        own generator spawned from ``rng``, so results do not depend on ``n_jobs``.
     progress : callable, optional
         Called with the fraction of the work done, in (0, 1] (for a progress bar).
-    seed : int, optional
-        The same as ``rng=`` an int (the name ``evaluate`` uses); give one of the two.
 
     Returns
     -------
     SubsampleCurve
-
-    Notes
-    -----
-    Per item, with ``p`` the full-data distribution and ``q = x / k``:
-    ``TVD = 1/2 sum_j |q_j - p_j|`` (Baan et al. 2022, DistCE, footnote 5);
-    ``JSD = sqrt(H(m) - (H(p) + H(q)) / 2)``, ``m = (p + q) / 2``, natural log
-    (Nie et al. 2020, Table 5 convention); entropy bias ``H(q) - H(p)`` in nats
-    (:data:`annokit.core.soft_labels.ENTROPY_BASE`).
-    Majority agreement is ``|S & F| / |S|`` with ``S`` the top labels of the
-    k-vote counts and ``F`` those of the full data: a tied k-vote majority
-    counts as the chance that a uniformly random pick among its tied labels is
-    a full-data majority label, and a full-data tie accepts any of its tied
-    labels. ``majority_tie_rate`` reports how often the k-vote majority is tied.
 
     Examples
     --------
@@ -305,6 +290,29 @@ def subsampling_curve(
     True
     """
     rng = seed_or_rng(seed, rng, "subsampling_curve", default=None)
+    counts, item_ids, votes, ks_arr, reps = _checked(data, ks, reps, short, method, n_bins,
+                                                     interval, kl_smoothing, n_jobs)
+    method = "counts" if method == "auto" else method
+    seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
+    gen, n = check_rng(rng), counts.sum(axis=1)
+    n_short, included = _included(n, ks_arr, short, item_ids)
+    job = _CurveJob.build(counts, n, votes, ks_arr, included, n_bins=n_bins, reps=reps,
+                          method=method, kl_smoothing=kl_smoothing, grid=grid,
+                          progress=progress)
+    return SubsampleCurve(
+        ks=ks_arr, reps=reps, seed=seed, interval=float(interval), n_items=len(n),
+        n_included=included.sum(axis=1), n_short=n_short, short=short, method=method,
+        kl_smoothing=float(kl_smoothing), values=job.values, bin_edges=job.edges,
+        bin_counts=job.bin_counts, bin_values=job.bin_values, item_tvd=job.run_all(gen, n_jobs),
+        item_ids=item_ids, grid_ks=job.grid_ks, grid_tvd=job.grid_tvd,
+        n_votes_min=int(n.min()), n_votes_max=int(n.max()), scale=job.scale, counts=counts)
+
+
+def _checked(data: Any, ks: Sequence[int] | None, reps: int, short: str, method: str,
+             n_bins: int, interval: float, kl_smoothing: float,
+             n_jobs: int) -> tuple[np.ndarray, Any, Votes | None, np.ndarray, int]:
+    """:func:`subsampling_curve`'s arguments checked: the counts, item ids and votes of
+    ``data``, the k's (the default ones when none are given) and ``reps``."""
     check_option("short", short, ("error", "skip", "keep"))
     check_option("method", method, ("auto", "counts", "votes"))
     counts, item_ids, _, votes = as_counts(data)
@@ -317,20 +325,22 @@ def subsampling_curve(
         raise SchemaError("method='votes' needs a Votes object (vote rows); got counts")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise InvalidValueError(f"n_jobs must be a positive integer; got {n_jobs!r}")
-    method = "counts" if method == "auto" else method
-    seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
-    gen = check_rng(rng)
+    if counts.shape[1] < 2:
+        raise SchemaError(f"subsampling curves need at least two labels; got {counts.shape[1]}")
+    return counts, item_ids, votes, ks_arr, reps
 
-    n = counts.sum(axis=1)
-    n_items, n_labels = counts.shape
-    if n_labels < 2:
-        raise SchemaError(f"subsampling curves need at least two labels; got {n_labels}")
+
+def _included(n: np.ndarray, ks_arr: np.ndarray, short: str,
+              item_ids: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Items short of each k (counted; an error, a warning for the largest k) and the
+    ``(len(ks), n_items)`` mask of the items each k measures under the ``short`` policy."""
+    n_items = len(n)
     n_short = np.array([int((n < k).sum()) for k in ks_arr])
     if short == "error" and n_short.any():
         short_items(n, int(ks_arr[np.argmax(n_short > 0)]), "error", ids=item_ids)
     elif n_short.any():
         worst = int(ks_arr.max())
-        short_items(n, worst, short, ids=item_ids)  # warns once, for the largest k
+        short_items(n, worst, short, ids=item_ids, stacklevel=4)  # warns once, largest k
     included = np.ones((len(ks_arr), n_items), dtype=bool)
     if short == "skip":
         included = n[None, :] >= ks_arr[:, None]
@@ -338,23 +348,14 @@ def subsampling_curve(
         k_bad = int(ks_arr[np.argmax(included.sum(axis=1) == 0)])
         raise InvalidValueError(f"no item has at least k={k_bad} votes (most votes on an item: "
                                 f"{int(n.max())}); choose ks up to {int(n.max())} (--k)")
+    return n_short, included
 
-    edges, bins, bin_counts = _entropy_bins(counts, n_bins)
-    # items sorted by bin (contiguous groups)
-    order = np.argsort(bins, kind="stable")
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(n_items)
-    s_counts = counts[order]
-    s_n = n[order]
-    s_bins = bins[order]
-    s_included = included[:, order]
 
-    n_min = int(n.min())
-    grid_ks = np.arange(1, n_min // 2 + 1) if grid else np.zeros(0, dtype=np.int64)
-    stops = sorted(set(ks_arr.tolist()) | set(grid_ks.tolist()))
-    k_pos = {int(k): i for i, k in enumerate(ks_arr)}
-    g_pos = {int(k): i for i, k in enumerate(grid_ks)}
-
+def _reference(votes: Votes | None, s_counts: np.ndarray,
+               kl_smoothing: float) -> tuple[_eng.Reference, tuple[str, ...], str]:
+    """The full-data reference the k-vote estimates are measured against, the metrics
+    measured (the Wasserstein distance only for ordered labels) and the labels' scale."""
+    n_labels = s_counts.shape[1]
     scale = votes.labels.scale if votes is not None else "nominal"
     category_values = None
     if votes is not None and scale != "nominal":
@@ -363,69 +364,130 @@ def subsampling_curve(
     ref = _eng.Reference(s_counts, kl_smoothing=kl_smoothing, values=category_values)
     metric_names = tuple(m for m in _eng.METRICS
                          if category_values is not None or m != "wasserstein")
-    n_b = len(bin_counts)
-    values = {m: np.empty((reps, len(ks_arr))) for m in metric_names}
-    bin_values = {m: np.empty((reps, len(ks_arr), n_b)) for m in metric_names}
-    grid_tvd = np.empty((reps, len(grid_ks)))
-    group_w = [_eng.group_matrix(s_bins, n_b, None if s_included[i].all() else s_included[i])
-               for i in range(len(ks_arr))]
-    one_group = _eng.group_matrix(np.zeros(n_items, dtype=np.int64), 1, None)
-    k_max = max(stops)
-    chunks = _eng.rep_chunks(reps, n_items * n_labels * 8)
-    children = gen.spawn(len(chunks))
-    lock = threading.Lock()
-    done = [0.0]
+    return ref, metric_names, scale
 
-    def run(chunk: int) -> np.ndarray:
-        a, b = chunks[chunk]
-        child = children[chunk]
-        if method == "counts":
-            stream = _eng.nested_count_draws(s_counts, k_max, b - a, child, stops)
+
+@dataclass
+class _CurveJob:
+    """One curve's work: the items sorted by agreement bin (contiguous groups), the k's to
+    stop at, and the arrays every chunk of repetitions fills in place."""
+
+    votes: Votes | None
+    method: str
+    reps: int
+    s_counts: np.ndarray
+    s_n: np.ndarray
+    s_included: np.ndarray
+    inverse: np.ndarray
+    edges: np.ndarray
+    bin_counts: np.ndarray
+    ks_arr: np.ndarray
+    grid_ks: np.ndarray
+    stops: list[int]
+    ref: Any
+    metric_names: tuple[str, ...]
+    scale: str
+    group_w: list[Any]
+    one_group: Any
+    values: dict[str, np.ndarray]
+    bin_values: dict[str, np.ndarray]
+    grid_tvd: np.ndarray
+    progress: Callable[[float], None] | None
+    chunks: list[tuple[int, int]] = field(default_factory=list)
+    lock: Any = field(default_factory=threading.Lock)
+    done: list[float] = field(default_factory=lambda: [0.0])
+
+    @classmethod
+    def build(cls, counts: np.ndarray, n: np.ndarray, votes: Votes | None,
+              ks_arr: np.ndarray, included: np.ndarray, *, n_bins: int, reps: int,
+              method: str, kl_smoothing: float, grid: bool,
+              progress: Callable[[float], None] | None) -> _CurveJob:
+        n_items, n_labels = counts.shape
+        edges, bins, bin_counts = _entropy_bins(counts, n_bins)
+        order = np.argsort(bins, kind="stable")  # items sorted by bin (contiguous groups)
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(n_items)
+        s_counts, s_bins, s_included = counts[order], bins[order], included[:, order]
+        grid_ks = (np.arange(1, int(n.min()) // 2 + 1) if grid
+                   else np.zeros(0, dtype=np.int64))
+        ref, metric_names, scale = _reference(votes, s_counts, kl_smoothing)
+        n_b = len(bin_counts)
+        return cls(
+            votes=votes, method=method, reps=reps, s_counts=s_counts, s_n=n[order],
+            s_included=s_included, inverse=inverse, edges=edges, bin_counts=bin_counts,
+            ks_arr=ks_arr, grid_ks=grid_ks,
+            stops=sorted(set(ks_arr.tolist()) | set(grid_ks.tolist())), ref=ref,
+            metric_names=metric_names, scale=scale,
+            group_w=[_eng.group_matrix(s_bins, n_b,
+                                       None if s_included[i].all() else s_included[i])
+                     for i in range(len(ks_arr))],
+            one_group=_eng.group_matrix(np.zeros(n_items, dtype=np.int64), 1, None),
+            values={m: np.empty((reps, len(ks_arr))) for m in metric_names},
+            bin_values={m: np.empty((reps, len(ks_arr), n_b)) for m in metric_names},
+            grid_tvd=np.empty((reps, len(grid_ks))), progress=progress,
+            chunks=_eng.rep_chunks(reps, n_items * n_labels * 8))
+
+    def run_all(self, gen: np.random.Generator, n_jobs: int) -> np.ndarray:
+        """Every chunk of repetitions (each with its own generator spawned from ``gen``, so
+        the result does not depend on ``n_jobs``); the mean TVD per item at each k, in the
+        items' original order (NaN where an item is left out)."""
+        children = gen.spawn(len(self.chunks))
+
+        def run(chunk: int) -> np.ndarray:
+            return self.run_chunk(chunk, children[chunk])
+
+        if n_jobs == 1 or len(self.chunks) == 1:
+            partial = [run(c) for c in range(len(self.chunks))]
         else:
-            stream = _votes_stream(cast(Votes, votes), inverse, b - a, child, stops)
-        item_sum = np.zeros((n_items, len(ks_arr)))
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                partial = list(pool.map(run, range(len(self.chunks))))
+        item_tvd = np.sum(partial, axis=0)  # chunk order: the same for any n_jobs
+        item_tvd /= self.reps
+        item_tvd[~self.s_included.T] = np.nan
+        return item_tvd[self.inverse]
+
+    def run_chunk(self, chunk: int, child: np.random.Generator) -> np.ndarray:
+        """One chunk of repetitions: fills ``values``, ``bin_values`` and ``grid_tvd`` for its
+        rows and returns the items' summed TVD at each k."""
+        a, b = self.chunks[chunk]
+        k_pos = {int(k): i for i, k in enumerate(self.ks_arr)}
+        g_pos = {int(k): i for i, k in enumerate(self.grid_ks)}
+        k_max = max(self.stops)
+        if self.method == "counts":
+            stream = _eng.nested_count_draws(self.s_counts, k_max, b - a, child, self.stops)
+        else:
+            stream = _votes_stream(cast(Votes, self.votes), self.inverse, b - a, child,
+                                   self.stops)
+        item_sum = np.zeros((len(self.s_n), len(self.ks_arr)))
         prev = 0
         for k, X in stream:
-            kk = np.minimum(s_n, k)
+            kk = np.minimum(self.s_n, k)
             x = _eng.cumulative_to_counts(X, kk)
             tv = None
             if k in k_pos:
-                i = k_pos[k]
-                names, res = _eng.count_metrics(x, kk, ref, which=metric_names)
-                summ = _eng.summarise(res, group_w[i])
-                for mi, m in enumerate(names):
-                    values[m][a:b, i] = summ[mi, :, 0]
-                    bin_values[m][a:b, i, :] = summ[mi, :, 1:]
-                item_sum[:, i] = res[0].sum(axis=0, dtype=np.float64)
-                tv = res[:1]
+                tv = self._at_k(x, kk, k_pos[k], a, b, item_sum)
             if k in g_pos:
                 if tv is None:
-                    tv = _eng.count_metrics(x, kk, ref, which=("tvd",))[1]
-                grid_tvd[a:b, g_pos[k]] = _eng.summarise(tv, one_group)[0, :, 0]
-            if progress is not None:
-                with lock:
-                    done[0] += (b - a) * (k - prev) / (k_max * reps)
-                    progress(min(done[0], 1.0))
+                    tv = _eng.count_metrics(x, kk, self.ref, which=("tvd",))[1]
+                self.grid_tvd[a:b, g_pos[k]] = _eng.summarise(tv, self.one_group)[0, :, 0]
+            if self.progress is not None:
+                with self.lock:
+                    self.done[0] += (b - a) * (k - prev) / (k_max * self.reps)
+                    self.progress(min(self.done[0], 1.0))
             prev = k
         return item_sum
 
-    if n_jobs == 1 or len(chunks) == 1:
-        partial = [run(c) for c in range(len(chunks))]
-    else:
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            partial = list(pool.map(run, range(len(chunks))))
-    item_tvd = np.sum(partial, axis=0)  # chunk order: the same for any n_jobs
-    item_tvd /= reps
-    item_tvd[~s_included.T] = np.nan
-    item_tvd = item_tvd[inverse]
-    return SubsampleCurve(
-        ks=ks_arr, reps=reps, seed=seed, interval=float(interval), n_items=n_items,
-        n_included=included.sum(axis=1), n_short=n_short, short=short, method=method,
-        kl_smoothing=float(kl_smoothing), values=values, bin_edges=edges,
-        bin_counts=bin_counts, bin_values=bin_values, item_tvd=item_tvd, item_ids=item_ids,
-        grid_ks=grid_ks, grid_tvd=grid_tvd, n_votes_min=n_min, n_votes_max=int(n.max()),
-        scale=scale, counts=counts,
-    )
+    def _at_k(self, x: np.ndarray, kk: np.ndarray, i: int, a: int, b: int,
+              item_sum: np.ndarray) -> np.ndarray:
+        """Every metric at the ``i``-th k for repetitions ``a:b``, overall and per bin; adds
+        the items' TVD to ``item_sum`` and returns the per-item TVD rows."""
+        names, res = _eng.count_metrics(x, kk, self.ref, which=self.metric_names)
+        summ = _eng.summarise(res, self.group_w[i])
+        for mi, m in enumerate(names):
+            self.values[m][a:b, i] = summ[mi, :, 0]
+            self.bin_values[m][a:b, i, :] = summ[mi, :, 1:]
+        item_sum[:, i] = res[0].sum(axis=0, dtype=np.float64)
+        return res[:1]
 
 
 def _votes_stream(votes: Votes, inverse: np.ndarray, reps: int, gen: np.random.Generator,

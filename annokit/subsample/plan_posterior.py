@@ -18,7 +18,8 @@ Values. For ``n = 0, 1, ..., horizon`` extra votes:
   highest posterior probability of being the argmax, so ``V(n)`` is the expected probability of
   a correct majority after ``n`` more votes, the value the knowledge-gradient policy maximises
   (Frazier, Powell and Dayanik 2008; for crowd labels Chen, Lin and Zhou 2015, JMLR 16).
-* ``distribution``: ``V(n) = -E[TVD(soft label of c + d_n, theta)]``.
+* ``distribution``: ``V(n) = -E[TVD(estimate of c + d_n, theta)]``, the estimate the posterior
+  mean ``(c + d_n + alpha) / (n_c + n + sum(alpha))`` or the raw proportions (``estimate``).
 
 Estimation. One Monte Carlo pass per item with common random numbers: ``n_draws`` draws of
 ``theta`` from the posterior, and for each a sequence of ``horizon`` votes drawn from ``theta``
@@ -38,12 +39,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PRIORS", "ModelPrior", "PosteriorValues", "fitted_prior", "model_prior",
-           "p_leading_beta", "posterior_values", "soft_labels"]
+__all__ = ["ESTIMATES", "PRIORS", "ModelPrior", "PosteriorValues", "estimate_of",
+           "fitted_prior", "model_prior", "p_leading_beta", "posterior_mean", "posterior_values",
+           "soft_labels"]
 
 #: The planner's priors: the uniform ``Dirichlet(1, ..., 1)``, one fitted to the votes, or one
 #: per item centred on a model's probabilities (:func:`model_prior`).
 PRIORS = ("fitted", "uniform", "model")
+
+#: The estimate of an item's distribution the goal ``distribution`` scores: the posterior mean
+#: under the planner's prior, or the raw proportions of the votes (the soft label).
+ESTIMATES = ("posterior_mean", "proportions")
 
 #: Smallest model probability a prior mean keeps (a zero would make a Dirichlet improper).
 PROB_FLOOR = 1e-4
@@ -162,8 +168,28 @@ def soft_labels(counts: np.ndarray) -> np.ndarray:
     return np.where(total > 0, counts / np.maximum(total, 1), 1.0 / n_labels)
 
 
+def posterior_mean(counts: np.ndarray, alpha: float | np.ndarray) -> np.ndarray:
+    """The posterior mean ``(c + alpha) / (n + sum(alpha))`` of the population distribution
+    given the count rows ``c`` (last axis: labels) under the prior ``Dirichlet(alpha)``
+    (``alpha``: a number, one value per label, or rows broadcast against ``counts``).
+
+    >>> posterior_mean(np.array([[3, 0, 0]]), np.array([1.0, 0.5, 0.5])).round(3).tolist()
+    [[0.8, 0.1, 0.1]]
+    """
+    shifted = np.asarray(counts, dtype=np.float64) + alpha
+    return shifted / shifted.sum(-1, keepdims=True)
+
+
+def estimate_of(counts: np.ndarray, estimate: str, alpha: float | np.ndarray) -> np.ndarray:
+    """The distribution estimate named by ``estimate`` (:data:`ESTIMATES`) of count rows."""
+    if estimate == "posterior_mean":
+        return posterior_mean(counts, alpha)
+    return soft_labels(np.asarray(counts, dtype=np.float64))
+
+
 def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int,
-           alpha: float | np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+           alpha: float | np.ndarray, rng: np.random.Generator,
+           estimate: str = "proportions") -> tuple[np.ndarray, np.ndarray]:
     """``now`` and ``values`` for one block of items (see :func:`posterior_values`)."""
     from annokit.core.divergence import tvd
 
@@ -185,7 +211,8 @@ def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int,
         hit = np.take_along_axis(top, truth[:, :, None, None], axis=-1)[..., 0]
         values = (hit / top.sum(-1)).mean(1)                           # (n, H+1)
         return now, values
-    soft = soft_labels(cum.astype(np.float64)).reshape(-1, n_labels)
+    row_alpha = alpha[:, None, None, :] if np.ndim(alpha) == 2 else alpha  # type: ignore[index]
+    soft = estimate_of(cum, estimate, row_alpha).reshape(-1, n_labels)
     target = np.broadcast_to(theta[:, :, None, :], cum.shape).reshape(-1, n_labels)
     # theta rows sum to 1 only to rounding: renormalise so the simplex check passes
     dist = tvd(soft, target / target.sum(-1, keepdims=True)).reshape(n, n_draws, horizon + 1)
@@ -195,7 +222,8 @@ def _block(counts: np.ndarray, goal: str, horizon: int, n_draws: int,
 
 def posterior_values(counts: np.ndarray, *, goal: str, horizon: int, n_draws: int = 2000,
                      alpha: float | np.ndarray = 1.0, seed: int = 0,
-                     bar: object | None = None) -> PosteriorValues:
+                     bar: object | None = None,
+                     estimate: str = "proportions") -> PosteriorValues:
     """Settledness now and ``V(n)``, ``n = 0..horizon``, of every item (module docstring).
 
     Parameters
@@ -214,24 +242,27 @@ def posterior_values(counts: np.ndarray, *, goal: str, horizon: int, n_draws: in
     seed : int, default=0
     bar : progress bar, optional
         Advanced by the number of distinct count vectors of each block.
+    estimate : {"proportions", "posterior_mean"}, default="proportions"
+        Goal distribution: the estimate whose TVD to ``theta`` is valued (:func:`estimate_of`).
     """
     counts = np.asarray(counts, dtype=np.int64)
     alpha = np.asarray(alpha, dtype=np.float64)
     if alpha.ndim == 2:  # one prior per item: every item is its own row
-        return _values(counts, alpha, goal, horizon, n_draws, seed, bar)
+        return _values(counts, alpha, goal, horizon, n_draws, seed, bar, estimate)
     if alpha.ndim == 0 or np.all(alpha == alpha.flat[0]):
         # a symmetric prior: the values depend on the counts sorted (the leading label
         # first), so items with the same sorted counts have the same posterior, valued once
         alpha = float(alpha.flat[0])
         counts = -np.sort(-counts, axis=1)
     counts, inverse = np.unique(counts, axis=0, return_inverse=True)
-    out = _values(counts, alpha, goal, horizon, n_draws, seed, bar)
+    out = _values(counts, alpha, goal, horizon, n_draws, seed, bar, estimate)
     inverse = inverse.reshape(-1)
     return PosteriorValues(now=out.now[inverse], values=out.values[inverse])
 
 
 def _values(counts: np.ndarray, alpha: float | np.ndarray, goal: str, horizon: int,
-            n_draws: int, seed: int, bar: object | None) -> PosteriorValues:
+            n_draws: int, seed: int, bar: object | None,
+            estimate: str = "proportions") -> PosteriorValues:
     """:func:`posterior_values` of every row of ``counts``, in blocks of rows (``alpha``: one
     prior for all rows, or one row per count row)."""
     per_row = np.ndim(alpha) == 2
@@ -245,7 +276,7 @@ def _values(counts: np.ndarray, alpha: float | np.ndarray, goal: str, horizon: i
         rng = np.random.default_rng([seed, number])
         block_alpha = alpha[start:stop] if per_row else alpha  # type: ignore[index]
         now[start:stop], values[start:stop] = _block(counts[start:stop], goal, horizon,
-                                                     n_draws, block_alpha, rng)
+                                                     n_draws, block_alpha, rng, estimate)
         if bar is not None:
             bar.update(stop - start)  # type: ignore[attr-defined]
     return PosteriorValues(now=now, values=values)

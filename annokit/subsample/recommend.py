@@ -230,18 +230,7 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
         ``epsilon`` outside (0, 1], an unknown ``target``, or no counts where
         the extrapolation needs them.
 
-    Notes
-    -----
-    The observed curve is only used up to k = n_min / 2, half the fewest
-    votes on an item: a k-vote subsample is part of its own reference, so its
-    TVD to the full data shrinks to 0 at k = n by construction (roughly by a
-    factor ``sqrt(1 - k / n)`` against the TVD to the population of
-    annotators, under a normal approximation); beyond half, the observed
-    curve says more about the size of the data set than about further
-    annotators, and the extrapolation takes over. ``k_low`` and ``k_high`` come
-    from the lower and upper ends of the percentile interval over repetitions
-    (the curve's ``interval``); they reflect subsampling variability, not the
-    uncertainty of which items were annotated.
+    The observed curve is read up to k = n_min / 2 only (:func:`_observed` says why).
 
     Examples
     --------
@@ -267,6 +256,33 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
                                     "Dirichlet-multinomial fit")
         return _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max,
                              interval=interval, kind="population")
+    observed = _observed(curve, epsilon, interval)
+    if observed.k is not None or not extrapolate:
+        return observed
+    if counts is None:
+        raise InvalidValueError("the observed curve never gets below epsilon="
+                                f"{epsilon}; pass counts= to extrapolate, or extrapolate=False")
+    rec = _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max, interval=interval,
+                        kind="population")
+    return replace(rec, note="the pool curve does not reach the tolerance: extrapolated to "
+                             "the population (extrapolate=True)")
+
+
+def _observed(curve: SubsampleCurve, epsilon: float, interval: float) -> Recommendation:
+    """The pool recommendation from the observed curve (``source="observed"``), or ``"not
+    reached"`` (k None, with the note why) when no k up to n_min / 2 gets below ``epsilon``.
+
+    The observed curve is only used up to k = n_min / 2, half the fewest
+    votes on an item: a k-vote subsample is part of its own reference, so its
+    TVD to the full data shrinks to 0 at k = n by construction (roughly by a
+    factor ``sqrt(1 - k / n)`` against the TVD to the population of
+    annotators, under a normal approximation); beyond half, the observed
+    curve says more about the size of the data set than about further
+    annotators, and the extrapolation takes over. ``k_low`` and ``k_high`` come
+    from the lower and upper ends of the percentile interval over repetitions
+    (the curve's ``interval``); they reflect subsampling variability, not the
+    uncertainty of which items were annotated.
+    """
     if curve.grid_tvd.shape[1]:
         ks, tv = curve.grid_ks, curve.grid_tvd
     else:
@@ -284,17 +300,9 @@ def recommend_k(curve: SubsampleCurve, epsilon: float = EPSILON, *,
                 k_high=_first_below(ks, np.percentile(tv, 100 - lo, axis=0), epsilon),
                 epsilon=float(epsilon), source="observed", target=pool,
                 k_limit=int(ks[-1]))
-    if not extrapolate:
-        return Recommendation(None, None, None, float(epsilon), "not reached", pool,
-                              k_limit=curve.n_votes_min // 2,
-                              note=pool_note(curve.n_votes_min // 2))
-    if counts is None:
-        raise InvalidValueError("the observed curve never gets below epsilon="
-                                f"{epsilon}; pass counts= to extrapolate, or extrapolate=False")
-    rec = _extrapolated(counts, epsilon, reps=reps, rng=rng, k_max=k_max, interval=interval,
-                        kind="population")
-    return replace(rec, note="the pool curve does not reach the tolerance: extrapolated to "
-                             "the population (extrapolate=True)")
+    return Recommendation(None, None, None, float(epsilon), "not reached", pool,
+                          k_limit=curve.n_votes_min // 2,
+                          note=pool_note(curve.n_votes_min // 2))
 
 
 def _extrapolated(counts: Any, epsilon: float, *, reps: int,

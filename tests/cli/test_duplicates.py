@@ -1,4 +1,4 @@
-"""``--duplicates error|first|last|keep`` on every command that reads votes (issue 21)."""
+"""``--duplicates error|first|last|keep`` on every command that reads votes."""
 
 from __future__ import annotations
 

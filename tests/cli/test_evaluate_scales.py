@@ -1,4 +1,4 @@
-"""``annokit evaluate`` beyond nominal labels (issue 14): scales, the binary positive class and
+"""``annokit evaluate`` beyond nominal labels: scales, the binary positive class and
 the perspectivist view through the CLI."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Messages that name the problem and the option (issue 36, "rough edges our checks found").
+"""Messages that name the problem and the option.
 
 Each case once: the exact line, the exit status, no traceback.
 """

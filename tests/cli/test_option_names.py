@@ -1,5 +1,6 @@
-"""Errors a command-line user sees name real options: the CLI option first, the Python argument
-only after "Python:" (issue 21)."""
+"""Errors a command-line user sees name real options: an error names an option by its key
+(``annokit.errors.Option``), which the command line spells as its flag; a message written out
+by hand names the CLI option first and the Python argument only after "Python:"."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ PYTHON_ONLY = {
     ("io/hf_responses.py", "value_field="),  # from_hf_responses: Hugging Face datasets in Python
     ("io/registry.py", "download="), ("io/registry.py", "path="),  # load_dataset(download=False)
     ("io/synthetic.py", "n_annotators="),  # the generator's own parameters
+    ("io/frames.py", "format="), ("io/frames.py", "columns="),  # a DataFrame given to read_votes
 }
 
 

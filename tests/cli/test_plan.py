@@ -115,3 +115,48 @@ def test_never_writes_over_the_votes(tmp_path):
     assert result.output == (f"Error: --out {votes} is the input --votes; refusing to overwrite "
                              "an input (choose another path)\n")
     assert votes.read_bytes() == before
+
+
+def _predictions_file(tmp_path, votes_path, seed=1):
+    """A model's probabilities for every item of the votes file (columns prob_<label>)."""
+    items = pd.read_csv(votes_path)["item"].unique()
+    probs = np.random.default_rng(seed).dirichlet(np.ones(3), len(items))
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"item": items, **{f"prob_{name}": probs[:, k]
+                                    for k, name in enumerate(["neg", "neu", "pos"])}}
+                 ).to_csv(path, index=False)
+    return path
+
+
+def test_rank_activelab_with_predictions(tmp_path):
+    """--rank activelab (Goh and Mueller 2023) spends the whole budget, one vote per item per
+    pass, and is stated in --json; without --predictions it is a usage error."""
+    votes = _votes_file(tmp_path)
+    preds = _predictions_file(tmp_path, votes)
+    out = tmp_path / "next.csv"
+    res = run("plan", votes, "--budget", 40, "--predictions", preds, "--rank", "activelab",
+              "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["rank"] == "activelab" and doc["votes_planned"] == 40
+    assert "ActiveLab" in doc["method"]
+    planned = pd.read_csv(out)["extra_votes"]
+    assert planned.sum() == 40 and planned.max() - planned.min() <= 1
+    res = run("plan", votes, "--budget", 0, "--rank", "activelab")
+    assert res.exit_code == 2 and "--rank activelab needs --predictions" in res.output
+
+
+def test_estimate_of_the_distribution_goal_is_stated(tmp_path):
+    """--goal distribution values the posterior mean by default (--estimate proportions: the
+    soft label), and says which in --json and in the text summary."""
+    votes = _votes_file(tmp_path)
+    docs = {}
+    for estimate in ("posterior-mean", "proportions"):
+        res = run("plan", votes, "--budget", 0, "--goal", "distribution", "--estimate",
+                  estimate, "--json")
+        assert res.exit_code == 0, res.output
+        docs[estimate] = json.loads(res.output)
+    assert docs["posterior-mean"]["estimate"] == "posterior_mean"
+    assert docs["proportions"]["estimate"] == "proportions"
+    text = run("plan", votes, "--budget", 0, "--goal", "distribution").output
+    assert "expected mean TVD of the posterior means to the population" in text

@@ -257,7 +257,7 @@ def test_unbounded_threshold_help_shows_no_range(runner):
 
 @pytest.mark.parametrize("method", ["onecoin", "agreement", "ds"])
 def test_no_annotator_with_too_few_votes_is_flagged_by_default(runner, shared_data, method):
-    """Issue 35 item 8: on dog (109 annotators, 10 of them with one vote) no annotator with
+    """On dog (109 annotators, 10 of them with one vote) no annotator with
     fewer than --min-annotator-votes (default 5) votes gets a verdict."""
     path = str(shared_data("dog", "answer.csv"))
     out = json.loads(runner.invoke(main, ["annotators", path, "--method", method, "--json"]).stdout)
@@ -277,7 +277,7 @@ def test_no_annotator_with_too_few_votes_is_flagged_by_default(runner, shared_da
 
 
 def test_annotators_pairs_table_json_and_out(runner, shared_data, tmp_path):
-    """Issue 33: annotators --pairs [--min-shared N] [--out]: Cohen's kappa, percent agreement
+    """annotators --pairs [--min-shared N] [--out]: Cohen's kappa, percent agreement
     and shared items of every pair, the same rows as annokit.core.annotator_agreement."""
     from annokit.core.annotator_agreement import annotator_pairs
 
@@ -304,7 +304,7 @@ def test_annotators_pairs_table_json_and_out(runner, shared_data, tmp_path):
 
 
 def test_annotators_show_each_annotators_influence_on_alpha(runner, small):
-    """Issue 33: alpha without each annotator and the change, in the table and the JSON."""
+    """annotators: alpha without each annotator and the change, in the table and the JSON."""
     votes, _ = small
     res = runner.invoke(main, ["annotators", "--votes", str(votes)])
     assert res.output.splitlines()[0].split()[:6] == ["annotator", "n_votes", "score", "alpha",

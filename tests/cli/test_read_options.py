@@ -1,4 +1,4 @@
-"""--sep and --flags, and the messages of files read the careless way (issue 21, items 3 and 4)."""
+"""--sep and --flags, and the messages of files read the careless way."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every official file we hold loads with ``annokit stats --votes FILE`` and no other option, and
-the counts printed are the file's own (issue 21). The shared data are read in place."""
+the counts printed are the file's own. The shared data are read in place."""
 
 from __future__ import annotations
 

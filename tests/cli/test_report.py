@@ -26,6 +26,13 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+#: ``annokit report`` without the population-target figures, which the few votes of these
+#: files would add (``--population auto``); they cost a prior fit per model and are tested by
+#: test_report_adds_the_population_figures_below_20_votes_per_item and in
+#: tests/report/test_population_figures.py.
+REPORT = ("report", "--population", "never")
+
+
 @pytest.fixture
 def files(tmp_path):
     """Long votes (item, annotator, label) and two models' JSONL predictions in [b, a] order."""
@@ -52,10 +59,26 @@ def files(tmp_path):
     return votes, paths
 
 
+def test_report_adds_the_population_figures_below_20_votes_per_item(files, tmp_path):
+    votes, paths = files
+    result = run("report", "--votes", votes, "--model", f"good={paths['good', 'dev']},"
+                 f"{paths['good', 'test']}", "--pred-labels", "b,a", "--bins", "2", "--n-boot", "0",
+                 "--no-ceiling", "--bin-on", "population", "--out", tmp_path / "rep", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["population"]["median_votes"] == 6.0 and "below 20" in data["population"]["reason"]
+    assert [m["name"] for m in data["population"]["models"]] == ["good"]
+    assert "jsd" in data["population"]["metrics"] and "ece" in data["population"]["not_computed"]
+    assert data["binning"]["cut_on"] == "population"
+    page = (tmp_path / "rep" / "report.md").read_text()
+    assert "Against the votes and against the population" in page
+    assert "cut on the posterior mean of each item's population entropy" in page
+
+
 def test_report_writes_all_files_and_json_on_request(files, tmp_path):
     votes, paths = files
     out = tmp_path / "rep"
-    result = run("report", "--votes", votes,
+    result = run(*REPORT, "--votes", votes,
                  "--model", f"good={paths['good', 'dev']},{paths['good', 'test']}",
                  "--model", f"sharp={paths['sharp', 'dev']},{paths['sharp', 'test']}",
                  "--pred-labels", "b,a", "--bins", "3", "--n-boot", "40",
@@ -102,7 +125,7 @@ def test_report_model_specs_are_usage_errors(files, tmp_path, args, message):
     votes, paths = files
     good = f"{paths['good', 'dev']},{paths['good', 'test']}"
     args = [a.format(good=good) for a in args]
-    result = run("report", "--votes", votes, "--pred-labels", "b,a", "--quiet",
+    result = run(*REPORT, "--votes", votes, "--pred-labels", "b,a", "--quiet",
                  "--out", tmp_path / "o", *args)
     assert result.exit_code == 2
     assert result.stderr.endswith(message.format(good=good))
@@ -134,7 +157,7 @@ def test_report_model_specs_are_usage_errors(files, tmp_path, args, message):
 def test_report_option_values_are_usage_errors(files, tmp_path, args, message):
     votes, paths = files
     good = f"{paths['good', 'dev']},{paths['good', 'test']}"
-    result = run("report", "--votes", votes, "--pred-labels", "b,a", "--quiet", "--model",
+    result = run(*REPORT, "--votes", votes, "--pred-labels", "b,a", "--quiet", "--model",
                  f"m={good}", "--out", tmp_path / "o", *args)
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
@@ -143,11 +166,11 @@ def test_report_option_values_are_usage_errors(files, tmp_path, args, message):
 
 def test_report_missing_predictions_error_or_drop(files, tmp_path):
     votes, paths = files
-    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']}",
+    result = run(*REPORT, "--votes", votes, "--model", f"m={paths['good', 'dev']}",
                  "--pred-labels", "b,a", "--quiet", "--out", tmp_path / "o")
     assert result.exit_code == 1
     assert result.output.startswith("Error: 20 of 40 vote items have no prediction")
-    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']}",
+    result = run(*REPORT, "--votes", votes, "--model", f"m={paths['good', 'dev']}",
                  "--pred-labels", "b,a", "--quiet", "--on-missing", "drop", "--bins", "2",
                  "--n-boot", "0", "--png", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
@@ -305,10 +328,10 @@ def test_report_helpers_raise_specific_types(tmp_path):
 
 
 def test_report_fit_temperature_on_with_on_missing_drop(files, tmp_path):
-    """Issue 15: --fit-temperature-on DEV --on-missing drop failed (the dev predictions were
-    joined against the votes already restricted to the test items)."""
+    """--fit-temperature-on DEV with --on-missing drop: the dev predictions are joined to all
+    the votes, not to the votes already restricted to the test items."""
     votes, paths = files
-    result = run("report", "--votes", votes, "--model", f"m={paths['sharp', 'test']}",
+    result = run(*REPORT, "--votes", votes, "--model", f"m={paths['sharp', 'test']}",
                  "--on-missing", "drop", "--fit-temperature-on", str(paths["sharp", "dev"]),
                  "--pred-labels", "b,a", "--n-boot", "0", "--no-ceiling", "--quiet",
                  "--out", tmp_path / "o", "--json")
@@ -319,7 +342,7 @@ def test_report_fit_temperature_on_with_on_missing_drop(files, tmp_path):
 
 def test_report_subsample_carries_tolerance_and_recommended_k(files, tmp_path):
     votes, paths = files
-    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+    result = run(*REPORT, "--votes", votes, "--model", f"m={paths['good', 'dev']},"
                  f"{paths['good', 'test']}", "--pred-labels", "b,a", "--quiet", "--bins", "2",
                  "--n-boot", "0", "--no-ceiling", "--subsample", "1,2,3",
                  "--subsample-reps", "10", "--out", tmp_path / "o")
@@ -361,7 +384,7 @@ def test_report_ordinal_scale_and_annotator_predictions(ordinal_files, tmp_path)
 
     votes, model, pred = ordinal_files
     out = tmp_path / "rep"
-    result = run("report", "--votes", votes, "--scale", "ordinal", "--model", f"m={model}",
+    result = run(*REPORT, "--votes", votes, "--scale", "ordinal", "--model", f"m={model}",
                  "--pred-labels", "1,2,3,4,5", "--annotator-predictions", pred, "--bins", "2",
                  "--n-boot", "0", "--quiet", "--out", out)
     assert result.exit_code == 0, result.output
@@ -397,7 +420,7 @@ def test_report_positive_label_defaults_to_the_second_and_flips(files, tmp_path)
     hard = majority(loaded.votes.counts()).labels
     for extra, positive in (([], "b"), (["--positive", "a"], "a")):
         out = tmp_path / f"rep-{positive}"
-        result = run("report", "--votes", votes, "--model", f"good={good[0]},{good[1]}",
+        result = run(*REPORT, "--votes", votes, "--model", f"good={good[0]},{good[1]}",
                      "--pred-labels", "b,a", "--bins", "2", "--n-boot", "0", "--quiet",
                      "--out", out, *extra)
         assert result.exit_code == 0, result.output
@@ -434,7 +457,7 @@ def test_report_bad_positive_or_annotator_predictions_are_one_line(files, tmp_pa
         pairs.loc[0, edit[0]] = edit[1]
         pairs.to_csv(tmp_path / "pairs.csv", index=False)
         args = ["--annotator-predictions", tmp_path / "pairs.csv"]
-    result = run("report", "--votes", votes, "--model",
+    result = run(*REPORT, "--votes", votes, "--model",
                  f"m={paths['good', 'dev']},{paths['good', 'test']}", "--pred-labels", "b,a",
                  "--bins", "1", "--n-boot", "0", "--quiet", "--out", tmp_path / "o", *args)
     assert result.exit_code == 1
@@ -446,7 +469,7 @@ def test_report_annotator_predictions_of_dropped_items_are_noted(files, tmp_path
     votes, paths = files
     pairs = pd.read_csv(votes)[["item", "annotator", "label"]]
     pairs.to_csv(tmp_path / "pairs.csv", index=False)
-    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']}",
+    result = run(*REPORT, "--votes", votes, "--model", f"m={paths['good', 'dev']}",
                  "--pred-labels", "b,a", "--on-missing", "drop", "--bins", "1", "--n-boot", "0",
                  "--quiet", "--annotator-predictions", tmp_path / "pairs.csv",
                  "--out", tmp_path / "o")
@@ -469,7 +492,7 @@ def test_report_annotator_predictions_of_dropped_items_are_noted(files, tmp_path
 ])
 def test_report_refuses_more_bins_than_items(files, tmp_path, bins, message):
     votes, paths = files
-    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+    result = run(*REPORT, "--votes", votes, "--model", f"m={paths['good', 'dev']},"
                  f"{paths['good', 'test']}", "--pred-labels", "b,a", "--n-boot", "0", "--bins",
                  bins, "--out", tmp_path / "o")
     assert result.exit_code == 2
@@ -483,7 +506,7 @@ def test_report_default_bins_on_fewer_items_is_one_bin_per_item(tmp_path):
     votes.write_text("item,annotator,label\nq1,a,x\nq1,b,y\nq2,a,x\nq2,b,x\nq3,a,y\nq3,b,y\n")
     preds = tmp_path / "p.csv"
     preds.write_text("item,x,y\nq1,0.5,0.5\nq2,0.9,0.1\nq3,0.2,0.8\n")
-    result = run("report", "--votes", votes, "--model", f"m={preds}", "--n-boot", "0",
+    result = run(*REPORT, "--votes", votes, "--model", f"m={preds}", "--n-boot", "0",
                  "--no-ceiling", "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output
     assert "Warning: 3 item(s): 3 agreement bin(s) instead of the default 5 (--bins)\n" in \
@@ -494,7 +517,7 @@ def test_report_default_bins_on_fewer_items_is_one_bin_per_item(tmp_path):
 def test_report_empty_agreement_bins_are_one_warning(files, tmp_path):
     votes, paths = files
     edges = ",".join(str(round(i * 0.02, 2)) for i in range(36))  # 0 .. 0.7 nats, 35 bins
-    result = run("report", "--votes", votes, "--model", f"m={paths['good', 'dev']},"
+    result = run(*REPORT, "--votes", votes, "--model", f"m={paths['good', 'dev']},"
                  f"{paths['good', 'test']}", "--pred-labels", "b,a", "--n-boot", "0",
                  "--no-ceiling", "--bins", edges, "--out", tmp_path / "o")
     assert result.exit_code == 0, result.output

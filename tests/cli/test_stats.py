@@ -108,7 +108,7 @@ def test_stats_with_one_vote_per_item_has_null_agreement(tmp_path):
 
 
 def test_stats_states_the_format_and_columns_it_chose(tmp_path):
-    """Issue 12: the reader sniffs, then states the format it chose (text and --json)."""
+    """The reader sniffs, then states the format it chose (text and --json)."""
     votes = tmp_path / "v.csv"
     votes.write_text("question,worker,answer\nq1,w1,a\nq1,w2,b\n")
     from click.testing import CliRunner
@@ -157,7 +157,7 @@ def test_stats_gold_in_another_case_is_counted_not_added(tmp_path):
 
 
 def test_numeric_labels_read_unambiguously(tmp_path):
-    """Issue 35 item 10: 'votes per label 0 1,900, 1 1,699' on dog read as four numbers."""
+    """Counts per numeric label are separated by ';' ('0 1,900, 1 1,699' read as four numbers)."""
     path = tmp_path / "v.csv"
     path.write_text("item,annotator,label\n" + "".join(
         f"i{i},a{a},{(i + a) % 2}\n" for i in range(700) for a in range(3)))
@@ -168,7 +168,7 @@ def test_numeric_labels_read_unambiguously(tmp_path):
 
 
 def test_a_path_typo_suggests_near_files(tmp_path):
-    """Issue 35 item 10: chaosNLI_snli.json against .jsonl, as options already suggest."""
+    """chaosNLI_snli.json for .jsonl: the message suggests the file that exists, as options do."""
     (tmp_path / "chaosNLI_snli.jsonl").write_text("")
     (tmp_path / "other.csv").write_text("item,annotator,label\ni,a,x\n")
     result = CliRunner().invoke(main, ["stats", str(tmp_path / "chaosNLI_snli.json")])

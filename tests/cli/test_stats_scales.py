@@ -1,4 +1,4 @@
-"""``annokit stats`` on ordered scales (issue 14): alpha at the labels' level, rating summaries."""
+"""``annokit stats`` on ordered scales: alpha at the labels' level, rating summaries."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_multilabel_stats_alpha_per_label_equals_the_krippendorff_package(tmp_pa
     assert "labels (multi-label)" in text and "label z: tick rate" in text
 
 
-# -- numbers as labels (issue 21, item 7) ------------------------------------------------
+# -- numbers as labels ------------------------------------------------------------------
 
 @pytest.fixture
 def slider(tmp_path):

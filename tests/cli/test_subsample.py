@@ -148,8 +148,8 @@ def test_chaosnli_progress_bar_goes_to_stderr(shared_data, monkeypatch):
 
 
 def test_mnli_target_population_vs_pool(shared_data):
-    """Issue 15: against the pool of 100 votes MNLI needs k = 44; against the population the
-    votes are a sample of (Dirichlet-multinomial extrapolation) about 78 (the issue: 79)."""
+    """Against the pool of 100 votes MNLI needs k = 44; against the population the votes are a
+    sample of (Dirichlet-multinomial extrapolation) about 78 (79 measured when it was written)."""
     path = str(shared_data("chaosnli", "chaosNLI_mnli_m.jsonl"))
     pool = json.loads(run("--votes", path, "--reps", "50", "--json", "--target", "pool").stdout)
     assert (pool["target"], pool["recommendation_source"]) == ("pool", "observed")
@@ -191,7 +191,7 @@ def test_default_options_work_on_ten_vote_crowd_sets(shared_data, path, first_li
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == first_line
-    assert lines[1].startswith("curve: k-vote subsamples against the pool")  # issue 35 item 3
+    assert lines[1].startswith("curve: k-vote subsamples against the pool")  # the pool is named
     ks = [int(line.split()[0]) for line in lines[3:-3]]
     assert lines[-3] == ("units: tvd probability, jsd sqrt(nats), kl nats, majority_agreement rate, "
                          "entropy_bias nats, majority_tie_rate rate")
@@ -263,7 +263,7 @@ def test_report_epsilon_and_target_need_subsample(votes_csv, tmp_path):
 @pytest.mark.parametrize(("folder", "name", "half"), [("dog", "answer.csv", 5),
                                                       ("snow2008_rte", "rte.standardized.tsv", 5)])
 def test_target_pool_answers_for_the_pool_or_says_why(shared_data, folder, name, half):
-    """Issue 35 item 3: --target pool on a crowd set with 10 votes per item no longer prints a k
+    """--target pool on a crowd set with 10 votes per item no longer prints a k
     against the population; the curve's columns name the pool they measure against."""
     path = str(shared_data(folder, name))
     result = run("--votes", path, "--reps", "20", "--target", "pool")
@@ -285,7 +285,7 @@ def test_target_pool_answers_for_the_pool_or_says_why(shared_data, folder, name,
 
 
 def test_bins_option_sets_the_by_bin_rows(shared_data):
-    """Issue 35 item 9: by_bin defaults to evaluate's 5 agreement bins; --bins changes it."""
+    """by_bin defaults to evaluate's 5 agreement bins; --bins changes it."""
     path = str(shared_data("dog", "answer.csv"))
     default = json.loads(run("--votes", path, "--reps", "5", "--k", "1", "--json").stdout)
     three = json.loads(run("--votes", path, "--reps", "5", "--k", "1", "--json",

@@ -158,7 +158,7 @@ def test_errors():
         assert np.isnan(fleiss_kappa([[3, 0], [2, 0]]).value)
 
 
-# -- levels of measurement (issue 14) ------------------------------------------
+# -- levels of measurement ------------------------------------------------------
 
 import json  # noqa: E402
 import warnings  # noqa: E402

@@ -3,11 +3,25 @@
 References: irrCAC 0.4.4 (Gwet's coefficients in Python, a test-only dependency, run with
 the categories given: under pandas >= 2.2 it counts missing cells as a category otherwise),
 and the definitions of Gwet (2014), Handbook of Inter-Rater Reliability, 4th ed.
+
+irrCAC 0.4.4's metadata pins scipy==1.12 and pandas<3, so it is not in the ``test`` extra (the
+resolver would downgrade the environment or fail); its code runs on current scipy and pandas.
+:func:`irrcac_module` imports it, and where it is missing installs it with ``--no-deps`` into a
+temporary directory put on ``sys.path`` (once per test process), skipping, with the reason,
+only when that fails (no network).
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
+import importlib
+import shutil
+import subprocess
+import sys
+import tempfile
 import warnings
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -34,6 +48,39 @@ IRRCAC = {"percent_agreement": "pa", "gwet_ac1": "gwet", "brennan_prediger": "bp
           "conger_kappa": "conger"}
 
 
+IRRCAC_SPEC = "irrCAC==0.4.4"
+
+
+@functools.cache
+def _fetched_irrcac() -> str | None:
+    """A temporary directory holding irrCAC 0.4.4 (``pip install --no-deps --target``), or
+    None when pip cannot fetch it."""
+    target = tempfile.mkdtemp(prefix="annokit-irrcac-")
+    atexit.register(shutil.rmtree, target, ignore_errors=True)
+    try:
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                               "--disable-pip-version-check", "--target", target, IRRCAC_SPEC],
+                              capture_output=True, timeout=180, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return target if done.returncode == 0 else None
+
+
+def irrcac_module(name: str) -> ModuleType:
+    """``irrCAC.raw`` or ``irrCAC.weights``: installed, else fetched (module docstring)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pass
+    target = _fetched_irrcac()
+    if target is None:
+        pytest.skip(f"{IRRCAC_SPEC} is not installed and pip could not fetch it (offline?); "
+                    f"pip install --no-deps {IRRCAC_SPEC}")
+    if target not in sys.path:
+        sys.path.append(target)
+    return importlib.import_module(name)
+
+
 def wide(votes: Votes) -> tuple[pd.DataFrame, list]:
     """Items x annotators (label numbers on numeric scales, names otherwise) and the categories;
     without annotator ids, each item's votes fill columns 0, 1, ... (no rater identity)."""
@@ -54,7 +101,7 @@ def wide(votes: Votes) -> tuple[pd.DataFrame, list]:
 
 def irrcac(votes: Votes, names, weights: str) -> dict[str, float]:
     """irrCAC 0.4.4's values of ``names`` (one CAC object), its categories given."""
-    raw = pytest.importorskip("irrCAC.raw")
+    raw = irrcac_module("irrCAC.raw")
     table, cats = wide(votes)
     out = {}
     with warnings.catch_warnings():  # irrCAC calls pandas with positional arguments
@@ -84,9 +131,9 @@ def test_nominal_coefficients_equal_irrcac(shared_data, folder, file):
 
 @pytest.mark.parametrize("name, expected", [
     ("gwet_ac1", 0.2727), ("brennan_prediger", 0.2574), ("conger_kappa", 0.2571),
-    ("percent_agreement", 0.6287)], ids=lambda x: f"issue33_irrcac044_rte_{x}" if isinstance(x, str) else "")
-def test_rte_figures_of_the_issue(shared_data, name, expected):
-    """The irrCAC 0.4.4 figures quoted in issue 33 (4 digits)."""
+    ("percent_agreement", 0.6287)], ids=lambda x: f"irrcac044_rte_{x}" if isinstance(x, str) else "")
+def test_rte_figures_printed_by_irrcac(shared_data, name, expected):
+    """irrCAC 0.4.4's figures on RTE (categories given), to the 4 digits it prints."""
     votes = read_votes(shared_data("snow2008_rte", "rte.standardized.tsv"))
     assert round(FUNCTIONS[name](votes).value, 4) == expected
     assert round(fleiss_kappa(votes.counts()).value, 4) == 0.2414
@@ -112,7 +159,7 @@ def test_weighted_coefficients_equal_irrcac(shared_data, path, names):
                                      "ratio"], ids=lambda w: f"irrcac044_weights_{w}")
 def test_weights_and_missing_ratings_equal_irrcac(weights):
     """Random sparse ratings (items with one vote, unused categories) on every weighting."""
-    pytest.importorskip("irrCAC")
+    irrcac_module("irrCAC.raw")
     rng = np.random.default_rng(7)
     rows = [(i, a, int(rng.integers(0, 4))) for i in range(40) for a in range(6)
             if rng.random() < (0.15 if i < 5 else 0.6)]
@@ -132,7 +179,7 @@ def test_weights_and_missing_ratings_equal_irrcac(weights):
                          ids=lambda w: f"irrcac044_analytic_se_{w}")
 def test_analytic_standard_errors_equal_irrcac(weights):
     """Gwet's (2014) linearised variance of AC1/AC2 and Brennan-Prediger, as irrCAC 0.4.4."""
-    raw = pytest.importorskip("irrCAC.raw")
+    raw = irrcac_module("irrCAC.raw")
     rng = np.random.default_rng(11)
     rows = [(i, a, int(rng.integers(0, 3)) + 1) for i in range(50) for a in range(5)
             if rng.random() < (0.2 if i < 6 else 0.7)]
@@ -149,7 +196,7 @@ def test_analytic_standard_errors_equal_irrcac(weights):
 
 
 def test_weight_matrices_equal_irrcac():
-    w = pytest.importorskip("irrCAC.weights")
+    w = irrcac_module("irrCAC.weights")
     values = [1.0, 2.0, 4.0, 7.0]
     for name in ("identity", "ordinal", "linear", "quadratic", "radical", "ratio"):
         np.testing.assert_allclose(agreement_weights(name, values),
@@ -205,6 +252,35 @@ def test_bootstrap_interval_and_batch_invariance():
     perm = rng.permutation(200)
     s = gwet_ac1(counts[perm], n_boot=200, rng=1, keys=keys[perm])
     assert (s.ci_low, s.ci_high) == pytest.approx((r.ci_low, r.ci_high), rel=1e-12)
+
+
+def test_block_sums_equal_numpy_and_do_not_depend_on_blocks():
+    """The compiled pass of the bootstrap (chance_block_sums) against ``w @ terms`` and the
+    annotator x label vote sums computed by numpy; dataset_stats' intervals the same whether
+    the replicates are gathered in blocks of 3 or all at once (budget)."""
+    from annokit.core.agreement import intervals_together
+    from annokit.core.agreement_gwet import chance_block_sums
+    from annokit.core.resample import item_keys
+
+    rng = np.random.default_rng(3)
+    rows = [(f"i{i}", f"a{a}", str(int(rng.integers(0, 3)))) for i in range(60) for a in range(5)
+            if rng.random() < 0.6]
+    votes = Votes.from_long(pd.DataFrame(rows, columns=["item", "annotator", "label"]))
+    group = chance_coefficients(votes)[0].stat.group
+    w = rng.poisson(1.0, size=(7, votes.n_items)).astype(np.float64)
+    sums, cells, total = chance_block_sums(w, group.terms, group.cells)
+    np.testing.assert_allclose(sums, w @ group.terms, rtol=1e-13)
+    indptr, codes, n_cells = group.cells
+    dense = np.zeros((votes.n_items, n_cells))
+    np.add.at(dense, (np.repeat(np.arange(votes.n_items), np.diff(indptr)), codes), 1)
+    np.testing.assert_array_equal(cells, w @ dense)
+    np.testing.assert_array_equal(total, w.sum(axis=1))
+    keys = item_keys(votes.item_ids)
+    parts = [((c.value, c.stat, c.n_items, None), True) for c in chance_coefficients(votes)]
+    small, large = (intervals_together(parts, keys, n_boot=50, confidence=0.9, seed=2,
+                                       budget=budget) for budget in (3 * votes.n_items // 8,
+                                                                     10**6))
+    assert small == large
 
 
 def test_errors():

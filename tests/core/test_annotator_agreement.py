@@ -119,6 +119,26 @@ def test_pair_tables_add_over_disjoint_items():
                                   annotator_pairs(votes, min_shared=2))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_tables_equal_a_loop_over_the_pairs_of_votes(seed):
+    """The compiled pass against the definition: every two votes on one item by annotators
+    g < h add one to cell (g's label, h's label); repeated votes of one annotator are not a
+    pair (items as 64-bit keys, as the Dask partitions hand them)."""
+    rng = np.random.default_rng(seed)
+    n, r, k = 300, 7, 3
+    item = rng.integers(0, 30, n).astype(np.uint64) * np.uint64(2**40)
+    who, label = rng.integers(0, r, n), rng.integers(0, k, n)
+    want: dict[int, np.ndarray] = {}
+    for a in range(n):
+        for b in range(n):
+            if item[a] == item[b] and who[a] < who[b]:
+                table = want.setdefault(int(who[a] * r + who[b]), np.zeros((k, k), np.int64))
+                table[label[a], label[b]] += 1
+    keys, tables = pair_tables(item, who, label, r, k)
+    assert keys.tolist() == sorted(want)
+    np.testing.assert_array_equal(tables, np.array([want[key] for key in sorted(want)]))
+
+
 def test_pair_matrix_puts_agreeing_groups_together():
     """Two groups that agree within and disagree across end up in two blocks."""
     rng = np.random.default_rng(0)

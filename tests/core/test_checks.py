@@ -1,4 +1,4 @@
-"""One name for each idea (issue 35 item 9): ``seed=`` wherever ``rng=`` is taken, and one
+"""One name for each idea: ``seed=`` wherever ``rng=`` is taken, and one
 default number of agreement bins."""
 
 from __future__ import annotations

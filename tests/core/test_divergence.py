@@ -55,7 +55,7 @@ def test_tvd_and_jsd_are_bounded_symmetric_and_zero_on_equal_rows(seed, k):
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
 @pytest.mark.parametrize("p, q, match", [
-    pytest.param([[-1, 2]], [[0.5, 0.5]], "p has a negative value in row 0", id="issue11_tvd_-1_2"),
+    pytest.param([[-1, 2]], [[0.5, 0.5]], "p has a negative value in row 0", id="negative_tvd_-1_2"),
     pytest.param([[0.5, 0.5], [2.0, 0.0]], [[0.5, 0.5]] * 2,
                  r"p rows must sum to 1 \(tolerance 1e-06\); row 1 sums to 2.0",
                  id="not_renormalised"),

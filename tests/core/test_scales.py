@@ -126,7 +126,7 @@ def test_votes_keep_the_scale_through_long_frames():
     assert back == votes
 
 
-# -- numbers as labels (issue 21, item 7) ------------------------------------------------
+# -- numbers as labels ------------------------------------------------
 
 @pytest.mark.parametrize("raw, expected", [
     (1, "1"), (1.0, "1"), (" 1", "1"), ("+1", "1"), ("1.0", "1"), ("01", "1"), ("1e0", "1"),

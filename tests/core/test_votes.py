@@ -314,7 +314,7 @@ def test_errors_have_their_specific_type(make, error, match):
 
 
 def test_value_equality_and_to_frame():
-    """Issue 15: ``Votes.from_long(v.to_long()) == v`` (value equality) and a plain long frame."""
+    """``Votes.from_long(v.to_long()) == v`` (value equality) and a plain long frame."""
     v = Votes.from_long(long_df(), labels=LabelSet(["yes", "no"], aliases={"y": "yes"}),
                         item_columns=["text"])
     assert Votes.from_long(v.to_long()) == v
@@ -336,7 +336,7 @@ def test_value_equality_and_to_frame():
     assert gold.gold.tolist() == [1, -1] and not hasattr(gold, "gold_labels")  # one way to gold
 
 
-# -- pandas in and out (issue 21, item 10) -------------------------------------------------
+# -- pandas in and out ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("columns", [("task", "worker", "answer"), ("question", "rater", "response"),
                                      ("item_id", "annotator_id", "label")])
@@ -371,3 +371,15 @@ def test_repeated_pairs_are_found_in_votes_not_grouped_by_item():
     assert not Votes.from_long(df.drop(index=4), duplicates="keep").has_duplicate_pairs()
     with pytest.raises(VoteSchemaError, match=r"1 \(item, annotator\) pair\(s\) have more than"):
         Votes.from_long(df)
+
+
+def test_read_details_and_the_deprecated_per_reader_aliases():
+    """A reader sets one ReadInfo; the former per-reader attributes read it (None otherwise)."""
+    from annokit.core.votes import ReadInfo
+
+    votes = Votes.from_long(pd.DataFrame({"item": ["q"], "annotator": ["a"], "label": ["x"]}))
+    assert votes.read_details is None and votes.mturk_info is None
+    votes.read_details = ReadInfo("mturk", {"excluded": {"Rejected": 1}})
+    assert votes.mturk_info == {"excluded": {"Rejected": 1}} and votes.lewidi_info is None
+    with pytest.raises(AttributeError):
+        votes.mturk_info = {}

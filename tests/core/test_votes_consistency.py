@@ -1,5 +1,5 @@
-"""Every operation returning ``Votes`` gives an object consistent with its own rows (issue 35,
-item 4): ``n_items``/``item_ids`` and ``n_annotators``/``annotator_ids`` count exactly the items
+"""Every operation returning ``Votes`` gives an object consistent with its own rows:
+``n_items``/``item_ids`` and ``n_annotators``/``annotator_ids`` count exactly the items
 and annotators its votes name, and its rows are the rows it was made from."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def test_blank_entries_are_empty_once_trimmed(value):
 
 @pytest.mark.parametrize("value", [" N/A ", "\u3000nan", "\tNULL\t", "none\u00a0", "NaN", "NA"])
 def test_missing_words_are_labels_not_blank(value):
-    # issue 12: nan/NA/N/A/None are labels as written unless declared missing
+    # nan/NA/N/A/None are labels as written unless declared missing
     arr = pa.array(["item1", "longer-id", value, "x"])
     assert arrow._first_blank(arr) == -1
     assert arrow._first_blank(pa.array(["item1", "\u212aelvin", "na\u0130ve"])) == -1

@@ -126,19 +126,19 @@ def test_item_ids_refusals(tmp_path):
         read_votes(tmp_path / "c.npy", item_ids=tmp_path / "ids.txt")
     (tmp_path / "v.csv").write_text("item,annotator,label\nq,a,x\n")
     with pytest.raises(InvalidValueError, match=re.escape(
-            "--item-ids names the rows of a count or probability array (.npy/.npz); this input "
-            "has its own item column")):
+            "v.csv: item_ids= names the rows of a count or probability array (.npy/.npz); this "
+            "input has its own item column")):
         read_votes(tmp_path / "v.csv", item_ids=tmp_path / "ids.txt")
 
 
 def test_array_refuses_vote_table_options(tmp_path):
     np.save(tmp_path / "c.npy", np.array([[1, 0]]))
     with pytest.raises(InvalidValueError, match=re.escape(
-            "c.npy is a NumPy array of counts (--format counts; annotators unknown): "
-            "--duplicates do(es) not apply to it")):
+            "c.npy: duplicates= applies to votes with annotator ids; this is read as a NumPy "
+            "array of counts")):
         read_votes(tmp_path / "c.npy", duplicates="first")
     with pytest.raises(DataFormatError, match=re.escape(
-            "c.npy is a NumPy array: read it with --format counts (vote counts) or --format soft "
+            "c.npy is a NumPy array: read it with format='counts' (vote counts) or format='soft' "
             "(probabilities), not long")):
         read_votes(tmp_path / "c.npy", format="long")
 

@@ -1,4 +1,4 @@
-"""Delimited text tables as spreadsheets and data tools write them (issue 21, item 3).
+"""Delimited text tables as spreadsheets and data tools write them.
 
 Each file holds the same three votes, written the way Excel (European locale), LibreOffice,
 Google Sheets, pandas and R write a CSV or TSV; each must read as the same votes, with the

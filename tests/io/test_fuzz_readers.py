@@ -1,5 +1,5 @@
 """Fuzzing every reader: random bytes, random CSV dialects, random JSON shapes and random Parquet
-schemas give a result or an AnnokitError, nothing else (issue 12, "Tests that hunt").
+schemas give a result or an AnnokitError, nothing else.
 
 Bounded (50 examples per test, no deadline) so the suite stays fast in CI.
 """

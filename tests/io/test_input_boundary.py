@@ -1,9 +1,10 @@
-"""The input boundary (annokit.io.source, io.tables): one test per reader defect of issue 12."""
+"""The input boundary (annokit.io.source, io.tables): one test per reader defect found."""
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import warnings
 
 import numpy as np
@@ -130,13 +131,14 @@ def test_no_header_reads_item_annotator_label(tmp_path):
     assert read_votes(_write(tmp_path / "two.tsv", "1\tx\n2\ty\n"), no_header=True).n_votes == 2
     with pytest.raises(SchemaError, match="a headerless long file has 2 .* got 5"):
         read_votes(_write(tmp_path / "five.csv", "1,2,3,4,5\n"), no_header=True)
-    with pytest.raises(InvalidValueError, match="--no-header applies to CSV and TSV files"):
+    with pytest.raises(InvalidValueError, match="no_header=True applies to CSV and TSV files"):
         read_long(_write(tmp_path / "v.jsonl", '{"item": 1, "label": 2}\n'), no_header=True)
 
 
 def test_column_options_do_not_apply_to_chaosnli(tmp_path):
     f = _write(tmp_path / "c.jsonl", '{"uid": "u", "label_counter": {"e": 3}}\n')
-    with pytest.raises(InvalidValueError, match="c.jsonl is a ChaosNLI file .* columns"):
+    with pytest.raises(InvalidValueError, match=re.escape(
+            "c.jsonl: columns={'item': ...} names a column of a table; this is read as chaosnli")):
         read_votes(f, columns={"item": "uid"})
 
 
@@ -163,7 +165,7 @@ def test_parquet_list_and_struct_columns(tmp_path, column):
 def test_stats_format_wide_on_a_chaosnli_file(tmp_path):
     f = _write(tmp_path / "c.jsonl", '{"uid": "u", "label_counter": {"e": 3, "n": 1}}\n')
     with pytest.raises(DataFormatError, match="c.jsonl is a ChaosNLI file .* not a wide table; "
-                                              "read it with --format chaosnli"):
+                                              "read it with format='chaosnli'"):
         read_votes(f, format="wide")
 
 

@@ -143,7 +143,7 @@ CHAOS_ERRORS = [
     (_chaos_line(label_dist=[1.0]), "label_dist must be a list of 3 numbers"),
     (_chaos_line(label_counter={"e": 0}, label_count=[0, 0, 0], label_dist=[0, 0, 0]),
      r"line 1 of c.jsonl, field label_counter: item 'u1' has no votes \(every count is 0\)"),
-    # the real shape: every count 0 next to a uniform label_dist (issue 36), or an empty counter
+    # the real shape: every count 0 next to a uniform label_dist, or an empty counter
     (_chaos_line(label_counter={"e": 0, "n": 0, "c": 0}, label_dist=[0.333, 0.333, 0.333]),
      r"line 1 of c.jsonl, field label_counter: item 'u1' has no votes \(every count is 0\); each "
      "line needs at least one vote: correct its label_counter or remove the line"),

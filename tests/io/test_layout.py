@@ -1,4 +1,4 @@
-"""Long or wide decided from the names and the first rows (annokit.io.layout; issue 21, item 4)."""
+"""Long or wide decided from the names and the first rows (annokit.io.layout)."""
 
 from __future__ import annotations
 

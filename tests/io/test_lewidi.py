@@ -141,7 +141,9 @@ def test_folder_and_split(tmp_path):
         read_lewidi(tmp_path / "Toy_dev.json", split="train")
     with pytest.raises(InvalidValueError, match="split"):
         read_lewidi(tmp_path, split="validation")
-    with pytest.raises(InvalidValueError, match="do not apply"):
+    with pytest.raises(InvalidValueError, match=r"^Toy_dev.json: gold= \(a separate gold file\) "
+                                                r"applies to long and wide tables; this is read "
+                                                r"as lewidi$"):
         read_votes(tmp_path / "Toy_dev.json", gold=tmp_path / "x.csv")
 
 
@@ -361,8 +363,8 @@ def test_repeated_pair_is_refused_naming_the_option(tmp_path):
         read_lewidi(path)
     assert str(exc.value) == (
         "ConvAbuse_test.json: 1 (item, annotator) pair(s) have more than one vote, e.g. "
-        "[('2', 'Ann2')]; keep one vote of each with --duplicates first|last, or all as "
-        "multi-label votes with --duplicates keep (Python: duplicates='first', 'last' or 'keep')")
+        "[('2', 'Ann2')]; keep one vote of each with duplicates='first' or 'last', or all as "
+        "multi-label votes with duplicates='keep'")
 
 
 @pytest.mark.parametrize("policy,kept,n_votes", [("first", "1", 6), ("last", "0", 6), ("keep", None, 7)])

@@ -131,7 +131,8 @@ def test_long_tables_with_a_list_are_not_label_lists(tmp_path):
     assert not looks_like_label_lists(long) and sniff_format(long) == "long"
     scalar = _jsonl(tmp_path / "s.jsonl", [{"item": "1", "label": "x", "tags": [1]}])
     assert not looks_like_label_lists(scalar)
-    with pytest.raises(InvalidValueError, match=r"^v.jsonl is a file of label lists \(one row per "
-                       r"item\); --no-header do not apply to it$"):
+    with pytest.raises(InvalidValueError, match=r"^v.jsonl: no_header=True reads long CSV/TSV "
+                       r"tables without a header line \(item, annotator, label\); this is read "
+                       r"as lists$"):
         read_votes(_jsonl(tmp_path / "v.jsonl", [{"id": "a", "labels": [1]}]), no_header=True,
                    format="lists")

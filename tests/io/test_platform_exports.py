@@ -242,7 +242,7 @@ def test_mturk_from_a_european_spreadsheet_through_read_votes(tmp_path):
     votes = read_votes(path)
     assert votes.mturk_info["flags"]["flagged_votes"] == 2 and votes.n_votes == 3
     assert read_votes(path, flags="keep").n_votes == 5
-    with pytest.raises(InvalidValueError, match=r"^v.csv: --flags applies to Mechanical Turk batch "
+    with pytest.raises(InvalidValueError, match=r"^v.csv: flags= applies to Mechanical Turk batch "
                                                 r"results \(flag fields beside the answer\); this is "
                                                 r"read as long$"):
         read_votes(_write(tmp_path, "item,annotator,label\nq,a,x\n", "v.csv"), flags="keep")

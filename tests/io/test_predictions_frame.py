@@ -1,5 +1,5 @@
-"""A DataFrame of predictions is read as a prediction file's table wherever a file is accepted
-(issue 35 item 5): ``read_predictions``, ``align``, ``evaluate_files``."""
+"""A DataFrame of predictions is read as a prediction file's table wherever a file is accepted:
+``read_predictions``, ``align``, ``evaluate_files``."""
 
 from __future__ import annotations
 

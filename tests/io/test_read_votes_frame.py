@@ -1,4 +1,4 @@
-"""``annokit.io.read_votes`` on a pandas DataFrame (issue 21, item 10): columns detected as a file's."""
+"""``annokit.io.read_votes`` on a pandas DataFrame: columns detected as a file's."""
 
 from __future__ import annotations
 

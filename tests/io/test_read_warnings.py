@@ -1,4 +1,4 @@
-"""Silent misreads made loud (issue 35, items 1 and 2): a table read with a role missing while a
+"""Silent misreads made loud: a table read with a role missing while a
 column is left unused, and labels that look like spellings of one label."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Plain numpy oracle of the sums API (:func:`item_values`, :func:`batch_sums`).
 
-Written from the definitions in :mod:`annokit.metrics.sums` (SPINE.md), one
+Written from the definitions in :mod:`annokit.metrics.sums`, one
 quantity and one bin at a time, for clarity rather than speed: the tests compare
 the numba kernels of :mod:`annokit.metrics.kernels` against it. Input checks are
 the library's own (:func:`annokit.metrics.sums.prepare` and

@@ -1,6 +1,5 @@
 """The calibration estimators of issue 32 against their references.
 
-- ``smooth_ece``: relplot's ``smECE`` (Błasiok & Nakkiran 2023), the package itself.
 - ``kde_ece``: Zhang et al.'s ``ece_kde_binary`` (Mix-n-Match-Calibration, util_evaluation.py),
   re-written below in numpy around the KDEpy ``FFTKDE`` their code calls (their code also
   needs torch, only for argmax loops).
@@ -23,7 +22,7 @@ from annokit.metrics import REGISTRY, available, compute
 from annokit.metrics.calibration_estimators import sweep_ece
 from annokit.metrics.workflow import resolve_metrics
 
-NEW = ("ece_sweep", "smooth_ece", "tace", "macro_ce", "kde_ece")
+NEW = ("ece_sweep", "tace", "macro_ce", "kde_ece")
 
 
 def model(seed: int, n: int, k: int = 3, *, over: float = 1.0):
@@ -50,19 +49,6 @@ def test_registered_not_listed_by_default_but_in_all():
     assert set(NEW) <= set(available(True, True, listing=False))
     assert set(NEW) <= set(resolve_metrics("all", scale="nominal", n_labels=3))
     assert resolve_metrics(["ece_sweep"], scale="nominal", n_labels=3) == ("ece_sweep",)
-
-
-# --------------------------------------------------------------------------- smooth ECE
-
-@pytest.mark.parametrize("seed, n, over", [(0, 300, 1.0), (1, 2000, 1.6), (2, 5000, 0.7),
-                                           (3, 40000, 1.0)])
-def test_smooth_ece_equals_relplot_smECE(seed, n, over):
-    relplot = pytest.importorskip("relplot")
-    probs, hard = model(seed, n, over=over)
-    expected = relplot.smECE(*top(probs, hard))
-    # relplot adds 1e-4 to its unnormalised density (relative ~1e-4 / n); below a bandwidth
-    # of 0.01 (the last case) its grid is binned from the state's finer one
-    assert compute("smooth_ece", probs, hard=hard) == pytest.approx(expected, rel=1e-5, abs=1e-7)
 
 
 # --------------------------------------------------------------------------- KDE ECE
@@ -226,7 +212,7 @@ def test_macro_ce_with_one_group_is_that_group():
 def test_a_calibrated_model_scores_lower_than_an_overconfident_one():
     # not macro_ce: it is not a distance to the calibration curve (a calibrated model of low
     # accuracy has a large MacroCE; Si et al. use it to reward separating right from wrong)
-    for name in ("ece_sweep", "smooth_ece", "tace", "kde_ece"):
+    for name in ("ece_sweep", "tace", "kde_ece"):
         probs, hard = model(7, 4000, over=1.0)
         good = compute(name, probs, hard=hard)
         probs, hard = model(7, 4000, over=2.5)

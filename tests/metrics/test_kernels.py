@@ -460,7 +460,7 @@ def test_hard_label_values_with_or_without_soft_labels():
 
 @pytest.mark.parametrize("k", [3, 4])
 def test_bins_only_call_reusing_a_full_kernel_is_bit_identical(k, monkeypatch):
-    """Issue 36: a reliability diagram after an evaluation runs the kernel already compiled
+    """A reliability diagram after an evaluation runs the kernel already compiled
     (every per-item quantity, bins at run time) instead of compiling the bins-only one; its
     bin sums must be those of the bins-only kernel, bit for bit."""
     rng = np.random.default_rng(k)

@@ -1,4 +1,4 @@
-"""Multi-label evaluation (issue 14, item 6): align_multilabel + the engine, checked against
+"""Multi-label evaluation: align_multilabel + the engine, checked against
 plain numpy computations of the per-label scores, and ``annokit evaluate`` on such votes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Mutation check (issue 22): each formula has one implementation, so a wrong one reaches
+"""Mutation check: each formula has one implementation, so a wrong one reaches
 every consumer.
 
 Design. ``mutation_probe.py`` (beside this file) computes, for one formula of each kind

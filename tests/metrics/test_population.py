@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
+from annokit.core.resample import poisson_weights
 from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.metrics import kernels, population
 from annokit.metrics.engine import evaluate
@@ -141,3 +142,43 @@ def test_brier_soft_exact_unbiased_estimator_by_enumeration():
     assert expected == pytest.approx(float(((q - p) ** 2).sum()), abs=1e-12)
     one = population.unbiased_brier_soft(q[None], np.array([[1, 0, 0]]), fallback=np.array([7.0]))
     assert one.tolist() == [7.0]
+
+
+def test_grassberger_entropy_bias_is_the_series_tail_grassberger2003_eq28():
+    """``E[sum_j (x_j/n)(psi(n) - psi(x_j))] = H(p) - sum_j p_j sum_(k>=n) (1-p_j)^k / k``
+    (Grassberger 2003, eq. 28; the multinomial's factorial moments), by enumerating every count
+    vector of 6 votes with scipy.stats.multinomial's probabilities."""
+    from itertools import product
+
+    from scipy.stats import multinomial
+
+    p, n = np.array([0.55, 0.3, 0.15]), 6
+    xs = np.array([x for x in product(range(n + 1), repeat=3) if sum(x) == n])
+    expected = float((multinomial.pmf(xs, n, p) * population.grassberger_entropy(xs)).sum())
+    k = np.arange(n, 5000)[:, None]
+    tail = float((p * (1 - p) ** k / k).sum())
+    assert expected == pytest.approx(float(-(p * np.log(p)).sum()) - tail, abs=1e-12)
+
+
+def test_prior_refits_shift_the_bootstrap_replicates():
+    """Replicate ``r`` is the items' Poisson-bootstrap mean of the estimates plus the shift of
+    the prior refitted to replicate ``r mod REFITS`` (the two-stage bootstrap); brier_soft's
+    exact estimator does not use the prior, so its shifts are zero."""
+    p, q, x = _sample(6, 300)
+    names = list(MEANS)
+    opts = {k: {} for k in names}
+    keys = np.arange(len(x), dtype=np.uint64)
+    prior = population.fit_prior(x, q, seed=0)
+    e = population.item_estimates(names, opts, q, x, prior=prior, seed=0)
+    n_boot = population.REFITS + 5
+    shifts = population.prior_shifts(names, opts, q, x, e, prior=prior, groups=[None],
+                                     keys=keys, seed=0, refits=population.REFITS)
+    prior_based = [j for j, k in enumerate(names) if k != "brier_soft"]
+    assert np.all(shifts[..., prior_based].std(axis=0) > 0)
+    assert np.all(shifts[..., names.index("brier_soft")] == 0)
+    _, reps = population.population_values([q], x, names, opts, [None], keys=keys, seed=0,
+                                           n_boot=n_boot)
+    w = poisson_weights(keys, 0, 0, n_boot)
+    items_only = (w @ e / w.sum(axis=1)[:, None]).T
+    expected = items_only + shifts[np.arange(n_boot) % population.REFITS, 0].T
+    np.testing.assert_allclose(reps[0, 0], expected, rtol=0, atol=1e-12)

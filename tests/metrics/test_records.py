@@ -1,4 +1,4 @@
-"""Prediction readers and aligned records (issue 3, part 1)."""
+"""Prediction readers and aligned records."""
 
 from __future__ import annotations
 
@@ -380,7 +380,7 @@ def _swapped(n=30):
 
 
 def test_align_hint_names_the_order_that_fits_the_majority():
-    """Issue 15: the --pred-labels hint gave the votes' order (e,n,c), the wrong one for a file
+    """The --pred-labels hint once gave the votes' order (e,n,c), the wrong one for a file
     in another order; it now names the order that agrees best with the human majority."""
     votes, preds = _swapped()
     with pytest.raises(VoteSchemaError, match=re.escape(
@@ -580,7 +580,7 @@ def test_agreement_bins_reject_bad_input(bins, h, error, match):
 
 
 def test_pred_labels_that_contradict_the_files_class_names_are_refused(tmp_path):
-    """Issue 12: --pred-labels silently overrode prob_<label> headers that say something else."""
+    """--pred-labels does not silently override prob_<label> headers that say something else."""
     f = tmp_path / "p.csv"
     pd.DataFrame({"id": ["a"], "prob_n": [0.2], "prob_e": [0.7], "prob_c": [0.1]}).to_csv(
         f, index=False)

@@ -29,21 +29,25 @@ from annokit.metrics.sums import ITEM_QUANTITIES, quantity_needs
 NAMES = list(REGISTRY)
 RTOL = 1e-12
 
-#: Exactly today's ``annokit evaluate --json`` keys, in output order (SPINE.md).
+#: Exactly today's ``annokit evaluate --json`` keys, in output order.
 EXPECTED_NAMES = ("accuracy", "ece", "ece_adaptive", "mce", "classwise_ece", "smece",
                   "smece_classwise", "rank_cs", "rank_cs_tie_aware", "ent_ce", "ent_ce_signed",
                   "dist_ce", "jsd", "kl", "brier", "brier_soft", "nll", "nll_majority")
-#: The metrics of issue 14, after the original ones, in output order.
+#: The order-aware metrics, after the original ones, in output order.
 ORDINAL_NAMES = ("wasserstein", "manhattan", "lewidi_ce", "mean_abs_error", "rps", "rps_soft")
 BINARY_NAMES = ("ece_binary", "mce_binary")
 MULTILABEL_NAMES = ("ece_multilabel", "brier_multilabel", "bce_multilabel")
-#: The estimators of issue 32, requested by name only.
+#: Estimators requested by name only.
 ESTIMATOR_NAMES = ("ece_debiased",)
 #: Order-aware: their value changes when the categories are reordered.
 ORDER_AWARE = ("wasserstein", "mean_abs_error", "rps", "rps_soft")
-#: The calibration estimators of issue 32 (not listed by default) and their options.
-CALIBRATION_OPTIONS = {"ece_sweep": {"norm": 1}, "smooth_ece": {}, "tace": {"n_bins": 10,
-                       "threshold": 1e-3}, "macro_ce": {}, "kde_ece": {}}
+#: The calibration estimators (not listed by default) and their options.
+CALIBRATION_OPTIONS = {"ece_sweep": {"norm": 1}, "tace": {"n_bins": 10, "threshold": 1e-3},
+                       "macro_ce": {}, "kde_ece": {}}
+#: The names above in output order; a metric declared in its own module (its place and
+#: values checked by its own test file) may sit between them.
+PUBLISHED_NAMES = (EXPECTED_NAMES + ORDINAL_NAMES + BINARY_NAMES + MULTILABEL_NAMES
+                   + tuple(CALIBRATION_OPTIONS) + ESTIMATOR_NAMES)
 
 
 def kind(name: str | None) -> str:
@@ -133,8 +137,7 @@ def test_declaration_check_catches_a_gap(field, value, missing):
 
 
 def test_names_order_and_read_only():
-    assert tuple(REGISTRY) == (EXPECTED_NAMES + ORDINAL_NAMES + BINARY_NAMES + MULTILABEL_NAMES
-                               + tuple(CALIBRATION_OPTIONS) + ESTIMATOR_NAMES)
+    assert tuple(name for name in REGISTRY if name in PUBLISHED_NAMES) == PUBLISHED_NAMES
     with pytest.raises(TypeError):
         REGISTRY["new"] = REGISTRY["ece"]  # type: ignore[index]
     with pytest.raises(AttributeError):
@@ -396,13 +399,14 @@ def _uniform_values(k):
             "ece_binary": 0.5, "mce_binary": 0.5,
             # every item correct at confidence 1/k; TACE is classwise (as classwise_ece);
             # MacroCE has no wrong prediction, so it is ICE_pos alone
-            "ece_sweep": 1 - 1 / k, "smooth_ece": 1 - 1 / k, "tace": 2 * (k - 1) / k**2,
+            "ece_sweep": 1 - 1 / k, "tace": 2 * (k - 1) / k**2,
             "macro_ce": 1 - 1 / k, "kde_ece": 1 - 1 / k,
             # one bin, every item a hit (no target variance): the squared gap
             "ece_debiased": (1 - 1 / k) ** 2}
 
 
-@pytest.mark.parametrize("name", SINGLE_NAMES + list(BINARY_NAMES))
+@pytest.mark.parametrize("name", [n for n in SINGLE_NAMES + list(BINARY_NAMES)
+                                  if n in _uniform_values(3)])
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_uniform_model_and_humans(name, k):
     if kind(name) == "binary" and k != 2:

@@ -1,4 +1,4 @@
-"""One state protocol (issue 22, item 2): one update entry point, every kind of state fused.
+"""One state protocol: one update entry point, every kind of state fused.
 
 Every registered state names the pass that fills it (``MetricState.filled_by``);
 ``update_many`` runs each pass once per batch, so all the states of one kind (the core

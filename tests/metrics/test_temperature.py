@@ -1,4 +1,4 @@
-"""Temperature scaling (issue 3, part 3)."""
+"""Temperature scaling."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from annokit.quality.dataset_stats import dataset_stats
 
 
 def test_reversing_the_rows_gives_the_same_statistics_to_the_last_digit():
-    """Issue 12: reversing the row order changed `stats` output (float sums in row order)."""
+    """Reversing the row order leaves `stats` unchanged (sums do not follow the row order)."""
     rng = np.random.default_rng(3)
     n = 400
     df = pd.DataFrame({"item": np.repeat([f"i{k}" for k in range(n)], 7),
@@ -26,7 +26,7 @@ def test_reversing_the_rows_gives_the_same_statistics_to_the_last_digit():
 
 
 def test_stats_are_a_dict_with_a_frame_of_every_statistic():
-    """Issue 21 (item 10): pandas users get the statistics as a table."""
+    """DatasetStats.to_frame: the statistics as a table for pandas users."""
     df = pd.DataFrame({"item": list("aabbcc"), "annotator": list("xyxyxy"),
                        "label": list("110100")})
     stats = dataset_stats(Votes.from_long(df), n_boot=0)
@@ -40,7 +40,7 @@ def test_stats_are_a_dict_with_a_frame_of_every_statistic():
 
 
 def test_numeric_scale_stats_are_invariant_to_how_numbers_are_written():
-    """Issue 21 (item 7): relabelling 1 -> 1.0 leaves every figure equal."""
+    """Relabelling 1 -> 1.0 leaves every figure equal."""
     rng = np.random.default_rng(5)
     df = pd.DataFrame({"item": np.repeat([f"i{k}" for k in range(30)], 4),
                        "annotator": np.tile(list("wxyz"), 30),

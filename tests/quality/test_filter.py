@@ -336,11 +336,11 @@ def test_flag_annotators_is_the_first_round_of_the_filter():
         "annotator": "z", "n_votes": 4, "score": 0.0, "flagged": True,
         "reason": "agreement score below 0.25"}
     assert set(z) == {"annotator", "n_votes", "score", "flagged", "reason", "alpha_without",
-                      "alpha_change"}  # issue 33: each annotator's influence on alpha
+                      "alpha_change"}  # each annotator's influence on alpha
 
 
 def test_annotator_flags_as_a_frame_and_a_short_repr():
-    """Issue 21 (item 10): annotator scores indexed by annotator id, for pandas users."""
+    """Annotator scores indexed by annotator id, for pandas users."""
     from annokit.quality import flag_annotators
 
     df = pd.DataFrame({"item": list("aaabbbcccddd"), "annotator": list("xyz" * 4),

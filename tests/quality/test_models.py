@@ -237,7 +237,7 @@ def test_make_aggregator_names():
                                   OneCoinDawidSkene, lambda: MACE(rng=0)],
                          ids=["mv", "wmv", "ds", "onecoin", "mace"])
 def test_fitted_labels_are_names_and_codes_stay_available(make):
-    """Issue 15: ``labels_`` holds label names; ``labels_codes_`` the indices into votes.labels."""
+    """``labels_`` holds label names; ``labels_codes_`` the indices into votes.labels."""
     df = pd.DataFrame({"item": list("aaabbbccc"), "annotator": list("xyz" * 3),
                        "label": ["cat", "cat", "dog", "dog", "dog", "dog", "cat", "cat", "cat"]})
     votes = Votes.from_long(df, labels=["dog", "cat"])

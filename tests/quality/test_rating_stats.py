@@ -1,4 +1,4 @@
-"""annokit.quality.rating_stats: the figures of numeric labels (issue 21, item 7)."""
+"""annokit.quality.rating_stats: the figures of numeric labels."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """recipes/crowdlab_consensus.py: CROWDLAB (Goh et al. 2022) beside majority vote, Dawid-Skene
-and cleanlab on the crowd sets with gold (issue 34)."""
+and cleanlab on the crowd sets with gold."""
 
 from __future__ import annotations
 

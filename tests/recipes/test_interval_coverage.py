@@ -1,4 +1,4 @@
-"""recipes/interval_coverage.py (issue 32) runs and prints one coverage table per population and
+"""recipes/interval_coverage.py runs and prints one coverage table per population and
 model; the coverage itself is tested in tests/metrics/test_intervals.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""recipes/plan_replay.py: the replay table on ChaosNLI (issue 26)."""
+"""recipes/plan_replay.py: the replay table on ChaosNLI (plan against uniform allocation)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,20 @@ def test_recipe_prints_the_comparison_table(capsys):
     assert methods == ["plan", "uniform-10", "uniform-13", "uniform-15", "uniform-18",
                        "uniform-20"]
     assert "plan >= uniform-15 on every seed:" in out
+
+
+def test_recipe_with_activelab_keeps_the_human_target(capsys):
+    """ActiveLab (Goh and Mueller 2023) on 200 SNLI items with Baan et al.'s predictions: the
+    uniform rows, scored against the 100-vote human majority, do not move with the model."""
+    if not (DATA_ROOT / "chaosnli_predictions_baan2022").exists():
+        pytest.skip(f"Baan et al.'s predictions not found under {DATA_ROOT}")
+    module = _recipe()
+    assert module.main(["--data", str(DATA_ROOT), "--sets", "snli", "--goals", "majority",
+                        "--seeds", "0", "--items", "200", "--budget", "3",
+                        "--priors", "uniform,activelab"]) == 0
+    out = capsys.readouterr().out
+    assert "## ChaosNLI-SNLI, goal majority, prior activelab" in out
+    assert "target check: uniform rows the same with and without the model: yes" in out
 
 
 def test_unknown_set_is_a_usage_error():

@@ -90,8 +90,8 @@ def test_subsampling_rows_note_skipped_items_and_reject_non_integers():
 
 @pytest.mark.filterwarnings("ignore:the fitted temperature")
 def test_fit_temperature_on_dev_files_with_on_missing_drop(setup):
-    """Issue 15: the dev predictions were joined against the votes already restricted to the
-    evaluated (test) items, so no dev item had votes left. They are joined to all the votes."""
+    """The dev predictions are joined to all the votes, not to the votes already restricted to
+    the evaluated (test) items (which would leave no dev item with votes)."""
     votes, _, dev, test, _ = setup
     with pytest.warns(DegenerateInputWarning, match="15 of 30 vote items have no prediction"):
         out = load_models(votes, {"m": test}, pred_labels="a,b,c", on_missing="drop",

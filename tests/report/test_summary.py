@@ -1,14 +1,20 @@
-"""The report's plain-language opening and its Dataset section (issue 35 item 6)."""
+"""The report's plain-language opening and its Dataset section."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from annokit.core.votes import Votes
-from annokit.report import build_report
+from annokit.report import build_report as build_report_with_population
 from annokit.report.render_md import md_escape, render_markdown
 from annokit.report.summary import CEILING_NAME, summary_lines
 from annokit.report.tables import report_tables, significance
+
+#: The votes-target report alone: the population-target figures, which few votes per item
+#: add by default and which cost a prior fit per model, are tested in test_population_figures.py.
+build_report = functools.partial(build_report_with_population, population="never")
 
 
 def _report():

@@ -146,7 +146,7 @@ def test_ordered_scales_equal_in_memory(scale, npartitions):
 
 @pytest.mark.parametrize("scale", ["nominal", "ordinal"])
 def test_influence_and_pairs_equal_in_memory(scale):
-    """Alpha without each annotator and the pair table, partition sums added."""
+    """Alpha without each annotator and the pair table on Dask: partition sums added."""
     import dask
 
     from annokit.core.annotator_agreement import alpha_influence, annotator_pairs

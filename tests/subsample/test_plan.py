@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -256,7 +257,7 @@ def test_posterior_values_take_items_without_votes():
 
 
 def test_votes_to_settle_is_where_the_value_reaches_the_goal():
-    """Issue 35 item 7: from the same posterior values the allocation uses."""
+    """Votes to settle come from the same posterior values the allocation uses."""
     from annokit.subsample.plan_alloc import votes_to_settle
 
     counts = np.array([[9, 1], [3, 0], [4, 1], [4, 4]])
@@ -274,8 +275,8 @@ def test_votes_to_settle_is_where_the_value_reaches_the_goal():
 
 
 def test_plan_says_how_many_votes_would_settle_what_the_round_cannot(shared_data):
-    """RTE, budget 500: hundreds of items unsettled before and after the round (issue 35
-    item 7: 394 under the uniform prior)."""
+    """RTE, budget 500: hundreds of items unsettled before and after the round (394 under
+    the uniform prior)."""
     from click.testing import CliRunner
 
     from annokit.cli import main
@@ -386,3 +387,51 @@ def test_plan_with_probs_uses_the_model_prior_and_states_it():
         annokit.plan(votes, budget=0, prior="model")
     with pytest.raises(SchemaError, match=r"plan probs must have shape \(n_items, n_labels\)"):
         annokit.plan(votes, budget=0, probs=probs[:5])
+
+
+# -- the estimate of the distribution goal, ActiveLab's allocation ----------------------------
+
+def test_distribution_estimate_is_the_posterior_mean_and_beats_proportions_on_few_votes():
+    """Under the prior that generated the data, the posterior mean (c + alpha) / (n + sum alpha)
+    has a smaller expected TVD to theta than the raw proportions (Bayes estimate; Gelman et al.,
+    BDA3 Sec. 3.4); the planner values and reports it, with the estimate's columns."""
+    rng = np.random.default_rng(5)
+    alpha = np.array([2.0, 1.0, 0.5])
+    theta = rng.dirichlet(alpha, 400)
+    counts = np.array([rng.multinomial(3, t) for t in theta])
+    votes = _votes(counts.tolist())
+    pm = annokit.plan(votes, budget=0, goal="distribution", prior="uniform", alpha=1.0)
+    raw = annokit.plan(votes, budget=0, goal="distribution", prior="uniform", alpha=1.0,
+                       estimate="proportions")
+    assert pm.summary()["expected_now"] < raw.summary()["expected_now"]
+    table = pm.to_frame()
+    est = table[[c for c in table if c.startswith("estimate_")]].to_numpy()
+    np.testing.assert_allclose(est, (counts + 1.0) / (counts.sum(1, keepdims=True) + 3))
+
+
+def test_activelab_allocation_is_round_robin_by_score():
+    """ActiveLab's batches: the lowest scores first, one vote per item per pass."""
+    from annokit.subsample.plan_alloc import allocate_by_score
+
+    extra = allocate_by_score(np.array([0.3, 0.1, 0.9, 0.2]), np.array([5, 5, 5, 0]), 7)
+    assert extra.tolist() == [2, 3, 2, 0]
+
+
+def test_replay_majority_target_is_the_human_majority_with_a_model():
+    """With a model the replay's majority target and final estimate stay the human votes' own
+    majority: uniform rows do not depend on the model (even one that always names the wrong
+    label), and uniform allocation of every vote recovers every unique majority."""
+    votes = _dense(n_items=40, per_item=12)
+    full = votes.counts()
+    wrong = np.full(full.shape, 0.05)
+    wrong[np.arange(len(full)), (full.argmax(1) + 1) % full.shape[1]] = 0.9
+    wrong /= wrong.sum(1, keepdims=True)
+    kw = {"start": 3, "budget_per_item": 2, "rounds": 1, "seeds": (0,), "compare": (4, 12),
+          "n_draws": 200}
+    with_model = annokit.plan.replay(votes, prior="model", probs=wrong, **kw).to_frame()
+    without = annokit.plan.replay(votes, **kw).to_frame()
+    uniform = with_model["method"].str.startswith("uniform")
+    pd.testing.assert_frame_equal(with_model[uniform], without[uniform])
+    assert with_model.set_index("method").loc["uniform-12", "mean"] == 1.0
+    act = annokit.plan.replay(votes, prior="model", probs=wrong, rank="activelab", **kw)
+    assert act.info["rank"] == "activelab" and act.info["planned_votes"] == [80]

@@ -318,7 +318,7 @@ def test_recommendation_extrapolates_beyond_the_votes():
         recommend_k(bare, 0.05, target="pool", extrapolate=True)
     with pytest.raises(VoteSchemaError, match="target='population' needs counts="):
         recommend_k(bare, 0.05)
-    refused = recommend_k(curve, 0.05, target="pool")  # issue 35: the pool is not extrapolated
+    refused = recommend_k(curve, 0.05, target="pool")  # the pool is not extrapolated
     assert (refused.k, refused.source, refused.kind) == (None, "not reached", "pool")
     rec = recommend_k(curve, 0.05, target="pool", counts=counts, rng=1, extrapolate=True)
     assert rec.source == "extrapolated" and rec.k > 6 and rec.k_low <= rec.k <= rec.k_high
@@ -487,7 +487,7 @@ def test_subsample_errors_have_their_specific_type():
 
 
 def test_smallest_k_simulates_at_most_max_items_items_and_is_seeded(monkeypatch):
-    """Issue 12 (subsample on 100k items ran past two minutes): the extrapolation's cost
+    """Subsample on 100k items once ran past two minutes: the extrapolation's cost
     stops growing beyond ``max_items`` items; the same seed gives the same answer."""
     from annokit.errors import InvalidValueError
 

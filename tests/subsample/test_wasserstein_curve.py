@@ -1,4 +1,4 @@
-"""The Wasserstein curve of ordered scales (issue 14): kernel against scipy, invariants, CLI."""
+"""The Wasserstein curve of ordered scales: kernel against scipy, invariants, CLI."""
 
 from __future__ import annotations
 
