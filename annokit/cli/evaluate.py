@@ -139,7 +139,8 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
               show_default=True, help="Tie policy of the human majority: the first tied label in "
                                       "label order, or one at random (uses --seed).")
 @click.option("--n-boot", "n_boot", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Poisson bootstrap replicates for percentile 95% intervals (0: none).")
+              help="Poisson bootstrap replicates for the 95% intervals, each built by its "
+                   "metric's method (0: none).")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the bootstrap and of random tie breaking.")
 @click.option("--by", type=click.Choice(["agreement"]),

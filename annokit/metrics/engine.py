@@ -26,6 +26,36 @@ chance baseline, Nie et al. 2020, Table 5) and ``oracle`` (the human
 distribution itself; Baan et al. 2022, section 3: its distribution metrics are
 0 while its ECE is not).
 
+Notes on :func:`evaluate`'s options:
+
+* ``by="agreement"`` makes :data:`AGREEMENT_BINS` equal-count bins of human entropy in nats
+  (:func:`~annokit.metrics.records.agreement_bins`); an array gives one group label per item
+  (groups in sorted order); a pandas Categorical keeps its category order, empty categories
+  included (their metrics are NaN).
+* Each metric's interval is built as its registry entry says
+  (:attr:`~annokit.metrics.registry.MetricSpec.interval`): the percentile bootstrap for the
+  means, an interval for the population value from two bound statistics for the binned
+  |gap| metrics (``"bounds"``: the plug-in estimate is biased upward and can lie outside
+  it), none for the MCEs (NaN bounds and the reason).
+* The scale says which metrics apply (``MetricSpec.scales``); the default list is
+  ``available(True, True, scale=scale, n_labels=k)``: with two labels it includes the
+  positive-class metrics ``ece_binary`` and ``mce_binary``. ``metric_options`` gives
+  ``positive`` (a label index or name; default the second label) or the category ``values``
+  of the order-aware metrics (default: on interval and ratio scales the labels' numbers, on
+  ordinal scales the ranks ``0 .. k-1``).
+* Multi-label records are evaluated with the multi-label metrics against the per-label soft
+  labels and majorities, with ``per_label`` values; their baselines are 0.5 per label
+  (chance) and the soft labels (oracle); their tie policy is ``align_multilabel``'s.
+* ``target="population"``: the metrics it cannot correct are refused by name when asked
+  for, and left out of the default list with their reason in ``not_computed``; the
+  baselines are the chance row only.
+
+Both engines share the steps around the pass over the rows: :func:`check_setup` (the
+options checked, the metric names and their options resolved), :func:`warn_ties`,
+:func:`model_head`, :func:`population_target` and :func:`assemble_result` (intervals,
+groups, comparisons); the pass itself is :class:`~annokit.metrics.eval_plan.EvalPlan`, over
+all rows here and per partition in :mod:`annokit.scale.evaluate`.
+
 References
 ----------
 Baan, Aziz, Plank, Fernandez (2022). Stop Measuring Calibration When Humans Disagree.
@@ -49,12 +79,15 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import check_int, check_open_unit
-from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
+from annokit.core.resample import item_keys
 from annokit.core.scales import check_scale
 from annokit.core.soft_labels import AGREEMENT_BINS as DEFAULT_AGREEMENT_BINS
 from annokit.core.soft_labels import Majority, TiePolicy, majority
 from annokit.errors import AlignmentError, DegenerateInputWarning, InvalidValueError, SchemaError
-from annokit.metrics import kernels, population
+from annokit.metrics import population
+from annokit.metrics.eval_plan import EvalPlan
+from annokit.metrics.item_frames import multilabel_item_frame, per_item_frame
+from annokit.metrics.metric_options import resolve_options
 from annokit.metrics.multilabel_records import MultilabelRecords
 from annokit.metrics.population import check_target, target_names
 from annokit.metrics.records import (
@@ -71,11 +104,11 @@ from annokit.metrics.results import (
     plain_value,
     results_from_values,
 )
-from annokit.metrics.states import update_many
-from annokit.metrics.states_ext import RowMeanState
 
-__all__ = ["AGREEMENT_BINS", "Difference", "EvaluationResult", "GroupResult", "baseline_records",
-           "evaluate", "resolve_options", "results_from_values"]
+__all__ = ["AGREEMENT_BINS", "Difference", "EvalPlan", "EvalSetup", "EvaluationResult",
+           "GroupResult", "agreement_rows", "assemble_result", "baseline_records", "check_setup",
+           "evaluate", "model_head", "multilabel_item_frame", "per_item_frame", "per_label_values",
+           "population_target", "resolve_options", "results_from_values", "warn_ties"]
 
 #: Agreement bins of ``by="agreement"``: equal-count human-entropy quantile bins (the one
 #: default, :data:`annokit.core.soft_labels.AGREEMENT_BINS`, also the subsampling curves').
@@ -124,9 +157,10 @@ def baseline_records(records: AlignedRecords, kind: str) -> AlignedRecords:
 # ------------------------------------------------------------------------------ checks
 
 
-def _check_models(records: Any) -> dict[str | None, AlignedRecords]:  # single-label
-    """``{None: records}`` for one model; ``{name: records}`` (same items, votes, order) for several."""
-    if isinstance(records, AlignedRecords):
+def _check_models(records: Any) -> dict[str | None, Any]:
+    """``{None: records}`` for one model; ``{name: records}`` (same items, votes, order) for several
+    (single-label records only)."""
+    if isinstance(records, (AlignedRecords, MultilabelRecords)):
         return {None: records}
     if not isinstance(records, Mapping):
         raise SchemaError(f"expected AlignedRecords (see annokit.metrics.records.align) or a "
@@ -183,11 +217,8 @@ def _groups(by: Any, records: AlignedRecords | MultilabelRecords
                                     f"got {by!r}")
         if not isinstance(records, AlignedRecords):  # evaluate refuses it first
             raise InvalidValueError("by='agreement' groups single-label records only")
-        edges, index, _, _ = agreement_bins(agreement_entropy(records.human),
-                                            AGREEMENT_BINS)
-        nb = edges.size - 1
-        return "agreement", [np.flatnonzero(index == b) for b in range(nb)], \
-            agreement_groups(edges)
+        rows, info = agreement_rows(records.human)
+        return "agreement", list[np.ndarray | None](rows), info
     if isinstance(by, pd.Categorical):
         codes, cats = by.codes, list(by.categories)
     else:
@@ -208,122 +239,12 @@ def _groups(by: Any, records: AlignedRecords | MultilabelRecords
             [{"group": plain_value(c)} for c in cats])
 
 
-# ------------------------------------------------------------------------------ the pass
 
-
-@dataclass(frozen=True)
-class EvalPlan:
-    """What one pass evaluates: models' probabilities, human labels, metrics, groups, row batches.
-
-    ``groups`` holds sorted row positions per group (None: every row).
-    """
-
-    probs: Sequence[np.ndarray]
-    soft: np.ndarray
-    hard: np.ndarray
-    names: tuple[str, ...]
-    options: Mapping[str, dict[str, Any]]
-    groups: Sequence[np.ndarray | None]
-    batches: Sequence[tuple[int, int]]
-
-    def fill(self, weights_of: Callable[[int, int], np.ndarray | None]) -> list[list[Any]]:
-        """States ``[model][group] -> [state per name]``, batch by batch, merged (None: no rows)."""
-        acc: list[list[Any]] = [[None] * len(self.groups) for _ in self.probs]
-        for lo, hi in self.batches:
-            w = weights_of(lo, hi)
-            for g, rows in enumerate(self.groups):
-                sel: Any = slice(lo, hi)
-                wg = w
-                if rows is not None:
-                    sel = rows[np.searchsorted(rows, lo):np.searchsorted(rows, hi)]
-                    if sel.size == 0:
-                        continue
-                    wg = None if w is None else w[:, sel - lo]
-                s, y = self.soft[sel], self.hard[sel]
-                for m, p in enumerate(self.probs):
-                    states = [REGISTRY[k].state(**self.options[k]) for k in self.names]
-                    update_many(states, p[sel], soft=s, hard=y, weights=wg)
-                    if acc[m][g] is None:
-                        acc[m][g] = states
-                    else:
-                        for a, b in zip(acc[m][g], states, strict=True):
-                            a.merge(b)
-        return acc
-
-    def values(self, states: list[Any] | None, n_rep: int | None) -> np.ndarray:
-        """``(n_names,)`` values, or ``(n_names, n_rep, 3)`` replicates (NaN without rows).
-
-        A replicate holds the metric's value and its two bound statistics
-        (:meth:`~annokit.metrics.states.MetricState.bounds`; NaN for metrics without:
-        :data:`~annokit.metrics.results.REPLICATE_FIELDS`).
-        """
-        if states is None:
-            shape = len(self.names) if n_rep is None else (len(self.names), n_rep, 3)
-            return np.full(shape, np.nan)
-        if n_rep is None:
-            return np.array([float(st.compute()) for st in states])
-        return np.stack([_replicate_values(st, n_rep) for st in states])
-
-    def estimates(self) -> np.ndarray:
-        """Point estimates, shape (n_models, n_groups, n_names)."""
-        acc = self.fill(lambda lo, hi: None)
-        return np.array([[self.values(st, None) for st in row] for row in acc])
-
-    def replicates(self, keys: np.ndarray, *, seed: int, n_boot: int) -> np.ndarray:
-        """Bootstrap replicates, shape (n_models, n_groups, n_names, n_boot, 3): each metric's
-        value and bound statistics (:meth:`values`).
-
-        A chunk of replicates at a time (:func:`~annokit.core.resample.replicate_chunks`):
-        the Poisson weights of rows ``lo:hi`` in replicates ``start:stop`` are
-        drawn for each batch and fed as 2-D weights to fresh states.
-        """
-        from annokit.core.progress import progress
-
-        out = np.empty((len(self.probs), len(self.groups), len(self.names), n_boot, 3))
-        with progress(total=n_boot, desc="bootstrap", unit="rep") as bar:
-            for start, stop in replicate_chunks(n_boot, keys.size):
-                acc = self.fill(functools.partial(_poisson_rows, keys, seed, start, stop))
-                for m, row in enumerate(acc):
-                    for g, st in enumerate(row):
-                        out[m, g, :, start:stop] = self.values(st, stop - start)
-                bar.update(stop - start)
-        return out
-
-
-def _replicate_values(state: Any, n_rep: int) -> np.ndarray:
-    """``(n_rep, 3)``: the state's replicate values and bound statistics (NaN without bounds)."""
-    out = np.full((n_rep, 3), np.nan)
-    out[:, 0] = np.asarray(state.compute(), dtype=np.float64).reshape(n_rep)
-    bounds = state.bounds()
-    if bounds is not None:
-        for j, stat in enumerate(bounds, start=1):
-            out[:, j] = np.asarray(stat, dtype=np.float64).reshape(n_rep)
-    return out
-
-
-def _poisson_rows(keys: np.ndarray, seed: int, start: int, stop: int, lo: int, hi: int
-                  ) -> np.ndarray:
-    """The Poisson weights of rows ``lo:hi`` in replicates ``start:stop``."""
-    return poisson_weights(keys[lo:hi], seed, start, stop)
-
-
-def per_item_frame(rec: AlignedRecords, maj: Majority, names: Sequence[str],
-                    options: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The per-item values of ``names`` (``EvaluationResult.per_item``), both engines."""
-    cols = [name for name in names if REGISTRY[name].per_item is not None]
-    values = kernels.item_values(rec.probs, rec.human, maj.labels,
-                              tuple(REGISTRY[name].per_item for name in cols))
-    frame = pd.DataFrame({"item": rec.item_ids,
-                          "majority": np.asarray(rec.labels.names, dtype=object)[maj.labels],
-                          "is_tied": maj.is_tied})
-    for j, name in enumerate(cols):
-        frame[name] = values[:, j]
-    for name in names:  # the order-aware means: one value per item too
-        spec = REGISTRY[name]
-        state = spec.state(**options[name]) if spec.per_item is None else None
-        if isinstance(state, RowMeanState):
-            frame[name] = state.item_values(rec.probs, rec.human, maj.labels)
-    return frame
+def agreement_rows(human: np.ndarray) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
+    """Row positions of each agreement bin (:data:`AGREEMENT_BINS` equal-count bins of the
+    human distributions' entropy) and the bins' descriptions (both engines)."""
+    edges, index, _, _ = agreement_bins(agreement_entropy(human), AGREEMENT_BINS)
+    return [np.flatnonzero(index == b) for b in range(edges.size - 1)], agreement_groups(edges)
 
 
 # ------------------------------------------------------------------------------ evaluate
@@ -341,60 +262,30 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     Parameters
     ----------
     records : AlignedRecords, mapping of str to AlignedRecords, or MultilabelRecords
-        From :func:`annokit.metrics.records.align` (optionally temperature
-        scaled). A mapping evaluates several models on the same items and votes
-        (records of another item order are reordered) and compares each with
-        the first. Multi-label records
-        (:func:`annokit.metrics.multilabel_records.align_multilabel`) evaluate
-        the multi-label metrics against the per-label soft labels and majorities,
-        with ``per_label`` values; baselines are 0.5 per label (chance) and the
-        soft labels (oracle).
+        From :func:`annokit.metrics.records.align` (optionally temperature scaled); a
+        mapping compares several models on the same votes with the first; multi-label
+        records: module notes.
     metrics : str or sequence of str, optional
-        Registry names (:data:`~annokit.metrics.registry.REGISTRY`); default
-        every registered metric the inputs allow. Output follows registry order.
+        Registry names; default every registered metric the inputs allow, in registry order.
     by : None, "agreement", array-like of shape (n_items,) or pandas Categorical
-        Also evaluate groups of items: ``"agreement"`` makes
-        :data:`AGREEMENT_BINS` equal-count bins of human entropy in nats
-        (:func:`~annokit.metrics.records.agreement_bins`); an array gives one
-        group label per item (groups in sorted order); a Categorical keeps its
-        category order, empty categories included (their metrics are NaN).
-    n_boot : int, default=0
-        Poisson bootstrap replicates; 0 skips the intervals.
-    seed : int, default=0
-        Seeds the bootstrap (with the item ids) and ``ties="random"``.
+        Also evaluate groups of items (module notes).
+    n_boot, seed : int, default=0
+        Poisson bootstrap replicates (0: no intervals); the seed of them and of ties.
     confidence : float, default=0.95
-        Level of the intervals. Each metric's interval is built as the registry says
-        (:attr:`~annokit.metrics.registry.MetricSpec.interval`): the percentile bootstrap
-        for the means, an interval for the population value from two bound statistics
-        for the binned |gap| metrics (``"bounds"``: the plug-in estimate is biased upward
-        and can lie outside it), none for the MCEs (NaN bounds and the reason).
+        Level of the intervals, each built as its registry entry says (module notes).
     n_bins : int, default=10
         Bins of the binned metrics (every registered metric with an ``n_bins`` option).
     ties : {"report", "first", "random"}, optional
-        Re-resolve the human majority with this policy; by default the
-        records' majority is used. The number of tied items is reported and warned about.
+        Re-resolve the human majority with this policy (default: the records').
     baselines : bool, default=True
         Also compute the chance and oracle rows.
     batch_size : int, optional
-        Evaluate ``batch_size`` rows at a time and merge the states (same
-        values and, for a given seed, the same intervals as all rows at once).
-    scale : {"nominal", "ordinal", "interval", "ratio"}, optional
-        The label scale: which metrics apply (``MetricSpec.scales``); default
-        the records' label set's (``records.labels.scale``). The default list
-        is ``available(True, True, scale=scale, n_labels=k)``: with two labels
-        it includes the positive-class metrics ``ece_binary`` and ``mce_binary``.
-    metric_options : mapping, optional
-        Options given to every metric that accepts them: ``{"positive": 0}``
-        (the positive class of the binary metrics, a label index or name;
-        default the second label) or the category ``values`` of the
-        order-aware metrics (default: on interval and ratio scales the labels'
-        numbers, on ordinal scales the ranks ``0 .. k-1``).
+        Rows per batch, the batches' states merged: the same values and intervals.
+    scale, metric_options : optional
+        The label scale (default the label set's) and the metrics' options: module notes.
     target : {"votes", "population"}, default="votes"
-        ``"votes"``: every metric against the collected votes' distribution (the
-        published plug-in values). ``"population"``: against the distribution infinitely
-        many annotators would give (:mod:`annokit.metrics.population`); the metrics it
-        cannot correct are refused by name when asked for, and left out of the default
-        list with their reason in ``not_computed``; the baselines are the chance row only.
+        Against the collected votes (the published plug-in values) or the distribution
+        infinitely many annotators would give (:mod:`annokit.metrics.population`).
 
     Returns
     -------
@@ -402,14 +293,8 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
 
     Raises
     ------
-    SchemaError
-        ``records`` is not AlignedRecords (or a non-empty mapping of them), or
-        ``by`` does not give one label per item.
-    AlignmentError
-        Several models are not on the same items, labels and votes.
-    InvalidValueError
-        Unknown metric, bad option (``n_boot``, ``seed``, ``confidence``,
-        ``n_bins``, ``batch_size``, ``by``), or probabilities off the simplex.
+    SchemaError, AlignmentError, InvalidValueError
+        Not records, models not on the same votes, unknown metric or bad option.
 
     Examples
     --------
@@ -418,84 +303,177 @@ def evaluate(records: AlignedRecords | MultilabelRecords | Mapping[str, AlignedR
     >>> res = evaluate(rec, n_boot=200)
     >>> list(res.metrics) == list(available(True, True, n_labels=2)), list(res.baselines)
     (True, ['chance', 'oracle'])
-    >>> all(ci.low <= ci.high for ci in res.intervals.values() if ci.method != "none")
-    True
     >>> res.intervals["ece"].method, res.intervals["mce"].method
     ('bounds', 'none')
     """
-    models: dict[str | None, AlignedRecords | MultilabelRecords]
-    multilabel = isinstance(records, MultilabelRecords)
-    if isinstance(records, MultilabelRecords):
-        models = {None: records}
-    else:
-        models = dict(_check_models(records))
+    models = _check_models(records)
     first = next(iter(models.values()))
-    scale = check_scale(getattr(first.labels, "scale", "nominal") if scale is None else scale)
-    names = check_metrics(metrics, scale=scale, n_labels=first.n_labels, multilabel=multilabel)
+    setup = check_setup(first.labels, first.n_labels, metrics=metrics, scale=scale,
+                        n_boot=n_boot, seed=seed, confidence=confidence, n_bins=n_bins,
+                        metric_options=metric_options, target=target,
+                        multilabel=isinstance(first, MultilabelRecords))
+    human = _human_labels(first, ties=ties, by=by, seed=setup.seed)
+    by_kind, groups, info = _groups(by, first)
+    plan = _plan(models, human, setup, [None, *groups] if by_kind else groups, batch_size)
+    run = _population_pass if setup.target == "population" else _votes_pass
+    est, reps, base = run(plan, first, seed=setup.seed, n_boot=setup.n_boot, baselines=baselines)
+    heads = {model: model_head(rec.n_items, rec.n_unmatched_predictions, rec.n_dropped_items,
+                               rec.dropped_item_ids, rec.labels.names, rec.temperature)
+             for model, rec in models.items()}
+    result = assemble_result(setup, heads, est, reps, base, by=by_kind, groups=info,
+                             group_sizes=[len(rows) for rows in groups if rows is not None],
+                             tie_policy=human.policy, n_ties=human.n_ties,
+                             frames=_frames(models, human, setup))
+    if isinstance(first, MultilabelRecords):
+        result.task = "multilabel"
+        result.per_label = per_label_values(plan.names, plan.fill(_unweighted)[0][0],
+                                            first.labels.names)
+    return result
+
+
+# ------------------------------------------------------------------------------ the steps
+
+
+@dataclass(frozen=True)
+class EvalSetup:
+    """The checked options of one evaluation, the same for both engines (:func:`check_setup`):
+    the metric names (and those the target left out of the default list, with why), the
+    scale, the bootstrap, the bins and each metric's constructor options."""
+
+    names: tuple[str, ...]
+    not_computed: dict[str, str]
+    target: str
+    scale: str
+    n_boot: int
+    seed: int
+    confidence: float
+    n_bins: int
+    options: dict[str, dict[str, Any]]
+    positive_label: str | None
+
+
+def check_setup(labels: Any, n_labels: int, *, metrics: Any, scale: str | None, n_boot: int,
+                seed: int, confidence: float, n_bins: int,
+                metric_options: Mapping[str, Any] | None, target: str = "votes",
+                multilabel: bool = False) -> EvalSetup:
+    """Check an evaluation's options and resolve its metric names and their options: the one
+    check of :func:`evaluate` and the Dask engine (``scale`` None: the label set's)."""
+    scale = check_scale(getattr(labels, "scale", "nominal") if scale is None else scale)
+    names = check_metrics(metrics, scale=scale, n_labels=n_labels, multilabel=multilabel)
     names, not_computed = target_names(check_target(target), names, metrics, multilabel)
     n_boot = check_int("n_boot", n_boot)
     seed = check_int("seed", seed)
     n_bins = check_int("n_bins", n_bins, low=1)
-    if batch_size is not None:
-        batch_size = check_int("batch_size", batch_size, low=1)
     check_open_unit("confidence", confidence)
-    maj: Majority | None = None
+    options, positive_label = resolve_options(names, labels, scale, n_bins=n_bins,
+                                              metric_options=metric_options)
+    return EvalSetup(names, not_computed, target, scale, n_boot, seed, confidence, n_bins,
+                     options, positive_label)
+
+
+def warn_ties(n_ties: int, n_items: int, policy: str, *, multilabel: bool = False,
+              stacklevel: int = 2) -> None:
+    """The warning of tied human majorities (both engines); nothing without ties."""
+    if not n_ties:
+        return
+    if multilabel:
+        message = (f"{n_ties} (item, label) cells are ticked by exactly half of the "
+                   f"annotators; tie policy {policy!r}")
+    else:
+        message = (f"{n_ties} of {n_items} items have a tied human majority; tie policy "
+                   f"{policy!r} " + ("draws one tied label at random" if policy == "random"
+                                     else "takes the first tied label in label order"))
+    warnings.warn(message, DegenerateInputWarning, stacklevel=stacklevel + 1)
+
+
+def model_head(n_items: int, n_unmatched: int, n_dropped: int, dropped_ids: Any,
+               labels: Sequence[str], temperature: float | None) -> dict[str, Any]:
+    """One model's counts of the join (the ``heads`` of
+    :func:`~annokit.metrics.results.results_from_values`), both engines."""
+    return {"n_items": n_items, "n_unmatched_predictions": n_unmatched,
+            "n_dropped_items": n_dropped, "dropped_item_ids": [str(i) for i in dropped_ids],
+            "labels": tuple(labels), "temperature": temperature}
+
+
+def assemble_result(setup: EvalSetup, heads: Mapping[str | None, Mapping[str, Any]],
+                    est: np.ndarray, reps: np.ndarray | None,
+                    base: dict[str, dict[str, float]], *, by: str | None,
+                    groups: Sequence[dict[str, Any]], group_sizes: Sequence[int],
+                    tie_policy: str, n_ties: int,
+                    frames: Mapping[str | None, Callable[[], pd.DataFrame] | None]
+                    ) -> EvaluationResult:
+    """The :class:`EvaluationResult` of merged values (both engines): intervals, groups,
+    comparisons (:func:`~annokit.metrics.results.results_from_values`) and the target."""
+    result = results_from_values(
+        heads, setup.names, est, reps, baselines=base, by=by, groups=groups,
+        group_sizes=group_sizes, tie_policy=tie_policy, n_ties=n_ties, n_bins=setup.n_bins,
+        n_boot=setup.n_boot, confidence=setup.confidence, seed=setup.seed,
+        frame_sources=frames, scale=setup.scale, positive_label=setup.positive_label)
+    result.target, result.not_computed = setup.target, dict(setup.not_computed)
+    return result
+
+
+def per_label_values(names: Sequence[str], states: list[Any] | None, labels: Sequence[str]
+                     ) -> dict[str, dict[str, float]]:
+    """Each multi-label metric per label, from its merged state's ``per_label`` (both engines)."""
+    if states is None:
+        return {}
+    return {name: dict(zip(labels, map(float, np.asarray(st.per_label(), dtype=np.float64)),
+                           strict=True))
+            for name, st in zip(names, states, strict=True) if hasattr(st, "per_label")}
+
+
+@dataclass(frozen=True)
+class _Human:
+    """The human side of the records: soft and hard labels, the tie policy and ties."""
+
+    soft: np.ndarray
+    hard: np.ndarray
+    policy: str
+    n_ties: int
+    majority: Majority | None
+
+
+def _human_labels(first: Any, *, ties: TiePolicy | None, by: Any, seed: int) -> _Human:
+    """Soft labels and majorities of the records (re-resolved under ``ties``), ties warned."""
     if isinstance(first, MultilabelRecords):
         if ties is not None or isinstance(by, str):
             raise InvalidValueError("multi-label records take their tie policy from "
                                     "align_multilabel(ties=) and groups as an array (by="
                                     f"{by!r}, ties={ties!r})")
-        soft, hard, tie_policy, n_ties = first.soft, first.hard, first.tie_policy, first.n_ties
-        if n_ties:
-            warnings.warn(f"{n_ties} (item, label) cells are ticked by exactly half of the "
-                          f"annotators; tie policy {tie_policy!r}", DegenerateInputWarning,
-                          stacklevel=2)
-    else:
-        maj = first.majority if ties is None else majority(first.counts, ties=ties, rng=seed)
-        soft, hard, tie_policy, n_ties = first.human, maj.labels, maj.policy, maj.n_ties
-        if n_ties:
-            warnings.warn(f"{n_ties} of {first.n_items} items have a tied human majority; "
-                          f"tie policy {maj.policy!r} "
-                          + ("draws one tied label at random" if maj.policy == "random"
-                             else "takes the first tied label in label order"),
-                          DegenerateInputWarning, stacklevel=2)
-    options, positive_label = resolve_options(names, first.labels, scale, n_bins=n_bins,
-                                              metric_options=metric_options)
-    by_kind, groups, info = _groups(by, first)
-    n = first.n_items
-    step = max(n, 1) if batch_size is None else batch_size
-    plan = EvalPlan([rec.probs for rec in models.values()], soft, hard, names, options,
-                 [None, *groups] if by_kind is not None else groups,
-                 [(lo, min(lo + step, n)) for lo in range(0, n, step)])
-    if target == "population":
-        est, reps, base = _population_pass(plan, first, seed=seed, n_boot=n_boot,
-                                           baselines=baselines)
-    else:
-        est, reps, base = _votes_pass(plan, first, seed=seed, n_boot=n_boot,
-                                      baselines=baselines)
-    heads = {model: {"n_items": rec.n_items,
-                     "n_unmatched_predictions": rec.n_unmatched_predictions,
-                     "n_dropped_items": rec.n_dropped_items,
-                     "dropped_item_ids": [str(i) for i in rec.dropped_item_ids],
-                     "labels": tuple(rec.labels.names), "temperature": rec.temperature}
-             for model, rec in models.items()}
-    frames: dict[str | None, Callable[[], pd.DataFrame] | None] = {}
+        warn_ties(first.n_ties, first.n_items, first.tie_policy, multilabel=True, stacklevel=3)
+        return _Human(first.soft, first.hard, first.tie_policy, first.n_ties, None)
+    maj = first.majority if ties is None else majority(first.counts, ties=ties, rng=seed)
+    warn_ties(maj.n_ties, first.n_items, maj.policy, stacklevel=3)
+    return _Human(first.human, maj.labels, maj.policy, maj.n_ties, maj)
+
+
+def _plan(models: Mapping[str | None, Any], human: _Human, setup: EvalSetup,
+          groups: list[np.ndarray | None], batch_size: int | None) -> EvalPlan:
+    """The plan over every row, in batches of ``batch_size`` rows (default one batch)."""
+    n = next(iter(models.values())).n_items
+    step = max(n, 1) if batch_size is None else check_int("batch_size", batch_size, low=1)
+    return EvalPlan([rec.probs for rec in models.values()], human.soft, human.hard,
+                    setup.names, setup.options, groups,
+                    [(lo, min(lo + step, n)) for lo in range(0, n, step)])
+
+
+def _frames(models: Mapping[str | None, Any], human: _Human, setup: EvalSetup
+            ) -> dict[str | None, Callable[[], pd.DataFrame] | None]:
+    """The per-item tables, built when asked for (``EvaluationResult.per_item``)."""
+    first = next(iter(models.values()))
     if isinstance(first, MultilabelRecords):
-        frames[None] = functools.partial(multilabel_item_frame, first, names, options)
-    elif maj is not None:
-        frames.update({model: functools.partial(per_item_frame, rec, maj, names, options)
-                       for model, rec in models.items() if isinstance(rec, AlignedRecords)})
-    result = results_from_values(
-        heads, names, est, reps, baselines=base, by=by_kind, groups=info,
-        group_sizes=[0 if rows is None else int(rows.size) for rows in groups] if by_kind else [],
-        tie_policy=tie_policy,
-        n_ties=n_ties, n_bins=n_bins, n_boot=n_boot, confidence=confidence, seed=seed,
-        frame_sources=frames, scale=scale, positive_label=positive_label)
-    if isinstance(first, MultilabelRecords):
-        result.task = "multilabel"
-        result.per_label = _per_label(plan, first.labels.names)
-    result.target, result.not_computed = target, not_computed
-    return result
+        return {None: functools.partial(multilabel_item_frame, first, setup.names,
+                                        setup.options)}
+    maj = human.majority
+    return {model: None if maj is None else functools.partial(
+                per_item_frame, rec, maj, setup.names, setup.options)
+            for model, rec in models.items()}
+
+
+def _unweighted(lo: int, hi: int) -> None:
+    """No bootstrap weights: the point estimates' fill."""
+    return None
 
 
 def _votes_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int, baselines: bool
@@ -517,131 +495,64 @@ def _votes_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int, baselines
 def _population_pass(plan: EvalPlan, first: Any, *, seed: int, n_boot: int,
                      baselines: bool
                      ) -> tuple[np.ndarray, np.ndarray | None, dict[str, dict[str, float]]]:
-    """:func:`_votes_pass` against the population (:mod:`annokit.metrics.population`): the
-    mean-type metrics' posterior estimates; SMECE's kind as under the votes target."""
-    keys = item_keys(first.item_ids)
-    same = [j for j, n in enumerate(plan.names) if n in population.UNCHANGED]
-    fixed = [j for j in range(len(plan.names)) if j not in same]
-    sub = dataclasses.replace(plan, names=tuple(plan.names[j] for j in same))
-    shape = (len(plan.probs), len(plan.groups), 0)
-    est: np.ndarray = np.empty(shape)
-    reps: np.ndarray | None = np.empty(shape + (n_boot, 3))
+    """:func:`_votes_pass` against the population: the metrics computed as under the votes
+    target (:data:`annokit.metrics.population.UNCHANGED`) by this pass, then the others'
+    estimates put in by :func:`population_target`."""
+    same = tuple(n for n in plan.names if n in population.UNCHANGED)
+    shape = (len(plan.probs), len(plan.groups), len(plan.names))
+    est = np.full(shape, np.nan)
+    reps = None if not n_boot else np.full(shape + (n_boot, 3), np.nan)
+    chance = np.full(len(plan.names), np.nan) if baselines else None
     if same:
-        est, reps, _ = _votes_pass(sub, first, seed=seed, n_boot=n_boot, baselines=False)
-    names = [plan.names[j] for j in fixed]
-    p_est, p_reps = population.population_values(
-        plan.probs, first.counts, names, plan.options, plan.groups, keys=keys, seed=seed,
-        n_boot=n_boot)
-    out = np.empty(p_est.shape[:2] + (len(plan.names),))
-    out[..., same], out[..., fixed] = est, p_est
-    all_reps: np.ndarray | None = None
-    base: dict[str, dict[str, float]] = {}
-    if n_boot:
-        all_reps = np.full(out.shape + (n_boot, 3), np.nan)  # results.REPLICATE_FIELDS
-        all_reps[:, :, same] = reps
-        all_reps[..., 0][:, :, fixed] = p_reps  # the population means: no bound statistics
-    if baselines:
-        chance = dataclasses.replace(plan, probs=[baseline_probs(first, "chance")], groups=[None])
-        c_est, _ = population.population_values(
-            chance.probs, first.counts, names, plan.options, [None], keys=keys, seed=seed,
-            n_boot=0)
-        row = np.empty(len(plan.names))
-        if same:
-            row[same] = dataclasses.replace(chance, names=sub.names).estimates()[0, 0]
-        row[fixed] = c_est[0, 0]
-        base = {"chance": dict(zip(plan.names, map(float, row), strict=True))}
-    return out, all_reps, base
+        cols = [plan.names.index(n) for n in same]
+        sub = dataclasses.replace(plan, names=same)
+        s_est, s_reps, _ = _votes_pass(sub, first, seed=seed, n_boot=n_boot, baselines=False)
+        est[..., cols] = s_est
+        if reps is not None and s_reps is not None:
+            reps[:, :, cols] = s_reps
+        if chance is not None:
+            chance[cols] = dataclasses.replace(sub, probs=[baseline_probs(first, "chance")],
+                                               groups=[None]).estimates()[0, 0]
+    return population_target(plan.names, plan.options, plan.probs, first.counts, plan.groups,
+                              keys=item_keys(first.item_ids), seed=seed, est=est, reps=reps,
+                              chance=chance)
 
 
-def _per_label(plan: EvalPlan, labels: Sequence[str]) -> dict[str, dict[str, float]]:
-    """Each multi-label metric per label (its states' ``per_label``), from one more pass."""
-    states = plan.fill(lambda lo, hi: None)[0][0]
-    if states is None:
-        return {}
-    return {name: dict(zip(labels, map(float, np.asarray(st.per_label(), dtype=np.float64)),
-                           strict=True))
-            for name, st in zip(plan.names, states, strict=True) if hasattr(st, "per_label")}
+def population_target(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
+                      probs: Sequence[np.ndarray], counts: np.ndarray,
+                      groups: Sequence[np.ndarray | None], *, keys: np.ndarray, seed: int,
+                      est: np.ndarray, reps: np.ndarray | None, chance: np.ndarray | None
+                      ) -> tuple[np.ndarray, np.ndarray | None, dict[str, dict[str, float]]]:
+    """The population target's estimates, replicates and chance row (both engines).
 
-
-def multilabel_item_frame(rec: MultilabelRecords, names: Sequence[str],
-                          options: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """Per item: responses, tied labels, and each per-label mean metric averaged over labels
-    (``EvaluationResult.per_item`` of multi-label records, both engines)."""
-    frame = pd.DataFrame({"item": rec.item_ids, "n_responses": rec.n_responses,
-                          "n_tied_labels": rec.is_tied.sum(axis=1)})
-    for name in names:
-        state = REGISTRY[name].state(**options[name])
-        if isinstance(state, RowMeanState):
-            values = state.item_values(rec.probs, rec.soft, rec.hard)
-            frame[name] = values.mean(axis=1) if values.ndim == 2 else values
-    return frame
-
-
-def resolve_options(names: Sequence[str], labels: Any, scale: str, *, n_bins: int,
-                    metric_options: Mapping[str, Any] | None = None
-                    ) -> tuple[dict[str, dict[str, Any]], str | None]:
-    """Each metric's constructor options, and the positive label of the binary metrics.
-
-    :func:`evaluate` and the Dask engine (:func:`annokit.scale.evaluate.evaluate_dask`)
-    give their states the same options: ``n_bins``, the order-aware metrics'
-    ``values`` (the labels' numbers on interval and ratio scales), then
-    ``metric_options``, each to the metrics that accept it; ``positive`` (default the
-    second label) is resolved to a label index.
-
-    Parameters
-    ----------
-    names : sequence of str
-        Registry metrics.
-    labels : LabelSet
-    scale : str
-        The checked scale (:func:`annokit.core.scales.check_scale`).
-    n_bins : int
-    metric_options : mapping, optional
-
-    Returns
-    -------
-    options : dict of str to dict
-        ``{name: {option: value}}``.
-    positive_label : str or None
-        None when no evaluated metric has a ``positive`` option.
-
-    Raises
-    ------
-    InvalidValueError
-        ``positive`` is neither a label name nor a label index.
-
-    Examples
-    --------
-    >>> from annokit.core.labels import LabelSet
-    >>> resolve_options(["ece_binary"], LabelSet(["no", "yes"]), "nominal", n_bins=5,
-    ...                 metric_options={"positive": "no"})
-    ({'ece_binary': {'n_bins': 5, 'positive': 0}}, 'no')
+    ``est`` (n_models, n_groups, n_names), ``reps`` (..., n_boot, 3) and ``chance`` (n_names,)
+    hold the votes-target values of the metrics the population target leaves as they are
+    (:data:`annokit.metrics.population.UNCHANGED`); the other metrics' are replaced by
+    :func:`annokit.metrics.population.population_values` on every item's ``counts`` and each
+    model's ``probs`` (items in the records' order, keyed by ``keys``), their replicates
+    without bound statistics.
     """
-    given = {"n_bins": n_bins, **_default_options(labels, scale), **(metric_options or {})}
-    positive_label = None
-    if any("positive" in REGISTRY[name].options for name in names):
-        given["positive"] = _positive_index(given.get("positive", 1), labels.names)
-        positive_label = labels.names[given["positive"]]
-    options = {name: {k: v for k, v in given.items() if k in REGISTRY[name].options}
-               for name in names}
-    return options, positive_label
-
-
-def _default_options(labels: Any, scale: str) -> dict[str, Any]:
-    """Category values of the order-aware metrics: the labels' numbers on interval/ratio scales."""
-    values = getattr(labels, "values", None)
-    if scale in ("interval", "ratio") and values is not None:
-        return {"values": tuple(float(v) for v in values)}
-    return {}
-
-
-def _positive_index(positive: Any, names: Sequence[str]) -> int:
-    """The positive class of the binary metrics: an index (0 or 1) or a label name."""
-    if isinstance(positive, (int, np.integer)) and not isinstance(positive, bool) \
-            and 0 <= positive < len(names):
-        return int(positive)
-    if isinstance(positive, str) and positive in names:
-        return list(names).index(positive)
-    raise InvalidValueError(f"positive must be one of the labels {list(names)} or its index; "
-                            f"got {positive!r}")
-
+    fixed = [j for j, name in enumerate(names) if name not in population.UNCHANGED]
+    fixed_names = [names[j] for j in fixed]
+    n_boot = 0 if reps is None else reps.shape[3]
+    # one memory layout, whatever built the rows (align's column permutation leaves them in
+    # Fortran order, a gather on Dask in C order): the prior's fit sums in layout order, and
+    # its optimiser would carry the last-bit differences to about 1e-8
+    probs = [np.ascontiguousarray(p) for p in probs]
+    p_est, p_reps = population.population_values(probs, counts, fixed_names, options, groups,
+                                                 keys=keys, seed=seed, n_boot=n_boot)
+    est = est.copy()
+    est[..., fixed] = p_est
+    if reps is not None:
+        reps = reps.copy()
+        reps[:, :, fixed] = np.nan  # results.REPLICATE_FIELDS: the means have no bounds
+        reps[..., 0][:, :, fixed] = p_reps
+    if chance is None:
+        return est, reps, {}
+    uniform = np.full_like(probs[0], 1.0 / counts.shape[1])  # the chance baseline
+    c_est, _ = population.population_values([uniform], counts,
+                                             fixed_names, options, [None], keys=keys,
+                                             seed=seed, n_boot=0)
+    row = np.array(chance, dtype=np.float64)
+    row[fixed] = c_est[0, 0]
+    return est, reps, {"chance": dict(zip(names, map(float, row), strict=True))}

@@ -44,16 +44,13 @@ from annokit.metrics.perspectivist import (
     read_annotator_predictions,
 )
 from annokit.metrics.states_ext import check_values_option
+from annokit.scale.eval_join import item_positions, rows_per_partition
 from annokit.scale.progress import compute
 from annokit.scale.votes_multilabel import item_codes
 
 __all__ = ["evaluate_annotators_dask"]
 
 _FAN_IN = 8
-
-
-def _keys(items: pd.DataFrame) -> np.ndarray:
-    return items["item"].to_numpy(dtype=np.int64)
 
 
 def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray], *, k: int,
@@ -103,6 +100,34 @@ def _merge(*parts: tuple[PairSums | None, int]) -> tuple[PairSums | None, int]:
     return out, n
 
 
+def _pieces(votes: Any, frame: pd.DataFrame, annotator_ids: Any, names: tuple[str, ...]
+            ) -> tuple[list[dict[str, np.ndarray]], Exception | None]:
+    """Each partition's prediction rows (item key, annotator code, prediction), the repeated
+    pairs refused first; and the error of the predictions' values, which memory raises after
+    the match check (None: none)."""
+    n_ann = len(annotator_ids)
+    pred_key = (item_keys(frame["item"].to_numpy(dtype=object)).view(np.int64) if len(frame)
+                else np.zeros(0, np.int64))
+    item, sizes = item_positions(votes, pred_key, desc="annotator predictions")
+    ann = pd.Index(np.asarray(annotator_ids, dtype=object).astype(str)).get_indexer(
+        frame["annotator"].to_numpy())
+    check_repeated_pairs(frame, item, ann, n_ann)
+    try:
+        pred, probs = pair_predictions(frame, names)
+        late = None
+    except (InvalidValueError, SchemaError) as exc:  # memory raises it after the match check
+        pred, probs, late = None, None, exc
+    pieces = []
+    for r in rows_per_partition(item, np.flatnonzero((item >= 0) & (ann >= 0)), sizes):
+        piece = {"item": pred_key[r], "annotator": ann[r].astype(np.int64)}
+        if pred is not None:
+            piece["pred"] = pred[r]
+            if probs is not None:
+                piece["probs"] = probs[r]
+        pieces.append(piece)
+    return pieces, late
+
+
 def _tree(nodes: list[Any]) -> Any:
     from dask import delayed
 
@@ -138,8 +163,7 @@ def evaluate_annotators_dask(votes: Any, predictions: Any, *, scale: str | None 
     Raises
     ------
     SchemaError, AlignmentError, InvalidValueError, DataFormatError
-        As in memory; and a pair with several votes and a prediction (see the module
-        docstring).
+        As in memory; and a pair with several votes and a prediction (module docstring).
 
     Examples
     --------
@@ -170,43 +194,15 @@ def evaluate_annotators_dask(votes: Any, predictions: Any, *, scale: str | None 
     s = float(k if normalizer is None else normalizer)
     if scale != "nominal" and not (np.isfinite(s) and s > 0):
         raise InvalidValueError(f"normalizer must be a positive number; got {normalizer!r}")
-
     cl = votes.client
-    item_parts = votes.items.to_delayed()
-    per_part = compute(cl, [delayed(_keys)(p) for p in item_parts], desc="annotator predictions")
-    sizes = np.array([len(p) for p in per_part], dtype=np.int64)
-    all_keys = np.concatenate(per_part) if per_part else np.zeros(0, np.int64)
-    pred_key = (item_keys(frame["item"].to_numpy(dtype=object)).view(np.int64) if len(frame)
-                else np.zeros(0, np.int64))
-    item = pd.Index(all_keys).get_indexer(pd.Index(pred_key))  # item keys are distinct across partitions
-    ann = pd.Index(np.asarray(annotator_ids, dtype=object).astype(str)).get_indexer(
-        frame["annotator"].to_numpy())
-    check_repeated_pairs(frame, item, ann, n_ann)
-    try:
-        pred, probs = pair_predictions(frame, names)
-        late = None
-    except (InvalidValueError, SchemaError) as exc:  # memory raises it after the match check
-        pred, probs, late = None, None, exc
-
-    rows_of = np.flatnonzero((item >= 0) & (ann >= 0))
-    part_of = np.searchsorted(np.cumsum(sizes), item[rows_of], side="right")
-    order = np.argsort(part_of, kind="stable")
-    bounds = np.searchsorted(part_of[order], np.arange(len(sizes) + 1))
-    pieces = []
-    for p in range(len(sizes)):
-        r = rows_of[order[bounds[p]:bounds[p + 1]]]
-        piece = {"item": pred_key[r], "annotator": ann[r].astype(np.int64)}
-        if pred is not None:
-            piece["pred"] = pred[r]
-            if probs is not None:
-                piece["probs"] = probs[r]
-        pieces.append(piece)
+    pieces, late = _pieces(votes, frame, annotator_ids, names)
     if cl is not None:
         pieces = cl.scatter(pieces)
     ids = delayed(np.asarray(annotator_ids, dtype=object), pure=True)
     parts = [delayed(_part)(f, i, r, k=k, n_annotators=n_ann, scale=scale, values=v,
                             normalizer=s, annotator_ids=ids, source=votes.source)
-             for f, i, r in zip(votes.frame.to_delayed(), item_parts, pieces, strict=True)]
+             for f, i, r in zip(votes.frame.to_delayed(), votes.items.to_delayed(), pieces,
+                                strict=True)]
     if not parts:
         raise SchemaError(f"{votes.source}: the votes have no partitions")
     sums, n_matched = compute(cl, [_tree(parts)], desc="annotator predictions")[0]

@@ -27,7 +27,7 @@ import pandas as pd
 from annokit.scale.client import shuffle_method
 from annokit.scale.progress import compute, persist
 
-__all__ = ["co_partition", "routes"]
+__all__ = ["co_partition", "item_positions", "routes", "rows_per_partition"]
 
 
 def _vote_keys(items: pd.DataFrame) -> np.ndarray:
@@ -130,3 +130,31 @@ def co_partition(counts: Any, items: Any, frames: Sequence[Any], *, client: Any,
         return [x.to_delayed() for x in
                 [counts.shuffle("_key", npartitions=npartitions)]
                 + [f.shuffle("_key", npartitions=npartitions) for f in again]]
+
+
+def _item_codes(items: pd.DataFrame) -> np.ndarray:
+    return items["item"].to_numpy(dtype=np.int64)
+
+
+def item_positions(votes: Any, keys: np.ndarray, *, desc: str
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``keys`` (item keys as int64) is among the votes' items, partition after
+    partition (-1: not an item of the votes), and the partitions' numbers of items."""
+    from dask import delayed
+
+    per_part = compute(votes.client, [delayed(_item_codes)(p) for p in votes.items.to_delayed()],
+                       desc=desc)
+    sizes = np.array([len(p) for p in per_part], dtype=np.int64)
+    all_keys = np.concatenate(per_part) if per_part else np.zeros(0, np.int64)
+    # item keys are distinct across partitions: one lookup
+    return pd.Index(all_keys).get_indexer(pd.Index(keys)), sizes
+
+
+def rows_per_partition(pos: np.ndarray, rows: np.ndarray, sizes: np.ndarray
+                       ) -> list[np.ndarray]:
+    """The ``rows`` (positions of rows whose item is at ``pos[rows]``) of each partition, in
+    row order (the client sends each partition the rows of its items)."""
+    part_of = np.searchsorted(np.cumsum(sizes), pos[rows], side="right")
+    order = np.argsort(part_of, kind="stable")
+    bounds = np.searchsorted(part_of[order], np.arange(len(sizes) + 1))
+    return [rows[order[bounds[p]:bounds[p + 1]]] for p in range(len(sizes))]

@@ -34,18 +34,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from annokit.core.checks import check_int, check_open_unit, check_option
+from annokit.core.checks import check_option
 from annokit.core.multilabel import DEFAULT_MULTILABEL_TIES, majority_of_counts
 from annokit.core.resample import item_keys, poisson_weights, replicate_chunks
-from annokit.core.scales import check_scale
-from annokit.errors import AlignmentError, DegenerateInputWarning
+from annokit.errors import AlignmentError
 from annokit.metrics.alignment import (
     label_permutation,
     no_match_error,
@@ -54,14 +52,18 @@ from annokit.metrics.alignment import (
 )
 from annokit.metrics.engine import (
     EvalPlan,
+    EvalSetup,
     EvaluationResult,
+    assemble_result,
     baseline_probs,
-    check_metrics,
+    check_setup,
+    model_head,
     multilabel_item_frame,
-    resolve_options,
-    results_from_values,
+    per_label_values,
+    warn_ties,
 )
 from annokit.metrics.multilabel_records import MultilabelRecords, read_multilabel_predictions
+from annokit.scale.eval_join import item_positions, rows_per_partition
 from annokit.scale.progress import compute
 from annokit.scale.votes_multilabel import (
     check_responses,
@@ -88,10 +90,6 @@ class _Spec:
     chunks: tuple[tuple[int, int], ...]
     baselines: bool
     per_item: bool = False
-
-
-def _keys(items: pd.DataFrame) -> np.ndarray:
-    return items["item"].to_numpy(dtype=np.int64)
 
 
 def _part(frame: pd.DataFrame, items: pd.DataFrame, rows: dict[str, np.ndarray], spec: _Spec,
@@ -193,20 +191,17 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
     votes : DaskVotes
         Read with ``duplicates="keep"`` (one row per ticked label), with annotator ids.
     predictions : path(s) or Predictions
-        As :func:`annokit.metrics.multilabel_records.align_multilabel` takes them, read once
-        on the client.
+        As :func:`annokit.metrics.multilabel_records.align_multilabel` takes them (read once
+        on the client), with its ``pred_labels``, ``on_missing`` and ``id_field``.
     metrics : str or sequence of str, optional
         Registry names; default every multi-label metric (as in memory).
-    pred_labels, on_missing, id_field
-        As in :func:`~annokit.metrics.multilabel_records.align_multilabel`.
     ties : {"exclude", "include"}, default "exclude"
         A label ticked by exactly half of the annotators (:func:`multilabel_majority`).
     n_boot, seed, confidence, n_bins, baselines
         As in :func:`annokit.metrics.engine.evaluate`; the intervals equal the in-memory
         ones for the same seed, whatever the partitioning.
     per_item : bool, default False
-        Also collect the per-item table (``result.per_item``, the in-memory columns and
-        item order): one row per item, gathered on the client.
+        Also gather the per-item table on the client (the in-memory columns and item order).
     budget : int, default 4_000_000
         Bootstrap weights held at once per partition task (float64).
 
@@ -218,10 +213,8 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
 
     Raises
     ------
-    SchemaError
-        Votes without annotator ids; a label ticked twice in one response.
-    AlignmentError, DataFormatError, InvalidValueError
-        As in memory (label names, items without predictions, bad files or options).
+    SchemaError, AlignmentError, DataFormatError, InvalidValueError
+        As in memory; votes without annotator ids; a label ticked twice in one response.
 
     Examples
     --------
@@ -240,95 +233,93 @@ def evaluate_multilabel_dask(votes: Any, predictions: Any, metrics: Any = None, 
     >>> round(res.metrics["brier_multilabel"], 4), res.n_ties
     (0.0375, 1)
     """
-    from dask import delayed
-
     from annokit.io.predictions import Predictions
 
     labels = votes.labels
-    k = len(labels)
-    scale = check_scale(getattr(labels, "scale", "nominal"))
-    names = check_metrics(metrics, scale=scale, n_labels=k, multilabel=True)
-    n_boot = check_int("n_boot", n_boot)
-    seed = check_int("seed", seed)
-    n_bins = check_int("n_bins", n_bins, low=1)
-    check_open_unit("confidence", confidence)
+    setup = check_setup(labels, len(labels), metrics=metrics, scale=None, n_boot=n_boot,
+                        seed=seed, confidence=confidence, n_bins=n_bins, metric_options=None,
+                        multilabel=True)
     check_option("on_missing", on_missing, ("error", "drop"))
     check_option("ties", ties, ("exclude", "include"))
-    options, positive_label = resolve_options(names, labels, scale, n_bins=n_bins)
     annotator_ids = np.asarray(votes.require_annotators("multi-label votes (a response is the "
                                                         "set of labels one annotator gave one "
                                                         "item)"), dtype=object)
     preds = predictions if isinstance(predictions, Predictions) else \
         read_multilabel_predictions(predictions, id_field=id_field)
+    perm = label_permutation(labels, pred_labels, preds.n_labels, preds.label_names)
+    pieces, sizes = _pieces(votes, preds, perm)
+    chunks = tuple(replicate_chunks(setup.n_boot, max(int(sizes.max(initial=0)), 1),
+                                    budget=budget))
+    spec = _Spec(k=len(labels), n_annotators=len(annotator_ids), labels=labels, ties=ties,
+                 names=setup.names, options=setup.options, seed=setup.seed, chunks=chunks,
+                 baselines=baselines, per_item=bool(per_item))
+    res = _merged_parts(votes, spec, pieces, annotator_ids)
+    if perm is None:  # no order suggested: the majority of multi-label votes is per label
+        raise AlignmentError(unknown_order_message(labels, preds.n_labels, None))
+    return _result(res, setup, spec, preds, on_missing)
+
+
+def _merged_parts(votes: Any, spec: _Spec, pieces: list[dict[str, np.ndarray]],
+                  annotator_ids: np.ndarray) -> dict[str, Any]:
+    """Every partition's :func:`_part` merged by a tree reduction; the responses checked."""
+    from dask import delayed
 
     cl = votes.client
-    item_parts = votes.items.to_delayed()
-    per_part = compute(cl, [delayed(_keys)(p) for p in item_parts], desc="multi-label votes")
-    sizes = np.array([len(p) for p in per_part], dtype=np.int64)
-    all_keys = np.concatenate(per_part) if per_part else np.zeros(0, np.int64)
-    pred_key = item_keys(np.asarray(preds.item_ids, dtype=object)).view(np.int64)
-    pos = pd.Index(all_keys).get_indexer(pd.Index(pred_key))
-    perm = label_permutation(labels, pred_labels, preds.n_labels, preds.label_names)
-    probs = preds.probs if perm is None else preds.probs[:, perm]
-    rows_of = np.flatnonzero(pos >= 0)
-    part_of = np.searchsorted(np.cumsum(sizes), pos[rows_of], side="right")
-    order = np.argsort(part_of, kind="stable")
-    bounds = np.searchsorted(part_of[order], np.arange(len(sizes) + 1))
-    pieces = [{"item": pred_key[r], "probs": np.ascontiguousarray(probs[r])}
-              for r in (rows_of[order[bounds[p]:bounds[p + 1]]] for p in range(len(sizes)))]
-    chunks = tuple(replicate_chunks(n_boot, max(int(sizes.max(initial=0)), 1), budget=budget))
-    spec = _Spec(k=k, n_annotators=len(annotator_ids), labels=labels, ties=ties, names=names,
-                 options=options, seed=seed, chunks=chunks, baselines=baselines,
-                 per_item=bool(per_item))
     if cl is not None:
         pieces = cl.scatter(pieces)
     spec_d, ids_d = delayed(spec, pure=True), delayed(annotator_ids, pure=True)
-    parts = [delayed(_part)(f, i, r, spec_d, ids_d)
-             for f, i, r in zip(votes.frame.to_delayed(), item_parts, pieces, strict=True)]
+    parts = [delayed(_part)(f, i, r, spec_d, ids_d) for f, i, r in
+             zip(votes.frame.to_delayed(), votes.items.to_delayed(), pieces, strict=True)]
     res = compute(cl, [tree(parts, _merge)], desc="multi-label evaluate")[0]
     check_responses(votes.source, *merge_repeated(res["repeated"]))
-    if perm is None:  # no order suggested: the majority of multi-label votes is per label
-        raise AlignmentError(unknown_order_message(labels, preds.n_labels, None))
+    return res
+
+
+def _pieces(votes: Any, preds: Any, perm: np.ndarray | None
+            ) -> tuple[list[dict[str, np.ndarray]], np.ndarray]:
+    """Each partition's prediction rows (item keys, probabilities in the votes' label order),
+    and the partitions' numbers of items."""
+    pred_key = item_keys(np.asarray(preds.item_ids, dtype=object)).view(np.int64)
+    pos, sizes = item_positions(votes, pred_key, desc="multi-label votes")
+    probs = preds.probs if perm is None else preds.probs[:, perm]
+    pieces = [{"item": pred_key[r], "probs": np.ascontiguousarray(probs[r])}
+              for r in rows_per_partition(pos, np.flatnonzero(pos >= 0), sizes)]
+    return pieces, sizes
+
+
+def _result(res: dict[str, Any], setup: EvalSetup, spec: _Spec, preds: Any, on_missing: str
+            ) -> EvaluationResult:
+    """The checks of the merged partitions (as ``align_multilabel``'s) and the result: the
+    engine's assembly, with the per-label values."""
     n_items, n_matched = res["n_items"], res["n_matched"]
     if not n_matched:
         raise no_match_error(n_items, [i for _, i in res["first_ids"]], preds.n_rows,
                              preds.item_ids)
     dropped = np.asarray([i for _, i in sorted(res["missing"])], dtype=object)
-    report_missing(len(dropped), n_items, dropped, n_matched, on_missing, stacklevel=2)
-    n_ties = res["n_ties"]
-    if n_ties:
-        warnings.warn(f"{n_ties} (item, label) cells are ticked by exactly half of the "
-                      f"annotators; tie policy {ties!r}", DegenerateInputWarning, stacklevel=2)
-    values = EvalPlan([], np.zeros((0, k)), np.zeros((0, k)), names, options, [None], []).values
+    report_missing(len(dropped), n_items, dropped, n_matched, on_missing, stacklevel=3)
+    warn_ties(res["n_ties"], n_items, spec.ties, multilabel=True, stacklevel=3)
+    k, names = spec.k, setup.names
+    values = EvalPlan([], np.zeros((0, k)), np.zeros((0, k)), names, setup.options, [None],
+                      []).values
     est = values(res["point"], None)[None, None, :]
     reps = None
-    if n_boot:
-        reps = np.empty((1, 1, len(names), n_boot, 3))  # value and bound statistics
-        for (a, b), states in zip(chunks, res["boot"], strict=True):
+    if setup.n_boot:
+        reps = np.empty((1, 1, len(names), setup.n_boot, 3))  # value and bound statistics
+        for (a, b), states in zip(spec.chunks, res["boot"], strict=True):
             reps[0, 0, :, a:b] = values(states, b - a)
     base = {}
-    if baselines and res["base"] is not None:
+    if spec.baselines and res["base"] is not None:
         base = {kind: dict(zip(names, map(float, values(states, None)), strict=True))
                 for kind, states in zip(("chance", "oracle"), res["base"], strict=True)}
-    heads: dict[str | None, dict[str, Any]] = {None: {
-                    "n_items": n_matched, "n_unmatched_predictions": preds.n_rows - n_matched,
-                    "n_dropped_items": len(dropped),
-                    "dropped_item_ids": [str(i) for i in dropped],
-                    "labels": tuple(labels.names), "temperature": None}}
+    heads: dict[str | None, dict[str, Any]] = {None: model_head(
+        n_matched, preds.n_rows - n_matched, len(dropped), dropped, spec.labels.names, None)}
     sources: dict[str | None, Any] = {}
-    if per_item:
+    if spec.per_item:
         frame = (pd.concat(res["frames"], ignore_index=True).sort_values("_first")
                  .drop(columns="_first").reset_index(drop=True))
         sources[None] = lambda: frame
-    result = results_from_values(heads, names, est, reps, baselines=base, by=None, groups=[],
-                                 group_sizes=[], tie_policy=ties, n_ties=n_ties, n_bins=n_bins,
-                                 n_boot=n_boot, confidence=confidence, seed=seed,
-                                 frame_sources=sources, scale=scale,
-                                 positive_label=positive_label)
+    result = assemble_result(setup, heads, est, reps, base, by=None, groups=[], group_sizes=[],
+                             tie_policy=spec.ties, n_ties=res["n_ties"], frames=sources)
     result.task = "multilabel"
-    result.per_label = {
-        name: dict(zip(labels.names, map(float, np.asarray(st.per_label(), dtype=np.float64)),
-                       strict=True))
-        for name, st in zip(names, res["point"], strict=True) if hasattr(st, "per_label")}
+    result.per_label = per_label_values(names, res["point"], spec.labels.names)
     return result
-

@@ -134,9 +134,36 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
     ``method="gold"`` (ChaosNLI's rule, which includes runs of consecutive wrong answers in
     vote order) runs in memory only.
     """
-    import dask
-    import dask.dataframe as dd
+    threshold = _check_options(method, threshold, top_fraction)
+    votes.require_annotators("filtering annotators")  # refused before any work
+    current, removed, rows, n_rounds, threshold, converged = _rounds(
+        votes, method, threshold, top_fraction, max_rounds, rng)
+    notes = [] if converged else [warn_unconverged(max_rounds)]
+    affected, totals = _item_audit(votes, current, min_votes)
+    before_active = int((table_active := _active(votes)).sum())
+    after_active = int((~removed & table_active).sum())
+    audit = DaskAudit(method=method, threshold=float(threshold) if threshold is not None
+                      else float("nan"), top_fraction=top_fraction, rounds=n_rounds,
+                      annotators=pd.DataFrame(rows, columns=["annotator", "n_votes", "score",
+                                                             "threshold", "reason", "round"]),
+                      items=affected, n_votes_before=votes.n_votes,
+                      n_votes_after=current.n_votes, n_annotators_before=before_active,
+                      n_annotators_after=after_active, min_votes=min_votes, notes=notes,
+                      item_totals=totals)
+    too_few = int(affected["too_few_votes"].sum())
+    if too_few:
+        warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
+                      "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
+    if out is not None:
+        _write_kept(votes, current, out, out_format)
+    if audit_path is not None:
+        write_text_atomic(audit_path, audit.to_json())
+    return current, audit
 
+
+def _check_options(method: str, threshold: float | None, top_fraction: float | None
+                   ) -> float | None:
+    """The filter's options checked; the threshold (the method's default without either)."""
     check_option("method", method, ("ds", "onecoin", "mace", "agreement", "entropy"))
     if threshold is not None and top_fraction is not None:
         raise InvalidValueError("give either threshold or top_fraction, not both")
@@ -146,11 +173,19 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
         threshold = DEFAULT_THRESHOLDS[method]
     if threshold is not None and not math.isfinite(threshold):
         raise InvalidValueError(f"threshold must be a finite number; got {threshold!r}")
+    return threshold
+
+
+def _rounds(votes: DaskVotes, method: str, threshold: float | None,
+            top_fraction: float | None, max_rounds: int, rng: Any
+            ) -> tuple[DaskVotes, np.ndarray, list[dict[str, Any]], int, float | None, bool]:
+    """Score, flag and remove annotators round after round: the kept votes, the removed
+    mask, the audit rows, the rounds run, the threshold used and whether nothing was left
+    to flag."""
     ann_ids = votes.require_annotators("filtering annotators")
     n_ann = len(ann_ids)
     removed = np.zeros(n_ann, dtype=bool)
     rows: list[dict[str, Any]] = []
-    notes: list[str] = []
     current, converged, n_rounds = votes, False, 0
     for n_rounds in range(1, max_rounds + 1):
         table = annotator_scores_dask(current, method, rng=rng)
@@ -182,8 +217,14 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
         if top_fraction is not None:
             converged = True
             break
-    if not converged:
-        notes.append(warn_unconverged(max_rounds))
+    return current, removed, rows, n_rounds, threshold, converged
+
+
+def _item_audit(votes: DaskVotes, current: DaskVotes, min_votes: int
+                ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The items the filter changed, and the totals over all items (from the partitions)."""
+    import dask
+
     k = len(votes.labels)
     parts = votes.compute(*[dask.delayed(_audit_part)(b, a, i, k, min_votes) for b, a, i in
                             zip(votes.frame.to_delayed(), current.frame.to_delayed(),
@@ -193,36 +234,27 @@ def filter_annotators_dask(votes: DaskVotes, *, method: str, threshold: float | 
               "n_kept": sum(p["n_kept"] for p in parts),
               "tvd_sum": math.fsum(p["tvd_sum"] for p in parts),
               "tvd_max": max((p["tvd_max"] for p in parts if p["n_kept"]), default=float("nan"))}
-    before_active = int((table_active := _active(votes)).sum())
-    after_active = int((~removed & table_active).sum())
-    audit = DaskAudit(method=method, threshold=float(threshold) if threshold is not None
-                      else float("nan"), top_fraction=top_fraction, rounds=n_rounds,
-                      annotators=pd.DataFrame(rows, columns=["annotator", "n_votes", "score",
-                                                             "threshold", "reason", "round"]),
-                      items=affected, n_votes_before=votes.n_votes,
-                      n_votes_after=current.n_votes, n_annotators_before=before_active,
-                      n_annotators_after=after_active, min_votes=min_votes, notes=notes,
-                      item_totals=totals)
-    too_few = int(affected["too_few_votes"].sum())
-    if too_few:
-        warnings.warn(f"{too_few} item(s) have fewer than {min_votes} votes after filtering; "
-                      "see audit.items_too_few_votes", DegenerateInputWarning, stacklevel=2)
-    if out is not None:
-        names = np.asarray(votes.labels.names, dtype=object)
-        ann = np.asarray(votes.annotator_ids, dtype=object)
-        pairs = zip(current.frame.to_delayed(), current.items.to_delayed(), strict=True)
-        long = [dask.delayed(_long_part)(f, i, names, ann, votes.has_gold) for f, i in pairs]
-        meta = _long_part(votes.frame._meta, votes.items._meta, names, ann, votes.has_gold)
-        if votes.has_gold:  # as the in-memory writer: unknown gold is written blank, counted
-            unknown = votes.compute(*[dask.delayed(lambda i: int((i["gold"] == GOLD_UNKNOWN)
-                                                                 .sum()))(i)
-                                      for i in current.items.to_delayed()])
-            warn_unknown_gold_dropped(np.full(sum(unknown), GOLD_UNKNOWN), votes.source)
-        write_table_dask(dd.from_delayed(long, meta=meta, verify_meta=False), out,
-                         client=votes.client, format=out_format)
-    if audit_path is not None:
-        write_text_atomic(audit_path, audit.to_json())
-    return current, audit
+    return affected, totals
+
+
+def _write_kept(votes: DaskVotes, current: DaskVotes, out: str | os.PathLike,
+                out_format: str | None) -> None:
+    """The kept votes as the in-memory writer writes them (unknown gold blank, counted)."""
+    import dask
+    import dask.dataframe as dd
+
+    names = np.asarray(votes.labels.names, dtype=object)
+    ann = np.asarray(votes.annotator_ids, dtype=object)
+    pairs = zip(current.frame.to_delayed(), current.items.to_delayed(), strict=True)
+    long = [dask.delayed(_long_part)(f, i, names, ann, votes.has_gold) for f, i in pairs]
+    meta = _long_part(votes.frame._meta, votes.items._meta, names, ann, votes.has_gold)
+    if votes.has_gold:  # as the in-memory writer: unknown gold is written blank, counted
+        unknown = votes.compute(*[dask.delayed(lambda i: int((i["gold"] == GOLD_UNKNOWN)
+                                                             .sum()))(i)
+                                  for i in current.items.to_delayed()])
+        warn_unknown_gold_dropped(np.full(sum(unknown), GOLD_UNKNOWN), votes.source)
+    write_table_dask(dd.from_delayed(long, meta=meta, verify_meta=False), out,
+                     client=votes.client, format=out_format)
 
 
 def _active(votes: DaskVotes) -> np.ndarray:

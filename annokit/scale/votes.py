@@ -294,11 +294,50 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
     """
     require_dask()
     import dask
-    import dask.dataframe as dd
 
     if duplicates not in ("error", "keep"):
         raise InvalidValueError(f"duplicates={duplicates!r} is not available on Dask (row order "
                                 "across files is not defined); use 'error' or 'keep'")
+    raw_parts, roles, name = _raw_parts(source, columns)
+    cl = engine_client(client, scheduler=scheduler)
+    coded = [dask.delayed(code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
+    coded = persist(cl, coded, desc="reading votes")
+    side = compute(cl, [dask.delayed(_side)(c) for c in coded], desc="reading votes")
+    labelset, label_maps, gold_maps = _label_set(side, raw_parts, roles, name, labels, scale, cl)
+    annotators = None  # the merged annotator dictionary (Arrow), one graph key
+    annotator_ids = None
+    if roles["annotator"]:
+        import pyarrow as pa
+
+        merged = pa.chunked_array([s[1] for s in side], pa.string()).unique()  # first seen
+        annotator_ids = merged.to_numpy(zero_copy_only=False).astype(object)
+        annotators = dask.delayed(merged, pure=True)
+    check = duplicates == "error" and annotator_ids is not None
+    count = duplicates == "keep" and annotator_ids is not None  # repeated pairs are counted
+    frame, items, sizes = _by_item(coded, side, label_maps, gold_maps, annotators,
+                                   int(npartitions or max(len(coded), 1)), check=check,
+                                   name=name, count=count, cl=cl)
+    n_votes = int(sum(s[0] for s in sizes))
+    n_items = int(sum(s[1] for s in sizes))
+    if n_votes == 0:
+        raise SchemaError(f"{name}: no votes")
+    info = None if duplicates == "error" else {
+        "policy": "keep", "repeated_pairs": int(sum(s[2] for s in sizes)) if count else None,
+        "votes_removed": 0}
+    return DaskVotes(frame=frame, items=items, labels=labelset, annotator_ids=annotator_ids,
+                     n_items=n_items, n_votes=n_votes,
+                     n_annotators=None if annotator_ids is None else len(annotator_ids),
+                     source=name, client=cl, has_gold=roles["gold"] is not None,
+                     duplicates_info=info)
+
+
+def _raw_parts(source: Any, columns: Mapping[str, str | None] | None
+               ) -> tuple[list[Any], dict[str, Any], str]:
+    """The source's raw partitions (delayed), the column roles detected in its header, and its
+    name for messages."""
+    import dask
+    import dask.dataframe as dd
+
     if isinstance(source, pd.DataFrame):
         source = dd.from_pandas(source, npartitions=max(1, min(len(source), 8)), sort=False)
     if isinstance(source, dd.DataFrame):
@@ -325,15 +364,16 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
                           "(name them with --item-col and --label-col; Python: columns={'item': "
                           "..., 'label': ...})")
     warn_unused_columns(names, roles, columns, name)
-    cl = engine_client(client, scheduler=scheduler)
+    return list(raw_parts), roles, name
 
-    coded = [dask.delayed(code_part)(p, i, roles) for i, p in enumerate(raw_parts)]
-    coded = persist(cl, coded, desc="reading votes")
-    side = [dask.delayed(_side)(c) for c in coded]
-    side = compute(cl, side, desc="reading votes")
+
+def _label_set(side: list[tuple], raw_parts: list[Any], roles: dict[str, Any], name: str,
+               labels: LabelSet | Sequence[Any] | None, scale: str | None, cl: Any
+               ) -> tuple[LabelSet, list[np.ndarray], list[np.ndarray]]:
+    """The label set (the votes' labels, or the caller's) and each partition's label and gold
+    codes in it; gold values that are not labels are warned about, never added."""
     lab_u = _union_first_seen([s[0] for s in side])
     gold_u = _union_first_seen([s[2] for s in side])
-    # the label set comes from the votes (or the caller): gold is coded against it, never added
     labelset = LabelSet.coerce(labels, lab_u if labels is None else ())
     if len(labelset) == 0:
         raise SchemaError(f"{name}: no votes")
@@ -343,22 +383,23 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
                   for i, (s, raw) in enumerate(zip(side, raw_parts, strict=True))]
     gold_maps = [gold_value_codes(s[2], labelset) for s in side]
     _warn_unknown_gold(gold_u, labelset, f"{name}, column {roles['gold']!r}")
-    annotators = None  # the merged annotator dictionary (Arrow), one graph key
-    annotator_ids = None
-    if roles["annotator"]:
-        import pyarrow as pa
+    return labelset, label_maps, gold_maps
 
-        merged = pa.chunked_array([s[1] for s in side], pa.string()).unique()  # first seen
-        annotator_ids = merged.to_numpy(zero_copy_only=False).astype(object)
-        annotators = dask.delayed(merged, pure=True)
+
+def _by_item(coded: list[Any], side: list[tuple], label_maps: list[np.ndarray],
+             gold_maps: list[np.ndarray], annotators: Any, n_out: int, *, check: bool,
+             name: str, count: bool, cl: Any) -> tuple[Any, Any, list[tuple]]:
+    """The coded partitions with the merged dictionaries, each item's votes in one partition
+    (shuffled by item unless already item-disjoint), persisted: frame, items, and each
+    partition's (votes, items, repeated pairs)."""
+    import dask
+    import dask.dataframe as dd
+
     meta_f = pd.DataFrame({"item": np.zeros(0, np.int64), "annotator": np.zeros(0, np.int32),
                            "label": np.zeros(0, np.int16)})
     meta_i = pd.DataFrame({"item": np.zeros(0, np.int64), "item_id": np.zeros(0, object),
                            "gold": np.zeros(0, np.int16), "first": np.zeros(0, np.int64)})
     getter = dask.delayed(lambda t, i: t[i])
-    check = duplicates == "error" and annotator_ids is not None
-    count = duplicates == "keep" and annotator_ids is not None  # repeated pairs are counted
-    n_out = int(npartitions or max(len(coded), 1))
     if n_out == len(coded) and disjoint([s[3] for s in side]):
         # every item's votes already share a partition: no shuffle; one task per partition
         # codes it with the merged dictionaries and puts it in item order
@@ -388,18 +429,7 @@ def read_votes_dask(source: Any, *, columns: Mapping[str, str | None] | None = N
         _raise_first_error(cl, finished)  # refused votes are refused here, not later
     if cl is not None:
         frame, items = cl.persist([frame, items])
-    n_votes = int(sum(s[0] for s in sizes))
-    n_items = int(sum(s[1] for s in sizes))
-    if n_votes == 0:
-        raise SchemaError(f"{name}: no votes")
-    info = None if duplicates == "error" else {
-        "policy": "keep", "repeated_pairs": int(sum(s[2] for s in sizes)) if count else None,
-        "votes_removed": 0}
-    return DaskVotes(frame=frame, items=items, labels=labelset, annotator_ids=annotator_ids,
-                     n_items=n_items, n_votes=n_votes,
-                     n_annotators=None if annotator_ids is None else len(annotator_ids),
-                     source=name, client=cl, has_gold=roles["gold"] is not None,
-                     duplicates_info=info)
+    return frame, items, sizes
 
 
 def _label_codes(labelset: LabelSet, uniques: np.ndarray, raw: Any, part: int, column: str,

@@ -124,14 +124,21 @@ def evaluate_files(votes: Any, predictions: Any, *, options: EvaluateOptions | N
                            multilabel=multilabel, predictions=has_paths(predictions))
     if reason is not None:
         raise OptionConflictError(reason)
-    if isinstance(votes, (str, Path)) or isinstance(votes, (list, tuple)):
-        from annokit.scale.votes import read_votes_dask
-
-        votes = read_votes_dask(votes, columns=read.get("columns"), labels=read.get("labels"),
-                                duplicates="keep" if multilabel else "error",
-                                scheduler=scheduler, scale=read.get("scale"), client=client)
+    if isinstance(votes, (str, Path, list, tuple)):
+        votes = _read_dask_votes(votes, read, multilabel=multilabel, scheduler=scheduler,
+                                 client=client)
     return _dask_route(votes, predictions, options, client=client,
                        annotator_predictions=annotator_predictions, multilabel=multilabel)
+
+
+def _read_dask_votes(source: Any, read: Mapping[str, Any], *, multilabel: bool,
+                     scheduler: str | None, client: Any) -> Any:
+    """Votes read by the Dask reader with the options it takes of ``read_options``."""
+    from annokit.scale.votes import read_votes_dask
+
+    return read_votes_dask(source, columns=read.get("columns"), labels=read.get("labels"),
+                           duplicates="keep" if multilabel else "error", scheduler=scheduler,
+                           scale=read.get("scale"), client=client)
 
 
 def _dask_route(votes: Any, predictions: Any, options: EvaluateOptions, *, client: Any,

@@ -233,14 +233,7 @@ def write_table_dask(frame: Any, out: str | os.PathLike, *, client: Any = None,
     """
     import dask
 
-    suffix = Path(out).suffix.lower()
-    if format is not None:
-        kind = output_kind(out, jsonl=jsonl, format=format)
-        suffix = TABLE_FORMATS[format][0]
-    elif suffix in ONE_FILE:
-        kind = output_kind(out, jsonl=jsonl)  # refuses JSON Lines when not wanted
-    else:  # .parquet, or any other path (the CLI asks for .parquet: output_kind)
-        kind = "dataset"
+    kind, suffix = _kind(out, jsonl=jsonl, format=format)
     drop: tuple[str, ...] = ()
     meta = frame._meta.drop(columns=[order] if order is not None else [])
 
@@ -263,13 +256,28 @@ def write_table_dask(frame: Any, out: str | os.PathLike, *, client: Any = None,
         try:
             parts = tasks(folder)
             sizes = compute(client, parts, desc=desc)
-            header = _header(meta, suffix, for_people, folder)
-            with open(tmp, "wb") as dst:
-                dst.write(header)
-                for i in range(len(parts)):
-                    with open(os.path.join(folder, f"part.{i:05d}{suffix}"), "rb") as src:
-                        src.seek(len(header))
-                        shutil.copyfileobj(src, dst, 1 << 20)
+            _concatenate(tmp, folder, len(parts), suffix,
+                         _header(meta, suffix, for_people, folder))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return int(sum(sizes))
+
+
+def _kind(out: str | os.PathLike, *, jsonl: bool, format: str | None) -> tuple[str, str]:
+    """``"file"`` or ``"dataset"``, and the parts' suffix: the format given, else the path's."""
+    suffix = Path(out).suffix.lower()
+    if format is not None:
+        return output_kind(out, jsonl=jsonl, format=format), TABLE_FORMATS[format][0]
+    if suffix in ONE_FILE:
+        return output_kind(out, jsonl=jsonl), suffix  # refuses JSON Lines when not wanted
+    return "dataset", suffix  # .parquet, or any other path (the CLI asks for .parquet)
+
+
+def _concatenate(tmp: Any, folder: str, n_parts: int, suffix: str, header: bytes) -> None:
+    """The parts' files in order into ``tmp``, under one header (each part's own skipped)."""
+    with open(tmp, "wb") as dst:
+        dst.write(header)
+        for i in range(n_parts):
+            with open(os.path.join(folder, f"part.{i:05d}{suffix}"), "rb") as src:
+                src.seek(len(header))
+                shutil.copyfileobj(src, dst, 1 << 20)

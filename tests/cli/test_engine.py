@@ -197,7 +197,7 @@ def scheduler():
 #: The chance-corrected agreement coefficients: sums of per-item terms added in another
 #: order on Dask (with their bootstrap intervals), so equal as metrics are, to 1e-12.
 COEFFICIENTS = ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "gwet_ac1",
-                "brennan_prediger", "conger_kappa")  # issue 33: sums in another order
+                "brennan_prediger", "conger_kappa")  # sums added in another order
 
 
 def _assert_close(got, want, *, rel, where="doc"):
@@ -237,7 +237,7 @@ def _partitions(votes_csv, folder, sizes, ext):
 ], ids=["1-csv-part", "3-csv-parts", "6-uneven-parquet-parts"])
 def test_acceptance_1_cli_gold_jsonl_predictions_labels_csv(side_files, tmp_path, scheduler,
                                                             sizes, ext):
-    """Issue 25, acceptance 1: memory (one CSV file) and Dask (the same votes in partitions)
+    """Memory (one CSV file) and Dask (the same votes in partitions)
     through the CLI, with a separate gold file, JSON Lines predictions and --out labels.csv
     (one CSV file): counts and statistics identical, EM posteriors within 1e-9, metrics
     within 1e-12."""
@@ -311,7 +311,7 @@ def test_gold_file_other_commands_as_in_memory(side_files, tmp_path):
         if args[0] == "annotators":
             by_id = {r["annotator"]: r for r in mem_doc.pop("annotators")}
             for row in got_doc.pop("annotators"):  # Dawid-Skene scores: EM, within 1e-9
-                # alpha without each annotator: partition sums added, to rounding (issue 33)
+                # alpha without each annotator: partition sums added, to rounding
                 assert row == {**by_id.pop(row["annotator"]),
                                "score": pytest.approx(row["score"], abs=1e-9),
                                "alpha_without": pytest.approx(row["alpha_without"], abs=1e-12),

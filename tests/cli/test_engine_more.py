@@ -1,5 +1,5 @@
 """``--engine dask`` against memory through the CLI: annotator predictions (perspectivist
-evaluation) and every ``--scale`` on stats and evaluate (issue 25)."""
+evaluation) and every ``--scale`` on stats and evaluate."""
 
 from __future__ import annotations
 

@@ -376,6 +376,3 @@ def test_target_population_option_and_json_key(small):
                   "--target", "population", "--metrics", "ece")
     assert refused.exit_code == 1
     assert "target='population' cannot estimate ece (not a mean" in refused.output
-    dask = run("--votes", votes, "--predictions", preds, "--target", "population",
-               "--engine", "dask")
-    assert dask.exit_code == 2 and "--target population runs in memory only" in dask.output

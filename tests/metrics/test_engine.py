@@ -1,4 +1,4 @@
-"""The evaluation engine, annokit/metrics/engine.py (issue 11, item 3)."""
+"""The evaluation engine, annokit/metrics/engine.py."""
 
 from __future__ import annotations
 
@@ -247,7 +247,7 @@ def test_a_replicate_is_the_metric_on_poisson_repeated_rows():
 @settings(max_examples=15, deadline=None)
 @given(st.integers(2, 60), st.integers(1, 25), st.integers(0, 2**31 - 1))
 def test_intervals_are_the_same_whole_and_in_batches(n, batch_size, seed):
-    """Issue 11 acceptance: the same seed gives the same interval whole or in batches (1e-12)."""
+    """The same seed gives the same interval whole or in batches (1e-12)."""
     rng = np.random.default_rng(seed)
     probs = rng.dirichlet(np.ones(3) * 0.7, size=n)
     probs[: n // 3] = np.round(probs[: n // 3], 1)  # confidences on bin edges
@@ -356,7 +356,7 @@ def test_several_models_must_share_items_labels_and_votes():
         evaluate({"a": a, "b": relabelled})
 
 
-# -- pandas out (issue 21, item 10) ------------------------------------------------------
+# -- pandas out ---------------------------------------------------------------------
 
 def test_to_frame_holds_the_metrics_intervals_and_baselines():
     res = evaluate(_records(), metrics=["kl", "dist_ce", "brier"], n_boot=30, seed=2)

@@ -144,7 +144,7 @@ def _em_tasks(client) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
 
 
 def test_worker_killed_during_dawid_skene_same_result_as_memory(cluster, data):
-    """Issue 25, acceptance 2: external scheduler, two worker processes, one SIGKILLed while
+    """An external scheduler, two worker processes, one SIGKILLed while
     the EM runs (after two iterations, while it holds partitions' EM state); exit 0 and
     labels.csv equal to the memory engine's."""
     client, workers, procs = cluster

@@ -492,8 +492,9 @@ def test_prediction_files_only_memory_reads_are_read_once_and_joined(tmp_path, k
 
 
 def test_calibration_estimators_equal_in_memory_on_any_partitioning():
-    """Issue 32's estimators on Dask: the grid and sum states merge; the row-keeping ones
-    (ece_sweep, tace) gather their rows through the generic tree reduction. Tie-heavy rows."""
+    """The calibration estimators of the ECE literature on Dask: the grid and sum states
+    merge; the row-keeping ones (ece_sweep, tace) gather their rows through the generic tree
+    reduction. Tie-heavy rows."""
     names = ["ece_sweep", "smooth_ece", "tace", "macro_ce", "kde_ece"]
     n, k = 60, 3
     votes = _votes(n=n, k=k, seed=11)
@@ -508,3 +509,29 @@ def test_calibration_estimators_equal_in_memory_on_any_partitioning():
         for name in names:
             np.testing.assert_allclose(got.intervals[name].replicates,
                                        ref.intervals[name].replicates, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("by", [None, "agreement"])
+def test_population_target_equals_in_memory(by):
+    """``target="population"`` on Dask: every item's counts and probabilities gathered in the
+    in-memory item order and the in-memory estimator (annokit.metrics.population) run on them:
+    values, replicates and the chance row equal memory's to 1e-12; the same seed gives the same
+    bytes."""
+    n = 90
+    votes = _votes(n, seed=21)
+    frame = _frame(votes.item_ids, _probs(n, 3, 21), NLI.names)
+    frame = frame.sample(frac=1.0, random_state=5)  # prediction rows in another order
+    part_of = np.random.default_rng(6).integers(0, 4, n)
+    with dask.config.set(scheduler="synchronous"):
+        ref, got = _both(votes, frame, part_of, 4, n_boot=20, seed=8, by=by,
+                         target="population")
+        again = _quiet(evaluate_dask, _HandVotes(votes, part_of, 4), frame, n_boot=20, seed=8,
+                       by=by, target="population")
+    assert got.target == "population" and got.not_computed == ref.not_computed
+    assert "ece" in got.not_computed and "jsd" in got.metrics
+    _close(ref.to_dict(), got.to_dict())
+    for name in ref.metrics:
+        np.testing.assert_allclose(got.metrics[name], ref.metrics[name], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(got.intervals[name].replicates,
+                                   ref.intervals[name].replicates, rtol=1e-12, atol=1e-15)
+    assert json.dumps(got.to_dict()) == json.dumps(again.to_dict())

@@ -320,7 +320,7 @@ def test_a_file_only_the_in_memory_readers_read_is_refused_with_the_way_out(tmp_
 
 
 def test_collected_filter_result_counts_the_annotators_of_its_rows(dask_client):
-    """Issue 35 item 4: the Dask collect of filtered votes names only annotators with a vote
+    """The Dask collect of filtered votes names only annotators with a vote
     (compared with the in-memory filter)."""
     import warnings
 
@@ -341,7 +341,7 @@ def test_collected_filter_result_counts_the_annotators_of_its_rows(dask_client):
 
 
 def test_a_misspelled_annotator_column_warns_on_dask(dask_client, tmp_path):
-    """Issue 35 item 1, the same warning as in memory."""
+    """An unused column that looks like a misspelled annotator column: the in-memory warning."""
     from annokit.errors import DegenerateInputWarning
 
     path = tmp_path / "votes.csv"
