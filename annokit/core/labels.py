@@ -454,17 +454,40 @@ def label_variants(names: Sequence[str], counts: Sequence[int]) -> tuple[list[li
         folded.setdefault(_fold(name), []).append(name)
     groups = [sorted(g, key=lambda s: -n[s]) for g in folded.values() if len(g) > 1]
     heads = {key: max(g, key=lambda s: n[s]) for key, g in folded.items()}
+    keys = list(heads)
     typos = []
-    for key, head in heads.items():
-        if number_name(key) is not None:
-            continue
-        for other, big in heads.items():
-            if (max(len(key), len(other)) >= 3 and number_name(other) is None
-                    and _one_edit(key, other)
-                    and sum(n[s] for s in folded[key]) * TYPO_RATIO <= n[big]):
-                typos.append((head, big))
-                break
+    for i, near in enumerate(_near_keys(keys)):
+        key = keys[i]
+        if number_name(key) is None:
+            votes = sum(n[s] for s in folded[key])
+            big = next((heads[keys[j]] for j in sorted(near)
+                        if max(len(key), len(keys[j])) >= 3 and number_name(keys[j]) is None
+                        and _one_edit(key, keys[j]) and votes * TYPO_RATIO <= n[heads[keys[j]]]),
+                       None)
+            if big is not None:
+                typos.append((heads[key], big))
     return groups, typos
+
+
+def _deletions(key: str) -> set[str]:
+    return {key, *(key[:j] + key[j + 1:] for j in range(len(key)))}
+
+
+def _near_keys(keys: Sequence[str]) -> list[set[int]]:
+    """For each key, the positions of the keys that may be one edit from it: those sharing a
+    string with at most one character deleted (every insertion, deletion, substitution or
+    swap of neighbours does), a superset :func:`_one_edit` then checks; linear in the number
+    of labels where comparing every pair was quadratic."""
+    by_string: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        for variant in _deletions(key):
+            by_string.setdefault(variant, []).append(i)
+    out = []
+    for i, key in enumerate(keys):
+        near = {j for variant in _deletions(key) for j in by_string[variant]}
+        near.discard(i)
+        out.append(near)
+    return out
 
 
 def label_variants_message(names: Sequence[str], counts: Sequence[int], source: str) -> str | None:
