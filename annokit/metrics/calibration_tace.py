@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -21,9 +22,10 @@ import numpy as np
 from annokit.errors import InvalidValueError
 from annokit.metrics import _binning, _buckets
 from annokit.metrics.calibration_estimators import BUCKETED_MIN, _RowsState, _total
+from annokit.metrics.spec import MetricSpec
 from annokit.metrics.states import edge_bin_stats
 
-__all__ = ["TACEState"]
+__all__ = ["METRICS", "METRICS_AFTER", "TACEState"]
 
 
 class TACEState(_RowsState):
@@ -203,3 +205,17 @@ def _tace_bucketed(rows: np.ndarray, hard: np.ndarray, n_bins: int, threshold: f
         out.append(_binning.compute_top(_binning.BinStats(float(cum[j, -1]), count, conf,
                                                           hit=hit)))
     return out
+
+
+#: The metric this module registers (collected by :mod:`annokit.metrics.registry`), in output
+#: order after :data:`METRICS_AFTER`; asked for by name or ``--metrics all``, not listed by
+#: default.
+METRICS = (
+    MetricSpec("tace", "Thresholded adaptive calibration error: classwise, equal-mass bins "
+               "per class over predictions >= threshold", frozenset({"hard"}), True,
+               "probability", "Nixon, Dusenberry, Zhang, Jerfel, Tran (2019). Measuring "
+               "Calibration in Deep Learning. CVPR Workshops. arXiv:1904.01685",
+               MappingProxyType({"n_bins": 10, "threshold": 1e-3}), None, TACEState,
+               listed=frozenset()),
+)
+METRICS_AFTER = "smooth_ece"

@@ -51,7 +51,6 @@ import numpy as np
 from annokit.errors import InvalidValueError
 from annokit.metrics.calibration_estimators import MacroCEState, SweepECEState
 from annokit.metrics.calibration_smooth import KDEECEState
-from annokit.metrics.calibration_tace import TACEState
 from annokit.metrics.multilabel import MultilabelBinnedState, MultilabelState
 from annokit.metrics.ordinal import OrdinalState
 from annokit.metrics.spec import EMPTY, INTERVAL_METHODS, SCALES, TASKS, MetricSpec
@@ -238,10 +237,6 @@ _SPECS = (
     MetricSpec("ece_sweep", "Top-label ECE with equal-mass bins, as many as keep the bin "
                "accuracies monotone in confidence", _HARD, True, "probability", _ROELOFS,
                MappingProxyType({"norm": 1}), None, SweepECEState, listed=frozenset()),
-    MetricSpec("tace", "Thresholded adaptive calibration error: classwise, equal-mass bins "
-               "per class over predictions >= threshold", _HARD, True, "probability", _NIXON,
-               MappingProxyType({"n_bins": 10, "threshold": 1e-3}), None, TACEState,
-               listed=frozenset()),
     MetricSpec("macro_ce", "MacroCE: mean of 1 - confidence over correct and of confidence "
                "over wrong top-label predictions, averaged", _HARD, True, "probability", _SI,
                _EMPTY, None, MacroCEState, listed=frozenset()),
@@ -259,7 +254,7 @@ _SPECS = (
 #: The modules that declare metrics beside their states: a module-level ``METRICS`` tuple of
 #: :class:`MetricSpec`, placed in output order after the registered metric named by its
 #: ``METRICS_AFTER`` (at the end when it has none).
-METRIC_MODULES = ("annokit.metrics.calibration_smooth",)
+METRIC_MODULES = ("annokit.metrics.calibration_smooth", "annokit.metrics.calibration_tace")
 
 
 def _collect(specs: tuple[MetricSpec, ...]) -> tuple[MetricSpec, ...]:

@@ -5,8 +5,7 @@
   needs torch, only for argmax loops).
 - ``ece_sweep``: the authors' ``em_monotonic_sweep`` (google-research caltrain,
   calibration_metrics.py), re-written below as a plain loop over the number of bins.
-- ``tace``: Nixon et al. (2019) Sec. 4, ``ACE = 1/(K R) sum_k sum_r |acc(r, k) - conf(r, k)|``
-  with equal-count bins (``np.array_split`` of the sorted predictions); no package exists.
+- ``tace``: in ``test_calibration_tace.py``.
 - ``macro_ce``: Si et al. (2022) Sec. 3, ``(ICE_pos + ICE_neg) / 2``; no package exists.
 
 None of the papers prints a number computed on data we have (their tables are on CIFAR,
@@ -21,7 +20,6 @@ import pytest
 from annokit.errors import InvalidValueError
 from annokit.metrics import REGISTRY, available, compute
 from annokit.metrics import calibration_estimators as ce
-from annokit.metrics import calibration_tace as ct
 from annokit.metrics.calibration_estimators import BUCKETED_MIN, sweep_ece
 from annokit.metrics.workflow import resolve_metrics
 
@@ -148,51 +146,6 @@ def test_ece_sweep_ties_stay_in_one_bin():
     assert sweep_ece(conf, hit) == sweep_ece(conf[::-1], hit[::-1])
 
 
-# --------------------------------------------------------------------------- TACE
-
-def nixon_ace(probs, hard, n_bins):
-    """Nixon et al. (2019) ACE: per class, the sorted predictions cut into ``n_bins``
-    equal-count ranges; ``1/(K R) sum_k sum_r |acc(r, k) - conf(r, k)|``."""
-    k = probs.shape[1]
-    total = 0.0
-    for j in range(k):
-        order = np.argsort(probs[:, j])
-        for rows in np.array_split(order, n_bins):
-            total += abs(np.mean(hard[rows] == j) - probs[rows, j].mean())
-    return total / (k * n_bins)
-
-
-def test_tace_equals_nixon_ace_on_equal_count_bins():
-    probs, hard = model(4, 300)  # 300 predictions per class, 10 bins of 30: equal masses
-    assert compute("tace", probs, hard=hard, threshold=0.0) == pytest.approx(
-        nixon_ace(probs, hard, 10), rel=1e-12)
-
-
-def thresholded_adaptive(probs, hard, n_bins, threshold):
-    """TACE from its definition: per class the predictions >= threshold, bins between the
-    ``b / n_bins`` quantiles (``np.quantile``), ``sum_b |hits_b - conf_b| / n_j``; the mean
-    over classes."""
-    per_class = []
-    for j in range(probs.shape[1]):
-        kept = probs[:, j] >= threshold
-        c, y = probs[kept, j], (hard[kept] == j).astype(float)
-        edges = np.quantile(c, np.linspace(0, 1, n_bins + 1))
-        idx = np.clip(np.searchsorted(edges, c, side="right") - 1, 0, n_bins - 1)
-        per_class.append(sum(abs(y[idx == b].sum() - c[idx == b].sum())
-                             for b in range(n_bins)) / c.size)
-    return np.mean(per_class)
-
-
-@pytest.mark.parametrize("n_bins", [5, 15])
-def test_tace_threshold_drops_small_predictions(n_bins):
-    probs, hard = model(5, 400)
-    probs[:40] = np.array([0.9995, 0.0005, 0.0])  # below 1e-3: left out of classes 1 and 2
-    probs[40:80] = np.array([0.0, 0.0004, 0.9996])
-    got = compute("tace", probs, hard=hard, n_bins=n_bins)
-    assert got == pytest.approx(thresholded_adaptive(probs, hard, n_bins, 1e-3), rel=1e-12)
-    assert got != pytest.approx(thresholded_adaptive(probs, hard, n_bins, 0.0), rel=1e-6)
-
-
 # --------------------------------------------------------------------------- bucketed ranks
 
 def _large(seed: int, kind: str, k: int = 3):
@@ -224,34 +177,6 @@ def test_ece_sweep_bucketed_ranks_equal_the_full_sort(kind):
         full = ce._sweep_groups(W, v * W, Y, norm)
         assert sweep_ece(conf, hit, norm=norm) == pytest.approx(full, rel=1e-9)
         assert ce._sweep_bucketed(conf, hit, norm) == pytest.approx(full, rel=1e-9)
-
-
-@pytest.mark.parametrize("kind, threshold, n_bins", [("calibrated", 1e-3, 10), ("tied", 1e-3, 7),
-                                                     ("onehot", 0.0, 15), ("flat", 0.05, 10)])
-def test_tace_bucketed_equals_the_class_by_class_path(kind, threshold, n_bins):
-    """Many unit-weight rows (bucketed edges, one binning pass) against the class-by-class
-    ``np.quantile`` path the weighted rows take; in one batch, in two merged ones, and with
-    unit weights given."""
-    probs, hard = _large(11, kind)
-    state = ct.TACEState(n_bins=n_bins, threshold=threshold)
-    expected = np.mean(state._per_class(np.ascontiguousarray(probs.T), hard, None))
-    one = state.update(probs, hard=hard).compute()
-    a = ct.TACEState(n_bins=n_bins, threshold=threshold).update(probs[:9000], hard=hard[:9000])
-    a.merge(ct.TACEState(n_bins=n_bins, threshold=threshold).update(probs[9000:],
-                                                                    hard=hard[9000:]))
-    ones = ct.TACEState(n_bins=n_bins, threshold=threshold).update(
-        probs, hard=hard, weights=np.ones(hard.size)).compute()
-    for got in (one, a.compute(), ones):
-        assert got == pytest.approx(expected, rel=1e-9)
-
-
-def test_tace_edges_are_numpy_quantiles_bit_for_bit():
-    rng = np.random.default_rng(12)
-    for m in (1, 2, 7, 1000, 1001):
-        x = np.sort(np.round(rng.random(m), 3))
-        vi = (m - 1) * np.linspace(0.0, 1.0, 11)
-        assert np.array_equal(ct._tace_edges(vi, lambda r, x=x: x[r], m),
-                              np.quantile(x, np.linspace(0.0, 1.0, 11)))
 
 
 def test_three_label_kernels_equal_the_general_ones():

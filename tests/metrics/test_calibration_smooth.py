@@ -10,20 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from metrics.test_calibration_estimators import model  # (pythonpath = tests)
 
 from annokit.metrics import REGISTRY, available, calibration_smooth, compute
 from annokit.metrics.registry import METRIC_MODULES
-
-
-def model(seed: int, n: int, k: int = 3, *, over: float = 1.0):
-    """Dirichlet rows, and hard labels drawn from the rows flattened by ``over`` (1: calibrated;
-    above 1 the model is overconfident, below 1 underconfident)."""
-    rng = np.random.default_rng(seed)
-    probs = rng.dirichlet(np.full(k, 0.8), size=n)
-    truth = probs ** (1 / over)
-    truth /= truth.sum(axis=1, keepdims=True)
-    hard = (truth.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1)
-    return probs, np.minimum(hard, k - 1)
 
 
 def test_declared_in_its_module_placed_after_ece_sweep_and_asked_by_name_only():
