@@ -36,6 +36,8 @@ RUN_FIRST = (
     "tests/recipes/test_report_recipe.py",
     "tests/report/test_browser.py",
     "tests/recipes/test_calibration_recipes.py",
+    "tests/cli/test_engine_more.py",
+    "tests/cli/test_engine.py",
 )
 
 
