@@ -63,6 +63,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import digamma, logsumexp
 
+from annokit.core.soft_labels import entropy
 from annokit.errors import InvalidValueError
 from annokit.metrics import kernels
 from annokit.metrics.registry import REGISTRY
@@ -381,11 +382,6 @@ def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
     return terms.sum(axis=1)
 
 
-def _plug_entropy(soft: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return -np.where(soft > 0, soft * np.log(soft), 0.0).sum(axis=1)
-
-
 def _entropy_terms(names: Sequence[str], values: np.ndarray, probs: np.ndarray,
                    counts: np.ndarray) -> None:
     """Replace, in place, the plug-in ``H(x / n)`` inside ``kl``, ``ent_ce`` and
@@ -396,11 +392,11 @@ def _entropy_terms(names: Sequence[str], values: np.ndarray, probs: np.ndarray,
     if not cols:
         return
     n = counts.sum(axis=1, keepdims=True)
-    shift = _plug_entropy(counts / n) - grassberger_entropy(counts)
+    shift = entropy(counts / n, base=None) - grassberger_entropy(counts)
     for name, j in cols.items():
         kind = REGISTRY[name].per_item
         if kind == "ent_ce":
-            values[:, j] = np.abs(_plug_entropy(probs) - grassberger_entropy(counts))
+            values[:, j] = np.abs(entropy(probs, base=None) - grassberger_entropy(counts))
         else:
             values[:, j] += shift  # kl = -H(x/n) - ..., ent_ce_signed = H(q) - H(x/n)
 
