@@ -15,7 +15,8 @@ from annokit.errors import AnnokitError
 __all__ = ["LOCAL_SCHEDULERS", "engine_client", "get_client", "require_dask", "shuffle_method",
            "shutdown"]
 
-#: Clients this module started together with their LocalCluster (closed by :func:`shutdown`).
+#: Clients this module started, with their LocalCluster or None (closed by :func:`shutdown`;
+#: a client the caller made, or found current, is the caller's to close).
 _STARTED: dict[int, Any] = {}
 
 #: ``dask.config`` scheduler names that mean "compute in this process, no cluster".
@@ -75,10 +76,12 @@ def get_client(client: Any = None, *, scheduler: str | None = None) -> Any:
         return client
     if scheduler is not None:
         try:
-            return distributed.Client(scheduler, timeout="20s")
+            remote = distributed.Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as exc:
             raise AnnokitError(f"cannot connect to the Dask scheduler at {scheduler}: "
                                f"{' '.join(str(exc).split())}") from None
+        _STARTED[id(remote)] = None
+        return remote
     try:
         return distributed.get_client()
     except ValueError:  # no current client
@@ -98,10 +101,11 @@ def get_client(client: Any = None, *, scheduler: str | None = None) -> Any:
 
 
 def shutdown(client: Any) -> None:
-    """Close ``client``, and its LocalCluster if :func:`get_client` started it."""
-    if client is None:
+    """Close ``client`` and its LocalCluster if :func:`get_client` started them; a client
+    passed in or found current (``distributed.get_client()``) is left open for its owner."""
+    if client is None or id(client) not in _STARTED:
         return
-    cluster = _STARTED.pop(id(client), None)
+    cluster = _STARTED.pop(id(client))
     client.close()
     if cluster is not None:
         cluster.close()

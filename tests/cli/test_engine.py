@@ -13,6 +13,8 @@ pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
 
 from annokit.cli import main  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("dask_cluster")  # one cluster (tests/cli/conftest.py)
+
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):

@@ -16,6 +16,8 @@ pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
 
 from annokit.cli import main  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("dask_cluster")  # one cluster (tests/cli/conftest.py)
+
 from _shared import assert_close_documents  # noqa: E402
 
 LABELS = ["pos", "neg", "neu"]

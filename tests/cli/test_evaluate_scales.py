@@ -201,7 +201,7 @@ def test_gold_is_refused_with_multilabel_stats(tmp_path):
     assert result.exit_code == 2 and "apply to single-label votes" in result.stderr
 
 
-def test_positive_reaches_the_dask_engine(tmp_path):
+def test_positive_reaches_the_dask_engine(dask_cluster, tmp_path):
     pytest.importorskip("distributed")
     votes_path, preds, _ = _rated(tmp_path, ["no", "yes"], n_items=30)
     folder = tmp_path / "votes"

@@ -80,7 +80,7 @@ def test_refused(votes, tmp_path, args, code, message):
     assert "Traceback" not in res.output
 
 
-def test_dask_parquet_is_a_dataset_and_csv_one_file(votes, tmp_path):
+def test_dask_parquet_is_a_dataset_and_csv_one_file(dask_cluster, votes, tmp_path):
     pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
     mem = tmp_path / "mem.parquet"
     assert _run("aggregate", votes / "parts", "--out", mem).exit_code == 0
@@ -131,7 +131,7 @@ def test_plan_parquet(votes, tmp_path):
     assert res.exit_code == 2 and "Error: --out-format applies to --out" in res.output
 
 
-def test_dask_dataset_never_over_the_input(votes):
+def test_dask_dataset_never_over_the_input(dask_cluster, votes):
     pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
     res = _run("aggregate", votes / "parts", "--engine", "dask", "--out", votes / "parts",
                "--out-format", "parquet")
@@ -167,7 +167,7 @@ _READERS = {
     ("items.tsv", None, "tsv"), ("items", "jsonl", "jsonl"), ("items.txt", None, "csv"),
     ("items", "parquet", "parquet")],
     ids=["tsv-by-extension", "jsonl-by-option", "other-extension-csv", "parquet-by-option"])
-def test_evaluate_per_item_formats_on_both_engines(votes, tmp_path, name, out_format, written):
+def test_evaluate_per_item_formats_on_both_engines(dask_cluster, votes, tmp_path, name, out_format, written):
     """One rule on both engines: --out-format, else the extension, else CSV; Parquet is one
     file in memory and a dataset (a directory of part files) on Dask; the same rows, the
     same JSON besides output, which states what was written."""
@@ -197,7 +197,7 @@ def test_evaluate_per_item_formats_on_both_engines(votes, tmp_path, name, out_fo
     pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-12)
 
 
-def test_evaluate_wrote_line(votes, tmp_path):
+def test_evaluate_wrote_line(dask_cluster, votes, tmp_path):
     """The table, then one wrote line naming what was written (as aggregate and filter)."""
     pytest.importorskip("distributed", reason="the Dask engine needs annokit[dask]")
     args = ["evaluate", "--predictions", _preds(votes), "--metrics", "accuracy"]

@@ -59,7 +59,7 @@ def _without_source(doc):
 _close = functools.partial(assert_close_documents, abs_tol=1e-15)
 
 
-def test_stats_memory_on_a_directory_equals_the_file_and_dask(data):
+def test_stats_memory_on_a_directory_equals_the_file_and_dask(dask_cluster, data):
     one = _json("--quiet", "stats", data / "all.csv", "--json", "--n-boot", "30")
     parts = _json("--quiet", "stats", data / "parts", "--json", "--n-boot", "30")
     assert parts["source"] == "parts/"

@@ -218,7 +218,7 @@ def test_filter_gold_rule_when_no_gold_label_is_known(runner, cased_gold, tmp_pa
         "3 items has one among the votes' labels (2 item(s) have a gold label that is not)\n")
 
 
-def test_aggregate_new_methods_ties_and_engine(runner, small, tmp_path):
+def test_aggregate_new_methods_ties_and_engine(dask_cluster, runner, small, tmp_path):
     votes, gold = small
     res = runner.invoke(main, ["aggregate", "--votes", str(votes), "--gold", str(gold),
                                "--method", "zbs", "--ties", "first_seen", "--json"])
