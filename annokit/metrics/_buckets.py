@@ -263,90 +263,125 @@ def _cut_sums(b: int, keys: np.ndarray, start: np.ndarray, cum: np.ndarray,
 
 # --------------------------------------------------------------------------- per class (TACE)
 
-#: Buckets per class of :func:`class_counts` (three classes' counts fit in the L2 cache).
+#: Buckets per class of :func:`copy_class_sums` (three classes' sums fit in the L2 cache).
 CLASS_BUCKETS = 1 << 14
+#: A hit's weight in :func:`_class_sums`'s first sum: count + hits x 2^22, exact as long
+#: as a part's count stays below 2^22 (:data:`PART_ROWS` rows).
+_HIT = float(1 << 22)
 
 
 def class_scale(threshold: float) -> tuple[int, int]:
-    """The buckets of :func:`class_counts`: ``[threshold, 1]`` (from ``2^-30`` for a zero
-    threshold) over :data:`CLASS_BUCKETS`; fixed, so the counts of batches add up."""
+    """The buckets of :func:`copy_class_sums`: ``[threshold, 1]`` (from ``2^-30`` for a zero
+    threshold) over :data:`CLASS_BUCKETS`; fixed, so the sums of batches add up."""
     return bucket_scale(threshold if threshold > 0 else 2.0**-30, 1.0, CLASS_BUCKETS)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _class_add(p: np.ndarray, i: int, j: int, hi: int, base: int, shift: int, out: np.ndarray,
+               rows: np.ndarray, a: int) -> None:  # pragma: no cover - numba
+    """Prediction ``p[i, j]`` (label ``hi``) into its bucket ``b`` of class ``j``:
+    ``out[j, b, 0]`` adds 1 + :data:`_HIT` x hit (one sum: one cache line per prediction),
+    ``out[j, b, 1]`` the value; and its copy ``rows[j, a + i]``."""
+    v = p[i, j]
+    rows[j, a + i] = v
+    b = _bucket(v, base, shift, out.shape[1])
+    out[j, b, 0] += 1.0 + _HIT if hi == j else 1.0
+    out[j, b, 1] += v
+
+
 @numba.njit(cache=True, nogil=True)
-def _class_count(p: np.ndarray, base: int, shift: int,
-                 out: np.ndarray) -> None:  # pragma: no cover - numba
-    m = out.shape[1]
+def _class_sums(p: np.ndarray, h: np.ndarray, base: int, shift: int, out: np.ndarray,
+                rows: np.ndarray, a: int) -> None:  # pragma: no cover - numba
+    """:func:`_class_add` of every prediction of ``p``, row by row."""
     for i in range(p.shape[0]):
         for j in range(p.shape[1]):
-            out[j, _bucket(p[i, j], base, shift, m)] += 1
+            _class_add(p, i, j, h[i], base, shift, out, rows, a)
 
 
-def class_counts(p: np.ndarray, threshold: float) -> np.ndarray:
-    """How many predictions ``p_ij >= threshold`` of each class fall in each bucket, shape
-    (k, buckets) (parts on threads; counts add over batches). With a positive threshold,
-    bucket 0 holds exactly the predictions below it (its count is 0)."""
+@numba.njit(cache=True, nogil=True)
+def _class_sums3(p: np.ndarray, h: np.ndarray, base: int, shift: int, out: np.ndarray,
+                 rows: np.ndarray, a: int) -> None:  # pragma: no cover - numba
+    """:func:`_class_sums` for three classes, unrolled (the class a constant: a third
+    faster)."""
+    for i in range(p.shape[0]):
+        _class_add(p, i, 0, h[i], base, shift, out, rows, a)
+        _class_add(p, i, 1, h[i], base, shift, out, rows, a)
+        _class_add(p, i, 2, h[i], base, shift, out, rows, a)
+
+
+def _no_below(sums: np.ndarray, threshold: float) -> np.ndarray:
+    if threshold > 0:  # bucket 0: the predictions below the threshold
+        sums[:, 0] = 0.0
+    return sums
+
+
+def copy_class_sums(p: np.ndarray, h: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The rows class by class (a C-contiguous (k, n) copy of ``p``) and, per class and
+    bucket, the count, hits (label ``h``) and value sum of the predictions ``p_ij >=
+    threshold``, shape (k, buckets, 3) (they add over batches); one pass over ``p``, in parts
+    on threads (the sums added in part order). With a positive threshold, bucket 0 holds
+    exactly the predictions below it (its sums are 0)."""
     base, shift = class_scale(threshold)
+    n, k = p.shape
+    rows = np.empty((k, n))
 
     def count(a: int, b: int) -> np.ndarray:
-        out = np.zeros((p.shape[1], CLASS_BUCKETS), np.int32)
-        _class_count(p[a:b], base, shift, out)
-        return out
+        out = np.zeros((k, CLASS_BUCKETS, 2))
+        (_class_sums3 if k == 3 else _class_sums)(p[a:b], h[a:b], base, shift, out, rows, a)
+        hits = np.floor(out[..., 0] / _HIT)
+        return np.stack((out[..., 0] - hits * _HIT, hits, out[..., 1]), axis=-1)
 
-    out = sum((c.astype(np.int64) for c in _parts(count, p.shape[0])),
-              np.zeros((p.shape[1], CLASS_BUCKETS), np.int64))
-    if threshold > 0:
-        out[:, 0] = 0
-    return out
+    sums = sum(_parts(count, n), np.zeros((k, CLASS_BUCKETS, 3)))
+    return rows, _no_below(sums, threshold)
 
 
-#: The ``table`` entry of :func:`_class_bin` for predictions below the threshold.
-SKIP = -(1 << 62)
+def class_sums(rows: np.ndarray, labels: np.ndarray, threshold: float) -> np.ndarray:
+    """The sums of :func:`copy_class_sums` from rows kept class by class, shape (k, n)."""
+    base, shift = class_scale(threshold)
+    out = np.zeros((rows.shape[0], CLASS_BUCKETS, 3))
+    for j, x in enumerate(rows):
+        b = bucket_of(x, base, shift, CLASS_BUCKETS)
+        for q, w in enumerate((None, labels == j, x)):
+            out[j, :, q] = np.bincount(b, w, minlength=CLASS_BUCKETS)
+    return _no_below(out, threshold)
 
 
 @numba.njit(cache=True, nogil=True)
-def _class_bin(p: np.ndarray, h: np.ndarray, base: int, shift: int, table: np.ndarray,
-               sums: np.ndarray, out_t: np.ndarray, out_v: np.ndarray,
-               out_y: np.ndarray) -> int:  # pragma: no cover - numba
-    """Each prediction by its bucket's entry of ``table``: a bin (>= 0), whose count, hits
-    and value sum it adds to; :data:`SKIP` (below the threshold); or ``-1 - tag``, then its
-    (tag, value, hit) is gathered, in row order. Returns how many were gathered."""
-    m = table.shape[1]
+def _class_gather(x: np.ndarray, h: np.ndarray, j: int, base: int, shift: int,
+                  keep: np.ndarray, out_v: np.ndarray,
+                  out_y: np.ndarray) -> int:  # pragma: no cover - numba
+    """The value and hit (label ``j``) of each of class ``j``'s predictions ``x`` whose bucket
+    is kept (``keep[b]``), in row order; returns how many."""
+    m = keep.size
     c = 0
-    for i in range(p.shape[0]):
-        hi = h[i]
-        for j in range(p.shape[1]):
-            v = p[i, j]
-            t = table[j, _bucket(v, base, shift, m)]
-            y = 1.0 if hi == j else 0.0
-            if t >= 0:
-                sums[j, t, 0] += 1.0
-                sums[j, t, 1] += y
-                sums[j, t, 2] += v
-            elif t != SKIP:
-                out_t[c], out_v[c], out_y[c] = -1 - t, v, y
-                c += 1
+    for i in range(x.size):
+        v = x[i]
+        if keep[_bucket(v, base, shift, m)]:
+            out_v[c], out_y[c] = v, 1.0 if h[i] == j else 0.0
+            c += 1
     return c
 
 
-def class_bin(rows: np.ndarray, hard: np.ndarray, threshold: float, table: np.ndarray,
-              n_bins: int, gathered: int
-              ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """:func:`_class_bin` over the rows (parts on threads, in order): the bin sums (k,
-    n_bins, 3) and the gathered (tags, values, hits), sorted by tag then value."""
+def class_gather(rows: np.ndarray, labels: np.ndarray, threshold: float, keep: np.ndarray,
+                 sizes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per class ``j`` (a row of ``rows``, C-contiguous (k, n)), the values and hits of its
+    predictions in the buckets ``keep[j]`` (``sizes[j]`` of them), sorted by value (ties in
+    row order); one pass per class, in parts on threads."""
     base, shift = class_scale(threshold)
-    k = rows.shape[1]
+    k = rows.shape[0]
 
-    def part(a: int, b: int) -> tuple[np.ndarray, ...]:
-        size = min(gathered, (b - a) * k)
-        sums = np.zeros((k, n_bins, 3))
-        t, v, y = np.empty(size, np.int64), np.empty(size), np.empty(size)
-        c = _class_bin(rows[a:b], hard[a:b], base, shift, table, sums, t, v, y)
-        return sums, t[:c], v[:c], y[:c]
+    def part(a: int, b: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        got = []
+        for j in range(k):
+            v, y = np.empty(min(int(sizes[j]), b - a)), np.empty(min(int(sizes[j]), b - a))
+            c = _class_gather(rows[j, a:b], labels[a:b], j, base, shift, keep[j], v, y)
+            got.append((v[:c], y[:c]))
+        return got
 
-    parts = _parts(part, rows.shape[0])
-    sums = sum((p[0] for p in parts), np.zeros((k, n_bins, 3)))
-    t, v, y = (np.concatenate([p[i] for p in parts]) if parts else np.zeros(0)
-               for i in (1, 2, 3))
-    order = np.lexsort((v, t))
-    return sums, (t[order].astype(np.int64), v[order], y[order])
+    parts = _parts(part, rows.shape[1])
+    out = []
+    for j in range(k):
+        v, y = (np.concatenate([p[j][i] for p in parts] or [np.zeros(0)]) for i in (0, 1))
+        order = np.argsort(v, kind="stable")
+        out.append((v[order], y[order]))
+    return out

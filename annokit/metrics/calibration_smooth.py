@@ -35,71 +35,116 @@ __all__ = ["METRICS", "METRICS_AFTER", "KDEECEState", "SmoothECEState", "linear_
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _add_at(x: float, v: float, w: np.ndarray, i: int, unit: bool, lo: float, scale: float,
-            out_w: np.ndarray, out_v: np.ndarray) -> None:  # pragma: no cover - numba
-    """Item ``i`` at ``x``: node ``j = clip(floor(pos), 0, m - 2)`` of ``pos = (x - lo) scale``
-    gets ``1 - f`` of its weight (and weight x ``v``), node ``j + 1`` gets ``f = pos - j``."""
-    m = out_w.shape[1]
+def _node(x: float, lo: float, scale: float, m: int) -> tuple[int, float]:  # pragma: no cover
+    """Node ``j = clip(floor(pos), 0, m - 2)`` of ``pos = (x - lo) scale``, and ``f = pos - j``:
+    node ``j`` gets ``1 - f`` of the item, node ``j + 1`` gets ``f``."""
     pos = (x - lo) * scale
     j = int(pos)
     if j > m - 2:
         j = m - 2
     elif j < 0:
         j = 0
-    f = pos - j
-    if unit:
-        out_w[0, j] += 1.0 - f
-        out_w[0, j + 1] += f
-        out_v[0, j] += (1.0 - f) * v
-        out_v[0, j + 1] += f * v
-    else:
-        for q in range(w.shape[0]):
-            wq = w[q, i]
-            out_w[q, j] += (1.0 - f) * wq
-            out_w[q, j + 1] += f * wq
-            out_v[q, j] += (1.0 - f) * wq * v
-            out_v[q, j + 1] += f * wq * v
+    return j, pos - j
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_at(x: float, v: float, w: np.ndarray, i: int, lo: float, scale: float,
+            out_w: np.ndarray, out_v: np.ndarray) -> None:  # pragma: no cover - numba
+    """Item ``i`` at ``x`` (:func:`_node`), with weights ``w[:, i]`` and value ``v``."""
+    j, f = _node(x, lo, scale, out_w.shape[1])
+    for q in range(w.shape[0]):
+        wq = w[q, i]
+        out_w[q, j] += (1.0 - f) * wq
+        out_w[q, j + 1] += f * wq
+        out_v[q, j] += (1.0 - f) * wq * v
+        out_v[q, j + 1] += f * wq * v
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_unit(x: float, v: float, lo: float, scale: float,
+              out: np.ndarray) -> None:  # pragma: no cover - numba
+    """An item of weight 1 at ``x`` (:func:`_node`) with value ``v``: ``out`` holds node ``j``'s
+    weight at ``2 j`` and weighted value at ``2 j + 1`` (both nodes in one cache line)."""
+    j, f = _node(x, lo, scale, out.size // 2)
+    b = 2 * j
+    out[b] += 1.0 - f
+    out[b + 1] += (1.0 - f) * v
+    out[b + 2] += f
+    out[b + 3] += f * v
 
 
 @numba.njit(cache=True, nogil=True)
-def _linear_bin(x: np.ndarray, y: np.ndarray, w: np.ndarray, unit: bool, lo: float,
-                scale: float, residual: bool, mirror: bool, out_w: np.ndarray,
+def _linear_bin(x: np.ndarray, y: np.ndarray, w: np.ndarray, lo: float, scale: float,
+                residual: bool, mirror: bool, out_w: np.ndarray,
                 out_v: np.ndarray) -> None:  # pragma: no cover - numba
-    """Linear binning of each ``x_i`` with value ``x_i - y_i`` (``residual``) or ``y_i``;
-    with ``mirror`` also of its reflection, ``-x_i`` below 0.5 and ``2 - x_i`` from 0.5.
-    ``w`` is (q, n) (ignored when ``unit``), ``out_*`` (q, m)."""
+    """Linear binning of each ``x_i`` with weights ``w[:, i]`` (``w`` (q, n), ``out_*`` (q, m))
+    and value ``x_i - y_i`` (``residual``) or ``y_i``; with ``mirror`` also of its
+    reflection, ``-x_i`` below 0.5 and ``2 - x_i`` from 0.5."""
     for i in range(x.size):
         c = x[i]
         v = c - y[i] if residual else y[i]
-        _add_at(c, v, w, i, unit, lo, scale, out_w, out_v)
+        _add_at(c, v, w, i, lo, scale, out_w, out_v)
         if mirror:
-            _add_at(-c if c < 0.5 else 2.0 - c, v, w, i, unit, lo, scale, out_w, out_v)
+            _add_at(-c if c < 0.5 else 2.0 - c, v, w, i, lo, scale, out_w, out_v)
+
+
+@numba.njit(cache=True, nogil=True)
+def _linear_bin_unit(x: np.ndarray, y: np.ndarray, lo: float, scale: float, residual: bool,
+                     mirror: bool, out: np.ndarray,
+                     moments: np.ndarray) -> None:  # pragma: no cover - numba
+    """:func:`_linear_bin` with unit weights (its own loop: twice as fast), ``out`` as in
+    :func:`_add_unit`; ``moments`` adds the sums of ``y``, ``y x`` and ``y x^2``."""
+    s0 = s1 = s2 = 0.0
+    for i in range(x.size):
+        c, yi = x[i], y[i]
+        v = c - yi if residual else yi
+        _add_unit(c, v, lo, scale, out)
+        if mirror:
+            _add_unit(-c if c < 0.5 else 2.0 - c, v, lo, scale, out)
+        t = yi * c
+        s0 += yi
+        s1 += t
+        s2 += t * c
+    moments[0] += s0
+    moments[1] += s1
+    moments[2] += s2
 
 
 def linear_bin(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, lo: float, hi: float,
-               m: int, *, residual: bool = False, mirror: bool = False
-               ) -> tuple[np.ndarray, np.ndarray]:
+               m: int, *, residual: bool = False, mirror: bool = False, moments: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Linear binning of ``x`` onto ``m`` equidistant nodes on ``[lo, hi]``: per node the
     weights and the weighted values (``y``, or ``x - y`` with ``residual``; with ``mirror``
     each item is binned at its reflection about 0 or 1 too), shape (m,), or (r, m) with
-    weights (r, n). Chunks of rows run on threads; their grids are added in chunk order."""
+    weights (r, n); with ``moments`` the weighted sums of ``y``, ``y x`` and ``y x^2``,
+    shape (3,) or (r, 3) (else None). Chunks of rows run on threads; their sums are added
+    in chunk order."""
     scale = (m - 1) / (hi - lo)
     x, y = np.ascontiguousarray(x, np.float64), np.ascontiguousarray(y, np.float64)
+    sums = None
+    if moments and w is not None:  # with unit weights the binning pass adds them up
+        yx = y * x
+        sums = np.stack([w @ y, w @ yx, w @ (yx * x)], axis=-1)
     if w is not None and w.ndim == 2:  # replicates: one pass, (r, m) sums
         out_w, out_v = np.zeros((w.shape[0], m)), np.zeros((w.shape[0], m))
-        _linear_bin(x, y, np.ascontiguousarray(w), False, lo, scale, residual, mirror, out_w,
-                    out_v)
-        return out_w, out_v
-    ww = np.zeros((1, 0)) if w is None else np.ascontiguousarray(w[None])
+        _linear_bin(x, y, np.ascontiguousarray(w), lo, scale, residual, mirror, out_w, out_v)
+        return out_w, out_v, sums
+    ww = None if w is None else np.ascontiguousarray(w)
 
-    def part(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-        out_w, out_v = np.zeros((1, m)), np.zeros((1, m))
-        _linear_bin(x[a:b], y[a:b], ww if w is None else ww[:, a:b], w is None, lo, scale,
-                    residual, mirror, out_w, out_v)
-        return out_w[0], out_v[0]
+    def part(a: int, b: int) -> tuple[np.ndarray, ...]:
+        if ww is not None:
+            out_w, out_v = np.zeros((1, m)), np.zeros((1, m))
+            _linear_bin(x[a:b], y[a:b], ww[a:b][None], lo, scale, residual, mirror, out_w,
+                        out_v)
+            return out_w[0], out_v[0], np.zeros(3)
+        out, mom = np.zeros(2 * m), np.zeros(3)
+        _linear_bin_unit(x[a:b], y[a:b], lo, scale, residual, mirror, out, mom)
+        return out[0::2], out[1::2], mom
 
-    parts = _kernels._run_parts(part, x.size) or [(np.zeros(m), np.zeros(m))]
-    return sum(pw for pw, _ in parts), sum(pv for _, pv in parts)
+    parts = _kernels._run_parts(part, x.size) or [(np.zeros(m), np.zeros(m), np.zeros(3))]
+    grid_w, grid_v, total = (sum(p[i] for p in parts) for i in range(3))
+    return (np.ascontiguousarray(grid_w), np.ascontiguousarray(grid_v),
+            (total if w is None else sums) if moments else None)
 
 
 class _GridState(CalibrationState):
@@ -204,8 +249,8 @@ class SmoothECEState(_GridState):
 
     def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
               hit: np.ndarray) -> Any:
-        return (linear_bin(conf, hit, w, 0.0, 1.0, _FINE + 1, residual=True),
-                _total(conf.size, w))
+        return linear_bin(conf, hit, w, 0.0, 1.0, _FINE + 1, residual=True)[:2], \
+            _total(conf.size, w)
 
     def _value(self, *arrays: np.ndarray) -> float:
         weight, residual = arrays
@@ -299,10 +344,9 @@ class KDEECEState(_GridState):
 
     def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
               hit: np.ndarray) -> Any:
-        grid_w, grid_hit = linear_bin(conf, hit, w, _KDE_LO, _KDE_HI, _KDE_NODES, mirror=True)
-        hc = hit * conf
-        moments = np.stack([hit.sum(), hc.sum(), hc @ conf] if w is None else
-                           [w @ hit, w @ hc, w @ (hc * conf)], axis=-1)
+        # the grids, and the sums of hit, hit x conf and hit x conf^2 (the bandwidth's spread)
+        grid_w, grid_hit, moments = linear_bin(conf, hit, w, _KDE_LO, _KDE_HI, _KDE_NODES,
+                                               mirror=True, moments=True)
         return (grid_w, grid_hit, moments), _total(conf.size, w)
 
     def _compute(self) -> Any:

@@ -3,11 +3,14 @@ equal-mass bins per class.
 
 A state of :data:`annokit.metrics.calibration_estimators.CALIBRATION_PASS` that keeps its
 rows: each class's bins are quantiles of all its predictions, which no constant-size summary
-gives exactly (``8 k + 8`` bytes per item, 8 more per item and replicate with weights). With
-unit weights and many rows the edges come from bucket counts (:mod:`annokit.metrics._buckets`,
-counted as the rows arrive; the counts add over batches) and one pass bins the rows; the
-values are those of the class-by-class path up to the rounding of the bin sums. On the Dask
-engine it takes the generic path (see :mod:`annokit.metrics.calibration_estimators`).
+gives exactly (a copy of them, ``8 k + 1`` bytes per item with up to 127 classes, 8 more per
+item and replicate with weights). With unit weights and many rows each class's predictions
+are counted into buckets as the rows arrive (:mod:`annokit.metrics._buckets`: count, hits and
+value sum per bucket, added over batches); the bucket counts give the edges, every bin
+takes the sums of the buckets wholly inside it, and one pass gathers the few items of the
+buckets an edge falls in. The values are those of the class-by-class path up to the
+rounding of the bin sums. On the Dask engine it takes the generic path (see
+:mod:`annokit.metrics.calibration_estimators`).
 """
 
 from __future__ import annotations
@@ -49,8 +52,9 @@ class TACEState(_RowsState):
     same mass; bins here are weighted by their mass so that tied values (which keep
     bins unequal) count for what they hold.
 
-    Memory grows linearly: the probability rows and labels, ``8 k + 8`` bytes per item,
-    plus 8 per item and replicate with weights (see the module notes for Dask).
+    Memory grows linearly: a copy of the probability rows and labels, ``8 k + 1`` bytes per
+    item (up to 127 classes), plus 8 per item and replicate with weights (see the module
+    notes for Dask).
 
     Examples
     --------
@@ -66,8 +70,8 @@ class TACEState(_RowsState):
                 or not 0 <= threshold < 1:
             raise InvalidValueError(f"threshold must be a number in [0, 1); got {threshold!r}")
         self.threshold = float(threshold)
-        self._counts: np.ndarray | None = None  # bucket counts, while every batch is unweighted
-        self._seen = False
+        self._sums: np.ndarray | None = None  # the bucket sums of the large unweighted batches
+        self._later: list[tuple[np.ndarray, np.ndarray]] = []  # the small ones: at compute
 
     def _options(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "threshold": self.threshold}
@@ -77,36 +81,49 @@ class TACEState(_RowsState):
 
     def _part(self, p: np.ndarray, h: np.ndarray, w: np.ndarray | None, conf: np.ndarray,
               hit: np.ndarray) -> Any:
-        # rows kept as (k, n), a view of a row-major copy; with unit weights the bucket
-        # counts of _tace_bucketed too (they add over batches)
-        rows = p.copy()
-        if w is not None:
-            return (rows.T, h, w), _total(h.size, w), None
-        return (rows.T, h, w), float(h.size), _buckets.class_counts(rows, self.threshold)
+        # copies (the caller may reuse its arrays): the rows class by class, (k, n), and the
+        # labels (int8 up to 127 classes); for a large unweighted batch the bucket sums of
+        # _tace_bucketed in the same pass (a small one is counted at compute, if needed)
+        labels = h.astype(np.int8 if p.shape[1] <= 127 else np.int64)
+        if w is not None or p.shape[0] < _buckets.CLASS_BUCKETS:
+            return (np.array(p.T, order="C"), labels, None if w is None else np.array(w)), \
+                _total(h.size, w), None
+        rows, sums = _buckets.copy_class_sums(p, np.ascontiguousarray(h), self.threshold)
+        return (rows, labels, None), float(h.size), sums
 
-    def _absorb(self, part: Any) -> None:  # (rows, weight, bucket counts or None)
-        rows, weight, counts = part
-        super()._absorb((rows, weight))
-        self._add_counts(counts)
+    def _absorb(self, part: Any) -> None:  # (columns, weight, bucket sums or None)
+        (rows, labels, w), weight, sums = part
+        super()._absorb(((rows, labels, w), weight))
+        if sums is not None:
+            self._sums = sums if self._sums is None else self._sums + sums
+        elif w is None:
+            self._later.append((rows, labels))
 
     def _merge(self, other: _RowsState) -> None:
-        if isinstance(other, TACEState) and other._seen:
-            self._add_counts(other._counts)
+        if isinstance(other, TACEState):
+            if other._sums is not None:
+                self._sums = other._sums if self._sums is None else self._sums + other._sums
+            self._later = self._later + other._later
         super()._merge(other)
 
-    def _add_counts(self, counts: np.ndarray | None) -> None:
-        """Add a batch's bucket counts; None (weighted rows) ends the bucketed path."""
-        self._counts = counts if not self._seen else (
-            None if self._counts is None or counts is None else self._counts + counts)
-        self._seen = True
+    def _bucket_sums(self) -> np.ndarray:
+        """The bucket sums of every batch (all unweighted): the small ones counted now."""
+        sums = self._sums
+        if self._later:
+            later = _buckets.class_sums(np.concatenate([r for r, _ in self._later], axis=1),
+                                        np.concatenate([h for _, h in self._later]),
+                                        self.threshold)
+            sums = later if sums is None else sums + later
+        assert sums is not None  # every unweighted batch is counted or kept for later
+        return sums
 
     def _compute(self) -> Any:
         (probs, hard), w = self._columns()
         unit = w is None or (w.ndim == 1 and bool(np.all(w == 1)))
         if unit and hard.size >= BUCKETED_MIN:
-            rows = probs.T if probs.T.flags.c_contiguous else np.ascontiguousarray(probs.T)
-            per_class = _tace_bucketed(rows, hard, self.n_bins, self.threshold,
-                                       self._counts if w is None else None)
+            per_class = _tace_bucketed(np.ascontiguousarray(probs), np.ascontiguousarray(hard),
+                                       self.n_bins, self.threshold,
+                                       self._bucket_sums() if w is None else None)
         else:
             per_class = self._per_class(probs, hard, None if unit else w)
         if not per_class:
@@ -143,6 +160,10 @@ def _tace_edges(vi: np.ndarray, at: Callable[[np.ndarray], np.ndarray], m: int) 
     return _binning._lerp(at(lo), at(hi), vi - np.where(top, -1.0, prev))
 
 
+#: The entry of :func:`_bin_table` for the bucket of the predictions below the threshold.
+SKIP = -(1 << 62)
+
+
 def _bin_table(cum: np.ndarray, vi: dict[int, np.ndarray], n_bins: int, threshold: float
                ) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """Per class and bucket, the bin of every value in it, or ``-1 - tag`` for a bucket that
@@ -162,35 +183,35 @@ def _bin_table(cum: np.ndarray, vi: dict[int, np.ndarray], n_bins: int, threshol
     for i, (j, b) in enumerate(tags):
         table[j, b] = -1 - i
     if threshold > 0:  # bucket 0: exactly the predictions below the threshold
-        table[:, 0] = _buckets.SKIP
+        table[:, 0] = SKIP
     return table, tags
 
 
 def _tace_bucketed(rows: np.ndarray, hard: np.ndarray, n_bins: int, threshold: float,
-                   counts: np.ndarray | None = None) -> list[float]:
+                   sums: np.ndarray | None = None) -> list[float]:
     """Each class's TACE term for unit weights, with the bins of the class-by-class path.
 
-    The bucket counts (:func:`_buckets.class_counts`) locate the order statistics each
-    ``np.quantile`` edge interpolates; every bucket without one lies wholly inside one bin,
-    so one pass adds its items to their bin and gathers the items of the other buckets,
-    which give the exact edges and are binned on them.
+    ``rows``: the predictions class by class, C-contiguous (k, n). The bucket counts
+    (``sums``, :func:`_buckets.copy_class_sums`) locate the order statistics each ``np.quantile`` edge
+    interpolates; every bucket without one lies wholly inside one bin, whose sums take its
+    bucket sums, and one pass gathers the items of the other buckets, which give the exact
+    edges and are binned on them.
     """
-    counts = _buckets.class_counts(rows, threshold) if counts is None else counts
+    sums = _buckets.class_sums(rows, hard, threshold) if sums is None else sums
+    counts = sums[..., 0].astype(np.int64)
     cum = np.concatenate((np.zeros((counts.shape[0], 1), np.int64), np.cumsum(counts, 1)), 1)
     vi = {j: (cum[j, -1] - 1) * np.linspace(0.0, 1.0, n_bins + 1)
           for j in range(counts.shape[0]) if cum[j, -1] > 0}
     table, tags = _bin_table(cum, vi, n_bins, threshold)
-    sums, (t, v, y) = _buckets.class_bin(rows, hard, threshold, table, n_bins,
-                                         int(sum(counts[j, b] for j, b in tags)))
-    cuts = np.searchsorted(t, np.arange(len(tags) + 1))
+    tagged = [np.array([b for jj, b in tags if jj == j], np.int64) for j in range(len(cum))]
+    got = _buckets.class_gather(rows, hard, threshold, (table < 0) & (table != SKIP),
+                                np.array([counts[j, t].sum() for j, t in enumerate(tagged)]))
     out = []
     for j in vi:
-        mine = [i for i, (jj, _) in enumerate(tags) if jj == j]
-        lo, hi = cuts[mine[0]], cuts[mine[-1] + 1]  # class j's gathered items, by value
-        x, hits = v[lo:hi], y[lo:hi]
-        # the gathered rank r of bucket B sits at (items gathered before B) + r - cum[j, B]
-        first = np.array([cum[j, tags[i][1]] for i in mine])
-        before = cuts[mine] - lo
+        x, hits = got[j]  # class j's gathered items, by value: its tagged buckets in order
+        # the rank r of tagged bucket B sits at (items gathered before B) + r - cum[j, B]
+        first = cum[j, tagged[j]]
+        before = np.concatenate(([0], np.cumsum(counts[j, tagged[j]])[:-1]))
 
         def at(r: np.ndarray, first: np.ndarray = first, before: np.ndarray = before,
                x: np.ndarray = x) -> np.ndarray:
@@ -199,9 +220,10 @@ def _tace_bucketed(rows: np.ndarray, hard: np.ndarray, n_bins: int, threshold: f
 
         edges = _tace_edges(vi[j], at, int(cum[j, -1]))
         idx = _binning.bin_index(x, edges)
-        count = sums[j, :, 0] + np.bincount(idx, minlength=n_bins)
-        hit = sums[j, :, 1] + np.bincount(idx, hits, minlength=n_bins)
-        conf = sums[j, :, 2] + np.bincount(idx, x, minlength=n_bins)
+        binned = table[j] >= 0  # the other buckets: their sums to their bin
+        count, hit, conf = (np.bincount(table[j][binned], sums[j, binned, q], minlength=n_bins)
+                            + np.bincount(idx, w, minlength=n_bins)
+                            for q, w in enumerate((None, hits, x)))
         out.append(_binning.compute_top(_binning.BinStats(float(cum[j, -1]), count, conf,
                                                           hit=hit)))
     return out

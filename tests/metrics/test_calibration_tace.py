@@ -66,23 +66,43 @@ def test_tace_threshold_drops_small_predictions(n_bins):
     assert got != pytest.approx(thresholded_adaptive(probs, hard, n_bins, 0.0), rel=1e-6)
 
 
-@pytest.mark.parametrize("kind, threshold, n_bins", [("calibrated", 1e-3, 10), ("tied", 1e-3, 7),
-                                                     ("onehot", 0.0, 15), ("flat", 0.05, 10)])
-def test_tace_bucketed_equals_the_class_by_class_path(kind, threshold, n_bins):
-    """Many unit-weight rows (bucketed edges, one binning pass) against the class-by-class
-    ``np.quantile`` path the weighted rows take; in one batch, in two merged ones, and with
-    unit weights given."""
-    probs, hard = _large(11, kind)
+@pytest.mark.parametrize("kind, threshold, n_bins, k",
+                         [("calibrated", 1e-3, 10, 3), ("tied", 1e-3, 7, 3), ("onehot", 0.0, 15, 3),
+                          ("flat", 0.05, 10, 3), ("calibrated", 1e-3, 10, 4)])
+def test_tace_bucketed_equals_the_class_by_class_path(kind, threshold, n_bins, k):
+    """Many unit-weight rows (bucketed edges and bin sums, one gathering pass) against the
+    class-by-class ``np.quantile`` path the weighted rows take; in one batch, in two merged
+    ones, in batches too small to be counted as they arrive, and with unit weights given."""
+    probs, hard = _large(11, kind, k)
     state = ct.TACEState(n_bins=n_bins, threshold=threshold)
     expected = np.mean(state._per_class(np.ascontiguousarray(probs.T), hard, None))
     one = state.update(probs, hard=hard).compute()
     a = ct.TACEState(n_bins=n_bins, threshold=threshold).update(probs[:9000], hard=hard[:9000])
     a.merge(ct.TACEState(n_bins=n_bins, threshold=threshold).update(probs[9000:],
                                                                     hard=hard[9000:]))
+    small = ct.TACEState(n_bins=n_bins, threshold=threshold)
+    for rows in np.array_split(np.arange(hard.size), 9):  # below CLASS_BUCKETS rows each
+        small.update(probs[rows], hard=hard[rows])
     ones = ct.TACEState(n_bins=n_bins, threshold=threshold).update(
         probs, hard=hard, weights=np.ones(hard.size)).compute()
-    for got in (one, a.compute(), ones):
+    for got in (one, a.compute(), small.compute(), ones):
         assert got == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("n", [500, 140_000], ids=["class_by_class", "bucketed"])
+def test_tace_keeps_its_own_copy_of_a_batch(n):
+    """A caller that reuses its arrays after ``update`` (a buffer refilled batch by batch)
+    does not change the value."""
+    rng = np.random.default_rng(3)
+    probs, hard = rng.dirichlet(np.ones(3), n), rng.integers(0, 3, n)
+    weights = rng.random(n) if n < 1000 else None
+    expected = compute("tace", probs, hard=hard, weights=weights)
+    state = ct.TACEState().update(probs, hard=hard, weights=weights)
+    probs[:] = np.eye(3)[0]
+    hard[:] = 2
+    if weights is not None:
+        weights[:] = 1.0
+    assert state.compute() == expected
 
 
 def test_tace_edges_are_numpy_quantiles_bit_for_bit():
