@@ -315,7 +315,8 @@ def _no_below(sums: np.ndarray, threshold: float) -> np.ndarray:
     return sums
 
 
-def copy_class_sums(p: np.ndarray, h: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+def copy_class_sums(p: np.ndarray, h: np.ndarray, threshold: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """The rows class by class (a C-contiguous (k, n) copy of ``p``) and, per class and
     bucket, the count, hits (label ``h``) and value sum of the predictions ``p_ij >=
     threshold``, shape (k, buckets, 3) (they add over batches); one pass over ``p``, in parts

@@ -191,11 +191,11 @@ def _tace_bucketed(rows: np.ndarray, hard: np.ndarray, n_bins: int, threshold: f
                    sums: np.ndarray | None = None) -> list[float]:
     """Each class's TACE term for unit weights, with the bins of the class-by-class path.
 
-    ``rows``: the predictions class by class, C-contiguous (k, n). The bucket counts
-    (``sums``, :func:`_buckets.copy_class_sums`) locate the order statistics each ``np.quantile`` edge
-    interpolates; every bucket without one lies wholly inside one bin, whose sums take its
-    bucket sums, and one pass gathers the items of the other buckets, which give the exact
-    edges and are binned on them.
+    ``rows``: the predictions class by class, C-contiguous (k, n); ``sums``: their bucket
+    sums (:func:`_buckets.copy_class_sums`). The bucket counts locate the order statistics
+    each ``np.quantile`` edge interpolates; every bucket without one lies wholly inside one
+    bin, which takes its sums, and one pass gathers the items of the other buckets, which
+    give the exact edges and are binned on them.
     """
     sums = _buckets.class_sums(rows, hard, threshold) if sums is None else sums
     counts = sums[..., 0].astype(np.int64)
