@@ -88,7 +88,7 @@ class TACEState(_RowsState):
         if w is not None or p.shape[0] < _buckets.CLASS_BUCKETS:
             return (np.array(p.T, order="C"), labels, None if w is None else np.array(w)), \
                 _total(h.size, w), None
-        rows, sums = _buckets.copy_class_sums(p, np.ascontiguousarray(h), self.threshold)
+        rows, sums = _buckets.copy_class_sums(p, labels, self.threshold)
         return (rows, labels, None), float(h.size), sums
 
     def _absorb(self, part: Any) -> None:  # (columns, weight, bucket sums or None)
