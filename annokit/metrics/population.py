@@ -72,8 +72,8 @@ from scipy.special import digamma, logsumexp
 from annokit.core.soft_labels import entropy
 from annokit.errors import InvalidValueError
 from annokit.metrics import kernels
-from annokit.metrics.registry import REGISTRY
 from annokit.metrics._dm_kernel import dm_table, nll_grad
+from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
 __all__ = ["BLOCK", "DRAWS", "NODES", "REFITS", "TARGETS", "UNCHANGED", "PopulationPrior",
