@@ -110,20 +110,38 @@ def test_interval_contains_the_estimate_and_is_wider_than_zero():
 
 def test_prior_gradient_is_the_derivative_minka2000_eq53():
     """The marginal likelihood's gradient (Dirichlet-multinomial derivative, Minka 2000,
-    eq. 53, through the softmax mean map) against finite differences."""
+    eq. 53, through the softmax mean map and the nodes' spread) against finite differences,
+    with counts small (rising factorials) and large (lgamma and digamma)."""
     p, q, x = _sample(5, 200)
     logq = np.log(np.maximum(q, 1e-6))
     k, c = 3, population.COMPONENTS
-    theta = np.r_[np.linspace(0.6, 1.4, c), 0.1, -0.2, np.log(np.geomspace(1, 30, c)),
+    nodes = population.prior_nodes(k)
+    theta = np.r_[0.8, 0.1, -0.2, np.log(0.4), np.log(np.geomspace(2, 30, c)),
                   np.linspace(0.2, -0.3, c - 1)]
+    for counts in (x, x * 7):
+        def f(t, counts=counts):
+            return population._nll_grad(population._unpack(t, k, c, nodes), counts, logq)[0]
 
-    def f(t):
-        return population._nll_grad(population._unpack(t, k, c), x, logq)[0]
+        def g(t, counts=counts):
+            return population._nll_grad(population._unpack(t, k, c, nodes), counts, logq)[1]
 
-    def g(t):
-        return population._nll_grad(population._unpack(t, k, c), x, logq)[1]
+        assert check_grad(f, g, theta) < 1e-4 * np.linalg.norm(g(theta))
 
-    assert check_grad(f, g, theta) < 1e-4 * np.linalg.norm(g(theta))
+
+def test_compiled_likelihood_equals_gammaln_minka2000_eq52():
+    """The compiled Dirichlet-multinomial table (rising factorials for small counts, lgamma
+    above) equals ``log B(alpha + x) - log B(alpha)`` written with scipy's gammaln."""
+    from annokit.metrics._dm_kernel import dm_table
+    from annokit.subsample.extrapolate import dm_log_likelihood
+
+    p, q, x = _sample(7, 100)
+    prior = population.fit_prior(x, q, seed=0)
+    means = prior.means(q)
+    for counts in (x, x * 9, x + 0.5):
+        ll, _ = dm_table(counts, means, prior.kappa, 1e-8, with_grad=False)
+        alpha = prior.kappa[None, :, None, None] * means[:, None] + 1e-8
+        want = dm_log_likelihood(counts[:, None, None, :], alpha)
+        np.testing.assert_allclose(ll, want, rtol=1e-10, atol=1e-9)
 
 
 def test_brier_soft_exact_unbiased_estimator_by_enumeration():

@@ -1,0 +1,174 @@
+"""The Dirichlet-multinomial terms of the population prior, compiled (numba).
+
+For count rows ``x`` and Dirichlet parameters ``kappa_c m_i,node`` (:class:`annokit.metrics.
+population.PopulationPrior`), the log likelihood without the multinomial coefficient,
+``log B(alpha + x) - log B(alpha)`` (Minka 2000, eq. 52), and its derivative in each
+``alpha_j``, ``psi(x_j + alpha_j) - psi(alpha_j) - psi(n + A) + psi(A)`` (eq. 53). Small whole
+counts use the rising factorials: ``log Gamma(a + x) - log Gamma(a) =
+sum_(t < x) log(a + t)`` and ``psi(a + x) - psi(a) = sum_(t < x) 1 / (a + t)``; larger counts
+use ``lgamma`` and :func:`_digamma`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["dm_table", "nll_grad"]
+
+_SUMS = 12  # counts up to this use the rising-factorial sums
+
+
+@numba.njit(cache=True, nogil=True)
+def _digamma(a: float) -> float:  # pragma: no cover - numba
+    """psi(a) for a > 0: the recurrence up to 6, then the asymptotic series (error < 1e-12)."""
+    out = 0.0
+    while a < 6.0:
+        out -= 1.0 / a
+        a += 1.0
+    inv = 1.0 / (a * a)
+    return out + math.log(a) - 0.5 / a - inv * (1.0 / 12 - inv * (1.0 / 120 - inv * (
+        1.0 / 252 - inv * (1.0 / 240 - inv / 132))))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rise(a: float, x: float) -> tuple[float, float]:  # pragma: no cover - numba
+    """``(log Gamma(a + x) - log Gamma(a), psi(a + x) - psi(a))``."""
+    if x <= _SUMS and x == math.floor(x):
+        lg, dg = 0.0, 0.0
+        for t in range(int(x)):
+            lg += math.log(a + t)
+            dg += 1.0 / (a + t)
+        return lg, dg
+    return math.lgamma(a + x) - math.lgamma(a), _digamma(a + x) - _digamma(a)
+
+
+@numba.njit(cache=True, nogil=True)
+def _table(x: np.ndarray, means: np.ndarray, kappa: np.ndarray, tiny: float, ll: np.ndarray,
+           grad: np.ndarray, with_grad: bool) -> None:  # pragma: no cover - numba
+    n, n_nodes, k = means.shape
+    for i in range(n):
+        total = 0.0
+        for j in range(k):
+            total += x[i, j]
+        for c in range(kappa.size):
+            big_a = kappa[c] + k * tiny
+            lg_all, dg_all = _rise(big_a, total)
+            for m in range(n_nodes):
+                acc = -lg_all
+                for j in range(k):
+                    a = kappa[c] * means[i, m, j] + tiny
+                    lg, dg = _rise(a, x[i, j])
+                    acc += lg
+                    if with_grad:
+                        grad[i, c, m, j] = dg - dg_all
+                ll[i, c, m] = acc
+
+
+def dm_table(counts: np.ndarray, means: np.ndarray, kappa: np.ndarray, tiny: float, *,
+             with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Log likelihood ``(n, n_components, n_nodes)`` of each count row under each component and
+    node, and with ``with_grad`` its derivative in each Dirichlet parameter
+    ``(n, n_components, n_nodes, n_labels)``; ``means`` of shape ``(n, n_nodes, n_labels)``."""
+    n, n_nodes, k = means.shape
+    x = np.ascontiguousarray(counts, dtype=np.float64)
+    ll = np.empty((n, kappa.size, n_nodes))
+    grad = np.empty((n, kappa.size, n_nodes, k) if with_grad else (1, 1, 1, 1))
+    _table(x, np.ascontiguousarray(means), np.ascontiguousarray(kappa, dtype=np.float64),
+           float(tiny), ll, grad, with_grad)
+    return ll, grad if with_grad else None
+
+
+@numba.njit(cache=True, nogil=True)
+def _nll_grad(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spread: float,
+              nodes: np.ndarray, kappa: np.ndarray, logw: np.ndarray, tiny: float,
+              grad: np.ndarray) -> float:  # pragma: no cover - numba
+    """One pass over the items: the negative log marginal likelihood, and its gradient in
+    ``(slope, offset[1:], log spread, log kappa, weight logits[1:])`` into ``grad``.
+
+    Per item: the Dirichlet means at the nodes (a softmax), each (component, node)'s log
+    likelihood and its derivative in the parameters (eq. 53), the responsibilities, then the
+    chain rule through ``kappa m`` and the softmax."""
+    n, k = x.shape
+    n_nodes, n_comp = nodes.shape[0], kappa.size
+    m = np.empty((n_nodes, k))
+    ll = np.empty((n_comp, n_nodes))
+    g = np.empty((n_comp, n_nodes, k))
+    h = np.empty(k)
+    weights = np.exp(logw) * n_nodes  # the components' weights
+    grad[:] = 0.0
+    nll = 0.0
+    for i in range(n):
+        for mm in range(n_nodes):
+            top = -np.inf
+            for j in range(k):
+                m[mm, j] = slope * logq[i, j] + offset[j] + spread * nodes[mm, j]
+                top = max(top, m[mm, j])
+            s = 0.0
+            for j in range(k):
+                m[mm, j] = math.exp(m[mm, j] - top)
+                s += m[mm, j]
+            for j in range(k):
+                m[mm, j] /= s
+        total = 0.0
+        for j in range(k):
+            total += x[i, j]
+        best = -np.inf
+        for c in range(n_comp):
+            lg_all, dg_all = _rise(kappa[c] + k * tiny, total)
+            for mm in range(n_nodes):
+                acc = logw[c] - lg_all
+                for j in range(k):
+                    lg, dg = _rise(kappa[c] * m[mm, j] + tiny, x[i, j])
+                    acc += lg
+                    g[c, mm, j] = dg - dg_all
+                ll[c, mm] = acc
+                best = max(best, acc)
+        z = 0.0
+        for c in range(n_comp):
+            for mm in range(n_nodes):
+                ll[c, mm] = math.exp(ll[c, mm] - best)
+                z += ll[c, mm]
+        nll -= best + math.log(z)
+        for c in range(n_comp):
+            rc = 0.0
+            for mm in range(n_nodes):
+                ll[c, mm] /= z  # now the responsibility
+                rc += ll[c, mm]
+                for j in range(k):
+                    grad[k + 1 + c] -= ll[c, mm] * g[c, mm, j] * kappa[c] * m[mm, j]
+            if c > 0:
+                grad[k + n_comp + c] -= rc - weights[c]
+        for mm in range(n_nodes):
+            dot = 0.0
+            for j in range(k):
+                h[j] = 0.0
+                for c in range(n_comp):
+                    h[j] += ll[c, mm] * g[c, mm, j] * kappa[c]
+                dot += m[mm, j] * h[j]
+            for j in range(k):
+                du = m[mm, j] * (h[j] - dot)
+                grad[0] -= du * logq[i, j]
+                if j > 0:
+                    grad[j] -= du
+                grad[k] -= du * spread * nodes[mm, j]
+    return nll
+
+
+def nll_grad(counts: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
+             spread: float, nodes: np.ndarray, kappa: np.ndarray, weights: np.ndarray,
+             tiny: float) -> tuple[float, np.ndarray]:
+    """Negative log marginal likelihood of the count rows under the prior with these
+    parameters (the mixture over components and nodes, the multinomial coefficients left out)
+    and its gradient in ``(slope, offset[1:], log spread, log kappa, weight logits[1:])``."""
+    k, c = counts.shape[1], kappa.size
+    grad = np.empty(k + 2 * c)
+    logw = np.log(weights) - np.log(nodes.shape[0])
+    value = _nll_grad(np.ascontiguousarray(counts, dtype=np.float64),
+                      np.ascontiguousarray(logq, dtype=np.float64), float(slope),
+                      np.ascontiguousarray(offset, dtype=np.float64), float(spread),
+                      np.ascontiguousarray(nodes, dtype=np.float64),
+                      np.ascontiguousarray(kappa, dtype=np.float64), logw, float(tiny), grad)
+    return value, grad
