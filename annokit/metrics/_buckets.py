@@ -301,8 +301,8 @@ def _class_sums(p: np.ndarray, h: np.ndarray, base: int, shift: int, out: np.nda
 @numba.njit(cache=True, nogil=True)
 def _class_sums3(p: np.ndarray, h: np.ndarray, base: int, shift: int, out: np.ndarray,
                  rows: np.ndarray, a: int) -> None:  # pragma: no cover - numba
-    """:func:`_class_sums` for three classes, unrolled (the class a constant: a third
-    faster)."""
+    """:func:`_class_sums` for three classes, unrolled (each class a constant the compiler
+    can schedule around)."""
     for i in range(p.shape[0]):
         _class_add(p, i, 0, h[i], base, shift, out, rows, a)
         _class_add(p, i, 1, h[i], base, shift, out, rows, a)

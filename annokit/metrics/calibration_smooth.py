@@ -92,8 +92,9 @@ def _linear_bin(x: np.ndarray, y: np.ndarray, w: np.ndarray, lo: float, scale: f
 def _linear_bin_unit(x: np.ndarray, y: np.ndarray, lo: float, scale: float, residual: bool,
                      mirror: bool, out: np.ndarray,
                      moments: np.ndarray) -> None:  # pragma: no cover - numba
-    """:func:`_linear_bin` with unit weights (its own loop: twice as fast), ``out`` as in
-    :func:`_add_unit`; ``moments`` adds the sums of ``y``, ``y x`` and ``y x^2``."""
+    """:func:`_linear_bin` with unit weights, in a loop of its own (no replicate loop in the
+    way of the compiler), ``out`` as in :func:`_add_unit`; ``moments`` adds the sums of
+    ``y``, ``y x`` and ``y x^2``."""
     s0 = s1 = s2 = 0.0
     for i in range(x.size):
         c, yi = x[i], y[i]
