@@ -16,7 +16,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["dm_table", "nll_grad"]
+__all__ = ["dm_table", "row_terms"]
 
 _SUMS = 12  # counts up to this use the rising-factorial sums
 
@@ -82,15 +82,17 @@ def dm_table(counts: np.ndarray, means: np.ndarray, kappa: np.ndarray, tiny: flo
 
 
 @numba.njit(cache=True, nogil=True)
-def _nll_grad(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spread: float,
-              nodes: np.ndarray, kappa: np.ndarray, logw: np.ndarray, tiny: float,
-              grad: np.ndarray) -> float:  # pragma: no cover - numba
-    """One pass over the items: the negative log marginal likelihood, and its gradient in
-    ``(slope, offset[1:], log spread, log kappa, weight logits[1:])`` into ``grad``.
+def _rows(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spread: float,
+          nodes: np.ndarray, kappa: np.ndarray, logw: np.ndarray, tiny: float, density: bool,
+          values: np.ndarray, grads: np.ndarray) -> None:  # pragma: no cover - numba
+    """Per row: the log marginal likelihood of counts ``x`` (or, with ``density``, the log
+    prior density of probability rows ``x``) under the mixture over components and nodes, and
+    its gradient in ``(slope, offset[1:], log spread, log kappa, weight logits[1:])``.
 
-    Per item: the Dirichlet means at the nodes (a softmax), each (component, node)'s log
-    likelihood and its derivative in the parameters (eq. 53), the responsibilities, then the
-    chain rule through ``kappa m`` and the softmax."""
+    Per row: the Dirichlet means at the nodes (a softmax), each (component, node)'s log
+    likelihood and its derivative in the Dirichlet parameters (Minka 2000, eq. 53; for a
+    density, ``log p_j - psi(alpha_j) + psi(A)``), the responsibilities, then the chain rule
+    through ``kappa m`` and the softmax."""
     n, k = x.shape
     n_nodes, n_comp = nodes.shape[0], kappa.size
     m = np.empty((n_nodes, k))
@@ -98,8 +100,6 @@ def _nll_grad(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
     g = np.empty((n_comp, n_nodes, k))
     h = np.empty(k)
     weights = np.exp(logw) * n_nodes  # the components' weights
-    grad[:] = 0.0
-    nll = 0.0
     for i in range(n):
         for mm in range(n_nodes):
             top = -np.inf
@@ -117,11 +117,20 @@ def _nll_grad(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
             total += x[i, j]
         best = -np.inf
         for c in range(n_comp):
-            lg_all, dg_all = _rise(kappa[c] + k * tiny, total)
+            big_a = kappa[c] + k * tiny
+            if density:
+                lg_all, dg_all = -math.lgamma(big_a), -_digamma(big_a)
+            else:
+                lg_all, dg_all = _rise(big_a, total)
             for mm in range(n_nodes):
                 acc = logw[c] - lg_all
                 for j in range(k):
-                    lg, dg = _rise(kappa[c] * m[mm, j] + tiny, x[i, j])
+                    a = kappa[c] * m[mm, j] + tiny
+                    if density:
+                        lp = math.log(max(x[i, j], 1e-300))
+                        lg, dg = (a - 1.0) * lp - math.lgamma(a), lp - _digamma(a)
+                    else:
+                        lg, dg = _rise(a, x[i, j])
                     acc += lg
                     g[c, mm, j] = dg - dg_all
                 ll[c, mm] = acc
@@ -131,16 +140,17 @@ def _nll_grad(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
             for mm in range(n_nodes):
                 ll[c, mm] = math.exp(ll[c, mm] - best)
                 z += ll[c, mm]
-        nll -= best + math.log(z)
+        values[i] = best + math.log(z)
+        grads[i, :] = 0.0
         for c in range(n_comp):
             rc = 0.0
             for mm in range(n_nodes):
                 ll[c, mm] /= z  # now the responsibility
                 rc += ll[c, mm]
                 for j in range(k):
-                    grad[k + 1 + c] -= ll[c, mm] * g[c, mm, j] * kappa[c] * m[mm, j]
+                    grads[i, k + 1 + c] += ll[c, mm] * g[c, mm, j] * kappa[c] * m[mm, j]
             if c > 0:
-                grad[k + n_comp + c] -= rc - weights[c]
+                grads[i, k + n_comp + c] += rc - weights[c]
         for mm in range(n_nodes):
             dot = 0.0
             for j in range(k):
@@ -150,25 +160,26 @@ def _nll_grad(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
                 dot += m[mm, j] * h[j]
             for j in range(k):
                 du = m[mm, j] * (h[j] - dot)
-                grad[0] -= du * logq[i, j]
+                grads[i, 0] += du * logq[i, j]
                 if j > 0:
-                    grad[j] -= du
-                grad[k] -= du * spread * nodes[mm, j]
-    return nll
+                    grads[i, j] += du
+                grads[i, k] += du * spread * nodes[mm, j]
 
 
-def nll_grad(counts: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
-             spread: float, nodes: np.ndarray, kappa: np.ndarray, weights: np.ndarray,
-             tiny: float) -> tuple[float, np.ndarray]:
-    """Negative log marginal likelihood of the count rows under the prior with these
-    parameters (the mixture over components and nodes, the multinomial coefficients left out)
-    and its gradient in ``(slope, offset[1:], log spread, log kappa, weight logits[1:])``."""
-    k, c = counts.shape[1], kappa.size
-    grad = np.empty(k + 2 * c)
-    logw = np.log(weights) - np.log(nodes.shape[0])
-    value = _nll_grad(np.ascontiguousarray(counts, dtype=np.float64),
-                      np.ascontiguousarray(logq, dtype=np.float64), float(slope),
-                      np.ascontiguousarray(offset, dtype=np.float64), float(spread),
-                      np.ascontiguousarray(nodes, dtype=np.float64),
-                      np.ascontiguousarray(kappa, dtype=np.float64), logw, float(tiny), grad)
-    return value, grad
+def row_terms(rows: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
+              spread: float, nodes: np.ndarray, kappa: np.ndarray, weights: np.ndarray,
+              tiny: float, *, density: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's log marginal likelihood (count rows) or log prior density (``density``:
+    probability rows) under the prior with these parameters, shape ``(n,)`` (the multinomial
+    coefficients left out), and its gradient in ``(slope, offset[1:], log spread, log kappa,
+    weight logits[1:])``, shape ``(n, n_params)``."""
+    n, k = rows.shape
+    c = kappa.size
+    values, grads = np.empty(n), np.empty((n, k + 2 * c))
+    _rows(np.ascontiguousarray(rows, dtype=np.float64),
+          np.ascontiguousarray(logq, dtype=np.float64), float(slope),
+          np.ascontiguousarray(offset, dtype=np.float64), float(spread),
+          np.ascontiguousarray(nodes, dtype=np.float64),
+          np.ascontiguousarray(kappa, dtype=np.float64),
+          np.log(weights) - np.log(nodes.shape[0]), float(tiny), density, values, grads)
+    return values, grads

@@ -46,8 +46,9 @@ two-stage sample carries the second stage's variance too (Cochran 1977, Sampling
 section 10.4), so the intervals include the vote sampling. The prior is fitted to the same
 items, and its own estimation error moves every ``e_i`` together, which resampling the
 ``e_i`` alone leaves out (in simulation the estimates spread 1.1-3x the items-only bootstrap
-error at 5 votes): :func:`prior_shifts` refits the prior to :data:`REFITS` bootstrap
-replicates and adds each refit's shift of the estimate to the replicates.
+error at 5 votes): :func:`prior_shifts` refits the prior to every bootstrap replicate (one
+Newton step on the replicate's own weights, so that the items' and the prior's errors move
+together) and adds each refit's shift of the estimate (the delta method) to the replicate.
 
 Not corrected: metrics that are not a mean over items of a per-item value (the binned
 calibration errors: ECE, MCE, classwise and adaptive ECE, the binary ones): refused under
@@ -72,11 +73,11 @@ from scipy.special import digamma, logsumexp
 from annokit.core.soft_labels import entropy
 from annokit.errors import InvalidValueError
 from annokit.metrics import kernels
-from annokit.metrics._dm_kernel import dm_table, nll_grad
+from annokit.metrics._dm_kernel import dm_table, row_terms
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
-__all__ = ["BLOCK", "DRAWS", "NODES", "REFITS", "TARGETS", "UNCHANGED", "PopulationPrior",
+__all__ = ["BLOCK", "DRAWS", "NODES", "TARGETS", "UNCHANGED", "PopulationPrior",
            "check_target", "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates",
            "population_values", "prior_nodes", "prior_shifts", "refusals", "target_names",
            "unbiased_brier_soft", "uncorrected_metrics"]
@@ -94,14 +95,11 @@ NODES = 32
 BLOCK = 8192
 #: Items the prior is fitted on at most (a seeded uniform sample above this).
 MAX_FIT_ITEMS = 4_000
-#: Refits of the prior to bootstrap replicates of the items (:func:`prior_shifts`): their
-#: shifts carry the fitted prior's own estimation error into the intervals.
-REFITS = 20
 _FLOOR = 1e-6  # the model probabilities' floor in log q
 #: Levenberg-Marquardt damping of the refits' Newton step, relative to the Hessian's largest
 #: eigenvalue: the mixture's likelihood is flat in some directions (components with the same
-#: slope), where an undamped step overshoots; with it the refits' spread matched full L-BFGS
-#: refits in simulation (0.005 against 0.005-0.007 for jsd at 5 votes), at 1/50 of the cost.
+#: slope), where an undamped step overshoots (with it the refits' spread matched full L-BFGS
+#: refits in simulation).
 _DAMP = 1e-3
 _TINY = 1e-8  # added to every Dirichlet parameter (a component may put ~0 mass on a label)
 
@@ -216,8 +214,15 @@ def _nll_grad(prior: PopulationPrior, counts: np.ndarray, logq: np.ndarray
     """Negative log marginal likelihood and its gradient in ``theta`` (:func:`_unpack`);
     d/d alpha of the Dirichlet-multinomial is Minka (2000), eq. 53 (one compiled pass:
     :func:`annokit.metrics._dm_kernel.nll_grad`)."""
-    return nll_grad(counts, logq, prior.slope, prior.offset, prior.spread, prior.nodes,
-                    prior.kappa, prior.weights, _TINY)
+    values, grads = _row_terms(prior, counts, logq)
+    return -float(values.sum()), -grads.sum(axis=0)
+
+
+def _row_terms(prior: PopulationPrior, rows: np.ndarray, logq: np.ndarray, *,
+               density: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`annokit.metrics._dm_kernel.row_terms` for ``prior``."""
+    return row_terms(rows, logq, prior.slope, prior.offset, prior.spread, prior.nodes,
+                     prior.kappa, prior.weights, _TINY, density=density)
 
 
 def fit_prior(counts: np.ndarray, probs: np.ndarray, *, seed: int = 0,
@@ -245,37 +250,6 @@ def _bounds(k: int, c: int) -> list[tuple[float, float]]:
             + [(-20.0, 20.0)] * (c - 1))
 
 
-def _refits(prior: PopulationPrior, counts: np.ndarray, probs: np.ndarray,
-            weights: np.ndarray) -> list[PopulationPrior]:
-    """The prior refitted to each row of Poisson ``weights`` over ``counts``' rows, by one
-    Newton step from the fitted parameters (the one-step bootstrap: Davison and Hinkley 1997,
-    Bootstrap Methods and their Application, section 9.4.3): ``theta - (H + d I)^-1 g_r``,
-    ``H`` the Hessian of the negative log marginal likelihood of the rows at the fit (central
-    differences of the analytic gradient), ``d`` the damping :data:`_DAMP` times its largest
-    eigenvalue, ``g_r`` the gradient of the weighted likelihood."""
-    assert prior.theta is not None
-    k, c, nodes = counts.shape[1], len(prior.kappa), prior.nodes
-    logq = np.log(np.maximum(probs, _FLOOR))
-    theta = prior.theta
-
-    def grad(t: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        x, lq = (counts, logq) if rows is None else (counts[rows], logq[rows])
-        return _nll_grad(_unpack(t, k, c, nodes), x, lq)[1]
-
-    step = 1e-4
-    eye = np.eye(theta.size) * step
-    hess = np.array([(grad(theta + e) - grad(theta - e)) / (2 * step) for e in eye])
-    hess = (hess + hess.T) / 2
-    damp = _DAMP * np.abs(np.linalg.eigvalsh(hess)).max()
-    inverse = np.linalg.pinv(hess + damp * np.eye(theta.size), rcond=1e-8, hermitian=True)
-    low, high = np.array(_bounds(k, c)).T
-    out = []
-    for w in weights:
-        g = grad(theta, np.repeat(np.arange(counts.shape[0]), w))
-        out.append(_unpack(np.clip(theta - inverse @ g, low, high), k, c, nodes))
-    return out
-
-
 def fit_rows(n: int, seed: int) -> np.ndarray:
     """The rows :func:`fit_prior` fits on: all, or a seeded sample of :data:`MAX_FIT_ITEMS`."""
     if n <= MAX_FIT_ITEMS:
@@ -284,41 +258,101 @@ def fit_rows(n: int, seed: int) -> np.ndarray:
 
 
 def prior_shifts(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
-                 probs: np.ndarray, counts: np.ndarray, e: np.ndarray, *,
-                 prior: PopulationPrior, groups: Sequence[np.ndarray | None], keys: np.ndarray,
-                 seed: int, refits: int) -> np.ndarray:
-    """How far each group's estimate moves when the prior is refitted to a bootstrap replicate.
+                 probs: np.ndarray, counts: np.ndarray, *, prior: PopulationPrior,
+                 groups: Sequence[np.ndarray | None], keys: np.ndarray, seed: int,
+                 n_boot: int) -> np.ndarray:
+    """How far each group's estimate moves when the prior is refitted to each bootstrap
+    replicate, shape ``(n_boot, n_groups, n_names)``.
 
-    For replicate ``r < refits`` the prior is refitted (:func:`_refits`: one Newton step from
-    the fitted one) to the fit rows (:func:`fit_rows`) weighted by the replicate's Poisson
-    weights, and the estimates of those rows are recomputed with the same seed; the shift is
-    their group mean minus that of ``e`` (the estimates under the fitted prior). Returns shape
-    ``(refits, n_groups, n_names)``.
-    Adding shift ``r mod refits`` to bootstrap replicate ``r`` gives the replicates both the
-    items' sampling and the prior's estimation error, which the items alone leave out: the
-    prior is fitted to the same items (``refits`` of the replicates refit it; the others reuse
-    their shifts in turn).
+    The refit to replicate ``r`` is one Newton step from the fitted parameters (the one-step
+    bootstrap: Davison and Hinkley 1997, Bootstrap Methods and their Application, section
+    9.4.3), ``d_r = (H + d I)^-1 sum_i (w_ri - 1) g_i``: ``w_ri`` the replicate's Poisson
+    weights of the fit rows (:func:`fit_rows`; the same weights as the items' bootstrap, so
+    the two move together), ``g_i`` each row's gradient of its log marginal likelihood, ``H``
+    the Hessian of the negative log likelihood (central differences of the analytic
+    gradient), ``d`` the damping :data:`_DAMP` times its largest eigenvalue; the step is kept
+    inside the parameters' bounds. The estimate moves by ``J d_r`` (the delta method), ``J``
+    the derivative of each group's mean estimate in the parameters (:func:`_sensitivity`).
     """
-    from annokit.core.resample import poisson_weights
+    from annokit.core.resample import poisson_weights, replicate_chunks
 
     rows = fit_rows(counts.shape[0], seed)
     x, q = counts[rows], probs[rows]
-    base = e[rows]
-    masks = []
-    for g in groups:
-        mask = np.ones(counts.shape[0], dtype=bool)
-        if g is not None:
-            mask[:] = False
-            mask[g] = True
-        masks.append(mask[rows])
-    weights = poisson_weights(keys[rows], seed, 0, refits).astype(np.int64)
-    out = np.zeros((refits, len(groups), len(names)))
-    for r, again in enumerate(_refits(prior, x, q, weights)):
-        moved = item_estimates(names, options, q, x, prior=again, seed=seed) - base
-        for j, mask in enumerate(masks):
-            if mask.any():
-                out[r, j] = moved[mask].mean(axis=0)
+    inverse, grads = _newton_terms(prior, x, q)
+    jac = _sensitivity(names, options, q, x, prior, seed, _group_masks(groups, rows, counts))
+    low, high = np.array(_bounds(x.shape[1], len(prior.kappa))).T
+    theta = prior.theta
+    assert theta is not None
+    out = np.empty((n_boot, len(groups), len(names)))
+    for start, stop in replicate_chunks(n_boot, rows.size):
+        w = poisson_weights(keys[rows], seed, start, stop) - 1.0
+        step = np.clip(theta + (w @ grads) @ inverse, low, high) - theta
+        out[start:stop] = np.einsum("rp,gnp->rgn", step, jac)
     return out
+
+
+def _group_masks(groups: Sequence[np.ndarray | None], rows: np.ndarray,
+                 counts: np.ndarray) -> np.ndarray:
+    """Which fit rows each group holds, shape ``(n_groups, n_fit_rows)``."""
+    masks = np.ones((len(groups), rows.size), dtype=bool)
+    for j, g in enumerate(groups):
+        if g is not None:
+            mask = np.zeros(counts.shape[0], dtype=bool)
+            mask[g] = True
+            masks[j] = mask[rows]
+    return masks
+
+
+def _newton_terms(prior: PopulationPrior, counts: np.ndarray, probs: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The damped inverse Hessian of the negative log marginal likelihood at the fit
+    (symmetric, ``(n_params, n_params)``) and each row's gradient of its log likelihood."""
+    assert prior.theta is not None
+    k, c, nodes = counts.shape[1], len(prior.kappa), prior.nodes
+    logq = np.log(np.maximum(probs, _FLOOR))
+    theta = prior.theta
+
+    def grad(t: np.ndarray) -> np.ndarray:
+        return _nll_grad(_unpack(t, k, c, nodes), counts, logq)[1]
+
+    step = 1e-4
+    hess = np.array([(grad(theta + e) - grad(theta - e)) / (2 * step)
+                     for e in np.eye(theta.size) * step])
+    hess = (hess + hess.T) / 2
+    damp = _DAMP * np.abs(np.linalg.eigvalsh(hess)).max()
+    inverse = np.linalg.pinv(hess + damp * np.eye(theta.size), rcond=1e-8, hermitian=True)
+    return inverse, _row_terms(prior, counts, logq)[1]
+
+
+def _sensitivity(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
+                 q: np.ndarray, x: np.ndarray, prior: PopulationPrior, seed: int,
+                 masks: np.ndarray) -> np.ndarray:
+    """The derivative of each group's mean estimate in the prior's parameters, shape
+    ``(n_groups, n_names, n_params)``, on the rows ``x``.
+
+    Only the posterior expectation in ``e_i`` depends on the prior, and the likelihood does
+    not, so ``d/d theta E_post[h] = Cov_post(h, d/d theta log pi_theta(p | q))`` (the score
+    identity): the covariance, over each item's posterior draws, of the draws' terms with the
+    gradient of the prior's log density at the draws (:func:`annokit.metrics._dm_kernel.
+    row_terms`), averaged over each group's rows. Smooth in the parameters, unlike
+    re-drawing under refitted priors. ``brier_soft``'s exact estimator does not use the prior.
+    """
+    gen = np.random.Generator(np.random.Philox(seed))
+    n, k = x.shape
+    per_item = np.zeros((n, len(names), prior.theta.size if prior.theta is not None else 0))
+    for lo in range(0, n, BLOCK):
+        xb, qb = x[lo:lo + BLOCK], q[lo:lo + BLOCK]
+        _, gap, pop = _posterior_block(names, options, qb, xb, prior, gen, DRAWS)
+        logq = np.repeat(np.log(np.maximum(qb, _FLOOR)), DRAWS, axis=0)
+        score = _row_terms(prior, pop.reshape(-1, k), logq, density=True)[1]
+        score = score.reshape(xb.shape[0], DRAWS, -1)
+        gap = gap - gap.mean(axis=1, keepdims=True)
+        score -= score.mean(axis=1, keepdims=True)
+        per_item[lo:lo + BLOCK] = np.einsum("isn,isp->inp", gap, score) / (DRAWS - 1)
+    exact = [j for j, name in enumerate(names) if REGISTRY[name].per_item == "brier_soft"]
+    per_item[np.ix_(x.sum(axis=1) >= 2, exact)] = 0.0
+    sizes = np.maximum(masks.sum(axis=1), 1)[:, None, None]
+    return np.einsum("gi,inp->gnp", masks.astype(np.float64), per_item) / sizes
 
 
 def _item_matrix(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
@@ -355,35 +389,50 @@ def item_estimates(names: Sequence[str], options: Mapping[str, Mapping[str, Any]
     Items in blocks of :data:`BLOCK` rows (a constant: the draws come from one stream, block
     after block in item order, so the same records and seed give the same values).
     """
-    block = BLOCK
     gen = np.random.Generator(np.random.Philox(seed))
-    n, k = counts.shape
+    n = counts.shape[0]
     out = np.empty((n, len(names)))
-    for lo in range(0, n, block):
-        x, q = counts[lo:lo + block], probs[lo:lo + block]
-        votes = x.sum(axis=1)
-        resp = prior.responsibilities(x, q)
-        comp = (gen.random((x.shape[0], draws, 1)) > np.cumsum(resp, axis=1)[:, None, :]).sum(-1)
-        comp = np.minimum(comp, resp.shape[1] - 1)
-        alpha = np.take_along_axis(prior.alphas(q), comp[..., None], axis=1) + x[:, None, :]
-        pop = _dirichlet(gen, alpha)
-        rep = gen.multinomial(np.broadcast_to(votes[:, None], pop.shape[:-1]), pop)
-        qs = np.repeat(q, draws, axis=0)
-        plug = _item_matrix(names, options, q, x / votes[:, None], x.argmax(axis=1))
-        flat = pop.reshape(-1, k)
-        at_pop = _item_matrix(names, options, qs, flat, flat.argmax(axis=1))
-        rflat = rep.reshape(-1, k)
-        at_rep = _item_matrix(names, options, qs, rflat / np.repeat(votes, draws)[:, None],
-                              rflat.argmax(axis=1))
-        m = len(names)
-        _entropy_terms(names, plug, q, x)
-        _entropy_terms(names, at_rep, qs, rflat)
-        out[lo:lo + block] = (plug - at_rep.reshape(-1, draws, m).mean(axis=1)
-                              + at_pop.reshape(-1, draws, m).mean(axis=1))
+    for lo in range(0, n, BLOCK):
+        plug, gap, _ = _posterior_block(names, options, probs[lo:lo + BLOCK],
+                                        counts[lo:lo + BLOCK], prior, gen, draws)
+        out[lo:lo + BLOCK] = plug + gap.mean(axis=1)
+    _exact_brier_soft(names, out, probs, counts)
+    return out
+
+
+def _exact_brier_soft(names: Sequence[str], values: np.ndarray, probs: np.ndarray,
+                      counts: np.ndarray) -> None:
+    """``brier_soft``'s columns of ``values`` replaced, in place, by its exact estimator."""
     for j, name in enumerate(names):
         if REGISTRY[name].per_item == "brier_soft":
-            out[:, j] = unbiased_brier_soft(probs, counts, fallback=out[:, j])
-    return out
+            values[:, j] = unbiased_brier_soft(probs, counts, fallback=values[:, j])
+
+
+def _posterior_block(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
+                     q: np.ndarray, x: np.ndarray, prior: PopulationPrior,
+                     gen: np.random.Generator, draws: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For rows ``x`` (counts) and ``q``: the plug-in values ``(n, m)``, each posterior draw's
+    ``f(q, p_s) - f(q, y_s / n)`` ``(n, draws, m)`` (module docstring) and the draws ``p_s``
+    ``(n, draws, k)``."""
+    k, m = x.shape[1], len(names)
+    votes = x.sum(axis=1)
+    resp = prior.responsibilities(x, q)
+    comp = (gen.random((x.shape[0], draws, 1)) > np.cumsum(resp, axis=1)[:, None, :]).sum(-1)
+    comp = np.minimum(comp, resp.shape[1] - 1)
+    alpha = np.take_along_axis(prior.alphas(q), comp[..., None], axis=1) + x[:, None, :]
+    pop = _dirichlet(gen, alpha)
+    rep = gen.multinomial(np.broadcast_to(votes[:, None], pop.shape[:-1]), pop)
+    qs = np.repeat(q, draws, axis=0)
+    plug = _item_matrix(names, options, q, x / votes[:, None], x.argmax(axis=1))
+    flat = pop.reshape(-1, k)
+    at_pop = _item_matrix(names, options, qs, flat, flat.argmax(axis=1))
+    rflat = rep.reshape(-1, k)
+    at_rep = _item_matrix(names, options, qs, rflat / np.repeat(votes, draws)[:, None],
+                          rflat.argmax(axis=1))
+    _entropy_terms(names, plug, q, x)
+    _entropy_terms(names, at_rep, qs, rflat)
+    return plug, (at_pop - at_rep).reshape(-1, draws, m), pop
 
 
 def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
@@ -459,8 +508,8 @@ def population_values(models: Sequence[np.ndarray], counts: np.ndarray,
         prior = fit_prior(counts, probs, seed=seed)
         e = item_estimates(names, options, probs, counts, prior=prior, seed=seed)
         shifts = None if not n_boot else prior_shifts(
-            names, options, probs, counts, e, prior=prior, groups=groups, keys=keys, seed=seed,
-            refits=min(n_boot, REFITS))
+            names, options, probs, counts, prior=prior, groups=groups, keys=keys, seed=seed,
+            n_boot=n_boot)
         for g, rows in enumerate(groups):
             eg = e if rows is None else e[rows]
             est[m, g] = eg.mean(axis=0) if eg.shape[0] else np.nan
@@ -474,5 +523,5 @@ def population_values(models: Sequence[np.ndarray], counts: np.ndarray,
                 with np.errstate(invalid="ignore", divide="ignore"):
                     reps[m, g, :, start:stop] = (wg @ eg / wg.sum(axis=1)[:, None]).T
         assert shifts is not None
-        reps[m] += np.moveaxis(shifts[np.arange(n_boot) % shifts.shape[0]], 0, -1)
+        reps[m] += np.moveaxis(shifts, 0, -1)
     return est, reps

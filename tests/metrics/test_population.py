@@ -180,7 +180,7 @@ def test_grassberger_entropy_bias_is_the_series_tail_grassberger2003_eq28():
 
 def test_prior_refits_shift_the_bootstrap_replicates():
     """Replicate ``r`` is the items' Poisson-bootstrap mean of the estimates plus the shift of
-    the prior refitted to replicate ``r mod REFITS`` (the two-stage bootstrap); brier_soft's
+    the prior refitted to the same replicate's weights (the two-stage bootstrap); brier_soft's
     exact estimator does not use the prior, so its shifts are zero."""
     p, q, x = _sample(6, 300)
     names = list(MEANS)
@@ -188,9 +188,9 @@ def test_prior_refits_shift_the_bootstrap_replicates():
     keys = np.arange(len(x), dtype=np.uint64)
     prior = population.fit_prior(x, q, seed=0)
     e = population.item_estimates(names, opts, q, x, prior=prior, seed=0)
-    n_boot = population.REFITS + 5
-    shifts = population.prior_shifts(names, opts, q, x, e, prior=prior, groups=[None],
-                                     keys=keys, seed=0, refits=population.REFITS)
+    n_boot = 25
+    shifts = population.prior_shifts(names, opts, q, x, prior=prior, groups=[None],
+                                     keys=keys, seed=0, n_boot=n_boot)
     prior_based = [j for j, k in enumerate(names) if k != "brier_soft"]
     assert np.all(shifts[..., prior_based].std(axis=0) > 0)
     assert np.all(shifts[..., names.index("brier_soft")] == 0)
@@ -198,5 +198,29 @@ def test_prior_refits_shift_the_bootstrap_replicates():
                                            n_boot=n_boot)
     w = poisson_weights(keys, 0, 0, n_boot)
     items_only = (w @ e / w.sum(axis=1)[:, None]).T
-    expected = items_only + shifts[np.arange(n_boot) % population.REFITS, 0].T
-    np.testing.assert_allclose(reps[0, 0], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(reps[0, 0], items_only + shifts[:, 0].T, rtol=0, atol=1e-12)
+
+
+def test_prior_shift_is_the_refit_estimate_to_first_order_delta_method():
+    """The linearised shift ``J d`` (score-identity derivative ``J``) against re-estimating
+    with the prior moved by a small step ``d``, the same posterior draws reweighted by the
+    ratio of the two priors' densities (importance sampling: no re-drawing noise)."""
+    from scipy.special import logsumexp
+
+    p, q, x = _sample(8, 400)
+    names = ["jsd", "kl", "ent_ce"]
+    opts = {k: {} for k in names}
+    prior = population.fit_prior(x, q, seed=0)
+    masks = np.ones((1, len(x)), dtype=bool)
+    jac = population._sensitivity(names, opts, q, x, prior, 0, masks)[0]
+    step = 1e-3 * np.linspace(-1, 1, prior.theta.size)
+    moved = population._unpack(prior.theta + step, 3, len(prior.kappa), prior.nodes)
+    gen = np.random.Generator(np.random.Philox(0))
+    plug, gap, pop = population._posterior_block(names, opts, q, x, prior, gen, 400)
+    logq = np.repeat(np.log(np.maximum(q, 1e-6)), 400, axis=0)
+    ratio = (population._row_terms(moved, pop.reshape(-1, 3), logq, density=True)[0]
+             - population._row_terms(prior, pop.reshape(-1, 3), logq, density=True)[0])
+    w = np.exp(ratio.reshape(len(x), 400) - logsumexp(ratio.reshape(len(x), 400), axis=1,
+                                                       keepdims=True))
+    shift = ((w[..., None] * gap).sum(axis=1) - gap.mean(axis=1)).mean(axis=0)
+    np.testing.assert_allclose(jac @ step, shift, rtol=0.25, atol=2e-6)
