@@ -81,6 +81,45 @@ def dm_table(counts: np.ndarray, means: np.ndarray, kappa: np.ndarray, tiny: flo
     return ll, grad if with_grad else None
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _node_means(logq: np.ndarray, slope: float, offset: np.ndarray, spread: float,
+                nodes: np.ndarray, m: np.ndarray) -> None:  # pragma: no cover - numba
+    """``m[node] = softmax(slope log q + offset + spread z_node)`` for one row."""
+    for mm in range(nodes.shape[0]):
+        top = -np.inf
+        for j in range(m.shape[1]):
+            m[mm, j] = slope * logq[j] + offset[j] + spread * nodes[mm, j]
+            top = max(top, m[mm, j])
+        s = 0.0
+        for j in range(m.shape[1]):
+            m[mm, j] = math.exp(m[mm, j] - top)
+            s += m[mm, j]
+        for j in range(m.shape[1]):
+            m[mm, j] /= s
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _through_softmax(resp: np.ndarray, g: np.ndarray, m: np.ndarray, kappa: np.ndarray,
+                     logq: np.ndarray, spread: float, nodes: np.ndarray, h: np.ndarray,
+                     out: np.ndarray) -> None:  # pragma: no cover - numba
+    """Add to ``out`` the gradient in ``(slope, offset[1:], log spread)``: the derivative in
+    each mean ``m`` (responsibility-weighted, times ``kappa``) through the softmax."""
+    k = m.shape[1]
+    for mm in range(nodes.shape[0]):
+        dot = 0.0
+        for j in range(k):
+            h[j] = 0.0
+            for c in range(kappa.size):
+                h[j] += resp[c, mm] * g[c, mm, j] * kappa[c]
+            dot += m[mm, j] * h[j]
+        for j in range(k):
+            du = m[mm, j] * (h[j] - dot)
+            out[0] += du * logq[j]
+            if j > 0:
+                out[j] += du
+            out[k] += du * spread * nodes[mm, j]
+
+
 @numba.njit(cache=True, nogil=True)
 def _rows(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spread: float,
           nodes: np.ndarray, kappa: np.ndarray, logw: np.ndarray, tiny: float, density: bool,
@@ -101,17 +140,7 @@ def _rows(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spr
     h = np.empty(k)
     weights = np.exp(logw) * n_nodes  # the components' weights
     for i in range(n):
-        for mm in range(n_nodes):
-            top = -np.inf
-            for j in range(k):
-                m[mm, j] = slope * logq[i, j] + offset[j] + spread * nodes[mm, j]
-                top = max(top, m[mm, j])
-            s = 0.0
-            for j in range(k):
-                m[mm, j] = math.exp(m[mm, j] - top)
-                s += m[mm, j]
-            for j in range(k):
-                m[mm, j] /= s
+        _node_means(logq[i], slope, offset, spread, nodes, m)
         total = 0.0
         for j in range(k):
             total += x[i, j]
@@ -151,19 +180,7 @@ def _rows(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spr
                     grads[i, k + 1 + c] += ll[c, mm] * g[c, mm, j] * kappa[c] * m[mm, j]
             if c > 0:
                 grads[i, k + n_comp + c] += rc - weights[c]
-        for mm in range(n_nodes):
-            dot = 0.0
-            for j in range(k):
-                h[j] = 0.0
-                for c in range(n_comp):
-                    h[j] += ll[c, mm] * g[c, mm, j] * kappa[c]
-                dot += m[mm, j] * h[j]
-            for j in range(k):
-                du = m[mm, j] * (h[j] - dot)
-                grads[i, 0] += du * logq[i, j]
-                if j > 0:
-                    grads[i, j] += du
-                grads[i, k] += du * spread * nodes[mm, j]
+        _through_softmax(ll, g, m, kappa, logq[i], spread, nodes, h, grads[i])
 
 
 def row_terms(rows: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
