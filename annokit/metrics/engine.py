@@ -532,6 +532,7 @@ def population_target(names: Sequence[str], options: Mapping[str, Mapping[str, A
     model's ``probs`` (items in the records' order, keyed by ``keys``), their replicates
     without bound statistics.
     """
+    population.warn_few_items(counts.shape[0])
     fixed = [j for j, name in enumerate(names) if name not in population.UNCHANGED]
     fixed_names = [names[j] for j in fixed]
     n_boot = 0 if reps is None else reps.shape[3]

@@ -62,6 +62,7 @@ same records and seed give the same bytes.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,16 +72,16 @@ from scipy import optimize
 from scipy.special import digamma, logsumexp
 
 from annokit.core.soft_labels import entropy
-from annokit.errors import InvalidValueError
+from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.metrics import kernels
 from annokit.metrics._dm_kernel import dm_table, row_terms
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
-__all__ = ["BLOCK", "DRAWS", "NODES", "TARGETS", "UNCHANGED", "PopulationPrior",
+__all__ = ["BLOCK", "DRAWS", "FEW_ITEMS", "NODES", "TARGETS", "UNCHANGED", "PopulationPrior",
            "check_target", "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates",
            "population_values", "prior_nodes", "prior_shifts", "refusals", "target_names",
-           "unbiased_brier_soft", "uncorrected_metrics"]
+           "unbiased_brier_soft", "uncorrected_metrics", "warn_few_items"]
 
 #: The targets of :func:`annokit.metrics.engine.evaluate`.
 TARGETS = ("votes", "population")
@@ -93,6 +94,8 @@ COMPONENTS = 2
 NODES = 32
 #: Items per block of posterior draws (memory: ``BLOCK x DRAWS x n_labels`` per array).
 BLOCK = 8192
+#: Fewer items than this get a warning under the population target (:func:`population_values`).
+FEW_ITEMS = 100
 #: Items the prior is fitted on at most (a seeded uniform sample above this).
 MAX_FIT_ITEMS = 4_000
 _FLOOR = 1e-6  # the model probabilities' floor in log q
@@ -492,6 +495,16 @@ def unbiased_brier_soft(probs: np.ndarray, counts: np.ndarray, *, fallback: np.n
         second = (x * (x - 1.0)).sum(axis=1) / (n * (n - 1.0))
         value = (probs * probs).sum(axis=1) - 2.0 * (probs * x).sum(axis=1) / n + second
     return np.where(n >= 2, value, fallback)
+
+
+def warn_few_items(n_items: int) -> None:
+    """A warning when the population target runs on fewer than :data:`FEW_ITEMS` items."""
+    if n_items < FEW_ITEMS:
+        warnings.warn(f"the population target on {n_items} items: its estimates are "
+                      "bias-corrected means fitted to the items themselves, which on so few "
+                      "can fall outside a metric's range (an accuracy above 1, a negative "
+                      f"KL); use it on {FEW_ITEMS} items or more, or --target votes",
+                      DegenerateInputWarning, stacklevel=3)
 
 
 def population_values(models: Sequence[np.ndarray], counts: np.ndarray,

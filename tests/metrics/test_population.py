@@ -224,3 +224,11 @@ def test_prior_shift_is_the_refit_estimate_to_first_order_delta_method():
                                                        keepdims=True))
     shift = ((w[..., None] * gap).sum(axis=1) - gap.mean(axis=1)).mean(axis=0)
     np.testing.assert_allclose(jac @ step, shift, rtol=0.25, atol=2e-6)
+
+
+def test_few_items_warn_once_naming_the_count_and_the_option():
+    p, q, x = _sample(9, 30)
+    with pytest.warns(DegenerateInputWarning) as caught:
+        evaluate(AlignedRecords.from_arrays(q, x), metrics=["jsd"], n_boot=0, target="population")
+    few = [w for w in caught if "population target on 30 items" in str(w.message)]
+    assert len(few) == 1 and "--target votes" in str(few[0].message)
