@@ -427,7 +427,8 @@ def test_adaptive_ece_point_values_without_gathering_equal_in_memory(monkeypatch
     probs[10:30] = np.eye(k)[rng.integers(0, k, 20)]
     frame = _frame(votes.item_ids, probs, list(votes.labels.names))
     part_of = np.arange(n) % 37
-    ref, _ = _both(votes, frame, part_of, 37, metrics=["ece_adaptive", "ece"], by=by)
+    with dask.config.set(scheduler="synchronous"):  # no client given: no cluster started
+        ref, _ = _both(votes, frame, part_of, 37, metrics=["ece_adaptive", "ece"], by=by)
     built = []
     original = states.AdaptiveBinnedState.__init__
 
