@@ -513,13 +513,15 @@ def dask_votes(votes_path: str, scheduler: str | None, *, fmt: str = "auto",
             "every label of multi-label votes")
     import logging
 
-    from annokit.scale.client import shutdown
+    from annokit.scale.client import engine_client, shutdown
 
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
-    votes = read_votes_dask(votes_path, columns=options["columns"], scheduler=scheduler,
+    # the client first, closed when the command ends even if reading fails
+    client = engine_client(scheduler=scheduler)
+    click.get_current_context().call_on_close(lambda: shutdown(client))
+    votes = read_votes_dask(votes_path, columns=options["columns"], client=client,
                             scale=options["scale"], duplicates=duplicates,
                             labels=options.get("labels"))  # --labels: the order of ordinal words
-    click.get_current_context().call_on_close(lambda: shutdown(votes.client))
     if gold is not None:
         from annokit.io import read_gold
 

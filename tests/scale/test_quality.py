@@ -101,7 +101,7 @@ def test_filter_without_annotator_ids_is_refused():
     from annokit.scale.filter import filter_annotators_dask
 
     dv = from_votes(Votes.from_counts(np.array([[2, 1], [0, 3]]), labels=["a", "b"]),
-                    npartitions=1)
+                    npartitions=1, client=False)  # in process: no LocalCluster started
     with pytest.raises(SchemaError,
                        match="^filtering annotators needs annotator ids; votes has none$"):
         filter_annotators_dask(dv, method="agreement", threshold=0.3)
