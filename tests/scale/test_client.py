@@ -28,11 +28,14 @@ def test_a_client_annokit_made_is_closed_and_the_callers_left_open(dask_client):
     assert dask_client.status == "running"
 
 
-def test_cli_starts_its_own_cluster_and_closes_it(tmp_path):
+@pytest.mark.parametrize("bad", [False, True], ids=["read", "read-error"])
+def test_cli_starts_its_own_cluster_and_closes_it(tmp_path, bad):
     """``--engine dask`` with no cluster running (a fresh interpreter): the command starts a
-    LocalCluster of worker processes, runs on it and closes it (the process ends cleanly)."""
-    pd.DataFrame({"item": ["a", "a", "b", "b"], "annotator": ["x", "y", "x", "y"],
-                  "label": ["p", "p", "p", "n"]}).to_parquet(tmp_path / "v.parquet")
+    LocalCluster of worker processes, runs on it and closes it, also when the votes cannot be
+    read (a blank label: the error, exit 1, and no cluster left running)."""
+    frame = pd.DataFrame({"item": ["a", "a", "b", "b"], "annotator": ["x", "y", "x", "y"],
+                          "label": ["p", "p", "p", None if bad else "n"]})
+    frame.to_parquet(tmp_path / "v.parquet")
     code = ("import sys, distributed; from annokit.cli import main; "
             "sys.argv = ['annokit'] + sys.argv[1:]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
@@ -42,6 +45,9 @@ def test_cli_starts_its_own_cluster_and_closes_it(tmp_path):
     res = subprocess.run([sys.executable, "-c", code, "stats", str(tmp_path / "v.parquet"),
                           "--engine", "dask", "--n-boot", "0", "--json"],
                          capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert json.loads(res.stdout)["n_items"] == 2
     assert res.stderr.strip().splitlines()[-1] == "closed"
+    if bad:
+        assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    else:
+        assert res.returncode == 0, res.stderr
+        assert json.loads(res.stdout)["n_items"] == 2
