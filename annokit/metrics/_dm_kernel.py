@@ -16,7 +16,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["dm_table", "row_terms"]
+__all__ = ["responsibilities", "row_terms"]
 
 _SUMS = 12  # counts up to this use the rising-factorial sums
 
@@ -43,42 +43,6 @@ def _rise(a: float, x: float) -> tuple[float, float]:  # pragma: no cover - numb
             dg += 1.0 / (a + t)
         return lg, dg
     return math.lgamma(a + x) - math.lgamma(a), _digamma(a + x) - _digamma(a)
-
-
-@numba.njit(cache=True, nogil=True)
-def _table(x: np.ndarray, means: np.ndarray, kappa: np.ndarray, tiny: float, ll: np.ndarray,
-           grad: np.ndarray, with_grad: bool) -> None:  # pragma: no cover - numba
-    n, n_nodes, k = means.shape
-    for i in range(n):
-        total = 0.0
-        for j in range(k):
-            total += x[i, j]
-        for c in range(kappa.size):
-            big_a = kappa[c] + k * tiny
-            lg_all, dg_all = _rise(big_a, total)
-            for m in range(n_nodes):
-                acc = -lg_all
-                for j in range(k):
-                    a = kappa[c] * means[i, m, j] + tiny
-                    lg, dg = _rise(a, x[i, j])
-                    acc += lg
-                    if with_grad:
-                        grad[i, c, m, j] = dg - dg_all
-                ll[i, c, m] = acc
-
-
-def dm_table(counts: np.ndarray, means: np.ndarray, kappa: np.ndarray, tiny: float, *,
-             with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """Log likelihood ``(n, n_components, n_nodes)`` of each count row under each component and
-    node, and with ``with_grad`` its derivative in each Dirichlet parameter
-    ``(n, n_components, n_nodes, n_labels)``; ``means`` of shape ``(n, n_nodes, n_labels)``."""
-    n, n_nodes, k = means.shape
-    x = np.ascontiguousarray(counts, dtype=np.float64)
-    ll = np.empty((n, kappa.size, n_nodes))
-    grad = np.empty((n, kappa.size, n_nodes, k) if with_grad else (1, 1, 1, 1))
-    _table(x, np.ascontiguousarray(means), np.ascontiguousarray(kappa, dtype=np.float64),
-           float(tiny), ll, grad, with_grad)
-    return ll, grad if with_grad else None
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -123,7 +87,8 @@ def _through_softmax(resp: np.ndarray, g: np.ndarray, m: np.ndarray, kappa: np.n
 @numba.njit(cache=True, nogil=True)
 def _rows(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spread: float,
           nodes: np.ndarray, kappa: np.ndarray, logw: np.ndarray, tiny: float, density: bool,
-          values: np.ndarray, grads: np.ndarray) -> None:  # pragma: no cover - numba
+          with_grad: bool, values: np.ndarray, grads: np.ndarray,
+          resp_out: np.ndarray) -> None:  # pragma: no cover - numba
     """Per row: the log marginal likelihood of counts ``x`` (or, with ``density``, the log
     prior density of probability rows ``x``) under the mixture over components and nodes, and
     its gradient in ``(slope, offset[1:], log spread, log kappa, weight logits[1:])``.
@@ -170,6 +135,11 @@ def _rows(x: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spr
                 ll[c, mm] = math.exp(ll[c, mm] - best)
                 z += ll[c, mm]
         values[i] = best + math.log(z)
+        if not with_grad:  # the responsibilities only
+            for c in range(n_comp):
+                for mm in range(n_nodes):
+                    resp_out[i, c, mm] = ll[c, mm] / z
+            continue
         grads[i, :] = 0.0
         for c in range(n_comp):
             rc = 0.0
@@ -190,13 +160,33 @@ def row_terms(rows: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarr
     probability rows) under the prior with these parameters, shape ``(n,)`` (the multinomial
     coefficients left out), and its gradient in ``(slope, offset[1:], log spread, log kappa,
     weight logits[1:])``, shape ``(n, n_params)``."""
+    values, grads, _ = _call(rows, logq, slope, offset, spread, nodes, kappa, weights, tiny,
+                             density, True)
+    return values, grads
+
+
+def responsibilities(counts: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray,
+                     spread: float, nodes: np.ndarray, kappa: np.ndarray, weights: np.ndarray,
+                     tiny: float) -> np.ndarray:
+    """Each count row's posterior probability of every (component, node), shape
+    ``(n, n_components, n_nodes)``."""
+    return _call(counts, logq, slope, offset, spread, nodes, kappa, weights, tiny, False,
+                 False)[2]
+
+
+def _call(rows: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, spread: float,
+          nodes: np.ndarray, kappa: np.ndarray, weights: np.ndarray, tiny: float,
+          density: bool, with_grad: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n, k = rows.shape
-    c = kappa.size
-    values, grads = np.empty(n), np.empty((n, k + 2 * c))
+    c, m = kappa.size, nodes.shape[0]
+    values = np.empty(n)
+    grads = np.empty((n, k + 2 * c) if with_grad else (1, k + 2 * c))
+    resp = np.empty((1, 1, 1) if with_grad else (n, c, m))
     _rows(np.ascontiguousarray(rows, dtype=np.float64),
           np.ascontiguousarray(logq, dtype=np.float64), float(slope),
           np.ascontiguousarray(offset, dtype=np.float64), float(spread),
           np.ascontiguousarray(nodes, dtype=np.float64),
           np.ascontiguousarray(kappa, dtype=np.float64),
-          np.log(weights) - np.log(nodes.shape[0]), float(tiny), density, values, grads)
-    return values, grads
+          np.log(weights) - np.log(nodes.shape[0]), float(tiny), density, with_grad, values,
+          grads, resp)
+    return values, grads, resp

@@ -74,7 +74,7 @@ from scipy.special import digamma, logsumexp
 from annokit.core.soft_labels import entropy
 from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.metrics import kernels
-from annokit.metrics._dm_kernel import dm_table, row_terms
+from annokit.metrics._dm_kernel import responsibilities, row_terms
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
@@ -183,15 +183,12 @@ class PopulationPrior:
         a = self.kappa[None, :, None, None] * m[:, None] + _TINY
         return a.reshape(m.shape[0], -1, m.shape[-1])
 
-    def log_weights(self) -> np.ndarray:
-        """The prior weight of every (component, node), shape (n_comp * n_nodes,)."""
-        return np.repeat(np.log(self.weights) - np.log(self.nodes.shape[0]), self.nodes.shape[0])
-
     def responsibilities(self, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """Posterior probability of every (component, node), shape (n, n_comp * n_nodes)."""
-        ll, _ = dm_table(counts, self.means(probs), self.kappa, _TINY, with_grad=False)
-        ll = self.log_weights() + ll.reshape(ll.shape[0], -1)
-        return np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
+        logq = np.log(np.maximum(probs, _FLOOR))
+        resp = responsibilities(counts, logq, self.slope, self.offset, self.spread, self.nodes,
+                                self.kappa, self.weights, _TINY)
+        return resp.reshape(resp.shape[0], -1)
 
 
 def prior_nodes(k: int, n_nodes: int = NODES) -> np.ndarray:

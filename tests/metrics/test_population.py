@@ -129,19 +129,27 @@ def test_prior_gradient_is_the_derivative_minka2000_eq53():
 
 
 def test_compiled_likelihood_equals_gammaln_minka2000_eq52():
-    """The compiled Dirichlet-multinomial table (rising factorials for small counts, lgamma
-    above) equals ``log B(alpha + x) - log B(alpha)`` written with scipy's gammaln."""
-    from annokit.metrics._dm_kernel import dm_table
+    """The compiled marginal likelihood (rising factorials for small counts, lgamma above) and
+    the posterior responsibilities equal ``log B(alpha + x) - log B(alpha)`` written with
+    scipy's gammaln, mixed over the components and nodes with the prior's weights."""
+    from scipy.special import logsumexp
+
+    from annokit.metrics._dm_kernel import row_terms
     from annokit.subsample.extrapolate import dm_log_likelihood
 
     p, q, x = _sample(7, 100)
     prior = population.fit_prior(x, q, seed=0)
-    means = prior.means(q)
+    logq = np.log(np.maximum(q, 1e-6))
     for counts in (x, x * 9, x + 0.5):
-        ll, _ = dm_table(counts, means, prior.kappa, 1e-8, with_grad=False)
-        alpha = prior.kappa[None, :, None, None] * means[:, None] + 1e-8
-        want = dm_log_likelihood(counts[:, None, None, :], alpha)
-        np.testing.assert_allclose(ll, want, rtol=1e-10, atol=1e-9)
+        alpha = prior.kappa[None, :, None, None] * prior.means(q)[:, None] + 1e-8
+        ll = (dm_log_likelihood(counts[:, None, None, :], alpha)
+              + np.log(prior.weights)[:, None] - np.log(prior.nodes.shape[0])).reshape(100, -1)
+        want = logsumexp(ll, axis=1)
+        got = row_terms(counts, logq, prior.slope, prior.offset, prior.spread, prior.nodes,
+                        prior.kappa, prior.weights, 1e-8)[0]
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(prior.responsibilities(counts, q),
+                                   np.exp(ll - want[:, None]), rtol=1e-9, atol=1e-12)
 
 
 def test_brier_soft_exact_unbiased_estimator_by_enumeration():
