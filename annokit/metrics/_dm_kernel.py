@@ -5,7 +5,7 @@ population.PopulationPrior`), the log likelihood without the multinomial coeffic
 ``log B(alpha + x) - log B(alpha)`` (Minka 2000, eq. 52), and its derivative in each
 ``alpha_j``, ``psi(x_j + alpha_j) - psi(alpha_j) - psi(n + A) + psi(A)`` (eq. 53). Small whole
 counts use the rising factorials: ``log Gamma(a + x) - log Gamma(a) =
-sum_(t < x) log(a + t)`` and ``psi(a + x) - psi(a) = sum_(t < x) 1 / (a + t)``; larger counts
+log prod_(t < x) (a + t)`` and ``psi(a + x) - psi(a) = sum_(t < x) 1 / (a + t)``; larger counts
 use ``lgamma`` and :func:`_digamma`.
 """
 
@@ -16,7 +16,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["responsibilities", "row_terms"]
+__all__ = ["drawn_alphas", "responsibilities", "row_terms"]
 
 _SUMS = 12  # counts up to this use the rising-factorial sums
 
@@ -37,11 +37,11 @@ def _digamma(a: float) -> float:  # pragma: no cover - numba
 def _rise(a: float, x: float) -> tuple[float, float]:  # pragma: no cover - numba
     """``(log Gamma(a + x) - log Gamma(a), psi(a + x) - psi(a))``."""
     if x <= _SUMS and x == math.floor(x):
-        lg, dg = 0.0, 0.0
+        rising, dg = 1.0, 0.0  # one log of the product: a < e^9 + 1 and x <= 12 cannot overflow
         for t in range(int(x)):
-            lg += math.log(a + t)
+            rising *= a + t
             dg += 1.0 / (a + t)
-        return lg, dg
+        return math.log(rising), dg
     return math.lgamma(a + x) - math.lgamma(a), _digamma(a + x) - _digamma(a)
 
 
@@ -190,3 +190,41 @@ def _call(rows: np.ndarray, logq: np.ndarray, slope: float, offset: np.ndarray, 
           np.log(weights) - np.log(nodes.shape[0]), float(tiny), density, with_grad, values,
           grads, resp)
     return values, grads, resp
+
+
+@numba.njit(cache=True, nogil=True)
+def _drawn(resp: np.ndarray, u: np.ndarray, x: np.ndarray, logq: np.ndarray, slope: float,
+           offset: np.ndarray, spread: float, nodes: np.ndarray, kappa: np.ndarray,
+           tiny: float, out: np.ndarray) -> None:  # pragma: no cover - numba
+    """For each row and draw: the (component, node) whose cumulative responsibility first
+    reaches ``u`` (inverse-CDF sampling), and its posterior Dirichlet parameters."""
+    n, draws = u.shape
+    n_nodes, k = nodes.shape[0], x.shape[1]
+    m = np.empty((1, k))
+    for i in range(n):
+        for s in range(draws):
+            pick, cum = resp.shape[1] - 1, 0.0
+            for r in range(resp.shape[1]):
+                cum += resp[i, r]
+                if u[i, s] <= cum:
+                    pick = r
+                    break
+            c, node = pick // n_nodes, pick % n_nodes
+            _node_means(logq[i], slope, offset, spread, nodes[node:node + 1], m)
+            for j in range(k):
+                out[i, s, j] = kappa[c] * m[0, j] + tiny + x[i, j]
+
+
+def drawn_alphas(resp: np.ndarray, u: np.ndarray, x: np.ndarray, logq: np.ndarray,
+                 slope: float, offset: np.ndarray, spread: float, nodes: np.ndarray,
+                 kappa: np.ndarray, tiny: float) -> np.ndarray:
+    """Posterior Dirichlet parameters ``kappa_c m_node + tiny + x`` of one (component, node)
+    per row and draw, drawn with probabilities ``resp`` (shape ``(n, n_components * n_nodes)``,
+    components major) by the uniforms ``u`` (``(n, draws)``); shape ``(n, draws, k)``."""
+    out = np.empty(u.shape + (x.shape[1],))
+    _drawn(np.ascontiguousarray(resp, dtype=np.float64), np.ascontiguousarray(u),
+           np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(logq), float(slope),
+           np.ascontiguousarray(offset, dtype=np.float64), float(spread),
+           np.ascontiguousarray(nodes), np.ascontiguousarray(kappa, dtype=np.float64),
+           float(tiny), out)
+    return out

@@ -550,10 +550,6 @@ def population_target(names: Sequence[str], options: Mapping[str, Mapping[str, A
         reps[..., 0][:, :, fixed] = p_reps
     if chance is None:
         return est, reps, {}
-    uniform = np.full_like(probs[0], 1.0 / counts.shape[1])  # the chance baseline
-    c_est, _ = population.population_values([uniform], counts,
-                                             fixed_names, options, [None], keys=keys,
-                                             seed=seed, n_boot=0)
     row = np.array(chance, dtype=np.float64)
-    row[fixed] = c_est[0, 0]
+    row[fixed] = population.chance_values(counts, fixed_names, options, seed=seed)
     return est, reps, {"chance": dict(zip(names, map(float, row), strict=True))}

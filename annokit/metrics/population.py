@@ -74,12 +74,12 @@ from scipy.special import digamma, logsumexp
 from annokit.core.soft_labels import entropy
 from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.metrics import kernels
-from annokit.metrics._dm_kernel import responsibilities, row_terms
+from annokit.metrics._dm_kernel import drawn_alphas, responsibilities, row_terms
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
 __all__ = ["BLOCK", "DRAWS", "FEW_ITEMS", "NODES", "TARGETS", "UNCHANGED", "PopulationPrior",
-           "check_target", "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates",
+           "chance_values", "check_target", "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates",
            "population_values", "prior_nodes", "prior_shifts", "refusals", "target_names",
            "unbiased_brier_soft", "uncorrected_metrics", "warn_few_items"]
 
@@ -94,6 +94,7 @@ COMPONENTS = 2
 NODES = 32
 #: Items per block of posterior draws (memory: ``BLOCK x DRAWS x n_labels`` per array).
 BLOCK = 8192
+_CHANCE_DRAWS = 4096  # posterior draws per distinct count row at most (chance_values)
 #: Fewer items than this get a warning under the population target (:func:`population_values`).
 FEW_ITEMS = 100
 #: Items the prior is fitted on at most (a seeded uniform sample above this).
@@ -104,6 +105,7 @@ _FLOOR = 1e-6  # the model probabilities' floor in log q
 #: slope), where an undamped step overshoots (with it the refits' spread matched full L-BFGS
 #: refits in simulation).
 _DAMP = 1e-3
+_TABLE = 1_000_000  # whole vote counts up to this read digamma from a table
 _TINY = 1e-8  # added to every Dirichlet parameter (a component may put ~0 mass on a label)
 
 #: Metrics computed under the population target as under the votes target (linear in the
@@ -191,6 +193,16 @@ class PopulationPrior:
         return resp.reshape(resp.shape[0], -1)
 
 
+    def posterior_alphas(self, counts: np.ndarray, probs: np.ndarray, u: np.ndarray
+                         ) -> np.ndarray:
+        """Posterior Dirichlet parameters, shape ``(n, draws, n_labels)``: for each row and
+        uniform of ``u`` (``(n, draws)``), one (component, node) drawn from the row's
+        :meth:`responsibilities` by inverse CDF, its parameters plus the row's counts."""
+        logq = np.log(np.maximum(probs, _FLOOR))
+        return drawn_alphas(self.responsibilities(counts, probs), u, counts, logq, self.slope,
+                            self.offset, self.spread, self.nodes, self.kappa, _TINY)
+
+
 def prior_nodes(k: int, n_nodes: int = NODES) -> np.ndarray:
     """``n_nodes`` standard normal points in ``k`` dimensions: a scrambled Sobol' sequence
     (fixed seed) through the normal quantile function, centred to mean zero."""
@@ -209,13 +221,15 @@ def _unpack(theta: np.ndarray, k: int, c: int, nodes: np.ndarray) -> PopulationP
                            nodes, theta)
 
 
-def _nll_grad(prior: PopulationPrior, counts: np.ndarray, logq: np.ndarray
-              ) -> tuple[float, np.ndarray]:
-    """Negative log marginal likelihood and its gradient in ``theta`` (:func:`_unpack`);
-    d/d alpha of the Dirichlet-multinomial is Minka (2000), eq. 53 (one compiled pass:
-    :func:`annokit.metrics._dm_kernel.nll_grad`)."""
+def _nll_grad(prior: PopulationPrior, counts: np.ndarray, logq: np.ndarray,
+              mult: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """Negative log marginal likelihood and its gradient in ``theta`` (:func:`_unpack`), each
+    row counted ``mult`` times (default once); d/d alpha of the Dirichlet-multinomial is
+    Minka (2000), eq. 53 (one compiled pass: :func:`annokit.metrics._dm_kernel.row_terms`)."""
     values, grads = _row_terms(prior, counts, logq)
-    return -float(values.sum()), -grads.sum(axis=0)
+    if mult is None:
+        return -float(values.sum()), -grads.sum(axis=0)
+    return -float(values @ mult), -(mult @ grads)
 
 
 def _row_terms(prior: PopulationPrior, rows: np.ndarray, logq: np.ndarray, *,
@@ -232,11 +246,15 @@ def fit_prior(counts: np.ndarray, probs: np.ndarray, *, seed: int = 0,
     if n > MAX_FIT_ITEMS:
         rows = fit_rows(n, seed)
         counts, probs = counts[rows], probs[rows]
-    logq = np.log(np.maximum(probs, _FLOOR))
+    # equal rows once, weighted by their multiplicity (the chance baseline's uniform q leaves
+    # a few dozen distinct rows); sorted, so the sums do not depend on the rows' order
+    rows, mult = np.unique(np.c_[counts, np.log(np.maximum(probs, _FLOOR))], axis=0,
+                           return_counts=True)
+    counts, logq, mult = rows[:, :k], np.ascontiguousarray(rows[:, k:]), mult.astype(float)
     nodes = prior_nodes(k)
 
     def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        return _nll_grad(_unpack(theta, k, components, nodes), counts, logq)
+        return _nll_grad(_unpack(theta, k, components, nodes), counts, logq, mult)
 
     theta0 = np.r_[1.0, np.zeros(k - 1), np.log(0.3),
                    np.log(np.geomspace(2.0, 30.0, components)), np.zeros(components - 1)]
@@ -358,8 +376,11 @@ def _sensitivity(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
 def _item_matrix(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
                  probs: np.ndarray, soft: np.ndarray, hard: np.ndarray) -> np.ndarray:
     """Per-row values of the mean-type metrics ``names``, shape (n_rows, len(names))."""
-    out = np.empty((probs.shape[0], len(names)))
     fused = [j for j, name in enumerate(names) if REGISTRY[name].per_item is not None]
+    if len(fused) == len(names):  # the usual case: no column copy
+        return kernels.item_values(probs, soft, hard,
+                                   tuple(REGISTRY[name].per_item for name in names))
+    out = np.empty((probs.shape[0], len(names)))
     if fused:
         out[:, fused] = kernels.item_values(
             probs, soft, hard, tuple(REGISTRY[names[j]].per_item for j in fused))
@@ -386,16 +407,18 @@ def item_estimates(names: Sequence[str], options: Mapping[str, Mapping[str, Any]
                    seed: int, draws: int = DRAWS) -> np.ndarray:
     """``e_i`` of every mean-type metric of ``names`` (module docstring), shape (n, len(names)).
 
-    Items in blocks of :data:`BLOCK` rows (a constant: the draws come from one stream, block
-    after block in item order, so the same records and seed give the same values).
+    Items in blocks of :data:`BLOCK` rows (for :data:`DRAWS` draws; fewer for more draws): the
+    draws come from one stream, block after block in item order, so the same records and seed
+    give the same values.
     """
     gen = np.random.Generator(np.random.Philox(seed))
     n = counts.shape[0]
     out = np.empty((n, len(names)))
-    for lo in range(0, n, BLOCK):
-        plug, gap, _ = _posterior_block(names, options, probs[lo:lo + BLOCK],
-                                        counts[lo:lo + BLOCK], prior, gen, draws)
-        out[lo:lo + BLOCK] = plug + gap.mean(axis=1)
+    block = max(1, BLOCK * DRAWS // draws)
+    for lo in range(0, n, block):
+        plug, gap, _ = _posterior_block(names, options, probs[lo:lo + block],
+                                        counts[lo:lo + block], prior, gen, draws)
+        out[lo:lo + block] = plug + gap.mean(axis=1)
     _exact_brier_soft(names, out, probs, counts)
     return out
 
@@ -417,11 +440,7 @@ def _posterior_block(names: Sequence[str], options: Mapping[str, Mapping[str, An
     ``(n, draws, k)``."""
     k, m = x.shape[1], len(names)
     votes = x.sum(axis=1)
-    resp = prior.responsibilities(x, q)
-    comp = (gen.random((x.shape[0], draws, 1)) > np.cumsum(resp, axis=1)[:, None, :]).sum(-1)
-    comp = np.minimum(comp, resp.shape[1] - 1)
-    alpha = np.take_along_axis(prior.alphas(q), comp[..., None], axis=1) + x[:, None, :]
-    pop = _dirichlet(gen, alpha)
+    pop = _dirichlet(gen, prior.posterior_alphas(x, q, gen.random((x.shape[0], draws))))
     rep = gen.multinomial(np.broadcast_to(votes[:, None], pop.shape[:-1]), pop)
     qs = np.repeat(q, draws, axis=0)
     plug = _item_matrix(names, options, q, x / votes[:, None], x.argmax(axis=1))
@@ -447,6 +466,12 @@ def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(counts, dtype=np.float64)
     n = x.sum(axis=1, keepdims=True)
+    top = n.max(initial=0.0)
+    if top <= _TABLE and np.array_equal(x, np.floor(x)):  # whole counts: psi from a table
+        psi = digamma(np.arange(1.0, top + 1.0))
+        at = psi[np.maximum(x, 1.0).astype(np.intp) - 1]
+        terms = x / np.maximum(n, 1.0) * (psi[np.maximum(n, 1.0).astype(np.intp) - 1] - at)
+        return terms.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         terms = np.where(x > 0, x / n * (digamma(n) - digamma(np.maximum(x, 1.0))), 0.0)
     return terms.sum(axis=1)
@@ -502,6 +527,25 @@ def warn_few_items(n_items: int) -> None:
                       "can fall outside a metric's range (an accuracy above 1, a negative "
                       f"KL); use it on {FEW_ITEMS} items or more, or --target votes",
                       DegenerateInputWarning, stacklevel=3)
+
+
+def chance_values(counts: np.ndarray, names: Sequence[str],
+                  options: Mapping[str, Mapping[str, Any]], *, seed: int) -> np.ndarray:
+    """The population estimates of the chance baseline (a uniform prediction), shape
+    ``(len(names),)``.
+
+    With the same ``q`` on every item, ``e_i`` (module docstring) depends on the item's counts
+    alone: it is computed once per distinct count row, with the draws of all the items that
+    share it (up to :data:`_CHANCE_DRAWS`), and weighted by how many items do.
+    """
+    n, k = counts.shape
+    rows, mult = np.unique(counts, axis=0, return_counts=True)
+    uniform = np.full(counts.shape, 1.0 / k)
+    prior = fit_prior(counts, uniform, seed=seed)
+    draws = min(_CHANCE_DRAWS, DRAWS * -(-n // rows.shape[0]))
+    e = item_estimates(names, options, uniform[:rows.shape[0]], rows, prior=prior, seed=seed,
+                       draws=draws)
+    return mult @ e / n
 
 
 def population_values(models: Sequence[np.ndarray], counts: np.ndarray,

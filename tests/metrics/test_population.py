@@ -186,6 +186,49 @@ def test_grassberger_entropy_bias_is_the_series_tail_grassberger2003_eq28():
     assert expected == pytest.approx(float(-(p * np.log(p)).sum()) - tail, abs=1e-12)
 
 
+def test_grassberger_table_equals_scipy_digamma_on_whole_and_fractional_counts():
+    """Whole counts read psi from a table, fractional ones call scipy.special.digamma: the
+    same values as the formula written with scipy on both (and an empty row gives 0)."""
+    from scipy.special import digamma
+
+    x = np.array([[0, 3, 2], [5, 0, 0], [1, 1, 1], [0, 0, 0], [40, 7, 0]], dtype=float)
+    for counts in (x, x + 0.5):
+        n = counts.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = np.where(counts > 0, counts / n * (digamma(n) - digamma(
+                np.maximum(counts, 1.0))), 0.0).sum(axis=1)
+        np.testing.assert_allclose(population.grassberger_entropy(counts), want, rtol=1e-13)
+
+
+def test_drawn_components_follow_the_responsibilities_inverse_cdf():
+    """Each posterior draw takes the (component, node) where the row's cumulative
+    responsibility first reaches its uniform (inverse-CDF sampling; numpy.searchsorted as the
+    reference), with the parameters of :meth:`PopulationPrior.alphas` plus the counts."""
+    p, q, x = _sample(3, 200)
+    prior = population.fit_prior(x, q, seed=0)
+    u = np.random.default_rng(0).random((200, 64))
+    got = prior.posterior_alphas(x, q, u)
+    table = prior.alphas(q) + x[:, None, :]
+    cum = np.cumsum(prior.responsibilities(x, q), axis=1)
+    for i in range(200):
+        pick = np.minimum(np.searchsorted(cum[i], u[i], side="left"), cum.shape[1] - 1)
+        np.testing.assert_allclose(got[i], table[i, pick], rtol=1e-12)
+
+
+def test_chance_row_equals_the_per_item_estimate_of_a_uniform_model():
+    """The chance baseline's estimates, computed once per distinct count row with pooled
+    draws, equal :func:`population_values` run item by item on a uniform prediction, within
+    the Monte Carlo error of the draws."""
+    p, q, x = _sample(5, 3000)
+    uniform = np.full(q.shape, 1 / 3)
+    names = list(MEANS) + ["accuracy"]
+    opts = {k: {} for k in names}
+    pooled = population.chance_values(x, names, opts, seed=1)
+    per_item, _ = population.population_values([uniform], x, names, opts, [None],
+                                               keys=np.arange(3000), seed=1, n_boot=0)
+    np.testing.assert_allclose(pooled, per_item[0, 0], rtol=0.01)
+
+
 def test_prior_refits_shift_the_bootstrap_replicates():
     """Replicate ``r`` is the items' Poisson-bootstrap mean of the estimates plus the shift of
     the prior refitted to the same replicate's weights (the two-stage bootstrap); brier_soft's
