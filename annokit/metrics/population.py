@@ -449,8 +449,9 @@ def _posterior_block(names: Sequence[str], options: Mapping[str, Mapping[str, An
     rflat = rep.reshape(-1, k)
     at_rep = _item_matrix(names, options, qs, rflat / np.repeat(votes, draws)[:, None],
                           rflat.argmax(axis=1))
-    _entropy_terms(names, plug, q, x)
-    _entropy_terms(names, at_rep, qs, rflat)
+    model_entropy = entropy(q, base=None)
+    _entropy_terms(names, plug, model_entropy, x)
+    _entropy_terms(names, at_rep, np.repeat(model_entropy, draws), rflat)
     return plug, (at_pop - at_rep).reshape(-1, draws, m), pop
 
 
@@ -464,36 +465,50 @@ def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
     eq. 28; Zahl 1977). Its bias is only the series' tail
     ``p_j sum_(k >= n) (1 - p_j)^k / k``, small unless ``p_j`` is small.
     """
+    return _count_entropies(counts)[1]
+
+
+def _count_entropies(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The plug-in ``H(x / n) = log n - sum_j x_j log x_j / n`` and :func:`grassberger_entropy`
+    ``psi(n) - sum_j x_j psi(x_j) / n`` of each count row (0 for an empty row); whole counts
+    read ``x log x`` and ``x psi(x)`` from tables."""
     x = np.asarray(counts, dtype=np.float64)
-    n = x.sum(axis=1, keepdims=True)
+    n = x.sum(axis=1)
     top = n.max(initial=0.0)
-    if top <= _TABLE and np.array_equal(x, np.floor(x)):  # whole counts: psi from a table
-        psi = digamma(np.arange(1.0, top + 1.0))
-        at = psi[np.maximum(x, 1.0).astype(np.intp) - 1]
-        terms = x / np.maximum(n, 1.0) * (psi[np.maximum(n, 1.0).astype(np.intp) - 1] - at)
-        return terms.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        terms = np.where(x > 0, x / n * (digamma(n) - digamma(np.maximum(x, 1.0))), 0.0)
-    return terms.sum(axis=1)
+        if top <= _TABLE and np.array_equal(x, np.floor(x)):
+            grid = np.arange(top + 1.0)
+            safe = np.maximum(grid, 1.0)
+            xlogx, xpsi = grid * np.log(safe), grid * digamma(safe)
+            log_n, psi_n = np.log(safe), digamma(safe)
+            whole, size = x.astype(np.intp), n.astype(np.intp)
+            s_log, s_psi = xlogx[whole].sum(axis=1), xpsi[whole].sum(axis=1)
+            plug, grass = log_n[size] - s_log / n, psi_n[size] - s_psi / n
+        else:
+            plug = entropy(x / n[:, None], base=None)
+            grass = np.where(x > 0, x / n[:, None] * (digamma(n)[:, None] - digamma(
+                np.maximum(x, 1.0))), 0.0).sum(axis=1)
+    empty = n <= 0
+    return np.where(empty, 0.0, plug), np.where(empty, 0.0, grass)
 
 
-def _entropy_terms(names: Sequence[str], values: np.ndarray, probs: np.ndarray,
+def _entropy_terms(names: Sequence[str], values: np.ndarray, model_entropy: np.ndarray,
                    counts: np.ndarray) -> None:
     """Replace, in place, the plug-in ``H(x / n)`` inside ``kl``, ``ent_ce`` and
     ``ent_ce_signed`` by :func:`grassberger_entropy`, whose bias is far smaller, so that the
-    prior's correction has less to do (and less to get wrong)."""
+    prior's correction has less to do (and less to get wrong); ``model_entropy`` is ``H(q)``
+    of each row, in nats."""
     cols = {name: j for j, name in enumerate(names)
             if REGISTRY[name].per_item in ("kl", "ent_ce", "ent_ce_signed")}
     if not cols:
         return
-    n = counts.sum(axis=1, keepdims=True)
-    shift = entropy(counts / n, base=None) - grassberger_entropy(counts)
+    plug, grass = _count_entropies(counts)
     for name, j in cols.items():
         kind = REGISTRY[name].per_item
         if kind == "ent_ce":
-            values[:, j] = np.abs(entropy(probs, base=None) - grassberger_entropy(counts))
+            values[:, j] = np.abs(model_entropy - grass)
         else:
-            values[:, j] += shift  # kl = -H(x/n) - ..., ent_ce_signed = H(q) - H(x/n)
+            values[:, j] += plug - grass  # kl = -H(x/n) - ..., ent_ce_signed = H(q) - H(x/n)
 
 
 def unbiased_brier_soft(probs: np.ndarray, counts: np.ndarray, *, fallback: np.ndarray
