@@ -100,10 +100,17 @@ def one_sample(pop: str, model: str, votes: int, items: int, seed: int, n_boot: 
     for target in ("votes", "population"):
         res = evaluate(rec, metrics=list(METRICS), n_boot=n_boot, seed=seed, baselines=False,
                        target=target)
-        out[target] = {k: (res.metrics[k] / ref[k] - 1,
-                           bool(n_boot) and res.intervals[k].low <= ref[k] <= res.intervals[k].high)
+        out[target] = {k: (res.metrics[k] / ref[k] - 1, _covers(res, k, ref[k], n_boot))
                        for k in METRICS}
     return out
+
+
+def _covers(res, name: str, value: float, n_boot: int) -> bool | None:
+    """Whether the metric's interval contains ``value``; None without an interval."""
+    ci = res.intervals.get(name)
+    if not n_boot or ci is None or ci.method == "none":
+        return None
+    return bool(ci.low <= value <= ci.high)
 
 
 def simulate(args: argparse.Namespace) -> None:
@@ -111,7 +118,7 @@ def simulate(args: argparse.Namespace) -> None:
         else None
     print(f"{args.samples} samples of {args.items} items, 3 labels, 95% intervals "
           f"({args.n_boot} replicates); bias = mean(estimate / truth - 1), coverage = "
-          "share of intervals containing the truth")
+          "share of intervals containing the truth (-: no interval is reported)")
     print("| population | model | votes | target | " + " | ".join(METRICS) + " |")
     print("|---" * (4 + len(METRICS)) + "|")
     for pop in args.populations.split(","):
@@ -123,8 +130,9 @@ def simulate(args: argparse.Namespace) -> None:
                     cells = []
                     for k in METRICS:
                         bias = np.mean([r[target][k][0] for r in runs])
-                        cover = np.mean([r[target][k][1] for r in runs])
-                        cells.append(f"{100 * bias:+.1f}% / {cover:.2f}")
+                        hits = [r[target][k][1] for r in runs]
+                        cover = "-" if None in hits else f"{np.mean(hits):.2f}"
+                        cells.append(f"{100 * bias:+.1f}% / {cover}")
                     print(f"| {pop} | {model} | {votes} | {target} | " + " | ".join(cells)
                           + " |", flush=True)
 

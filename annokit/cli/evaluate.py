@@ -151,7 +151,8 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
               help="What the metrics are measured against: the collected votes' distribution "
                    "(the published values), or the distribution infinitely many annotators "
                    "would give (an empirical-Bayes correction of the few votes per item; "
-                   "binned calibration errors are not computed; memory engine).")
+                   "binned calibration errors and losses against the majority are not "
+                   "computed; accuracy and the rank scores get no interval).")
 @FORMAT_OPTION
 @column_options
 @click.option("--per-item", "per_item_path", type=click.Path(writable=True),

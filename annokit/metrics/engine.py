@@ -48,7 +48,8 @@ Notes on :func:`evaluate`'s options:
   (chance) and the soft labels (oracle); their tie policy is ``align_multilabel``'s.
 * ``target="population"``: the metrics it cannot correct are refused by name when asked
   for, and left out of the default list with their reason in ``not_computed``; the
-  baselines are the chance row only.
+  metrics of :data:`annokit.metrics.population.NO_INTERVAL` keep their estimate without an
+  interval (the reason in their ``reason``); the baselines are the chance row only.
 
 Both engines share the steps around the pass over the rows: :func:`check_setup` (the
 options checked, the metric names and their options resolved), :func:`warn_ties`,
@@ -408,7 +409,8 @@ def assemble_result(setup: EvalSetup, heads: Mapping[str | None, Mapping[str, An
         heads, setup.names, est, reps, baselines=base, by=by, groups=groups,
         group_sizes=group_sizes, tie_policy=tie_policy, n_ties=n_ties, n_bins=setup.n_bins,
         n_boot=setup.n_boot, confidence=setup.confidence, seed=setup.seed,
-        frame_sources=frames, scale=setup.scale, positive_label=setup.positive_label)
+        frame_sources=frames, scale=setup.scale, positive_label=setup.positive_label,
+        withheld=population.NO_INTERVAL if setup.target == "population" else None)
     result.target, result.not_computed = setup.target, dict(setup.not_computed)
     return result
 

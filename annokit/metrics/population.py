@@ -78,7 +78,8 @@ from annokit.metrics._dm_kernel import drawn_alphas, responsibilities, row_terms
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
-__all__ = ["BLOCK", "DRAWS", "FEW_ITEMS", "NODES", "TARGETS", "UNCHANGED", "PopulationPrior",
+__all__ = ["BLOCK", "DRAWS", "FEW_ITEMS", "MAJORITY_LOSSES", "NODES", "NO_INTERVAL", "TARGETS",
+           "UNCHANGED", "PopulationPrior",
            "chance_values", "check_target", "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates",
            "population_values", "prior_nodes", "prior_shifts", "refusals", "target_names",
            "unbiased_brier_soft", "uncorrected_metrics", "warn_few_items"]
@@ -112,6 +113,24 @@ _TINY = 1e-8  # added to every Dirichlet parameter (a component may put ~0 mass 
 #: soft label inside each bin), and why.
 UNCHANGED = ("smece", "smece_classwise")
 
+#: Losses against the population majority, refused under the population target.
+MAJORITY_LOSSES = ("brier", "nll_majority", "rps")
+_MAJORITY_LOSS_REASON = (
+    "a loss against the population majority: its estimate turns on how often that majority "
+    "differs from the model's top label, which a few votes per item cannot pin down (in "
+    "simulation it came out 30-100% high for an overconfident model); use brier_soft, nll, "
+    "accuracy or --target votes")
+
+#: Metrics whose population estimate is reported without an interval, and why: step
+#: functions of ``p`` (its majority, its ranking), whose correction leans on the prior near
+#: the ties, where a few votes per item say little (docs/guides/population-target.md).
+NO_INTERVAL = dict.fromkeys(
+    ("accuracy", "rank_cs", "rank_cs_tie_aware"),
+    "under the population target this is a step function of the population distribution "
+    "(its majority or ranking), estimated through the fitted prior near the ties: in "
+    "simulation its bias (1-13%) was as large as its standard error and a 95% interval "
+    "covered 0.07-0.88, so none is given")
+
 
 def uncorrected_metrics() -> dict[str, str]:
     """Registered metrics the population target cannot estimate, with the reason."""
@@ -119,7 +138,9 @@ def uncorrected_metrics() -> dict[str, str]:
     for name, spec in REGISTRY.items():
         if name in UNCHANGED or spec.task != "single":
             continue
-        if spec.per_item is None and not issubclass(spec.state_class, RowMeanState):
+        if name in MAJORITY_LOSSES:
+            out[name] = _MAJORITY_LOSS_REASON
+        elif spec.per_item is None and not issubclass(spec.state_class, RowMeanState):
             out[name] = ("not a mean of per-item values (a binned or rank-based reduction): "
                          "its bias from the few votes is not corrected; use --target votes")
     return out

@@ -430,8 +430,8 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
                         tie_policy: str, n_ties: int, n_bins: int, n_boot: int,
                         confidence: float, seed: int,
                         frame_sources: Mapping[str | None, Callable[[], pd.DataFrame] | None],
-                        scale: str = "nominal", positive_label: str | None = None
-                        ) -> EvaluationResult:
+                        scale: str = "nominal", positive_label: str | None = None,
+                        withheld: Mapping[str, str] | None = None) -> EvaluationResult:
     """The :class:`EvaluationResult` of merged values (:func:`evaluate`, and the Dask engine).
 
     ``heads[model]`` (None: one unnamed model) holds ``n_items``, ``n_unmatched_predictions``,
@@ -439,7 +439,9 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
     (n_models, n_groups, n_names) and ``reps`` (..., n_boot) or None, group 0 being every
     item; with ``by``, ``groups`` and ``group_sizes`` describe groups ``1 ..``. ``reps``
     has shape (n_models, n_groups, n_names, n_boot, 3) (:data:`REPLICATE_FIELDS`); each
-    metric's interval is built as the registry says (:func:`metric_interval`).
+    metric's interval is built as the registry says (:func:`metric_interval`), but for the
+    metrics of ``withheld``, reported without one for the reason given (the population
+    target's :data:`annokit.metrics.population.NO_INTERVAL`).
     """
     if "accuracy" in baselines.get("chance", {}):  # one chance: the warning's, 1 / n_labels
         from annokit.metrics.records import chance_accuracy
@@ -451,8 +453,13 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
     def interval(m: int, g: int) -> dict[str, BootstrapResult]:
         if reps is None:
             return {}
-        return {name: metric_interval(name, float(est[m, g, j]), reps[m, g, j], confidence)
-                for j, name in enumerate(names)}
+        out = {name: metric_interval(name, float(est[m, g, j]), reps[m, g, j], confidence)
+               for j, name in enumerate(names)}
+        for j, name in enumerate(names):
+            if withheld and name in withheld:
+                out[name] = no_interval(float(est[m, g, j]), reps.shape[3], confidence,
+                                        withheld[name], replicates=reps[m, g, j][:, 0])
+        return out
 
     results: dict[str, EvaluationResult] = {}
     for m, (model, head) in enumerate(heads.items()):
@@ -477,7 +484,8 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
     main = next(iter(results.values()))
     if None in heads:
         return main
-    comparisons = {model: {name: _difference(est[m, 0, j] - est[0, 0, j], None if reps is None
+    comparisons = {model: {name: _difference(est[m, 0, j] - est[0, 0, j],
+                                             None if reps is None or name in (withheld or {})
                                              else reps[m, 0, j, :, 0] - reps[0, 0, j, :, 0],
                                              confidence)
                            for j, name in enumerate(names)}

@@ -91,12 +91,36 @@ def test_refused_metrics_named_and_listed():
     res = evaluate(rec, target="population")
     doc = res.to_dict()
     assert doc["target"] == "population"
-    assert set(doc["not_computed"]) == {"ece", "ece_adaptive", "mce", "classwise_ece"}
+    assert set(doc["not_computed"]) == {"ece", "ece_adaptive", "mce", "classwise_ece",
+                                        "brier", "nll_majority"}
+    assert "population majority" in doc["not_computed"]["brier"]
+    with pytest.raises(InvalidValueError, match=r"cannot estimate nll_majority \(a loss"):
+        evaluate(rec, metrics=["nll_majority"], target="population")
     assert not set(doc["not_computed"]) & set(doc["metrics"])
     assert "smece" in doc["metrics"] and "jsd" in doc["metrics"]
     assert list(doc["baselines"]) == ["chance"]
     with pytest.raises(InvalidValueError, match="target must be one of"):
         evaluate(rec, target="crowd")
+
+
+def test_step_function_metrics_reported_without_an_interval_and_why():
+    """Under the population target accuracy and the rank scores (step functions of the
+    population distribution) keep their estimate but report no interval, with the reason in
+    the JSON, in the model comparisons too; the votes target keeps their intervals."""
+    p, q, x = _sample(4, 200)
+    rec = AlignedRecords.from_arrays(q, x)
+    names = ["accuracy", "rank_cs", "rank_cs_tie_aware", "jsd"]
+    doc = evaluate({"a": rec, "b": AlignedRecords.from_arrays(np.roll(q, 1, axis=0), x)},
+                   metrics=names, n_boot=30, target="population").to_dict()
+    for k in names[:3]:
+        assert doc["models"]["a"]["ci"][k]["low"] is None
+        assert "step function" in doc["models"]["a"]["ci"][k]["reason"]
+        assert set(doc["comparisons"]["b"][k]) == {"difference"}
+        assert 0 <= doc["models"]["a"]["metrics"][k] <= 1
+    assert doc["models"]["a"]["ci"]["jsd"]["low"] is not None
+    assert "low" in doc["comparisons"]["b"]["jsd"]
+    votes = evaluate(rec, metrics=names, n_boot=30).intervals
+    assert all(votes[k].method == "normal" for k in names)
 
 
 def test_interval_contains_the_estimate_and_is_wider_than_zero():
