@@ -78,11 +78,11 @@ from annokit.metrics._dm_kernel import drawn_alphas, responsibilities, row_terms
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
-__all__ = ["BLOCK", "DRAWS", "FEW_ITEMS", "MAJORITY_LOSSES", "NODES", "NO_INTERVAL", "TARGETS",
-           "UNCHANGED", "PopulationPrior",
-           "chance_values", "check_target", "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates",
-           "population_values", "prior_nodes", "prior_shifts", "refusals", "target_names",
-           "unbiased_brier_soft", "uncorrected_metrics", "warn_few_items"]
+__all__ = ["BLOCK", "DRAWS", "DRAWS_LARGE", "FEW_ITEMS", "LARGE", "MAJORITY_LOSSES", "NODES", "NO_INTERVAL",
+           "TARGETS", "UNCHANGED", "PopulationPrior", "chance_values", "check_target", "draws_for",
+           "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates", "population_values",
+           "prior_nodes", "prior_shifts", "refusals", "target_names", "unbiased_brier_soft",
+           "uncorrected_metrics", "warn_few_items"]
 
 #: The targets of :func:`annokit.metrics.engine.evaluate`.
 TARGETS = ("votes", "population")
@@ -93,6 +93,13 @@ DRAWS = 16
 COMPONENTS = 2
 #: Quasi-random normal nodes over which the prior's Dirichlet mean is spread.
 NODES = 32
+#: Above this many items each gets :data:`DRAWS_LARGE` posterior draws (:func:`draws_for`).
+LARGE = 20_000
+#: Posterior draws per item above :data:`LARGE` items. The draws are unbiased, so fewer only
+#: add Monte Carlo noise to each item's estimate, which the items' bootstrap carries: at 5
+#: votes it is 3-5% of the estimates' variance with 16 draws and 6-10% with 8, intervals
+#: about 2% wider, for half the time on large inputs.
+DRAWS_LARGE = 8
 #: Items per block of posterior draws (memory: ``BLOCK x DRAWS x n_labels`` per array).
 BLOCK = 8192
 _CHANCE_DRAWS = 4096  # posterior draws per distinct count row at most (chance_values)
@@ -444,6 +451,11 @@ def item_estimates(names: Sequence[str], options: Mapping[str, Mapping[str, Any]
     return out
 
 
+def draws_for(n_items: int) -> int:
+    """Posterior draws per item for ``n_items`` items (:data:`DRAWS`, :data:`DRAWS_LARGE`)."""
+    return DRAWS if n_items <= LARGE else DRAWS_LARGE
+
+
 def _exact_brier_soft(names: Sequence[str], values: np.ndarray, probs: np.ndarray,
                       counts: np.ndarray) -> None:
     """``brier_soft``'s columns of ``values`` replaced, in place, by its exact estimator."""
@@ -596,7 +608,8 @@ def population_values(models: Sequence[np.ndarray], counts: np.ndarray,
     reps = None if not n_boot else np.empty(est.shape + (n_boot,))
     for m, probs in enumerate(models):
         prior = fit_prior(counts, probs, seed=seed)
-        e = item_estimates(names, options, probs, counts, prior=prior, seed=seed)
+        e = item_estimates(names, options, probs, counts, prior=prior, seed=seed,
+                           draws=draws_for(counts.shape[0]))
         shifts = None if not n_boot else prior_shifts(
             names, options, probs, counts, prior=prior, groups=groups, keys=keys, seed=seed,
             n_boot=n_boot)

@@ -239,6 +239,23 @@ def test_drawn_components_follow_the_responsibilities_inverse_cdf():
         np.testing.assert_allclose(got[i], table[i, pick], rtol=1e-12)
 
 
+def test_fewer_draws_on_large_inputs_change_only_the_monte_carlo_noise():
+    """Above LARGE items each gets DRAWS_LARGE draws: the same estimate within Monte Carlo
+    error (the draws are unbiased), each item's values a little noisier."""
+    assert population.draws_for(population.LARGE) == population.DRAWS
+    assert population.draws_for(population.LARGE + 1) == population.DRAWS_LARGE
+    p, q, x = _sample(6, 3000)
+    names = list(MEANS)
+    opts = {k: {} for k in names}
+    prior = population.fit_prior(x, q, seed=0)
+    many = population.item_estimates(names, opts, q, x, prior=prior, seed=0)
+    few = population.item_estimates(names, opts, q, x, prior=prior, seed=1,
+                                    draws=population.DRAWS_LARGE)
+    np.testing.assert_allclose(few.mean(axis=0), many.mean(axis=0), rtol=0.02)
+    spread = few.std(axis=0) / many.std(axis=0)
+    assert (spread > 0.99).all() and (spread < 1.1).all()
+
+
 def test_chance_row_equals_the_per_item_estimate_of_a_uniform_model():
     """The chance baseline's estimates, computed once per distinct count row with pooled
     draws, equal :func:`population_values` run item by item on a uniform prediction, within
