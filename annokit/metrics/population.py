@@ -232,13 +232,25 @@ class PopulationPrior:
 
 
 def prior_nodes(k: int, n_nodes: int = NODES) -> np.ndarray:
-    """``n_nodes`` standard normal points in ``k`` dimensions: a scrambled Sobol' sequence
-    (fixed seed) through the normal quantile function, centred to mean zero."""
+    """``n_nodes`` points of ``z ~ N(0, I_k)`` as the softmax sees them, shape (n_nodes, k).
+
+    The softmax ignores a constant added to every label, so only ``z``'s contrasts matter:
+    ``z - mean(z)`` is ``H w`` with ``w ~ N(0, I_(k-1))`` and ``H`` an orthonormal basis of the
+    vectors summing to 0 (Helmert's). ``w`` is a scrambled Sobol' sequence in ``k - 1``
+    dimensions (fixed seed) through the normal quantile function, centred to mean zero: a
+    low-discrepancy set where the integrand lives (a ``k``-dimensional one projected down is not;
+    with it, 32 nodes left the prior's fit off by as much as 256 do not, ~1% on ``jsd``).
+    """
     from scipy.stats import norm, qmc
 
-    u = qmc.Sobol(k, scramble=True, seed=0).random(n_nodes)
-    z = norm.ppf(u)
-    return z - z.mean(axis=0)
+    w = norm.ppf(qmc.Sobol(k - 1, scramble=True, seed=0).random(n_nodes))
+    w -= w.mean(axis=0)
+    helmert = np.zeros((k, k - 1))
+    for j in range(1, k):
+        helmert[:j, j - 1] = 1.0
+        helmert[j, j - 1] = -float(j)
+        helmert[:, j - 1] /= np.sqrt(j * (j + 1.0))
+    return w @ helmert.T
 
 
 def _unpack(theta: np.ndarray, k: int, c: int, nodes: np.ndarray) -> PopulationPrior:

@@ -132,6 +132,16 @@ def test_interval_contains_the_estimate_and_is_wider_than_zero():
         assert ci.low < res.metrics[k] < ci.high, k
 
 
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_prior_nodes_are_normal_contrasts_in_k_minus_1_dimensions(k):
+    """The nodes sum to 0 (the softmax sees only contrasts) and, with many of them, their
+    covariance is that of ``z - mean(z)`` for ``z ~ N(0, I_k)``: ``I - 1 1^T / k``."""
+    z = population.prior_nodes(k, 4096)
+    np.testing.assert_allclose(z.sum(axis=1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.cov(z.T), np.eye(k) - 1.0 / k, atol=0.02)
+    assert population.prior_nodes(k).shape == (population.NODES, k)
+
+
 def test_prior_gradient_is_the_derivative_minka2000_eq53():
     """The marginal likelihood's gradient (Dirichlet-multinomial derivative, Minka 2000,
     eq. 53, through the softmax mean map and the nodes' spread) against finite differences,
@@ -296,26 +306,31 @@ def test_prior_refits_shift_the_bootstrap_replicates():
 def test_prior_shift_is_the_refit_estimate_to_first_order_delta_method():
     """The linearised shift ``J d`` (score-identity derivative ``J``) against re-estimating
     with the prior moved by a small step ``d``, the same posterior draws reweighted by the
-    ratio of the two priors' densities (importance sampling: no re-drawing noise)."""
+    ratio of the two priors' densities (importance sampling: no re-drawing noise), both
+    averaged over two seeds of the draws. ``kl`` is not compared: its shift in this direction
+    is below the Monte Carlo noise of both sides (measured over four seeds: ``J d`` from -4e-6
+    to 4.5e-5, the reweighted shift from -3e-5 to 0, against 3-4e-5 for ``jsd``)."""
     from scipy.special import logsumexp
 
     p, q, x = _sample(8, 400)
-    names = ["jsd", "kl", "ent_ce"]
+    names = ["jsd", "ent_ce"]
     opts = {k: {} for k in names}
     prior = population.fit_prior(x, q, seed=0)
     masks = np.ones((1, len(x)), dtype=bool)
-    jac = population._sensitivity(names, opts, q, x, prior, 0, masks)[0]
     step = 1e-3 * np.linspace(-1, 1, prior.theta.size)
     moved = population._unpack(prior.theta + step, 3, len(prior.kappa), prior.nodes)
-    gen = np.random.Generator(np.random.Philox(0))
-    plug, gap, pop = population._posterior_block(names, opts, q, x, prior, gen, 400)
-    logq = np.repeat(np.log(np.maximum(q, 1e-6)), 400, axis=0)
-    ratio = (population._row_terms(moved, pop.reshape(-1, 3), logq, density=True)[0]
-             - population._row_terms(prior, pop.reshape(-1, 3), logq, density=True)[0])
-    w = np.exp(ratio.reshape(len(x), 400) - logsumexp(ratio.reshape(len(x), 400), axis=1,
-                                                       keepdims=True))
-    shift = ((w[..., None] * gap).sum(axis=1) - gap.mean(axis=1)).mean(axis=0)
-    np.testing.assert_allclose(jac @ step, shift, rtol=0.25, atol=2e-6)
+    linear, reweighted = [], []
+    for seed in (0, 1):
+        linear.append(population._sensitivity(names, opts, q, x, prior, seed, masks)[0] @ step)
+        gen = np.random.Generator(np.random.Philox(seed))
+        plug, gap, pop = population._posterior_block(names, opts, q, x, prior, gen, 400)
+        logq = np.repeat(np.log(np.maximum(q, 1e-6)), 400, axis=0)
+        ratio = (population._row_terms(moved, pop.reshape(-1, 3), logq, density=True)[0]
+                 - population._row_terms(prior, pop.reshape(-1, 3), logq, density=True)[0])
+        ratio = ratio.reshape(len(x), 400)
+        w = np.exp(ratio - logsumexp(ratio, axis=1, keepdims=True))
+        reweighted.append(((w[..., None] * gap).sum(axis=1) - gap.mean(axis=1)).mean(axis=0))
+    np.testing.assert_allclose(np.mean(linear, axis=0), np.mean(reweighted, axis=0), rtol=0.25)
 
 
 def test_few_items_warn_once_naming_the_count_and_the_option():
