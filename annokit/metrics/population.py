@@ -202,7 +202,7 @@ class PopulationPrior:
 
     def means(self, probs: np.ndarray) -> np.ndarray:
         """The Dirichlet mean at each node for each item, shape (n, n_nodes, n_labels)."""
-        logq = np.log(np.maximum(probs, _FLOOR))
+        logq = _logq(probs)
         z = self.slope * logq[:, None, :] + self.offset + self.spread * self.nodes
         m = np.exp(z - z.max(axis=-1, keepdims=True))
         return m / m.sum(axis=-1, keepdims=True)
@@ -215,20 +215,24 @@ class PopulationPrior:
 
     def responsibilities(self, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """Posterior probability of every (component, node), shape (n, n_comp * n_nodes)."""
-        logq = np.log(np.maximum(probs, _FLOOR))
+        logq = _logq(probs)
         resp = responsibilities(counts, logq, self.slope, self.offset, self.spread, self.nodes,
                                 self.kappa, self.weights, _TINY)
         return resp.reshape(resp.shape[0], -1)
-
 
     def posterior_alphas(self, counts: np.ndarray, probs: np.ndarray, u: np.ndarray
                          ) -> np.ndarray:
         """Posterior Dirichlet parameters, shape ``(n, draws, n_labels)``: for each row and
         uniform of ``u`` (``(n, draws)``), one (component, node) drawn from the row's
         :meth:`responsibilities` by inverse CDF, its parameters plus the row's counts."""
-        logq = np.log(np.maximum(probs, _FLOOR))
+        logq = _logq(probs)
         return drawn_alphas(self.responsibilities(counts, probs), u, counts, logq, self.slope,
                             self.offset, self.spread, self.nodes, self.kappa, _TINY)
+
+
+def _logq(probs: np.ndarray) -> np.ndarray:
+    """The model's log probabilities, floored at :data:`_FLOOR` (the prior's input)."""
+    return np.log(np.maximum(probs, _FLOOR))
 
 
 def prior_nodes(k: int, n_nodes: int = NODES) -> np.ndarray:
@@ -288,7 +292,7 @@ def fit_prior(counts: np.ndarray, probs: np.ndarray, *, seed: int = 0,
         counts, probs = counts[rows], probs[rows]
     # equal rows once, weighted by their multiplicity (the chance baseline's uniform q leaves
     # a few dozen distinct rows); sorted, so the sums do not depend on the rows' order
-    rows, mult = np.unique(np.c_[counts, np.log(np.maximum(probs, _FLOOR))], axis=0,
+    rows, mult = np.unique(np.c_[counts, _logq(probs)], axis=0,
                            return_counts=True)
     counts, logq, mult = rows[:, :k], np.ascontiguousarray(rows[:, k:]), mult.astype(float)
     nodes = prior_nodes(k)
@@ -367,7 +371,7 @@ def _newton_terms(prior: PopulationPrior, counts: np.ndarray, probs: np.ndarray
     (symmetric, ``(n_params, n_params)``) and each row's gradient of its log likelihood."""
     assert prior.theta is not None
     k, c, nodes = counts.shape[1], len(prior.kappa), prior.nodes
-    logq = np.log(np.maximum(probs, _FLOOR))
+    logq = _logq(probs)
     theta = prior.theta
 
     def grad(t: np.ndarray) -> np.ndarray:
@@ -401,7 +405,7 @@ def _sensitivity(names: Sequence[str], options: Mapping[str, Mapping[str, Any]],
     for lo in range(0, n, BLOCK):
         xb, qb = x[lo:lo + BLOCK], q[lo:lo + BLOCK]
         _, gap, pop = _posterior_block(names, options, qb, xb, prior, gen, DRAWS)
-        logq = np.repeat(np.log(np.maximum(qb, _FLOOR)), DRAWS, axis=0)
+        logq = np.repeat(_logq(qb), DRAWS, axis=0)
         score = _row_terms(prior, pop.reshape(-1, k), logq, density=True)[1]
         score = score.reshape(xb.shape[0], DRAWS, -1)
         gap = gap - gap.mean(axis=1, keepdims=True)

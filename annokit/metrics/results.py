@@ -390,13 +390,15 @@ def interval_notes(intervals: Mapping[str, BootstrapResult]) -> list[str]:
     return notes
 
 
-def metric_interval(name: str, estimate: float, reps: np.ndarray, confidence: float
-                    ) -> BootstrapResult:
+def metric_interval(name: str, estimate: float, reps: np.ndarray, confidence: float, *,
+                    withheld: str = "") -> BootstrapResult:
     """The interval of registry metric ``name`` from its replicates ``(n_boot, 3)``
-    (:data:`REPLICATE_FIELDS`), by the method the registry gives it (:attr:`MetricSpec.interval`)."""
+    (:data:`REPLICATE_FIELDS`), by the method the registry gives it (:attr:`MetricSpec.interval`);
+    none, for the reason ``withheld`` when it is given (the population target's
+    :data:`annokit.metrics.population.NO_INTERVAL`)."""
     spec = REGISTRY[name]
-    if spec.interval == "none":
-        return no_interval(estimate, reps.shape[0], confidence, spec.no_interval,
+    if spec.interval == "none" or withheld:
+        return no_interval(estimate, reps.shape[0], confidence, withheld or spec.no_interval,
                            replicates=reps[:, 0])
     if spec.interval == "bounds":
         return bounds_interval(estimate, reps[:, 1], reps[:, 2], confidence,
@@ -453,13 +455,9 @@ def results_from_values(heads: Mapping[str | None, Mapping[str, Any]], names: Se
     def interval(m: int, g: int) -> dict[str, BootstrapResult]:
         if reps is None:
             return {}
-        out = {name: metric_interval(name, float(est[m, g, j]), reps[m, g, j], confidence)
-               for j, name in enumerate(names)}
-        for j, name in enumerate(names):
-            if withheld and name in withheld:
-                out[name] = no_interval(float(est[m, g, j]), reps.shape[3], confidence,
-                                        withheld[name], replicates=reps[m, g, j][:, 0])
-        return out
+        return {name: metric_interval(name, float(est[m, g, j]), reps[m, g, j], confidence,
+                                      withheld=(withheld or {}).get(name, ""))
+                for j, name in enumerate(names)}
 
     results: dict[str, EvaluationResult] = {}
     for m, (model, head) in enumerate(heads.items()):
