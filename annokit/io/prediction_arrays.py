@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annokit.core.checks import SIMPLEX_ATOL
 from annokit.core.soft_labels import softmax
 from annokit.errors import DataFormatError, InvalidValueError
 
@@ -231,6 +232,11 @@ def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[st
                 f"{locations[i]} of {source} (item {ids[i]!r}): probs sum to {sums[i]:.6g}, not 1 "
                 f"within {atol:g} ({off.sum()} such row(s)); pass --renormalize to divide each "
                 f"row by its sum (Python: renormalize=True)")
+        elif np.isfinite(atol):  # rows on the simplex within atol (an infinite atol: per-label
+            # probabilities, not a distribution): rows rounded in the file (a spreadsheet's 6
+            # decimals) are divided by their sum, so that the metrics' simplex check holds too
+            rounded = np.abs(sums - 1.0) > SIMPLEX_ATOL
+            P = np.where(rounded[:, None], P / np.where(rounded, sums, 1.0)[:, None], P)
     if label_names is not None:
         label_names = tuple(str(n) for n in label_names)
         if len(label_names) != P.shape[1]:

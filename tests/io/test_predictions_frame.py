@@ -30,6 +30,26 @@ def test_a_frame_with_an_item_column_and_one_column_per_label(tmp_path):
     np.testing.assert_array_equal(from_frame.probs, [[0.4, 0.6], [0.1, 0.9], [0.9, 0.1]])
 
 
+def test_rows_rounded_by_a_spreadsheet_are_accepted_and_evaluated(tmp_path):
+    """Four labels saved to 6 decimals (Excel's CSV UTF-8: BOM, CRLF) can sum to 0.999998:
+    inside the reader's tolerance (1e-4), so the rows are divided by their sum, and the
+    metrics' tighter simplex check then passes; rows already on the simplex are kept as read."""
+    from annokit.metrics.engine import evaluate
+
+    votes = Votes.from_long(pd.DataFrame({"item": ["q", "q", "r", "s"],
+                                          "annotator": ["a", "b", "a", "a"],
+                                          "label": ["w", "x", "y", "z"]}))
+    text = ('\ufeffItem ID,w,x,y,z\r\nq,0.333333,0.333333,0.333332,0.000000\r\n'
+            'r,0.100000,0.200000,0.300000,0.400000\r\ns,0.250000,0.250000,0.250000,0.250002\r\n')
+    (tmp_path / "p.csv").write_bytes(text.encode("utf-8"))
+    rec = align(votes, read_predictions(tmp_path / "p.csv", id_field="Item ID"))
+    np.testing.assert_allclose(rec.probs.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(rec.probs[1], [0.1, 0.2, 0.3, 0.4])
+    np.testing.assert_allclose(rec.probs[0], np.array([0.333333, 0.333333, 0.333332, 0.0])
+                               / 0.999998, rtol=1e-15)
+    assert np.isfinite(evaluate(rec, metrics=["jsd"], baselines=False).metrics["jsd"])
+
+
 def test_an_item_index_and_integer_label_columns():
     votes = Votes.from_long(pd.DataFrame({"item": [1, 1, 2], "annotator": ["a", "b", "a"],
                                           "label": [0, 1, 1]}))
