@@ -102,6 +102,7 @@ from annokit.metrics.results import (
     Difference,
     EvaluationResult,
     GroupResult,
+    metric_support,
     plain_value,
     results_from_values,
 )
@@ -544,6 +545,9 @@ def population_target(names: Sequence[str], options: Mapping[str, Mapping[str, A
     probs = [np.ascontiguousarray(p) for p in probs]
     p_est, p_reps = population.population_values(probs, counts, fixed_names, options, groups,
                                                  keys=keys, seed=seed, n_boot=n_boot)
+    supports = [metric_support(REGISTRY[name]) for name in fixed_names]
+    for model_est in p_est[:, 0]:
+        population.warn_out_of_range(fixed_names, model_est, supports)
     est = est.copy()
     est[..., fixed] = p_est
     if reps is not None:

@@ -82,7 +82,7 @@ __all__ = ["BLOCK", "DRAWS", "DRAWS_LARGE", "FEW_ITEMS", "LARGE", "MAJORITY_LOSS
            "TARGETS", "UNCHANGED", "PopulationPrior", "chance_values", "check_target", "draws_for",
            "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates", "population_values",
            "prior_nodes", "prior_shifts", "refusals", "target_names", "unbiased_brier_soft",
-           "uncorrected_metrics", "warn_few_items"]
+           "uncorrected_metrics", "warn_few_items", "warn_out_of_range"]
 
 #: The targets of :func:`annokit.metrics.engine.evaluate`.
 TARGETS = ("votes", "population")
@@ -610,6 +610,20 @@ def chance_values(counts: np.ndarray, names: Sequence[str],
     e = item_estimates(names, options, uniform[:rows.shape[0]], rows, prior=prior, seed=seed,
                        draws=draws)
     return mult @ e / n
+
+
+def warn_out_of_range(names: Sequence[str], values: np.ndarray,
+                      supports: Sequence[tuple[float, float]]) -> None:
+    """One warning naming the metrics whose population estimate (``values``, one per name)
+    falls outside the values the metric can take (``supports``), and why that happens."""
+    bad = [f"{n} {v:.4g}" for n, v, (lo, hi) in zip(names, values, supports, strict=True)
+           if v < lo or v > hi]
+    if bad:
+        warnings.warn(f"population target: {', '.join(bad)} outside the metric's range: the "
+                      "correction for the vote noise exceeds the plug-in value, which happens "
+                      "when the model's probabilities depend on these same votes (trained or "
+                      "tuned on these items) or with few items; evaluate held-out items, or "
+                      "use --target votes", DegenerateInputWarning, stacklevel=4)
 
 
 def population_values(models: Sequence[np.ndarray], counts: np.ndarray,

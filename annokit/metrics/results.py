@@ -28,7 +28,8 @@ from annokit.errors import InvalidValueError
 from annokit.metrics.registry import REGISTRY
 
 __all__ = ["REPLICATE_FIELDS", "Difference", "EvaluationResult", "GroupResult", "annotator_table",
-           "format_value", "interval_notes", "metric_interval", "metric_selection", "plain_value",
+           "format_value", "interval_notes", "metric_interval", "metric_selection", "metric_support",
+           "plain_value",
            "result_table", "results_from_values"]
 
 #: What a bootstrap replicate holds per metric (the last axis of the engine's replicates):
@@ -404,11 +405,11 @@ def metric_interval(name: str, estimate: float, reps: np.ndarray, confidence: fl
         return bounds_interval(estimate, reps[:, 1], reps[:, 2], confidence,
                                replicates=reps[:, 0])
     if spec.interval == "normal":
-        return normal_interval(estimate, reps[:, 0], confidence, support=_support(spec))
+        return normal_interval(estimate, reps[:, 0], confidence, support=metric_support(spec))
     return percentile_interval(estimate, reps[:, 0], confidence)
 
 
-def _support(spec: Any) -> tuple[float, float]:
+def metric_support(spec: Any) -> tuple[float, float]:
     """The values a mean-type metric can take: rates in [0, 1], the other errors and scores
     (a direction) at least 0, a signed quantity (``ent_ce_signed``) any real."""
     if spec.unit == "rate":

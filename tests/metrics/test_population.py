@@ -339,3 +339,26 @@ def test_few_items_warn_once_naming_the_count_and_the_option():
         evaluate(AlignedRecords.from_arrays(q, x), metrics=["jsd"], n_boot=0, target="population")
     few = [w for w in caught if "population target on 30 items" in str(w.message)]
     assert len(few) == 1 and "--target votes" in str(few[0].message)
+
+
+def test_estimates_outside_the_range_warn_naming_the_metrics_and_the_cause():
+    """A model built from the very votes it is scored on (``q`` near ``x / n``) breaks the
+    estimator's premise (votes independent of the model given ``p``): the correction exceeds
+    the plug-in and the estimates fall below 0, which one warning says, naming them; a model
+    independent of the votes (the module's simulation) gets no such warning."""
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet([1.0] * 6, 700)
+    x = rng.multinomial(4, p)
+    z = np.log(x / 4 + 0.05) + rng.normal(0.0, 0.5, x.shape)
+    q = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    with pytest.warns(DegenerateInputWarning, match=r"outside the metric's range") as caught:
+        res = evaluate(AlignedRecords.from_arrays(q, x), metrics=["jsd", "kl"],
+                       baselines=False, target="population")
+    text = next(str(w.message) for w in caught if "outside" in str(w.message))
+    assert "kl -" in text and "these same votes" in text and "--target votes" in text
+    assert res.metrics["kl"] < 0
+    p, q, x = _sample(2, 500)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*outside the metric's range")
+        evaluate(AlignedRecords.from_arrays(q, x), metrics=list(MEANS), baselines=False,
+                 target="population")
