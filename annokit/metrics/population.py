@@ -69,12 +69,17 @@ from typing import Any
 
 import numpy as np
 from scipy import optimize
-from scipy.special import digamma, logsumexp
+from scipy.special import logsumexp
 
 from annokit.core.soft_labels import entropy
 from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.metrics import kernels
 from annokit.metrics._dm_kernel import drawn_alphas, responsibilities, row_terms
+from annokit.metrics.count_estimators import (
+    count_entropies,
+    grassberger_entropy,
+    unbiased_brier_soft,
+)
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
@@ -113,7 +118,6 @@ _FLOOR = 1e-6  # the model probabilities' floor in log q
 #: slope), where an undamped step overshoots (with it the refits' spread matched full L-BFGS
 #: refits in simulation).
 _DAMP = 1e-3
-_TABLE = 1_000_000  # whole vote counts up to this read digamma from a table
 _TINY = 1e-8  # added to every Dirichlet parameter (a component may put ~0 mass on a label)
 
 #: Metrics computed under the population target as under the votes target (linear in the
@@ -504,43 +508,6 @@ def _posterior_block(names: Sequence[str], options: Mapping[str, Mapping[str, An
     return plug, (at_pop - at_rep).reshape(-1, draws, m), pop
 
 
-def grassberger_entropy(counts: np.ndarray) -> np.ndarray:
-    """``sum_j (x_j / n) (psi(n) - psi(x_j))``: an estimate of ``H(p)`` from counts ``x``.
-
-    With ``x_j ~ Binomial(n, p_j)``, ``E[x_j (n - x_j)_k / (n)_(k+1)] = p_j (1 - p_j)^k``
-    (falling factorials: the multinomial's factorial moments), and summing over
-    ``k = 1 .. n - 1`` with weights ``1 / k`` gives this estimator, unbiased for the first
-    ``n - 1`` terms of ``-p_j log p_j = p_j sum_k (1 - p_j)^k / k`` (Grassberger 2003,
-    eq. 28; Zahl 1977). Its bias is only the series' tail
-    ``p_j sum_(k >= n) (1 - p_j)^k / k``, small unless ``p_j`` is small.
-    """
-    return _count_entropies(counts)[1]
-
-
-def _count_entropies(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The plug-in ``H(x / n) = log n - sum_j x_j log x_j / n`` and :func:`grassberger_entropy`
-    ``psi(n) - sum_j x_j psi(x_j) / n`` of each count row (0 for an empty row); whole counts
-    read ``x log x`` and ``x psi(x)`` from tables."""
-    x = np.asarray(counts, dtype=np.float64)
-    n = x.sum(axis=1)
-    top = n.max(initial=0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if top <= _TABLE and np.array_equal(x, np.floor(x)):
-            grid = np.arange(top + 1.0)
-            safe = np.maximum(grid, 1.0)
-            xlogx, xpsi = grid * np.log(safe), grid * digamma(safe)
-            log_n, psi_n = np.log(safe), digamma(safe)
-            whole, size = x.astype(np.intp), n.astype(np.intp)
-            s_log, s_psi = xlogx[whole].sum(axis=1), xpsi[whole].sum(axis=1)
-            plug, grass = log_n[size] - s_log / n, psi_n[size] - s_psi / n
-        else:
-            plug = entropy(x / n[:, None], base=None)
-            grass = np.where(x > 0, x / n[:, None] * (digamma(n)[:, None] - digamma(
-                np.maximum(x, 1.0))), 0.0).sum(axis=1)
-    empty = n <= 0
-    return np.where(empty, 0.0, plug), np.where(empty, 0.0, grass)
-
-
 def _entropy_terms(names: Sequence[str], values: np.ndarray, model_entropy: np.ndarray,
                    counts: np.ndarray) -> None:
     """Replace, in place, the plug-in ``H(x / n)`` inside ``kl``, ``ent_ce`` and
@@ -551,36 +518,13 @@ def _entropy_terms(names: Sequence[str], values: np.ndarray, model_entropy: np.n
             if REGISTRY[name].per_item in ("kl", "ent_ce", "ent_ce_signed")}
     if not cols:
         return
-    plug, grass = _count_entropies(counts)
+    plug, grass = count_entropies(counts)
     for name, j in cols.items():
         kind = REGISTRY[name].per_item
         if kind == "ent_ce":
             values[:, j] = np.abs(model_entropy - grass)
         else:
             values[:, j] += plug - grass  # kl = -H(x/n) - ..., ent_ce_signed = H(q) - H(x/n)
-
-
-def unbiased_brier_soft(probs: np.ndarray, counts: np.ndarray, *, fallback: np.ndarray
-                        ) -> np.ndarray:
-    """The exact unbiased estimator of ``sum_j (q_j - p_j)^2`` from an item's votes.
-
-    ``x_j`` votes of ``n`` on label ``j`` are multinomial, so ``E[x_j / n] = p_j`` and
-    ``E[x_j (x_j - 1) / (n (n - 1))] = p_j^2`` (the multinomial's second factorial moment);
-    the estimate ``sum_j q_j^2 - 2 q_j x_j / n + x_j (x_j - 1) / (n (n - 1))`` is unbiased
-    whatever the prior. Items with one vote have no unbiased estimator: ``fallback`` there.
-
-    Examples
-    --------
-    >>> q = np.array([[0.5, 0.5]]); x = np.array([[2, 0]])
-    >>> float(unbiased_brier_soft(q, x, fallback=np.zeros(1))[0])  # p_0^2 estimated as 1
-    0.5
-    """
-    x = np.asarray(counts, dtype=np.float64)
-    n = x.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        second = (x * (x - 1.0)).sum(axis=1) / (n * (n - 1.0))
-        value = (probs * probs).sum(axis=1) - 2.0 * (probs * x).sum(axis=1) / n + second
-    return np.where(n >= 2, value, fallback)
 
 
 def warn_few_items(n_items: int) -> None:
