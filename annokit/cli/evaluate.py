@@ -152,7 +152,7 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
                    "(the published values), or the distribution infinitely many annotators "
                    "would give (an empirical-Bayes correction of the few votes per item; "
                    "binned calibration errors and losses against the majority are not "
-                   "computed; accuracy and the rank scores get no interval).")
+                   "computed; accuracy and rank_cs get no interval).")
 @FORMAT_OPTION
 @column_options
 @click.option("--per-item", "per_item_path", type=click.Path(writable=True),

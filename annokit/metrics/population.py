@@ -84,7 +84,7 @@ from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
 __all__ = ["BLOCK", "DRAWS", "DRAWS_LARGE", "FEW_ITEMS", "LARGE", "MAJORITY_LOSSES", "NODES", "NO_INTERVAL",
-           "TARGETS", "UNCHANGED", "PopulationPrior", "chance_values", "check_target", "draws_for",
+           "SAME_AS", "TARGETS", "UNCHANGED", "PopulationPrior", "chance_values", "check_target", "draws_for",
            "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates", "population_values",
            "prior_nodes", "prior_shifts", "refusals", "target_names", "unbiased_brier_soft",
            "uncorrected_metrics", "warn_few_items", "warn_out_of_range"]
@@ -132,11 +132,18 @@ _MAJORITY_LOSS_REASON = (
     "simulation it came out 30-100% high for an overconfident model); use brier_soft, nll, "
     "accuracy or --target votes")
 
+#: Metrics refused under the population target because they estimate the same population
+#: quantity as another metric, named with the reason.
+SAME_AS = {"rank_cs_tie_aware": (
+    "under the population target it estimates the same quantity as rank_cs: the tie-aware "
+    "variant forgives ties in the human distribution, and a distribution over infinitely "
+    "many annotators (a continuous prior) has none; use rank_cs")}
+
 #: Metrics whose population estimate is reported without an interval, and why: step
 #: functions of ``p`` (its majority, its ranking), whose correction leans on the prior near
 #: the ties, where a few votes per item say little (docs/guides/population-target.md).
 NO_INTERVAL = dict.fromkeys(
-    ("accuracy", "rank_cs", "rank_cs_tie_aware"),
+    ("accuracy", "rank_cs"),
     "under the population target this is a step function of the population distribution "
     "(its majority or ranking), estimated through the fitted prior near the ties: in "
     "simulation its bias (1-13%) was as large as its standard error and a 95% interval "
@@ -151,6 +158,8 @@ def uncorrected_metrics() -> dict[str, str]:
             continue
         if name in MAJORITY_LOSSES:
             out[name] = _MAJORITY_LOSS_REASON
+        elif name in SAME_AS:
+            out[name] = SAME_AS[name]
         elif spec.per_item is None and not issubclass(spec.state_class, RowMeanState):
             out[name] = ("not a mean of per-item values (a binned or rank-based reduction): "
                          "its bias from the few votes is not corrected; use --target votes")

@@ -31,8 +31,8 @@ _METHOD = ("evaluate(target='population'): each metric's mean over items of its 
            "the item's population distribution, estimated from the votes under an empirical-Bayes "
            "prior given the model's probabilities, with a posterior-predictive bias correction "
            "(brier_soft: the exact unbiased estimator); intervals resample items, which carries "
-           "the vote sampling too, and refit the prior to each replicate; accuracy and the "
-           "rank scores, step functions of the population distribution, have none "
+           "the vote sampling too, and refit the prior to each replicate; accuracy and "
+           "rank_cs, step functions of the population distribution, have none "
            "(annokit.metrics.population)")
 
 

@@ -92,8 +92,11 @@ def test_refused_metrics_named_and_listed():
     doc = res.to_dict()
     assert doc["target"] == "population"
     assert set(doc["not_computed"]) == {"ece", "ece_adaptive", "mce", "classwise_ece",
-                                        "brier", "nll_majority"}
+                                        "brier", "nll_majority", "rank_cs_tie_aware"}
     assert "population majority" in doc["not_computed"]["brier"]
+    assert "same quantity as rank_cs" in doc["not_computed"]["rank_cs_tie_aware"]
+    with pytest.raises(InvalidValueError, match=r"cannot estimate rank_cs_tie_aware \(under"):
+        evaluate(rec, metrics=["rank_cs_tie_aware"], target="population")
     with pytest.raises(InvalidValueError, match=r"cannot estimate nll_majority \(a loss"):
         evaluate(rec, metrics=["nll_majority"], target="population")
     assert not set(doc["not_computed"]) & set(doc["metrics"])
@@ -104,15 +107,15 @@ def test_refused_metrics_named_and_listed():
 
 
 def test_step_function_metrics_reported_without_an_interval_and_why():
-    """Under the population target accuracy and the rank scores (step functions of the
+    """Under the population target accuracy and the rank score (step functions of the
     population distribution) keep their estimate but report no interval, with the reason in
     the JSON, in the model comparisons too; the votes target keeps their intervals."""
     p, q, x = _sample(4, 200)
     rec = AlignedRecords.from_arrays(q, x)
-    names = ["accuracy", "rank_cs", "rank_cs_tie_aware", "jsd"]
+    names = ["accuracy", "rank_cs", "jsd"]
     doc = evaluate({"a": rec, "b": AlignedRecords.from_arrays(np.roll(q, 1, axis=0), x)},
                    metrics=names, n_boot=30, target="population").to_dict()
-    for k in names[:3]:
+    for k in names[:2]:
         assert doc["models"]["a"]["ci"][k]["low"] is None
         assert "step function" in doc["models"]["a"]["ci"][k]["reason"]
         assert set(doc["comparisons"]["b"][k]) == {"difference"}
