@@ -112,7 +112,8 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
                    "are two labels (default: the second label).")
 @click.option("--pred-labels", help="Class of each prediction column in file order, by name or "
                                     "alias, comma-separated (e.g. e,c,n).")
-@click.option("--id-field", help="Item id field of the prediction files (default: item, id or uid).")
+@click.option("--id-field", help="Item id field of the prediction files (default: item, id or "
+                                 "uid, else a vote table's item spelling: item_id, Item ID, ...).")
 @click.option("--model", help="Model to read from a ChaosNLI-style {model: {uid: ...}} file.")
 @click.option("--on-missing", type=click.Choice(["error", "drop"]), default="error",
               show_default=True, help="Vote items without a prediction: fail, or drop them "

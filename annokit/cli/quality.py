@@ -75,7 +75,8 @@ def prediction_options(use: str, *, likelihood: bool = False) -> Any:
         click.option("--pred-labels", help="Class of each prediction column in file order, by "
                                            "name or alias, comma-separated (e.g. e,c,n)."),
         click.option("--id-field", help="Item id field of the prediction files (default: item, "
-                                        "id or uid)."),
+                                        "id or uid, else a vote table's item spelling: "
+                                        "item_id, Item ID, ...)."),
         click.option("--model", help="Model to read from a ChaosNLI-style {model: {uid: ...}} "
                                      "file."),
         click.option("--on-missing", type=click.Choice(["error", "drop"]), default="error",

@@ -152,7 +152,8 @@ def _n_groups(bin_spec: int | list[float]) -> int:
 @click.option("--pred-labels", default=None, metavar="NAME,NAME,...",
               help="Class order of the prediction columns, by label name or alias (e.g. e,c,n).")
 @click.option("--id-field", default=None, help="Item id field of the predictions "
-                                               "(default: item, id or uid).")
+                                               "(default: item, id or uid, else a vote "
+                                               "table's item spelling: item_id, Item ID, ...).")
 @click.option("--on-missing", type=click.Choice(["error", "drop"]), default="error",
               show_default=True, help="Vote items without a prediction: fail, or leave them out "
                                       "(reported).")

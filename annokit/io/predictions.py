@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from annokit.core.checks import first_offenders
+from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, name_key
 from annokit.errors import DataFormatError, InvalidValueError
 from annokit.io.delimited import decimal_comma_hint, decimal_commas
 from annokit.io.lines import RowPlaces
@@ -69,17 +70,34 @@ _LOGIT_PREFIXES = ("logits_", "logit_")
 # readers
 
 
+def find_id_field(fields: Sequence[str]) -> str | None:
+    """The item id field of ``fields`` without a name given: the first of :data:`ID_FIELDS`,
+    else the first field spelled like an item column of a vote table
+    (:data:`~annokit.core.columns.ROLE_SPELLINGS`, then :data:`~annokit.core.columns.
+    MORE_SPELLINGS`; compared by :func:`~annokit.core.columns.name_key`, so ``item_id``,
+    ``Item ID`` and ``ID`` are found), None when no field is."""
+    for f in ID_FIELDS:
+        if f in fields:
+            return f
+    by_key: dict[str, str] = {}
+    for f in fields:
+        by_key.setdefault(name_key(f), f)
+    spellings = (*ROLE_SPELLINGS["item"], *MORE_SPELLINGS["item"])
+    return next((by_key[name_key(s)] for s in spellings if name_key(s) in by_key), None)
+
+
 def pick_id_field(fields: Sequence[str], id_field: str | None, where: str) -> str:
-    """The item id field: ``id_field`` when given (it must exist), else the first of :data:`ID_FIELDS`."""
+    """The item id field: ``id_field`` when given (it must exist), else :func:`find_id_field`'s."""
     if id_field is not None:
         if id_field not in fields:
             raise DataFormatError(f"{where}: id field {id_field!r} not found; got fields {list(fields)}")
         return id_field
-    for f in ID_FIELDS:
-        if f in fields:
-            return f
-    raise DataFormatError(f"{where}: no item id field (tried {list(ID_FIELDS)}); got fields "
-                          f"{list(fields)}; name it with --id-field (Python: id_field=)")
+    found = find_id_field(fields)
+    if found is None:
+        raise DataFormatError(f"{where}: no item id field (tried {list(ID_FIELDS)} and the vote "
+                              f"tables' item spellings, e.g. item_id, Item ID); got fields "
+                              f"{list(fields)}; name it with --id-field (Python: id_field=)")
+    return found
 
 
 def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_field: str | None,
@@ -92,7 +110,7 @@ def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_
                                   f"{type(r).__name__}")
     first = records[0]
     fields = list(first)
-    if keys is not None and id_field is None and not any(f in fields for f in ID_FIELDS):
+    if keys is not None and id_field is None and find_id_field(fields) is None:
         raw_ids: list[Any] = list(keys)  # {uid: {...}} without an id inside the records
     else:
         idf = pick_id_field(fields, id_field, f"{locations[0]} of {source}")

@@ -247,7 +247,9 @@ def test_file_level_errors(tmp_path):
         read_predictions(tmp_path / "arr.json")
     (tmp_path / "noid.jsonl").write_text('{"name": "a", "probs": [1, 0]}\n')
     with pytest.raises(DataFormatError, match=re.escape("no item id field (tried ['item', 'id', "
-                                                        "'uid']); got fields ['name', 'probs']")):
+                                                        "'uid'] and the vote tables' item spellings, "
+                                                        "e.g. item_id, Item ID); got fields "
+                                                        "['name', 'probs']")):
         read_predictions(tmp_path / "noid.jsonl")
     with pytest.raises(DataFormatError, match=re.escape("id field 'key' not found; got fields "
                                                         "['name', 'probs']")):

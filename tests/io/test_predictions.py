@@ -1,0 +1,59 @@
+"""The item id field of prediction files (annokit.io.predictions.find_id_field): found under
+the spellings a vote table's item column has, so votes and predictions written by the same
+spreadsheet or script read alike."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from annokit.cli import main
+from annokit.io import read_votes
+from annokit.io.predictions import find_id_field, read_predictions
+
+
+@pytest.mark.parametrize(("fields", "found"), [
+    (["item_id", "a", "b"], "item_id"),
+    (["Item ID", "a", "b"], "Item ID"),
+    (["ID", "a", "b"], "ID"),
+    (["example_id", "a", "b"], "example_id"),
+    (["item_id", "id", "a"], "id"),      # the exact names first: what read before reads the same
+    (["uid", "item", "a"], "item"),
+    (["a", "b"], None),
+])
+def test_id_field_spellings(fields, found):
+    assert find_id_field(fields) == found
+
+
+def test_spreadsheet_csv_with_item_id_header(tmp_path):
+    """A spreadsheet's CSV (byte-order mark, CRLF, "Item ID", quoted label headers) reads with
+    the same header as its votes."""
+    path = tmp_path / "preds.csv"
+    path.write_bytes('\ufeffItem ID,"yes","no"\r\n"a",0.25,0.75\r\n"b",0.6,0.4\r\n'.encode())
+    pred = read_predictions(path)
+    assert list(pred.item_ids) == ["a", "b"]
+    assert np.allclose(pred.probs, [[0.25, 0.75], [0.6, 0.4]])
+
+
+def test_jsonl_with_item_id_and_keyed_json_unchanged(tmp_path):
+    (tmp_path / "p.jsonl").write_text('{"item_id": 7, "probs": [0.5, 0.5]}\n')
+    assert list(read_predictions(tmp_path / "p.jsonl").item_ids) == ["7"]
+    keyed = {"m": {"x": {"probs": [0.1, 0.9]}, "y": {"probs": [0.3, 0.7]}}}
+    (tmp_path / "k.json").write_text(json.dumps(keyed))
+    assert list(read_predictions(tmp_path / "k.json").item_ids) == ["x", "y"]
+
+
+def test_cli_evaluate_votes_and_predictions_with_the_same_header(tmp_path):
+    votes = tmp_path / "votes.csv"
+    votes.write_text("Item ID,Worker,Answer\n" + "".join(
+        f"i{i},w{j},{'yes' if (i + j) % 3 else 'no'}\n" for i in range(30) for j in range(4)))
+    preds = tmp_path / "preds.csv"
+    preds.write_text("Item ID,yes,no\n" + "".join(f"i{i},0.7,0.3\n" for i in range(30)))
+    assert read_votes(votes).n_items == 30
+    res = CliRunner().invoke(main, ["evaluate", "--votes", str(votes), "--predictions",
+                                    str(preds), "--metrics", "accuracy", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["metrics"]["accuracy"] == pytest.approx(20 / 30)
