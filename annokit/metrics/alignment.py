@@ -49,7 +49,8 @@ def _resolve_pred_labels(labels: LabelSet, pred_labels: Sequence[Any], n_columns
             parts.append(f"missing {missing}")
         raise AlignmentError(f"prediction labels {given} do not match the votes' labels "
                               f"{list(labels.names)} (names or aliases {shown}): "
-                              + "; ".join(parts))
+                              + "; ".join(parts) + "; name each prediction column's class, in "
+                              "file order, with --pred-labels (Python: pred_labels=)")
     return np.argsort(np.asarray(idx))
 
 

@@ -177,7 +177,8 @@ def test_mismatched_labels_exit_1(small):
     assert result.exit_code == 1
     assert result.stderr == ("Error: prediction labels ['no', 'maybe'] do not match the votes' "
                              "labels ['no', 'yes'] (names or aliases ['no', 'yes']): unknown "
-                             "['maybe']; missing ['yes']\n")
+                             "['maybe']; missing ['yes']; name each prediction column's class, "
+                             "in file order, with --pred-labels (Python: pred_labels=)\n")
 
 
 def test_bad_prediction_row_exit_1(small, tmp_path):
