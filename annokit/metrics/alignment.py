@@ -109,7 +109,9 @@ def label_permutation(labels: LabelSet, pred_labels: Sequence[Any] | str | None,
     """Permutation ``p`` with ``file_matrix[:, p]`` in the votes' label order (both engines).
 
     ``pred_labels``: the class of each column (a list, or a comma-separated string);
-    None takes the predictions' own ``label_names``; None when neither says the order.
+    None takes the predictions' own ``label_names``; None when neither says the order. Given
+    ``pred_labels`` name the columns when the file's names are not the votes' labels (columns
+    ``prob_neg``, ``prob_pos`` for labels ``Negative``, ``Positive``).
     Raises :class:`AlignmentError` when they name other labels or contradict each other.
     """
     if pred_labels is None:
@@ -120,7 +122,10 @@ def label_permutation(labels: LabelSet, pred_labels: Sequence[Any] | str | None,
         pred_labels = [s.strip() for s in pred_labels.split(",")]
     perm = _resolve_pred_labels(labels, pred_labels, n_columns)
     if label_names is not None and list(pred_labels) != list(label_names):
-        named = _resolve_pred_labels(labels, label_names, n_columns)
+        try:
+            named = _resolve_pred_labels(labels, label_names, n_columns)
+        except AlignmentError:  # the file's names are not the votes' (prob_neg): pred_labels say
+            return perm
         if not np.array_equal(perm, named):
             raise AlignmentError(
                 f"pred_labels {list(pred_labels)} contradict the class names the predictions "
