@@ -120,12 +120,12 @@ def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_
                 raise DataFormatError(f"{locations[i]} of {source}: id field {idf!r} is missing")
             raw_ids.append(r[idf])
     ids = _ids_to_str(raw_ids, source=source, locations=locations)
-    pf = next((f for f in _PROB_FIELDS if f in first), None)
+    pf = next((f for f in _PROB_FIELDS if f in first), None) or _scores_field(first)
     lf = next((f for f in _LOGIT_FIELDS if f in first), None)
     if pf is None and lf is None:
         raise DataFormatError(f"{locations[0]} of {source}: no probability field "
-                              f"{list(_PROB_FIELDS)} or logits field {list(_LOGIT_FIELDS)}; got "
-                              f"fields {fields}")
+                              f"{list(_PROB_FIELDS)} (or a list of {{\"label\", \"score\"}} "
+                              f"objects) or logits field {list(_LOGIT_FIELDS)}; got fields {fields}")
 
     def column(f: str) -> list[Any]:
         out = []
@@ -136,8 +136,44 @@ def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_
             out.append(r[f])
         return out
 
-    return _build(ids, column(pf) if pf else None, column(lf) if lf else None, label_names=None,
-                  source=source, locations=locations, renormalize=renormalize, atol=atol)
+    where = (source, locations, ids)
+    probs, names = _labelled(column(pf), pf, where, None) if pf else (None, None)
+    logits, names = _labelled(column(lf), lf, where, names) if lf else (None, names)
+    return _build(ids, probs, logits, label_names=names, source=source, locations=locations,
+                  renormalize=renormalize, atol=atol)
+
+
+def _scores_field(record: dict[str, Any]) -> str | None:
+    """The field holding a Hugging Face pipeline's output (``top_k=None``): a list of
+    ``{"label": ..., "score": ...}`` objects, one per class; None when no field does."""
+    for f, v in record.items():
+        if isinstance(v, list) and v and all(isinstance(x, dict) and {"label", "score"} <= set(x)
+                                             for x in v):
+            return f
+    return None
+
+
+def _labelled(values: list[Any], field: str, where: tuple[str, Any, Any],
+              names: list[str] | None) -> tuple[list[Any], list[str] | None]:
+    """Rows written per class (``{label: value}``, or a list of ``{"label", "score"}``
+    objects) as lists in the first row's class order (or ``names``), with the class names;
+    lists of numbers are returned as they are, with ``names``."""
+    first = values[0]
+    if not isinstance(first, dict | list) or (isinstance(first, list) and not (
+            first and isinstance(first[0], dict))):
+        return values, names
+    source, locations, ids = where
+    rows = [{str(x.get("label")): x.get("score") for x in v}
+            if isinstance(v, list) and all(isinstance(x, dict) for x in v) else v for v in values]
+    order = names if names is not None else [str(k) for k in rows[0]]
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or sorted(row) != sorted(order):
+            got = (f"has classes {sorted(row)}" if isinstance(row, dict)
+                   else f"is a {type(row).__name__}")
+            raise DataFormatError(f"{locations[i]} of {source} (item {ids[i]!r}): field {field!r} "
+                                  f"{got}; the first row maps the classes {sorted(order)} to "
+                                  "values, and every row must")
+    return [[row[k] for k in order] for row in rows], order
 
 
 def _read_json(path: Path, *, id_field: str | None, renormalize: bool, atol: float,

@@ -5,12 +5,14 @@ spreadsheet or script read alike."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from annokit.cli import main
+from annokit.errors import DataFormatError
 from annokit.io import read_votes
 from annokit.io.predictions import find_id_field, read_predictions
 
@@ -57,3 +59,39 @@ def test_cli_evaluate_votes_and_predictions_with_the_same_header(tmp_path):
                                     str(preds), "--metrics", "accuracy", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["metrics"]["accuracy"] == pytest.approx(20 / 30)
+
+
+def test_probabilities_keyed_by_class(tmp_path):
+    """``{"probs": {class: p}}`` rows: the classes are named by the keys (in the first row's
+    order; later rows may list them in any order), as prob_<class> columns name them."""
+    (tmp_path / "p.jsonl").write_text('{"item": "a", "probs": {"no": 0.2, "yes": 0.8}}\n'
+                                      '{"item": "b", "probs": {"yes": 0.4, "no": 0.6}}\n')
+    pred = read_predictions(tmp_path / "p.jsonl")
+    assert list(pred.label_names) == ["no", "yes"]
+    assert np.allclose(pred.probs, [[0.2, 0.8], [0.6, 0.4]])
+
+
+def test_hugging_face_pipeline_scores(tmp_path):
+    """A text-classification pipeline's output with ``top_k=None`` (a list of
+    ``{"label", "score"}`` objects per item), saved beside an id."""
+    rows = [{"id": "a", "scores": [{"label": "POSITIVE", "score": 0.9},
+                                   {"label": "NEGATIVE", "score": 0.1}]},
+            {"id": "b", "scores": [{"label": "NEGATIVE", "score": 0.7},
+                                   {"label": "POSITIVE", "score": 0.3}]}]
+    (tmp_path / "hf.json").write_text(json.dumps(rows))
+    pred = read_predictions(tmp_path / "hf.json")
+    assert list(pred.label_names) == ["POSITIVE", "NEGATIVE"]
+    assert np.allclose(pred.probs, [[0.9, 0.1], [0.3, 0.7]])
+
+
+@pytest.mark.parametrize(("second", "message"), [
+    ('{"no": 0.2, "maybe": 0.8}', "has classes ['maybe', 'no']; the first row maps the classes "
+                                  "['no', 'yes'] to values, and every row must"),
+    ('[0.2, 0.8]', "is a list; the first row maps the classes ['no', 'yes']"),
+])
+def test_keyed_rows_must_name_the_same_classes(tmp_path, second, message):
+    (tmp_path / "p.jsonl").write_text('{"item": "a", "probs": {"no": 0.2, "yes": 0.8}}\n'
+                                      f'{{"item": "b", "probs": {second}}}\n')
+    with pytest.raises(DataFormatError, match=r"^line 2 of .*p\.jsonl \(item 'b'\): field "
+                                              r"'probs' " + re.escape(message)):
+        read_predictions(tmp_path / "p.jsonl")
