@@ -314,11 +314,19 @@ def predictions_from_frame(df: pd.DataFrame, locations: Any, *, source: str,
                 value = df[c].iloc[i]
                 raise DataFormatError(f"{locations[i]} of {source}: column {c!r} is not numeric "
                                       f"(got {value!r}){decimal_comma_hint(value, semicolon)}; "
-                                      f"class columns used: {chosen}")
+                                      f"class columns used: {chosen}{_other_columns_hint(layout)}")
             mat[:, j] = vals
         probs, logits = (mat, None) if kind == "probs" else (None, mat)
     return _build(ids, probs, logits, label_names=label_names, source=source, locations=locations,
                   renormalize=renormalize, atol=atol)
+
+
+def _other_columns_hint(layout: PredictionColumns) -> str:
+    """How to keep other columns out of the classes, when every column but the id is one."""
+    if layout.label_names != layout.class_columns:  # prob_<label> columns: the rest is not read
+        return ""
+    return (" (every column but the id is read as a class unless the classes are named "
+            "prob_<label> or logit_<label>: rename them so, and other columns are not read)")
 
 
 def _strip_prefix(name: str, prefixes: Sequence[str]) -> str:

@@ -127,7 +127,9 @@ def test_a_bad_prediction_value_names_the_line(tmp_path, prefix):
     with pytest.raises(DataFormatError) as got:
         read_predictions(path)
     assert str(got.value) == (f"line {line} of {path}: column '2' is not numeric (got 'x'); "
-                              "class columns used: ['1', '2']")
+                              "class columns used: ['1', '2'] (every column but the id is read "
+                              "as a class unless the classes are named prob_<label> or "
+                              "logit_<label>: rename them so, and other columns are not read)")
 
 
 def test_the_lines_of_duplicated_prediction_ids_across_blank_lines(tmp_path):

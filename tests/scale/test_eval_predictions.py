@@ -28,7 +28,9 @@ def test_a_bad_prediction_value_names_the_line_on_both_engines(tmp_path, case):
     before = text[:text.index("b1,0.2,x")]
     line = before.count("\n") + 1
     expected = (f"line {line} of {path}: column '2' is not numeric (got 'x'); class columns "
-                "used: ['1', '2']")
+                "used: ['1', '2'] (every column but the id is read as a class unless the classes "
+                "are named prob_<label> or logit_<label>: rename them so, and other columns are "
+                "not read)")
     with pytest.raises(DataFormatError) as mem:
         read_predictions(path)
     assert str(mem.value) == expected
