@@ -9,6 +9,7 @@ prediction, and predictions matching no item.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -49,9 +50,18 @@ def _resolve_pred_labels(labels: LabelSet, pred_labels: Sequence[Any], n_columns
             parts.append(f"missing {missing}")
         raise AlignmentError(f"prediction labels {given} do not match the votes' labels "
                               f"{list(labels.names)} (names or aliases {shown}): "
-                              + "; ".join(parts) + "; name each prediction column's class, in "
-                              "file order, with --pred-labels (Python: pred_labels=)")
+                              + "; ".join(parts) + _mismatch_hint(given, unknown, missing))
     return np.argsort(np.asarray(idx))
+
+
+def _mismatch_hint(given: list[Any], unknown: list[Any], missing: list[Any]) -> str:
+    """The option that settles a label mismatch: ``--labels`` when the predictions name every
+    vote label and more (classes no vote used), else ``--pred-labels``."""
+    if unknown and not missing:
+        return (f"; if no vote used {unknown[0]!r}, declare the whole label set with --labels "
+                f"{','.join(map(str, given))} (Python: read_votes(..., labels=))")
+    return ("; name each prediction column's class, in file order, with --pred-labels "
+            "(Python: pred_labels=)")
 
 
 def label_confusion(probs: np.ndarray, majority_labels: np.ndarray, n_labels: int) -> np.ndarray:
@@ -141,7 +151,26 @@ def no_match_error(n_items: int, vote_ids: Any, n_predictions: int, prediction_i
         f"none of the {n_items} vote items has a prediction (vote item ids e.g. "
         f"{first_offenders(list(vote_ids[:3]), 3, total=n_items)}; prediction ids e.g. "
         f"{first_offenders(list(prediction_ids[:3]), 3, total=n_predictions)}); check the id "
-        "field (CLI: --id-field)")
+        f"field (CLI: --id-field){_numeric_ids_hint(list(vote_ids[:3]), list(prediction_ids[:3]))}")
+
+
+def _numeric_ids_hint(vote_ids: list[Any], prediction_ids: list[Any]) -> str:
+    """Why numeric ids may not match: one file writes them zero-padded (``0001``) or as
+    decimals (``1.0``, a spreadsheet's or pandas' float column) and the other does not."""
+
+    def style(ids: list[Any]) -> set[str] | None:
+        shown = [str(i) for i in ids]
+        if not shown or not all(re.fullmatch(r"-?\d+(\.\d+)?", i) for i in shown):
+            return None
+        return {"padded" if re.fullmatch(r"-?0\d+", i) else "decimal" if "." in i else "plain"
+                for i in shown}
+
+    votes, preds = style(vote_ids), style(prediction_ids)
+    if votes is None or preds is None or votes == preds:
+        return ""
+    return ("; the ids are numbers written two ways (0001 or 1.0 against 1): they are matched "
+            "as text, so write them alike in both files (spreadsheets drop leading zeros and may "
+            "write 1 as 1.0)")
 
 
 def report_missing(n_missing: int, n_items: int, examples: Any, n_kept: int, on_missing: str, *,
