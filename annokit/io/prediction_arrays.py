@@ -201,7 +201,9 @@ def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[st
         if m.shape[0] != len(ids):
             raise DataFormatError(f"{source}: {len(ids)} item ids but {m.shape[0]} {name} rows")
         if m.shape[1] < 2:
-            raise DataFormatError(f"{source}: {name} need at least 2 classes; got {m.shape[1]}")
+            raise DataFormatError(f"{source}: {name} need at least 2 classes; got {m.shape[1]} "
+                                  "(a binary model's single probability p: write both classes' "
+                                  "values, 1 - p and p, each named by its class)")
         finite = np.isfinite(m).all(axis=1)
         if not finite.all():
             i = int(np.argmin(finite))
@@ -216,7 +218,8 @@ def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[st
         if neg.any():
             i = int(np.argmax(neg))
             raise DataFormatError(f"{locations[i]} of {source} (item {ids[i]!r}): probs has a "
-                                  f"negative value: {P[i].tolist()}")
+                                  f"negative value: {P[i].tolist()} (logits are read from a "
+                                  "logits field or logit_<label> columns)")
         sums = P.sum(axis=1)
         off = np.abs(sums - 1.0) > atol
         if renormalize:
