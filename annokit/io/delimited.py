@@ -297,8 +297,9 @@ _UNNAMED = re.compile(r"(Unnamed: \d+)?")  # pandas names a blank header cell "U
 
 def unnamed_extras(header: list[str], df: pd.DataFrame) -> tuple[list[int], list[str]]:
     """Columns to drop from a text table: trailing columns with no name and no value, and
-    leading columns with no name (or pandas' ``Unnamed: 0``) holding row numbers (0, 1, ... or
-    1, 2, ...: pandas' and R's row index). Returns their positions and what to say about them."""
+    leading columns with no name (or pandas' ``Unnamed: 0``) holding distinct whole numbers
+    (pandas' and R's row index, in order or not: :func:`_row_numbers`). Returns their
+    positions and what to say about them."""
     drop: list[int] = []
     notes: list[str] = []
     n = len(header)
@@ -321,10 +322,14 @@ def unnamed_extras(header: list[str], df: pd.DataFrame) -> tuple[list[int], list
 
 
 def _row_numbers(values: pd.Series) -> bool:
-    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-    if np.isnan(numbers).any():
+    """Whether ``values`` are a row index: distinct whole numbers (pandas' index
+    as ``to_csv`` writes it, also after the rows were shuffled, sampled or filtered; R's row
+    numbers)."""
+    text = values.astype(str).str.strip()
+    if not text.str.fullmatch(r"\d+").all():  # "1.0", "-1", "1e3", "": not an index
         return False
-    return any(np.array_equal(numbers, np.arange(start, start + len(numbers))) for start in (0, 1))
+    numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    return bool(len(numbers)) and not np.isnan(numbers).any() and len(np.unique(numbers)) == len(numbers)
 
 
 def blank_rows(df: pd.DataFrame) -> np.ndarray:

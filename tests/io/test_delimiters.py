@@ -33,9 +33,12 @@ def _csv(sep=",", *, quoting=csv.QUOTE_MINIMAL, header=("item", "annotator", "la
     return out.getvalue()
 
 
-def _pandas(**kwargs):
+def _pandas(shuffled=False, **kwargs):
     out = io.StringIO()
-    pd.DataFrame(ROWS, columns=["item", "annotator", "label"]).to_csv(out, **kwargs)
+    frame = pd.DataFrame(ROWS, columns=["item", "annotator", "label"])
+    if shuffled:  # rows shuffled, sampled or split off after the index was made
+        frame.index = [7, 3, 12]
+    frame.to_csv(out, **kwargs)
     return out.getvalue()
 
 
@@ -48,6 +51,8 @@ SHAPES = {
     "pipe_txt": ("v.txt", _csv("|").encode(), "tsv; separator '|' sniffed, --sep to override"),
     "csv_named_tsv": ("v.tsv", _csv(",").encode(), "tsv; separator ',' sniffed, --sep to override"),
     "pandas_index": ("v.csv", _pandas().encode(), "csv; unnamed row-number column ignored"),
+    "pandas_index_shuffled": ("v.csv", _pandas(shuffled=True).encode(),
+                              "csv; unnamed row-number column ignored"),
     "pandas_tsv_index": ("v.tsv", _pandas(sep="\t").encode(), "tsv; unnamed row-number column ignored"),
     "r_write_csv": ("v.csv", (b'"","item","annotator","label"\n"1","q1","a","yes"\n'
                               b'"2","q1","b","no, not really"\n"3","q2","a","yes"\n'),
