@@ -30,6 +30,7 @@ column headers.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ import pandas as pd
 
 from annokit.core.checks import first_offenders
 from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, name_key
-from annokit.errors import DataFormatError, InvalidValueError
+from annokit.errors import AnnokitWarning, DataFormatError, InvalidValueError
 from annokit.io.delimited import decimal_comma_hint, decimal_commas
 from annokit.io.lines import RowPlaces
 from annokit.io.prediction_arrays import Predictions, _build, _ids_to_str, locations_of
@@ -339,6 +340,9 @@ def _strip_prefix(name: str, prefixes: Sequence[str]) -> str:
 def _read_csv(path: Path, *, sep: str | None, id_field: str | None, renormalize: bool,
               atol: float) -> Predictions:
     df = read_table(Input(path, what="predictions"), sep=sep)
+    ignored = [n for n in str(df.attrs.get("annokit_read_as", "")).split("; ") if "ignored" in n]
+    if ignored:  # an index column, empty rows or columns: said, as read_as says it of votes
+        warnings.warn(f"{path.name}: " + "; ".join(ignored), AnnokitWarning, stacklevel=4)
     locs = RowPlaces.of_frame(df.attrs, len(df))  # file lines, found when a message needs one
     return predictions_from_frame(df, locs, source=str(path), id_field=id_field,
                                   renormalize=renormalize, atol=atol)

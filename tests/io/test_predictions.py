@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from annokit.cli import main
-from annokit.errors import DataFormatError
+from annokit.errors import AnnokitWarning, DataFormatError
 from annokit.io import read_votes
 from annokit.io.predictions import find_id_field, read_predictions
 
@@ -100,11 +100,12 @@ def test_keyed_rows_must_name_the_same_classes(tmp_path, second, message):
 
 def test_pandas_index_of_a_split_is_not_a_class(tmp_path):
     """``test_df.to_csv("preds.csv")`` after a split: the unnamed index column holds distinct
-    row numbers out of order; it is dropped (stated in read_as), not read as a class."""
+    row numbers out of order; it is dropped with a warning, not read as a class."""
     frame = pd.DataFrame({"item": ["a", "b", "c"], "no": [0.2, 0.5, 0.9], "yes": [0.8, 0.5, 0.1]},
                          index=[17, 3, 42])
     frame.to_csv(tmp_path / "p.csv")
-    pred = read_predictions(tmp_path / "p.csv")
+    with pytest.warns(AnnokitWarning, match=r"^p\.csv: unnamed row-number column ignored$"):
+        pred = read_predictions(tmp_path / "p.csv")
     assert list(pred.label_names) == ["no", "yes"]
     assert np.allclose(pred.probs[:, 1], [0.8, 0.5, 0.1])
     frame.index = [1.5, 2.0, 3.0]  # not whole numbers: a column like any other (a class here)
