@@ -94,8 +94,9 @@ def _objective(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @votes_input("Human votes: a ChaosNLI .jsonl file or a long/wide table (as for stats).")
 @click.option("--predictions", "pred_paths", multiple=True,
               type=click.Path(),
-              help="Prediction file (.jsonl/.json/.csv/.tsv/.parquet/.npy); repeat for several "
-                   "files of one model (e.g. dev and test halves).")
+              help="Prediction file (.jsonl/.json/.csv/.tsv/.parquet/.npy), or a directory or "
+                   "quoted glob of .parquet/.csv/.tsv shards; repeat for several files of one "
+                   "model (e.g. dev and test halves).")
 @click.option("--annotator-predictions", "annotator_path", type=click.Path(),
               help="Perspectivist evaluation: predictions per (item, annotator), a long table "
                    "with columns item, annotator and label (or prob_<label> columns), scored "

@@ -44,6 +44,7 @@ from annokit.core.columns import MORE_SPELLINGS, ROLE_SPELLINGS, name_key
 from annokit.errors import AnnokitWarning, DataFormatError, InvalidValueError
 from annokit.io.delimited import decimal_comma_hint, decimal_commas
 from annokit.io.lines import RowPlaces
+from annokit.io.partitions import is_partitioned, partition_files
 from annokit.io.prediction_arrays import Predictions, _build, _ids_to_str, locations_of
 from annokit.io.source import (
     Input,
@@ -454,12 +455,14 @@ def read_predictions(paths: str | Path | Sequence[str | Path] | pd.DataFrame, *,
     Parameters
     ----------
     paths : path, sequence of paths or DataFrame
-        Several files (e.g. dev and test halves) are concatenated in order. A DataFrame is
+        Several files (e.g. dev and test halves) are concatenated in order; a directory or
+        glob of Parquet/CSV/TSV files is its files, in the order votes' partitions are read
+        (:func:`annokit.io.partitions.partition_files`). A DataFrame is
         read as a file's table: an item column (or an index so named) and one column per
         label, or ``probs``/``logits`` columns; columns are detected as in a file.
     id_field : str, optional
-        The item id field or column; by default the first of ``item``, ``id``,
-        ``uid`` that the file has.
+        The item id field or column; by default :func:`find_id_field`'s (``item``, ``id``,
+        ``uid``, else a vote table's item spelling).
     renormalize : bool, default=False
         Divide probability rows by their sum instead of rejecting rows that do
         not sum to 1 within ``atol`` (rows must still be finite and >= 0).
@@ -513,12 +516,23 @@ def read_predictions(paths: str | Path | Sequence[str | Path] | pd.DataFrame, *,
             f"a {type(paths).__name__} holding " + ", ".join(sorted({type(p).__name__
                                                                      for p in paths}))
         raise InvalidValueError(f"predictions: expected {ACCEPTED}; got {shown}")
-    files = [Path(p) for p in paths]
+    files = [Path(f) for p in paths for f in _expand(p)]
     if not files:
         raise InvalidValueError("read_predictions needs at least one path")
     parts = [_read_one(p, id_field=id_field, renormalize=renormalize, atol=atol, model=model,
                        sep=sep, row_ids=row_ids and len(files) == 1) for p in files]
     return parts[0] if len(parts) == 1 else _concatenate(parts)
+
+
+def _expand(path: str | os.PathLike) -> list[str | os.PathLike]:
+    """A directory or glob of prediction tables (Parquet, CSV or TSV partitions, as Spark or
+    a sharded inference job writes them) as its files, in the order
+    :func:`annokit.io.partitions.partition_files` reads votes' partitions; any other path as
+    it is."""
+    text = os.fspath(path)
+    if "://" not in text and is_partitioned(text):
+        return list(partition_files(text))
+    return [path]
 
 
 def _concatenate(parts: list[Predictions]) -> Predictions:

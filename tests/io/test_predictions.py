@@ -112,3 +112,19 @@ def test_pandas_index_of_a_split_is_not_a_class(tmp_path):
     frame.to_csv(tmp_path / "q.csv")
     with pytest.raises(DataFormatError, match="sum to"):
         read_predictions(tmp_path / "q.csv")
+
+
+def test_a_directory_or_glob_of_prediction_shards(tmp_path):
+    """Sharded predictions (part files of a Spark or batched inference job) read as one file,
+    in the order votes' partitions are read; `--engine dask` reads the same directory."""
+    shards = tmp_path / "preds"
+    shards.mkdir()
+    (shards / "part-00001.csv").write_text("item,no,yes\nc,0.5,0.5\n")
+    (shards / "part-00000.csv").write_text("item,no,yes\na,0.2,0.8\nb,0.6,0.4\n")
+    (shards / "_SUCCESS").write_text("")
+    for given in (shards, str(shards / "part-*.csv"), [shards]):
+        pred = read_predictions(given)
+        assert list(pred.item_ids) == ["a", "b", "c"]
+        assert np.allclose(pred.probs[:, 0], [0.2, 0.6, 0.5])
+    with pytest.raises(DataFormatError, match="no file matches this pattern"):
+        read_predictions(str(tmp_path / "none-*.csv"))
