@@ -84,7 +84,8 @@ def find_id_field(fields: Sequence[str]) -> str | None:
     by_key: dict[str, str] = {}
     for f in fields:
         by_key.setdefault(name_key(f), f)
-    spellings = (*ROLE_SPELLINGS["item"], *MORE_SPELLINGS["item"])
+    named = [s for s in (*ROLE_SPELLINGS["item"], *MORE_SPELLINGS["item"]) if s != "id"]
+    spellings = (*named, "id")  # a bare "ID" last: example_id before a class named ID
     return next((by_key[name_key(s)] for s in spellings if name_key(s) in by_key), None)
 
 

@@ -23,6 +23,7 @@ from annokit.io.predictions import find_id_field, read_predictions
     (["Item ID", "a", "b"], "Item ID"),
     (["ID", "a", "b"], "ID"),
     (["example_id", "a", "b"], "example_id"),
+    (["example_id", "ID", "OOD"], "example_id"),  # classes in- and out-of-distribution
     (["item_id", "id", "a"], "id"),      # the exact names first: what read before reads the same
     (["uid", "item", "a"], "item"),
     (["a", "b"], None),
