@@ -29,14 +29,17 @@ MIN_ITEMS_FOR_INTERVAL = 20
 
 @contextmanager
 def noted(notes: list[str], prefix: str = ""):
-    """Turn the DegenerateInputWarnings raised inside into report notes (each message once)."""
+    """Turn the DegenerateInputWarnings raised inside into report notes (each message once:
+    one already noted without ``prefix`` is not repeated with it, and a message that starts
+    with ``prefix`` does not get it twice)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DegenerateInputWarning)
         yield
     for w in caught:
         if issubclass(w.category, DegenerateInputWarning):
-            msg = f"{prefix}{w.message}"
-            if msg not in notes:
+            text = str(w.message)
+            msg = text if text.startswith(prefix) else f"{prefix}{text}"
+            if msg not in notes and text not in notes:
                 notes.append(msg)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -10,7 +10,7 @@ import pandas as pd
 from annokit.errors import DegenerateInputWarning
 from annokit.metrics.engine import evaluate
 from annokit.metrics.records import AlignedRecords
-from annokit.report.intervals import MIN_ITEMS_FOR_INTERVAL, bin_interval
+from annokit.report.intervals import MIN_ITEMS_FOR_INTERVAL, bin_interval, noted
 
 
 def test_a_small_bin_keeps_its_estimates_without_intervals_and_says_why():
@@ -33,3 +33,17 @@ def test_a_small_bin_keeps_its_estimates_without_intervals_and_says_why():
     assert ece.estimate is None and ece.note.startswith("not shown: 2 items in 2 confidence bins")
     mce = bin_interval("mce", large.n_items, 1, large.metrics["mce"], large.intervals["mce"])
     assert mce.method == "none" and not np.isfinite(mce.low) and mce.note  # the registry's reason
+
+
+def test_noted_says_each_warning_once_and_prefixes_it_once():
+    """The population pass repeats the votes pass's warnings (a tie) and raises its own with
+    the prefix already in the text: each reaches the notes once, with one prefix."""
+    notes = ["58 of 784 items have a tied human majority"]
+    with noted(notes, "population target: "):
+        warnings.warn("58 of 784 items have a tied human majority", DegenerateInputWarning)
+        warnings.warn("population target: kl -0.01 outside the metric's range",
+                      DegenerateInputWarning)
+        warnings.warn("a new degenerate input", DegenerateInputWarning)
+    assert notes == ["58 of 784 items have a tied human majority",
+                     "population target: kl -0.01 outside the metric's range",
+                     "population target: a new degenerate input"]
