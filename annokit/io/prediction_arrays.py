@@ -189,6 +189,12 @@ def _matrix(values: Any, *, field: str, source: str, locations: Any) -> np.ndarr
     raise DataFormatError(f"{source}: {field} could not be read as a matrix")
 
 
+def _classes_read(label_names: Sequence[str] | None) -> str:
+    """The classes a row sum was taken over, for the message (a column that is not a class,
+    such as a length or a score, shows there)."""
+    return "" if label_names is None else f" over the classes {[str(n) for n in label_names]}"
+
+
 def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[str] | None,
            source: str, locations: Any, renormalize: bool, atol: float) -> Predictions:
     if probs is None and logits is None:
@@ -233,8 +239,8 @@ def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[st
             i = int(np.argmax(off))
             raise DataFormatError(
                 f"{locations[i]} of {source} (item {ids[i]!r}): probs sum to {sums[i]:.6g}, not 1 "
-                f"within {atol:g} ({off.sum()} such row(s)); pass --renormalize to divide each "
-                f"row by its sum (Python: renormalize=True)")
+                f"within {atol:g} ({off.sum()} such row(s)){_classes_read(label_names)}; pass "
+                f"--renormalize to divide each row by its sum (Python: renormalize=True)")
         elif np.isfinite(atol):  # rows on the simplex within atol (an infinite atol: per-label
             # probabilities, not a distribution): rows rounded in the file (a spreadsheet's 6
             # decimals) are divided by their sum, so that the metrics' simplex check holds too

@@ -40,10 +40,10 @@ def test_noted_says_each_warning_once_and_prefixes_it_once():
     the prefix already in the text: each reaches the notes once, with one prefix."""
     notes = ["58 of 784 items have a tied human majority"]
     with noted(notes, "population target: "):
-        warnings.warn("58 of 784 items have a tied human majority", DegenerateInputWarning)
-        warnings.warn("population target: kl -0.01 outside the metric's range",
-                      DegenerateInputWarning)
-        warnings.warn("a new degenerate input", DegenerateInputWarning)
+        for text in ("58 of 784 items have a tied human majority",
+                     "population target: kl -0.01 outside the metric's range",
+                     "a new degenerate input"):
+            warnings.warn(text, DegenerateInputWarning, stacklevel=2)
     assert notes == ["58 of 784 items have a tied human majority",
                      "population target: kl -0.01 outside the metric's range",
                      "population target: a new degenerate input"]
