@@ -207,9 +207,10 @@ def _build(ids: np.ndarray, probs: Any, logits: Any, *, label_names: Sequence[st
         if m.shape[0] != len(ids):
             raise DataFormatError(f"{source}: {len(ids)} item ids but {m.shape[0]} {name} rows")
         if m.shape[1] < 2:
-            raise DataFormatError(f"{source}: {name} need at least 2 classes; got {m.shape[1]} "
-                                  "(a binary model's single probability p: write both classes' "
-                                  "values, 1 - p and p, each named by its class)")
+            hint = (" (a binary model's single probability p: write both classes' values, "
+                    "1 - p and p, each named by its class)") if m.shape[1] == 1 else ""
+            raise DataFormatError(f"{source}: {name} need at least 2 classes; got "
+                                  f"{m.shape[1]}{hint}")
         finite = np.isfinite(m).all(axis=1)
         if not finite.all():
             i = int(np.argmin(finite))

@@ -168,6 +168,11 @@ def _labelled(values: list[Any], field: str, where: tuple[str, Any, Any],
     source, locations, ids = where
     rows = [{str(x.get("label")): x.get("score") for x in v}
             if isinstance(v, list) and all(isinstance(x, dict) for x in v) else v for v in values]
+    for i, (v, row) in enumerate(zip(values, rows, strict=True)):
+        if isinstance(v, list) and isinstance(row, dict) and len(row) != len(v):
+            raise DataFormatError(f"{locations[i]} of {source} (item {ids[i]!r}): field {field!r} "
+                                  "names a label twice: "
+                                  f"{[str(x.get('label')) for x in v]}")
     order = names if names is not None else [str(k) for k in rows[0]]
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or sorted(row) != sorted(order):

@@ -129,3 +129,10 @@ def test_a_directory_or_glob_of_prediction_shards(tmp_path):
         assert np.allclose(pred.probs[:, 0], [0.2, 0.6, 0.5])
     with pytest.raises(DataFormatError, match="no file matches this pattern"):
         read_predictions(str(tmp_path / "none-*.csv"))
+
+
+def test_a_label_named_twice_in_pipeline_scores(tmp_path):
+    rows = [{"id": "a", "scores": [{"label": "x", "score": 0.5}, {"label": "x", "score": 0.5}]}]
+    (tmp_path / "hf.json").write_text(json.dumps(rows))
+    with pytest.raises(DataFormatError, match=r"field 'scores' names a label twice: \['x', 'x'\]"):
+        read_predictions(tmp_path / "hf.json")
