@@ -140,8 +140,13 @@ def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_
         return out
 
     where = (source, locations, ids)
-    probs, names = _labelled(column(pf), pf, where, None) if pf else (None, None)
-    logits, names = _labelled(column(lf), lf, where, names) if lf else (None, names)
+    raw_probs, raw_logits = (column(pf) if pf else None), (column(lf) if lf else None)
+    if raw_probs is not None and raw_logits is not None and \
+            _keyed(raw_probs[0]) != _keyed(raw_logits[0]):
+        raise DataFormatError(f"{locations[0]} of {source}: {pf!r} and {lf!r} must both be keyed "
+                              "by class or both be lists in one class order; one is each")
+    probs, names = _labelled(raw_probs, pf, where, None) if pf else (None, None)
+    logits, names = _labelled(raw_logits, lf, where, names) if lf else (None, names)
     return _build(ids, probs, logits, label_names=names, source=source, locations=locations,
                   renormalize=renormalize, atol=atol)
 
@@ -156,14 +161,18 @@ def _scores_field(record: dict[str, Any]) -> str | None:
     return None
 
 
+def _keyed(value: Any) -> bool:
+    """Whether a row's value names its classes (``{label: p}`` or ``[{"label", "score"}]``)."""
+    return isinstance(value, dict) or (isinstance(value, list) and bool(value)
+                                        and isinstance(value[0], dict))
+
+
 def _labelled(values: list[Any], field: str, where: tuple[str, Any, Any],
               names: list[str] | None) -> tuple[list[Any], list[str] | None]:
     """Rows written per class (``{label: value}``, or a list of ``{"label", "score"}``
     objects) as lists in the first row's class order (or ``names``), with the class names;
     lists of numbers are returned as they are, with ``names``."""
-    first = values[0]
-    if not isinstance(first, dict | list) or (isinstance(first, list) and not (
-            first and isinstance(first[0], dict))):
+    if not _keyed(values[0]):
         return values, names
     source, locations, ids = where
     rows = [{str(x.get("label")): x.get("score") for x in v}

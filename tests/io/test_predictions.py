@@ -136,3 +136,14 @@ def test_a_label_named_twice_in_pipeline_scores(tmp_path):
     (tmp_path / "hf.json").write_text(json.dumps(rows))
     with pytest.raises(DataFormatError, match=r"field 'scores' names a label twice: \['x', 'x'\]"):
         read_predictions(tmp_path / "hf.json")
+
+
+def test_keyed_logits_follow_the_keyed_probabilities_and_a_mix_is_refused(tmp_path):
+    (tmp_path / "k.jsonl").write_text('{"item": "a", "probs": {"no": 0.3, "yes": 0.7}, '
+                                      '"logits": {"yes": 2.0, "no": 1.0}}\n')
+    pred = read_predictions(tmp_path / "k.jsonl")
+    assert list(pred.label_names) == ["no", "yes"] and pred.logits.tolist() == [[1.0, 2.0]]
+    (tmp_path / "m.jsonl").write_text('{"item": "a", "probs": {"no": 0.3, "yes": 0.7}, '
+                                      '"logits": [1.0, 2.0]}\n')
+    with pytest.raises(DataFormatError, match="must both be keyed by class or both be lists"):
+        read_predictions(tmp_path / "m.jsonl")
