@@ -145,8 +145,10 @@ def _from_records(records: list[Any], locations: np.ndarray, *, source: str, id_
             _keyed(raw_probs[0]) != _keyed(raw_logits[0]):
         raise DataFormatError(f"{locations[0]} of {source}: {pf!r} and {lf!r} must both be keyed "
                               "by class or both be lists in one class order; one is each")
-    probs, names = _labelled(raw_probs, pf, where, None) if pf else (None, None)
-    logits, names = _labelled(raw_logits, lf, where, names) if lf else (None, names)
+    probs, names = (None, None) if raw_probs is None else _labelled(raw_probs, str(pf), where,
+                                                                     None)
+    logits, names = (None, names) if raw_logits is None else _labelled(raw_logits, str(lf),
+                                                                       where, names)
     return _build(ids, probs, logits, label_names=names, source=source, locations=locations,
                   renormalize=renormalize, atol=atol)
 
