@@ -459,6 +459,11 @@ def _from_dataframe(df: pd.DataFrame, *, id_field: str | None, renormalize: bool
         frame = frame.reset_index()
     else:
         frame = frame.copy()
+    if id_field is None and find_id_field([str(c) for c in frame.columns]) is None and \
+            frame.index.name is None and not isinstance(frame.index, pd.RangeIndex):
+        raise DataFormatError(f"DataFrame: no item id column; got columns {list(map(str, df.columns))} "
+                              "and an index without a name: name the index to read it as the "
+                              "item ids (df.rename_axis('item')), or give id_field=")
     return predictions_from_frame(frame, locations_of("row", len(frame)), source="DataFrame",
                                   id_field=id_field, renormalize=renormalize, atol=atol)
 

@@ -88,3 +88,13 @@ def test_evaluate_files_takes_a_frame():
     frame = pd.DataFrame({"item": ["q", "r", "s"], "cat": [0.5, 0.1, 0.9], "dog": [0.5, 0.9, 0.1]})
     run = evaluate_files(_votes(), frame)
     assert run.result.n_items == 3
+
+
+def test_an_unnamed_index_of_ids_says_to_name_it():
+    """Item ids kept as a DataFrame's unnamed index (``df.set_index(ids)`` without a name):
+    the error says how to make them the ids."""
+    frame = pd.DataFrame({"no": [0.2, 0.6], "yes": [0.8, 0.4]}, index=["a", "b"])
+    with pytest.raises(DataFormatError, match=r"an index without a name: name the index to read "
+                                              r"it as the item ids \(df.rename_axis\('item'\)\)"):
+        read_predictions(frame)
+    assert list(read_predictions(frame.rename_axis("item")).item_ids) == ["a", "b"]
