@@ -463,7 +463,8 @@ def _from_dataframe(df: pd.DataFrame, *, id_field: str | None, renormalize: bool
             frame.index.name is None and not isinstance(frame.index, pd.RangeIndex):
         raise DataFormatError(f"DataFrame: no item id column; got columns {list(map(str, df.columns))} "
                               "and an index without a name: name the index to read it as the "
-                              "item ids (df.rename_axis('item')), or give id_field=")
+                              "item ids, or name the id column (Python: df.rename_axis('item'), "
+                              "id_field=)")
     return predictions_from_frame(frame, locations_of("row", len(frame)), source="DataFrame",
                                   id_field=id_field, renormalize=renormalize, atol=atol)
 

@@ -95,6 +95,7 @@ def test_an_unnamed_index_of_ids_says_to_name_it():
     the error says how to make them the ids."""
     frame = pd.DataFrame({"no": [0.2, 0.6], "yes": [0.8, 0.4]}, index=["a", "b"])
     with pytest.raises(DataFormatError, match=r"an index without a name: name the index to read "
-                                              r"it as the item ids \(df.rename_axis\('item'\)\)"):
+                                              r"it as the item ids, or name the id column \(Python: "
+                                              r"df.rename_axis\('item'\), id_field=\)"):
         read_predictions(frame)
     assert list(read_predictions(frame.rename_axis("item")).item_ids) == ["a", "b"]
