@@ -62,6 +62,11 @@ __all__ = ["ID_FIELDS", "Predictions", "read_predictions"]
 
 #: Id fields tried in this order when ``id_field`` is not given.
 ID_FIELDS = ("item", "id", "uid")
+#: The vote tables' item spellings, compared by name_key, a bare "ID" last (an id column named
+#: example_id before a class named ID).
+_ID_KEYS = tuple(dict.fromkeys(
+    [name_key(s) for s in (*ROLE_SPELLINGS["item"], *MORE_SPELLINGS["item"]) if s != "id"]
+    + ["id"]))
 _PROB_FIELDS = ("probs", "predicted_probabilities", "probabilities")
 _LOGIT_FIELDS = ("logits",)
 _PROB_PREFIXES = ("probs_", "prob_", "p_")
@@ -84,9 +89,7 @@ def find_id_field(fields: Sequence[str]) -> str | None:
     by_key: dict[str, str] = {}
     for f in fields:
         by_key.setdefault(name_key(f), f)
-    named = [s for s in (*ROLE_SPELLINGS["item"], *MORE_SPELLINGS["item"]) if s != "id"]
-    spellings = (*named, "id")  # a bare "ID" last: example_id before a class named ID
-    return next((by_key[name_key(s)] for s in spellings if name_key(s) in by_key), None)
+    return next((by_key[key] for key in _ID_KEYS if key in by_key), None)
 
 
 def pick_id_field(fields: Sequence[str], id_field: str | None, where: str) -> str:
@@ -358,9 +361,9 @@ def _strip_prefix(name: str, prefixes: Sequence[str]) -> str:
 def _read_csv(path: Path, *, sep: str | None, id_field: str | None, renormalize: bool,
               atol: float) -> Predictions:
     df = read_table(Input(path, what="predictions"), sep=sep)
-    ignored = [n for n in str(df.attrs.get("annokit_read_as", "")).split("; ") if "ignored" in n]
-    if ignored:  # an index column, empty rows or columns: said, as read_as says it of votes
-        warnings.warn(f"{path.name}: " + "; ".join(ignored), AnnokitWarning, stacklevel=4)
+    if df.attrs.get("annokit_ignored"):  # an index column, empty rows: said, as read_as says
+        warnings.warn(f"{path.name}: " + "; ".join(df.attrs["annokit_ignored"]), AnnokitWarning,
+                      stacklevel=4)
     locs = RowPlaces.of_frame(df.attrs, len(df))  # file lines, found when a message needs one
     return predictions_from_frame(df, locs, source=str(path), id_field=id_field,
                                   renormalize=renormalize, atol=atol)

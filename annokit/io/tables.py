@@ -134,7 +134,9 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
     is counted while reading); ``attrs["annokit_line_offset"]`` is 0 when rows are counted,
     not lines (Parquet, a JSON array);
     ``attrs["annokit_read_as"]`` how the file was read (``"csv"``, or ``"csv; separator ';'
-    sniffed, --sep to override"``), ``attrs["annokit_sep"]`` a text table's separator.
+    sniffed, --sep to override"``), ``attrs["annokit_ignored"]`` what of a text table was
+    left out (an unnamed row-index column, empty rows or trailing columns; also in
+    ``read_as``), ``attrs["annokit_sep"]`` a text table's separator.
 
     A CSV/TSV file's separator (``,`` ``;`` tab or ``|``) is sniffed from its first lines
     whatever its extension says (:mod:`annokit.io.delimited`), unless ``sep`` is given.
@@ -159,15 +161,17 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
         raise InvalidValueError(f"{name}: {opt} applies to CSV and TSV files; {kind} files "
                                 "name their columns", options=[opt])
     _check_sep(sep, kind, name)
-    read_as = kind
+    read_as: str = kind
+    ignored: list[str] = []
     try:
         if kind in ("csv", "tsv"):
             text = source.text
             if not text.strip():
                 raise DataFormatError(f"{name} is empty: no header line")
             dialect, text, first = _dialect(text, name, kind, sep, len(text) <= SAMPLE_CHARS)
-            df, offset, read_as = _text_frame(read_delimited(text, name, dialect, first_line=first),
-                                              name, kind, dialect, no_header, first)
+            df, offset, read_as, ignored = _text_frame(
+                read_delimited(text, name, dialect, first_line=first), name, kind, dialect,
+                no_header, first)
             df.attrs["annokit_lines"] = LineMap(
                 source.path if source.path is not None else source.data, sep=dialect.sep,
                 quoting=dialect.quoting, skip_initial_space=dialect.skip_initial_space,
@@ -195,6 +199,7 @@ def read_table(path: str | os.PathLike | Input, *, no_header: bool = False,
     df.attrs["annokit_line_offset"] = offset
     df.attrs["annokit_source"] = name
     df.attrs["annokit_read_as"] = read_as
+    df.attrs["annokit_ignored"] = ignored
     return df
 
 
@@ -218,10 +223,11 @@ def _dialect(text: str, name: str, kind: str, sep: str | None,
 
 
 def _text_frame(raw: pd.DataFrame, name: str, kind: str, dialect: Dialect, no_header: bool,
-                first: int = 1) -> tuple[pd.DataFrame, int, str]:
+                first: int = 1) -> tuple[pd.DataFrame, int, str, list[str]]:
     """Name the columns of a text table read with its header as row 0 (file line ``first``);
     drop rows with no value and the columns :func:`annokit.io.delimited.unnamed_extras` finds.
-    Returns the frame, the file line of its first row and the ``read_as`` text."""
+    Returns the frame, the file line of its first row, the ``read_as`` text and what was
+    left out (each said in ``read_as`` too)."""
     read_as = dialect.describe(kind)
     notes: list[str] = []
     if no_header:
@@ -242,7 +248,7 @@ def _text_frame(raw: pd.DataFrame, name: str, kind: str, dialect: Dialect, no_he
         df = df.iloc[np.flatnonzero(~empty)].reset_index(drop=True)
         notes.append(f"{int(empty.sum())} empty row(s) ignored")
     df.attrs["annokit_sep"] = dialect.sep
-    return df, offset, "; ".join([read_as, *notes])
+    return df, offset, "; ".join([read_as, *notes]), notes
 
 
 def sample_table(path: str | os.PathLike | Input, *, sep: str | None = None,
@@ -266,7 +272,7 @@ def sample_table(path: str | os.PathLike | Input, *, sep: str | None = None,
                 raise
             # a quoted field cut at the end of the sample: its header alone
             raw = read_delimited(text.split("\n", 1)[0], name, dialect, first_line=first)
-        df, _, _ = _text_frame(raw, name, kind, dialect, False, first)
+        df, _, _, _ = _text_frame(raw, name, kind, dialect, False, first)
         return df.head(rows)
     if kind == "jsonl":
         text, complete = source.head(SAMPLE_CHARS)

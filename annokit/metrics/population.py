@@ -36,9 +36,10 @@ states' ``item_values``). The identity holds for any function ``g`` of the votes
 the plug-in ``f(q_i, x_i / n_i)``; the closer ``E[g | p]`` is to ``f(q, p)``, the less the
 prior has to correct (and the less a wrong prior can spoil). So the entropy ``H(x / n)``
 inside ``kl``, ``ent_ce`` and ``ent_ce_signed`` is replaced, in the votes and in the
-replicates alike, by :func:`grassberger_entropy`, whose bias is only the tail of a series;
-``brier_soft``, a polynomial of degree 2 in ``p``, has an exact unbiased estimator
-(:func:`unbiased_brier_soft`) and uses no prior at all.
+replicates alike, by :func:`~annokit.metrics.count_estimators.grassberger_entropy`, whose
+bias is only the tail of a series; ``brier_soft``, a polynomial of degree 2 in ``p``, has
+an exact unbiased estimator (:func:`~annokit.metrics.count_estimators.unbiased_brier_soft`)
+and uses no prior at all.
 
 Intervals: the Poisson bootstrap of the items (:func:`annokit.core.resample.poisson_weights`)
 resamples the ``e_i``, which carry their own votes' noise: resampling the primary units of a
@@ -75,18 +76,14 @@ from annokit.core.soft_labels import entropy
 from annokit.errors import DegenerateInputWarning, InvalidValueError
 from annokit.metrics import kernels
 from annokit.metrics._dm_kernel import drawn_alphas, responsibilities, row_terms
-from annokit.metrics.count_estimators import (
-    count_entropies,
-    grassberger_entropy,
-    unbiased_brier_soft,
-)
+from annokit.metrics.count_estimators import count_entropies, unbiased_brier_soft
 from annokit.metrics.registry import REGISTRY
 from annokit.metrics.states_ext import RowMeanState
 
 __all__ = ["BLOCK", "DRAWS", "DRAWS_LARGE", "FEW_ITEMS", "LARGE", "MAJORITY_LOSSES", "NODES", "NO_INTERVAL",
            "SAME_AS", "TARGETS", "UNCHANGED", "PopulationPrior", "chance_values", "check_target", "draws_for",
-           "fit_prior", "fit_rows", "grassberger_entropy", "item_estimates", "population_values",
-           "prior_nodes", "prior_shifts", "refusals", "target_names", "unbiased_brier_soft",
+           "fit_prior", "fit_rows", "item_estimates", "population_values",
+           "prior_nodes", "prior_shifts", "refusals", "target_names",
            "uncorrected_metrics", "warn_few_items", "warn_out_of_range"]
 
 #: The targets of :func:`annokit.metrics.engine.evaluate`.
@@ -520,9 +517,9 @@ def _posterior_block(names: Sequence[str], options: Mapping[str, Mapping[str, An
 def _entropy_terms(names: Sequence[str], values: np.ndarray, model_entropy: np.ndarray,
                    counts: np.ndarray) -> None:
     """Replace, in place, the plug-in ``H(x / n)`` inside ``kl``, ``ent_ce`` and
-    ``ent_ce_signed`` by :func:`grassberger_entropy`, whose bias is far smaller, so that the
-    prior's correction has less to do (and less to get wrong); ``model_entropy`` is ``H(q)``
-    of each row, in nats."""
+    ``ent_ce_signed`` by :func:`~annokit.metrics.count_estimators.grassberger_entropy`, whose
+    bias is far smaller, so that the prior's correction has less to do (and less to get
+    wrong); ``model_entropy`` is ``H(q)`` of each row, in nats."""
     cols = {name: j for j, name in enumerate(names)
             if REGISTRY[name].per_item in ("kl", "ent_ce", "ent_ce_signed")}
     if not cols:
