@@ -8,16 +8,21 @@ import pytest
 from annokit.metrics import count_estimators
 
 
+def _every_count_vector(n: int, k: int = 3) -> np.ndarray:
+    """Every vector of ``k`` whole counts summing to ``n`` (the multinomial's support)."""
+    from itertools import product
+
+    return np.array([x for x in product(range(n + 1), repeat=k) if sum(x) == n])
+
+
 def test_brier_soft_exact_unbiased_estimator_by_enumeration():
     """Multinomial factorial moments: the expectation of ``unbiased_brier_soft`` over every
     count vector of 4 votes (probabilities from scipy.stats.multinomial) equals
     ``sum_j (q_j - p_j)^2`` exactly; with one vote the fallback is returned."""
-    from itertools import product
-
     from scipy.stats import multinomial
 
     p, q, n = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.5, 0.3]), 4
-    xs = np.array([x for x in product(range(n + 1), repeat=3) if sum(x) == n])
+    xs = _every_count_vector(n)
     est = count_estimators.unbiased_brier_soft(np.tile(q, (len(xs), 1)), xs,
                                          fallback=np.full(len(xs), np.nan))
     expected = float((multinomial.pmf(xs, n, p) * est).sum())
@@ -30,12 +35,10 @@ def test_grassberger_entropy_bias_is_the_series_tail_grassberger2003_eq28():
     """``E[sum_j (x_j/n)(psi(n) - psi(x_j))] = H(p) - sum_j p_j sum_(k>=n) (1-p_j)^k / k``
     (Grassberger 2003, eq. 28; the multinomial's factorial moments), by enumerating every count
     vector of 6 votes with scipy.stats.multinomial's probabilities."""
-    from itertools import product
-
     from scipy.stats import multinomial
 
     p, n = np.array([0.55, 0.3, 0.15]), 6
-    xs = np.array([x for x in product(range(n + 1), repeat=3) if sum(x) == n])
+    xs = _every_count_vector(n)
     expected = float((multinomial.pmf(xs, n, p) * count_estimators.grassberger_entropy(xs)).sum())
     k = np.arange(n, 5000)[:, None]
     tail = float((p * (1 - p) ** k / k).sum())
